@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The collector's aggregation state: everything it will publish, fed by the
+ * event sources (the BPF probes, or the simulator) and written into the
+ * segment by agg_publish().  Single-threaded: the collector's main loop owns
+ * it.  Memory is bounded by the segment capacities; a row that does not fit
+ * is refused and counted as an overflow of its table, never silently lost.
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds (now_ns arguments).
+ */
+#ifndef ZERNEL_AGG_H
+#define ZERNEL_AGG_H
+
+#include <stdint.h>
+
+#include "shm/shm_layout.h"
+#include "shm/shm_writer.h"
+
+enum agg_family {
+	AGG_CUDA_LAUNCH = 0,
+	AGG_CUDA_GRAPH_LAUNCH,
+	AGG_DATALOADER_WAIT,
+	AGG_FUTEX_WAIT,
+	AGG_BARRIER_WAIT,
+	AGG_RUNQ_DELAY,
+	AGG_FAMILY_COUNT
+};
+
+struct agg_opts {
+	struct shm_capacity cap;
+	uint64_t window_ns;		/* summary window, LATENCY_DEFAULT_WINDOW_NS */
+};
+
+struct agg;
+
+struct agg *agg_new(const struct agg_opts *opts);
+void agg_free(struct agg *a);
+
+/*
+ * Processes.  agg_proc_watch adds a process (or ORs reason into an existing
+ * one) and returns 0, or -ENOSPC when the table is full (counted).  Events
+ * for a pid that is not watched are ignored and return -ENOENT.
+ * agg_proc_exit evicts the process and its GPU memory rows at once.
+ */
+int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
+		   const char *comm, uint64_t start_time_ns);
+int agg_proc_is_watched(const struct agg *a, uint32_t pid);
+void agg_proc_exit(struct agg *a, uint32_t pid);
+
+int agg_latency(struct agg *a, uint32_t pid, enum agg_family family,
+		uint64_t now_ns, uint64_t value_ns);
+
+/* Scheduler counters: one context switch off CPU for off_ns. */
+int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary);
+int agg_migration(struct agg *a, uint32_t pid);
+
+/* GPU memory per (pid, gpu); frees never take used below zero. */
+int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
+int agg_gpu_free(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
+int agg_gpu_alloc_failed(struct agg *a, uint32_t pid, uint32_t gpu);
+/* Device total memory; source is SHM_TOTAL_*. */
+int agg_gpu_total(struct agg *a, uint32_t gpu, uint64_t total_bytes, uint32_t source);
+
+/* NCCL, all processes together per op. */
+void agg_nccl_call(struct agg *a, enum shm_nccl_op_kind op, uint64_t bytes,
+		   uint64_t duration_ns, int failed, uint64_t now_ns);
+void agg_nccl_wait(struct agg *a, enum shm_nccl_op_kind op, uint64_t wait_ns,
+		   uint64_t now_ns);
+int agg_nccl_comm(struct agg *a, uint32_t pid, int32_t rank, int32_t nranks,
+		  uint32_t gpu, uint64_t comm_id);
+
+/* Self-telemetry. */
+void agg_count_events(struct agg *a, uint64_t n);
+void agg_count_dropped(struct agg *a, uint64_t n);
+void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached);
+
+/*
+ * Writes the whole state into the segment under the seqlock, stamping the
+ * heartbeat with now_mono_ns / now_real_ns.  scenario may be NULL.
+ */
+void agg_publish(struct agg *a, struct shm_writer *w, uint64_t now_mono_ns,
+		 uint64_t now_real_ns, const char *scenario);
+
+#endif /* ZERNEL_AGG_H */

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The real event source of zernel-collector: loads the BPF programs, finds
+ * CUDA/NCCL libraries as processes map them, attaches uprobes and
+ * tracepoints, and turns ring-buffer events into agg_* calls.  Runs as root
+ * (or with the capabilities the README lists); --simulate never calls it.
+ */
+#ifndef ZERNEL_PROBES_H
+#define ZERNEL_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector/agg.h"
+
+struct probes_opts {
+	const uint32_t *pids;		/* --pid, repeatable */
+	size_t n_pids;
+	const char *const *comms;	/* --comm, repeatable */
+	size_t n_comms;
+	const char *const *libs;	/* --lib PATH, repeatable */
+	size_t n_libs;
+	uint32_t discovery_interval_ms;	/* /proc scan period */
+};
+
+struct probes;
+
+/*
+ * Checks privileges and kernel support (saying exactly what is missing),
+ * loads and attaches everything.  Returns 0 or -errno after logging why.
+ */
+int probes_start(struct probes **out, struct agg *agg, const struct probes_opts *opts);
+
+/*
+ * Waits up to timeout_ms for events and feeds them to the aggregation;
+ * also runs library discovery and process eviction when they are due.
+ * Returns the number of events handled, or -errno on a fatal error.
+ */
+int probes_poll(struct probes *p, int timeout_ms);
+
+void probes_stop(struct probes *p);
+
+#endif /* ZERNEL_PROBES_H */

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The shared-memory segment ABI between zernel-collector (the only writer,
+ * privileged) and its readers (zernel-exporter, tests, benchmarks; never
+ * privileged).  This file is the whole contract: readers treat every byte
+ * of the segment as untrusted and check it against the rules written here.
+ *
+ * Layout: one 4096-byte header, then the tables the header describes, each
+ * starting on a 64-byte boundary.  Sizes are fixed when the collector
+ * creates the segment and never change while it lives; a collector restart
+ * creates a new segment (new inode, new generation).
+ *
+ * Consistency: a seqlock.  The writer makes seq odd, writes, makes it even.
+ * A reader copies the segment out while seq is even and unchanged across the
+ * copy, then validates and works on its private copy (shm_reader.h).
+ *
+ * All integers are little-endian host order, fixed width, naturally aligned;
+ * padding is explicit.  Durations are nanoseconds.
+ */
+#ifndef ZERNEL_SHM_LAYOUT_H
+#define ZERNEL_SHM_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
+#define SHM_LAYOUT_VERSION	1u
+#define SHM_HEADER_SIZE		4096u
+#define SHM_TABLE_ALIGN		64u
+#define SHM_DEFAULT_NAME	"/zernel"
+
+/* Default capacities: an 8-GPU node running a few hundred processes. */
+#define SHM_DEFAULT_MAX_PROCS		1024u
+#define SHM_DEFAULT_MAX_GPU_MEM		2048u	/* (pid, gpu) pairs */
+#define SHM_DEFAULT_MAX_GPUS		16u
+#define SHM_DEFAULT_MAX_NCCL_COMMS	256u
+
+/* Hard upper bounds a reader enforces before trusting any capacity. */
+#define SHM_LIMIT_PROCS		65536u
+#define SHM_LIMIT_GPU_MEM	262144u
+#define SHM_LIMIT_GPUS		256u
+#define SHM_LIMIT_NCCL_COMMS	65536u
+#define SHM_LIMIT_TOTAL_SIZE	(1ull << 30)
+
+/*
+ * Latency buckets exported as Prometheus classic histograms: upper bounds in
+ * nanoseconds, 1-2.5-5 per decade from 100 ns to 100 s, then +Inf.  The
+ * collector counts every observation into exactly one bucket (le is
+ * inclusive), so cumulative counts at these bounds are exact, not estimated.
+ */
+#define SHM_LAT_FINITE_BUCKETS	28u
+#define SHM_LAT_BUCKETS		(SHM_LAT_FINITE_BUCKETS + 1u)	/* + +Inf */
+#define SHM_LAT_BOUNDS_NS_INIT {					\
+	100ull, 250ull, 500ull,						\
+	1000ull, 2500ull, 5000ull,					\
+	10000ull, 25000ull, 50000ull,					\
+	100000ull, 250000ull, 500000ull,				\
+	1000000ull, 2500000ull, 5000000ull,				\
+	10000000ull, 25000000ull, 50000000ull,				\
+	100000000ull, 250000000ull, 500000000ull,			\
+	1000000000ull, 2500000000ull, 5000000000ull,			\
+	10000000000ull, 25000000000ull, 50000000000ull,			\
+	100000000000ull }
+
+/*
+ * One latency series: cumulative count, sum and buckets (for Prometheus
+ * histograms and rates) plus quantiles over the sliding summary window
+ * (header.window_ns) so that p99 reflects the present.  Quantiles come from
+ * the collector's log-linear histogram (common/hist.h) and carry its stated
+ * relative error bound.  Invariant a reader checks: the bucket counts add up
+ * to count.
+ */
+struct shm_latency {
+	uint64_t count;
+	uint64_t sum_ns;
+	uint64_t bucket[SHM_LAT_BUCKETS];	/* per bucket, not cumulative */
+	uint64_t window_count;
+	uint64_t window_p50_ns;
+	uint64_t window_p90_ns;
+	uint64_t window_p99_ns;
+	uint64_t window_max_ns;
+};
+_Static_assert(sizeof(struct shm_latency) == 8 * (2 + SHM_LAT_BUCKETS + 5),
+	       "shm_latency has no hidden padding");
+
+/* Why a process is watched (bits of shm_proc.watch_reason). */
+#define SHM_WATCH_CUDA		(1u << 0)	/* mapped libcuda/libcudart */
+#define SHM_WATCH_NCCL		(1u << 1)	/* mapped libnccl */
+#define SHM_WATCH_DESCENDANT	(1u << 2)	/* child of a watched process */
+#define SHM_WATCH_PID		(1u << 3)	/* named with --pid */
+#define SHM_WATCH_COMM		(1u << 4)	/* named with --comm */
+#define SHM_WATCH_SIMULATED	(1u << 5)	/* invented by --simulate */
+#define SHM_WATCH_ALL_BITS	0x3fu
+
+#define SHM_COMM_LEN		16u
+
+/* One watched process.  Evicted by the collector once it has exited. */
+struct shm_proc {
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t watch_reason;		/* SHM_WATCH_* */
+	uint32_t reserved0;		/* zero */
+	uint64_t start_time_ns;		/* boot-relative; tells a reused pid apart */
+	char comm[SHM_COMM_LEN];	/* NUL-padded; a reader still bounds it */
+
+	struct shm_latency cuda_launch;		/* cuLaunchKernel*, cudaLaunchKernel */
+	struct shm_latency cuda_graph_launch;	/* cuGraphLaunch, cudaGraphLaunch */
+	struct shm_latency dataloader_wait;	/* blocked in read/poll/io_uring waits */
+	struct shm_latency futex_wait;		/* FUTEX_WAIT* durations */
+	struct shm_latency barrier_wait;	/* pthread_barrier_wait durations */
+	struct shm_latency runq_delay;		/* wakeup to running */
+
+	uint64_t offcpu_preempted_ns;	/* off CPU while runnable (involuntary) */
+	uint64_t offcpu_blocked_ns;	/* off CPU while sleeping (voluntary) */
+	uint64_t involuntary_switches;
+	uint64_t voluntary_switches;
+	uint64_t migrations;
+	uint64_t reserved1[3];		/* zero */
+};
+
+/* GPU memory held by one process on one device. */
+struct shm_gpu_mem {
+	uint32_t pid;
+	uint32_t gpu_id;
+	uint64_t used_bytes;		/* allocated now */
+	uint64_t peak_bytes;		/* high-water mark of used_bytes */
+	uint64_t alloc_calls;		/* successful allocations */
+	uint64_t free_calls;		/* frees that matched an allocation */
+	uint64_t failed_calls;		/* allocations that returned an error */
+};
+
+/* Where shm_gpu.total_bytes came from. */
+#define SHM_TOTAL_UNKNOWN	0u
+#define SHM_TOTAL_NVML		1u
+#define SHM_TOTAL_SIMULATED	2u
+#define SHM_TOTAL_FLAG		3u	/* --gpu-memory-total */
+#define SHM_TOTAL_MAX_SOURCE	3u
+
+/* One GPU device seen on this node. */
+struct shm_gpu {
+	uint32_t gpu_id;
+	uint32_t total_source;		/* SHM_TOTAL_* */
+	uint64_t total_bytes;		/* 0 when unknown */
+	uint64_t used_bytes;		/* sum of shm_gpu_mem.used_bytes */
+	uint32_t processes;		/* processes holding memory here */
+	uint32_t reserved0;
+};
+
+/* NCCL operations, index of shm_nccl_op in its table and its "op" label. */
+enum shm_nccl_op_kind {
+	SHM_NCCL_ALL_REDUCE = 0,
+	SHM_NCCL_ALL_GATHER,
+	SHM_NCCL_REDUCE_SCATTER,
+	SHM_NCCL_BROADCAST,
+	SHM_NCCL_REDUCE,
+	SHM_NCCL_SEND,
+	SHM_NCCL_RECV,
+	SHM_NCCL_OP_COUNT
+};
+
+/*
+ * One NCCL operation, all processes together.  duration: the call itself
+ * (NCCL only enqueues work, so this is the host-side cost).  wait: from the
+ * call to the end of the next stream/device synchronisation on the same
+ * thread, an upper bound on when the collective finished on the GPU.
+ */
+struct shm_nccl_op {
+	uint32_t op;			/* enum shm_nccl_op_kind; row i has op i */
+	uint32_t reserved0;
+	uint64_t calls;
+	uint64_t bytes;			/* count x datatype size, summed */
+	uint64_t errors;		/* calls that returned an error */
+	struct shm_latency duration;
+	struct shm_latency wait;
+};
+
+/* One NCCL communicator a watched process created. */
+struct shm_nccl_comm {
+	uint32_t pid;
+	int32_t rank;
+	int32_t nranks;
+	uint32_t gpu_id;		/* UINT32_MAX when unknown */
+	uint64_t comm_id;		/* the ncclComm_t value, as an identifier */
+};
+
+/* Self-telemetry of the collector. */
+struct shm_stats {
+	uint64_t events_total;		/* events aggregated */
+	uint64_t events_dropped;	/* lost before aggregation (ring full, ...) */
+	uint64_t publishes;		/* completed publishes */
+	uint64_t last_publish_duration_ns;
+	uint64_t probes_attached;
+	uint64_t libraries_attached;
+	uint64_t processes_evicted;
+	uint64_t reserved[9];		/* zero */
+};
+_Static_assert(sizeof(struct shm_stats) == 128, "shm_stats is 128 bytes");
+
+enum shm_table_id {
+	SHM_TABLE_PROCS = 0,		/* struct shm_proc */
+	SHM_TABLE_GPU_MEM,		/* struct shm_gpu_mem */
+	SHM_TABLE_GPUS,			/* struct shm_gpu */
+	SHM_TABLE_NCCL_OPS,		/* struct shm_nccl_op, capacity SHM_NCCL_OP_COUNT */
+	SHM_TABLE_NCCL_COMMS,		/* struct shm_nccl_comm */
+	SHM_TABLE_COUNT
+};
+
+/*
+ * Where a table lives.  offset, entry_size and capacity are fixed at
+ * creation; count (rows in use, always the first count rows) and overflows
+ * (rows the writer had to refuse because the table was full) change at
+ * every publish.
+ */
+struct shm_table {
+	uint64_t offset;		/* from the start of the segment */
+	uint32_t entry_size;		/* sizeof the row struct */
+	uint32_t capacity;
+	uint32_t count;
+	uint32_t reserved0;
+	uint64_t overflows;
+};
+_Static_assert(sizeof(struct shm_table) == 32, "shm_table is 32 bytes");
+
+#define SHM_MODE_BPF		1u
+#define SHM_MODE_SIMULATE	2u
+
+struct shm_header_fields {
+	/* Fixed at creation. */
+	uint64_t magic;			/* SHM_MAGIC */
+	uint32_t layout_version;	/* SHM_LAYOUT_VERSION */
+	uint32_t header_size;		/* SHM_HEADER_SIZE */
+	uint64_t total_size;		/* the whole segment, bytes */
+	uint64_t generation;		/* new value every collector start */
+	uint32_t writer_pid;
+	uint32_t mode;			/* SHM_MODE_* */
+	uint32_t publish_interval_ms;
+	uint32_t reserved0;
+	uint64_t window_ns;		/* summary quantile window */
+
+	/* The seqlock: odd while the writer is inside a publish. */
+	uint64_t seq;
+
+	/* Written under the seqlock at every publish. */
+	uint64_t heartbeat_mono_ns;	/* CLOCK_MONOTONIC at publish */
+	uint64_t heartbeat_real_ns;	/* CLOCK_REALTIME at publish */
+	char scenario[32];		/* simulate scenario, NUL-padded; "" for BPF */
+	struct shm_stats stats;
+	struct shm_table table[SHM_TABLE_COUNT];
+};
+
+/* The header is pinned to one page so tables can follow at a known offset. */
+union shm_header {
+	struct shm_header_fields h;
+	uint8_t page[SHM_HEADER_SIZE];
+};
+_Static_assert(sizeof(union shm_header) == SHM_HEADER_SIZE, "header is one page");
+_Static_assert(offsetof(struct shm_header_fields, seq) == 56, "seq offset is ABI");
+_Static_assert(offsetof(struct shm_header_fields, table) % 8 == 0, "tables aligned");
+
+_Static_assert(sizeof(struct shm_proc) % 8 == 0, "shm_proc aligned");
+_Static_assert(sizeof(struct shm_gpu_mem) == 40, "shm_gpu_mem is 40 bytes");
+_Static_assert(sizeof(struct shm_gpu) == 32, "shm_gpu is 32 bytes");
+_Static_assert(sizeof(struct shm_nccl_comm) == 24, "shm_nccl_comm is 24 bytes");
+_Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
+
+/* The label value of an NCCL op ("all_reduce", ...); NULL when out of range. */
+static inline const char *shm_nccl_op_name(uint32_t op)
+{
+	static const char *const names[SHM_NCCL_OP_COUNT] = {
+		"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+		"reduce", "send", "recv",
+	};
+	return op < SHM_NCCL_OP_COUNT ? names[op] : NULL;
+}
+
+#endif /* ZERNEL_SHM_LAYOUT_H */

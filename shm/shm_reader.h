@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Reader side of the segment, for unprivileged processes.  It maps the
+ * segment O_RDONLY + PROT_READ, copies a consistent snapshot out under the
+ * seqlock with bounded retries, and validates the copy before anyone looks
+ * at it: every accessor below returns only rows that passed validation.
+ */
+#ifndef ZERNEL_SHM_READER_H
+#define ZERNEL_SHM_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shm/shm_layout.h"
+
+enum shm_read_status {
+	SHM_READ_OK = 0,	/* fresh, consistent, valid */
+	SHM_READ_STALE,		/* valid copy, but heartbeat older than the limit */
+	SHM_READ_BUSY,		/* no clean copy within the retry bound (writer died mid-write?) */
+	SHM_READ_MISSING,	/* no segment under that name */
+	SHM_READ_INVALID,	/* present but fails validation; see reason */
+};
+
+const char *shm_read_status_name(enum shm_read_status st);
+
+struct shm_reader {
+	char name[256];
+	int fd;				/* -1 when not mapped */
+	const void *map;		/* PROT_READ mapping */
+	uint64_t map_size;		/* file size at map time */
+	dev_t dev;
+	ino_t ino;
+	uint64_t generation;
+	unsigned int max_retries;	/* seqlock copy attempts; default 64 */
+	unsigned int stale_intervals;	/* heartbeat older than N intervals is stale; default 3 */
+};
+
+/* A private, validated copy of the segment. */
+struct shm_snapshot {
+	void *buf;			/* owned; grows to fit, reused across reads */
+	size_t cap;
+	size_t size;			/* bytes copied */
+	const struct shm_header_fields *hdr;	/* inside buf */
+	uint64_t age_ns;		/* monotonic now - heartbeat at read time */
+};
+
+/* Initialises r for name; maps nothing yet. */
+void shm_reader_init(struct shm_reader *r, const char *name);
+
+/*
+ * Takes a snapshot.  Maps (or remaps after a collector restart: a new inode
+ * or generation under the same name) as needed, so a long-running reader
+ * recovers on its own.  On SHM_READ_OK and SHM_READ_STALE the snapshot is
+ * valid; otherwise it is untouched.  reason receives a one-line explanation
+ * for anything but SHM_READ_OK.
+ */
+enum shm_read_status shm_reader_snapshot(struct shm_reader *r,
+					 struct shm_snapshot *snap,
+					 char *reason, size_t reason_len);
+
+void shm_reader_close(struct shm_reader *r);
+void shm_snapshot_free(struct shm_snapshot *snap);
+
+/*
+ * Validates a private copy of a segment of size bytes: magic, version,
+ * header size, total size equal to size, every table in bounds and
+ * non-overlapping, entry sizes as compiled, counts within capacity, every
+ * row's enums, indices and histogram invariants.  Returns 0 or -EINVAL with
+ * reason filled in.  Exposed for tests and fuzzing.
+ */
+int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len);
+
+/* Rows of a table in a validated snapshot; *n receives the count. */
+const struct shm_proc *shm_snapshot_procs(const struct shm_snapshot *s, uint32_t *n);
+const struct shm_gpu_mem *shm_snapshot_gpu_mem(const struct shm_snapshot *s, uint32_t *n);
+const struct shm_gpu *shm_snapshot_gpus(const struct shm_snapshot *s, uint32_t *n);
+const struct shm_nccl_op *shm_snapshot_nccl_ops(const struct shm_snapshot *s, uint32_t *n);
+const struct shm_nccl_comm *shm_snapshot_nccl_comms(const struct shm_snapshot *s, uint32_t *n);
+
+#endif /* ZERNEL_SHM_READER_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Helpers shared by the test suites: where the build is, unique segment
+ * names and free ports, starting and stopping the project's binaries, a tiny
+ * HTTP client, and skipping tests that need root.
+ */
+#ifndef ZERNEL_TESTUTIL_H
+#define ZERNEL_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* $ZERNEL_BUILD (absolute), or "build". */
+const char *tu_build_dir(void);
+/* $ZERNEL_SRC, or ".". */
+const char *tu_src_dir(void);
+/* Writes "<build>/<rel>" into buf. */
+const char *tu_build_path(char *buf, size_t len, const char *rel);
+
+/* "/zernel-test-<pid>-<n>": never the production name. */
+void tu_unique_shm_name(char *buf, size_t len);
+/* A TCP port on 127.0.0.1 that was free a moment ago. */
+uint16_t tu_free_port(void);
+
+/*
+ * Skips a test that needs root: prints "SKIP <test>: <why>" to stderr and
+ * returns 1 when not root, so the test can `return`.
+ */
+int tu_skip_unless_root(const char *test);
+
+/*
+ * Starts argv[0] (a path) with argv, stdout and stderr to log_path (or
+ * inherited when NULL), in its own process group.  Returns the pid or -1.
+ */
+pid_t tu_spawn(char *const argv[], const char *log_path);
+/* Sends sig, waits up to timeout_ms; SIGKILLs after that.  Returns the wait status or -1. */
+int tu_stop(pid_t pid, int sig, int timeout_ms);
+/* Runs a shell command; returns its exit status (or -1). */
+int tu_system(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * GET or HEAD http://127.0.0.1:port/path.  Body (NUL-terminated, truncated
+ * to len-1) into body; returns the HTTP status, or -errno.
+ */
+int tu_http_request(uint16_t port, const char *method, const char *path,
+		    char *body, size_t len);
+/* Polls until GET path answers `status` or timeout_ms passes; returns 0 or -ETIMEDOUT. */
+int tu_wait_http(uint16_t port, const char *path, int status, int timeout_ms);
+
+void tu_sleep_ms(unsigned int ms);
+/* Reads a whole file into a malloc'd NUL-terminated buffer; NULL on error. */
+char *tu_read_file(const char *path, size_t *len);
+
+#endif /* ZERNEL_TESTUTIL_H */
