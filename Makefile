@@ -57,7 +57,13 @@ COLLECTOR_SRCS := $(wildcard collector/*.c)
 EXPORTER_SRCS  := $(wildcard exporter/*.c)
 CLI_SRCS       := $(wildcard cli/*.c)
 BPF_SRCS       := $(wildcard bpf/*.bpf.c)
-TEST_SRCS      := $(wildcard tests/check_*.c) $(wildcard tests/tu_*.c) tests/testutil.c tests/runner.c
+# TEST_ONLY="hist latency" builds a runner with just those suites, and
+# TEST_MODULES="collector" links just those modules: handy while another
+# module is mid-change.
+TEST_ONLY      ?=
+TEST_MODULES   ?= collector exporter cli
+CHECK_SRCS     := $(if $(TEST_ONLY),$(foreach s,$(TEST_ONLY),tests/check_$(s).c),$(wildcard tests/check_*.c))
+TEST_SRCS      := $(CHECK_SRCS) $(wildcard tests/tu_*.c) tests/testutil.c tests/runner.c
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 not_main = $(filter-out %/main.c,$(1))
@@ -82,7 +88,7 @@ SUITES_H  := $(BUILD)/tests/suites.h
 
 PROGRAMS := $(COLLECTOR) $(if $(EXPORTER_SRCS),$(EXPORTER)) $(if $(CLI_SRCS),$(CLI))
 
-.PHONY: all deps test-deps demo test check-unit test-asan install clean bench
+.PHONY: FORCE all deps test-deps demo test check-unit test-asan install clean bench
 .DEFAULT_GOAL := all
 
 all: $(PROGRAMS)
@@ -152,13 +158,14 @@ $(CLI): $(CLI_OBJS) $(COMMON_OBJS)
 # Tests: one Check runner with a suite per tests/check_<module>.c; the suite
 # list is generated so that adding a file is enough.
 
-$(SUITES_H): $(wildcard tests/check_*.c)
+$(SUITES_H): $(CHECK_SRCS) FORCE
 	$(Q)mkdir -p $(@D)
-	$(Q)for f in $(sort $(wildcard tests/check_*.c)); do \
+	$(Q)for f in $(sort $(CHECK_SRCS)); do \
 		n=$$(basename $$f .c); echo "ZERNEL_SUITE($${n#check_})"; done > $@.tmp
 	$(Q)cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
 
-TEST_LINK_OBJS = $(TEST_OBJS) $(COMMON_OBJS) $(call obj,$(call not_main,$(COLLECTOR_SRCS) $(EXPORTER_SRCS) $(CLI_SRCS)))
+MODULE_SRCS = $(foreach m,$(TEST_MODULES),$(wildcard $(m)/*.c))
+TEST_LINK_OBJS = $(TEST_OBJS) $(COMMON_OBJS) $(call obj,$(call not_main,$(MODULE_SRCS)))
 
 $(TEST_BIN): $(TEST_LINK_OBJS)
 	$(call msg,LD,$@)

@@ -16,15 +16,6 @@
 #include "shm/shm_layout.h"
 #include "shm/shm_writer.h"
 
-enum agg_family {
-	AGG_CUDA_LAUNCH = 0,
-	AGG_CUDA_GRAPH_LAUNCH,
-	AGG_DATALOADER_WAIT,
-	AGG_FUTEX_WAIT,
-	AGG_BARRIER_WAIT,
-	AGG_RUNQ_DELAY,
-	AGG_FAMILY_COUNT
-};
 
 struct agg_opts {
 	struct shm_capacity cap;
@@ -47,7 +38,11 @@ int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
 int agg_proc_is_watched(const struct agg *a, uint32_t pid);
 void agg_proc_exit(struct agg *a, uint32_t pid);
 
-int agg_latency(struct agg *a, uint32_t pid, enum agg_family family,
+/*
+ * One latency sample of a watched process; it also counts in the node-wide
+ * series of its family (header.node).
+ */
+int agg_latency(struct agg *a, uint32_t pid, enum shm_family family,
 		uint64_t now_ns, uint64_t value_ns);
 
 /* Scheduler counters: one context switch off CPU for off_ns. */

@@ -83,6 +83,17 @@ struct shm_latency {
 _Static_assert(sizeof(struct shm_latency) == 8 * (2 + SHM_LAT_BUCKETS + 5),
 	       "shm_latency has no hidden padding");
 
+/* Latency families kept per process (and for the whole node). */
+enum shm_family {
+	SHM_FAMILY_CUDA_LAUNCH = 0,	/* cuLaunchKernel*, cudaLaunchKernel */
+	SHM_FAMILY_CUDA_GRAPH_LAUNCH,	/* cuGraphLaunch, cudaGraphLaunch */
+	SHM_FAMILY_DATALOADER_WAIT,	/* blocked in read/poll/io_uring waits */
+	SHM_FAMILY_FUTEX_WAIT,		/* FUTEX_WAIT* durations */
+	SHM_FAMILY_BARRIER_WAIT,	/* pthread_barrier_wait durations */
+	SHM_FAMILY_RUNQ_DELAY,		/* wakeup to running */
+	SHM_FAMILY_COUNT
+};
+
 /* Why a process is watched (bits of shm_proc.watch_reason). */
 #define SHM_WATCH_CUDA		(1u << 0)	/* mapped libcuda/libcudart */
 #define SHM_WATCH_NCCL		(1u << 1)	/* mapped libnccl */
@@ -103,12 +114,7 @@ struct shm_proc {
 	uint64_t start_time_ns;		/* boot-relative; tells a reused pid apart */
 	char comm[SHM_COMM_LEN];	/* NUL-padded; a reader still bounds it */
 
-	struct shm_latency cuda_launch;		/* cuLaunchKernel*, cudaLaunchKernel */
-	struct shm_latency cuda_graph_launch;	/* cuGraphLaunch, cudaGraphLaunch */
-	struct shm_latency dataloader_wait;	/* blocked in read/poll/io_uring waits */
-	struct shm_latency futex_wait;		/* FUTEX_WAIT* durations */
-	struct shm_latency barrier_wait;	/* pthread_barrier_wait durations */
-	struct shm_latency runq_delay;		/* wakeup to running */
+	struct shm_latency lat[SHM_FAMILY_COUNT];	/* indexed by enum shm_family */
 
 	uint64_t offcpu_preempted_ns;	/* off CPU while runnable (involuntary) */
 	uint64_t offcpu_blocked_ns;	/* off CPU while sleeping (voluntary) */
@@ -246,6 +252,12 @@ struct shm_header_fields {
 	char scenario[32];		/* simulate scenario, NUL-padded; "" for BPF */
 	struct shm_stats stats;
 	struct shm_table table[SHM_TABLE_COUNT];
+	/*
+	 * Every sample of every watched process, node-wide: the quantiles a
+	 * single number such as "CUDA launch p99" means, which cannot be
+	 * derived from per-process quantiles.
+	 */
+	struct shm_latency node[SHM_FAMILY_COUNT];
 };
 
 /* The header is pinned to one page so tables can follow at a known offset. */
@@ -256,12 +268,23 @@ union shm_header {
 _Static_assert(sizeof(union shm_header) == SHM_HEADER_SIZE, "header is one page");
 _Static_assert(offsetof(struct shm_header_fields, seq) == 56, "seq offset is ABI");
 _Static_assert(offsetof(struct shm_header_fields, table) % 8 == 0, "tables aligned");
+_Static_assert(sizeof(struct shm_header_fields) <= SHM_HEADER_SIZE, "header fits its page");
 
 _Static_assert(sizeof(struct shm_proc) % 8 == 0, "shm_proc aligned");
-_Static_assert(sizeof(struct shm_gpu_mem) == 40, "shm_gpu_mem is 40 bytes");
+_Static_assert(sizeof(struct shm_gpu_mem) == 48, "shm_gpu_mem is 48 bytes");
 _Static_assert(sizeof(struct shm_gpu) == 32, "shm_gpu is 32 bytes");
 _Static_assert(sizeof(struct shm_nccl_comm) == 24, "shm_nccl_comm is 24 bytes");
 _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
+
+/* Short snake_case name of a family ("cuda_launch", ...); NULL when out of range. */
+static inline const char *shm_family_name(uint32_t family)
+{
+	static const char *const names[SHM_FAMILY_COUNT] = {
+		"cuda_launch", "cuda_graph_launch", "dataloader_wait",
+		"futex_wait", "barrier_wait", "runq_delay",
+	};
+	return family < SHM_FAMILY_COUNT ? names[family] : NULL;
+}
 
 /* The label value of an NCCL op ("all_reduce", ...); NULL when out of range. */
 static inline const char *shm_nccl_op_name(uint32_t op)
