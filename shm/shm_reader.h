@@ -34,6 +34,8 @@ struct shm_reader {
 	uint64_t generation;
 	unsigned int max_retries;	/* seqlock copy attempts; default 64 */
 	unsigned int stale_intervals;	/* heartbeat older than N intervals is stale; default 3 */
+	void *scratch;			/* owned: the next copy lands here, so a failed */
+	size_t scratch_cap;		/* read leaves the caller's snapshot untouched */
 };
 
 /* A private, validated copy of the segment. */

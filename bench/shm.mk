@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# `make bench-shm`: segment size, reader snapshot and writer publish costs.
+
+BENCH_SHM := $(BUILD)/bench/bench_shm
+
+$(BENCH_SHM): $(BUILD)/bench/bench_shm.o $(COMMON_OBJS)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -lm -o $@
+
+.PHONY: bench-shm
+bench-shm: $(BENCH_SHM)
+	$(Q)$(BENCH_SHM)
+
+bench: bench-shm

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Validation of a private copy of the segment.  Runs in the unprivileged
+ * exporter on bytes it does not trust: nothing here dereferences a row before
+ * the table that holds it has been checked against the copy's size.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "shm/shm_reader.h"
+
+static int fail(char *reason, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *reason, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (reason && len) {
+		va_start(ap, fmt);
+		vsnprintf(reason, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static const char *const table_names[SHM_TABLE_COUNT] = {
+	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms",
+};
+
+static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
+	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
+	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm),
+};
+
+static const uint32_t table_limit[SHM_TABLE_COUNT] = {
+	SHM_LIMIT_PROCS, SHM_LIMIT_GPU_MEM, SHM_LIMIT_GPUS,
+	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS,
+};
+
+/*
+ * The invariants the collector guarantees for every series: buckets add up
+ * to count (each sample lands in exactly one bucket) and the window
+ * quantiles come from one histogram, so they are ordered and bounded by its
+ * maximum.  Says what is wrong in bad; the caller names the series, only
+ * on failure, since a full segment holds thousands of series.
+ */
+static int check_latency(const struct shm_latency *l, char *bad, size_t len)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t b = 0; b < SHM_LAT_BUCKETS; b++) {
+		if (__builtin_add_overflow(sum, l->bucket[b], &sum))
+			return fail(bad, len, "bucket counts overflow");
+	}
+	if (sum != l->count)
+		return fail(bad, len, "buckets add up to %llu but count is %llu",
+			    (unsigned long long)sum, (unsigned long long)l->count);
+	if (l->window_p50_ns > l->window_p90_ns || l->window_p90_ns > l->window_p99_ns ||
+	    l->window_p99_ns > l->window_max_ns)
+		return fail(bad, len, "window quantiles out of order "
+			    "(p50 %llu, p90 %llu, p99 %llu, max %llu)",
+			    (unsigned long long)l->window_p50_ns,
+			    (unsigned long long)l->window_p90_ns,
+			    (unsigned long long)l->window_p99_ns,
+			    (unsigned long long)l->window_max_ns);
+	return 0;
+}
+
+static int check_header(const struct shm_header_fields *h, size_t size,
+			char *reason, size_t len)
+{
+	if (h->magic != SHM_MAGIC)
+		return fail(reason, len, "bad magic 0x%016llx (not a Zernel segment)",
+			    (unsigned long long)h->magic);
+	if (h->layout_version != SHM_LAYOUT_VERSION)
+		return fail(reason, len, "layout version %u, this reader knows %u",
+			    h->layout_version, SHM_LAYOUT_VERSION);
+	if (h->header_size != SHM_HEADER_SIZE)
+		return fail(reason, len, "header size %u, expected %u",
+			    h->header_size, SHM_HEADER_SIZE);
+	if (h->total_size != size)
+		return fail(reason, len, "header says %llu bytes but the segment has %zu",
+			    (unsigned long long)h->total_size, size);
+	if (h->mode != SHM_MODE_BPF && h->mode != SHM_MODE_SIMULATE)
+		return fail(reason, len, "unknown mode %u", h->mode);
+	return 0;
+}
+
+/* Places every table inside the segment, past the header, apart from the others. */
+static int check_tables(const struct shm_header_fields *h, size_t size,
+			char *reason, size_t len)
+{
+	uint64_t start[SHM_TABLE_COUNT], end[SHM_TABLE_COUNT];
+
+	for (int i = 0; i < SHM_TABLE_COUNT; i++) {
+		const struct shm_table *t = &h->table[i];
+		const char *n = table_names[i];
+
+		if (t->entry_size != table_entry_size[i])
+			return fail(reason, len, "table %s: entry size %u, expected %u",
+				    n, t->entry_size, table_entry_size[i]);
+		if (i == SHM_TABLE_NCCL_OPS && t->capacity != SHM_NCCL_OP_COUNT)
+			return fail(reason, len, "table %s: capacity %u, expected %u",
+				    n, t->capacity, SHM_NCCL_OP_COUNT);
+		if (t->capacity > table_limit[i])
+			return fail(reason, len, "table %s: capacity %u exceeds the limit %u",
+				    n, t->capacity, table_limit[i]);
+		if (t->count > t->capacity)
+			return fail(reason, len, "table %s: count %u exceeds capacity %u",
+				    n, t->count, t->capacity);
+		if (t->offset % SHM_TABLE_ALIGN)
+			return fail(reason, len, "table %s: offset %llu not aligned to %u",
+				    n, (unsigned long long)t->offset, SHM_TABLE_ALIGN);
+		if (t->offset < SHM_HEADER_SIZE)
+			return fail(reason, len, "table %s: offset %llu overlaps the header",
+				    n, (unsigned long long)t->offset);
+		/* Bounded above: no overflow once entry size and capacity are known. */
+		start[i] = t->offset;
+		end[i] = (uint64_t)t->entry_size * t->capacity;
+		if (t->offset > size || end[i] > size - t->offset)
+			return fail(reason, len, "table %s: %llu bytes at offset %llu "
+				    "run past the %zu-byte segment", n,
+				    (unsigned long long)end[i],
+				    (unsigned long long)t->offset, size);
+		end[i] += start[i];
+	}
+	for (int i = 0; i < SHM_TABLE_COUNT; i++) {
+		for (int j = i + 1; j < SHM_TABLE_COUNT; j++) {
+			if (start[i] == end[i] || start[j] == end[j])
+				continue;
+			if (start[i] < end[j] && start[j] < end[i])
+				return fail(reason, len, "tables %s and %s overlap",
+					    table_names[i], table_names[j]);
+		}
+	}
+	return 0;
+}
+
+static const void *rows(const void *buf, const struct shm_header_fields *h,
+			enum shm_table_id id)
+{
+	return (const char *)buf + h->table[id].offset;
+}
+
+static int check_rows(const void *buf, const struct shm_header_fields *h,
+		      char *reason, size_t len)
+{
+	const struct shm_proc *procs = rows(buf, h, SHM_TABLE_PROCS);
+	const struct shm_gpu_mem *mem = rows(buf, h, SHM_TABLE_GPU_MEM);
+	const struct shm_gpu *gpus = rows(buf, h, SHM_TABLE_GPUS);
+	const struct shm_nccl_op *ops = rows(buf, h, SHM_TABLE_NCCL_OPS);
+	char bad[160];
+
+	for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++) {
+		if (check_latency(&h->node[f], bad, sizeof(bad)) < 0)
+			return fail(reason, len, "node %s: %s", shm_family_name(f), bad);
+	}
+	/* comm is whatever a process named itself: bounded by the reader, never judged. */
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_PROCS].count; i++) {
+		const struct shm_proc *p = &procs[i];
+
+		if (p->watch_reason & ~SHM_WATCH_ALL_BITS)
+			return fail(reason, len, "procs[%u] (pid %u): unknown watch reason 0x%x",
+				    i, p->pid, p->watch_reason);
+		for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++) {
+			if (check_latency(&p->lat[f], bad, sizeof(bad)) < 0)
+				return fail(reason, len, "procs[%u] (pid %u) %s: %s", i,
+					    p->pid, shm_family_name(f), bad);
+		}
+	}
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
+		if (mem[i].peak_bytes < mem[i].used_bytes)
+			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): peak %llu below used %llu",
+				    i, mem[i].pid, mem[i].gpu_id,
+				    (unsigned long long)mem[i].peak_bytes,
+				    (unsigned long long)mem[i].used_bytes);
+	}
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPUS].count; i++) {
+		if (gpus[i].total_source > SHM_TOTAL_MAX_SOURCE)
+			return fail(reason, len, "gpus[%u] (gpu %u): unknown total source %u",
+				    i, gpus[i].gpu_id, gpus[i].total_source);
+	}
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_OPS].count; i++) {
+		if (ops[i].op != i)
+			return fail(reason, len, "nccl_ops[%u]: holds op %u", i, ops[i].op);
+		if (check_latency(&ops[i].duration, bad, sizeof(bad)) < 0)
+			return fail(reason, len, "nccl %s duration: %s", shm_nccl_op_name(i), bad);
+		if (check_latency(&ops[i].wait, bad, sizeof(bad)) < 0)
+			return fail(reason, len, "nccl %s wait: %s", shm_nccl_op_name(i), bad);
+	}
+	return 0;
+}
+
+int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len)
+{
+	const struct shm_header_fields *h = buf;
+	int err;
+
+	if (!buf)
+		return fail(reason, reason_len, "no segment data");
+	/* Rows hold uint64_t: the copy must be aligned for them. */
+	if ((uintptr_t)buf % 8)
+		return fail(reason, reason_len, "segment copy is not 8-byte aligned");
+	if (size < SHM_HEADER_SIZE)
+		return fail(reason, reason_len, "segment is %zu bytes, smaller than the %u-byte header",
+			    size, SHM_HEADER_SIZE);
+	if (size > SHM_LIMIT_TOTAL_SIZE)
+		return fail(reason, reason_len, "segment is %zu bytes, above the %llu-byte limit",
+			    size, (unsigned long long)SHM_LIMIT_TOTAL_SIZE);
+	if ((err = check_header(h, size, reason, reason_len)) < 0 ||
+	    (err = check_tables(h, size, reason, reason_len)) < 0 ||
+	    (err = check_rows(buf, h, reason, reason_len)) < 0)
+		return err;
+	if (reason && reason_len)
+		reason[0] = '\0';
+	return 0;
+}
