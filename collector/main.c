@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * zernel-collector: loads the BPF probes (root, or CAP_BPF + CAP_PERFMON +
+ * CAP_SYS_RESOURCE) or, with --simulate, generates a synthetic job without
+ * any privilege; aggregates the events and publishes them into the shared
+ * segment at a fixed cadence.  It owns every write to the segment.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collector/agg.h"
+#include "collector/options.h"
+#include "collector/probes.h"
+#include "collector/simulate.h"
+#include "common/latency.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "shm/shm_writer.h"
+
+#define POLL_MS			100	/* longest wait: bounds shutdown latency */
+#define DISCOVERY_MS		1000	/* /proc scan for new CUDA processes */
+#define SLOW_WARN_EVERY_NS	(60ull * NSEC_PER_SEC)
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a signal must cut the current wait short. */
+	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
+		return -errno;
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(SIGPIPE, &sa, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+static void sleep_ms(uint64_t ms)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ms / 1000),
+		.tv_nsec = (long)(ms % 1000) * 1000000L,
+	};
+
+	/* EINTR is the point: the loop then sees `exiting`. */
+	nanosleep(&ts, NULL);
+}
+
+static void capacity_for(const struct collector_opts *o, struct shm_capacity *cap)
+{
+	shm_capacity_default(cap);
+	cap->procs = o->max_procs;
+	if (2ull * o->max_procs > cap->gpu_mem)
+		cap->gpu_mem = 2 * o->max_procs < SHM_LIMIT_GPU_MEM ?
+			       2 * o->max_procs : SHM_LIMIT_GPU_MEM;
+	if (o->simulate && o->gpus > cap->gpus)
+		cap->gpus = o->gpus;
+	if (o->n_gpu_total > cap->gpus)
+		cap->gpus = (uint32_t)o->n_gpu_total;
+	if (cap->nccl_comms < cap->gpus)
+		cap->nccl_comms = cap->gpus;
+}
+
+/* Publishes, and says so when publishing costs a large share of the cadence. */
+static void publish(struct agg *agg, struct shm_writer *w, const struct collector_opts *o,
+		    uint64_t *last_slow_warn)
+{
+	uint64_t t0 = now_mono_ns(), took;
+
+	agg_publish(agg, w, t0, now_real_ns(),
+		    o->simulate ? sim_scenario_name(o->scenario) : NULL);
+	took = now_mono_ns() - t0;
+	if (took > (uint64_t)o->publish_interval_ms * NSEC_PER_MSEC / 2 &&
+	    t0 - *last_slow_warn > SLOW_WARN_EVERY_NS) {
+		log_warnx("publishing took %.1f ms, more than half of the %u ms interval",
+			  (double)took / 1e6, o->publish_interval_ms);
+		*last_slow_warn = t0;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct collector_opts o;
+	struct shm_writer w = { .fd = -1 };
+	struct shm_writer_opts wo;
+	struct agg_opts ao;
+	struct agg *agg = NULL;
+	struct sim *sim = NULL;
+	struct probes *probes = NULL;
+	uint64_t interval_ns, next_publish, last_slow_warn = 0;
+	int created = 0, err, ret = 1;
+
+	/* 1. Flags and logging. */
+	switch (opts_parse(&o, argc, argv, stdout, stderr)) {
+	case OPTS_EXIT_OK:
+		return 0;
+	case OPTS_EXIT_USAGE:
+		return 2;
+	case OPTS_RUN:
+		break;
+	}
+	log_init("zernel-collector");
+	err = install_signals();
+	if (err < 0) {
+		errno = -err;
+		log_warn("cannot install signal handlers");
+		goto cleanup;
+	}
+	interval_ns = (uint64_t)o.publish_interval_ms * NSEC_PER_MSEC;
+
+	/* 2. Aggregation state, sized like the segment. */
+	memset(&ao, 0, sizeof(ao));
+	capacity_for(&o, &ao.cap);
+	ao.window_ns = (uint64_t)o.window_s * NSEC_PER_SEC;
+	agg = agg_new(&ao);
+	if (!agg) {
+		log_warn("cannot allocate the aggregation tables");
+		goto cleanup;
+	}
+
+	/* 3. The segment: a fresh one, so readers see a new generation. */
+	memset(&wo, 0, sizeof(wo));
+	wo.name = o.shm_name;
+	wo.cap = ao.cap;
+	wo.mode = o.simulate ? SHM_MODE_SIMULATE : SHM_MODE_BPF;
+	wo.publish_interval_ms = o.publish_interval_ms;
+	wo.window_ns = ao.window_ns;
+	err = shm_writer_create(&w, &wo);
+	if (err < 0) {
+		errno = -err;
+		log_warn("cannot create the shared memory segment %s", o.shm_name);
+		goto cleanup;
+	}
+	created = 1;
+
+	/* 4. The event source. */
+	if (o.simulate) {
+		struct sim_opts so = {
+			.scenario = o.scenario,
+			.processes = o.processes,
+			.gpus = o.gpus,
+			.gpu_total = o.gpu_total,
+			.n_gpu_total = o.n_gpu_total,
+			.seed = 0x5eed,
+		};
+
+		if (o.n_pids || o.n_comms || o.n_libs)
+			log_warnx("--pid, --comm and --lib are ignored with --simulate");
+		sim = sim_new(agg, &so, now_mono_ns());
+		if (!sim) {
+			log_warn("cannot start the simulation");
+			goto cleanup;
+		}
+		log_info("simulating %u processes on %u GPUs, scenario %s",
+			 o.processes, o.gpus, sim_scenario_name(o.scenario));
+	} else {
+		struct probes_opts po = {
+			.pids = o.pids,
+			.n_pids = o.n_pids,
+			.comms = o.comms,
+			.n_comms = o.n_comms,
+			.libs = o.libs,
+			.n_libs = o.n_libs,
+			.discovery_interval_ms = DISCOVERY_MS,
+		};
+
+		err = probes_start(&probes, agg, &po);
+		if (err < 0) {
+			log_error("cannot start the BPF probes: %s", strerror(-err));
+			goto cleanup;
+		}
+		for (size_t i = 0; i < o.n_gpu_total; i++)
+			agg_gpu_total(agg, (uint32_t)i, o.gpu_total[i], SHM_TOTAL_FLAG);
+		log_info("BPF probes attached");
+	}
+	log_info("publishing to %s every %u ms, quantile window %u s",
+		 o.shm_name, o.publish_interval_ms, o.window_s);
+
+	/* 5. Poll the source and publish at the cadence until told to stop. */
+	publish(agg, &w, &o, &last_slow_warn);
+	next_publish = now_mono_ns() + interval_ns;
+	while (!exiting) {
+		uint64_t now = now_mono_ns();
+		uint64_t wait_ms = next_publish > now ?
+				   (next_publish - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC : 0;
+
+		if (wait_ms > POLL_MS)
+			wait_ms = POLL_MS;
+		if (sim) {
+			if (wait_ms)
+				sleep_ms(wait_ms);
+			sim_tick(sim, now_mono_ns());
+		} else {
+			err = probes_poll(probes, (int)wait_ms);
+			if (err < 0 && err != -EINTR) {
+				log_error("event source failed: %s", strerror(-err));
+				goto cleanup;
+			}
+		}
+		now = now_mono_ns();
+		if (now < next_publish)
+			continue;
+		publish(agg, &w, &o, &last_slow_warn);
+		next_publish += interval_ns;
+		if (next_publish <= now) {
+			/* Keep the cadence rather than publish in bursts. */
+			log_warnx("publishing fell behind the %u ms cadence; skipping ahead",
+				  o.publish_interval_ms);
+			next_publish = now + interval_ns;
+		}
+	}
+	log_info("shutting down");
+	ret = 0;
+
+cleanup:
+	/* 6. Stop the source, then remove the segment: readers see it go. */
+	if (probes)
+		probes_stop(probes);
+	sim_free(sim);
+	if (created)
+		shm_writer_close(&w, 1);
+	agg_free(agg);
+	return ret;
+}

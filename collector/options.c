@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * zernel-collector's flags (see options.h).  Runs before anything
+ * privileged; every refusal is one line on stderr that names the flag and
+ * the value, and the caller exits 2.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/options.h"
+#include "common/util.h"
+
+#define PROG "zernel-collector"
+
+#define MAX_PID		4194304u	/* PID_MAX_LIMIT on 64-bit Linux */
+#define MAX_PATH_LEN	4095u
+
+static const char usage_text[] =
+"Usage: " PROG " [OPTION]...\n"
+"Watch CUDA/NCCL workloads with eBPF and publish the figures into a shared\n"
+"memory segment for zernel-exporter.\n"
+"\n"
+"Source:\n"
+"  --simulate               generate a synthetic training job instead of\n"
+"                           loading BPF probes (no root, no GPU needed)\n"
+"  --scenario NAME          with --simulate: steady (default), oom,\n"
+"                           straggler or dataloader-stall\n"
+"  --processes N            with --simulate: processes to simulate (default 8)\n"
+"  --gpus N                 with --simulate: GPUs, one trainer each (default 4)\n"
+"  --pid PID                also watch this process (repeatable)\n"
+"  --comm NAME              also watch processes with this command name\n"
+"                           (repeatable)\n"
+"  --lib PATH               also probe this CUDA/NCCL library (repeatable)\n"
+"  --gpu-memory-total BYTES[,BYTES...]\n"
+"                           total memory of GPU 0, 1, ... in bytes\n"
+"\n"
+"Publishing:\n"
+"  --shm NAME               segment name (default " SHM_DEFAULT_NAME ")\n"
+"  --publish-interval MS    publish period, 100..60000 (default 1000)\n"
+"  --window SEC             window of the summary quantiles (default 60)\n"
+"  --max-procs N            capacity of the process table (default 1024)\n"
+"\n"
+"  --help                   print this help and exit\n"
+"  --version                print the version and exit\n"
+"\n"
+"Environment: ZERNEL_LOG=debug|info|warn|error (default info).\n";
+
+enum {
+	OPT_SIMULATE = 256,
+	OPT_SCENARIO,
+	OPT_SHM,
+	OPT_INTERVAL,
+	OPT_WINDOW,
+	OPT_PROCESSES,
+	OPT_GPUS,
+	OPT_MAX_PROCS,
+	OPT_PID,
+	OPT_COMM,
+	OPT_LIB,
+	OPT_GPU_TOTAL,
+	OPT_HELP,
+	OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+	{ "simulate", no_argument, NULL, OPT_SIMULATE },
+	{ "scenario", required_argument, NULL, OPT_SCENARIO },
+	{ "shm", required_argument, NULL, OPT_SHM },
+	{ "publish-interval", required_argument, NULL, OPT_INTERVAL },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "processes", required_argument, NULL, OPT_PROCESSES },
+	{ "gpus", required_argument, NULL, OPT_GPUS },
+	{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "lib", required_argument, NULL, OPT_LIB },
+	{ "gpu-memory-total", required_argument, NULL, OPT_GPU_TOTAL },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char *opt_name(int val)
+{
+	for (const struct option *lo = long_opts; lo->name; lo++)
+		if (lo->val == val)
+			return lo->name;
+	return "?";
+}
+
+static enum opts_result bad_value(FILE *err, int val, const char *arg, const char *why)
+{
+	fprintf(err, PROG ": invalid value '%s' for --%s: %s\n", arg, opt_name(val), why);
+	return OPTS_EXIT_USAGE;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	uint64_t v;
+	int err = parse_u64(s, min, max, &v);
+
+	if (err == 0)
+		*out = (uint32_t)v;
+	return err;
+}
+
+/* "BYTES[,BYTES...]": one positive total per GPU index. */
+static int parse_totals(struct collector_opts *o, const char *arg)
+{
+	char buf[4096], *tok, *save = NULL;
+	size_t n = 0;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -E2BIG;
+	strcpy(buf, arg);
+	if (buf[0] == '\0' || buf[strlen(buf) - 1] == ',' || strstr(buf, ",,"))
+		return -EINVAL;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		int err;
+
+		if (n >= SHM_LIMIT_GPUS)
+			return -E2BIG;
+		err = parse_u64(tok, 1, UINT64_MAX, &v);
+		if (err)
+			return err;
+		o->gpu_total[n++] = v;
+	}
+	o->n_gpu_total = n;
+	return 0;
+}
+
+static int shm_name_ok(const char *s)
+{
+	size_t len = strlen(s);
+
+	return s[0] == '/' && len >= 2 && len < 255 && !strchr(s + 1, '/');
+}
+
+static enum opts_result parse_one(struct collector_opts *o, int c, const char *arg,
+				  FILE *out, FILE *err)
+{
+	int e;
+
+	switch (c) {
+	case OPT_SIMULATE:
+		o->simulate = 1;
+		break;
+	case OPT_SCENARIO:
+		if (sim_scenario_parse(arg, &o->scenario) < 0)
+			return bad_value(err, c, arg,
+					 "expected steady, oom, straggler or dataloader-stall");
+		break;
+	case OPT_SHM:
+		if (!shm_name_ok(arg))
+			return bad_value(err, c, arg,
+					 "expected '/name' (one leading slash, no other, under 255 bytes)");
+		o->shm_name = arg;
+		break;
+	case OPT_INTERVAL:
+		if (parse_u32(arg, OPTS_MIN_INTERVAL_MS, OPTS_MAX_INTERVAL_MS,
+			      &o->publish_interval_ms) < 0)
+			return bad_value(err, c, arg, "expected milliseconds in 100..60000");
+		break;
+	case OPT_WINDOW:
+		if (parse_u32(arg, 1, OPTS_MAX_WINDOW_S, &o->window_s) < 0)
+			return bad_value(err, c, arg, "expected seconds in 1..86400");
+		break;
+	case OPT_PROCESSES:
+		if (parse_u32(arg, 1, SHM_LIMIT_PROCS, &o->processes) < 0)
+			return bad_value(err, c, arg, "expected a count in 1..65536");
+		break;
+	case OPT_GPUS:
+		if (parse_u32(arg, 1, SHM_LIMIT_GPUS, &o->gpus) < 0)
+			return bad_value(err, c, arg, "expected a count in 1..256");
+		break;
+	case OPT_MAX_PROCS:
+		if (parse_u32(arg, 1, SHM_LIMIT_PROCS, &o->max_procs) < 0)
+			return bad_value(err, c, arg, "expected a count in 1..65536");
+		break;
+	case OPT_PID:
+		if (o->n_pids >= OPTS_MAX_PIDS)
+			return bad_value(err, c, arg, "too many --pid (at most 64)");
+		if (parse_u32(arg, 1, MAX_PID, &o->pids[o->n_pids]) < 0)
+			return bad_value(err, c, arg, "expected a process id in 1..4194304");
+		o->n_pids++;
+		break;
+	case OPT_COMM:
+		if (o->n_comms >= OPTS_MAX_COMMS)
+			return bad_value(err, c, arg, "too many --comm (at most 64)");
+		if (arg[0] == '\0' || strlen(arg) >= SHM_COMM_LEN)
+			return bad_value(err, c, arg, "expected a command name of 1..15 bytes");
+		o->comms[o->n_comms++] = arg;
+		break;
+	case OPT_LIB:
+		if (o->n_libs >= OPTS_MAX_LIBS)
+			return bad_value(err, c, arg, "too many --lib (at most 64)");
+		if (arg[0] == '\0' || strlen(arg) > MAX_PATH_LEN)
+			return bad_value(err, c, arg, "expected a library path");
+		o->libs[o->n_libs++] = arg;
+		break;
+	case OPT_GPU_TOTAL:
+		e = parse_totals(o, arg);
+		if (e == -E2BIG)
+			return bad_value(err, c, arg, "too long (at most 256 GPUs)");
+		if (e < 0)
+			return bad_value(err, c, arg,
+					 "expected positive byte counts separated by commas");
+		break;
+	case OPT_HELP:
+		fputs(usage_text, out);
+		return OPTS_EXIT_OK;
+	case OPT_VERSION:
+		fprintf(out, PROG " %s\n", ZERNEL_VERSION);
+		return OPTS_EXIT_OK;
+	default:
+		return OPTS_EXIT_USAGE;
+	}
+	return OPTS_RUN;
+}
+
+/* Rules between flags, once all are known. */
+static enum opts_result check_combination(const struct collector_opts *o,
+					  const char *seen_sim_only, FILE *err)
+{
+	if (!o->simulate && seen_sim_only) {
+		fprintf(err, PROG ": --%s needs --simulate\n", seen_sim_only);
+		return OPTS_EXIT_USAGE;
+	}
+	if (o->simulate && o->processes > o->max_procs) {
+		fprintf(err, PROG ": invalid value '%u' for --processes: more than "
+			"--max-procs %u\n", o->processes, o->max_procs);
+		return OPTS_EXIT_USAGE;
+	}
+	return OPTS_RUN;
+}
+
+enum opts_result opts_parse(struct collector_opts *o, int argc, char **argv,
+			    FILE *out, FILE *err)
+{
+	const char *sim_only = NULL;
+	enum opts_result r;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->scenario = SIM_STEADY;
+	o->shm_name = SHM_DEFAULT_NAME;
+	o->publish_interval_ms = OPTS_DEFAULT_INTERVAL_MS;
+	o->window_s = OPTS_DEFAULT_WINDOW_S;
+	o->processes = SIM_DEFAULT_PROCESSES;
+	o->gpus = SIM_DEFAULT_GPUS;
+	o->max_procs = SHM_DEFAULT_MAX_PROCS;
+
+	opterr = 0;
+	optind = 1;
+	/* Leading ':' makes a missing value come back as ':'. */
+	while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+		if (c == '?' && optopt > 0 && optopt < OPT_SIMULATE) {
+			fprintf(err, PROG ": unknown option '-%c' (see --help)\n", optopt);
+			return OPTS_EXIT_USAGE;
+		}
+		if (c == '?') {
+			fprintf(err, PROG ": unknown option '%s' (see --help)\n",
+				argv[optind - 1]);
+			return OPTS_EXIT_USAGE;
+		}
+		if (c == ':') {
+			fprintf(err, PROG ": option '%s' needs a value\n", argv[optind - 1]);
+			return OPTS_EXIT_USAGE;
+		}
+		r = parse_one(o, c, optarg, out, err);
+		if (r != OPTS_RUN)
+			return r;
+		if (c == OPT_SCENARIO || c == OPT_PROCESSES || c == OPT_GPUS)
+			sim_only = opt_name(c);
+	}
+	if (optind < argc) {
+		fprintf(err, PROG ": unexpected argument '%s' (see --help)\n", argv[optind]);
+		return OPTS_EXIT_USAGE;
+	}
+	return check_combination(o, sim_only, err);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Command line of zernel-collector.  Parsing is strict and privilege-free:
+ * every bad flag or value is refused with one line naming it, before the
+ * collector touches the kernel or the segment.
+ */
+#ifndef ZERNEL_COLLECTOR_OPTIONS_H
+#define ZERNEL_COLLECTOR_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "collector/simulate.h"
+
+#define OPTS_MAX_PIDS		64u
+#define OPTS_MAX_COMMS		64u
+#define OPTS_MAX_LIBS		64u
+
+#define OPTS_DEFAULT_INTERVAL_MS	1000u
+#define OPTS_MIN_INTERVAL_MS		100u
+#define OPTS_MAX_INTERVAL_MS		60000u
+#define OPTS_DEFAULT_WINDOW_S		60u
+#define OPTS_MAX_WINDOW_S		86400u
+
+struct collector_opts {
+	int simulate;
+	enum sim_scenario scenario;
+	const char *shm_name;
+	uint32_t publish_interval_ms;
+	uint32_t window_s;
+	uint32_t processes;		/* simulated processes */
+	uint32_t gpus;			/* simulated GPUs */
+	uint32_t max_procs;		/* process table capacity */
+	uint32_t pids[OPTS_MAX_PIDS];
+	size_t n_pids;
+	const char *comms[OPTS_MAX_COMMS];
+	size_t n_comms;
+	const char *libs[OPTS_MAX_LIBS];
+	size_t n_libs;
+	uint64_t gpu_total[SHM_LIMIT_GPUS];	/* --gpu-memory-total, per GPU index */
+	size_t n_gpu_total;
+};
+
+enum opts_result {
+	OPTS_RUN = 0,		/* parsed: run the collector */
+	OPTS_EXIT_OK,		/* --help or --version printed */
+	OPTS_EXIT_USAGE,	/* error printed: exit 2 */
+};
+
+/*
+ * Parses argv into o.  --help and --version print to out; errors print one
+ * line to err.
+ */
+enum opts_result opts_parse(struct collector_opts *o, int argc, char **argv,
+			    FILE *out, FILE *err);
+
+#endif /* ZERNEL_COLLECTOR_OPTIONS_H */

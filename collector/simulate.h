@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The --simulate event source: a synthetic distributed training job driven
+ * through the same agg_* calls as the BPF probes.  Needs no root, no BPF and
+ * no GPU; see simulate.c for what each scenario does and when.
+ */
+#ifndef ZERNEL_SIMULATE_H
+#define ZERNEL_SIMULATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector/agg.h"
+#include "collector/scenario.h"
+
+#define SIM_PID_BASE		100000u	/* above the usual pid range of a node */
+#define SIM_DEFAULT_PROCESSES	8u
+#define SIM_DEFAULT_GPUS	4u
+#define SIM_GPU_TOTAL_BYTES	(80ull << 30)	/* an 80 GiB H100 */
+
+struct sim_opts {
+	enum sim_scenario scenario;
+	uint32_t processes;		/* trainers + DataLoader workers */
+	uint32_t gpus;			/* one trainer per GPU */
+	const uint64_t *gpu_total;	/* per GPU index, overrides the default */
+	size_t n_gpu_total;
+	uint64_t seed;
+};
+
+struct sim;
+
+/*
+ * Creates the job and registers its GPUs, processes and communicators with
+ * agg at time now_ns.  NULL with errno set on failure.
+ */
+struct sim *sim_new(struct agg *agg, const struct sim_opts *opts, uint64_t now_ns);
+
+/*
+ * Produces the events of the time elapsed since the previous call.  Returns
+ * the number of agg calls made.
+ */
+uint64_t sim_tick(struct sim *s, uint64_t now_ns);
+
+void sim_free(struct sim *s);
+
+#endif /* ZERNEL_SIMULATE_H */
