@@ -90,6 +90,8 @@ PROGRAMS := $(COLLECTOR) $(if $(EXPORTER_SRCS),$(EXPORTER)) $(if $(CLI_SRCS),$(C
 
 .PHONY: FORCE all deps test-deps demo test check-unit test-asan install clean bench
 .DEFAULT_GOAL := all
+# Keep the BPF objects: the skeletons embed them, and rebuilding is slow.
+.SECONDARY: $(BPF_OBJS)
 
 all: $(PROGRAMS)
 
@@ -173,6 +175,7 @@ $(TEST_BIN): $(TEST_LINK_OBJS)
 
 # Helper programs and fake libraries the tests drive (see tests/README.md).
 include $(wildcard tests/*.mk)
+include exporter/web/web.mk
 
 TEST_ARTIFACTS ?=
 tests-build: $(PROGRAMS) $(TEST_BIN) $(TEST_ARTIFACTS)
@@ -184,7 +187,7 @@ test: test-deps
 	$(Q)ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) $(TEST_BIN)
 	$(Q)$(MAKE) --no-print-directory test-asan
 
-ASAN_SUITES ?= hist latency shm_reader
+ASAN_SUITES ?= hist latency shm_reader prom
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 $(BUILD)/asan/tests/zernel-tests
 	$(Q)ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) \

@@ -13,7 +13,9 @@
 #include <time.h>
 
 #include "collector/agg.h"
+#include "collector/nvml.h"
 #include "collector/options.h"
+#include "collector/privileges.h"
 #include "collector/probes.h"
 #include "collector/simulate.h"
 #include "common/latency.h"
@@ -60,7 +62,44 @@ static void sleep_ms(uint64_t ms)
 	nanosleep(&ts, NULL);
 }
 
-static void capacity_for(const struct collector_opts *o, struct shm_capacity *cap)
+/* GPU totals from NVML, when the driver's library is there (BPF mode only). */
+struct nvml_totals {
+	uint64_t total[SHM_LIMIT_GPUS];
+	size_t n;
+};
+
+static void nvml_read(struct nvml_totals *nv)
+{
+	char why[512];
+	int err = nvml_gpu_totals(NULL, nv->total, SHM_LIMIT_GPUS, &nv->n, why, sizeof(why));
+
+	if (err == -ENOENT)
+		log_info("NVML: %s is not available (%s); GPU totals come only from "
+			 "--gpu-memory-total", NVML_LIBRARY, why);
+	else if (err < 0)
+		log_warnx("NVML: %s; GPU totals come only from --gpu-memory-total", why);
+	else if (why[0])
+		log_warnx("NVML: %zu GPUs read, %s", nv->n, why);
+	else
+		log_info("NVML: total memory of %zu GPUs read", nv->n);
+}
+
+/* The flag wins over NVML, device by device. */
+static void set_gpu_totals(struct agg *agg, const struct collector_opts *o,
+			   const struct nvml_totals *nv)
+{
+	size_t n = o->n_gpu_total > nv->n ? o->n_gpu_total : nv->n;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i < o->n_gpu_total)
+			agg_gpu_total(agg, (uint32_t)i, o->gpu_total[i], SHM_TOTAL_FLAG);
+		else if (nv->total[i])
+			agg_gpu_total(agg, (uint32_t)i, nv->total[i], SHM_TOTAL_NVML);
+	}
+}
+
+static void capacity_for(const struct collector_opts *o, const struct nvml_totals *nv,
+			 struct shm_capacity *cap)
 {
 	shm_capacity_default(cap);
 	cap->procs = o->max_procs;
@@ -71,6 +110,8 @@ static void capacity_for(const struct collector_opts *o, struct shm_capacity *ca
 		cap->gpus = o->gpus;
 	if (o->n_gpu_total > cap->gpus)
 		cap->gpus = (uint32_t)o->n_gpu_total;
+	if (nv->n > cap->gpus)
+		cap->gpus = (uint32_t)nv->n;
 	if (cap->nccl_comms < cap->gpus)
 		cap->nccl_comms = cap->gpus;
 }
@@ -101,6 +142,7 @@ int main(int argc, char **argv)
 	struct agg *agg = NULL;
 	struct sim *sim = NULL;
 	struct probes *probes = NULL;
+	static struct nvml_totals nv;
 	uint64_t interval_ns, next_publish, last_slow_warn = 0;
 	int created = 0, err, ret = 1;
 
@@ -122,9 +164,11 @@ int main(int argc, char **argv)
 	}
 	interval_ns = (uint64_t)o.publish_interval_ms * NSEC_PER_MSEC;
 
-	/* 2. Aggregation state, sized like the segment. */
+	/* 2. Device totals (a real node only), then the aggregation state, sized like the segment. */
+	if (!o.simulate)
+		nvml_read(&nv);
 	memset(&ao, 0, sizeof(ao));
-	capacity_for(&o, &ao.cap);
+	capacity_for(&o, &nv, &ao.cap);
 	ao.window_ns = (uint64_t)o.window_s * NSEC_PER_SEC;
 	agg = agg_new(&ao);
 	if (!agg) {
@@ -165,6 +209,9 @@ int main(int argc, char **argv)
 			log_warn("cannot start the simulation");
 			goto cleanup;
 		}
+		/* The simulator needs no privilege at all: give up whatever we hold. */
+		if (privileges_drop_all() < 0)
+			goto cleanup;
 		log_info("simulating %u processes on %u GPUs, scenario %s",
 			 o.processes, o.gpus, sim_scenario_name(o.scenario));
 	} else {
@@ -183,9 +230,11 @@ int main(int argc, char **argv)
 			log_error("cannot start the BPF probes: %s", strerror(-err));
 			goto cleanup;
 		}
-		for (size_t i = 0; i < o.n_gpu_total; i++)
-			agg_gpu_total(agg, (uint32_t)i, o.gpu_total[i], SHM_TOTAL_FLAG);
+		set_gpu_totals(agg, &o, &nv);
 		log_info("BPF probes attached");
+		/* Keep only what discovery needs to attach to new libraries. */
+		if (privileges_drop_to_steady() < 0)
+			goto cleanup;
 	}
 	log_info("publishing to %s every %u ms, quantile window %u s",
 		 o.shm_name, o.publish_interval_ms, o.window_s);

@@ -1,0 +1,106 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Benchmark of zernel-exporter (see bench/exporter.mk).  Starts the
+# simulator with 1,000 processes, the exporter and prometheus-node-exporter
+# on loopback ports, runs wrk against both /metrics, then connects 1,000
+# WebSocket clients and samples the exporter's CPU time and RSS.
+set -eu
+
+BUILD=${BUILD:-build}
+PROCS=${PROCS:-1000}
+CLIENTS=${CLIENTS:-1000}
+DURATION=${DURATION:-10}
+SHM=/zernel-bench-$$
+TMP=$(mktemp -d /tmp/zernel-bench-XXXXXX)
+pids=""
+
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	for p in $pids; do wait "$p" 2>/dev/null || true; done
+	rm -rf "$TMP"
+	rm -f "/dev/shm$SHM"
+}
+trap cleanup EXIT INT TERM
+
+free_port() {
+	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+for tool in wrk prometheus-node-exporter /usr/bin/python3; do
+	command -v "$tool" >/dev/null || { echo "bench-exporter: $tool is missing" >&2; exit 1; }
+done
+
+MPORT=$(free_port); WPORT=$(free_port); NPORT=$(free_port)
+"$BUILD/zernel-collector" --simulate --processes "$PROCS" --shm "$SHM" \
+	--publish-interval 1000 >"$TMP/collector.log" 2>&1 &
+pids="$pids $!"
+"$BUILD/zernel-exporter" --shm "$SHM" --metrics-listen "127.0.0.1:$MPORT" \
+	--ws-listen "127.0.0.1:$WPORT" --ws-interval 1000 >"$TMP/exporter.log" 2>&1 &
+EXP=$!
+pids="$pids $EXP"
+prometheus-node-exporter --web.listen-address="127.0.0.1:$NPORT" >"$TMP/node.log" 2>&1 &
+pids="$pids $!"
+
+for i in $(seq 1 100); do
+	curl -sf "http://127.0.0.1:$MPORT/healthz" >/dev/null 2>&1 &&
+	curl -sf "http://127.0.0.1:$NPORT/metrics" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+
+# The simulator starts its processes over the first seconds: wait for all.
+metric() { curl -s "http://127.0.0.1:$MPORT/metrics" | awk -v n="$1" '$1==n{print $2}'; }
+for i in $(seq 1 100); do
+	[ "$(metric zernel_processes_tracked)" = "$PROCS" ] && break
+	sleep 0.2
+done
+sleep 2
+echo "processes tracked: $(metric zernel_processes_tracked)"
+
+size() { curl -s "$1" | wc -c; }
+series() { curl -s "$1" | grep -vc '^#'; }
+echo "== /metrics, simulator with $PROCS processes (wrk -t2 -c8 -d${DURATION}s, same machine, same run)"
+echo "zernel-exporter:          $(size "http://127.0.0.1:$MPORT/metrics") bytes, $(series "http://127.0.0.1:$MPORT/metrics") series"
+echo "prometheus-node-exporter: $(size "http://127.0.0.1:$NPORT/metrics") bytes, $(series "http://127.0.0.1:$NPORT/metrics") series"
+for target in "zernel-exporter http://127.0.0.1:$MPORT/metrics" \
+	      "node-exporter http://127.0.0.1:$NPORT/metrics"; do
+	name=${target%% *}; url=${target#* }
+	wrk -t2 -c8 -d"${DURATION}s" --latency "$url" >"$TMP/wrk.txt" 2>&1
+	p50=$(awk '$1=="50%"{print $2}' "$TMP/wrk.txt")
+	p99=$(awk '$1=="99%"{print $2}' "$TMP/wrk.txt")
+	rps=$(awk '/^Requests\/sec/{print $2}' "$TMP/wrk.txt")
+	xfer=$(awk '/^Transfer\/sec/{print $2}' "$TMP/wrk.txt")
+	printf '%-16s p50 %8s  p99 %8s  %10s req/s  %10s/s\n' "$name" "$p50" "$p99" "$rps" "$xfer"
+done
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+rss_kb() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
+HZ=$(getconf CLK_TCK)
+
+echo "== WebSocket feed: $CLIENTS clients at 1 Hz, simulator with $PROCS processes"
+echo "exporter RSS before clients: $(rss_kb "$EXP") kB"
+/usr/bin/python3 bench/ws_clients.py "$WPORT" "$CLIENTS" $((DURATION + 40)) >"$TMP/ws.txt" 2>&1 &
+WSC=$!
+pids="$pids $WSC"
+# Connecting takes a while; measure once every client is in, plus 2 s.
+for i in $(seq 1 300); do
+	[ "$(metric zernel_exporter_ws_clients)" = "$CLIENTS" ] && break
+	sleep 0.1
+done
+sleep 2
+t0=$(cpu_ticks "$EXP"); r0=$(rss_kb "$EXP"); d0=$(metric zernel_exporter_ws_frames_dropped_total)
+clients=$(metric zernel_exporter_ws_clients); snap=$(metric zernel_exporter_ws_snapshot_bytes)
+peak=$r0
+for i in $(seq 1 "$DURATION"); do
+	sleep 1
+	r=$(rss_kb "$EXP"); [ "$r" -gt "$peak" ] && peak=$r
+done
+t1=$(cpu_ticks "$EXP"); d1=$(metric zernel_exporter_ws_frames_dropped_total)
+kill "$WSC" 2>/dev/null || true
+wait "$WSC" 2>/dev/null || true
+head -1 "$TMP/ws.txt"
+echo "clients connected (exporter's view): $clients; snapshot size $snap bytes"
+awk -v t0="$t0" -v t1="$t1" -v hz="$HZ" -v d="$DURATION" \
+	'BEGIN { printf "exporter CPU: %.1f%% of one core over %d s\n", (t1 - t0) / hz / d * 100, d }'
+echo "exporter RSS: $r0 kB at start of window, $peak kB peak"
+echo "snapshots dropped in the window: $((d1 - d0)); sent in all: $(metric zernel_exporter_ws_frames_sent_total)"

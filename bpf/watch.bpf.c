@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * The watched-process set in the kernel: children of watched processes join
+ * it at fork, processes named with --comm join it at exec, and a process
+ * leaves it when its last thread exits.  Loaded first: it owns the shared
+ * maps of watch.h.  Loaded by zernel-collector as root.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "bpf/watch.h"
+
+const volatile __u32 n_comms = 0;
+const volatile char comms[ZW_MAX_COMMS][ZEV_COMM_LEN] = {};
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(zw_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 *reasons;
+
+	/* A new thread is not a new process. */
+	if (ctgid == ptgid)
+		return 0;
+	reasons = bpf_map_lookup_elem(&zw_watched, &ptgid);
+	if (!reasons)
+		return 0;
+	zw_watch_task(child, ctgid, ZW_WATCH_DESCENDANT);
+	return 0;
+}
+
+static __always_inline int comm_matches(const char *comm)
+{
+	for (__u32 i = 0; i < ZW_MAX_COMMS; i++) {
+		int same = 1;
+
+		if (i >= n_comms)
+			break;
+		for (__u32 j = 0; j < ZEV_COMM_LEN; j++) {
+			if (comm[j] != comms[i][j]) {
+				same = 0;
+				break;
+			}
+			if (comm[j] == '\0')
+				break;
+		}
+		if (same)
+			return 1;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(zw_exec, struct task_struct *p)
+{
+	char comm[ZEV_COMM_LEN] = {};
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 *reasons;
+
+	reasons = bpf_map_lookup_elem(&zw_watched, &tgid);
+	if (reasons) {
+		/* The name changed: let user space see the new one. */
+		zw_emit_watch(p, *reasons);
+		return 0;
+	}
+	if (n_comms == 0)
+		return 0;
+	BPF_CORE_READ_STR_INTO(&comm, p, comm);
+	if (comm_matches(comm))
+		zw_watch_task(p, tgid, ZW_WATCH_COMM);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(zw_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct zev *e;
+
+	if (!bpf_map_lookup_elem(&zw_watched, &tgid))
+		return 0;
+	/* Only the last thread's exit ends the process. */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	bpf_map_delete_elem(&zw_watched, &tgid);
+	e = zw_reserve(ZEV_EXIT, ((__u64)tgid << 32) | BPF_CORE_READ(p, pid));
+	if (e) {
+		/* Wake the reader: eviction frees table rows. */
+		bpf_ringbuf_submit(e, 0);
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

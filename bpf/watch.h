@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Maps shared by every Zernel BPF object, and the helpers that use them.
+ * Each object that includes this header declares the same maps; the
+ * collector loads one object first and hands its map fds to the others
+ * (bpf_map__reuse_fd before load), so all programs see ONE watched-process
+ * set, ONE ring buffer, ONE loss counter and ONE per-thread device table.
+ * A new object joins by including this header and adding a line to the
+ * collector's module table (collector/probes.c).
+ */
+#ifndef ZERNEL_BPF_WATCH_H
+#define ZERNEL_BPF_WATCH_H
+
+#include "bpf/events.h"
+
+#define ZW_MAX_WATCHED		16384
+#define ZW_MAX_THREADS		16384
+/* 128k events: over two seconds of a busy node between two 50 ms polls. */
+#define ZW_RINGBUF_BYTES	(8u << 20)
+
+/* tgid -> SHM_WATCH_* reasons. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ZW_MAX_WATCHED);
+	__type(key, __u32);
+	__type(value, __u32);
+} zw_watched SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, ZW_RINGBUF_BYTES);
+} zw_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ZW_DROP_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} zw_drops SEC(".maps");
+
+/* pid_tgid -> the thread's current CUDA device (cudaSetDevice, contexts). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ZW_MAX_THREADS);
+	__type(key, __u64);
+	__type(value, __s32);
+} zw_curdev SEC(".maps");
+
+/* Same values as SHM_WATCH_* in shm/shm_layout.h (not includable here). */
+#define ZW_WATCH_CUDA		(1u << 0)
+#define ZW_WATCH_NCCL		(1u << 1)
+#define ZW_WATCH_DESCENDANT	(1u << 2)
+#define ZW_WATCH_PID		(1u << 3)
+#define ZW_WATCH_COMM		(1u << 4)
+
+static __always_inline void zw_drop(__u32 slot)
+{
+	__u64 *n = bpf_map_lookup_elem(&zw_drops, &slot);
+
+	if (n)
+		*n += 1;
+}
+
+static __always_inline struct zev *zw_reserve_at(__u32 type, __u64 pid_tgid, __u64 now)
+{
+	struct zev *e = bpf_ringbuf_reserve(&zw_events, sizeof(*e), 0);
+
+	if (!e) {
+		zw_drop(ZW_DROP_RINGBUF);
+		return NULL;
+	}
+	e->type = type;
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->arg = 0;
+	e->ts_ns = now;
+	e->v0 = e->v1 = e->v2 = 0;
+	__builtin_memset(e->comm, 0, sizeof(e->comm));
+	return e;
+}
+
+static __always_inline struct zev *zw_reserve(__u32 type, __u64 pid_tgid)
+{
+	return zw_reserve_at(type, pid_tgid, bpf_ktime_get_ns());
+}
+
+/*
+ * Waking the reader for every event would cost more than the probe itself:
+ * the collector drains the buffer every 50 ms instead.
+ */
+static __always_inline void zw_submit(struct zev *e)
+{
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* Tells user space that task (tgid) is watched, with why, parent and name. */
+static __always_inline void zw_emit_watch(struct task_struct *task, __u32 reasons)
+{
+	__u64 id = ((__u64)BPF_CORE_READ(task, tgid) << 32) | BPF_CORE_READ(task, pid);
+	struct zev *e = zw_reserve(ZEV_WATCH, id);
+
+	if (!e)
+		return;
+	e->arg = reasons;
+	e->v0 = BPF_CORE_READ(task, real_parent, tgid);
+	e->v1 = BPF_CORE_READ(task, group_leader, start_boottime);
+	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
+	zw_submit(e);
+}
+
+/* ORs reasons into tgid's entry; emits ZEV_WATCH when something changed. */
+static __always_inline void zw_watch_task(struct task_struct *task, __u32 tgid,
+					  __u32 reasons)
+{
+	__u32 *cur = bpf_map_lookup_elem(&zw_watched, &tgid);
+	__u32 val;
+
+	if (cur && (*cur & reasons) == reasons)
+		return;
+	val = (cur ? *cur : 0) | reasons;
+	if (bpf_map_update_elem(&zw_watched, &tgid, &val, BPF_ANY) != 0)
+		zw_drop(ZW_DROP_WATCHED_FULL);
+	/* Reported even when the table is full: user space still counts it. */
+	zw_emit_watch(task, reasons);
+}
+
+/*
+ * Called at the entry of every library probe: a process that calls into
+ * libcuda/libnccl is watched from its first call, even between two
+ * /proc scans.  The fast path is one hash lookup.
+ */
+static __always_inline void zw_watch_current(__u64 pid_tgid, __u32 reasons)
+{
+	__u32 tgid = pid_tgid >> 32;
+	__u32 *cur = bpf_map_lookup_elem(&zw_watched, &tgid);
+
+	if (cur && (*cur & reasons) == reasons)
+		return;
+	zw_watch_task((struct task_struct *)bpf_get_current_task(), tgid, reasons);
+}
+
+/* The calling thread's current device; 0 (CUDA's default) when never set. */
+static __always_inline __s32 zw_current_device(__u64 pid_tgid)
+{
+	__s32 *dev = bpf_map_lookup_elem(&zw_curdev, &pid_tgid);
+
+	return dev ? *dev : 0;
+}
+
+#endif /* ZERNEL_BPF_WATCH_H */

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * zernel: the command-line client.  `zernel watch` shows the exporter's
+ * WebSocket feed live in the terminal (or once, or as JSON lines).  It needs
+ * no privilege and reads nothing but the feed.
+ */
+#include <getopt.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/url.h"
+#include "cli/watch.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#define EXIT_USAGE 2
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: zernel watch [--url ws://HOST:PORT] [--once | --json [--count N]]\n"
+		"                    [--timeout-ms MS] [--ascii] [--no-color]\n"
+		"       zernel --help | --version\n"
+		"\n"
+		"watch      live view of a zernel-exporter's WebSocket feed (default %s)\n"
+		"  --url URL        the feed, ws://HOST[:PORT][/PATH] (port 9092 when left out)\n"
+		"  --once           print one snapshot as plain text and exit\n"
+		"  --json           print each snapshot as one line of JSON\n"
+		"  --count N        with --json: exit after N snapshots\n"
+		"  --timeout-ms MS  exit 1 when no snapshot comes within MS (default %u with --once)\n"
+		"  --ascii          no Unicode block characters\n"
+		"  --no-color       no colour (NO_COLOR=1 in the environment does the same)\n"
+		"\n"
+		"In the live view: q or Ctrl-C quits, Ctrl-L redraws.\n"
+		"ZERNEL_LOG=debug|info|warn|error sets the log level (logs go to stderr).\n",
+		CLI_URL_DEFAULT, CLI_WATCH_ONCE_TIMEOUT_MS);
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "url", required_argument, NULL, 'u' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "ascii", no_argument, NULL, 'a' },
+		{ "no-color", no_argument, NULL, 'C' },
+		{ "no-colour", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_watch_opts o = { .url_text = CLI_URL_DEFAULT };
+	int once = 0, json = 0, timeout_set = 0, count_set = 0, c;
+	const char *why = NULL;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+u:ojc:t:aCh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u':
+			o.url_text = optarg;
+			break;
+		case 'o':
+			once = 1;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'c':
+			if (parse_u64(optarg, 1, UINT32_MAX, &o.count) < 0) {
+				fprintf(stderr, "zernel watch: --count wants a number from 1 to %u, not \"%s\"\n",
+					UINT32_MAX, optarg);
+				return EXIT_USAGE;
+			}
+			count_set = 1;
+			break;
+		case 't':
+			if (parse_u64(optarg, 1, 86400000, &o.timeout_ms) < 0) {
+				fprintf(stderr, "zernel watch: --timeout-ms wants milliseconds from 1 to 86400000, not \"%s\"\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			timeout_set = 1;
+			break;
+		case 'a':
+			o.force_ascii = 1;
+			break;
+		case 'C':
+			o.force_no_color = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_SUCCESS;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "zernel watch: unexpected argument \"%s\"\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (cli_url_parse(o.url_text, &o.url, &why) < 0) {
+		fprintf(stderr, "zernel watch: bad --url \"%s\": %s\n", o.url_text, why);
+		return EXIT_USAGE;
+	}
+	if (count_set && !json) {
+		fprintf(stderr, "zernel watch: --count goes with --json\n");
+		return EXIT_USAGE;
+	}
+	if (json) {
+		o.mode = CLI_WATCH_JSON;
+		if (once)
+			o.count = 1;	/* --json --once: one line */
+	} else if (once) {
+		o.mode = CLI_WATCH_ONCE;
+		if (!timeout_set)
+			o.timeout_ms = CLI_WATCH_ONCE_TIMEOUT_MS;
+	}
+	if (json && once && !timeout_set)
+		o.timeout_ms = CLI_WATCH_ONCE_TIMEOUT_MS;
+	return cli_watch(&o);
+}
+
+int main(int argc, char **argv)
+{
+	/* Only the character set: numbers keep their C-locale decimal point. */
+	setlocale(LC_CTYPE, "");
+	log_init("zernel");
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return EXIT_SUCCESS;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0 ||
+	    strcmp(argv[1], "version") == 0) {
+		printf("zernel %s\n", ZERNEL_VERSION);
+		return EXIT_SUCCESS;
+	}
+	if (strcmp(argv[1], "watch") == 0)
+		return cmd_watch(argc - 1, argv + 1);
+	fprintf(stderr, "zernel: unknown command \"%s\" (try zernel --help)\n", argv[1]);
+	return EXIT_USAGE;
+}

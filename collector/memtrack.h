@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What each live GPU allocation was: (pid, space, pointer or handle) ->
+ * (device, bytes), so that a free subtracts the size allocated at that
+ * address on the right device.  Bounded; entries of a process go when the
+ * process is evicted.  Collector-internal, single-threaded.
+ */
+#ifndef ZERNEL_MEMTRACK_H
+#define ZERNEL_MEMTRACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct memtrack;
+
+struct memtrack *memtrack_new(size_t max_entries);
+void memtrack_free(struct memtrack *mt);
+
+/*
+ * Remembers an allocation.  When the address was already live (its free
+ * went unseen), the old one is returned through old_gpu/old_bytes and the
+ * call returns 1; otherwise 0.  -ENOSPC when the table is full.
+ */
+int memtrack_add(struct memtrack *mt, uint32_t pid, uint32_t space, uint64_t addr,
+		 uint32_t gpu, uint64_t bytes, uint32_t *old_gpu, uint64_t *old_bytes);
+
+/* Forgets an allocation and says what it was; -ENOENT when unknown. */
+int memtrack_take(struct memtrack *mt, uint32_t pid, uint32_t space, uint64_t addr,
+		  uint32_t *gpu, uint64_t *bytes);
+
+/* Forgets every allocation of pid; returns how many. */
+size_t memtrack_evict_pid(struct memtrack *mt, uint32_t pid);
+
+size_t memtrack_count(const struct memtrack *mt);
+
+#endif /* ZERNEL_MEMTRACK_H */

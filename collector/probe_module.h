@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Inside the BPF loader: the probe module interface (one BPF object each)
+ * and the loader state that the loader's files share.  Adding a module is
+ * a bpf/X.bpf.c, a collector/probe_X.c defining a struct probe_module, and
+ * one line in the table of collector/probes.c.  Root-only code.
+ */
+#ifndef ZERNEL_PROBE_MODULE_H
+#define ZERNEL_PROBE_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collector/probes.h"
+
+struct bpf_object;
+struct bpf_link;
+struct ring_buffer;
+struct memtrack;
+struct probes;
+struct zev;
+
+/* Library kinds a uprobe's symbol lives in (bits). */
+#define PROBE_LIB_CUDA		(1u << 0)	/* libcuda.so*: the driver API */
+#define PROBE_LIB_CUDART	(1u << 1)	/* libcudart.so*: the runtime API */
+#define PROBE_LIB_NCCL		(1u << 2)	/* libnccl.so* */
+#define PROBE_LIB_ALL		0x7u
+
+/* One symbol to probe: entry and/or return program, by program name. */
+struct probe_uprobe {
+	unsigned int libs;		/* PROBE_LIB_* the symbol may live in */
+	const char *symbol;
+	const char *prog;		/* uprobe at entry, or NULL */
+	const char *ret_prog;		/* uretprobe, or NULL */
+};
+
+struct probe_module {
+	const char *name;
+	/* Opens the skeleton and sets its rodata; returns it and its object. */
+	int (*open)(void **skel, struct bpf_object **obj, const struct probes_opts *opts);
+	int (*load)(void *skel);
+	void (*destroy)(void *skel);
+	const struct probe_uprobe *uprobes;
+	size_t n_uprobes;
+	/*
+	 * Optional: handles an event type of the module's own (one the common
+	 * handler does not know); returns 1 when it took the event.
+	 */
+	int (*event)(struct probes *p, const struct zev *e);
+};
+
+extern const struct probe_module probe_watch_module;
+extern const struct probe_module probe_gpu_mem_module;
+extern const struct probe_module probe_cuda_trace_module;
+extern const struct probe_module probe_nccl_module;
+
+#define PROBES_MAX_MODULES	8
+#define PROBES_MAX_LINKS	8192
+#define PROBES_MAX_LIBS		256
+#define PROBES_MAX_WATCHED	16384
+#define PROBES_MAX_ALLOCS	(1u << 20)
+
+struct probe_loaded {
+	const struct probe_module *mod;
+	void *skel;
+	struct bpf_object *obj;
+};
+
+struct probe_lib {
+	dev_t dev;
+	ino_t ino;
+	unsigned int kind;		/* one PROBE_LIB_* */
+	unsigned int attached;		/* uprobe links made */
+};
+
+struct probes {
+	struct agg *agg;
+	struct probes_opts opts;
+
+	struct probe_loaded mod[PROBES_MAX_MODULES];
+	size_t n_mod;
+	int watched_fd;			/* the shared maps (zw_*) */
+	int drops_fd;
+	struct ring_buffer *rb;
+
+	struct bpf_link **links;	/* bounded by PROBES_MAX_LINKS */
+	size_t n_links;
+	uint64_t n_uprobe_links;
+	struct probe_lib libs[PROBES_MAX_LIBS];
+	size_t n_libs;
+
+	uint32_t *watched;		/* pids user space has told agg about */
+	size_t n_watched;
+
+	struct memtrack *mem;
+	int ncpu;			/* possible CPUs, for per-CPU maps */
+	uint64_t *drop_vals;		/* ncpu values of one zw_drops slot */
+	uint64_t drops_reported;
+	uint64_t next_scan_ns;
+	int handled;			/* events in the current poll */
+};
+
+/* probe_priv.c: privileges and kernel support; logs what is missing. */
+int probe_priv_check(void);
+
+/* probe_events.c: ring-buffer callback (ctx is struct probes). */
+int probe_events_handle(void *ctx, void *data, size_t size);
+
+/* discovery.c */
+/* Attaches every module's uprobes for kind to path, once per (dev, ino). */
+int discovery_attach_lib(struct probes *p, const char *path, unsigned int kind);
+/* Library kind of a file name (basename), or 0. */
+unsigned int discovery_lib_kind(const char *path);
+/* Scans /proc: libraries mapped, --comm names; marks processes watched. */
+void discovery_scan(struct probes *p);
+/* Evicts watched processes that are gone. */
+void discovery_sweep(struct probes *p);
+
+/* probes.c: the watched set, kept in agg, in BPF and in p->watched. */
+void probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t reason,
+		  const char *comm, uint64_t start_ns, int update_bpf);
+void probes_unwatch(struct probes *p, uint32_t pid);
+
+#endif /* ZERNEL_PROBE_MODULE_H */

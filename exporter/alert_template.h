@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Alert text templates, a small subset of Prometheus's: {{ $value }},
+ * {{ $value | humanize }}, {{ $value | humanizePercentage }},
+ * {{ $value | humanizeDuration }} and {{ $labels.NAME }}, where NAME is a
+ * label of the rule's metric, one of the rule's own labels, alertname or
+ * severity.  Anything else is refused when the rules are loaded.
+ */
+#ifndef ZERNEL_ALERT_TEMPLATE_H
+#define ZERNEL_ALERT_TEMPLATE_H
+
+#include <stddef.h>
+
+#include "exporter/alert_metrics.h"
+#include "exporter/alert_rules.h"
+
+/*
+ * Expands a summary/description template for one series.  Templates were
+ * checked at load, so this cannot fail; the output is truncated to len.
+ */
+void alert_template_expand(const char *tmpl, const struct alert_rule *r,
+			   const struct alert_series *s, char *out, size_t len);
+
+/* Returns 0, or -EINVAL with the reason in why. */
+int alert_template_check(const char *tmpl, const struct alert_rule *r, char *why, size_t len);
+
+/* [A-Za-z_][A-Za-z0-9_]*: a Prometheus label name (and an alert name). */
+int alert_label_name_ok(const char *s);
+
+/* Whether metric has a label of that name; its label names, comma separated. */
+int alert_metric_has_label(unsigned int metric, const char *name);
+void alert_metric_label_list(unsigned int metric, char *buf, size_t len);
+
+#endif /* ZERNEL_ALERT_TEMPLATE_H */

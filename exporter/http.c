@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * HTTP server on h2o's own event loop (see http.h).  Unprivileged: the
+ * listening socket is bound by main before the sandbox and handed in.
+ * Requests are bounded in size, connections in number and time; nothing on
+ * the request path is fatal.
+ *
+ * /metrics renders from one consistent private snapshot.  The segment part
+ * of the text is cached and reused until the collector publishes again, so
+ * scrapes between two publishes cost a snapshot copy and the small
+ * self-telemetry part.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* libh2o-evloop: h2o's own loop, not libuv (the headers default to libuv). */
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+#include <h2o/socket/evloop.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "exporter/alerts.h"
+#include "exporter/http.h"
+#include "exporter/prom.h"
+#include "exporter/sbuf.h"
+#include "exporter/source.h"
+#include "exporter/stats.h"
+#include "exporter/web/web_assets.h"
+
+/* A rendered body shared by every response that sends it. */
+struct http_body {
+	unsigned int refs;	/* the cache + each response in flight; one thread */
+	char *data;
+	size_t len;
+};
+
+struct http_handler {
+	h2o_handler_t super;
+	struct http_server *server;
+};
+
+struct http_server {
+	int listen_fd;
+	pthread_t thread;
+	int started;
+	atomic_int stop;
+
+	h2o_globalconf_t config;
+	h2o_context_t ctx;
+	h2o_accept_ctx_t accept_ctx;
+	h2o_evloop_t *loop;
+	h2o_socket_t *listener;
+	unsigned int connections;
+
+	struct source src;
+	struct sbuf self;		/* self-telemetry scratch */
+	char *page;			/* the live page, WebSocket port filled in */
+	size_t page_len;
+	struct http_body *cache;	/* segment part of the last fresh snapshot */
+	uint64_t cache_generation;
+	uint64_t cache_heartbeat;
+	uint64_t last_render_error_ns;
+};
+
+static void body_unref(struct http_body *b)
+{
+	if (b && --b->refs == 0) {
+		free(b->data);
+		free(b);
+	}
+}
+
+/* h2o calls this when the response's memory pool is cleared. */
+static void body_pool_dispose(void *p)
+{
+	body_unref(*(struct http_body **)p);
+}
+
+static void body_link(h2o_req_t *req, struct http_body *b)
+{
+	struct http_body **slot = h2o_mem_alloc_shared(&req->pool, sizeof(*slot),
+						       body_pool_dispose);
+
+	*slot = b;
+	b->refs++;
+}
+
+static void respond(h2o_req_t *req, int status, const char *reason, const char *ctype,
+		    h2o_iovec_t *parts, size_t nparts)
+{
+	static h2o_generator_t generator = { NULL, NULL };
+	size_t len = 0;
+
+	for (size_t i = 0; i < nparts; i++)
+		len += parts[i].len;
+	req->res.status = status;
+	req->res.reason = reason;
+	req->res.content_length = len;
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+		       ctype, strlen(ctype));
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL, NULL,
+		       H2O_STRLIT("no-store"));
+	h2o_start_response(req, &generator);
+	/* HEAD: the same headers, Content-Length included, and no body. */
+	if (h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")))
+		nparts = 0;
+	h2o_send(req, parts, nparts, H2O_SEND_STATE_FINAL);
+}
+
+static void respond_text(h2o_req_t *req, int status, const char *reason, const char *text)
+{
+	h2o_iovec_t body = h2o_strdup(&req->pool, text, strlen(text));
+
+	respond(req, status, reason, "text/plain; charset=utf-8", &body, 1);
+}
+
+static int render_cache(struct http_server *s, const struct shm_snapshot *snap)
+{
+	struct http_body *b;
+	struct sbuf out;
+	int err;
+
+	if (s->cache && s->cache_generation == snap->hdr->generation &&
+	    s->cache_heartbeat == snap->hdr->heartbeat_mono_ns)
+		return 0;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	sbuf_init(&out, HTTP_MAX_RESPONSE, 0);
+	err = prom_render_data(&out, snap);
+	if (err) {
+		sbuf_free(&out);
+		free(b);
+		return err;
+	}
+	b->refs = 1;
+	b->data = out.data;	/* the body takes the buffer over */
+	b->len = out.len;
+	body_unref(s->cache);
+	s->cache = b;
+	s->cache_generation = snap->hdr->generation;
+	s->cache_heartbeat = snap->hdr->heartbeat_mono_ns;
+	return 0;
+}
+
+static void serve_metrics(struct http_server *s, h2o_req_t *req)
+{
+	const struct shm_snapshot *snap;
+	struct source_status st;
+	h2o_iovec_t parts[2];
+	size_t n = 0;
+	int err = 0;
+
+	stats_add(&exporter_stats.scrapes, 1);
+	source_refresh(&s->src);
+	source_status(&s->src, now_mono_ns(), &st);
+	snap = source_fresh(&s->src);
+	if (snap) {
+		err = render_cache(s, snap);
+		if (!err) {
+			body_link(req, s->cache);
+			parts[n++] = h2o_iovec_init(s->cache->data, s->cache->len);
+		}
+	} else if (s->cache) {
+		/* Not fresh: the old text must not be served, nor kept. */
+		body_unref(s->cache);
+		s->cache = NULL;
+	}
+	if (!err) {
+		sbuf_reset(&s->self);
+		err = prom_render_self(&s->self, &st, &exporter_stats);
+		if (!err)
+			err = alerts_render_prom(exporter_alerts, &s->self);
+	}
+	if (err) {
+		uint64_t now = now_mono_ns();
+
+		/* One line per 10 s at most: a scraper retries every few seconds. */
+		if (now - s->last_render_error_ns > 10 * NSEC_PER_SEC) {
+			log_warnx("/metrics: rendering failed: %s", strerror(-err));
+			s->last_render_error_ns = now;
+		}
+		respond_text(req, 500, "Internal Server Error", "metrics rendering failed\n");
+		return;
+	}
+	parts[n++] = h2o_strdup(&req->pool, s->self.data, s->self.len);
+	respond(req, 200, "OK", PROM_CONTENT_TYPE, parts, n);
+}
+
+static void serve_healthz(struct http_server *s, h2o_req_t *req)
+{
+	char body[320];
+
+	if (source_refresh(&s->src) == SHM_READ_OK) {
+		respond_text(req, 200, "OK", "ok\n");
+		return;
+	}
+	snprintf(body, sizeof(body), "%s\n", s->src.reason);
+	respond_text(req, 503, "Service Unavailable", body);
+}
+
+/* The live page (exporter/web/index.html), built once with the feed's port. */
+static void serve_index(struct http_server *s, h2o_req_t *req)
+{
+	h2o_iovec_t body = h2o_iovec_init(s->page, s->page_len);
+
+	h2o_add_header_by_str(&req->pool, &req->res.headers,
+			      H2O_STRLIT("content-security-policy"), 0, NULL,
+			      H2O_STRLIT("default-src 'none'; script-src 'unsafe-inline'; "
+					 "style-src 'unsafe-inline'; img-src data:; connect-src ws: wss:; "
+					 "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"));
+	h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-content-type-options"),
+			      0, NULL, H2O_STRLIT("nosniff"));
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL, NULL,
+		       H2O_STRLIT("no-cache"));
+	respond(req, 200, "OK", "text/html; charset=utf-8", &body, 1);
+}
+
+static size_t request_header_bytes(const h2o_req_t *req)
+{
+	size_t n = req->input.method.len + req->input.path.len + 16;
+
+	for (size_t i = 0; i < req->headers.size; i++)
+		n += req->headers.entries[i].name->len + req->headers.entries[i].value.len + 4;
+	return n;
+}
+
+static int on_req(h2o_handler_t *self, h2o_req_t *req)
+{
+	struct http_server *s = ((struct http_handler *)self)->server;
+	const h2o_iovec_t path = req->path_normalized;
+
+	stats_add(&exporter_stats.http_requests, 1);
+	if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) &&
+	    !h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"))) {
+		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL,
+			       H2O_STRLIT("GET, HEAD"));
+		respond_text(req, 405, "Method Not Allowed", "method not allowed: use GET or HEAD\n");
+		return 0;
+	}
+	if (request_header_bytes(req) > HTTP_MAX_HEADER_BYTES) {
+		respond_text(req, 431, "Request Header Fields Too Large",
+			     "request headers too large\n");
+		return 0;
+	}
+	if (req->entity.base && req->entity.len > 0) {
+		respond_text(req, 400, "Bad Request", "a GET or HEAD request takes no body\n");
+		return 0;
+	}
+	if (h2o_memis(path.base, path.len, H2O_STRLIT("/metrics")))
+		serve_metrics(s, req);
+	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/healthz")))
+		serve_healthz(s, req);
+	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/")))
+		serve_index(s, req);
+	else
+		respond_text(req, 404, "Not Found", "not found: try /metrics, /healthz or /\n");
+	return 0;
+}
+
+static void on_conn_close(void *data)
+{
+	struct http_server *s = data;
+
+	s->connections--;
+	stats_sub(&exporter_stats.http_connections, 1);
+}
+
+static void on_reject_written(h2o_socket_t *sock, const char *err)
+{
+	(void)err;
+	h2o_socket_close(sock);
+}
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+	static char busy[] = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n"
+			     "Content-Type: text/plain\r\nContent-Length: 20\r\n\r\n"
+			     "too many connections";
+	struct http_server *s = listener->data;
+
+	if (err)
+		return;
+	/* A few per wakeup, so one busy listener cannot starve the requests. */
+	for (int i = 0; i < 16; i++) {
+		h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
+
+		if (!sock)
+			return;
+		if (s->connections >= HTTP_MAX_CONNECTIONS) {
+			h2o_iovec_t buf = h2o_iovec_init(busy, sizeof(busy) - 1);
+
+			stats_add(&exporter_stats.http_rejected, 1);
+			h2o_socket_write(sock, &buf, 1, on_reject_written);
+			continue;
+		}
+		s->connections++;
+		stats_add(&exporter_stats.http_connections, 1);
+		sock->on_close.cb = on_conn_close;
+		sock->on_close.data = s;
+		h2o_accept(&s->accept_ctx, sock);
+	}
+}
+
+int http_server_new(struct http_server **out, int listen_fd, const char *shm_name,
+		    unsigned int ws_port)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+	h2o_hostconf_t *host;
+	h2o_pathconf_t *path;
+	struct http_handler *h;
+
+	if (!s)
+		return -ENOMEM;
+	s->page = web_index_page(ws_port, &s->page_len);
+	if (!s->page) {
+		int err = -errno;
+
+		free(s);
+		return err;
+	}
+	s->listen_fd = listen_fd;
+	h2o_config_init(&s->config);
+	s->config.server_name = h2o_iovec_init(H2O_STRLIT("zernel-exporter"));
+	s->config.max_request_entity_size = HTTP_MAX_BODY_BYTES;
+	s->config.http1.req_timeout = HTTP_REQ_TIMEOUT_MS;
+	s->config.http2.idle_timeout = HTTP_REQ_TIMEOUT_MS;
+	host = h2o_config_register_host(&s->config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+	path = h2o_config_register_path(host, "/", 0);
+	h = (struct http_handler *)h2o_create_handler(path, sizeof(*h));
+	h->super.on_req = on_req;
+	h->server = s;
+	source_init(&s->src, shm_name);
+	sbuf_init(&s->self, 1u << 20, 0);
+	*out = s;
+	return 0;
+}
+
+static void *http_thread(void *arg)
+{
+	struct http_server *s = arg;
+
+	s->loop = h2o_evloop_create();
+	h2o_context_init(&s->ctx, s->loop, &s->config);
+	s->accept_ctx.ctx = &s->ctx;
+	s->accept_ctx.hosts = s->config.hosts;
+	s->listener = h2o_evloop_socket_create(s->loop, s->listen_fd, H2O_SOCKET_FLAG_DONT_READ);
+	s->listen_fd = -1;	/* the socket owns it now */
+	s->listener->data = s;
+	h2o_socket_read_start(s->listener, on_accept);
+
+	/* 100 ms: how soon a stop request is noticed. */
+	while (!atomic_load(&s->stop))
+		h2o_evloop_run(s->loop, 100);
+
+	h2o_socket_read_stop(s->listener);
+	h2o_socket_close(s->listener);
+	s->listener = NULL;
+	/* Responses in flight get up to 1 s; idle keep-alive connections do not wait. */
+	for (int i = 0; i < 10 && s->connections > 0; i++)
+		h2o_evloop_run(s->loop, 100);
+	if (s->connections == 0) {
+		h2o_context_dispose(&s->ctx);
+		h2o_evloop_destroy(s->loop);
+	} else {
+		/* h2o cannot dispose a loop with live sockets; the process is exiting. */
+		log_info("http: %u connections still open at shutdown", s->connections);
+	}
+	s->loop = NULL;
+	return NULL;
+}
+
+int http_server_start(struct http_server *s)
+{
+	int err = pthread_create(&s->thread, NULL, http_thread, s);
+
+	if (err)
+		return -err;
+	s->started = 1;
+	return 0;
+}
+
+void http_server_stop(struct http_server *s)
+{
+	if (!s || !s->started)
+		return;
+	atomic_store(&s->stop, 1);
+	pthread_join(s->thread, NULL);
+	s->started = 0;
+}
+
+void http_server_free(struct http_server *s)
+{
+	if (!s)
+		return;
+	http_server_stop(s);
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	body_unref(s->cache);
+	sbuf_free(&s->self);
+	source_close(&s->src);
+	h2o_config_dispose(&s->config);
+	free(s->page);
+	free(s);
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Prometheus text of the exporter's own view (see prom.h): whether the
+ * collector is up and why not, and the exporter's counters.  Rendered at
+ * every scrape, fresh segment or not.
+ */
+#include <string.h>
+
+#include "exporter/prom.h"
+#include "exporter/prom_write.h"
+#include "exporter/text.h"
+
+static const char *status_label(enum shm_read_status st)
+{
+	switch (st) {
+	case SHM_READ_OK:	return "ok";
+	case SHM_READ_STALE:	return "stale";
+	case SHM_READ_BUSY:	return "busy";
+	case SHM_READ_MISSING:	return "missing";
+	case SHM_READ_INVALID:	return "invalid";
+	}
+	return "unknown";
+}
+
+int prom_render_self(struct sbuf *out, const struct source_status *st,
+		     const struct exporter_stats *s)
+{
+	char reason[512];
+
+	if (st->status != SHM_READ_OK && st->reason && *st->reason) {
+		/* A comment line: one line, whatever the reason text holds. */
+		text_sanitize(reason, sizeof(reason), st->reason, strlen(st->reason));
+		for (char *c = reason; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		sbuf_puts(out, "# zernel collector not fresh, segment data omitted: ");
+		sbuf_puts(out, reason);
+		sbuf_append(out, "\n", 1);
+	}
+	prom_single_u64(out, "zernel_collector_up", "gauge",
+		   "1 when the collector's segment is present, valid and fresh; 0 otherwise (then no segment data is exported).",
+		   st->status == SHM_READ_OK);
+	prom_family(out, "zernel_collector_status", "gauge",
+	       "Always 1; label status: ok, stale (heartbeat older than 3 publish intervals), busy (no consistent copy), missing or invalid.");
+	sbuf_puts(out, "zernel_collector_status{status=\"");
+	sbuf_puts(out, status_label(st->status));
+	sbuf_puts(out, "\"} 1\n");
+	if (st->seen) {
+		prom_family(out, "zernel_collector_last_publish_age_seconds", "gauge",
+		       "Seconds since the collector's last publish that this exporter saw.");
+		prom_series_sec(out, "zernel_collector_last_publish_age_seconds", "", "", st->age_ns);
+		prom_family(out, "zernel_collector_last_publish_timestamp_seconds", "gauge",
+		       "Wall-clock time of the collector's last publish that this exporter saw, seconds since the Unix epoch.");
+		prom_series_sec(out, "zernel_collector_last_publish_timestamp_seconds", "", "",
+			   st->last_update_real_ns);
+		prom_single_u64(out, "zernel_segment_generation", "gauge",
+			   "Generation of the segment last read; changes at every collector start.",
+			   st->generation);
+	}
+
+	prom_family(out, "zernel_exporter_build_info", "gauge", "Always 1; label version: the exporter's version.");
+	sbuf_puts(out, "zernel_exporter_build_info{version=\"" ZERNEL_VERSION "\"} 1\n");
+	prom_family(out, "zernel_exporter_start_time_seconds", "gauge",
+	       "When the exporter started, seconds since the Unix epoch.");
+	prom_series_sec(out, "zernel_exporter_start_time_seconds", "", "", stats_get(&s->start_real_ns));
+	prom_single_u64(out, "zernel_exporter_scrapes_total", "counter",
+		   "Requests for /metrics answered.", stats_get(&s->scrapes));
+	prom_single_u64(out, "zernel_exporter_http_requests_total", "counter",
+		   "HTTP requests answered, every path.", stats_get(&s->http_requests));
+	prom_single_u64(out, "zernel_exporter_http_connections", "gauge",
+		   "HTTP connections open now.", stats_get(&s->http_connections));
+	prom_single_u64(out, "zernel_exporter_http_rejected_total", "counter",
+		   "HTTP connections refused at the connection limit.", stats_get(&s->http_rejected));
+	prom_single_u64(out, "zernel_exporter_ws_clients", "gauge",
+		   "WebSocket clients connected now.", stats_get(&s->ws_clients));
+	prom_single_u64(out, "zernel_exporter_ws_connections_total", "counter",
+		   "WebSocket clients accepted since start.", stats_get(&s->ws_connections));
+	prom_single_u64(out, "zernel_exporter_ws_frames_sent_total", "counter",
+		   "Snapshots sent to WebSocket clients.", stats_get(&s->ws_frames_sent));
+	prom_single_u64(out, "zernel_exporter_ws_frames_dropped_total", "counter",
+		   "Snapshots skipped for a WebSocket client that had not taken the previous one.",
+		   stats_get(&s->ws_frames_dropped));
+	prom_single_u64(out, "zernel_exporter_ws_stalled_closed_total", "counter",
+		   "WebSocket clients closed for staying stalled.", stats_get(&s->ws_stalled_closed));
+	prom_single_u64(out, "zernel_exporter_ws_rejected_total", "counter",
+		   "WebSocket connections refused at the connection limit.", stats_get(&s->ws_rejected));
+	prom_single_u64(out, "zernel_exporter_ws_bad_input_total", "counter",
+		   "WebSocket clients closed for what they sent (binary or oversized messages).",
+		   stats_get(&s->ws_bad_input));
+	prom_single_u64(out, "zernel_exporter_ws_snapshot_bytes", "gauge",
+		   "Size of the last WebSocket snapshot, bytes.", stats_get(&s->ws_feed_bytes));
+	return sbuf_error(out);
+}

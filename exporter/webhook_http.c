@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Webhook transport: URL checking and a bounded HTTP/1.1 POST over plain
+ * sockets (see webhook.h for the system calls it makes, which the
+ * exporter's seccomp allowlist permits).  Runs unprivileged in the webhook
+ * threads; everything read from the network is bounded.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "exporter/webhook_http.h"
+
+#define RESPONSE_MAX	(64u << 10)	/* read at most this much of an answer */
+
+static int url_fail(char *err, size_t len, const char *url, const char *why)
+{
+	snprintf(err, len, "webhook URL '%.200s': %s", url, why);
+	return -EINVAL;
+}
+
+int webhook_url_parse(const char *url, struct webhook_url *u, char *err, size_t errlen)
+{
+	const char *p, *host, *host_end, *port = NULL, *path;
+	uint64_t portv = 80;
+	size_t hlen;
+
+	memset(u, 0, sizeof(*u));
+	if (strlen(url) >= sizeof(u->url))
+		return url_fail(err, errlen, url, "too long");
+	for (p = url; *p; p++)
+		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
+			return url_fail(err, errlen, url,
+					"contains a space, a control or a non-ASCII character");
+	if (strncasecmp(url, "https://", 8) == 0)
+		return url_fail(err, errlen, url, "https is not supported: give an http:// URL "
+				"(put a TLS relay in front of the receiver if it needs TLS)");
+	if (strncasecmp(url, "http://", 7) != 0)
+		return url_fail(err, errlen, url, "expected http://HOST[:PORT][/PATH]");
+	host = url + 7;
+	path = host + strcspn(host, "/?#");
+	if (*path == '#' || strchr(path, '#'))
+		return url_fail(err, errlen, url, "a fragment (#...) has no meaning here");
+	if (memchr(host, '@', (size_t)(path - host)))
+		return url_fail(err, errlen, url, "credentials in the URL are not supported");
+	if (*host == '[') {
+		host_end = memchr(host, ']', (size_t)(path - host));
+		if (!host_end)
+			return url_fail(err, errlen, url, "unclosed '[' in the host");
+		hlen = (size_t)(host_end - host - 1);
+		host++;
+		p = host_end + 1;
+		for (const char *c = host; c < host_end; c++)
+			if (!isxdigit((unsigned char)*c) && *c != ':' && *c != '.')
+				return url_fail(err, errlen, url, "bad IPv6 address");
+	} else {
+		host_end = host + strcspn(host, ":/?");
+		hlen = (size_t)(host_end - host);
+		p = host_end;
+		for (const char *c = host; c < host_end; c++)
+			if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' && *c != '_')
+				return url_fail(err, errlen, url, "bad character in the host");
+	}
+	if (hlen == 0)
+		return url_fail(err, errlen, url, "missing host");
+	if (hlen >= sizeof(u->host))
+		return url_fail(err, errlen, url, "host name too long");
+	if (*p == ':') {
+		char buf[8];
+		size_t plen;
+
+		port = p + 1;
+		plen = (size_t)(path - port);
+		if (plen == 0 || plen >= sizeof(buf))
+			return url_fail(err, errlen, url, "port must be in 1..65535");
+		memcpy(buf, port, plen);
+		buf[plen] = '\0';
+		if (parse_u64(buf, 1, 65535, &portv) < 0)
+			return url_fail(err, errlen, url, "port must be in 1..65535");
+	} else if (p != path) {
+		return url_fail(err, errlen, url, "bad host");
+	}
+	memcpy(u->host, host, hlen);
+	snprintf(u->port, sizeof(u->port), "%u", (unsigned int)portv);
+	snprintf(u->path, sizeof(u->path), "%s%s", *path == '/' ? "" : "/", path);
+	snprintf(u->authority, sizeof(u->authority), "%.*s", (int)(path - (url + 7)), url + 7);
+	snprintf(u->url, sizeof(u->url), "%s", url);
+	return 0;
+}
+
+/* ---- the exchange ------------------------------------------------------ */
+
+static int remaining_ms(uint64_t deadline_ns)
+{
+	uint64_t now = now_mono_ns();
+
+	return now >= deadline_ns ? 0 : (int)((deadline_ns - now + 999999) / 1000000);
+}
+
+/* Waits for events on fd until the deadline: 0, or -ETIMEDOUT / -errno. */
+static int wait_fd(int fd, short events, uint64_t deadline_ns)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = events };
+		int ms = remaining_ms(deadline_ns), r;
+
+		if (ms == 0)
+			return -ETIMEDOUT;
+		r = poll(&pfd, 1, ms);
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+static int connect_one(const struct addrinfo *ai, uint64_t deadline_ns)
+{
+	socklen_t sl = sizeof(int);
+	int fd, soerr = 0, r;
+
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		return fd;
+	if (errno != EINPROGRESS) {
+		r = -errno;
+		goto fail;
+	}
+	r = wait_fd(fd, POLLOUT, deadline_ns);
+	if (r < 0)
+		goto fail;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (soerr) {
+		r = -soerr;
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return r;
+}
+
+static int connect_any(const struct webhook_url *u, uint64_t deadline_ns, char *why,
+		       size_t whylen)
+{
+	struct addrinfo hints, *res = NULL;
+	int fd = -EHOSTUNREACH, g;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	/* An IP literal needs no resolver: try that first. */
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+	g = getaddrinfo(u->host, u->port, &hints, &res);
+	if (g == EAI_NONAME) {
+		hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
+		g = getaddrinfo(u->host, u->port, &hints, &res);
+	}
+	if (g != 0) {
+		snprintf(why, whylen, "cannot resolve %s: %s", u->host, gai_strerror(g));
+		return -EHOSTUNREACH;
+	}
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		fd = connect_one(ai, deadline_ns);
+		if (fd >= 0)
+			break;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		snprintf(why, whylen, "connect to %s: %s", u->authority, strerror(-fd));
+	return fd;
+}
+
+static int send_all(int fd, const char *p, size_t len, uint64_t deadline_ns)
+{
+	while (len) {
+		ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (w > 0) {
+			p += w;
+			len -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno != EAGAIN)
+			return -errno;
+		if (wait_fd(fd, POLLOUT, deadline_ns) < 0)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* "HTTP/1.x NNN ..." at the start of buf: the status, or -EPROTO. */
+static int parse_status(const char *buf, size_t len)
+{
+	int st;
+
+	if (len < 12 || strncmp(buf, "HTTP/1.", 7) != 0 || buf[8] != ' ' ||
+	    !isdigit((unsigned char)buf[9]) || !isdigit((unsigned char)buf[10]) ||
+	    !isdigit((unsigned char)buf[11]))
+		return -EPROTO;
+	st = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
+	return st >= 100 && st <= 599 ? st : -EPROTO;
+}
+
+int webhook_http_post(const struct webhook_url *u, const char *body, size_t len,
+		      unsigned int timeout_ms, char *why, size_t whylen)
+{
+	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * NSEC_PER_MSEC;
+	char head[WEBHOOK_URL_MAX + 512], *resp = NULL;
+	size_t got = 0;
+	int fd, r, n;
+
+	why[0] = '\0';
+	fd = connect_any(u, deadline, why, whylen);
+	if (fd < 0)
+		return fd;
+	n = snprintf(head, sizeof(head),
+		     "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: zernel-exporter/%s\r\n"
+		     "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+		     "Connection: close\r\n\r\n", u->path, u->authority, ZERNEL_VERSION, len);
+	r = send_all(fd, head, (size_t)n, deadline);
+	if (!r)
+		r = send_all(fd, body, len, deadline);
+	if (r) {
+		snprintf(why, whylen, "sending to %s: %s", u->authority, strerror(-r));
+		goto cleanup;
+	}
+	resp = malloc(RESPONSE_MAX);
+	if (!resp) {
+		r = -ENOMEM;
+		goto cleanup;
+	}
+	/* Read to the end (Connection: close) so the receiver's reply is never cut with a reset. */
+	for (;;) {
+		ssize_t k;
+
+		if (got == RESPONSE_MAX)
+			break;
+		k = recv(fd, resp + got, RESPONSE_MAX - got, 0);
+		if (k > 0) {
+			got += (size_t)k;
+			continue;
+		}
+		if (k == 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN) {
+			r = -errno;
+			break;
+		}
+		if (wait_fd(fd, POLLIN, deadline) < 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
+	}
+	n = parse_status(resp, got);
+	if (n > 0) {
+		r = n;	/* a status line is an answer, whatever came after it */
+	} else {
+		if (!r)
+			r = -EPROTO;
+		snprintf(why, whylen, "%s: %s", u->authority, got ? "answer is not HTTP/1.x" :
+			 r == -ETIMEDOUT ? "no answer in time" : strerror(-r));
+	}
+cleanup:
+	free(resp);
+	close(fd);
+	return r;
+}

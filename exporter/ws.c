@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * WebSocket feed on libwebsockets (see ws.h for the client policy).
+ * Unprivileged: the listening socket is bound by main and adopted here as a
+ * raw descriptor; each accepted connection is handed to libwebsockets as an
+ * HTTP connection that may upgrade.  Everything below runs in the feed
+ * thread except ws_server_new/free (main thread, thread not running) and
+ * ws_server_stop (main thread; it only sets a flag and wakes the loop).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <libwebsockets.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "exporter/feed_json.h"
+#include "exporter/sbuf.h"
+#include "exporter/source.h"
+#include "exporter/stats.h"
+#include "exporter/ws.h"
+
+/* One rendered snapshot, shared by every client sending it. */
+struct ws_frame {
+	unsigned int refs;	/* feed thread only */
+	char *data;
+	size_t len;
+};
+
+/* Per connection; libwebsockets allocates and zeroes it. */
+struct ws_client {
+	struct ws_client *next;
+	struct ws_client **pprev;
+	struct lws *wsi;
+	struct ws_frame *frame;	/* being sent; NULL when idle */
+	size_t off;		/* bytes of frame already written */
+	unsigned int stalled;	/* snapshots skipped in a row */
+	size_t rx_len;		/* size of the message being received */
+	int closing;
+};
+
+struct ws_server {
+	int listen_fd;
+	int listen_adopted;	/* lws owns listen_fd */
+	uint32_t interval_ms;
+	pthread_t thread;
+	int started;
+	atomic_int stop;
+
+	struct lws_context *context;
+	struct lws_vhost *vhost;
+	lws_sorted_usec_list_t tick;
+
+	struct source src;
+	struct ws_frame *current;	/* the latest snapshot */
+	uint64_t current_mono_ns;
+	struct ws_client *clients;
+	unsigned int nclients;
+	unsigned char *chunk;		/* LWS_PRE + WS_CHUNK write scratch */
+};
+
+static void frame_unref(struct ws_frame *f)
+{
+	if (f && --f->refs == 0) {
+		free(f->data);
+		free(f);
+	}
+}
+
+/* Renders a new current frame; keeps the old one when rendering fails. */
+static int render_frame(struct ws_server *s)
+{
+	struct source_status st;
+	struct ws_frame *f;
+	struct sbuf out;
+	int err;
+
+	source_refresh(&s->src);
+	source_status(&s->src, now_mono_ns(), &st);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	sbuf_init(&out, FEED_MAX_BYTES, 0);
+	err = feed_render(&out, source_fresh(&s->src), &st, &exporter_stats);
+	if (err || out.len == 0) {
+		sbuf_free(&out);
+		free(f);
+		return err ? err : -EINVAL;
+	}
+	f->refs = 1;
+	f->data = out.data;
+	f->len = out.len;
+	frame_unref(s->current);
+	s->current = f;
+	s->current_mono_ns = now_mono_ns();
+	stats_set(&exporter_stats.ws_feed_bytes, f->len);
+	return 0;
+}
+
+static void client_give_frame(struct ws_client *c, struct ws_frame *f)
+{
+	c->frame = f;
+	c->off = 0;
+	f->refs++;
+	lws_callback_on_writable(c->wsi);
+}
+
+static void client_kill(struct ws_client *c)
+{
+	c->closing = 1;
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+static void on_tick(lws_sorted_usec_list_t *sul)
+{
+	struct ws_server *s = lws_container_of(sul, struct ws_server, tick);
+	int err;
+
+	lws_sul_schedule(s->context, 0, &s->tick, on_tick,
+			 (lws_usec_t)s->interval_ms * 1000);
+	if (!s->clients)
+		return;	/* nobody to render for */
+	err = render_frame(s);
+	if (err) {
+		log_warnx("ws: snapshot rendering failed: %s", strerror(-err));
+		return;
+	}
+	for (struct ws_client *c = s->clients; c; c = c->next) {
+		if (c->closing)
+			continue;
+		if (c->frame || lws_partial_buffered(c->wsi)) {
+			stats_add(&exporter_stats.ws_frames_dropped, 1);
+			if (++c->stalled >= WS_STALL_INTERVALS) {
+				log_info("ws: closing a client stalled for %u intervals", c->stalled);
+				stats_add(&exporter_stats.ws_stalled_closed, 1);
+				client_kill(c);
+			}
+			continue;
+		}
+		c->stalled = 0;
+		client_give_frame(c, s->current);
+	}
+}
+
+/* Writes the next fragment of c's frame; -1 closes the connection. */
+static int client_write(struct ws_server *s, struct ws_client *c)
+{
+	struct ws_frame *f = c->frame;
+	size_t n;
+	int flags;
+
+	if (!f || c->closing)
+		return 0;
+	n = f->len - c->off;
+	if (n > WS_CHUNK)
+		n = WS_CHUNK;
+	/* lws writes its header into the LWS_PRE bytes: the shared frame must not be touched. */
+	memcpy(s->chunk + LWS_PRE, f->data + c->off, n);
+	flags = lws_write_ws_flags(LWS_WRITE_TEXT, c->off == 0, c->off + n == f->len);
+	if (lws_write(c->wsi, s->chunk + LWS_PRE, n, (enum lws_write_protocol)flags) < (int)n)
+		return -1;
+	c->off += n;
+	if (c->off < f->len) {
+		lws_callback_on_writable(c->wsi);
+		return 0;
+	}
+	frame_unref(f);
+	c->frame = NULL;
+	stats_add(&exporter_stats.ws_frames_sent, 1);
+	return 0;
+}
+
+static int client_bad_input(struct lws *wsi, enum lws_close_status code, const char *why)
+{
+	stats_add(&exporter_stats.ws_bad_input, 1);
+	log_debug("ws: closing a client: %s", why);
+	lws_close_reason(wsi, code, (unsigned char *)why, strlen(why));
+	return -1;
+}
+
+static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
+			 void *user, void *in, size_t len)
+{
+	struct ws_server *s = lws_context_user(lws_get_context(wsi));
+	struct ws_client *c = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		if (s->nclients >= WS_MAX_CLIENTS) {
+			stats_add(&exporter_stats.ws_rejected, 1);
+			return -1;
+		}
+		return 0;
+	case LWS_CALLBACK_ESTABLISHED:
+		c->wsi = wsi;
+		c->next = s->clients;
+		c->pprev = &s->clients;
+		if (s->clients)
+			s->clients->pprev = &c->next;
+		s->clients = c;
+		s->nclients++;
+		stats_add(&exporter_stats.ws_clients, 1);
+		stats_add(&exporter_stats.ws_connections, 1);
+		/* A new client gets a snapshot at once, not after up to one interval. */
+		if (!s->current || now_mono_ns() - s->current_mono_ns >
+				   (uint64_t)s->interval_ms * NSEC_PER_MSEC)
+			render_frame(s);
+		if (s->current)
+			client_give_frame(c, s->current);
+		return 0;
+	case LWS_CALLBACK_CLOSED:
+		if (!c->wsi)
+			return 0;
+		*c->pprev = c->next;
+		if (c->next)
+			c->next->pprev = c->pprev;
+		frame_unref(c->frame);
+		c->frame = NULL;
+		c->wsi = NULL;
+		s->nclients--;
+		stats_sub(&exporter_stats.ws_clients, 1);
+		return 0;
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return client_write(s, c);
+	case LWS_CALLBACK_RECEIVE:
+		if (lws_frame_is_binary(wsi))
+			return client_bad_input(wsi, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE,
+						"binary messages are not accepted");
+		c->rx_len += len;
+		if (c->rx_len > WS_MAX_RX_BYTES)
+			return client_bad_input(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+						"message too large");
+		/* The feed needs no input: text is read and ignored. */
+		if (lws_is_final_fragment(wsi))
+			c->rx_len = 0;
+		return 0;
+	case LWS_CALLBACK_HTTP:
+		/* A plain HTTP request on the feed port. */
+		lws_return_http_status(wsi, HTTP_STATUS_BAD_REQUEST,
+				       "this port serves the WebSocket feed: connect with ws://");
+		return lws_http_transaction_completed(wsi) ? -1 : 0;
+	default:
+		break;
+	}
+	(void)in;
+	return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+/* The listening socket, adopted as a raw descriptor: readable means accept. */
+static int listener_callback(struct lws *wsi, enum lws_callback_reasons reason,
+			     void *user, void *in, size_t len)
+{
+	struct ws_server *s = lws_context_user(lws_get_context(wsi));
+
+	if (reason != LWS_CALLBACK_RAW_RX_FILE)
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	for (int i = 0; i < 64; i++) {
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				log_warn("ws: accept");
+			break;
+		}
+		/* On failure lws closes fd itself. */
+		if (!lws_adopt_socket_vhost(s->vhost, fd))
+			log_warnx("ws: could not adopt a connection");
+	}
+	return 0;
+}
+
+static const struct lws_protocols ws_protocols[] = {
+	/* First: the default, for clients that ask for no subprotocol. */
+	{ WS_PROTOCOL_NAME, feed_callback, sizeof(struct ws_client), WS_MAX_RX_BYTES,
+	  0, NULL, WS_CHUNK },
+	{ "zernel-listener", listener_callback, 0, 0, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 },
+};
+
+static void lws_log_emit(int level, const char *line)
+{
+	size_t n = strlen(line);
+
+	/* lws lines end in a newline; ours add one. */
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	if (level & LLL_ERR)
+		log_warnx("lws: %.*s", (int)n, line);
+	else
+		log_debug("lws: %.*s", (int)n, line);
+}
+
+int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
+		  uint32_t interval_ms, unsigned int fd_limit)
+{
+	struct lws_context_creation_info info;
+	struct ws_server *s = calloc(1, sizeof(*s));
+	lws_sock_file_fd_type fd;
+	int err = -ENOMEM;
+
+	if (!s)
+		return -ENOMEM;
+	s->listen_fd = listen_fd;
+	s->interval_ms = interval_ms;
+	source_init(&s->src, shm_name);
+	s->chunk = malloc(LWS_PRE + WS_CHUNK);
+	if (!s->chunk)
+		goto cleanup;
+
+	lws_set_log_level(log_level_get() == LOG_LEVEL_DEBUG ?
+			  LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, lws_log_emit);
+	memset(&info, 0, sizeof(info));
+	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_VALIDATE_UTF8;
+	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
+	info.protocols = ws_protocols;
+	info.gid = -1;
+	info.uid = -1;
+	info.user = s;
+	info.fd_limit_per_thread = fd_limit;
+	info.timeout_secs = 10;		/* handshakes and closes that hang */
+	info.vhost_name = "zernel-feed";
+	s->context = lws_create_context(&info);
+	if (!s->context) {
+		log_warnx("ws: cannot create the libwebsockets context");
+		err = -EIO;
+		goto cleanup;
+	}
+	s->vhost = lws_create_vhost(s->context, &info);
+	if (!s->vhost) {
+		log_warnx("ws: cannot create the libwebsockets vhost");
+		err = -EIO;
+		goto cleanup;
+	}
+	fd.filefd = listen_fd;
+	if (!lws_adopt_descriptor_vhost(s->vhost, LWS_ADOPT_RAW_FILE_DESC, fd,
+					"zernel-listener", NULL)) {
+		/* lws closed the descriptor. */
+		s->listen_adopted = 1;
+		log_warnx("ws: cannot watch the listening socket");
+		err = -EIO;
+		goto cleanup;
+	}
+	s->listen_adopted = 1;
+	*out = s;
+	return 0;
+cleanup:
+	ws_server_free(s);
+	return err;
+}
+
+static void *ws_thread(void *arg)
+{
+	struct ws_server *s = arg;
+
+	lws_sul_schedule(s->context, 0, &s->tick, on_tick,
+			 (lws_usec_t)s->interval_ms * 1000);
+	while (!atomic_load(&s->stop))
+		if (lws_service(s->context, 0) < 0)
+			break;
+	return NULL;
+}
+
+int ws_server_start(struct ws_server *s)
+{
+	int err = pthread_create(&s->thread, NULL, ws_thread, s);
+
+	if (err)
+		return -err;
+	s->started = 1;
+	return 0;
+}
+
+void ws_server_stop(struct ws_server *s)
+{
+	if (!s || !s->started)
+		return;
+	atomic_store(&s->stop, 1);
+	lws_cancel_service(s->context);
+	pthread_join(s->thread, NULL);
+	s->started = 0;
+}
+
+void ws_server_free(struct ws_server *s)
+{
+	if (!s)
+		return;
+	ws_server_stop(s);
+	/* Closes every connection (their CLOSED callbacks drop frame references). */
+	if (s->context)
+		lws_context_destroy(s->context);
+	if (!s->listen_adopted && s->listen_fd >= 0)
+		close(s->listen_fd);
+	frame_unref(s->current);
+	source_close(&s->src);
+	free(s->chunk);
+	free(s);
+}

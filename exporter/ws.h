@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The WebSocket feed (libwebsockets): every interval, one JSON snapshot
+ * (feed_json.h) rendered once and pushed to every client.  It runs in a
+ * thread of its own with its own segment reader and private snapshot; the
+ * only state it shares is the atomic counters of stats.h.
+ *
+ * Slow clients never make memory grow.  A snapshot is shared by every
+ * client that sends it and written in WS_CHUNK fragments, so a client costs
+ * at most one chunk of buffered output on top of its reference.  When the
+ * next snapshot falls due and a client has not taken the previous one yet,
+ * that client skips it (counted in zernel_exporter_ws_frames_dropped_total);
+ * after WS_STALL_INTERVALS skipped snapshots in a row it is closed
+ * (zernel_exporter_ws_stalled_closed_total).
+ *
+ * What clients send is not needed: text messages are ignored; binary
+ * messages close the connection with 1003, messages over WS_MAX_RX_BYTES
+ * with 1009, invalid UTF-8 with 1007, and protocol violations with 1002 (by
+ * libwebsockets).  A client asking for no subprotocol gets the feed.
+ */
+#ifndef ZERNEL_WS_H
+#define ZERNEL_WS_H
+
+#include <stdint.h>
+
+#define WS_PROTOCOL_NAME	"zernel-feed"
+#define WS_MAX_CLIENTS		4096
+#define WS_CHUNK		65536	/* bytes per fragment and per write */
+#define WS_STALL_INTERVALS	5	/* skipped snapshots in a row before closing */
+#define WS_MAX_RX_BYTES		4096	/* largest message accepted from a client */
+
+struct ws_server;
+
+/*
+ * Creates the libwebsockets context around an already bound, listening fd
+ * (the server takes it).  Runs before the sandbox: libwebsockets opens what
+ * it needs here.  Returns 0 or -errno.
+ */
+int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
+		  uint32_t interval_ms, unsigned int fd_limit);
+
+int ws_server_start(struct ws_server *s);
+void ws_server_stop(struct ws_server *s);
+void ws_server_free(struct ws_server *s);
+
+#endif /* ZERNEL_WS_H */

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * A fake NCCL (libnccl.so.2) with the real entry points: each call busy-
+ * waits $FAKE_NCCL_NS ns and fails when count == FAKE_NCCL_BAD_COUNT;
+ * communicators remember their rank.  Test code.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/fakes/fake_cuda.h"
+
+#define EXPORT __attribute__((visibility("default"), noinline))
+
+typedef int ncclResult_t;
+#define ncclSuccess		0
+#define ncclInvalidArgument	4
+
+struct fake_comm {
+	int rank;
+	int nranks;
+	int dev;
+};
+typedef struct fake_comm *ncclComm_t;
+
+static uint64_t call_ns;
+
+__attribute__((constructor)) static void fake_nccl_init(void)
+{
+	const char *s = getenv("FAKE_NCCL_NS");
+
+	call_ns = s ? strtoull(s, NULL, 10) : 0;
+}
+
+static ncclResult_t fake_call(size_t count, ncclComm_t comm)
+{
+	fake_busy_ns(call_ns);
+	if (count == FAKE_NCCL_BAD_COUNT || !comm)
+		return ncclInvalidArgument;
+	return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclGetUniqueId(struct fake_nccl_id *id)
+{
+	memset(id, 0x5a, sizeof(*id));
+	return ncclSuccess;
+}
+
+static ncclResult_t new_comm(ncclComm_t *comm, int nranks, int rank, int dev)
+{
+	struct fake_comm *c;
+
+	if (!comm || nranks < 1 || rank < 0 || rank >= nranks)
+		return ncclInvalidArgument;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return ncclInvalidArgument;
+	c->rank = rank;
+	c->nranks = nranks;
+	c->dev = dev;
+	*comm = c;
+	return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, struct fake_nccl_id id, int rank)
+{
+	(void)id;
+	return new_comm(comm, nranks, rank, -1);
+}
+
+EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, struct fake_nccl_id id,
+					   int rank, void *config)
+{
+	(void)id;
+	(void)config;
+	return new_comm(comm, nranks, rank, -1);
+}
+
+EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
+{
+	for (int i = 0; i < ndev; i++) {
+		ncclResult_t r = new_comm(&comms[i], ndev, i, devlist ? devlist[i] : i);
+
+		if (r != ncclSuccess)
+			return r;
+	}
+	return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclAllReduce(const void *s, void *r, size_t count, int dt, int op,
+				  ncclComm_t comm, CUstream st)
+{
+	(void)s; (void)r; (void)dt; (void)op; (void)st;
+	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclAllGather(const void *s, void *r, size_t count, int dt, ncclComm_t comm,
+				  CUstream st)
+{
+	(void)s; (void)r; (void)dt; (void)st;
+	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclReduceScatter(const void *s, void *r, size_t count, int dt, int op,
+				      ncclComm_t comm, CUstream st)
+{
+	(void)s; (void)r; (void)dt; (void)op; (void)st;
+	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclBroadcast(const void *s, void *r, size_t count, int dt, int root,
+				  ncclComm_t comm, CUstream st)
+{
+	(void)s; (void)r; (void)dt; (void)root; (void)st;
+	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclReduce(const void *s, void *r, size_t count, int dt, int op, int root,
+			       ncclComm_t comm, CUstream st)
+{
+	(void)s; (void)r; (void)dt; (void)op; (void)root; (void)st;
+	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclSend(const void *s, size_t count, int dt, int peer, ncclComm_t comm,
+			     CUstream st)
+{
+	(void)s; (void)dt; (void)peer; (void)st;
+	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclRecv(void *r, size_t count, int dt, int peer, ncclComm_t comm,
+			     CUstream st)
+{
+	(void)r; (void)dt; (void)peer; (void)st;
+	return fake_call(count, comm);
+}

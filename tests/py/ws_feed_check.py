@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# A real WebSocket client (python3-websockets) against zernel-exporter's feed.
+# Connects with no subprotocol (as `websocat ws://host:port` does), checks
+# the cadence and the seed keys, then checks that one snapshot agrees with a
+# /metrics scrape of the same publish.  Exit status 0 when every check holds;
+# otherwise the first failed check is printed.
+#
+# usage: ws_feed_check.py WS_PORT METRICS_PORT INTERVAL_MS FRAMES [SUBPROTOCOL]
+import asyncio
+import json
+import re
+import sys
+import time
+import urllib.request
+
+import websockets
+
+SEED_KEYS = ("gpu_utilization", "cuda_latency_p50_us", "cuda_latency_p99_us",
+             "nccl_allreduce_p50_ms", "nccl_allreduce_p99_ms",
+             "dataloader_wait_p50_ms", "last_update_ms")
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def scrape(port):
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        text = r.read().decode()
+    series = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        if not m:
+            fail("unparsable metrics line: " + line)
+        labels = tuple(sorted(LABEL.findall(m.group(3) or "")))
+        series[(m.group(1), labels)] = float(m.group(4))
+    return series
+
+
+def get(series, name, **labels):
+    return series.get((name, tuple(sorted(labels.items()))))
+
+
+async def main():
+    ws_port, metrics_port, interval_ms, frames = (int(a) for a in sys.argv[1:5])
+    sub = [sys.argv[5]] if len(sys.argv) > 5 else None
+    async with websockets.connect("ws://127.0.0.1:%d/" % ws_port, subprotocols=sub,
+                                  max_size=None, open_timeout=5) as ws:
+        if sub and ws.subprotocol != sub[0]:
+            fail("asked for subprotocol %s, got %r" % (sub[0], ws.subprotocol))
+        if not sub and ws.subprotocol is not None:
+            fail("no subprotocol asked, got %r" % ws.subprotocol)
+        # The first snapshot comes at once; the cadence is measured after it.
+        first = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        stamps = []
+        for _ in range(frames):
+            msg = await asyncio.wait_for(ws.recv(), 5 + 3 * interval_ms / 1000)
+            stamps.append(time.monotonic())
+            snap = json.loads(msg)
+            for k in SEED_KEYS:
+                if k not in snap:
+                    fail("seed key %s missing" % k)
+            if not snap["collector_up"]:
+                fail("collector_up is false: " + snap["stale_reason"])
+            for e in snap["gpu_utilization"]:
+                if not re.fullmatch(r"\d+:\d+", e["key"]) or "current_bytes" not in e \
+                        or "peak_bytes" not in e:
+                    fail("bad gpu_utilization entry %r" % e)
+        gaps = [b - a for a, b in zip(stamps, stamps[1:])]
+        mean = sum(gaps) / len(gaps)
+        want = interval_ms / 1000
+        # One timer per interval: the mean gap is the interval, give or take
+        # scheduling on a loaded machine.
+        if abs(mean - want) > 0.25 * want or max(gaps) > 3 * want:
+            fail("cadence: mean gap %.3f s, max %.3f s, configured %.3f s"
+                 % (mean, max(gaps), want))
+        print("cadence ok: %d frames, mean gap %.3f s (configured %.3f s), first frame %d bytes"
+              % (len(stamps), mean, want, len(json.dumps(first))))
+
+        # Consistency: a snapshot and a scrape of the same publish agree.
+        # The snapshot may have arrived before the scrape: keep the last one.
+        last = None
+        snap = None
+        for attempt in range(20):
+            series = scrape(metrics_port)
+            ts = get(series, "zernel_collector_last_publish_timestamp_seconds")
+            if ts is None:
+                fail("no zernel_collector_last_publish_timestamp_seconds in /metrics")
+            want_ms = int(round(ts * 1000 - 0.5))  # floor, as the feed does
+            if last and last["last_update_ms"] == want_ms:
+                snap = last
+                break
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                last = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                if last["last_update_ms"] >= want_ms:
+                    break
+            if last["last_update_ms"] == want_ms:
+                snap = last
+                break
+        if not snap:
+            fail("never saw a snapshot of the publish that /metrics showed")
+        if get(series, "zernel_segment_generation") != float(snap["generation"]):
+            fail("generation differs")
+        checked = 0
+        for e in snap["gpu_utilization"]:
+            pid, gpu = e["key"].split(":")
+            used = get(series, "zernel_gpu_memory_used_bytes", pid=pid, gpu_id=gpu)
+            peak = get(series, "zernel_gpu_memory_peak_bytes", pid=pid, gpu_id=gpu)
+            if used != float(e["current_bytes"]) or peak != float(e["peak_bytes"]):
+                fail("gpu %s: feed %d/%d, metrics %r/%r" % (e["key"], e["current_bytes"],
+                                                           e["peak_bytes"], used, peak))
+            checked += 1
+        for p in snap["processes"]:
+            pid = str(p["pid"])
+            count = get(series, "zernel_cuda_launch_latency_seconds_count", pid=pid)
+            if p["cuda_launch_count"] == 0:
+                if count is not None:
+                    fail("pid %s: no launches in the feed, %r in metrics" % (pid, count))
+                continue
+            if count != float(p["cuda_launch_count"]):
+                fail("pid %s: launch count feed %d, metrics %r" % (pid, p["cuda_launch_count"], count))
+            for q, key in (("0.5", "cuda_launch_p50_us"), ("0.99", "cuda_launch_p99_us")):
+                m = get(series, "zernel_cuda_launch_latency_seconds", pid=pid, quantile=q)
+                if m is None or abs(m * 1e6 - p[key]) > 1e-6 * max(1.0, p[key]):
+                    fail("pid %s: %s feed %r, metrics %r s" % (pid, key, p[key], m))
+            checked += 1
+        for n in snap["nccl"]:
+            calls = get(series, "zernel_nccl_calls_total", op=n["op"])
+            if calls != float(n["calls"]):
+                fail("nccl %s: calls feed %d, metrics %r" % (n["op"], n["calls"], calls))
+            if n["op"] == "all_reduce" and n["calls"]:
+                m = get(series, "zernel_nccl_collective_duration_seconds", op="all_reduce",
+                        quantile="0.5")
+                if abs(m * 1e3 - snap["nccl_allreduce_p50_ms"]) > 1e-6:
+                    fail("all_reduce p50: feed %r ms, metrics %r s" % (snap["nccl_allreduce_p50_ms"], m))
+            checked += 1
+        if checked < 3:
+            fail("too little to compare (%d items)" % checked)
+        print("consistency ok: %d items agree with /metrics" % checked)
+
+
+asyncio.run(main())

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * A CUDA/NCCL workload driven by its arguments, for the probe tests: it
+ * dlopens the libraries it is told to (fake or real), then runs the ops in
+ * order, and prints what it did so tests know the ground truth.  Once done
+ * it prints "DONE" and waits for its stdin to close, so the test can read
+ * the collector's figures while the process still lives.  No privilege.
+ *
+ *   lib:PATH            dlopen PATH (RTLD_NOW | RTLD_GLOBAL)
+ *   wait                print "WAIT", then block until a line on stdin
+ *   dev:N               cudaSetDevice(N)
+ *   ctxdev:N            cuDevicePrimaryCtxRetain(N) + cuCtxSetCurrent
+ *   malloc:B  cumalloc:B  async:B   cudaMalloc / cuMemAlloc_v2 / cuMemAllocAsync
+ *   vmm:DEV:B           cuMemCreate on device DEV
+ *   free                frees the newest live allocation with its own free call
+ *   badfree             cuMemFree_v2 of a pointer the driver rejects
+ *   launch:N:NS  rtlaunch:N:NS  exlaunch:N:NS  ptsz:N:NS
+ *                       N launches of NS ns (cuLaunchKernel, cudaLaunchKernel,
+ *                       cuLaunchKernelEx, cuLaunchKernel_ptsz)
+ *   graph:N:NS  rtgraph:N:NS   cuGraphLaunch / cudaGraphLaunch
+ *   nccl:OP:COUNT:DTYPE:N      N calls of OP (allreduce, allgather,
+ *                       reducescatter, broadcast, reduce, send, recv)
+ *   sync:NS             cudaStreamSynchronize on a stream that takes NS ns
+ *   cusync:NS           cuStreamSynchronize, the same
+ *   commrank:NRANKS:RANK  commconfig:NRANKS:RANK  commall:N
+ *   sleep:MS
+ *   exit                exit at once (no DONE)
+ *
+ * Before DONE it prints, for what it timed itself around each call,
+ * "Q <series> <count> <p50 ns> <p99 ns>" for the series launch, graph and
+ * nccl_<op> and sync: an upper bound of what a probe inside the call can measure.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/fakes/fake_cuda.h"
+
+#define MAX_LIVE 4096
+
+enum alloc_kind { K_RT, K_DRV, K_ASYNC, K_VMM };
+
+struct live {
+	uint64_t addr;
+	enum alloc_kind kind;
+};
+
+static struct live live[MAX_LIVE];
+static int n_live;
+
+static void *sym(const char *name)
+{
+	void *f = dlsym(RTLD_DEFAULT, name);
+
+	if (!f) {
+		fprintf(stderr, "zw_cuda: no symbol %s\n", name);
+		exit(2);
+	}
+	return f;
+}
+
+/* Each call site looks its symbol up once. */
+#define CALL(type, name, ...) ({				\
+	static void *fn_;					\
+	if (!fn_)						\
+		fn_ = sym(name);				\
+	((type)fn_)(__VA_ARGS__);				\
+})
+
+typedef int (*fn_i)(int);
+typedef int (*fn_pp_sz)(void *, size_t);
+typedef int (*fn_pp_sz_s)(void *, size_t, void *);
+typedef int (*fn_u64)(uint64_t);
+typedef int (*fn_u64_s)(uint64_t, void *);
+typedef int (*fn_create)(uint64_t *, size_t, const struct fake_mem_prop *, unsigned long long);
+typedef int (*fn_ctx_retain)(void **, int);
+typedef int (*fn_p)(void *);
+typedef int (*fn_launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			 unsigned, void *, void **, void **);
+typedef int (*fn_rtlaunch)(const void *, struct fake_dim3, struct fake_dim3, void **, size_t,
+			   void *);
+typedef int (*fn_exlaunch)(const struct fake_launch_config *, void *, void **, void **);
+typedef int (*fn_pp)(void *, void *);
+typedef int (*fn_coll7)(const void *, void *, size_t, int, int, void *, void *);
+typedef int (*fn_coll6)(const void *, void *, size_t, int, void *, void *);
+typedef int (*fn_coll8)(const void *, void *, size_t, int, int, int, void *, void *);
+typedef int (*fn_p2p)(void *, size_t, int, int, void *, void *);
+typedef int (*fn_init_rank)(void **, int, struct fake_nccl_id, int);
+typedef int (*fn_init_cfg)(void **, int, struct fake_nccl_id, int, void *);
+typedef int (*fn_init_all)(void **, int, const int *);
+
+static void *comm;	/* the last communicator made, for collectives */
+
+/* Durations the workload measured around its own calls. */
+#define MAX_TIMED	100000
+
+struct timed {
+	char name[32];
+	uint64_t *ns;
+	size_t n;
+};
+
+static struct timed timed[16];
+static size_t n_series;
+
+static struct timed *series(const char *name)
+{
+	for (size_t i = 0; i < n_series; i++)
+		if (!strcmp(timed[i].name, name))
+			return &timed[i];
+	if (n_series == sizeof(timed) / sizeof(timed[0]))
+		exit(2);
+	snprintf(timed[n_series].name, sizeof(timed[n_series].name), "%s", name);
+	timed[n_series].ns = calloc(MAX_TIMED, sizeof(uint64_t));
+	if (!timed[n_series].ns)
+		exit(2);
+	return &timed[n_series++];
+}
+
+static void note(const char *name, uint64_t t0)
+{
+	uint64_t d = fake_now_ns() - t0;
+	struct timed *t = series(name);
+
+	if (t->n < MAX_TIMED)
+		t->ns[t->n++] = d;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest rank, as the collector's histogram defines quantiles. */
+static uint64_t rank(const struct timed *t, double q)
+{
+	size_t r = (size_t)(q * (double)t->n + 0.999999);
+
+	return t->ns[(r ? r : 1) - 1];
+}
+
+static void print_series(void)
+{
+	for (size_t i = 0; i < n_series; i++) {
+		struct timed *t = &timed[i];
+
+		qsort(t->ns, t->n, sizeof(uint64_t), cmp_u64);
+		printf("Q %s %zu %llu %llu\n", t->name, t->n,
+		       (unsigned long long)rank(t, 0.5), (unsigned long long)rank(t, 0.99));
+	}
+}
+
+#define TIMED(name, expr) do { uint64_t t0_ = fake_now_ns(); r |= (expr); note(name, t0_); } while (0)
+
+static void remember(uint64_t addr, enum alloc_kind k)
+{
+	if (n_live < MAX_LIVE)
+		live[n_live++] = (struct live){ addr, k };
+}
+
+static int do_free(void)
+{
+	struct live l;
+
+	if (n_live == 0)
+		return -1;
+	l = live[--n_live];
+	switch (l.kind) {
+	case K_RT: return CALL(fn_p, "cudaFree", (void *)(uintptr_t)l.addr);
+	case K_DRV: return CALL(fn_u64, "cuMemFree_v2", l.addr);
+	case K_ASYNC: return CALL(fn_u64_s, "cuMemFreeAsync", l.addr, NULL);
+	case K_VMM: return CALL(fn_u64, "cuMemRelease", l.addr);
+	}
+	return -1;
+}
+
+static int nccl(const char *op, size_t count, int dt)
+{
+	void *buf = NULL;
+
+	if (!strcmp(op, "allreduce"))
+		return CALL(fn_coll7, "ncclAllReduce", buf, buf, count, dt, 0, comm, NULL);
+	if (!strcmp(op, "allgather"))
+		return CALL(fn_coll6, "ncclAllGather", buf, buf, count, dt, comm, NULL);
+	if (!strcmp(op, "reducescatter"))
+		return CALL(fn_coll7, "ncclReduceScatter", buf, buf, count, dt, 0, comm, NULL);
+	if (!strcmp(op, "broadcast"))
+		return CALL(fn_coll7, "ncclBroadcast", buf, buf, count, dt, 0, comm, NULL);
+	if (!strcmp(op, "reduce"))
+		return CALL(fn_coll8, "ncclReduce", buf, buf, count, dt, 0, 0, comm, NULL);
+	if (!strcmp(op, "send"))
+		return CALL(fn_p2p, "ncclSend", buf, count, dt, 0, comm, NULL);
+	if (!strcmp(op, "recv"))
+		return CALL(fn_p2p, "ncclRecv", buf, count, dt, 0, comm, NULL);
+	fprintf(stderr, "zw_cuda: unknown nccl op %s\n", op);
+	exit(2);
+}
+
+static void wait_line(void)
+{
+	char line[64];
+
+	if (!fgets(line, sizeof(line), stdin))
+		exit(0);
+}
+
+static void run(const char *op)
+{
+	unsigned long long a = 0, b = 0, c = 0;
+	char name[32];
+	int r = 0;
+
+	if (!strncmp(op, "lib:", 4)) {
+		if (!dlopen(op + 4, RTLD_NOW | RTLD_GLOBAL)) {
+			fprintf(stderr, "zw_cuda: %s\n", dlerror());
+			exit(2);
+		}
+	} else if (!strcmp(op, "wait")) {
+		printf("WAIT\n");
+		fflush(stdout);
+		wait_line();
+	} else if (sscanf(op, "dev:%llu", &a) == 1) {
+		r = CALL(fn_i, "cudaSetDevice", (int)a);
+	} else if (sscanf(op, "ctxdev:%llu", &a) == 1) {
+		void *ctx = NULL;
+
+		r = CALL(fn_ctx_retain, "cuDevicePrimaryCtxRetain", &ctx, (int)a);
+		if (r == 0)
+			r = CALL(fn_p, "cuCtxSetCurrent", ctx);
+	} else if (sscanf(op, "malloc:%llu", &a) == 1) {
+		void *p = NULL;
+
+		r = CALL(fn_pp_sz, "cudaMalloc", &p, a);
+		if (r == 0)
+			remember((uintptr_t)p, K_RT);
+	} else if (sscanf(op, "cumalloc:%llu", &a) == 1) {
+		uint64_t p = 0;
+
+		r = CALL(fn_pp_sz, "cuMemAlloc_v2", &p, a);
+		if (r == 0)
+			remember(p, K_DRV);
+	} else if (sscanf(op, "async:%llu", &a) == 1) {
+		uint64_t p = 0;
+
+		r = CALL(fn_pp_sz_s, "cuMemAllocAsync", &p, a, NULL);
+		if (r == 0)
+			remember(p, K_ASYNC);
+	} else if (sscanf(op, "vmm:%llu:%llu", &a, &b) == 2) {
+		struct fake_mem_prop prop = { .type = 1, .location = { 1, (int)a } };
+		uint64_t h = 0;
+
+		r = CALL(fn_create, "cuMemCreate", &h, b, &prop, 0);
+		if (r == 0)
+			remember(h, K_VMM);
+	} else if (!strcmp(op, "free")) {
+		r = do_free();
+	} else if (!strcmp(op, "badfree")) {
+		r = CALL(fn_u64, "cuMemFree_v2", FAKE_BAD_PTR);
+	} else if (sscanf(op, "launch:%llu:%llu", &a, &b) == 2) {
+		for (unsigned long long i = 0; i < a; i++)
+			TIMED("launch", CALL(fn_launch, "cuLaunchKernel", NULL, 1, 1, 1, 1, 1, 1,
+					     (unsigned)b, NULL, NULL, NULL));
+	} else if (sscanf(op, "ptsz:%llu:%llu", &a, &b) == 2) {
+		for (unsigned long long i = 0; i < a; i++)
+			TIMED("launch", CALL(fn_launch, "cuLaunchKernel_ptsz", NULL, 1, 1, 1, 1,
+					     1, 1, (unsigned)b, NULL, NULL, NULL));
+	} else if (sscanf(op, "rtlaunch:%llu:%llu", &a, &b) == 2) {
+		struct fake_dim3 one = { 1, 1, 1 };
+
+		for (unsigned long long i = 0; i < a; i++)
+			TIMED("launch", CALL(fn_rtlaunch, "cudaLaunchKernel", (void *)1, one, one,
+					     NULL, (size_t)b, NULL));
+	} else if (sscanf(op, "exlaunch:%llu:%llu", &a, &b) == 2) {
+		struct fake_launch_config cfg = { .shared_mem_bytes = (unsigned)b };
+
+		for (unsigned long long i = 0; i < a; i++)
+			TIMED("launch", CALL(fn_exlaunch, "cuLaunchKernelEx", &cfg, NULL, NULL,
+					     NULL));
+	} else if (sscanf(op, "graph:%llu:%llu", &a, &b) == 2) {
+		for (unsigned long long i = 0; i < a; i++)
+			TIMED("graph", CALL(fn_pp, "cuGraphLaunch", (void *)(uintptr_t)b, NULL));
+	} else if (sscanf(op, "rtgraph:%llu:%llu", &a, &b) == 2) {
+		for (unsigned long long i = 0; i < a; i++)
+			TIMED("graph", CALL(fn_pp, "cudaGraphLaunch", (void *)(uintptr_t)b, NULL));
+	} else if (sscanf(op, "nccl:%31[a-z]:%llu:%llu:%llu", name, &a, &b, &c) == 4) {
+		char sname[48];
+
+		snprintf(sname, sizeof(sname), "nccl_%s", name);
+		for (unsigned long long i = 0; i < c; i++)
+			TIMED(sname, nccl(name, a, (int)b));
+	} else if (sscanf(op, "sync:%llu", &a) == 1) {
+		TIMED("sync", CALL(fn_p, "cudaStreamSynchronize", (void *)(uintptr_t)a));
+	} else if (sscanf(op, "cusync:%llu", &a) == 1) {
+		TIMED("sync", CALL(fn_p, "cuStreamSynchronize", (void *)(uintptr_t)a));
+	} else if (sscanf(op, "commrank:%llu:%llu", &a, &b) == 2) {
+		struct fake_nccl_id id;
+
+		memset(&id, 0x5a, sizeof(id));
+		r = CALL(fn_init_rank, "ncclCommInitRank", &comm, (int)a, id, (int)b);
+	} else if (sscanf(op, "commconfig:%llu:%llu", &a, &b) == 2) {
+		struct fake_nccl_id id;
+
+		memset(&id, 0x5a, sizeof(id));
+		r = CALL(fn_init_cfg, "ncclCommInitRankConfig", &comm, (int)a, id, (int)b, NULL);
+	} else if (sscanf(op, "commall:%llu", &a) == 1) {
+		void *comms[16];
+
+		if (a > 16)
+			a = 16;
+		r = CALL(fn_init_all, "ncclCommInitAll", comms, (int)a, NULL);
+		if (r == 0)
+			comm = comms[0];
+	} else if (sscanf(op, "sleep:%llu", &a) == 1) {
+		usleep((useconds_t)(a * 1000));
+	} else if (!strcmp(op, "exit")) {
+		exit(0);
+	} else {
+		fprintf(stderr, "zw_cuda: unknown op %s\n", op);
+		exit(2);
+	}
+	printf("%s = %d\n", op, r);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc; i++)
+		run(argv[i]);
+	print_series();
+	printf("DONE\n");
+	fflush(stdout);
+	/* Stay alive, so the figures can be read, until stdin closes. */
+	while (getchar() != EOF)
+		;
+	return 0;
+}

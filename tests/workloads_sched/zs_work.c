@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Ground-truth workloads for the wait and scheduler probes: reads and
+ * io_uring waits that block for a known time, condition-variable and barrier waits of a known length,
+ * a thread preempted by a CPU hog, a thread moved between CPUs.  Runs
+ * unprivileged; prints what it did as key=value lines.
+ *
+ * Protocol: prints "ready pid=N", waits for SIGUSR1, works, prints its
+ * results and "done", then waits for a second SIGUSR1 before exiting, so a
+ * test can read the collector's segment while the process still lives.
+ */
+#include <errno.h>
+#include <linux/io_uring.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ZS_RECORD	64
+
+static unsigned long n_items;
+static unsigned long delay_ms;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "zs_work: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned long ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
+/* Blocks until SIGUSR1 (already blocked in every thread). */
+static void wait_signal(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (sigwait(&set, &sig) != 0 || sig != SIGUSR1)
+		;
+}
+
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		die("sched_setaffinity");
+}
+
+/*
+ * Each wait is timed here too, and sorted as the tests sort the collector's
+ * samples: "long" waits last (10 ms, 50 ms], which is where a wait of the
+ * delay lands even on a busy machine; a wait that found its record already
+ * there (the waiter fell behind) is short and is not one.
+ */
+#define ZS_LONG_LO	10000000ull
+#define ZS_LONG_HI	50000000ull
+
+struct zs_tally {
+	unsigned long waits;		/* calls that slept (voluntary switch) */
+	unsigned long long_waits;	/* of those, the ones of about the delay */
+	uint64_t slept_ns;		/* time inside calls that slept */
+	unsigned long calls_long;	/* all calls of about the delay */
+	unsigned long calls_short;	/* all the other calls */
+};
+
+static long thread_nvcsw(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+}
+
+static void tally(struct zs_tally *t, uint64_t t0, long nv0)
+{
+	uint64_t d = now_ns(CLOCK_MONOTONIC) - t0;
+	int is_long = d > ZS_LONG_LO && d <= ZS_LONG_HI;
+
+	if (is_long)
+		t->calls_long++;
+	else
+		t->calls_short++;
+	if (thread_nvcsw() != nv0) {
+		t->waits++;
+		t->long_waits += is_long;
+		t->slept_ns += d;
+	}
+}
+
+static void tally_print(const char *name, const struct zs_tally *t)
+{
+	printf("%s_waits=%lu\n", name, t->waits);
+	printf("%s_long=%lu\n", name, t->long_waits);
+	printf("%s_slept_ns=%llu\n", name, (unsigned long long)t->slept_ns);
+}
+
+static long process_nvcsw(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_nvcsw;
+}
+
+/* --- pipe: a reader whose writer delays each record -------------------- */
+
+static struct zs_tally writer_sleeps;
+
+static void *pipe_writer(void *arg)
+{
+	int fd = *(int *)arg;
+	char rec[ZS_RECORD];
+
+	memset(rec, 'r', sizeof(rec));
+	for (unsigned long i = 0; i < n_items; i++) {
+		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+		long nv0 = thread_nvcsw();
+
+		sleep_ms(delay_ms);
+		tally(&writer_sleeps, t0, nv0);
+		if (write(fd, rec, sizeof(rec)) != (ssize_t)sizeof(rec))
+			die("write");
+	}
+	return NULL;
+}
+
+static void run_pipe(void)
+{
+	struct zs_tally reads = { 0 };
+	long nvcsw0 = process_nvcsw();
+	char rec[ZS_RECORD];
+	pthread_t writer;
+	int fds[2];
+
+	if (pipe(fds) != 0)
+		die("pipe");
+	if (pthread_create(&writer, NULL, pipe_writer, &fds[1]) != 0)
+		die("pthread_create");
+	for (unsigned long i = 0; i < n_items; i++) {
+		size_t got = 0;
+
+		while (got < sizeof(rec)) {
+			uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+			long nv0 = thread_nvcsw();
+			ssize_t n = read(fds[0], rec + got, sizeof(rec) - got);
+
+			if (n <= 0)
+				die("read");
+			tally(&reads, t0, nv0);
+			got += (size_t)n;
+		}
+	}
+	pthread_join(writer, NULL);
+	printf("reads=%lu\n", n_items);
+	tally_print("read", &reads);
+	tally_print("sleep", &writer_sleeps);
+	printf("nvcsw=%ld\n", process_nvcsw() - nvcsw0);
+}
+
+/* --- futex: a condition variable signalled after a delay ---------------- */
+
+static pthread_mutex_t cv_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static unsigned long cv_posted, cv_taken;
+static struct zs_tally cv_waits;
+
+static void *cv_waiter(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&cv_lock);
+	while (cv_taken < n_items) {
+		while (cv_posted == cv_taken) {
+			uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+			long nv0 = thread_nvcsw();
+
+			pthread_cond_wait(&cv, &cv_lock);
+			tally(&cv_waits, t0, nv0);
+		}
+		cv_taken++;
+	}
+	pthread_mutex_unlock(&cv_lock);
+	return NULL;
+}
+
+static void run_futex(void)
+{
+	pthread_t waiter;
+
+	if (pthread_create(&waiter, NULL, cv_waiter, NULL) != 0)
+		die("pthread_create");
+	for (unsigned long i = 0; i < n_items; i++) {
+		sleep_ms(delay_ms);
+		pthread_mutex_lock(&cv_lock);
+		cv_posted++;
+		pthread_mutex_unlock(&cv_lock);
+		/* Signalled after unlocking: the waiter never waits for the mutex. */
+		pthread_cond_signal(&cv);
+	}
+	pthread_join(waiter, NULL);
+	printf("cond_signals=%lu\n", n_items);
+	tally_print("cond", &cv_waits);
+}
+
+/* --- barrier: two threads, one arrives delay_ms late -------------------- */
+
+static pthread_barrier_t barrier;
+static struct zs_tally barrier_late_tally;
+
+static void barrier_wait_tallied(struct zs_tally *t)
+{
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	long nv0 = thread_nvcsw();
+
+	pthread_barrier_wait(&barrier);
+	tally(t, t0, nv0);
+}
+
+static void *barrier_late(void *arg)
+{
+	(void)arg;
+	for (unsigned long i = 0; i < n_items; i++) {
+		sleep_ms(delay_ms);
+		barrier_wait_tallied(&barrier_late_tally);
+	}
+	return NULL;
+}
+
+static void *warm_sleeper(void *arg)
+{
+	(void)arg;
+	sleep_ms(5);
+	return NULL;
+}
+
+static void run_barrier(void)
+{
+	struct zs_tally early = { 0 };
+	pthread_t late;
+
+	/*
+	 * One futex wait first (joining a thread that sleeps): a collector
+	 * learns of a libc it has not probed yet from a process's first wait,
+	 * and gets a moment to probe it before the barriers start.
+	 */
+	if (pthread_create(&late, NULL, warm_sleeper, NULL) != 0)
+		die("pthread_create");
+	pthread_join(late, NULL);
+	sleep_ms(500);
+
+	if (pthread_barrier_init(&barrier, NULL, 2) != 0)
+		die("pthread_barrier_init");
+	if (pthread_create(&late, NULL, barrier_late, NULL) != 0)
+		die("pthread_create");
+	for (unsigned long i = 0; i < n_items; i++)
+		barrier_wait_tallied(&early);
+	pthread_join(late, NULL);
+	pthread_barrier_destroy(&barrier);
+	printf("barrier_calls=%lu\n", 2 * n_items);
+	printf("barrier_long=%lu\n", early.calls_long + barrier_late_tally.calls_long);
+	printf("barrier_short=%lu\n", early.calls_short + barrier_late_tally.calls_short);
+}
+
+/* --- uring: io_uring_enter waits that time out after a known delay ---- */
+
+static void run_uring(void)
+{
+	struct io_uring_params params;
+	struct __kernel_timespec ts = { 0, (long long)delay_ms * 1000000LL };
+	struct io_uring_getevents_arg arg = { .ts = (uint64_t)(uintptr_t)&ts };
+	unsigned long waits = 0;
+	int fd;
+
+	memset(&params, 0, sizeof(params));
+	fd = (int)syscall(SYS_io_uring_setup, 4, &params);
+	if (fd < 0) {
+		/* Disabled (kernel.io_uring_disabled) or absent: say so. */
+		printf("uring_waits=-1\n");
+		return;
+	}
+	for (unsigned long i = 0; i < n_items; i++) {
+		/* Nothing was submitted: it waits for one completion, times out. */
+		if (syscall(SYS_io_uring_enter, fd, 0, 1,
+			    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof(arg)) < 0 &&
+		    errno == ETIME)
+			waits++;
+		/* Asks for nothing: not a wait. */
+		syscall(SYS_io_uring_enter, fd, 0, 0, 0, NULL, 0);
+	}
+	close(fd);
+	printf("uring_waits=%lu\n", waits);
+}
+
+/* --- spin / hog: a pinned thread and a CPU hog on the same CPU ---------- */
+
+/* Run-queue wait (ns) and timeslices of the calling thread, per the kernel. */
+static void thread_schedstat(unsigned long long *run_delay, unsigned long long *slices)
+{
+	unsigned long long cpu = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+
+	*run_delay = *slices = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%llu %llu %llu", &cpu, run_delay, slices) != 3)
+		*run_delay = *slices = 0;
+	fclose(f);
+}
+
+static void run_spin(int cpu, int report)
+{
+	unsigned long long rd0, rd1, sl0, sl1;
+	struct rusage ru0, ru1;
+	uint64_t w0, c0, end;
+	volatile unsigned long x = 0;
+
+	pin_to(cpu);
+	getrusage(RUSAGE_THREAD, &ru0);
+	thread_schedstat(&rd0, &sl0);
+	w0 = now_ns(CLOCK_MONOTONIC);
+	c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	end = w0 + delay_ms * 1000000ull;
+	while (now_ns(CLOCK_MONOTONIC) < end)
+		x++;
+	if (!report)
+		return;
+	getrusage(RUSAGE_THREAD, &ru1);
+	thread_schedstat(&rd1, &sl1);
+	printf("wall_ns=%llu\n", (unsigned long long)(now_ns(CLOCK_MONOTONIC) - w0));
+	printf("cpu_ns=%llu\n", (unsigned long long)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0));
+	printf("nivcsw=%ld\n", ru1.ru_nivcsw - ru0.ru_nivcsw);
+	printf("nvcsw=%ld\n", ru1.ru_nvcsw - ru0.ru_nvcsw);
+	printf("run_delay_ns=%llu\n", rd1 - rd0);
+	printf("slices=%llu\n", sl1 - sl0);
+}
+
+/* --- migrate: the thread's affinity flips between two CPUs -------------- */
+
+static long kernel_migrations(void)
+{
+	char line[256];
+	long n = -1;
+	FILE *f = fopen("/proc/thread-self/sched", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "se.nr_migrations : %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+static void run_migrate(void)
+{
+	long m0 = kernel_migrations(), m1;
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int cpu0 = sched_getcpu();
+
+	if (ncpu < 2) {
+		printf("flips=0\n");
+		return;
+	}
+	for (unsigned long i = 0; i < n_items; i++) {
+		uint64_t end;
+
+		/* Always away from where it runs now: each flip is one move. */
+		pin_to((cpu0 + 1 + (int)i) % 2);
+		end = now_ns(CLOCK_MONOTONIC) + 1000000ull;
+		while (now_ns(CLOCK_MONOTONIC) < end)
+			;
+	}
+	m1 = kernel_migrations();
+	printf("flips=%lu\n", n_items);
+	printf("kernel_migrations=%ld\n", m0 < 0 || m1 < 0 ? -1 : m1 - m0);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: zs_work pipe|uring|futex|barrier|migrate N DELAY_MS [fork]\n"
+		"       zs_work spin|hog CPU DURATION_MS\n");
+	exit(2);
+}
+
+static unsigned long number(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > 1000000)
+		usage();
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode;
+	int do_fork = 0;
+	pid_t worker;
+	sigset_t set;
+
+	if (argc < 4)
+		usage();
+	mode = argv[1];
+	n_items = number(argv[2]);
+	delay_ms = number(argv[3]);
+	do_fork = argc > 4 && strcmp(argv[4], "fork") == 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A test that dies does not leave its workloads spinning. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	printf("ready pid=%d\n", (int)getpid());
+	wait_signal();
+
+	/* fork: the work runs in a child born after watching began. */
+	worker = do_fork ? fork() : 0;
+	if (worker < 0)
+		die("fork");
+	if (worker == 0)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (worker > 0) {
+		int st;
+
+		printf("child=%d\n", (int)worker);
+		if (waitpid(worker, &st, 0) < 0)
+			die("waitpid");
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
+	if (strcmp(mode, "pipe") == 0)
+		run_pipe();
+	else if (strcmp(mode, "uring") == 0)
+		run_uring();
+	else if (strcmp(mode, "futex") == 0)
+		run_futex();
+	else if (strcmp(mode, "barrier") == 0)
+		run_barrier();
+	else if (strcmp(mode, "spin") == 0)
+		run_spin((int)n_items, 1);
+	else if (strcmp(mode, "hog") == 0)
+		run_spin((int)n_items, 0);
+	else if (strcmp(mode, "migrate") == 0)
+		run_migrate();
+	else
+		usage();
+	printf("worker=%d\n", (int)getpid());
+	printf("done\n");
+	wait_signal();
+	return 0;
+}
