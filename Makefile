@@ -88,7 +88,7 @@ SUITES_H  := $(BUILD)/tests/suites.h
 
 PROGRAMS := $(COLLECTOR) $(if $(EXPORTER_SRCS),$(EXPORTER)) $(if $(CLI_SRCS),$(CLI))
 
-.PHONY: FORCE all deps test-deps demo test check-unit test-asan install clean bench
+.PHONY: FORCE all deps test-deps bench-deps demo test check-unit test-asan install clean bench
 .DEFAULT_GOAL := all
 # Keep the BPF objects: the skeletons embed them, and rebuilding is slow.
 .SECONDARY: $(BPF_OBJS)
@@ -103,13 +103,17 @@ BUILD_DEPS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev \
 	      zlib1g-dev libcap-dev libseccomp-dev libh2o-evloop-dev libssl-dev \
 	      libwebsockets-dev libjson-c-dev check
 TEST_DEPS  := prometheus python3 python3-websockets python3-yaml \
-	      python3-torch tmux chromium systemd procps util-linux
+	      python3-torch tmux chromium systemd procps util-linux binutils
+BENCH_DEPS := wrk prometheus-node-exporter bpftrace
 
 deps:
 	$(Q)sh tools/deps.sh $(BUILD_DEPS)
 
 test-deps:
 	$(Q)sh tools/deps.sh $(BUILD_DEPS) $(TEST_DEPS)
+
+bench-deps:
+	$(Q)sh tools/deps.sh $(BUILD_DEPS) $(TEST_DEPS) $(BENCH_DEPS)
 
 # ---------------------------------------------------------------------------
 # BPF: vmlinux.h from the running kernel's BTF, then .bpf.o, then skeletons.
@@ -211,5 +215,9 @@ clean:
 	rm -rf $(BUILD)
 
 include $(wildcard bench/*.mk)
+
+# Benchmarks print figures (no pass/fail); those comparing with other tools
+# need wrk, prometheus-node-exporter and bpftrace.
+bench-exporter bench-probes bench-sched: | bench-deps
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
