@@ -13,6 +13,7 @@ BUILD    ?= build
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
+DOCDIR   ?= $(PREFIX)/share/doc/zernel
 DESTDIR  ?=
 VERSION  := 0.1.0
 
@@ -206,10 +207,16 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) sh tools/demo.sh
 
+# The units name /usr/local paths; they follow PREFIX when installed.
 install: $(PROGRAMS)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
-	$(if $(wildcard systemd/*.service),install -m 0644 $(wildcard systemd/*.service) $(DESTDIR)$(UNITDIR)/)
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+	for u in systemd/*.service; do \
+		sed -e 's|/usr/local/bin|$(BINDIR)|g' -e 's|/usr/local/share/doc/zernel|$(DOCDIR)|g' \
+			$$u > $(DESTDIR)$(UNITDIR)/$$(basename $$u) && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$u) || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD)
