@@ -112,28 +112,28 @@ static void fit(struct cli_frame *fr, int rows)
 	}
 }
 
-int cli_frame_emit(struct cli_frame *fr, int rows, struct cli_buf *out)
+int cli_frame_emit(struct cli_frame *fr, int rows, struct sbuf *out)
 {
 	if (fr->n == 0)
 		return 0;
 	fit(fr, rows);
-	cli_buf_puts(out, "\x1b[H");
+	sbuf_puts(out, "\x1b[H");
 	for (int i = 0; i < fr->n; i++) {
 		struct cli_line *l = &fr->lines[i];
 		int last = i == fr->n - 1 && fr->n == rows;
 
 		if (i == fr->n - 1 && fr->n < rows) {
 			/* The footer goes to the bottom row, the rows between are cleared. */
-			cli_buf_puts(out, "\x1b[J");
-			cli_buf_printf(out, "\x1b[%d;1H", rows);
+			sbuf_puts(out, "\x1b[J");
+			sbuf_printf(out, "\x1b[%d;1H", rows);
 			last = 1;
 		}
-		cli_buf_append(out, l->b, l->len);
+		sbuf_append(out, l->b, l->len);
 		if (l->styled)
-			cli_buf_puts(out, "\x1b[0m");
-		cli_buf_puts(out, "\x1b[K");
+			sbuf_puts(out, "\x1b[0m");
+		sbuf_puts(out, "\x1b[K");
 		if (!last)
-			cli_buf_puts(out, "\r\n");
+			sbuf_puts(out, "\r\n");
 	}
 	return out->error;
 }

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "cli/buf.h"
+#include "common/sbuf.h"
 
 #define CLI_LINE_BYTES	2048
 #define CLI_FRAME_LINES	500
@@ -56,6 +56,6 @@ void cli_line_pad(struct cli_frame *fr, struct cli_line *l, int col);
  * and appends it to out: cursor home, each line cleared to its end, the
  * rest of the screen cleared.  Returns 0 or out's error.
  */
-int cli_frame_emit(struct cli_frame *fr, int rows, struct cli_buf *out);
+int cli_frame_emit(struct cli_frame *fr, int rows, struct sbuf *out);
 
 #endif /* ZERNEL_CLI_FRAME_H */

@@ -7,10 +7,10 @@
 #ifndef ZERNEL_CLI_TEXT_H
 #define ZERNEL_CLI_TEXT_H
 
-#include "cli/buf.h"
+#include "common/sbuf.h"
 #include "cli/feed.h"
 
 /* Appends the report; source names the feed (its URL). */
-int cli_text_report(struct cli_buf *out, const struct cli_feed *f, const char *source);
+int cli_text_report(struct sbuf *out, const struct cli_feed *f, const char *source);
 
 #endif /* ZERNEL_CLI_TEXT_H */

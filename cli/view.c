@@ -495,7 +495,7 @@ void cli_view_push(struct cli_view *v, const struct cli_feed *f)
 	v->snapshots++;
 }
 
-int cli_view_render(struct cli_view *v, const struct cli_view_input *in, struct cli_buf *out)
+int cli_view_render(struct cli_view *v, const struct cli_view_input *in, struct sbuf *out)
 {
 	struct frame fr = { .v = v };
 	int rows = in->rows, err;

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "cli/buf.h"
+#include "common/sbuf.h"
 #include "cli/feed.h"
 #include "cli/spark.h"
 #include "cli/ws_client.h"
@@ -47,6 +47,6 @@ void cli_view_push(struct cli_view *v, const struct cli_feed *f);
  * Appends one frame: cursor home, every line cleared to its end, the rest
  * of the screen cleared.  Returns 0 or the buffer's error.
  */
-int cli_view_render(struct cli_view *v, const struct cli_view_input *in, struct cli_buf *out);
+int cli_view_render(struct cli_view *v, const struct cli_view_input *in, struct sbuf *out);
 
 #endif /* ZERNEL_CLI_VIEW_H */

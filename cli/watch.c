@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/buf.h"
+#include "common/sbuf.h"
 #include "cli/feed.h"
 #include "cli/term.h"
 #include "cli/text.h"
@@ -97,21 +97,21 @@ static void print_json(struct watch *w, char *msg, size_t len)
 
 static void print_once(struct watch *w, const char *msg, size_t len)
 {
-	struct cli_buf out;
+	struct sbuf out;
 
 	if (take_snapshot(w, msg, len) < 0)
 		return;
-	cli_buf_init(&out, FRAME_LIMIT);
+	sbuf_init(&out, FRAME_LIMIT, 0);
 	if (cli_text_report(&out, w->feed, w->o->url_text) == 0 &&
 	    cli_write_all(STDOUT_FILENO, out.data, out.len) == 0)
 		w->exit_code = 0;
 	else
 		log_warnx("cannot write the report");
-	cli_buf_free(&out);
+	sbuf_free(&out);
 	w->quit = 1;
 }
 
-static void draw(struct watch *w, struct cli_view *v, struct cli_buf *frame)
+static void draw(struct watch *w, struct cli_view *v, struct sbuf *frame)
 {
 	struct cli_view_input in = {
 		.feed = w->have_feed ? w->feed : NULL,
@@ -121,7 +121,7 @@ static void draw(struct watch *w, struct cli_view *v, struct cli_buf *frame)
 
 	cli_ws_get_status(w->ws, &in.ws);
 	cli_term_size(&in.rows, &in.cols);
-	cli_buf_reset(frame);
+	sbuf_reset(frame);
 	if (cli_view_render(v, &in, frame) == 0)
 		cli_write_all(STDOUT_FILENO, frame->data, frame->len);
 }
@@ -161,10 +161,10 @@ static int loop(struct watch *w)
 	int view = o->mode == CLI_WATCH_VIEW, keyboard = view && isatty(STDIN_FILENO);
 	uint64_t start = now_mono_ns(), next_tick = start;
 	struct cli_ws_status last = { 0 };
-	struct cli_buf frame;
+	struct sbuf frame;
 	struct cli_view v;
 
-	cli_buf_init(&frame, FRAME_LIMIT);
+	sbuf_init(&frame, FRAME_LIMIT, 0);
 	cli_view_init(&v, view && !o->force_no_color && cli_term_color_ok(),
 		      !o->force_ascii && cli_term_utf8());
 	if (view && cli_term_enter() < 0)
@@ -230,7 +230,7 @@ static int loop(struct watch *w)
 	}
 	if (view)
 		cli_term_leave();
-	cli_buf_free(&frame);
+	sbuf_free(&frame);
 	return 0;
 }
 

@@ -15,7 +15,7 @@
 
 #include <libwebsockets.h>
 
-#include "cli/buf.h"
+#include "common/sbuf.h"
 #include "cli/feed.h"
 #include "cli/ws_client.h"
 #include "common/log.h"
@@ -36,7 +36,7 @@ struct cli_ws {
 	/* lws thread only. */
 	lws_sorted_usec_list_t sul_connect;
 	lws_sorted_usec_list_t sul_tick;
-	struct cli_buf rx;
+	struct sbuf rx;
 	int rx_oversize;
 	int retry_pending;
 	unsigned int backoff_ms;
@@ -176,16 +176,16 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		break;
 	case LWS_CALLBACK_CLIENT_ESTABLISHED:
 		ws->backoff_ms = CLI_WS_BACKOFF_MIN_MS;
-		cli_buf_reset(&ws->rx);
+		sbuf_reset(&ws->rx);
 		ws->rx_oversize = 0;
 		set_state(ws, CLI_WS_CONNECTED, NULL);
 		break;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
 		if (lws_is_first_fragment(wsi)) {
-			cli_buf_reset(&ws->rx);
+			sbuf_reset(&ws->rx);
 			ws->rx_oversize = 0;
 		}
-		if (!ws->rx_oversize && cli_buf_append(&ws->rx, in, len) < 0)
+		if (!ws->rx_oversize && sbuf_append(&ws->rx, in, len) < 0)
 			ws->rx_oversize = 1;
 		if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
 			if (ws->rx_oversize) {
@@ -196,7 +196,7 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			} else {
 				deliver(ws);
 			}
-			cli_buf_reset(&ws->rx);
+			sbuf_reset(&ws->rx);
 			ws->rx_oversize = 0;
 		}
 		break;
@@ -246,7 +246,7 @@ struct cli_ws *cli_ws_start(const struct cli_url *url, int wake_fd)
 	ws->url = *url;
 	ws->wake_fd = wake_fd;
 	ws->backoff_ms = CLI_WS_BACKOFF_MIN_MS;
-	cli_buf_init(&ws->rx, CLI_FEED_MAX_BYTES);
+	sbuf_init(&ws->rx, CLI_FEED_MAX_BYTES, 0);
 	pthread_mutex_init(&ws->lock, NULL);
 
 	lws_set_log_level(log_level_get() == LOG_LEVEL_DEBUG ?
@@ -310,7 +310,7 @@ void cli_ws_stop(struct cli_ws *ws)
 	if (ws->ctx)
 		lws_context_destroy(ws->ctx);
 	free(ws->mail);
-	cli_buf_free(&ws->rx);
+	sbuf_free(&ws->rx);
 	pthread_mutex_destroy(&ws->lock);
 	free(ws);
 }

@@ -25,17 +25,7 @@ struct priv_cap {
 	const char *without;	/* what does not work without it */
 };
 
-/*
- * CAP_BPF and CAP_PERFMON came with Linux 5.8; before that CAP_SYS_ADMIN
- * covers both, and the table below swaps it in (priv_table()).
- */
-#ifndef CAP_PERFMON
-#define CAP_PERFMON		38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF			39
-#endif
-
+/* Before Linux 5.8, CAP_SYS_ADMIN stands in for these two (priv_table()). */
 static const struct priv_cap priv_modern[] = {
 	{ CAP_BPF, "CAP_BPF", 1, 1, "the BPF programs cannot be loaded" },
 	{ CAP_PERFMON, "CAP_PERFMON", 1, 1, "tracepoints and uprobes cannot be attached" },

@@ -39,6 +39,18 @@
 #define ZERNEL_PRIVILEGES_H
 
 #include <stddef.h>
+#include <sys/capability.h>
+
+/*
+ * CAP_BPF and CAP_PERFMON came with Linux 5.8; before that CAP_SYS_ADMIN
+ * covers both (privileges.c swaps it in), but the numbers are still named.
+ */
+#ifndef CAP_PERFMON
+#define CAP_PERFMON		38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF			39
+#endif
 
 /*
  * Checks the effective set at start.  Returns 0 when every required

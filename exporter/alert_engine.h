@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "exporter/alert_rules.h"
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 #include "shm/shm_reader.h"
 
 #define ALERT_MAX_INSTANCES	4096u	/* per rule; more are counted, not tracked */

@@ -21,7 +21,7 @@
 #include <stdio.h>
 
 #include "exporter/alert_engine.h"
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 #include "exporter/webhook.h"
 
 struct json_object;

@@ -14,24 +14,13 @@
 #include "exporter/alerts.h"
 #include "exporter/feed_json.h"
 #include "exporter/text.h"
+#include "shm/shm_reader.h"
 
 #define US 1e3
 #define MS 1e6
 #define S  1e9
 
 static const struct shm_latency zero_latency;
-
-static const char *status_text(enum shm_read_status st)
-{
-	switch (st) {
-	case SHM_READ_OK:	return "ok";
-	case SHM_READ_STALE:	return "stale";
-	case SHM_READ_BUSY:	return "busy";
-	case SHM_READ_MISSING:	return "missing";
-	case SHM_READ_INVALID:	return "invalid";
-	}
-	return "unknown";
-}
 
 /* json-c takes ownership of v (a NULL v, out of memory, adds null). */
 static void put(struct json_object *o, const char *k, struct json_object *v)
@@ -284,7 +273,7 @@ int feed_render(struct sbuf *out, const struct shm_snapshot *snap,
 	add_seed(root, snap);
 	put_u64(root, "last_update_ms", st->seen ? st->last_update_real_ns / 1000000ull : 0);
 	put(root, "collector_up", json_object_new_boolean(st->status == SHM_READ_OK));
-	put(root, "status", json_object_new_string(status_text(st->status)));
+	put(root, "status", json_object_new_string(shm_read_status_name(st->status)));
 	text_sanitize(reason, sizeof(reason), st->reason ? st->reason : "",
 		      st->reason ? strlen(st->reason) : 0);
 	put(root, "stale_reason", json_object_new_string(st->status == SHM_READ_OK ? "" : reason));

@@ -8,7 +8,7 @@
 #ifndef ZERNEL_FEED_JSON_H
 #define ZERNEL_FEED_JSON_H
 
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 #include "exporter/source.h"
 #include "exporter/stats.h"
 #include "shm/shm_reader.h"

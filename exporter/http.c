@@ -28,7 +28,7 @@
 #include "exporter/alerts.h"
 #include "exporter/http.h"
 #include "exporter/prom.h"
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 #include "exporter/source.h"
 #include "exporter/stats.h"
 #include "exporter/web/web_assets.h"

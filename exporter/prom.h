@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 #include "exporter/source.h"
 #include "exporter/stats.h"
 #include "shm/shm_reader.h"

@@ -9,18 +9,7 @@
 #include "exporter/prom.h"
 #include "exporter/prom_write.h"
 #include "exporter/text.h"
-
-static const char *status_label(enum shm_read_status st)
-{
-	switch (st) {
-	case SHM_READ_OK:	return "ok";
-	case SHM_READ_STALE:	return "stale";
-	case SHM_READ_BUSY:	return "busy";
-	case SHM_READ_MISSING:	return "missing";
-	case SHM_READ_INVALID:	return "invalid";
-	}
-	return "unknown";
-}
+#include "shm/shm_reader.h"
 
 int prom_render_self(struct sbuf *out, const struct source_status *st,
 		     const struct exporter_stats *s)
@@ -43,7 +32,7 @@ int prom_render_self(struct sbuf *out, const struct source_status *st,
 	prom_family(out, "zernel_collector_status", "gauge",
 	       "Always 1; label status: ok, stale (heartbeat older than 3 publish intervals), busy (no consistent copy), missing or invalid.");
 	sbuf_puts(out, "zernel_collector_status{status=\"");
-	sbuf_puts(out, status_label(st->status));
+	sbuf_puts(out, shm_read_status_name(st->status));
 	sbuf_puts(out, "\"} 1\n");
 	if (st->seen) {
 		prom_family(out, "zernel_collector_last_publish_age_seconds", "gauge",

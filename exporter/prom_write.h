@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 #include "shm/shm_layout.h"
 
 /* "# HELP name help" and "# TYPE name type". */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 
 /*
  * Copies at most srclen bytes of src (stopping at NUL) into dst as valid

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "exporter/alert_engine.h"
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 
 #define WEBHOOK_MAX_TARGETS	8u
 #define WEBHOOK_URL_MAX		1024u

@@ -21,7 +21,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "exporter/feed_json.h"
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 #include "exporter/source.h"
 #include "exporter/stats.h"
 #include "exporter/ws.h"

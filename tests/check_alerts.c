@@ -23,7 +23,7 @@
 #include "exporter/alert_template.h"
 #include "exporter/alerts.h"
 #include "exporter/prom_validate.h"
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/testutil.h"
@@ -122,16 +122,11 @@ static const struct shm_snapshot *publish(const struct world *wd)
 
 static void setup(void)
 {
-	struct shm_writer_opts o = {
-		.cap = { .procs = 8, .gpu_mem = 8, .gpus = 4, .nccl_comms = 4 },
-		.mode = SHM_MODE_SIMULATE,
-		.publish_interval_ms = 1000,
-		.window_ns = 60 * S,
-	};
+	struct shm_writer_opts o;
 
 	memset(&fx, 0, sizeof(fx));
 	tu_unique_shm_name(fx.name, sizeof(fx.name));
-	o.name = fx.name;
+	tu_shm_opts(&o, fx.name, (struct shm_capacity){ 8, 8, 4, 4 });
 	ck_assert_int_eq(shm_writer_create(&fx.w, &o), 0);
 	shm_reader_init(&fx.r, fx.name);
 	snprintf(fx.dir, sizeof(fx.dir), "/tmp/zernel-alerts-XXXXXX");

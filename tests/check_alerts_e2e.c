@@ -23,7 +23,7 @@
 #include "common/util.h"
 #include "tests/testutil.h"
 #include "tests/tu_hook.h"
-#include "tests/tu_watch.h"
+#include "tests/tu_exporter.h"
 
 #define METRICS_MAX	(8u << 20)
 #define FOR_S		10u
@@ -56,9 +56,8 @@ static const char ws_client[] =
 	"sys.exit(asyncio.run(main(int(sys.argv[1]))))\n";
 
 struct run {
-	char shm[64], dir[64], rules[128], logc[160], loge[160];
-	uint16_t mport, wport;
-	pid_t col, exp;
+	struct tu_stack st;
+	char dir[64], rules[128];
 	char *body;
 };
 
@@ -79,7 +78,7 @@ static void write_text(const char *path, const char *text)
 
 static int scrape(struct run *r)
 {
-	return tu_http_request(r->mport, "GET", "/metrics", r->body, METRICS_MAX);
+	return tu_http_request(r->st.metrics_port, "GET", "/metrics", r->body, METRICS_MAX);
 }
 
 /* Value of the first sample whose line starts with prefix; -1 when absent. */
@@ -150,7 +149,7 @@ START_TEST(oom_alert_end_to_end)
 	static const int always_500[] = { 500 };
 	struct run r;
 	struct tu_hook good, bad;
-	char col[512], exp[512], lm[64], lw[64], g[64], b[64], py[160];
+	char g[64], b[64], py[160];
 	uint64_t t0, t_cross = 0, t_fire = 0, t;
 	struct json_object *j;
 	char fp[32];
@@ -163,41 +162,29 @@ START_TEST(oom_alert_end_to_end)
 	memset(&r, 0, sizeof(r));
 	r.body = malloc(METRICS_MAX);
 	ck_assert_ptr_nonnull(r.body);
-	tu_unique_shm_name(r.shm, sizeof(r.shm));
+	tu_stack_init(&r.st);
 	snprintf(r.dir, sizeof(r.dir), "/tmp/zernel-e2e-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(r.dir));
 	/* The exporter may drop to nobody: it must still read the file on SIGHUP. */
 	tu_system("chmod 755 '%s'", r.dir);
 	snprintf(r.rules, sizeof(r.rules), "%s/alerts.json", r.dir);
-	snprintf(r.logc, sizeof(r.logc), "%s/collector.log", r.dir);
-	snprintf(r.loge, sizeof(r.loge), "%s/exporter.log", r.dir);
 	snprintf(py, sizeof(py), "%s/ws_alerts.py", r.dir);
 	write_text(r.rules, rules_good);
 	write_text(py, ws_client);
 	tu_system("chmod 644 '%s' '%s'", r.rules, py);
 	tu_hook_start(&good, NULL, 0, 0);
 	tu_hook_start(&bad, always_500, 1, 0);
-	r.mport = tu_free_port();
-	r.wport = tu_free_port();
-	tu_build_path(col, sizeof(col), "zernel-collector");
-	tu_build_path(exp, sizeof(exp), "zernel-exporter");
-	snprintf(lm, sizeof(lm), "127.0.0.1:%u", r.mport);
-	snprintf(lw, sizeof(lw), "127.0.0.1:%u", r.wport);
 	snprintf(g, sizeof(g), "http://127.0.0.1:%u/hook", good.port);
 	snprintf(b, sizeof(b), "http://127.0.0.1:%u/hook", bad.port);
 	{
-		char *cargv[] = { col, "--simulate", "--scenario", "oom", "--shm", r.shm,
-				  "--publish-interval", "1000", NULL };
-		char *eargv[] = { exp, "--shm", r.shm, "--metrics-listen", lm, "--ws-listen", lw,
-				  "--alerts", r.rules, "--webhook", g, "--webhook", b, NULL };
+		const char *cargs[] = { "--scenario", "oom", "--publish-interval", "1000", NULL };
+		const char *eargs[] = { "--alerts", r.rules, "--webhook", g, "--webhook", b, NULL };
 
 		t0 = now_mono_ns();
-		r.col = tu_spawn(cargv, r.logc);
-		ck_assert_int_gt(r.col, 0);
-		tu_reaper_track(r.col);
-		r.exp = tu_spawn(eargv, r.loge);
-		ck_assert_int_gt(r.exp, 0);
-		tu_reaper_track(r.exp);
+		ck_assert_int_eq(tu_stack_start_collector(&r.st, cargs), 0);
+		r.st.exporter_args = eargs;
+		ck_assert_int_eq(tu_stack_start_exporter(&r.st), 0);
+		r.st.exporter_args = NULL;
 	}
 
 	/* 1. The crossing, then the firing, as /metrics shows them (every 200 ms). */
@@ -211,8 +198,8 @@ START_TEST(oom_alert_end_to_end)
 		}
 		tu_sleep_ms(200);
 	}
-	ck_assert_msg(t_cross, "GPU 0 never crossed 95%% in /metrics; see %s", r.logc);
-	ck_assert_msg(t_fire, "GpuOomWarning never fired in /metrics; see %s", r.loge);
+	ck_assert_msg(t_cross, "GPU 0 never crossed 95%% in /metrics; see %s", r.st.col_log);
+	ck_assert_msg(t_fire, "GpuOomWarning never fired in /metrics; see %s", r.st.exp_log);
 	fprintf(stderr, "e2e: GPU 0 above 95%% at %.1f s, alert firing %.2f s later\n",
 		(double)(t_cross - t0) / 1e9, (double)(t_fire - t_cross) / 1e9);
 	ck_assert_msg(t_fire - t_cross <= (FOR_S * 1000 + 2 * INTERVAL_MS + 300) * NSEC_PER_MSEC,
@@ -225,7 +212,7 @@ START_TEST(oom_alert_end_to_end)
 				   "\"GpuOomWarning\",to=\"firing\"} "), 1);
 
 	/* 2. On the WebSocket feed. */
-	ck_assert_msg(tu_system("/usr/bin/python3 '%s' %u >&2", py, r.wport) == 0,
+	ck_assert_msg(tu_system("/usr/bin/python3 '%s' %u >&2", py, r.st.ws_port) == 0,
 		      "the feed does not carry the firing alert");
 
 	/* 3. One firing notification; the failing receiver is retried, /metrics still answers. */
@@ -267,7 +254,7 @@ START_TEST(oom_alert_end_to_end)
 	/* 4. SIGHUP with a bad file: an error naming it, the old rules stay in force. */
 	write_text(r.rules, "{\"rules\": [{\"name\": \"X\", \"metric\": \"gpu_memory_used_ratio\", "
 		   "\"comparison\": \">\", \"threshold\": 95}]}");
-	ck_assert_int_eq(kill(r.exp, SIGHUP), 0);
+	ck_assert_int_eq(kill(r.st.exporter, SIGHUP), 0);
 	for (int i = 0; i < 50; i++) {
 		if (scrape(&r) == 200 && sample(r.body, "zernel_alert_config_reloads_total"
 						"{result=\"failure\"} ") == 1)
@@ -279,8 +266,8 @@ START_TEST(oom_alert_end_to_end)
 	ck_assert_double_eq(sample(r.body, "zernel_alert_rules "), 2);
 	ck_assert(firing_gpu0(r.body));
 	ck_assert_msg(tu_system("grep -q 'reload failed, keeping the 2 rules.*alerts.json: rule 1 "
-				"(X): field \"threshold\"' '%s'", r.loge) == 0,
-		      "no reload error naming file, rule and field in %s", r.loge);
+				"(X): field \"threshold\"' '%s'", r.st.exp_log) == 0,
+		      "no reload error naming file, rule and field in %s", r.st.exp_log);
 
 	/* 5. The scenario releases GPU 0 about 69 s in: one resolved notification. */
 	ck_assert_msg(tu_hook_wait(&good, 2, (int)(90 - (now_mono_ns() - t0) / NSEC_PER_SEC) * 1000) == 0,
@@ -299,10 +286,7 @@ START_TEST(oom_alert_end_to_end)
 	ck_assert_int_eq(tu_hook_count(&good), 2);
 
 	/* How the exporter exits is its own suite's business. */
-	tu_stop(r.exp, SIGTERM, 5000);
-	tu_reaper_stopped(r.exp);
-	tu_stop(r.col, SIGTERM, 5000);
-	tu_reaper_stopped(r.col);
+	tu_stack_stop(&r.st);
 	tu_hook_stop(&good);
 	tu_hook_stop(&bad);
 	tu_system("rm -rf '%s'", r.dir);
@@ -360,8 +344,6 @@ Suite *alerts_e2e_suite(void)
 
 	/* About 75 s: the scenario's own timeline. */
 	tcase_set_timeout(tc, 150);
-	/* Stops the collector and exporter a failed assertion left running. */
-	tcase_add_unchecked_fixture(tc, tu_reaper_setup, tu_reaper_teardown);
 	tcase_add_test(tc, exporter_config_errors_exit_2);
 	tcase_add_test(tc, oom_alert_end_to_end);
 	suite_add_tcase(s, tc);

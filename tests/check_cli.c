@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "cli/buf.h"
+#include "common/sbuf.h"
 #include "cli/feed.h"
 #include "cli/fmt.h"
 #include "cli/spark.h"
@@ -26,7 +26,7 @@
 #include "cli/view.h"
 #include "common/util.h"
 #include "tests/testutil.h"
-#include "tests/tu_watch.h"
+#include "tests/tu_exporter.h"
 
 #define PY "/usr/bin/python3"
 
@@ -155,7 +155,7 @@ static void render(const struct cli_feed *f, int rows, int cols, int colour, int
 		   enum cli_ws_state state)
 {
 	struct cli_view v;
-	struct cli_buf out;
+	struct sbuf out;
 	struct cli_view_input in = {
 		.feed = f, .url = "ws://127.0.0.1:9092", .rows = rows, .cols = cols,
 		.now_mono_ns = 5000000000ull,
@@ -170,38 +170,38 @@ static void render(const struct cli_feed *f, int rows, int cols, int colour, int
 	if (f)
 		for (int i = 0; i < 5; i++)
 			cli_view_push(&v, f);
-	cli_buf_init(&out, 4u << 20);
+	sbuf_init(&out, 4u << 20, 0);
 	ck_assert_int_eq(cli_view_render(&v, &in, &out), 0);
 	scr.rows = rows;
 	scr.cols = cols;
 	screen_apply(&scr, out.data);
-	cli_buf_free(&out);
+	sbuf_free(&out);
 }
 
 /* A node like a busy 8-GPU box: gpu 3 past the OOM mark, two alerts firing. */
 static char *busy_feed_json(void)
 {
-	struct cli_buf b;
+	struct sbuf b;
 
-	cli_buf_init(&b, 1u << 20);
-	cli_buf_puts(&b, "{\"gpu_utilization\": [");
+	sbuf_init(&b, 1u << 20, 0);
+	sbuf_puts(&b, "{\"gpu_utilization\": [");
 	for (int g = 0; g < 8; g++)
-		cli_buf_printf(&b, "%s{\"key\": \"%d:%d\", \"current_bytes\": %llu, \"peak_bytes\": %llu}",
+		sbuf_printf(&b, "%s{\"key\": \"%d:%d\", \"current_bytes\": %llu, \"peak_bytes\": %llu}",
 			       g ? "," : "", 1000 + g, g,
 			       g == 3 ? 83000000000ull : 40000000000ull + (unsigned long long)g,
 			       g == 3 ? 84000000000ull : 41000000000ull);
-	cli_buf_puts(&b, "], \"gpus\": [");
+	sbuf_puts(&b, "], \"gpus\": [");
 	for (int g = 0; g < 8; g++)
-		cli_buf_printf(&b, "%s{\"gpu_id\": %d, \"total_bytes\": 85899345920, \"used_bytes\": %llu, \"processes\": 1}",
+		sbuf_printf(&b, "%s{\"gpu_id\": %d, \"total_bytes\": 85899345920, \"used_bytes\": %llu, \"processes\": 1}",
 			       g ? "," : "", g, g == 3 ? 83000000000ull : 40000000000ull + (unsigned long long)g);
-	cli_buf_puts(&b, "], \"processes\": [");
+	sbuf_puts(&b, "], \"processes\": [");
 	for (int p = 0; p < 12; p++)
-		cli_buf_printf(&b, "%s{\"pid\": %d, \"ppid\": 1, \"comm\": \"trainer%d\", \"gpu_bytes\": 1,"
+		sbuf_printf(&b, "%s{\"pid\": %d, \"ppid\": 1, \"comm\": \"trainer%d\", \"gpu_bytes\": 1,"
 			       " \"cuda_launch_p50_us\": 6.5, \"cuda_launch_p99_us\": 15, \"cuda_launch_count\": 100,"
 			       " \"dataloader_wait_p99_ms\": %d, \"futex_wait_p99_ms\": 0.5, \"barrier_wait_p99_ms\": 2,"
 			       " \"runq_delay_p99_us\": 80, \"offcpu_preempted_s\": 0.25, \"involuntary_switches\": 10,"
 			       " \"migrations\": 3}", p ? "," : "", 1000 + p, p, p == 5 ? 250 : 4);
-	cli_buf_puts(&b, "], \"nccl\": [{\"op\": \"all_reduce\", \"calls\": 1000, \"bytes\": 1e9,"
+	sbuf_puts(&b, "], \"nccl\": [{\"op\": \"all_reduce\", \"calls\": 1000, \"bytes\": 1e9,"
 		     " \"duration_p50_ms\": 0.025, \"duration_p99_ms\": 0.05, \"wait_p50_ms\": 3, \"wait_p99_ms\": 7},"
 		     " {\"op\": \"all_gather\", \"calls\": 10, \"bytes\": 1e6, \"duration_p50_ms\": 0.02,"
 		     " \"duration_p99_ms\": 0.04, \"wait_p50_ms\": 1, \"wait_p99_ms\": 2},"
@@ -352,11 +352,11 @@ END_TEST
 
 START_TEST(test_feed_skips_odd_rows_and_bounds_tables)
 {
-	struct cli_buf b;
+	struct sbuf b;
 	struct cli_feed *f;
 
-	cli_buf_init(&b, 32u << 20);
-	cli_buf_puts(&b, "{\"gpu_utilization\": [{\"key\": \"1:\", \"current_bytes\": 1},"
+	sbuf_init(&b, 32u << 20, 0);
+	sbuf_puts(&b, "{\"gpu_utilization\": [{\"key\": \"1:\", \"current_bytes\": 1},"
 		     "{\"key\": \":1\", \"current_bytes\": 1}, {\"key\": \"-1:0\", \"current_bytes\": 1},"
 		     "{\"key\": \"1:0x\", \"current_bytes\": 1}, {\"key\": \"99999999999:0\", \"current_bytes\": 1},"
 		     "{\"key\": \"1:0\", \"current_bytes\": -5}, {\"key\": \"1:0\", \"current_bytes\": 1e300},"
@@ -367,8 +367,8 @@ START_TEST(test_feed_skips_odd_rows_and_bounds_tables)
 		     " \"processes\": [{\"comm\": \"no pid\"}, {\"pid\": 7, \"comm\": \"a\\u001b[2J\\u0007\\u00e9\\u4e2db\"}],"
 		     " \"telemetry\": [], \"gpus\": [");
 	for (int i = 0; i < 20000; i++)
-		cli_buf_printf(&b, "%s{\"gpu_id\": %d, \"total_bytes\": 1}", i ? "," : "", i);
-	cli_buf_puts(&b, "]}");
+		sbuf_printf(&b, "%s{\"gpu_id\": %d, \"total_bytes\": 1}", i ? "," : "", i);
+	sbuf_puts(&b, "]}");
 	ck_assert_int_eq(b.error, 0);
 	f = malloc(sizeof(*f));
 	ck_assert_int_eq(cli_feed_parse(b.data, b.len, 0, f), 0);
@@ -388,32 +388,32 @@ START_TEST(test_feed_skips_odd_rows_and_bounds_tables)
 	/* Control characters and non-ASCII never reach a terminal. */
 	ck_assert_str_eq(f->proc[0].comm, "a?[2J???b");
 	free(f);
-	cli_buf_free(&b);
+	sbuf_free(&b);
 }
 END_TEST
 
 /* A full node at the exporter's caps (4096 memory rows, 1024 processes). */
 START_TEST(test_feed_parses_a_full_node_in_bounded_time)
 {
-	struct cli_buf b;
+	struct sbuf b;
 	struct cli_feed *f = malloc(sizeof(*f));
 	uint64_t t0, t1;
 
-	cli_buf_init(&b, 8u << 20);
-	cli_buf_puts(&b, "{\"gpu_utilization\": [");
+	sbuf_init(&b, 8u << 20, 0);
+	sbuf_puts(&b, "{\"gpu_utilization\": [");
 	for (int i = 0; i < 4096; i++)
-		cli_buf_printf(&b, "%s{\"key\": \"%d:%d\", \"current_bytes\": %d, \"peak_bytes\": 2}",
+		sbuf_printf(&b, "%s{\"key\": \"%d:%d\", \"current_bytes\": %d, \"peak_bytes\": 2}",
 			       i ? "," : "", 100000 + i, i % 16, i);
-	cli_buf_puts(&b, "], \"processes\": [");
+	sbuf_puts(&b, "], \"processes\": [");
 	for (int i = 0; i < 1024; i++)
-		cli_buf_printf(&b, "%s{\"pid\": %d, \"ppid\": 1, \"comm\": \"pt_main_thread\","
+		sbuf_printf(&b, "%s{\"pid\": %d, \"ppid\": 1, \"comm\": \"pt_main_thread\","
 			       " \"gpu_bytes\": 1, \"cuda_launch_p50_us\": 5.9, \"cuda_launch_p99_us\": 14.7,"
 			       " \"cuda_launch_count\": %d, \"dataloader_wait_p50_ms\": 0.4,"
 			       " \"dataloader_wait_p99_ms\": 4, \"futex_wait_p99_ms\": 0.3,"
 			       " \"barrier_wait_p99_ms\": 2, \"runq_delay_p99_us\": 50,"
 			       " \"offcpu_preempted_s\": 0.001, \"involuntary_switches\": 3, \"migrations\": 1}",
 			       i ? "," : "", 100000 + i, i);
-	cli_buf_puts(&b, "]}");
+	sbuf_puts(&b, "]}");
 	ck_assert_int_eq(b.error, 0);
 	t0 = now_mono_ns();
 	ck_assert_int_eq(cli_feed_parse(b.data, b.len, 0, f), 0);
@@ -427,7 +427,7 @@ START_TEST(test_feed_parses_a_full_node_in_bounded_time)
 	ck_assert_msg(t1 - t0 < 1000 * NSEC_PER_MSEC, "parse took %llu ms",
 		      (unsigned long long)((t1 - t0) / NSEC_PER_MSEC));
 	free(f);
-	cli_buf_free(&b);
+	sbuf_free(&b);
 }
 END_TEST
 
@@ -476,9 +476,9 @@ START_TEST(test_text_report_has_exact_figures)
 {
 	char *json = busy_feed_json();
 	struct cli_feed *f = parse_ok(json);
-	struct cli_buf out;
+	struct sbuf out;
 
-	cli_buf_init(&out, 1u << 20);
+	sbuf_init(&out, 1u << 20, 0);
 	ck_assert_int_eq(cli_text_report(&out, f, "ws://x:1"), 0);
 	ck_assert_ptr_nonnull(strstr(out.data, "zernel snapshot from ws://x:1"));
 	ck_assert_ptr_nonnull(strstr(out.data, "collector: up (simulate, scenario oom)"));
@@ -490,7 +490,7 @@ START_TEST(test_text_report_has_exact_figures)
 	ck_assert_ptr_nonnull(strstr(out.data, "84000000000"));
 	ck_assert_ptr_nonnull(strstr(out.data, "p50 6.50 us  p99 15.2 us"));
 	ck_assert_ptr_nonnull(strchr(out.data, '\x1b') == NULL ? out.data : NULL);
-	cli_buf_free(&out);
+	sbuf_free(&out);
 	free(f);
 	free(json);
 }
@@ -574,18 +574,18 @@ START_TEST(test_view_survives_any_size)
 		int rows = sizes[i][0] > 0 ? sizes[i][0] : CLI_VIEW_MIN_ROWS;
 		int cols = sizes[i][1] > 0 ? sizes[i][1] : CLI_VIEW_MIN_COLS;
 		struct cli_view v;
-		struct cli_buf out;
+		struct sbuf out;
 		struct cli_view_input in = { .feed = f, .url = "ws://h:1", .rows = sizes[i][0],
 					     .cols = sizes[i][1] };
 
 		cli_view_init(&v, 1, i % 2);
-		cli_buf_init(&out, 8u << 20);
+		sbuf_init(&out, 8u << 20, 0);
 		ck_assert_int_eq(cli_view_render(&v, &in, &out), 0);
 		scr.rows = rows;
 		scr.cols = cols;
 		screen_apply(&scr, out.data);
 		ck_assert_msg(scr.overflow == 0, "frame overflows %dx%d", rows, cols);
-		cli_buf_free(&out);
+		sbuf_free(&out);
 	}
 	free(f);
 	free(json);
@@ -915,7 +915,6 @@ static pid_t start_fake_feed(const char *mode, uint16_t *port)
 	snprintf(log, sizeof(log), "%s/tests/fake_feed.log", tu_build_dir());
 	pid = tu_spawn(argv, log);
 	ck_assert_int_gt(pid, 0);
-	tu_reaper_track(pid);
 	for (int waited = 0; waited < 10000; waited += 50) {
 		char *text = tu_read_file(log, NULL);
 		int ready = text && strstr(text, "ready");
@@ -926,7 +925,6 @@ static pid_t start_fake_feed(const char *mode, uint16_t *port)
 		tu_sleep_ms(50);
 	}
 	tu_stop(pid, SIGKILL, 1000);
-	tu_reaper_stopped(pid);
 	ck_abort_msg("fake feed did not start");
 	return 0;
 }
@@ -955,7 +953,6 @@ START_TEST(test_junk_feed_is_skipped_and_the_snapshot_shown)
 	ck_assert_ptr_null(strchr(out, '\x1b'));
 	free(out);
 	tu_stop(fake, SIGTERM, 2000);
-	tu_reaper_stopped(fake);
 }
 END_TEST
 
@@ -997,11 +994,9 @@ START_TEST(test_odd_feed_never_crashes_the_client)
 		snprintf(log, sizeof(log), "%s/tests/cli_view_odd.log", tu_build_dir());
 		view = tu_spawn(argv, log);
 		ck_assert_int_gt(view, 0);
-		tu_reaper_track(view);
 		tu_sleep_ms(3000);
 		ck_assert_int_eq(waitpid(view, &st, WNOHANG), 0);	/* still running */
 		st = tu_stop(view, SIGTERM, 3000);
-		tu_reaper_stopped(view);
 		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "view ended with status 0x%x", st);
 		out = tu_read_file(log, NULL);
 		ck_assert_ptr_nonnull(out);
@@ -1011,7 +1006,6 @@ START_TEST(test_odd_feed_never_crashes_the_client)
 		free(out);
 	}
 	tu_stop(fake, SIGTERM, 2000);
-	tu_reaper_stopped(fake);
 }
 END_TEST
 
@@ -1040,7 +1034,6 @@ Suite *cli_suite(void)
 	tcase_set_timeout(unit, 30);
 	suite_add_tcase(s, unit);
 
-	tcase_add_unchecked_fixture(bin, tu_reaper_setup, tu_reaper_teardown);
 	tcase_add_test(bin, test_usage_errors_exit_2);
 	tcase_add_test(bin, test_once_without_exporter_fails_clearly);
 	tcase_add_test(bin, test_once_matches_metrics);

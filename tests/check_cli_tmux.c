@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "tests/testutil.h"
-#include "tests/tu_watch.h"
+#include "tests/tu_exporter.h"
 
 static char sock[64];
 static char session[32] = "zw";
@@ -334,17 +334,19 @@ START_TEST(test_oom_scenario_highlights_the_gpu_and_alerts)
 }
 END_TEST
 
-/* Run by the runner itself (unchecked), whether the test passed or not. */
+/*
+ * Run by the runner itself (unchecked), whether the tests passed or not:
+ * the tmux server daemonizes, out of the test's process group that the
+ * runner kills, so it is stopped here by its private socket.
+ */
 static void setup(void)
 {
 	snprintf(sock, sizeof(sock), "zernel-test-%d", (int)getpid());
-	tu_reaper_setup();
 }
 
 static void teardown(void)
 {
 	stop_tmux();
-	tu_reaper_teardown();
 }
 
 Suite *cli_tmux_suite(void);

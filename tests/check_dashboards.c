@@ -18,9 +18,9 @@
 #include <json-c/json.h>
 
 #include "exporter/alerts.h"
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 #include "tests/testutil.h"
-#include "tests/tu_watch.h"
+#include "tests/tu_exporter.h"
 
 #define METRICS_MAX	(8u << 20)
 #define MAX_NAMES	1024
@@ -128,53 +128,31 @@ static int exporter_has_alerts(void)
 /* What a live exporter over a simulated collector serves on /metrics. */
 static void live_metric_names(struct names *s)
 {
-	char shm[64], col[512], exp[512], listen_m[64], listen_w[64], log[2][256];
+	const char *args[] = { "--publish-interval", "200", "--processes", "6", "--gpus", "2", NULL };
 	char *body = malloc(METRICS_MAX);
-	uint16_t mport = tu_free_port(), wport = tu_free_port();
-	pid_t cpid, epid;
-	int st = -1;
+	struct tu_stack st;
+	int status = -1;
 
 	ck_assert_ptr_nonnull(body);
-	tu_unique_shm_name(shm, sizeof(shm));
-	tu_build_path(col, sizeof(col), "zernel-collector");
-	tu_build_path(exp, sizeof(exp), "zernel-exporter");
-	snprintf(listen_m, sizeof(listen_m), "127.0.0.1:%u", mport);
-	snprintf(listen_w, sizeof(listen_w), "127.0.0.1:%u", wport);
-	snprintf(log[0], sizeof(log[0]), "/tmp/zernel-dash-col-%d.log", (int)getpid());
-	snprintf(log[1], sizeof(log[1]), "/tmp/zernel-dash-exp-%d.log", (int)getpid());
-	{
-		char *cargv[] = { col, "--simulate", "--shm", shm, "--publish-interval", "200",
-				  "--processes", "6", "--gpus", "2", NULL };
-		char *eargv[] = { exp, "--shm", shm, "--metrics-listen", listen_m,
-				  "--ws-listen", listen_w, NULL };
-
-		cpid = tu_spawn(cargv, log[0]);
-		ck_assert_int_gt(cpid, 0);
-		tu_reaper_track(cpid);
-		epid = tu_spawn(eargv, log[1]);
-		ck_assert_int_gt(epid, 0);
-		tu_reaper_track(epid);
-	}
+	tu_stack_init(&st);
+	ck_assert_int_eq(tu_stack_start_collector(&st, args), 0);
+	ck_assert_int_eq(tu_stack_start_exporter(&st), 0);
 	/* Wait until every family has samples: a few publishes of the simulated job. */
 	for (int i = 0; i < 100; i++) {
-		st = tu_http_request(mport, "GET", "/metrics", body, METRICS_MAX);
-		if (st == 200 && strstr(body, "\nzernel_collector_up 1\n") &&
+		status = tu_http_request(st.metrics_port, "GET", "/metrics", body, METRICS_MAX);
+		if (status == 200 && strstr(body, "\nzernel_collector_up 1\n") &&
 		    strstr(body, "zernel_nccl_wait_duration_seconds_bucket") &&
 		    strstr(body, "zernel_dataloader_wait_duration_seconds_bucket"))
 			break;
 		tu_sleep_ms(100);
 	}
-	tu_stop(epid, SIGTERM, 3000);
-	tu_reaper_stopped(epid);
-	tu_stop(cpid, SIGTERM, 3000);
-	tu_reaper_stopped(cpid);
-	ck_assert_msg(st == 200 && strstr(body, "\nzernel_collector_up 1\n"),
-		      "no fresh /metrics from the exporter (status %d); see %s and %s", st,
-		      log[0], log[1]);
+	if (status != 200 || !strstr(body, "\nzernel_collector_up 1\n")) {
+		tu_stack_dump_logs(&st);
+		ck_abort_msg("no fresh /metrics from the exporter (status %d)", status);
+	}
+	tu_stack_stop(&st);
 	names_in_exposition(s, body);
 	free(body);
-	unlink(log[0]);
-	unlink(log[1]);
 
 	if (!exporter_has_alerts()) {
 		/* Until the exporter is wired to the alert engine, its families come from here. */
@@ -185,7 +163,7 @@ static void live_metric_names(struct names *s)
 		fprintf(stderr, "NOTE dashboards: zernel-exporter has no --alerts yet; "
 			"zernel_alert_* and zernel_webhook_* names taken from the engine itself\n");
 		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(alerts_new(&a, &o, shm, "http://localhost:9091"), 0);
+		ck_assert_int_eq(alerts_new(&a, &o, st.shm, "http://localhost:9091"), 0);
 		sbuf_init(&b, 1u << 20, 0);
 		ck_assert_int_eq(alerts_render_prom(a, &b), 0);
 		names_in_exposition(s, b.data);
@@ -369,7 +347,6 @@ Suite *dashboards_suite(void)
 	TCase *tc = tcase_create("docs");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_unchecked_fixture(tc, tu_reaper_setup, tu_reaper_teardown);
 	tcase_add_test(tc, dashboard_imports_anywhere);
 	tcase_add_test(tc, dashboard_and_rules_query_only_live_metrics);
 	tcase_add_test(tc, prometheus_rules_pass_promtool);

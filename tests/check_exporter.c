@@ -4,7 +4,7 @@
  * --simulate, zernel-exporter) on free ports and unique segment names, read
  * by real clients: promtool, the project's validator, raw HTTP, and a real
  * Prometheus server scraping it.  Every process a test starts is stopped by
- * the test or, if it fails, by the fixture's teardown.
+ * the test or, if it fails, dies with the test's process group.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -19,7 +19,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -30,141 +29,61 @@
 
 #include "exporter/http.h"
 #include "exporter/prom_validate.h"
+#include "common/util.h"
 #include "shm/shm_layout.h"
 #include "tests/testutil.h"
+#include "tests/tu_exporter.h"
 
 #define PROMTOOL	"/usr/bin/promtool"
 #define PROMETHEUS	"/usr/bin/prometheus"
 #define BODY_MAX	(16u << 20)
 
-struct rig {
-	char shm[64];
-	uint16_t mport, wport, pport;
-	pid_t collector, exporter, prometheus;
-	char col_log[96], exp_log[96], prom_log[96];
-	char tmpdir[64];
-};
-
-static struct rig rig;
-
-/*
- * tu_spawn, plus: the child dies with this test process.  A failed check
- * ends the test process at once, before any teardown, and the servers it
- * started must not outlive it.
- */
-static pid_t spawn_tied(char *const argv[], const char *log_path)
-{
-	pid_t parent = getpid(), pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int fd;
-
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		fd = log_path ? open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		execv(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	return pid;
-}
-
-static void dump_log(const char *path)
-{
-	char *text = tu_read_file(path, NULL);
-
-	if (text) {
-		fprintf(stderr, "---- %s\n%s", path, text);
-		free(text);
-	}
-}
-
-static void rig_init(void)
-{
-	memset(&rig, 0, sizeof(rig));
-	tu_unique_shm_name(rig.shm, sizeof(rig.shm));
-	rig.mport = tu_free_port();
-	rig.wport = tu_free_port();
-	ck_assert(rig.mport && rig.wport && rig.mport != rig.wport);
-	snprintf(rig.col_log, sizeof(rig.col_log), "/tmp/zernel-exp-col-%d.log", (int)getpid());
-	snprintf(rig.exp_log, sizeof(rig.exp_log), "/tmp/zernel-exp-exp-%d.log", (int)getpid());
-	snprintf(rig.prom_log, sizeof(rig.prom_log), "/tmp/zernel-exp-prom-%d.log", (int)getpid());
-}
+static struct tu_stack rig;
+static pid_t prometheus;
+static uint16_t prom_port;
+static char prom_dir[64];	/* its configuration, data and log */
 
 static void start_collector(const char *scenario, const char *publish_ms)
 {
-	char path[512];
-	char *const argv[] = { (tu_build_path(path, sizeof(path), "zernel-collector"), path),
-			       "--simulate", "--shm", rig.shm, "--scenario", (char *)scenario,
-			       "--publish-interval", (char *)publish_ms, NULL };
+	const char *args[] = { "--scenario", scenario, "--publish-interval", publish_ms, NULL };
 
-	ck_assert_msg(access(path, X_OK) == 0, "%s is not built", path);
-	rig.collector = spawn_tied(argv, rig.col_log);
-	ck_assert_int_gt(rig.collector, 0);
+	ck_assert_msg(tu_have_binary("zernel-collector"), "zernel-collector is not built");
+	ck_assert_int_eq(tu_stack_start_collector(&rig, args), 0);
 }
 
 static void start_exporter(void)
 {
-	char path[512], mlisten[32], wlisten[32];
-	char *const argv[] = { (tu_build_path(path, sizeof(path), "zernel-exporter"), path),
-			       "--shm", rig.shm, "--metrics-listen", mlisten,
-			       "--ws-listen", wlisten, NULL };
-
-	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%u", rig.mport);
-	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%u", rig.wport);
-	ck_assert_msg(access(path, X_OK) == 0, "%s is not built", path);
-	rig.exporter = spawn_tied(argv, rig.exp_log);
-	ck_assert_int_gt(rig.exporter, 0);
-	if (tu_wait_http(rig.mport, "/", 200, 10000) < 0) {
-		dump_log(rig.exp_log);
+	ck_assert_msg(tu_have_binary("zernel-exporter"), "zernel-exporter is not built");
+	if (tu_stack_start_exporter(&rig) < 0) {
+		tu_stack_dump_logs(&rig);
 		ck_abort_msg("exporter never answered");
 	}
 }
 
 static void wait_healthy(void)
 {
-	if (tu_wait_http(rig.mport, "/healthz", 200, 15000) < 0) {
-		dump_log(rig.col_log);
-		dump_log(rig.exp_log);
+	if (tu_wait_http(rig.metrics_port, "/healthz", 200, 15000) < 0) {
+		tu_stack_dump_logs(&rig);
 		ck_abort_msg("exporter never became healthy");
 	}
 }
 
+/* After a passing test; a failed one's processes die with its process group. */
 static void rig_teardown(void)
 {
-	char path[128];
-
-	if (rig.prometheus > 0)
-		tu_stop(rig.prometheus, SIGKILL, 2000);
-	if (rig.exporter > 0)
-		tu_stop(rig.exporter, SIGKILL, 1000);
-	if (rig.collector > 0)
-		tu_stop(rig.collector, SIGKILL, 1000);
-	rig.prometheus = rig.exporter = rig.collector = 0;
-	if (rig.tmpdir[0])
-		tu_system("rm -rf '%s'", rig.tmpdir);
-	if (rig.shm[0]) {
-		snprintf(path, sizeof(path), "%s", rig.shm);
-		shm_unlink(path);
-	}
-	unlink(rig.col_log);
-	unlink(rig.exp_log);
-	unlink(rig.prom_log);
+	if (prometheus > 0)
+		tu_stop(prometheus, SIGKILL, 2000);
+	prometheus = 0;
+	if (prom_dir[0])
+		tu_system("rm -rf '%s'", prom_dir);
+	prom_dir[0] = '\0';
+	tu_stack_stop(&rig);
 }
 
 static void stop_exporter_cleanly(void)
 {
-	int st = tu_stop(rig.exporter, SIGTERM, 5000);
+	int st = tu_stack_stop_exporter(&rig);
 
-	rig.exporter = 0;
 	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		      "exporter did not exit cleanly on SIGTERM (status 0x%x)", st);
 }
@@ -174,7 +93,7 @@ static char *get_metrics(void)
 	char *body = malloc(BODY_MAX);
 
 	ck_assert_ptr_nonnull(body);
-	ck_assert_int_eq(tu_http_request(rig.mport, "GET", "/metrics", body, BODY_MAX), 200);
+	ck_assert_int_eq(tu_http_request(rig.metrics_port, "GET", "/metrics", body, BODY_MAX), 200);
 	ck_assert_uint_lt(strlen(body), BODY_MAX - 1);
 	return body;
 }
@@ -245,7 +164,7 @@ START_TEST(exporter_serves_every_seed_family_with_its_labels)
 	unsigned int seen[sizeof(seed) / sizeof(seed[0])] = { 0 };
 	char *body, *line, *save = NULL, name[256], labels[512];
 
-	rig_init();
+	tu_stack_init(&rig);
 	start_collector("steady", "200");
 	start_exporter();
 	wait_healthy();
@@ -292,7 +211,7 @@ START_TEST(exporter_output_passes_promtool_and_validator)
 		FILE *f;
 		int rc;
 
-		rig_init();
+		tu_stack_init(&rig);
 		start_collector(scenarios[s], "200");
 		start_exporter();
 		wait_healthy();
@@ -318,8 +237,7 @@ START_TEST(exporter_output_passes_promtool_and_validator)
 		unlink(file);
 		unlink(out);
 		stop_exporter_cleanly();
-		tu_stop(rig.collector, SIGTERM, 3000);
-		rig.collector = 0;
+		tu_stack_stop(&rig);
 	}
 }
 END_TEST
@@ -329,7 +247,7 @@ END_TEST
 /* Sends req as is on a new connection; reads the whole answer into resp. */
 static int raw_http(const char *req, size_t reqlen, char *resp, size_t len)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(rig.mport) };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(rig.metrics_port) };
 	struct timeval tv = { .tv_sec = 5 };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), status = -1;
 	size_t used = 0, sent = 0;
@@ -392,7 +310,7 @@ START_TEST(exporter_http_paths_methods_and_limits)
 	int fds[HTTP_MAX_CONNECTIONS];
 
 	ck_assert(resp && req);
-	rig_init();
+	tu_stack_init(&rig);
 	start_collector("steady", "200");
 	start_exporter();
 	wait_healthy();
@@ -426,7 +344,7 @@ START_TEST(exporter_http_paths_methods_and_limits)
 
 	/* Connections: HTTP_MAX_CONNECTIONS idle ones fill the server up. */
 	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++) {
-		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(rig.mport) };
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(rig.metrics_port) };
 
 		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		ck_assert_int_ge(fds[i], 0);
@@ -463,30 +381,14 @@ static char *wait_series(const char *series, double want, int ms)
 	return NULL;
 }
 
-/* Polls until the GPU memory family has series (the simulator's first allocations). */
-static int wait_data(void)
-{
-	for (int waited = 0; waited <= 3000; waited += 50) {
-		char *body = get_metrics();
-		int found = strstr(body, "\nzernel_gpu_memory_used_bytes{") != NULL;
-
-		free(body);
-		if (found)
-			return 1;
-		tu_sleep_ms(50);
-	}
-	return 0;
-}
-
 START_TEST(exporter_follows_collector_down_and_back)
 {
 	char *body, health[512];
 	double gen1, gen2;
 	pid_t exporter;
 	uint64_t t0;
-	struct timespec ts;
 
-	rig_init();
+	tu_stack_init(&rig);
 	/* 1. No segment yet: served, up 0, missing, healthz 503. */
 	start_exporter();
 	exporter = rig.exporter;
@@ -495,7 +397,7 @@ START_TEST(exporter_follows_collector_down_and_back)
 	ck_assert(series_value(body, "zernel_collector_status{status=\"missing\"}") == 1);
 	ck_assert_ptr_null(strstr(body, "zernel_gpu_memory_used_bytes{"));
 	free(body);
-	ck_assert_int_eq(tu_http_request(rig.mport, "GET", "/healthz", health, sizeof(health)), 503);
+	ck_assert_int_eq(tu_http_request(rig.metrics_port, "GET", "/healthz", health, sizeof(health)), 503);
 	ck_assert_ptr_nonnull(strstr(health, "missing"));
 
 	/* 2. The collector starts: fresh data. */
@@ -505,11 +407,10 @@ START_TEST(exporter_follows_collector_down_and_back)
 	gen1 = series_value(body, "zernel_segment_generation");
 	ck_assert(gen1 > 0);
 	free(body);
-	ck_assert_msg(wait_data(), "no GPU memory series while fresh");
+	ck_assert_msg(tu_wait_metric(rig.metrics_port, "zernel_gpu_memory_used_bytes", 1, 3000) == 0, "no GPU memory series while fresh");
 
 	/* 3. The collector dies without cleaning up: stale after 3 intervals. */
-	tu_stop(rig.collector, SIGKILL, 2000);
-	rig.collector = 0;
+	tu_stack_stop_collector(&rig, SIGKILL);
 	body = wait_series("zernel_collector_up", 0, 3000);
 	ck_assert_msg(body != NULL, "collector_up never went to 0");
 	ck_assert(series_value(body, "zernel_collector_status{status=\"stale\"}") == 1);
@@ -518,25 +419,23 @@ START_TEST(exporter_follows_collector_down_and_back)
 	ck_assert(series_value(body, "zernel_segment_generation") == gen1);
 	ck_assert(series_value(body, "zernel_collector_last_publish_age_seconds") >= 0.6);
 	free(body);
-	ck_assert_int_eq(tu_http_request(rig.mport, "GET", "/healthz", health, sizeof(health)), 503);
+	ck_assert_int_eq(tu_http_request(rig.metrics_port, "GET", "/healthz", health, sizeof(health)), 503);
 	ck_assert_ptr_nonnull(strstr(health, "stale"));
 
 	/* 4. A new collector: fresh again within about one interval, new generation. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t0 = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	t0 = now_mono_ns();
 	start_collector("steady", "200");
 	body = wait_series("zernel_collector_up", 1, 5000);
 	ck_assert_msg(body != NULL, "collector_up never came back to 1");
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (now_mono_ns() - t0) / NSEC_PER_MSEC;
 	fprintf(stderr, "exporter fresh again %llu ms after the collector restarted\n",
-		(unsigned long long)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 - t0));
-	ck_assert_msg((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 - t0 < 2000,
-		      "took more than 2 s to serve the new collector");
+		(unsigned long long)t0);
+	ck_assert_msg(t0 < 2000, "took more than 2 s to serve the new collector");
 	gen2 = series_value(body, "zernel_segment_generation");
 	ck_assert_msg(gen2 != gen1, "generation did not change");
 	free(body);
-	ck_assert_msg(wait_data(), "data did not resume");
-	ck_assert_int_eq(tu_http_request(rig.mport, "GET", "/healthz", health, sizeof(health)), 200);
+	ck_assert_msg(tu_wait_metric(rig.metrics_port, "zernel_gpu_memory_used_bytes", 1, 3000) == 0, "data did not resume");
+	ck_assert_int_eq(tu_http_request(rig.metrics_port, "GET", "/healthz", health, sizeof(health)), 200);
 	/* Same exporter process throughout. */
 	ck_assert_int_eq(rig.exporter, exporter);
 	ck_assert_int_eq(kill(exporter, 0), 0);
@@ -549,7 +448,7 @@ START_TEST(exporter_survives_a_garbage_segment)
 	char *body, health[512], junk[8192];
 	int fd;
 
-	rig_init();
+	tu_stack_init(&rig);
 	/* Anyone able to create the name could put anything there. */
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (char)(i * 131 + 7);
@@ -565,7 +464,7 @@ START_TEST(exporter_survives_a_garbage_segment)
 	ck_assert(series_value(body, "zernel_collector_status{status=\"invalid\"}") == 1);
 	ck_assert_ptr_nonnull(strstr(body, "# zernel collector not fresh"));
 	free(body);
-	ck_assert_int_eq(tu_http_request(rig.mport, "GET", "/healthz", health, sizeof(health)), 503);
+	ck_assert_int_eq(tu_http_request(rig.metrics_port, "GET", "/healthz", health, sizeof(health)), 503);
 	ck_assert_ptr_nonnull(strstr(health, "invalid"));
 	/* A real collector replaces it; the exporter follows. */
 	start_collector("steady", "200");
@@ -604,7 +503,7 @@ static struct json_object *prom_query(const char *q, double t, struct json_objec
 	ck_assert_ptr_nonnull(body);
 	url_encode(enc, sizeof(enc), q);
 	snprintf(path, sizeof(path), "/api/v1/query?query=%s&time=%.3f", enc, t);
-	st = tu_http_request(rig.pport, "GET", path, body, 1u << 20);
+	st = tu_http_request(prom_port, "GET", path, body, 1u << 20);
 	ck_assert_msg(st == 200, "query %s: HTTP %d: %.300s", q, st, body);
 	*root = json_tokener_parse(body);
 	free(body);
@@ -668,41 +567,40 @@ static void assert_consistent(const char *what, double hq, double sq)
 
 START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 {
-	char path[512], cfg[256], data[256], listen[64], q[512], qs[512];
+	char path[512], cfg[256], data[256], listen[64], log[256], q[512], qs[512];
 	struct json_object *root, *res;
 	FILE *f;
 	double t, up;
 	int n, checked = 0;
 
 	ck_assert_msg(access(PROMETHEUS, X_OK) == 0, PROMETHEUS " is missing (make test-deps)");
-	rig_init();
-	snprintf(rig.tmpdir, sizeof(rig.tmpdir), "/tmp/zernel-prom-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(rig.tmpdir));
+	tu_stack_init(&rig);
+	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
 	start_collector("steady", "200");
 	start_exporter();
 	wait_healthy();
 
-	rig.pport = tu_free_port();
-	snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", rig.tmpdir);
-	snprintf(data, sizeof(data), "--storage.tsdb.path=%s/data", rig.tmpdir);
-	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u", rig.pport);
+	prom_port = tu_free_port();
+	snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", prom_dir);
+	snprintf(data, sizeof(data), "--storage.tsdb.path=%s/data", prom_dir);
+	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u", prom_port);
 	f = fopen(cfg, "w");
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
 		"scrape_configs:\n  - job_name: zernel\n    scrape_timeout: 900ms\n"
-		"    static_configs:\n      - targets: ['127.0.0.1:%u']\n", rig.mport);
+		"    static_configs:\n      - targets: ['127.0.0.1:%u']\n", rig.metrics_port);
 	fclose(f);
 	snprintf(path, sizeof(path), "--config.file=%s", cfg);
+	snprintf(log, sizeof(log), "%s/prometheus.log", prom_dir);
 	{
 		char *const argv[] = { PROMETHEUS, path, data, listen, "--log.level=warn", NULL };
 
-		rig.prometheus = spawn_tied(argv, rig.prom_log);
+		prometheus = tu_spawn(argv, log);
 	}
-	ck_assert_int_gt(rig.prometheus, 0);
-	if (tu_wait_http(rig.pport, "/-/ready", 200, 30000) < 0) {
-		dump_log(rig.prom_log);
-		ck_abort_msg("prometheus never became ready");
-	}
+	ck_assert_int_gt(prometheus, 0);
+	ck_assert_msg(tu_wait_http(prom_port, "/-/ready", 200, 30000) == 0,
+		      "prometheus never became ready; see %s", log);
 
 	/* A few seconds of scrapes. */
 	for (n = 0; n < 150; n++) {
@@ -763,8 +661,8 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 	ck_assert(isfinite(prom_scalar("histogram_quantile(0.99, sum by (le) (rate(zernel_cuda_launch_duration_seconds_bucket[3s])))", t)));
 	ck_assert_int_ge(checked, 2);
 
-	tu_stop(rig.prometheus, SIGTERM, 10000);
-	rig.prometheus = 0;
+	tu_stop(prometheus, SIGTERM, 10000);
+	prometheus = 0;
 	stop_exporter_cleanly();
 }
 END_TEST

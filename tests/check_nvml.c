@@ -18,7 +18,6 @@
 #include "collector/nvml.h"
 #include "shm/shm_reader.h"
 #include "tests/testutil.h"
-#include "tests/tu_watch.h"
 
 static char lib[512], lib_nomem[512], logpath[256];
 
@@ -134,7 +133,6 @@ START_TEST(collector_publishes_nvml_totals_flag_wins)
 	}
 	unsetenv("LD_LIBRARY_PATH");
 	ck_assert_int_gt(pid, 0);
-	tu_reaper_track(pid);
 
 	memset(&snap, 0, sizeof(snap));
 	shm_reader_init(&r, shm);
@@ -157,7 +155,6 @@ START_TEST(collector_publishes_nvml_totals_flag_wins)
 	shm_snapshot_free(&snap);
 	shm_reader_close(&r);
 	tu_stop(pid, SIGTERM, 5000);
-	tu_reaper_stopped(pid);
 	ck_assert_int_eq(tu_system("grep -q 'NVML: total memory of 3 GPUs read' '%s'", log), 0);
 	unlink(log);
 }
@@ -178,7 +175,6 @@ Suite *nvml_suite(void)
 	suite_add_tcase(s, tc);
 
 	tcase_add_checked_fixture(root, setup, teardown);
-	tcase_add_unchecked_fixture(root, tu_reaper_setup, tu_reaper_teardown);
 	tcase_set_timeout(root, 60);
 	tcase_add_test(root, collector_publishes_nvml_totals_flag_wins);
 	suite_add_tcase(s, root);

@@ -26,13 +26,6 @@
 #include "collector/privileges.h"
 #include "tests/testutil.h"
 
-#ifndef CAP_PERFMON
-#define CAP_PERFMON	38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF		39
-#endif
-
 #define BIT(c)		(1ull << (c))
 #define STEADY_MASK	(BIT(CAP_BPF) | BIT(CAP_PERFMON) | BIT(CAP_SYS_PTRACE) | \
 			 BIT(CAP_DAC_READ_SEARCH))

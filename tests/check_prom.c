@@ -19,7 +19,7 @@
 #include "exporter/feed_json.h"
 #include "exporter/prom.h"
 #include "exporter/prom_validate.h"
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 #include "exporter/source.h"
 #include "exporter/stats.h"
 #include "exporter/text.h"
@@ -60,12 +60,7 @@ static void fill_latency(struct shm_latency *l, uint64_t scale)
 
 static void setup(void)
 {
-	struct shm_writer_opts o = {
-		.cap = { .procs = 8, .gpu_mem = 8, .gpus = 4, .nccl_comms = 4 },
-		.mode = SHM_MODE_SIMULATE,
-		.publish_interval_ms = 1000,
-		.window_ns = 60ull * NSEC_PER_SEC,
-	};
+	struct shm_writer_opts o;
 	struct shm_header_fields *h;
 	struct shm_proc *p;
 	struct shm_gpu_mem *m;
@@ -76,7 +71,7 @@ static void setup(void)
 
 	memset(&fx, 0, sizeof(fx));
 	tu_unique_shm_name(fx.name, sizeof(fx.name));
-	o.name = fx.name;
+	tu_shm_opts(&o, fx.name, (struct shm_capacity){ 8, 8, 4, 4 });
 	ck_assert_int_eq(shm_writer_create(&fx.w, &o), 0);
 	h = &fx.w.base->h;
 	shm_writer_begin(&fx.w);

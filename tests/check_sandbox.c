@@ -39,96 +39,12 @@ struct probe_run {
 static struct shm_writer seg;
 static char seg_name[64];
 
-/*
- * A failed assertion ends a test's process at once, without its teardown:
- * every process and segment a test starts is noted in a file, and the
- * runner's side of the fixture removes what is left after each test case.
- */
-static pid_t runner_pid;
-
-static void cleanup_path(char *buf, size_t len)
-{
-	snprintf(buf, len, "/tmp/zernel-sandbox-%d.cleanup", (int)runner_pid);
-}
-
-static void note_cleanup(const char *kind, const char *what)
-{
-	char path[96];
-	FILE *f;
-
-	cleanup_path(path, sizeof(path));
-	f = fopen(path, "a");
-	if (f) {
-		fprintf(f, "%s %s\n", kind, what);
-		fclose(f);
-	}
-}
-
-static void note_pid(pid_t pid)
-{
-	char s[32];
-
-	snprintf(s, sizeof(s), "%d", (int)pid);
-	note_cleanup("pid", s);
-}
-
-static void runner_setup(void)
-{
-	runner_pid = getpid();
-}
-
-/* Ours only: a leftover pid is stopped if it still runs one of our programs. */
-static void runner_teardown(void)
-{
-	char path[96], line[300], proc[320], *cmd;
-	FILE *f;
-
-	cleanup_path(path, sizeof(path));
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (strncmp(line, "shm ", 4) == 0) {
-			shm_unlink(line + 4);
-			continue;
-		}
-		if (strncmp(line, "file ", 5) == 0) {
-			unlink(line + 5);
-			continue;
-		}
-		if (strncmp(line, "pid ", 4) != 0)
-			continue;
-		snprintf(proc, sizeof(proc), "/proc/%s/cmdline", line + 4);
-		cmd = tu_read_file(proc, NULL);
-		if (cmd && (strstr(cmd, "sandbox_probe") || strstr(cmd, "zernel-"))) {
-			pid_t pid = (pid_t)atoi(line + 4);
-
-			kill(pid, SIGTERM);
-			tu_sleep_ms(200);
-			kill(pid, SIGKILL);
-		}
-		free(cmd);
-	}
-	fclose(f);
-	unlink(path);
-}
-
 static void segment_setup(void)
 {
 	struct shm_writer_opts o;
 
 	tu_unique_shm_name(seg_name, sizeof(seg_name));
-	memset(&o, 0, sizeof(o));
-	o.name = seg_name;
-	o.cap.procs = 8;
-	o.cap.gpu_mem = 16;
-	o.cap.gpus = 2;
-	o.cap.nccl_comms = 4;
-	o.mode = SHM_MODE_SIMULATE;
-	o.publish_interval_ms = 1000;
-	o.window_ns = 60ull * 1000000000ull;
-	note_cleanup("shm", seg_name);
+	tu_shm_opts(&o, seg_name, (struct shm_capacity){ 8, 16, 2, 4 });
 	ck_assert_int_eq(shm_writer_create(&seg, &o), 0);
 	/* One publish with a fresh heartbeat: readers then see "ok". */
 	shm_writer_begin(&seg);
@@ -186,7 +102,6 @@ static pid_t start_probe(const char *const *args, int as_uid, int *out_fd, int *
 		execv(path, argv);
 		_exit(127);
 	}
-	note_pid(pid);
 	close(p[1]);
 	close(e[1]);
 	*out_fd = p[0];
@@ -660,13 +575,8 @@ static pid_t start_collector(const char *log)
 	char exe[512];
 	char *argv[] = { exe, "--simulate", "--shm", seg_name, "--publish-interval", "200", NULL };
 
-	pid_t pid;
-
 	tu_build_path(exe, sizeof(exe), "zernel-collector");
-	pid = tu_spawn(argv, log);
-	if (pid > 0)
-		note_pid(pid);
-	return pid;
+	return tu_spawn(argv, log);
 }
 
 /*
@@ -690,19 +600,15 @@ START_TEST(the_exporter_runs_sandboxed_through_a_full_cycle)
 	if (tu_skip_unless_root("the_exporter_runs_sandboxed_through_a_full_cycle"))
 		return;
 	tu_unique_shm_name(seg_name, sizeof(seg_name));
-	note_cleanup("shm", seg_name);
 	snprintf(clog, sizeof(clog), "/tmp/zernel-sandbox-col-%d.log", (int)getpid());
 	snprintf(elog, sizeof(elog), "/tmp/zernel-sandbox-exp-%d.log", (int)getpid());
 	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%u", (unsigned int)mport);
 	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%u", (unsigned int)wport);
-	note_cleanup("file", clog);
-	note_cleanup("file", elog);
 	tu_build_path(exe, sizeof(exe), "zernel-exporter");
 	col = start_collector(clog);
 	ck_assert_int_gt(col, 0);
 	exp = tu_spawn(argv, elog);
 	ck_assert_int_gt(exp, 0);
-	note_pid(exp);
 	ck_assert_msg(wait_metric(mport, "\nzernel_collector_up 1\n", 10000) == 0,
 		      "no fresh /metrics from the exporter (log %s)", elog);
 
@@ -819,7 +725,6 @@ Suite *sandbox_suite(void)
 	tcase_add_test(tc, a_webhook_request_goes_out_through_the_filter);
 	tcase_add_test(tc, a_failed_name_lookup_is_survived);
 	tcase_add_test(tc, non_root_start_keeps_uid_and_drops_the_rest);
-	tcase_add_unchecked_fixture(tc, runner_setup, runner_teardown);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 
@@ -827,17 +732,14 @@ Suite *sandbox_suite(void)
 	tcase_add_test(fc, every_failing_step_exits_non_zero_naming_it);
 	tcase_add_test(fc, unknown_or_root_user_is_refused);
 	tcase_add_test(fc, a_thread_started_before_is_refused);
-	tcase_add_unchecked_fixture(fc, runner_setup, runner_teardown);
 	tcase_set_timeout(fc, 30);
 	suite_add_tcase(s, fc);
 
 	tcase_add_test(bc, the_shipped_sandbox_has_no_test_hook);
-	tcase_add_unchecked_fixture(bc, runner_setup, runner_teardown);
 	tcase_set_timeout(bc, 30);
 	suite_add_tcase(s, bc);
 
 	tcase_add_test(ec, the_exporter_runs_sandboxed_through_a_full_cycle);
-	tcase_add_unchecked_fixture(ec, runner_setup, runner_teardown);
 	tcase_set_timeout(ec, 90);
 	suite_add_tcase(s, ec);
 	return s;

@@ -16,29 +16,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/testutil.h"
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void small_opts(struct shm_writer_opts *o, const char *name, uint32_t interval_ms)
 {
-	memset(o, 0, sizeof(*o));
-	o->name = name;
-	o->cap.procs = 6;
-	o->cap.gpu_mem = 8;
-	o->cap.gpus = 2;
-	o->cap.nccl_comms = 3;
+	tu_shm_opts(o, name, (struct shm_capacity){ 6, 8, 2, 3 });
 	o->mode = SHM_MODE_BPF;
 	o->publish_interval_ms = interval_ms;
-	o->window_ns = 60ull * 1000000000ull;
 }
 
 /* A series with n samples, all in bucket b, window quantiles q. */
@@ -102,7 +89,7 @@ static void publish(struct shm_writer *w, uint64_t k)
 	for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++)
 		fill_latency(&h->node[f], k * 3, 5, 3000);
 	h->stats.publishes = k;
-	h->heartbeat_mono_ns = mono_now();
+	h->heartbeat_mono_ns = now_mono_ns();
 	shm_writer_end(w);
 }
 
@@ -591,7 +578,7 @@ START_TEST(stale_heartbeat_is_reported_with_a_valid_snapshot)
 	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
 	/* A heartbeat from the future is not fresh either. */
 	shm_writer_begin(&w);
-	w.base->h.heartbeat_mono_ns = mono_now() + 3600ull * 1000000000ull;
+	w.base->h.heartbeat_mono_ns = now_mono_ns() + 3600ull * 1000000000ull;
 	shm_writer_end(&w);
 	ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_STALE);
 	ck_assert_ptr_nonnull(strstr(why, "in the future"));

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/testutil.h"
@@ -24,25 +25,9 @@
 #define TORTURE_READERS		3
 #define TORTURE_SECONDS		3
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void torture_opts(struct shm_writer_opts *o, const char *name)
 {
-	memset(o, 0, sizeof(*o));
-	o->name = name;
-	o->cap.procs = 64;
-	o->cap.gpu_mem = 128;
-	o->cap.gpus = 8;
-	o->cap.nccl_comms = 16;
-	o->mode = SHM_MODE_SIMULATE;
-	o->publish_interval_ms = 1000;
-	o->window_ns = 60ull * 1000000000ull;
+	tu_shm_opts(o, name, (struct shm_capacity){ 64, 128, 8, 16 });
 }
 
 static void stamp_latency(struct shm_latency *l, uint64_t k)
@@ -93,7 +78,7 @@ static void publish_k(struct shm_writer *w, uint64_t k)
 	h->table[SHM_TABLE_NCCL_COMMS].count = h->table[SHM_TABLE_NCCL_COMMS].capacity;
 	for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++)
 		stamp_latency(&h->node[f], k);
-	h->heartbeat_mono_ns = mono_now();
+	h->heartbeat_mono_ns = now_mono_ns();
 	h->stats.last_publish_duration_ns = k;
 	shm_writer_end(w);
 }
@@ -176,7 +161,7 @@ static void reader_child(const char *name, uint64_t until_ns, struct torture_res
 	unsigned int loops = 0;
 
 	shm_reader_init(&r, name);
-	while (mono_now() < until_ns) {
+	while (now_mono_ns() < until_ns) {
 		enum shm_read_status st = shm_reader_snapshot(&r, &s, why, sizeof(why));
 
 		if (st == SHM_READ_OK) {
@@ -220,7 +205,7 @@ START_TEST(torture_no_torn_snapshots)
 		   PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(res, MAP_FAILED);
 	memset(res, 0, sizeof(*res) * TORTURE_READERS + sizeof(uint64_t));
-	until = mono_now() + TORTURE_SECONDS * 1000000000ull;
+	until = now_mono_ns() + TORTURE_SECONDS * 1000000000ull;
 
 	writer = fork();
 	ck_assert_int_ge(writer, 0);
@@ -231,7 +216,7 @@ START_TEST(torture_no_torn_snapshots)
 		 * Thousands of times the collector's rate; the short pause
 		 * leaves readers windows without the writer ever waiting.
 		 */
-		while (mono_now() < until) {
+		while (now_mono_ns() < until) {
 			struct timespec gap = { 0, 20000 };
 
 			publish_k(&w, ++k);
@@ -335,9 +320,9 @@ START_TEST(writer_killed_mid_publish_reports_busy_then_recovers)
 	for (int i = 0; i < 5; i++) {
 		uint64_t dt;
 
-		t0 = mono_now();
+		t0 = now_mono_ns();
 		ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_BUSY);
-		dt = mono_now() - t0;
+		dt = now_mono_ns() - t0;
 		worst = dt > worst ? dt : worst;
 	}
 	fprintf(stderr, "shm killed writer: BUSY after at most %.2f ms (%s)\n",
@@ -349,9 +334,9 @@ START_TEST(writer_killed_mid_publish_reports_busy_then_recovers)
 
 	/* A smaller retry bound answers sooner. */
 	r.max_retries = 2;
-	t0 = mono_now();
+	t0 = now_mono_ns();
 	ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_BUSY);
-	ck_assert_uint_lt(mono_now() - t0, 20ull * 1000000ull);
+	ck_assert_uint_lt(now_mono_ns() - t0, 20ull * 1000000ull);
 	r.max_retries = 64;
 
 	/* The next collector replaces the dead one's segment. */

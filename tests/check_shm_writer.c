@@ -18,15 +18,8 @@
 
 static void small_opts(struct shm_writer_opts *o, const char *name)
 {
-	memset(o, 0, sizeof(*o));
-	o->name = name;
-	o->cap.procs = 8;
-	o->cap.gpu_mem = 16;
-	o->cap.gpus = 2;
-	o->cap.nccl_comms = 4;
-	o->mode = SHM_MODE_SIMULATE;
+	tu_shm_opts(o, name, (struct shm_capacity){ 8, 16, 2, 4 });
 	o->publish_interval_ms = 100;
-	o->window_ns = 60ull * 1000000000ull;
 }
 
 static int stat_shm(const char *name, struct stat *st)

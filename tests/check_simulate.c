@@ -7,12 +7,10 @@
  * the suite stays short.
  */
 #include <check.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,32 +29,6 @@ struct job {
 	uint64_t started_ns;
 	struct shm_reader r;
 };
-
-/*
- * Like tu_spawn, but the collector gets SIGTERM when the test process dies:
- * a failed assertion or a timeout ends the test process at once, and the
- * collector must not outlive it (SIGTERM also removes its segment).
- */
-static pid_t spawn_tied(char *const argv[], const char *log_path)
-{
-	pid_t parent = getpid(), pid = fork();
-
-	if (pid != 0)
-		return pid;
-	setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
-		_exit(127);
-	if (log_path) {
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-	}
-	execv(argv[0], argv);
-	_exit(127);
-}
 
 static void job_start(struct job *j, const char *const *extra)
 {
@@ -77,7 +49,7 @@ static void job_start(struct job *j, const char *const *extra)
 		argv[n++] = (char *)*extra++;
 	argv[n] = NULL;
 	j->started_ns = now_mono_ns();
-	j->pid = spawn_tied(argv, j->log);
+	j->pid = tu_spawn(argv, j->log);
 	ck_assert_int_gt(j->pid, 0);
 	shm_reader_init(&j->r, j->name);
 }

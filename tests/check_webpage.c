@@ -18,7 +18,7 @@
 #include <json-c/json.h>
 
 #include "tests/testutil.h"
-#include "tests/tu_watch.h"
+#include "tests/tu_exporter.h"
 
 #define PY "/usr/bin/python3"
 #define CHROMIUM "/usr/bin/chromium"
@@ -180,7 +180,6 @@ START_TEST(test_page_in_chromium_shows_and_updates_the_feed)
 		snprintf(log, sizeof(log), "%s/tests/webpage_http.log", tu_build_dir());
 		http = tu_spawn(argv, log);
 		ck_assert_int_gt(http, 0);
-		tu_reaper_track(http);
 		ck_assert_int_eq(tu_wait_http(port, "/index.html", 200, 10000), 0);
 		snprintf(url, sizeof(url), "http://127.0.0.1:%u/index.html?ws=%u", port, st.ws_port);
 	}
@@ -247,7 +246,6 @@ START_TEST(test_page_in_chromium_shows_and_updates_the_feed)
 	free(metrics);
 	if (http) {
 		tu_stop(http, SIGTERM, 2000);
-		tu_reaper_stopped(http);
 	}
 	tu_stack_stop(&st);
 }
@@ -266,7 +264,6 @@ Suite *webpage_suite(void)
 	tcase_set_timeout(unit, 10);
 	suite_add_tcase(s, unit);
 
-	tcase_add_unchecked_fixture(browser, tu_reaper_setup, tu_reaper_teardown);
 	tcase_add_test(browser, test_page_in_chromium_shows_and_updates_the_feed);
 	tcase_set_timeout(browser, 120);
 	suite_add_tcase(s, browser);

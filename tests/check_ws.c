@@ -7,144 +7,55 @@
  */
 #include <arpa/inet.h>
 #include <check.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/testutil.h"
+#include "tests/tu_exporter.h"
 
 #define PYTHON "/usr/bin/python3"
 
-struct rig {
-	char shm[64];
-	uint16_t mport, wport;
-	pid_t collector, exporter;
-	char col_log[96], exp_log[96];
-};
+static struct tu_stack rig;
 
-static struct rig rig;
-
-/*
- * tu_spawn, plus: the child dies with this test process.  A failed check
- * ends the test process at once, before any teardown, and the servers it
- * started must not outlive it.
- */
-static pid_t spawn_tied(char *const argv[], const char *log_path)
+static void rig_start(const char *processes, const char *publish_ms, unsigned int ws_ms)
 {
-	pid_t parent = getpid(), pid = fork();
+	const char *args[] = { "--processes", processes, "--publish-interval", publish_ms, NULL };
 
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int fd;
-
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		fd = log_path ? open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		execv(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	return pid;
-}
-
-static void dump_log(const char *path)
-{
-	char *text = tu_read_file(path, NULL);
-
-	if (text) {
-		fprintf(stderr, "---- %s\n%s", path, text);
-		free(text);
-	}
-}
-
-static void rig_start(const char *processes, const char *publish_ms, const char *ws_ms)
-{
-	char col[512], exp[512], mlisten[32], wlisten[32];
-
-	memset(&rig, 0, sizeof(rig));
-	tu_unique_shm_name(rig.shm, sizeof(rig.shm));
-	rig.mport = tu_free_port();
-	rig.wport = tu_free_port();
-	ck_assert(rig.mport && rig.wport && rig.mport != rig.wport);
-	snprintf(rig.col_log, sizeof(rig.col_log), "/tmp/zernel-ws-col-%d.log", (int)getpid());
-	snprintf(rig.exp_log, sizeof(rig.exp_log), "/tmp/zernel-ws-exp-%d.log", (int)getpid());
-	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%u", rig.mport);
-	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%u", rig.wport);
-	{
-		char *const argv[] = { (tu_build_path(col, sizeof(col), "zernel-collector"), col),
-				       "--simulate", "--shm", rig.shm, "--processes", (char *)processes,
-				       "--publish-interval", (char *)publish_ms, NULL };
-
-		ck_assert_msg(access(argv[0], X_OK) == 0, "%s is not built", argv[0]);
-		rig.collector = spawn_tied(argv, rig.col_log);
-	}
-	{
-		char *const argv[] = { (tu_build_path(exp, sizeof(exp), "zernel-exporter"), exp),
-				       "--shm", rig.shm, "--metrics-listen", mlisten,
-				       "--ws-listen", wlisten, "--ws-interval", (char *)ws_ms, NULL };
-
-		ck_assert_msg(access(argv[0], X_OK) == 0, "%s is not built", argv[0]);
-		rig.exporter = spawn_tied(argv, rig.exp_log);
-	}
-	ck_assert(rig.collector > 0 && rig.exporter > 0);
-	if (tu_wait_http(rig.mport, "/healthz", 200, 15000) < 0) {
-		dump_log(rig.col_log);
-		dump_log(rig.exp_log);
+	tu_stack_init(&rig);
+	rig.ws_interval_ms = ws_ms;
+	ck_assert_int_eq(tu_stack_start_collector(&rig, args), 0);
+	if (tu_stack_start_exporter(&rig) < 0 ||
+	    tu_wait_http(rig.metrics_port, "/healthz", 200, 15000) < 0) {
+		tu_stack_dump_logs(&rig);
 		ck_abort_msg("exporter never became healthy");
 	}
 }
 
 static void rig_stop(void)
 {
-	int st = tu_stop(rig.exporter, SIGTERM, 5000);
+	int st = tu_stack_stop_exporter(&rig);
 
-	tu_stop(rig.collector, SIGTERM, 5000);
-	shm_unlink(rig.shm);
-	unlink(rig.col_log);
-	unlink(rig.exp_log);
-	rig.exporter = rig.collector = 0;
+	tu_stack_stop(&rig);
 	/* The exporter shuts down cleanly on SIGTERM, whatever the clients did. */
 	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		      "exporter did not exit cleanly on SIGTERM (status 0x%x)", st);
 }
 
-/* Value of an unlabelled series in a /metrics body, or -1. */
-static double metric(const char *body, const char *name)
-{
-	char want[128];
-	const char *p;
-
-	snprintf(want, sizeof(want), "\n%s ", name);
-	p = strstr(body, want);
-	return p ? strtod(p + strlen(want), NULL) : -1;
-}
-
+/* Value of an unlabelled series on /metrics, or -1. */
 static double scrape(const char *name)
 {
-	size_t len = 8u << 20;
-	char *body = malloc(len);
-	double v;
+	char *body = tu_scrape(rig.metrics_port);
+	double v = -1;
 
 	ck_assert_ptr_nonnull(body);
-	ck_assert_int_eq(tu_http_request(rig.mport, "GET", "/metrics", body, len), 200);
-	v = metric(body, name);
+	if (tu_metric(body, name, NULL, &v) < 0)
+		v = -1;
 	free(body);
 	return v;
 }
@@ -171,12 +82,12 @@ START_TEST(ws_feed_cadence_seed_keys_and_metrics_agree)
 {
 	char args[128];
 
-	rig_start("8", "500", "200");
+	rig_start("8", "500", 200);
 	/* No subprotocol, as websocat sends; 8 snapshots at 200 ms. */
-	snprintf(args, sizeof(args), "%u %u 200 8", rig.wport, rig.mport);
+	snprintf(args, sizeof(args), "%u %u 200 8", rig.ws_port, rig.metrics_port);
 	ck_assert_int_eq(run_py("ws_feed_check.py", args), 0);
 	/* Asking for the feed's own subprotocol works too. */
-	snprintf(args, sizeof(args), "%u %u 200 3 zernel-feed", rig.wport, rig.mport);
+	snprintf(args, sizeof(args), "%u %u 200 3 zernel-feed", rig.ws_port, rig.metrics_port);
 	ck_assert_int_eq(run_py("ws_feed_check.py", args), 0);
 	rig_stop();
 }
@@ -186,13 +97,13 @@ START_TEST(ws_bad_frames_close_that_client_only)
 {
 	char args[64];
 
-	rig_start("8", "500", "200");
-	snprintf(args, sizeof(args), "%u 200", rig.wport);
+	rig_start("8", "500", 200);
+	snprintf(args, sizeof(args), "%u 200", rig.ws_port);
 	ck_assert_int_eq(run_py("ws_bad_frames.py", args), 0);
 	/* The exporter is still up and still serving. */
 	ck_assert_int_eq(kill(rig.exporter, 0), 0);
 	ck_assert(scrape("zernel_exporter_ws_bad_input_total") >= 3);
-	snprintf(args, sizeof(args), "%u %u 200 3", rig.wport, rig.mport);
+	snprintf(args, sizeof(args), "%u %u 200 3", rig.ws_port, rig.metrics_port);
 	ck_assert_int_eq(run_py("ws_feed_check.py", args), 0);
 	rig_stop();
 }
@@ -234,14 +145,14 @@ START_TEST(ws_stalled_clients_do_not_grow_memory)
 	double dropped, closed;
 
 	/* 1,000 processes: snapshots of several hundred kB, ten a second. */
-	rig_start("1000", "500", "100");
-	snprintf(args, sizeof(args), "%u %u 100 5", rig.wport, rig.mport);
+	rig_start("1000", "500", 100);
+	snprintf(args, sizeof(args), "%u %u 100 5", rig.ws_port, rig.metrics_port);
 	ck_assert_int_eq(run_py("ws_feed_check.py", args), 0);
 	base = rss_kb(rig.exporter);
 	ck_assert_int_gt(base, 0);
 
 	for (int i = 0; i < CLIENTS; i++)
-		fds[i] = stalled_client(rig.wport);
+		fds[i] = stalled_client(rig.ws_port);
 	for (int t = 0; t < 16; t++) {
 		long kb;
 
@@ -264,7 +175,7 @@ START_TEST(ws_stalled_clients_do_not_grow_memory)
 	for (int i = 0; i < CLIENTS; i++)
 		close(fds[i]);
 	/* Everyone else is still served. */
-	snprintf(args, sizeof(args), "%u %u 100 3", rig.wport, rig.mport);
+	snprintf(args, sizeof(args), "%u %u 100 3", rig.ws_port, rig.metrics_port);
 	ck_assert_int_eq(run_py("ws_feed_check.py", args), 0);
 	rig_stop();
 }
@@ -275,25 +186,13 @@ START_TEST(ws_plain_http_on_feed_port_is_refused)
 	char body[512];
 	int st;
 
-	rig_start("4", "500", "200");
-	st = tu_http_request(rig.wport, "GET", "/", body, sizeof(body));
+	rig_start("4", "500", 200);
+	st = tu_http_request(rig.ws_port, "GET", "/", body, sizeof(body));
 	ck_assert_int_eq(st, 400);
 	ck_assert_ptr_nonnull(strstr(body, "WebSocket"));
 	rig_stop();
 }
 END_TEST
-
-static void rig_teardown(void)
-{
-	/* A failed test leaves its processes: never leak them. */
-	if (rig.exporter > 0)
-		tu_stop(rig.exporter, SIGKILL, 1000);
-	if (rig.collector > 0)
-		tu_stop(rig.collector, SIGKILL, 1000);
-	rig.exporter = rig.collector = 0;
-	if (rig.shm[0])
-		shm_unlink(rig.shm);
-}
 
 Suite *ws_suite(void);
 Suite *ws_suite(void)
@@ -301,7 +200,6 @@ Suite *ws_suite(void)
 	Suite *s = suite_create("ws");
 	TCase *tc = tcase_create("feed");
 
-	tcase_add_checked_fixture(tc, NULL, rig_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ws_feed_cadence_seed_keys_and_metrics_agree);
 	tcase_add_test(tc, ws_bad_frames_close_that_client_only);

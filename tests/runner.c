@@ -3,11 +3,14 @@
  * The one Check runner.  Every tests/check_<module>.c exposes
  * <module>_suite(); the Makefile lists them in suites.h.  Arguments, when
  * given, name the suites to run (e.g. `zernel-tests hist shm_reader`).
+ * Segments that failed tests left behind are removed before and after.
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tests/testutil.h"
 
 #define ZERNEL_SUITE(name) Suite *name##_suite(void);
 #include "tests/suites.h"
@@ -52,7 +55,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "zernel-tests: no suite matches the arguments\n");
 		return 2;
 	}
+	tu_sweep_segments();
 	srunner_run_all(runner, CK_NORMAL);
+	tu_sweep_segments();
 	failed = srunner_ntests_failed(runner);
 	srunner_free(runner);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;

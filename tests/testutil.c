@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Shared test helpers; see testutil.h. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -45,6 +47,37 @@ void tu_unique_shm_name(char *buf, size_t len)
 	snprintf(buf, len, "/zernel-test-%d-%u", (int)getpid(), n++);
 }
 
+void tu_shm_opts(struct shm_writer_opts *o, const char *name, struct shm_capacity cap)
+{
+	memset(o, 0, sizeof(*o));
+	o->name = name;
+	o->cap = cap;
+	o->mode = SHM_MODE_SIMULATE;
+	o->publish_interval_ms = 1000;
+	o->window_ns = 60ull * 1000000000ull;
+}
+
+void tu_sweep_segments(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char name[300];
+		int pid;
+
+		if (sscanf(e->d_name, "zernel-test-%d-", &pid) != 1 || pid <= 1)
+			continue;
+		/* EPERM: alive, someone else's. */
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(name, sizeof(name), "/%s", e->d_name);
+		shm_unlink(name);
+	}
+	if (d)
+		closedir(d);
+}
+
 uint16_t tu_free_port(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -70,27 +103,33 @@ int tu_skip_unless_root(const char *test)
 	return 1;
 }
 
-pid_t tu_spawn(char *const argv[], const char *log_path)
+pid_t tu_spawn_io(char *const argv[], const char *log_path, int in_fd, int out_fd)
 {
 	pid_t pid = fork();
 
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		setpgid(0, 0);
-		if (log_path) {
-			int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (pid != 0)
+		return pid;
+	/* No setpgid() here: see testutil.h. */
+	if (log_path) {
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
-			if (fd >= 0) {
-				dup2(fd, STDOUT_FILENO);
-				dup2(fd, STDERR_FILENO);
-			}
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
 		}
-		execv(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
 	}
-	return pid;
+	if (in_fd >= 0)
+		dup2(in_fd, STDIN_FILENO);
+	if (out_fd >= 0)
+		dup2(out_fd, STDOUT_FILENO);
+	execv(argv[0], argv);
+	fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+pid_t tu_spawn(char *const argv[], const char *log_path)
+{
+	return tu_spawn_io(argv, log_path, -1, -1);
 }
 
 int tu_stop(pid_t pid, int sig, int timeout_ms)
@@ -249,4 +288,44 @@ char *tu_read_file(const char *path, size_t *len)
 	if (len)
 		*len = used;
 	return buf;
+}
+
+char *tu_capture(const char *cmd, int *status)
+{
+	FILE *p = popen(cmd, "r");
+	size_t cap = 65536, used = 0, r;
+	char *buf = malloc(cap);
+	int st;
+
+	*status = -1;
+	if (!p || !buf) {
+		if (p)
+			pclose(p);
+		free(buf);
+		return NULL;
+	}
+	while ((r = fread(buf + used, 1, cap - used - 1, p)) > 0) {
+		used += r;
+		if (used + 1 == cap) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger)
+				break;
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	buf[used] = '\0';
+	st = pclose(p);
+	if (st != -1 && WIFEXITED(st))
+		*status = WEXITSTATUS(st);
+	return buf;
+}
+
+int tu_have_binary(const char *rel)
+{
+	char path[1024];
+
+	tu_build_path(path, sizeof(path), rel);
+	return access(path, X_OK) == 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Helpers shared by the test suites: where the build is, unique segment
- * names and free ports, starting and stopping the project's binaries, a tiny
- * HTTP client, and skipping tests that need root.
+ * names and free ports, starting and stopping the project's binaries so that
+ * none outlives its test, a tiny HTTP client, and skipping tests that need
+ * root.
  */
 #ifndef ZERNEL_TESTUTIL_H
 #define ZERNEL_TESTUTIL_H
@@ -11,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "shm/shm_writer.h"
+
 /* $ZERNEL_BUILD (absolute), or "build". */
 const char *tu_build_dir(void);
 /* $ZERNEL_SRC, or ".". */
@@ -18,8 +21,24 @@ const char *tu_src_dir(void);
 /* Writes "<build>/<rel>" into buf. */
 const char *tu_build_path(char *buf, size_t len, const char *rel);
 
-/* "/zernel-test-<pid>-<n>": never the production name. */
+/*
+ * "/zernel-test-<pid>-<n>", pid the calling (test) process: never the
+ * production name, and what tu_sweep_segments() goes by.
+ */
 void tu_unique_shm_name(char *buf, size_t len);
+/*
+ * Removes the test segments whose naming process is gone.  A test's
+ * collector dies with the test's process group (see tu_spawn) and may not
+ * unlink its own; the runner sweeps before and after the suites.  The
+ * segments of a test still running, anyone's, are never touched.
+ */
+void tu_sweep_segments(void);
+/*
+ * Writer options of a test segment: name, these capacities, simulated
+ * mode, a publish a second, a 60 s window.  Tests then change what they
+ * are about.
+ */
+void tu_shm_opts(struct shm_writer_opts *o, const char *name, struct shm_capacity cap);
 /* A TCP port on 127.0.0.1 that was free a moment ago. */
 uint16_t tu_free_port(void);
 
@@ -31,13 +50,28 @@ int tu_skip_unless_root(const char *test);
 
 /*
  * Starts argv[0] (a path) with argv, stdout and stderr to log_path (or
- * inherited when NULL), in its own process group.  Returns the pid or -1.
+ * inherited when NULL).  Returns the pid or -1.
+ *
+ * The child stays in the test's process group, and so must whatever a
+ * test starts: Check runs each test in a child of its own group, which
+ * exits at the first failed check without any teardown, and kills that
+ * group when the test ends, failed, timed out or passed.  That is what
+ * keeps servers, collectors and workloads from outliving their test.
  */
 pid_t tu_spawn(char *const argv[], const char *log_path);
+/* The same, with stdin from in_fd and then stdout to out_fd where they are >= 0. */
+pid_t tu_spawn_io(char *const argv[], const char *log_path, int in_fd, int out_fd);
 /* Sends sig, waits up to timeout_ms; SIGKILLs after that.  Returns the wait status or -1. */
 int tu_stop(pid_t pid, int sig, int timeout_ms);
 /* Runs a shell command; returns its exit status (or -1). */
 int tu_system(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Runs `sh -c cmd`, returns its stdout as a malloc'd string (NULL on
+ * failure) and its exit status in *status (-1 when it did not exit).
+ */
+char *tu_capture(const char *cmd, int *status);
+/* 1 when <build>/<rel> is an executable file. */
+int tu_have_binary(const char *rel);
 
 /*
  * GET or HEAD http://127.0.0.1:port/path.  Body (NUL-terminated, truncated

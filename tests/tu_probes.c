@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -37,36 +36,6 @@ int tp_wait_publish(struct tp_collector *c)
 	return -1;
 }
 
-/*
- * Like tu_spawn, but the child dies with the test: a failed assertion
- * ends the test process at once, and no collector or workload may outlive
- * it (their uprobes would slow every later test down).
- */
-static pid_t spawn_tied(char *const argv[], const char *log_path, int in_fd, int out_fd)
-{
-	pid_t parent = getpid(), pid = fork();
-
-	if (pid != 0)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != parent)
-		_exit(127);
-	if (log_path) {
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-	}
-	if (in_fd >= 0)
-		dup2(in_fd, STDIN_FILENO);
-	if (out_fd >= 0)
-		dup2(out_fd, STDOUT_FILENO);
-	execv(argv[0], argv);
-	_exit(127);
-}
-
 int tp_collector_start(struct tp_collector *c, const char *const *extra, unsigned int min_libs)
 {
 	char bin[512], interval[16];
@@ -87,7 +56,7 @@ int tp_collector_start(struct tp_collector *c, const char *const *extra, unsigne
 		argv[n++] = (char *)extra[i];
 	argv[n] = NULL;
 	shm_reader_init(&c->reader, c->shm);
-	c->pid = spawn_tied(argv, c->log, -1, -1);
+	c->pid = tu_spawn(argv, c->log);
 	if (c->pid < 0)
 		return -1;
 	for (int waited = 0; waited < 15000; waited += 50) {
@@ -174,7 +143,7 @@ int tp_workload_start(struct tp_workload *w, char *const argv[])
 		close(in[1]);
 		return -1;
 	}
-	w->pid = spawn_tied(argv, NULL, in[0], out[1]);
+	w->pid = tu_spawn_io(argv, NULL, in[0], out[1]);
 	if (w->pid < 0)
 		return -1;
 	close(in[0]);

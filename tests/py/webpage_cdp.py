@@ -14,7 +14,6 @@ import base64
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -179,8 +178,9 @@ def main():
            "--disable-sync", "--disable-dev-shm-usage", "--hide-scrollbars",
            f"--user-data-dir={profile}", "--remote-debugging-port=0",
            "--remote-debugging-address=127.0.0.1", "about:blank"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    # Chromium and its helpers stay in the caller's process group, which the
+    # test runner kills when a test ends: nothing outlives a failed test.
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + args.timeout
     try:
         port = devtools_port(profile, proc, deadline)
@@ -188,11 +188,11 @@ def main():
     except Exception as e:   # reported to the C test, which fails with it
         result = {"ok": False, "error": f"{type(e).__name__}: {e}"}
     finally:
+        proc.terminate()    # the browser takes its helpers down with it
         try:
-            os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=5)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
+        except subprocess.TimeoutExpired:
+            proc.kill()
             proc.wait()
         shutil.rmtree(profile, ignore_errors=True)
     print(json.dumps(result))

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A growable text buffer with a hard size limit, for the exporter's rendered
- * responses.  Rendering from untrusted segment data must never grow without
- * bound: past the limit every append fails and the buffer stays truncated,
- * which the caller sees through sbuf_error().
+ * A growable text buffer with a hard size limit: the exporter's rendered
+ * responses, the client's frames and received WebSocket messages.  Input
+ * from the segment or the network must never grow memory without bound:
+ * past the limit every append fails and the buffer stays truncated, which
+ * the caller sees through sbuf_error().
  */
 #ifndef ZERNEL_SBUF_H
 #define ZERNEL_SBUF_H
@@ -23,7 +24,7 @@ struct sbuf {
 /* headroom bytes are reserved in front of data for the caller's use. */
 void sbuf_init(struct sbuf *b, size_t limit, size_t headroom);
 void sbuf_reset(struct sbuf *b);	/* len = 0, error = 0; keeps memory */
-void sbuf_free(struct sbuf *b);
+void sbuf_free(struct sbuf *b);		/* back to empty, reusable */
 int sbuf_error(const struct sbuf *b);
 
 int sbuf_append(struct sbuf *b, const char *s, size_t n);

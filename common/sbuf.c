@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bounded growable text buffer (see sbuf.h).  Runs unprivileged, inside the
- * exporter's request and feed paths: failures are returned, never fatal.
+ * exporter's request and feed paths and the client: failures are returned,
+ * never fatal.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/sbuf.h"
+#include "common/sbuf.h"
 
 void sbuf_init(struct sbuf *b, size_t limit, size_t headroom)
 {
@@ -30,8 +31,10 @@ void sbuf_free(struct sbuf *b)
 {
 	if (b->data)
 		free(b->data - b->headroom);
+	/* Reusable from empty, as after sbuf_init (the client's receive buffer is). */
 	b->data = NULL;
 	b->len = b->cap = 0;
+	b->error = 0;
 }
 
 int sbuf_error(const struct sbuf *b)
