@@ -4,8 +4,10 @@
  * syscalls, in the poll/select/epoll waits that precede such reads, and in
  * io_uring_enter when it waits for completions.  The collector attaches the
  * two programs to the sys_enter_* / sys_exit_* tracepoints of exactly those
- * syscalls, so no other syscall runs them.  Loaded by zernel-collector as
- * root.
+ * syscalls, so no other syscall runs them; in an unwatched process they
+ * cost one hash lookup at entry and one pointer test at exit (the kernel's
+ * tracepoint path around them costs far more: see bench/bench_sched.c).
+ * Loaded by zernel-collector as root.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -17,25 +19,32 @@
 
 #define IORING_ENTER_GETEVENTS	1u
 
+/*
+ * The thread's call in flight, in task-local storage: an unwatched thread
+ * has none, so its exits stop at one pointer test instead of a hash lookup;
+ * the kernel frees it with the thread.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ZS_MAX_INFLIGHT);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct zs_inflight);
 } zs_dl_inflight SEC(".maps");
 
 static __always_inline void wait_begin(__s64 id)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct zs_inflight in = {};
-	struct task_struct *task;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct zs_inflight *in;
 
-	task = bpf_get_current_task_btf();
-	in.start_ns = bpf_ktime_get_ns();
-	in.nvcsw = task->nvcsw;
-	in.id = id;
-	if (bpf_map_update_elem(&zs_dl_inflight, &pid_tgid, &in, BPF_ANY) != 0)
+	/* Created at the thread's first measured call, reused after. */
+	in = bpf_task_storage_get(&zs_dl_inflight, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!in) {
 		zw_drop(ZW_DROP_STATE_FULL);
+		return;
+	}
+	in->start_ns = bpf_ktime_get_ns();
+	in->nvcsw = task->nvcsw;
+	in->id = id;
 }
 
 static __always_inline int current_watched(void)
@@ -78,21 +87,20 @@ int zs_dl_uring_enter(struct zs_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_read")
 int zs_dl_exit(struct zs_sys_exit *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 now, start, nvcsw;
 	struct zs_inflight *in;
-	struct task_struct *task;
 	struct zev *e;
 	__s64 in_id;
 
-	/* Only threads that entered a measured call have an entry. */
-	in = bpf_map_lookup_elem(&zs_dl_inflight, &pid_tgid);
-	if (!in)
+	/* Only threads that entered a measured call have one in flight. */
+	in = bpf_task_storage_get(&zs_dl_inflight, task, NULL, 0);
+	if (!in || in->start_ns == 0)
 		return 0;
 	start = in->start_ns;
 	nvcsw = in->nvcsw;
 	in_id = in->id;
-	bpf_map_delete_elem(&zs_dl_inflight, &pid_tgid);
+	in->start_ns = 0;
 	/* A stale entry: the thread never came back from that call. */
 	if (in_id != ctx->nr)
 		return 0;
@@ -100,11 +108,10 @@ int zs_dl_exit(struct zs_sys_exit *ctx)
 	 * Only calls that slept count: a read served from the page cache or a
 	 * poll that found data ready is not a wait, however long it ran.
 	 */
-	task = bpf_get_current_task_btf();
 	if (task->nvcsw == nvcsw)
 		return 0;
 	now = bpf_ktime_get_ns();
-	e = zw_reserve(ZEV_LATENCY, pid_tgid);
+	e = zw_reserve(ZEV_LATENCY, bpf_get_current_pid_tgid());
 	if (!e)
 		return 0;
 	e->arg = ZS_FAMILY_DATALOADER_WAIT;

@@ -3,7 +3,9 @@
  * Distributed-sync waits of watched threads: futex waits (the syscall
  * tracepoints of futex, futex_waitv and futex_wait, attached by the
  * collector) and pthread_barrier_wait (a uprobe/uretprobe pair on libc).  A barrier's own
- * futex waits count as the barrier, not again as futex waits.  Loaded by
+ * futex waits count as the barrier, not again as futex waits.  An
+ * unwatched thread's futex calls cost one hash lookup at entry and one
+ * pointer test at exit, besides the kernel's tracepoint path.  Loaded by
  * zernel-collector as root.
  */
 #include "vmlinux.h"
@@ -23,10 +25,15 @@
 #define FUTEX_PRIVATE_FLAG	128
 #define FUTEX_CLOCK_REALTIME	256
 
+/*
+ * The thread's call in flight, in task-local storage: an unwatched thread
+ * has none, so its exits stop at one pointer test instead of a hash lookup;
+ * the kernel frees it with the thread.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ZS_MAX_INFLIGHT);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct zs_inflight);
 } zs_dist_inflight SEC(".maps");
 
@@ -80,18 +87,22 @@ static __always_inline int futex_op_waits(__u64 op)
 
 static __always_inline void wait_begin(__u64 pid_tgid, __s64 id)
 {
-	struct zs_inflight in = {};
 	struct task_struct *task;
+	struct zs_inflight *in;
 
 	/* Inside pthread_barrier_wait: the barrier sample covers it. */
 	if (bpf_map_lookup_elem(&zs_barrier, &pid_tgid))
 		return;
 	task = bpf_get_current_task_btf();
-	in.start_ns = bpf_ktime_get_ns();
-	in.nvcsw = task->nvcsw;
-	in.id = id;
-	if (bpf_map_update_elem(&zs_dist_inflight, &pid_tgid, &in, BPF_ANY) != 0)
+	/* Created at the thread's first measured wait, reused after. */
+	in = bpf_task_storage_get(&zs_dist_inflight, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!in) {
 		zw_drop(ZW_DROP_STATE_FULL);
+		return;
+	}
+	in->start_ns = bpf_ktime_get_ns();
+	in->nvcsw = task->nvcsw;
+	in->id = id;
 }
 
 /* Attached by the collector to sys_enter_futex. */
@@ -129,28 +140,27 @@ int zs_futex2_enter(struct zs_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_futex")
 int zs_futex_exit(struct zs_sys_exit *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 now, start, nvcsw;
 	struct zs_inflight *in;
-	struct task_struct *task;
 	struct zev *e;
 	__s64 in_id;
 
-	in = bpf_map_lookup_elem(&zs_dist_inflight, &pid_tgid);
-	if (!in)
+	/* Unwatched threads have no storage: one pointer test. */
+	in = bpf_task_storage_get(&zs_dist_inflight, task, NULL, 0);
+	if (!in || in->start_ns == 0)
 		return 0;
 	start = in->start_ns;
 	nvcsw = in->nvcsw;
 	in_id = in->id;
-	bpf_map_delete_elem(&zs_dist_inflight, &pid_tgid);
+	in->start_ns = 0;
 	if (in_id != ctx->nr)
 		return 0;
 	/* A wait that returned at once (the value had changed) did not wait. */
-	task = bpf_get_current_task_btf();
 	if (task->nvcsw == nvcsw)
 		return 0;
 	now = bpf_ktime_get_ns();
-	e = zw_reserve(ZEV_LATENCY, pid_tgid);
+	e = zw_reserve(ZEV_LATENCY, bpf_get_current_pid_tgid());
 	if (!e)
 		return 0;
 	e->arg = ZS_FAMILY_FUTEX_WAIT;

@@ -60,9 +60,10 @@ struct zs_sys_exit {
 	__s64 ret;
 };
 
-/* Per-thread "syscall in flight" state of dataload and dist. */
-#define ZS_MAX_INFLIGHT		16384
-
+/*
+ * Per-thread "syscall in flight" state of dataload and dist, in task-local
+ * storage (kept between calls: start_ns 0 means none in flight).
+ */
 struct zs_inflight {
 	__u64 start_ns;
 	__u64 nvcsw;		/* voluntary switches at entry: a change = it slept */
