@@ -27,7 +27,7 @@ struct zc_call {
 struct zc_task {
 	struct zc_call cls[ZC_CLASSES];
 	__u32 watched;		/* SHM_WATCH_* this thread already reported */
-	__u32 pad;
+	__u32 user;		/* the object's own (cuda_trace: histogram slot + 1) */
 };
 
 struct {
@@ -40,13 +40,6 @@ struct {
 static __always_inline struct zc_task *zc_task(__u64 flags)
 {
 	return bpf_task_storage_get(&zc_calls, bpf_get_current_task_btf(), 0, flags);
-}
-
-static __always_inline struct zc_call *zc_slot(__u32 cls, __u64 flags)
-{
-	struct zc_task *t = zc_task(flags);
-
-	return t ? &t->cls[cls & (ZC_CLASSES - 1)] : NULL;
 }
 
 /*
@@ -88,12 +81,13 @@ static __always_inline int zc_enter(__u32 reasons, __u32 cls, __u32 fn, __u64 a0
 /*
  * At a return: copies out the outermost call of cls and marks the class
  * idle, and returns 1; returns 0 for a nested return or an unknown call.
+ * For callers that already hold the thread's zc_task.
  */
-static __always_inline int zc_exit(__u32 cls, struct zc_call *out)
+static __always_inline int zc_task_exit(struct zc_task *t, __u32 cls, struct zc_call *out)
 {
-	struct zc_call *c = zc_slot(cls, 0);
+	struct zc_call *c = &t->cls[cls & (ZC_CLASSES - 1)];
 
-	if (!c || c->depth == 0)
+	if (c->depth == 0)
 		return 0;
 	if (c->depth > 1) {
 		c->depth--;
@@ -102,6 +96,14 @@ static __always_inline int zc_exit(__u32 cls, struct zc_call *out)
 	*out = *c;
 	c->depth = 0;
 	return 1;
+}
+
+/* zc_task_exit for the current thread. */
+static __always_inline int zc_exit(__u32 cls, struct zc_call *out)
+{
+	struct zc_task *t = zc_task(0);
+
+	return t ? zc_task_exit(t, cls, out) : 0;
 }
 
 #endif /* ZERNEL_BPF_CALLS_H */

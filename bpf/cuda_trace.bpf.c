@@ -3,7 +3,9 @@
  * CPU-side latency of CUDA kernel launches and graph launches, entry to
  * return, once per API call: a runtime launch that reaches the driver's
  * launch on the same thread is one launch, timed at the runtime level.
- * Uprobes attached by zernel-collector (root) to every libcuda/libcudart.
+ * Latencies are added to in-kernel histograms (bpf/launch_hist.h) that
+ * the collector reads at its poll cadence: no event per launch.  Uprobes
+ * attached by zernel-collector (root) to every libcuda/libcudart.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -12,10 +14,115 @@
 
 #include "bpf/watch.h"
 #include "bpf/calls.h"
+#include "bpf/launch_hist.h"
 
 /* The classes are the latency families (enum shm_family) plus one. */
 #define CLS_LAUNCH	1	/* SHM_FAMILY_CUDA_LAUNCH + 1 */
 #define CLS_GRAPH	2	/* SHM_FAMILY_CUDA_GRAPH_LAUNCH + 1 */
+
+/* SHM_LAT_BOUNDS_NS_INIT, set by the collector before load. */
+const volatile __u64 lh_bounds[LH_PROM_BOUNDS];
+
+/* Sizes set by the collector before load (bpf/launch_hist.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LH_MAX_SLOTS * LH_FAMILIES);
+	__type(key, __u32);
+	__type(value, struct lh_val);
+} zt_hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LH_MAX_SLOTS);
+	__type(key, __u32);		/* tgid */
+	__type(value, __u32);		/* slot */
+} zt_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LH_MAX_SLOTS);
+	__type(value, __u32);
+} zt_free SEC(".maps");
+
+/* Position of the top bit of v > 0, without loops. */
+static __always_inline __u32 lh_msb(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+/* common/hist.c's hist_bucket_index. */
+static __always_inline __u32 lh_hist_index(__u64 v)
+{
+	__u32 shift;
+
+	if (v < LH_LINEAR_LIMIT)
+		return (__u32)v;
+	if (v > LH_MAX_VALUE)
+		return LH_HIST_BUCKETS - 1;
+	shift = lh_msb(v) - LH_SUB_BITS;
+	return (shift << LH_SUB_BITS) + (__u32)(v >> shift);
+}
+
+/* The first bound >= v (le inclusive), LH_PROM_BOUNDS for +Inf: 5 steps. */
+static __always_inline __u32 lh_prom_index(__u64 v)
+{
+	__u32 lo = 0, hi = LH_PROM_BOUNDS;
+
+#pragma unroll
+	for (int i = 0; i < 5; i++) {
+		__u32 mid = (lo + hi) >> 1;
+
+		if (lo >= hi || mid >= LH_PROM_BOUNDS)
+			break;
+		if (lh_bounds[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The process's slot, + 1; 0 when none is free.  Once per thread: the
+ * answer is kept in the thread's call state.
+ */
+static __noinline __u32 lh_slot_of(__u32 tgid)
+{
+	__u32 *have, slot;
+
+	have = bpf_map_lookup_elem(&zt_slots, &tgid);
+	if (have)
+		return *have + 1;
+	if (bpf_map_pop_elem(&zt_free, &slot) != 0)
+		return 0;
+	if (bpf_map_update_elem(&zt_slots, &tgid, &slot, BPF_NOEXIST) != 0) {
+		/* Another thread of the process got one meanwhile. */
+		bpf_map_push_elem(&zt_free, &slot, 0);
+		have = bpf_map_lookup_elem(&zt_slots, &tgid);
+		return have ? *have + 1 : 0;
+	}
+	return slot + 1;
+}
+
+/* Without a slot: the event path, as for every other latency family. */
+static __noinline void lh_send(__u64 id, __u64 now, __u32 family, __u64 ns)
+{
+	struct zev *e = zw_reserve_at(ZEV_LATENCY, id, now);
+
+	if (!e)
+		return;
+	e->arg = family;
+	e->v0 = ns;
+	zw_submit(e);
+}
 
 static __always_inline void launch_enter(__u32 cls)
 {
@@ -24,19 +131,52 @@ static __always_inline void launch_enter(__u32 cls)
 
 static __always_inline void launch_exit(__u32 cls)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();
+	struct zc_task *t = zc_task(0);
+	__u32 family = cls - 1, key, hi, pi;
+	struct lh_val *v;
 	struct zc_call c;
-	struct zev *e;
+	__u64 ns, id;
 
-	if (!zc_exit(cls, &c))
+	if (!t || !zc_task_exit(t, cls, &c))
 		return;
-	e = zw_reserve_at(ZEV_LATENCY, id, now);
-	if (!e)
+	ns = now - c.start_ns;
+	if (!t->user) {
+		id = bpf_get_current_pid_tgid();
+		t->user = lh_slot_of(id >> 32);
+		if (!t->user) {
+			lh_send(id, now, family, ns);
+			return;
+		}
+	}
+	key = (t->user - 1) * LH_FAMILIES + family;
+	v = bpf_map_lookup_elem(&zt_hist, &key);
+	if (!v)
 		return;
-	e->arg = cls - 1;
-	e->v0 = now - c.start_ns;
-	zw_submit(e);
+	hi = lh_hist_index(ns);
+	pi = lh_prom_index(ns);
+	/*
+	 * Per-CPU, but a uprobe program runs with preemption on: another
+	 * thread of the process may run this on the same CPU while this one
+	 * is between a load and its store.  busy marks the window; the
+	 * preempting launch, finding it set, goes out as an event instead,
+	 * so the plain additions lose nothing.
+	 */
+	if (*(volatile __u32 *)&v->busy) {
+		lh_send(bpf_get_current_pid_tgid(), now, family, ns);
+		return;
+	}
+	*(volatile __u32 *)&v->busy = 1;
+	barrier();
+	v->sum_ns += ns;
+	if (ns > v->max_ns)
+		v->max_ns = ns;
+	if (pi < LH_PROM_BUCKETS)
+		v->prom[pi]++;
+	if (hi < LH_HIST_BUCKETS)
+		v->hist[hi]++;
+	barrier();
+	*(volatile __u32 *)&v->busy = 0;
 }
 
 SEC("uprobe")

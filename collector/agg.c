@@ -341,6 +341,27 @@ int agg_latency(struct agg *a, uint32_t pid, enum shm_family family,
 	return err ? err : err2;
 }
 
+int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint64_t now_ns,
+		      const uint64_t *hist_counts, const uint64_t *prom_counts,
+		      uint64_t count, uint64_t sum_ns, uint64_t max_ns)
+{
+	struct agg_proc *p;
+	int err, err2;
+
+	if ((unsigned int)family >= SHM_FAMILY_COUNT)
+		return -EINVAL;
+	p = proc_get(a, pid);
+	if (!p)
+		return -ENOENT;
+	err = latency_record_batch(&p->lat[family], now_ns, hist_counts, prom_counts, count,
+				   sum_ns, max_ns);
+	if (err == -EINVAL)
+		return err;
+	err2 = latency_record_batch(&a->node[family], now_ns, hist_counts, prom_counts, count,
+				    sum_ns, max_ns);
+	return err ? err : err2;
+}
+
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary)
 {
 	struct agg_proc *p = proc_get(a, pid);

@@ -45,6 +45,15 @@ void agg_proc_exit(struct agg *a, uint32_t pid);
 int agg_latency(struct agg *a, uint32_t pid, enum shm_family family,
 		uint64_t now_ns, uint64_t value_ns);
 
+/*
+ * A batch of samples of a watched process bucketed in the kernel (see
+ * latency_record_batch for the arguments and the window's granularity);
+ * it also counts in the node-wide series.  -ENOENT for an unwatched pid.
+ */
+int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint64_t now_ns,
+		      const uint64_t *hist_counts, const uint64_t *prom_counts,
+		      uint64_t count, uint64_t sum_ns, uint64_t max_ns);
+
 /* Scheduler counters: one context switch off CPU for off_ns. */
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary);
 int agg_migration(struct agg *a, uint32_t pid);

@@ -48,6 +48,14 @@ struct probe_module {
 	 * handler does not know); returns 1 when it took the event.
 	 */
 	int (*event)(struct probes *p, const struct zev *e);
+	/*
+	 * Optional, for modules that aggregate in BPF maps: poll runs after
+	 * each ring-buffer drain; proc_exit runs when a watched process is
+	 * gone, before the aggregation forgets it, to flush and drop its
+	 * entries.
+	 */
+	void (*poll)(void *skel, struct probes *p, uint64_t now_ns);
+	void (*proc_exit)(void *skel, struct probes *p, uint32_t pid);
 };
 
 extern const struct probe_module probe_watch_module;

@@ -85,6 +85,9 @@ void probes_unwatch(struct probes *p, uint32_t pid)
 		}
 	}
 	bpf_map_delete_elem(p->watched_fd, &pid);
+	for (size_t i = 0; i < p->n_mod; i++)
+		if (p->mod[i].mod->proc_exit)
+			p->mod[i].mod->proc_exit(p->mod[i].skel, p, pid);
 	memtrack_evict_pid(p->mem, pid);
 	agg_proc_exit(p->agg, pid);
 }
@@ -284,6 +287,9 @@ int probes_poll(struct probes *p, int timeout_ms)
 	if (err < 0 && err != -EINTR)
 		return err;
 	now = now_mono_ns();
+	for (size_t i = 0; i < p->n_mod; i++)
+		if (p->mod[i].mod->poll)
+			p->mod[i].mod->poll(p->mod[i].skel, p, now);
 	if (now >= p->next_scan_ns) {
 		discovery_scan(p);
 		discovery_sweep(p);

@@ -190,11 +190,38 @@ static void window_free(struct latency_window *w)
 	free(w);
 }
 
+/*
+ * The open sub-window's histogram for a sample at now_ns, allocated as
+ * needed; NULL when out of memory.  *err reports a closed sub-window lost.
+ */
+static struct hist *window_open_at(struct latency_series *s, uint64_t now_ns, int *err)
+{
+	struct latency_window *w = s->window;
+	uint64_t no = sub_window_of(s, now_ns);
+
+	*err = 0;
+	if (!w) {
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			return NULL;
+		w->open_no = no;
+		s->window = w;
+	} else {
+		*err = window_advance(w, no, 1);
+	}
+	if (!w->open) {
+		w->open = malloc(sizeof(*w->open));
+		if (!w->open)
+			return NULL;
+		hist_reset(w->open);
+	}
+	return w->open;
+}
+
 int latency_record(struct latency_series *s, uint64_t now_ns, uint64_t value_ns)
 {
-	struct latency_window *w;
-	uint64_t no;
-	int err = 0;
+	struct hist *h;
+	int err;
 
 	if (!s)
 		return -EINVAL;
@@ -202,24 +229,62 @@ int latency_record(struct latency_series *s, uint64_t now_ns, uint64_t value_ns)
 	s->sum_ns = add_sat(s->sum_ns, value_ns);
 	s->bucket[latency_bucket_of(value_ns)]++;
 
-	no = sub_window_of(s, now_ns);
-	w = s->window;
-	if (!w) {
-		w = calloc(1, sizeof(*w));
-		if (!w)
-			return -ENOMEM;
-		w->open_no = no;
-		s->window = w;
-	} else {
-		err = window_advance(w, no, 1);
+	h = window_open_at(s, now_ns, &err);
+	if (!h)
+		return -ENOMEM;
+	hist_record(h, value_ns);
+	return err;
+}
+
+int latency_record_batch(struct latency_series *s, uint64_t now_ns, const uint64_t *hist_counts,
+			 const uint64_t *prom_counts, uint64_t count, uint64_t sum_ns,
+			 uint64_t max_ns)
+{
+	uint64_t n = 0, lo, top;
+	size_t first = HIST_BUCKETS, last = 0;
+	struct hist *h;
+	int err;
+
+	if (!s || !prom_counts)
+		return -EINVAL;
+	for (unsigned int i = 0; i < SHM_LAT_BUCKETS; i++)
+		n = add_sat(n, prom_counts[i]);
+	if (n != count)
+		return -EINVAL;
+	s->count = add_sat(s->count, count);
+	s->sum_ns = add_sat(s->sum_ns, sum_ns);
+	for (unsigned int i = 0; i < SHM_LAT_BUCKETS; i++)
+		s->bucket[i] = add_sat(s->bucket[i], prom_counts[i]);
+
+	n = 0;
+	for (size_t i = 0; hist_counts && i < HIST_BUCKETS; i++) {
+		if (!hist_counts[i])
+			continue;
+		if (first == HIST_BUCKETS)
+			first = i;
+		last = i;
+		n = add_sat(n, hist_counts[i]);
 	}
-	if (!w->open) {
-		w->open = malloc(sizeof(*w->open));
-		if (!w->open)
-			return -ENOMEM;
-		hist_reset(w->open);
-	}
-	hist_record(w->open, value_ns);
+	if (n == 0)
+		return 0;
+	h = window_open_at(s, now_ns, &err);
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = first; i <= last; i++)
+		h->bucket[i] += hist_counts[i];
+	h->count = add_sat(h->count, n);
+	h->sum = add_sat(h->sum, sum_ns);
+	/* The batch's extremes must lie in its end buckets. */
+	lo = hist_bucket_lower(first);
+	top = hist_bucket_lower(last);
+	if (max_ns < top)
+		max_ns = top;
+	if (last < HIST_BUCKETS - 1 && max_ns > top + hist_bucket_width(last) - 1)
+		max_ns = top + hist_bucket_width(last) - 1;
+	if (lo < h->min)
+		h->min = lo;
+	if (max_ns > h->max)
+		h->max = max_ns;
 	return err;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "collector/agg.h"
+#include "common/hist.h"
 #include "common/latency.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"
@@ -431,6 +432,56 @@ START_TEST(latency_counts_sums_and_buckets_are_exact)
 }
 END_TEST
 
+/*
+ * A batch (as read from the in-kernel launch histograms) publishes exactly
+ * what recording its samples one by one at the same time publishes, for
+ * the process and node-wide; unwatched pids and bad families are refused.
+ */
+START_TEST(latency_batches_publish_like_single_samples)
+{
+	static uint64_t hist[HIST_BUCKETS];
+	uint64_t prom[SHM_LAT_BUCKETS] = { 0 };
+	uint64_t now = now_mono_ns(), sum = 0, max = 0, n = 0;
+	const struct shm_header_fields *h;
+	const struct shm_latency *x, *y;
+
+	memset(hist, 0, sizeof(hist));
+	agg_proc_watch(fx.a, 30, 1, SHM_WATCH_CUDA, "one", 1);
+	agg_proc_watch(fx.a, 31, 1, SHM_WATCH_CUDA, "batch", 1);
+	for (uint64_t v = 7; v < 3000000; v = v * 5 / 4 + 1) {
+		ck_assert_int_eq(agg_latency(fx.a, 30, SHM_FAMILY_CUDA_GRAPH_LAUNCH, now, v), 0);
+		hist[hist_bucket_index(v)]++;
+		prom[latency_bucket_of(v)]++;
+		sum += v;
+		max = v;
+		n++;
+	}
+	ck_assert_int_eq(agg_latency_batch(fx.a, 31, SHM_FAMILY_CUDA_GRAPH_LAUNCH, now, hist, prom,
+					   n, sum, max), 0);
+	ck_assert_int_eq(agg_latency_batch(fx.a, 99, SHM_FAMILY_CUDA_GRAPH_LAUNCH, now, hist, prom,
+					   n, sum, max), -ENOENT);
+	ck_assert_int_eq(agg_latency_batch(fx.a, 31, SHM_FAMILY_COUNT, now, hist, prom, n, sum,
+					   max), -EINVAL);
+	ck_assert_int_eq(agg_latency_batch(fx.a, 31, SHM_FAMILY_CUDA_GRAPH_LAUNCH, now, hist, prom,
+					   n + 1, sum, max), -EINVAL);
+	h = publish_and_read();
+	x = &find_proc(30)->lat[SHM_FAMILY_CUDA_GRAPH_LAUNCH];
+	y = &find_proc(31)->lat[SHM_FAMILY_CUDA_GRAPH_LAUNCH];
+	ck_assert_uint_eq(y->count, n);
+	ck_assert_uint_eq(y->count, x->count);
+	ck_assert_uint_eq(y->sum_ns, x->sum_ns);
+	ck_assert_int_eq(memcmp(y->bucket, x->bucket, sizeof(x->bucket)), 0);
+	ck_assert_uint_eq(y->window_count, x->window_count);
+	ck_assert_uint_eq(y->window_p50_ns, x->window_p50_ns);
+	ck_assert_uint_eq(y->window_p90_ns, x->window_p90_ns);
+	ck_assert_uint_eq(y->window_p99_ns, x->window_p99_ns);
+	ck_assert_uint_eq(y->window_max_ns, x->window_max_ns);
+	ck_assert_uint_eq(h->node[SHM_FAMILY_CUDA_GRAPH_LAUNCH].count, 2 * n);
+	ck_assert_uint_eq(h->node[SHM_FAMILY_CUDA_GRAPH_LAUNCH].sum_ns, 2 * sum);
+	ck_assert_uint_eq(find_proc(31)->lat[SHM_FAMILY_CUDA_LAUNCH].count, 0);
+}
+END_TEST
+
 START_TEST(publish_stamps_heartbeat_stats_and_scenario)
 {
 	const struct shm_header_fields *h;
@@ -503,6 +554,7 @@ Suite *agg_suite(void)
 	tcase_add_test(tc, full_tables_count_overflows_and_publish_them);
 	tcase_add_test(tc, nccl_ops_count_calls_bytes_errors_and_latencies);
 	tcase_add_test(tc, latency_counts_sums_and_buckets_are_exact);
+	tcase_add_test(tc, latency_batches_publish_like_single_samples);
 	tcase_add_test(tc, publish_stamps_heartbeat_stats_and_scenario);
 	tcase_add_test(tc, memory_does_not_grow_with_events);
 	suite_add_tcase(s, tc);

@@ -331,6 +331,132 @@ START_TEST(window_quantiles_match_the_exact_window)
 }
 END_TEST
 
+/* A batch as an in-kernel histogram would hand it over. */
+struct batch {
+	uint64_t hist[HIST_BUCKETS];
+	uint64_t prom[SHM_LAT_BUCKETS];
+	uint64_t count, sum, max;
+};
+
+static void batch_add(struct batch *b, uint64_t v)
+{
+	b->hist[hist_bucket_index(v)]++;
+	b->prom[latency_bucket_of(v)]++;
+	b->count++;
+	b->sum += v;
+	if (v > b->max)
+		b->max = v;
+}
+
+static int batch_flush(struct latency_series *s, uint64_t now, struct batch *b)
+{
+	int err = latency_record_batch(s, now, b->hist, b->prom, b->count, b->sum, b->max);
+
+	memset(b, 0, sizeof(*b));
+	return err;
+}
+
+/*
+ * The same samples recorded one by one and in batches (one per read of a
+ * 100 ms cadence; both stamped with the read's time, the granularity a
+ * batch has): the cumulative fields are identical, and so are the window's
+ * count, maximum and quantiles, since every batch holds a sample below
+ * 64 ns (an exact bucket, so the batch's lower edge is its true minimum).
+ */
+START_TEST(batches_equal_samples_recorded_one_by_one)
+{
+	const uint64_t cadence = 100000000ull;
+	struct latency_series one, many;
+	struct shm_latency a, b;
+	struct batch *bt = calloc(1, sizeof(*bt));
+	uint64_t state = 0xba7c4, now = 0, at;
+
+	ck_assert_ptr_nonnull(bt);
+	latency_init(&one, WINDOW);
+	latency_init(&many, WINDOW);
+	for (unsigned int r = 0; r < 3000; r++) {
+		unsigned int n = (unsigned int)(rng_next(&state) % 200);
+
+		/* ~100 ms reads, with idle gaps of up to 70 s now and then. */
+		now += cadence;
+		if (rng_next(&state) % 300 == 0)
+			now += rng_next(&state) % (70 * SEC);
+		for (unsigned int i = 0; i < n; i++) {
+			uint64_t v = (uint64_t)llround(3000.0 * exp(1.5 * rng_normal(&state)));
+
+			if (i == 0)
+				v = rng_next(&state) % 64;
+			batch_add(bt, v);
+			ck_assert_int_eq(latency_record(&one, now, v), 0);
+		}
+		ck_assert_int_eq(batch_flush(&many, now, bt), 0);
+
+		at = now + rng_next(&state) % cadence;
+		latency_export(&one, at, &a);
+		latency_export(&many, at, &b);
+		ck_assert_uint_eq(b.count, a.count);
+		ck_assert_uint_eq(b.sum_ns, a.sum_ns);
+		ck_assert_int_eq(memcmp(b.bucket, a.bucket, sizeof(a.bucket)), 0);
+		ck_assert_uint_eq(bucket_total(&b), b.count);
+		ck_assert_uint_eq(b.window_count, a.window_count);
+		ck_assert_uint_eq(b.window_max_ns, a.window_max_ns);
+		ck_assert_uint_eq(b.window_p50_ns, a.window_p50_ns);
+		ck_assert_uint_eq(b.window_p90_ns, a.window_p90_ns);
+		ck_assert_uint_eq(b.window_p99_ns, a.window_p99_ns);
+	}
+	ck_assert_uint_gt(a.count, 100000);
+	latency_destroy(&one);
+	latency_destroy(&many);
+	free(bt);
+}
+END_TEST
+
+/*
+ * Without the exact minimum, and with a maximum that is not the batch's
+ * (an in-kernel all-time maximum), the quantiles still keep the bound
+ * against the exact samples and the maximum stays within the top bucket.
+ */
+START_TEST(batch_quantiles_keep_the_bound_without_exact_extremes)
+{
+	struct latency_series s;
+	struct shm_latency o;
+	struct batch *bt = calloc(1, sizeof(*bt));
+	uint64_t state = 0x5eed, v[5000], top;
+
+	ck_assert_ptr_nonnull(bt);
+	latency_init(&s, WINDOW);
+	for (unsigned int i = 0; i < 5000; i++) {
+		v[i] = 1000 + rng_next(&state) % 100000;
+		batch_add(bt, v[i]);
+	}
+	qsort(v, 5000, sizeof(v[0]), cmp_u64);
+	top = hist_bucket_index(v[4999]);
+	bt->max = 10 * v[4999];		/* an older, larger maximum */
+	ck_assert_int_eq(batch_flush(&s, SEC, bt), 0);
+	latency_export(&s, SEC, &o);
+	ck_assert_uint_eq(o.count, 5000);
+	ck_assert_uint_eq(o.window_count, 5000);
+	ck_assert_uint_ge(o.window_max_ns, v[4999]);
+	ck_assert_uint_lt(o.window_max_ns, hist_bucket_lower(top) + hist_bucket_width(top));
+	ck_assert_double_le(rel_error(o.window_p50_ns, v[2499]), HIST_MAX_REL_ERROR);
+	ck_assert_double_le(rel_error(o.window_p90_ns, v[4499]), HIST_MAX_REL_ERROR);
+	ck_assert_double_le(rel_error(o.window_p99_ns, v[4949]), HIST_MAX_REL_ERROR);
+
+	/* Counts that do not add up are refused whole. */
+	batch_add(bt, 500);
+	bt->count = 2;
+	ck_assert_int_eq(batch_flush(&s, SEC, bt), -EINVAL);
+	latency_export(&s, SEC, &o);
+	ck_assert_uint_eq(o.count, 5000);
+	/* An empty batch changes nothing. */
+	ck_assert_int_eq(batch_flush(&s, SEC, bt), 0);
+	latency_export(&s, SEC, &o);
+	ck_assert_uint_eq(o.count, 5000);
+	latency_destroy(&s);
+	free(bt);
+}
+END_TEST
+
 Suite *latency_suite(void);
 Suite *latency_suite(void)
 {
@@ -345,6 +471,8 @@ Suite *latency_suite(void)
 	tcase_add_test(tc, clock_going_back_counts_in_the_open_sub_window);
 	tcase_add_test(tc, long_jumps_forward_empty_the_window);
 	tcase_add_test(tc, window_quantiles_match_the_exact_window);
+	tcase_add_test(tc, batches_equal_samples_recorded_one_by_one);
+	tcase_add_test(tc, batch_quantiles_keep_the_bound_without_exact_extremes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -109,7 +109,23 @@ START_TEST(test_launch_counts_and_latency)
 	assert_within("launch", l, DELAY_NS, lp50, lp99);
 	assert_within("graph launch", g, 1000000, gp50, gp99);
 
-	tp_workload_finish(&w);
+	/*
+	 * The process exits: it is evicted, and its histograms are flushed
+	 * and released without counting a launch twice or losing one.
+	 */
+	{
+		pid_t pid = w.pid;
+		int gone = 0;
+
+		tp_workload_finish(&w);
+		for (int i = 0; i < 50 && !gone; i++) {
+			tu_sleep_ms(100);
+			gone = tp_snapshot(&c) == 0 && !tp_proc(&c, (uint32_t)pid);
+		}
+		ck_assert_msg(gone, "exited workload still published");
+		ck_assert_uint_eq(c.snap.hdr->node[SHM_FAMILY_CUDA_LAUNCH].count, 800);
+		ck_assert_uint_eq(c.snap.hdr->node[SHM_FAMILY_CUDA_GRAPH_LAUNCH].count, 100);
+	}
 	tp_collector_stop(&c);
 }
 END_TEST

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * CUDA launch latencies aggregated in the kernel: bpf/cuda_trace.bpf.c adds
+ * each launch to a per-CPU histogram of its process instead of sending an
+ * event, and zernel-collector reads the histograms at its poll cadence and
+ * hands the differences to the aggregation.  Included by BPF code (after
+ * vmlinux.h) and by the collector; fixed-width types and explicit padding
+ * only.
+ *
+ * Slots.  A process that launches gets a slot from a queue of free slots
+ * (zt_free) the first time, remembered in zt_slots (tgid -> slot) and, per
+ * thread, in the task-local call state, so a launch costs no hash lookup.
+ * Its histograms are zt_hist[slot * LH_FAMILIES + family].  The collector
+ * zeroes the slot and queues it again when the process is gone.  With no
+ * free slot, a launch goes out as a ZEV_LATENCY event, as before: nothing
+ * is lost, it only costs more.
+ *
+ * The value carries both bucket sets the collector keeps: the log-linear
+ * buckets of common/hist.h (the summary quantiles keep their 1/64 bound)
+ * and the Prometheus buckets of SHM_LAT_BOUNDS_NS_INIT (le inclusive), so
+ * that the cumulative histogram stays exact.  Counters only grow; the
+ * collector sums the CPUs and takes differences, modulo 2^32 for the 32-bit
+ * buckets: exact as long as no bucket gets 4 billion launches between two
+ * reads.
+ */
+#ifndef ZERNEL_BPF_LAUNCH_HIST_H
+#define ZERNEL_BPF_LAUNCH_HIST_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* common/hist.h's scheme (the collector asserts they agree). */
+#define LH_SUB_BITS		5u
+#define LH_LINEAR_LIMIT		64u
+#define LH_MAX_EXPONENT		37u
+#define LH_HIST_BUCKETS		1056u
+#define LH_MAX_VALUE		((1ull << LH_MAX_EXPONENT) - 1)
+
+/* shm/shm_layout.h's Prometheus buckets: 28 bounds and +Inf. */
+#define LH_PROM_BOUNDS		28u
+#define LH_PROM_BUCKETS		(LH_PROM_BOUNDS + 1u)
+
+/* Families per slot: SHM_FAMILY_CUDA_LAUNCH and _GRAPH_LAUNCH (0 and 1). */
+#define LH_FAMILIES		2u
+
+/*
+ * Slots, set by the collector before load within a memory budget: the
+ * per-CPU array takes slots * LH_FAMILIES * CPUs * sizeof(struct lh_val).
+ */
+#define LH_MAX_SLOTS		512u
+#define LH_MIN_SLOTS		16u
+#define LH_MEM_BUDGET		(64ull << 20)
+
+struct lh_val {
+	__u64 sum_ns;		/* wraps; the collector takes differences */
+	__u64 max_ns;		/* all-time maximum on this CPU */
+	__u32 prom[LH_PROM_BUCKETS];
+	__u32 busy;		/* BPF only: an update is in progress */
+	__u32 hist[LH_HIST_BUCKETS];
+};
+
+#endif /* ZERNEL_BPF_LAUNCH_HIST_H */
