@@ -16,6 +16,7 @@
 
 #include "bpf/watch.h"
 #include "bpf/sched_events.h"
+#include "bpf/wait.h"
 
 #define IORING_ENTER_GETEVENTS	1u
 
@@ -42,9 +43,7 @@ static __always_inline void wait_begin(__s64 id)
 		zw_drop(ZW_DROP_STATE_FULL);
 		return;
 	}
-	in->start_ns = bpf_ktime_get_ns();
-	in->nvcsw = task->nvcsw;
-	in->id = id;
+	zs_wait_start(in, task, id);
 }
 
 static __always_inline int current_watched(void)
@@ -88,36 +87,10 @@ SEC("tracepoint/syscalls/sys_exit_read")
 int zs_dl_exit(struct zs_sys_exit *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 now, start, nvcsw;
-	struct zs_inflight *in;
-	struct zev *e;
-	__s64 in_id;
 
-	/* Only threads that entered a measured call have one in flight. */
-	in = bpf_task_storage_get(&zs_dl_inflight, task, NULL, 0);
-	if (!in || in->start_ns == 0)
-		return 0;
-	start = in->start_ns;
-	nvcsw = in->nvcsw;
-	in_id = in->id;
-	in->start_ns = 0;
-	/* A stale entry: the thread never came back from that call. */
-	if (in_id != ctx->nr)
-		return 0;
-	/*
-	 * Only calls that slept count: a read served from the page cache or a
-	 * poll that found data ready is not a wait, however long it ran.
-	 */
-	if (task->nvcsw == nvcsw)
-		return 0;
-	now = bpf_ktime_get_ns();
-	e = zw_reserve(ZEV_LATENCY, bpf_get_current_pid_tgid());
-	if (!e)
-		return 0;
-	e->arg = ZS_FAMILY_DATALOADER_WAIT;
-	e->v0 = now > start ? now - start : 0;
-	e->v1 = ctx->nr;
-	zw_submit(e);
+	/* Unwatched threads have no state: one pointer test. */
+	zs_wait_end(bpf_task_storage_get(&zs_dl_inflight, task, NULL, 0), task, ctx->nr,
+		    ZS_FAMILY_DATALOADER_WAIT);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 
 #include "bpf/watch.h"
 #include "bpf/sched_events.h"
+#include "bpf/wait.h"
 
 /* futex(2) operations that put the caller to sleep until another thread acts. */
 #define FUTEX_WAIT		0
@@ -100,9 +101,7 @@ static __always_inline void wait_begin(__u64 pid_tgid, __s64 id)
 		zw_drop(ZW_DROP_STATE_FULL);
 		return;
 	}
-	in->start_ns = bpf_ktime_get_ns();
-	in->nvcsw = task->nvcsw;
-	in->id = id;
+	zs_wait_start(in, task, id);
 }
 
 /* Attached by the collector to sys_enter_futex. */
@@ -141,32 +140,10 @@ SEC("tracepoint/syscalls/sys_exit_futex")
 int zs_futex_exit(struct zs_sys_exit *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 now, start, nvcsw;
-	struct zs_inflight *in;
-	struct zev *e;
-	__s64 in_id;
 
-	/* Unwatched threads have no storage: one pointer test. */
-	in = bpf_task_storage_get(&zs_dist_inflight, task, NULL, 0);
-	if (!in || in->start_ns == 0)
-		return 0;
-	start = in->start_ns;
-	nvcsw = in->nvcsw;
-	in_id = in->id;
-	in->start_ns = 0;
-	if (in_id != ctx->nr)
-		return 0;
-	/* A wait that returned at once (the value had changed) did not wait. */
-	if (task->nvcsw == nvcsw)
-		return 0;
-	now = bpf_ktime_get_ns();
-	e = zw_reserve(ZEV_LATENCY, bpf_get_current_pid_tgid());
-	if (!e)
-		return 0;
-	e->arg = ZS_FAMILY_FUTEX_WAIT;
-	e->v0 = now > start ? now - start : 0;
-	e->v1 = ctx->nr;
-	zw_submit(e);
+	/* Unwatched threads have no state: one pointer test. */
+	zs_wait_end(bpf_task_storage_get(&zs_dist_inflight, task, NULL, 0), task, ctx->nr,
+		    ZS_FAMILY_FUTEX_WAIT);
 	return 0;
 }
 
