@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "exporter/prom.h"
 #include "exporter/prom_write.h"
 #include "exporter/text.h"
@@ -76,6 +77,24 @@ static void render_collector(struct sbuf *b, const struct shm_header_fields *h)
 	}
 }
 
+
+/* Per-process scheduler counters: plain counts, one family each. */
+static const struct {
+	const char *name;
+	const char *help;
+	size_t offset;
+} sched_counters[] = {
+	{ "zernel_sched_involuntary_switches_total",
+	  "Context switches away from the process while it was runnable (preemptions).",
+	  offsetof(struct shm_proc, involuntary_switches) },
+	{ "zernel_sched_voluntary_switches_total",
+	  "Context switches away from the process because it blocked.",
+	  offsetof(struct shm_proc, voluntary_switches) },
+	{ "zernel_sched_migrations_total",
+	  "Times the process's threads moved to another CPU.",
+	  offsetof(struct shm_proc, migrations) },
+};
+
 static void render_processes(struct sbuf *b, const struct shm_proc *p, uint32_t n)
 {
 	char comm[3 * SHM_COMM_LEN + 1], why[64], labels[48];
@@ -104,25 +123,15 @@ static void render_processes(struct sbuf *b, const struct shm_proc *p, uint32_t 
 		prom_pid_labels(labels, sizeof(labels), p[i].pid, "reason=\"blocked\"");
 		prom_series_sec(b, "zernel_sched_offcpu_seconds_total", "", labels, p[i].offcpu_blocked_ns);
 	}
-	prom_family(b, "zernel_sched_involuntary_switches_total", "counter",
-	       "Context switches away from the process while it was runnable (preemptions).");
-	for (uint32_t i = 0; i < n; i++) {
-		prom_pid_labels(labels, sizeof(labels), p[i].pid, NULL);
-		prom_series_u64(b, "zernel_sched_involuntary_switches_total", "", labels,
-			   p[i].involuntary_switches);
-	}
-	prom_family(b, "zernel_sched_voluntary_switches_total", "counter",
-	       "Context switches away from the process because it blocked.");
-	for (uint32_t i = 0; i < n; i++) {
-		prom_pid_labels(labels, sizeof(labels), p[i].pid, NULL);
-		prom_series_u64(b, "zernel_sched_voluntary_switches_total", "", labels,
-			   p[i].voluntary_switches);
-	}
-	prom_family(b, "zernel_sched_migrations_total", "counter",
-	       "Times the process's threads moved to another CPU.");
-	for (uint32_t i = 0; i < n; i++) {
-		prom_pid_labels(labels, sizeof(labels), p[i].pid, NULL);
-		prom_series_u64(b, "zernel_sched_migrations_total", "", labels, p[i].migrations);
+	for (size_t c = 0; c < ARRAY_SIZE(sched_counters); c++) {
+		prom_family(b, sched_counters[c].name, "counter", sched_counters[c].help);
+		for (uint32_t i = 0; i < n; i++) {
+			const uint64_t *v = (const uint64_t *)((const char *)&p[i] +
+							       sched_counters[c].offset);
+
+			prom_pid_labels(labels, sizeof(labels), p[i].pid, NULL);
+			prom_series_u64(b, sched_counters[c].name, "", labels, *v);
+		}
 	}
 }
 
@@ -164,9 +173,9 @@ static const struct lat_metric lat_metrics[] = {
 	  2, { SHM_FAMILY_FUTEX_WAIT, SHM_FAMILY_BARRIER_WAIT },
 	  { "kind=\"futex\"", "kind=\"barrier\"" } },
 	{ "zernel_sched_runqueue_delay_seconds",
-	  "Run-queue delay per process (wakeup to running), seconds; quantiles over the summary window.",
+	  "Run-queue delay per process (wakeup or preemption to running), seconds; quantiles over the summary window.",
 	  "zernel_sched_runqueue_delay_duration_seconds",
-	  "Run-queue delay per process (wakeup to running), seconds.",
+	  "Run-queue delay per process (wakeup or preemption to running), seconds.",
 	  1, { SHM_FAMILY_RUNQ_DELAY }, { NULL } },
 };
 
