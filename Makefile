@@ -186,16 +186,17 @@ TEST_ARTIFACTS ?=
 tests-build: $(PROGRAMS) $(TEST_BIN) $(TEST_ARTIFACTS)
 
 # The README's test command.  Unit and integration suites in one run, then
-# the parser and histogram suites again under AddressSanitizer.
+# the parser and histogram suites again under AddressSanitizer.  Strict:
+# whatever test-deps installs must be there, so nothing skips for want of it.
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory tests-build
-	$(Q)ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) $(TEST_BIN)
+	$(Q)ZERNEL_TESTS_STRICT=1 ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) $(TEST_BIN)
 	$(Q)$(MAKE) --no-print-directory test-asan
 
 ASAN_SUITES ?= hist latency shm_reader prom
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 $(BUILD)/asan/tests/zernel-tests
-	$(Q)ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) \
+	$(Q)ZERNEL_TESTS_STRICT=1 ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) \
 		ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/tests/zernel-tests $(ASAN_SUITES)
 
 check-unit: tests-build

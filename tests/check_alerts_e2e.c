@@ -61,12 +61,6 @@ struct run {
 	char *body;
 };
 
-static int exporter_has_alerts(void)
-{
-	return tu_system("'%s/zernel-exporter' --help 2>&1 | grep -q -- --alerts",
-			 tu_build_dir()) == 0;
-}
-
 static void write_text(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -154,11 +148,6 @@ START_TEST(oom_alert_end_to_end)
 	struct json_object *j;
 	char fp[32];
 
-	if (!exporter_has_alerts()) {
-		fprintf(stderr, "SKIP oom_alert_end_to_end: %s/zernel-exporter has no --alerts "
-			"flag yet (the exporter is not wired to the alert engine)\n", tu_build_dir());
-		return;
-	}
 	memset(&r, 0, sizeof(r));
 	r.body = malloc(METRICS_MAX);
 	ck_assert_ptr_nonnull(r.body);
@@ -300,11 +289,6 @@ START_TEST(exporter_config_errors_exit_2)
 	char dir[64], path[128], cmd[1024];
 	int st;
 
-	if (!exporter_has_alerts()) {
-		fprintf(stderr, "SKIP exporter_config_errors_exit_2: zernel-exporter has no "
-			"--alerts flag yet\n");
-		return;
-	}
 	snprintf(dir, sizeof(dir), "/tmp/zernel-e2e-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/a.json", dir);

@@ -626,7 +626,7 @@ static int have_zernel(const char *test)
 		tu_build_path(zernel, sizeof(zernel), "zernel");
 		return 1;
 	}
-	fprintf(stderr, "SKIP %s: %s/zernel is not built\n", test, tu_build_dir());
+	tu_skip_missing("%s: %s/zernel is not built\n", test, tu_build_dir());
 	return 0;
 }
 
@@ -636,7 +636,7 @@ static int have_stack(const char *test)
 		return 0;
 	if (tu_have_binary("zernel-collector") && tu_have_binary("zernel-exporter"))
 		return 1;
-	fprintf(stderr, "SKIP %s: zernel-collector or zernel-exporter is not built\n", test);
+	tu_skip_missing("%s: zernel-collector or zernel-exporter is not built\n", test);
 	return 0;
 }
 
@@ -906,7 +906,7 @@ static pid_t start_fake_feed(const char *mode, uint16_t *port)
 	pid_t pid;
 
 	if (tu_system(PY " -c 'import websockets' 2>/dev/null") != 0) {
-		fprintf(stderr, "SKIP fake feed: %s has no websockets module (python3-websockets)\n", PY);
+		tu_skip_missing("fake feed: %s has no websockets module (python3-websockets)\n", PY);
 		return 0;
 	}
 	*port = tu_free_port();

@@ -24,12 +24,12 @@ static char zernel[1024];
 static int usable(const char *test)
 {
 	if (tu_system("command -v tmux >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "SKIP %s: tmux is not installed\n", test);
+		tu_skip_missing("%s: tmux is not installed\n", test);
 		return 0;
 	}
 	if (!tu_have_binary("zernel") || !tu_have_binary("zernel-collector") ||
 	    !tu_have_binary("zernel-exporter")) {
-		fprintf(stderr, "SKIP %s: zernel, zernel-collector or zernel-exporter is not built\n", test);
+		tu_skip_missing("%s: zernel, zernel-collector or zernel-exporter is not built\n", test);
 		return 0;
 	}
 	tu_build_path(zernel, sizeof(zernel), "zernel");

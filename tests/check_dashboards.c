@@ -116,15 +116,6 @@ static void names_in_exposition(struct names *s, const char *text)
 
 /* ---- a live exporter --------------------------------------------------- */
 
-static int exporter_has_alerts(void)
-{
-	char cmd[1024];
-
-	snprintf(cmd, sizeof(cmd), "%s/zernel-exporter --help 2>&1 | grep -q -- --alerts",
-		 tu_build_dir());
-	return tu_system("%s", cmd) == 0;
-}
-
 /* What a live exporter over a simulated collector serves on /metrics. */
 static void live_metric_names(struct names *s)
 {
@@ -153,23 +144,6 @@ static void live_metric_names(struct names *s)
 	tu_stack_stop(&st);
 	names_in_exposition(s, body);
 	free(body);
-
-	if (!exporter_has_alerts()) {
-		/* Until the exporter is wired to the alert engine, its families come from here. */
-		struct alerts_options o;
-		struct alerts *a = NULL;
-		struct sbuf b;
-
-		fprintf(stderr, "NOTE dashboards: zernel-exporter has no --alerts yet; "
-			"zernel_alert_* and zernel_webhook_* names taken from the engine itself\n");
-		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(alerts_new(&a, &o, st.shm, "http://localhost:9091"), 0);
-		sbuf_init(&b, 1u << 20, 0);
-		ck_assert_int_eq(alerts_render_prom(a, &b), 0);
-		names_in_exposition(s, b.data);
-		sbuf_free(&b);
-		alerts_free(a);
-	}
 }
 
 /* ---- the dashboard ----------------------------------------------------- */
@@ -328,7 +302,7 @@ END_TEST
 START_TEST(prometheus_rules_pass_promtool)
 {
 	if (tu_system("command -v promtool >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "SKIP prometheus_rules_pass_promtool: promtool is not installed "
+		tu_skip_missing("prometheus_rules_pass_promtool: promtool is not installed "
 			"(Debian package prometheus; make test-deps)\n");
 		return;
 	}

@@ -173,7 +173,7 @@ static void pt_run(struct tp_collector *c, struct tw_work *w, const char *worker
 
 	if (access("/usr/bin/python3", X_OK) != 0 ||
 	    tu_system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
-		fprintf(stderr, "SKIP pytorch dataloader: /usr/bin/python3 with torch "
+		tu_skip_missing("pytorch dataloader: /usr/bin/python3 with torch "
 			"(python3-torch) is missing\n");
 		w->pid = 0;
 		return;

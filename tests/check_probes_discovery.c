@@ -111,7 +111,7 @@ START_TEST(test_process_in_own_mount_namespace)
 	if (tu_skip_unless_root("test_process_in_own_mount_namespace"))
 		return;
 	if (access("/usr/bin/unshare", X_OK) != 0) {
-		fprintf(stderr, "SKIP test_process_in_own_mount_namespace: no unshare\n");
+		tu_skip_missing("test_process_in_own_mount_namespace: no unshare\n");
 		return;
 	}
 	/* An empty directory here; in the workload's namespace, a tmpfs with the libraries. */

@@ -67,12 +67,7 @@ START_TEST(test_embedded_page_matches_the_source)
 
 	tu_build_path(path, sizeof(path), "exporter/web_assets.c");
 	gen = tu_read_file(path, NULL);
-	if (!gen) {
-		fprintf(stderr, "SKIP test_embedded_page_matches_the_source: %s is not built "
-			"(exporter/web/web.mk not included yet)\n", path);
-		free(page);
-		return;
-	}
+	ck_assert_msg(gen != NULL, "%s is not built (exporter/web/web.mk)", path);
 	p = strstr(gen, "web_index_html[] = {");
 	ck_assert_ptr_nonnull(p);
 	p = strchr(p, '{') + 1;
@@ -139,50 +134,33 @@ START_TEST(test_page_in_chromium_shows_and_updates_the_feed)
 	struct tu_stack st;
 	char url[256], cmd[4096], shot[1100], dark[1100], dir[1024], *out, *metrics, *body;
 	struct json_object *res, *first, *later, *gpus, *problems, *nccl;
-	pid_t http = 0;
 	int status, totals = 0;
 	size_t body_len = 1u << 20;
 
 	if (access(CHROMIUM, X_OK) != 0) {
-		fprintf(stderr, "SKIP test_page_in_chromium_shows_and_updates_the_feed: %s is not "
+		tu_skip_missing("test_page_in_chromium_shows_and_updates_the_feed: %s is not "
 			"installed (Debian package chromium)\n", CHROMIUM);
 		return;
 	}
 	if (tu_system(PY " -c 'import websockets' 2>/dev/null") != 0) {
-		fprintf(stderr, "SKIP test_page_in_chromium_shows_and_updates_the_feed: no python3-websockets\n");
+		tu_skip_missing("test_page_in_chromium_shows_and_updates_the_feed: no python3-websockets\n");
 		return;
 	}
 	if (!tu_have_binary("zernel-collector") || !tu_have_binary("zernel-exporter")) {
-		fprintf(stderr, "SKIP test_page_in_chromium_shows_and_updates_the_feed: binaries not built\n");
+		tu_skip_missing("test_page_in_chromium_shows_and_updates_the_feed: binaries not built\n");
 		return;
 	}
 	ck_assert_int_eq(tu_stack_start(&st, NULL, 200, 250), 0);
 	ck_assert_int_eq(tu_wait_metric(st.metrics_port, "zernel_gpu_memory_used_bytes", 4, 15000), 0);
 
-	/* The exporter's own "/" when it serves the page, else the file from a loopback server. */
+	/* The exporter serves the page at "/", with its WebSocket port filled in. */
 	body = malloc(body_len);
 	ck_assert_ptr_nonnull(body);
-	if (tu_http_request(st.metrics_port, "GET", "/", body, body_len) == 200 &&
-	    strstr(body, "name=\"zernel-ws-port\"")) {
-		ck_assert_msg(strstr(body, "@ZERNEL_WS_PORT@") == NULL,
-			      "the exporter serves the page without its WebSocket port");
-		snprintf(url, sizeof(url), "http://127.0.0.1:%u/", st.metrics_port);
-	} else {
-		char port_s[8], web[1024], log[1100];
-		char *argv[] = { PY, "-m", "http.server", port_s, "--bind", "127.0.0.1",
-				 "--directory", web, NULL };
-		uint16_t port = tu_free_port();
-
-		fprintf(stderr, "NOTE test_page_in_chromium_shows_and_updates_the_feed: the exporter "
-			"does not serve the page at / yet; serving exporter/web/index.html from loopback\n");
-		snprintf(port_s, sizeof(port_s), "%u", port);
-		snprintf(web, sizeof(web), "%s/exporter/web", tu_src_dir());
-		snprintf(log, sizeof(log), "%s/tests/webpage_http.log", tu_build_dir());
-		http = tu_spawn(argv, log);
-		ck_assert_int_gt(http, 0);
-		ck_assert_int_eq(tu_wait_http(port, "/index.html", 200, 10000), 0);
-		snprintf(url, sizeof(url), "http://127.0.0.1:%u/index.html?ws=%u", port, st.ws_port);
-	}
+	ck_assert_int_eq(tu_http_request(st.metrics_port, "GET", "/", body, body_len), 200);
+	ck_assert_msg(strstr(body, "name=\"zernel-ws-port\""), "\"/\" is not the live page");
+	ck_assert_msg(strstr(body, "@ZERNEL_WS_PORT@") == NULL,
+		      "the exporter serves the page without its WebSocket port");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", st.metrics_port);
 	free(body);
 
 	snprintf(dir, sizeof(dir), "%s/tests/artifacts", tu_build_dir());
@@ -244,9 +222,6 @@ START_TEST(test_page_in_chromium_shows_and_updates_the_feed)
 	json_object_put(res);
 	free(out);
 	free(metrics);
-	if (http) {
-		tu_stop(http, SIGTERM, 2000);
-	}
 	tu_stack_stop(&st);
 }
 END_TEST

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Shared test helpers; see testutil.h. */
 #include <arpa/inet.h>
+#include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -125,6 +126,20 @@ pid_t tu_spawn_io(char *const argv[], const char *log_path, int in_fd, int out_f
 	execv(argv[0], argv);
 	fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
+}
+
+void tu_skip_missing(const char *fmt, ...)
+{
+	const char *strict = getenv("ZERNEL_TESTS_STRICT");
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (strict && strcmp(strict, "1") == 0)
+		ck_abort_msg("missing under make test: %s", msg);
+	fprintf(stderr, "SKIP %s", msg);
 }
 
 pid_t tu_spawn(char *const argv[], const char *log_path)

@@ -49,6 +49,14 @@ uint16_t tu_free_port(void);
 int tu_skip_unless_root(const char *test);
 
 /*
+ * Skips a test because something `make test` installs or builds is missing
+ * (a Debian package, a binary of this project): prints "SKIP <message>".
+ * Under ZERNEL_TESTS_STRICT=1 (set by `make test`) it fails the test
+ * instead, so a missing dependency can never pass for a passing test.
+ */
+void tu_skip_missing(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
  * Starts argv[0] (a path) with argv, stdout and stderr to log_path (or
  * inherited when NULL).  Returns the pid or -1.
  *

@@ -34,4 +34,4 @@ export DEBIAN_FRONTEND=noninteractive
 # A fresh machine may have no package lists yet.
 apt-get update -q >/dev/null || apt-get update
 # shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing
+apt-get install -y -q $missing
