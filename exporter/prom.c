@@ -179,36 +179,38 @@ static const struct lat_metric lat_metrics[] = {
 	  1, { SHM_FAMILY_RUNQ_DELAY }, { NULL } },
 };
 
-static void render_latencies(struct sbuf *b, const struct shm_proc *p, uint32_t n)
+/* One family of a lat_metric, written by write (summary or histogram). */
+static void render_latency_family(struct sbuf *b, const struct lat_metric *lm, const char *name,
+				  const char *type, const char *help,
+				  void (*write)(struct sbuf *, const char *, const char *,
+						const struct shm_latency *),
+				  const struct shm_proc *p, uint32_t n)
 {
 	char labels[64];
 
-	for (size_t m = 0; m < sizeof(lat_metrics) / sizeof(lat_metrics[0]); m++) {
+	prom_family(b, name, type, help);
+	for (uint32_t i = 0; i < n; i++) {
+		for (unsigned int k = 0; k < lm->nfam; k++) {
+			const struct shm_latency *l = &p[i].lat[lm->fam[k]];
+
+			/* Processes with no sample in a family have no series in it. */
+			if (!l->count)
+				continue;
+			prom_pid_labels(labels, sizeof(labels), p[i].pid, lm->kind[k]);
+			write(b, name, labels, l);
+		}
+	}
+}
+
+static void render_latencies(struct sbuf *b, const struct shm_proc *p, uint32_t n)
+{
+	for (size_t m = 0; m < ARRAY_SIZE(lat_metrics); m++) {
 		const struct lat_metric *lm = &lat_metrics[m];
 
-		/* Processes with no sample in a family have no series in it. */
-		prom_family(b, lm->summary, "summary", lm->summary_help);
-		for (uint32_t i = 0; i < n; i++) {
-			for (unsigned int k = 0; k < lm->nfam; k++) {
-				const struct shm_latency *l = &p[i].lat[lm->fam[k]];
-
-				if (!l->count)
-					continue;
-				prom_pid_labels(labels, sizeof(labels), p[i].pid, lm->kind[k]);
-				prom_summary(b, lm->summary, labels, l);
-			}
-		}
-		prom_family(b, lm->hist, "histogram", lm->hist_help);
-		for (uint32_t i = 0; i < n; i++) {
-			for (unsigned int k = 0; k < lm->nfam; k++) {
-				const struct shm_latency *l = &p[i].lat[lm->fam[k]];
-
-				if (!l->count)
-					continue;
-				prom_pid_labels(labels, sizeof(labels), p[i].pid, lm->kind[k]);
-				prom_histogram(b, lm->hist, labels, l);
-			}
-		}
+		render_latency_family(b, lm, lm->summary, "summary", lm->summary_help,
+				      prom_summary, p, n);
+		render_latency_family(b, lm, lm->hist, "histogram", lm->hist_help,
+				      prom_histogram, p, n);
 	}
 }
 
