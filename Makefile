@@ -193,7 +193,7 @@ test: test-deps
 	$(Q)ZERNEL_TESTS_STRICT=1 ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) $(TEST_BIN)
 	$(Q)$(MAKE) --no-print-directory test-asan
 
-ASAN_SUITES ?= hist latency shm_reader prom
+ASAN_SUITES ?= hist latency shm_reader prom ws_rx
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 $(BUILD)/asan/tests/zernel-tests
 	$(Q)ZERNEL_TESTS_STRICT=1 ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) \

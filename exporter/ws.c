@@ -3,9 +3,12 @@
  * WebSocket feed on libwebsockets (see ws.h for the client policy).
  * Unprivileged: the listening socket is bound by main and adopted here as a
  * raw descriptor; each accepted connection is handed to libwebsockets as an
- * HTTP connection that may upgrade.  Everything below runs in the feed
- * thread except ws_server_new/free (main thread, thread not running) and
- * ws_server_stop (main thread; it only sets a flag and wakes the loop).
+ * HTTP connection that may upgrade.  Once a client is established,
+ * libwebsockets stops reading it: its input is read here, through one
+ * epoll set adopted like the listener, and checked by ws_rx.c.  Everything
+ * below runs in the feed thread except ws_server_new/free (main thread,
+ * thread not running) and ws_server_stop (main thread; it only sets a flag
+ * and wakes the loop).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +29,10 @@
 #include "exporter/source.h"
 #include "exporter/stats.h"
 #include "exporter/ws.h"
+#include "exporter/ws_rx.h"
+
+#define WS_INPUT_EVENTS	64	/* clients served per wake-up */
+#define WS_INPUT_READS	4	/* reads per client per wake-up, for fairness */
 
 /* One rendered snapshot, shared by every client sending it. */
 struct ws_frame {
@@ -41,13 +49,24 @@ struct ws_client {
 	struct ws_frame *frame;	/* being sent; NULL when idle */
 	size_t off;		/* bytes of frame already written */
 	unsigned int stalled;	/* snapshots skipped in a row */
-	size_t rx_len;		/* size of the message being received */
 	int closing;
+
+	/* Input, read by the feed (input_read) rather than libwebsockets. */
+	int fd;
+	int reading;		/* fd is in the input epoll set */
+	struct ws_rx rx;
+	uint16_t close_code;	/* a close frame is due; 0 = none */
+	const char *close_why;
+	uint8_t pong[WS_RX_CONTROL_MAX];
+	uint8_t pong_len;
+	uint8_t pong_due;
 };
 
 struct ws_server {
 	int listen_fd;
 	int listen_adopted;	/* lws owns listen_fd */
+	int input_fd;		/* epoll set of the established clients */
+	int input_adopted;	/* lws owns input_fd */
 	uint32_t interval_ms;
 	pthread_t thread;
 	int started;
@@ -63,6 +82,7 @@ struct ws_server {
 	struct ws_client *clients;
 	unsigned int nclients;
 	unsigned char *chunk;		/* LWS_PRE + WS_CHUNK write scratch */
+	uint8_t input[4096];		/* read scratch */
 };
 
 static void frame_unref(struct ws_frame *f)
@@ -176,12 +196,123 @@ static int client_write(struct ws_server *s, struct ws_client *c)
 	return 0;
 }
 
-static int client_bad_input(struct lws *wsi, enum lws_close_status code, const char *why)
+static void input_stop(struct ws_server *s, struct ws_client *c)
 {
-	stats_add(&exporter_stats.ws_bad_input, 1);
-	log_debug("ws: closing a client: %s", why);
-	lws_close_reason(wsi, code, (unsigned char *)why, strlen(why));
-	return -1;
+	if (!c->reading)
+		return;
+	/* ENOENT when the socket is already gone: nothing left to remove. */
+	epoll_ctl(s->input_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	c->reading = 0;
+}
+
+static int input_start(struct ws_server *s, struct ws_client *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+
+	/* From here on libwebsockets leaves the socket's input to us. */
+	lws_rx_flow_control(c->wsi, LWS_RXFLOW_REASON_APPLIES_DISABLE |
+			    LWS_RXFLOW_REASON_USER_BOOL | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+	ws_rx_init(&c->rx, WS_MAX_RX_BYTES);
+	c->fd = lws_get_socket_fd(c->wsi);
+	if (epoll_ctl(s->input_fd, EPOLL_CTL_ADD, c->fd, &ev) < 0)
+		return -errno;
+	c->reading = 1;
+	return 0;
+}
+
+/* Sends a close frame (code, why) when the client is next writable, then closes. */
+static void client_close(struct ws_server *s, struct ws_client *c, uint16_t code,
+			 const char *why)
+{
+	input_stop(s, c);
+	c->close_code = code;
+	c->close_why = why;
+	lws_callback_on_writable(c->wsi);
+}
+
+/* Hands bytes from the client to its frame reader and acts on what it finds. */
+static void input_take(struct ws_server *s, struct ws_client *c, const uint8_t *data,
+		       size_t len)
+{
+	while (c->reading && len) {
+		size_t used;
+
+		switch (ws_rx_feed(&c->rx, data, len, &used)) {
+		case WS_RX_MORE:
+			break;
+		case WS_RX_PING:
+			/* Only the latest ping needs its pong (RFC 6455 5.5.3). */
+			memcpy(c->pong, c->rx.control, c->rx.control_len);
+			c->pong_len = c->rx.control_len;
+			c->pong_due = 1;
+			lws_callback_on_writable(c->wsi);
+			break;
+		case WS_RX_CLOSE:
+			client_close(s, c, c->rx.code, "");
+			break;
+		case WS_RX_FAIL:
+			stats_add(&exporter_stats.ws_bad_input, 1);
+			log_debug("ws: closing a client: %s", c->rx.why);
+			client_close(s, c, c->rx.code, c->rx.why);
+			break;
+		}
+		data += used;
+		len -= used;
+	}
+}
+
+/* The client's socket is readable: a few reads, the rest on the next wake-up. */
+static void input_read(struct ws_server *s, struct ws_client *c)
+{
+	for (int i = 0; i < WS_INPUT_READS && c->reading; i++) {
+		ssize_t n = recv(c->fd, s->input, sizeof(s->input), 0);
+
+		if (n > 0) {
+			input_take(s, c, s->input, (size_t)n);
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return;
+		/* End of stream or a reset: nobody to send a close frame to. */
+		input_stop(s, c);
+		client_kill(c);
+	}
+}
+
+/* The input epoll set is readable: some established clients sent something. */
+static int input_callback(struct lws *wsi, enum lws_callback_reasons reason,
+			  void *user, void *in, size_t len)
+{
+	struct ws_server *s = lws_context_user(lws_get_context(wsi));
+	struct epoll_event ev[WS_INPUT_EVENTS];
+	int n;
+
+	if (reason != LWS_CALLBACK_RAW_RX_FILE)
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	n = epoll_wait(s->input_fd, ev, WS_INPUT_EVENTS, 0);
+	for (int i = 0; i < n; i++)
+		input_read(s, ev[i].data.ptr);
+	return 0;
+}
+
+/* Writes what is due to c: a close frame, a pong, or the next fragment. */
+static int client_writable(struct ws_server *s, struct ws_client *c)
+{
+	if (c->close_code) {
+		lws_close_reason(c->wsi, (enum lws_close_status)c->close_code,
+				 (unsigned char *)c->close_why, strlen(c->close_why));
+		return -1;
+	}
+	if (c->pong_due) {
+		memcpy(s->chunk + LWS_PRE, c->pong, c->pong_len);
+		c->pong_due = 0;
+		if (lws_write(c->wsi, s->chunk + LWS_PRE, c->pong_len, LWS_WRITE_PONG) < 0)
+			return -1;
+		if (c->frame)
+			lws_callback_on_writable(c->wsi);
+		return 0;
+	}
+	return client_write(s, c);
 }
 
 static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
@@ -189,6 +320,7 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 {
 	struct ws_server *s = lws_context_user(lws_get_context(wsi));
 	struct ws_client *c = user;
+	static const char early[] = "data sent before the handshake completed";
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
@@ -213,10 +345,15 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			render_frame(s);
 		if (s->current)
 			client_give_frame(c, s->current);
+		if (input_start(s, c) < 0) {
+			log_warn("ws: cannot watch a client's input");
+			client_kill(c);
+		}
 		return 0;
 	case LWS_CALLBACK_CLOSED:
 		if (!c->wsi)
 			return 0;
+		input_stop(s, c);
 		*c->pprev = c->next;
 		if (c->next)
 			c->next->pprev = c->pprev;
@@ -227,19 +364,17 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		stats_sub(&exporter_stats.ws_clients, 1);
 		return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
-		return client_write(s, c);
+		return client_writable(s, c);
 	case LWS_CALLBACK_RECEIVE:
-		if (lws_frame_is_binary(wsi))
-			return client_bad_input(wsi, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE,
-						"binary messages are not accepted");
-		c->rx_len += len;
-		if (c->rx_len > WS_MAX_RX_BYTES)
-			return client_bad_input(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
-						"message too large");
-		/* The feed needs no input: text is read and ignored. */
-		if (lws_is_final_fragment(wsi))
-			c->rx_len = 0;
-		return 0;
+		/*
+		 * Only frames that came with the handshake reach here, before
+		 * the client could have read the server's answer (which RFC
+		 * 6455 4.1 requires it to wait for).
+		 */
+		stats_add(&exporter_stats.ws_bad_input, 1);
+		lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR, (unsigned char *)early,
+				 strlen(early));
+		return -1;
 	case LWS_CALLBACK_HTTP:
 		/* A plain HTTP request on the feed port. */
 		lws_return_http_status(wsi, HTTP_STATUS_BAD_REQUEST,
@@ -280,6 +415,7 @@ static const struct lws_protocols ws_protocols[] = {
 	{ WS_PROTOCOL_NAME, feed_callback, sizeof(struct ws_client), WS_MAX_RX_BYTES,
 	  0, NULL, WS_CHUNK },
 	{ "zernel-listener", listener_callback, 0, 0, 0, NULL, 0 },
+	{ "zernel-client-input", input_callback, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 },
 };
 
@@ -307,6 +443,7 @@ int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
 	if (!s)
 		return -ENOMEM;
 	s->listen_fd = listen_fd;
+	s->input_fd = -1;
 	s->interval_ms = interval_ms;
 	source_init(&s->src, shm_name);
 	s->chunk = malloc(LWS_PRE + WS_CHUNK);
@@ -316,7 +453,7 @@ int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
 	lws_set_log_level(log_level_get() == LOG_LEVEL_DEBUG ?
 			  LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, lws_log_emit);
 	memset(&info, 0, sizeof(info));
-	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_VALIDATE_UTF8;
+	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
 	info.protocols = ws_protocols;
 	info.gid = -1;
@@ -347,6 +484,20 @@ int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
 		goto cleanup;
 	}
 	s->listen_adopted = 1;
+	s->input_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->input_fd < 0) {
+		err = -errno;
+		log_warn("ws: epoll_create1");
+		goto cleanup;
+	}
+	fd.filefd = s->input_fd;
+	s->input_adopted = 1;	/* lws closes it, on failure too */
+	if (!lws_adopt_descriptor_vhost(s->vhost, LWS_ADOPT_RAW_FILE_DESC, fd,
+					"zernel-client-input", NULL)) {
+		log_warnx("ws: cannot watch the clients' input");
+		err = -EIO;
+		goto cleanup;
+	}
 	*out = s;
 	return 0;
 cleanup:
@@ -396,6 +547,8 @@ void ws_server_free(struct ws_server *s)
 		lws_context_destroy(s->context);
 	if (!s->listen_adopted && s->listen_fd >= 0)
 		close(s->listen_fd);
+	if (!s->input_adopted && s->input_fd >= 0)
+		close(s->input_fd);
 	frame_unref(s->current);
 	source_close(&s->src);
 	free(s->chunk);

@@ -13,10 +13,12 @@
  * after WS_STALL_INTERVALS skipped snapshots in a row it is closed
  * (zernel_exporter_ws_stalled_closed_total).
  *
- * What clients send is not needed: text messages are ignored; binary
+ * What clients send is not needed, and is read by the exporter's own frame
+ * reader (ws_rx.h): text messages are ignored, pings answered; binary
  * messages close the connection with 1003, messages over WS_MAX_RX_BYTES
- * with 1009, invalid UTF-8 with 1007, and protocol violations with 1002 (by
- * libwebsockets).  A client asking for no subprotocol gets the feed.
+ * with 1009, invalid UTF-8 with 1007, and protocol violations (an unmasked
+ * frame among them) with 1002.  A client asking for no subprotocol gets the
+ * feed.
  */
 #ifndef ZERNEL_WS_H
 #define ZERNEL_WS_H

@@ -7,14 +7,16 @@
 # (python3-websockets) connected throughout keeps receiving snapshots.
 # Exit status 0 when every check holds; otherwise the first failure is printed.
 #
-# usage: ws_bad_frames.py WS_PORT INTERVAL_MS
+# usage: ws_bad_frames.py WS_PORT INTERVAL_MS METRICS_PORT
 import asyncio
 import json
 import os
+import re
 import socket
 import struct
 import sys
 import time
+import urllib.request
 
 import websockets
 
@@ -67,16 +69,21 @@ def read_exact(s, buf, n):
     return buf[:n], buf[n:]
 
 
-def wait_close(s, buf, timeout):
-    """Reads server frames until a close frame; returns its code, or None on timeout."""
+def wait_control(s, buf, timeout, want_op):
+    """Reads server frames until a close frame or one of opcode want_op.
+
+    Returns ("close", code), (want_op, payload), ("eof", None) or (None, None)
+    on timeout."""
     deadline = time.monotonic() + timeout
     s.settimeout(timeout)
     try:
         while time.monotonic() < deadline:
             h, buf = read_exact(s, buf, 2)
             if h is None:
-                return "eof"
+                return "eof", None
             op, n = h[0] & 0x0F, h[1] & 0x7F
+            if h[1] & 0x80:
+                fail("the server sent a masked frame")
             if n == 126:
                 e, buf = read_exact(s, buf, 2)
                 n = struct.unpack("!H", e)[0]
@@ -85,25 +92,83 @@ def wait_close(s, buf, timeout):
                 n = struct.unpack("!Q", e)[0]
             payload, buf = read_exact(s, buf, n)
             if payload is None:
-                return "eof"
+                return "eof", None
             if op == 0x8:
-                return struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
+                code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
+                return "close", code
+            if op == want_op:
+                return op, payload
     except socket.timeout:
         pass
-    return None
+    return None, None
 
 
+def wait_close(s, buf, timeout):
+    """The code of the server's close frame, "eof", or None on timeout."""
+    kind, value = wait_control(s, buf, timeout, None)
+    return value if kind == "close" else kind
+
+
+def closed_soon(s, timeout):
+    """True when the server closes the TCP connection within timeout."""
+    s.settimeout(timeout)
+    try:
+        while s.recv(65536):
+            pass
+        return True
+    except (socket.timeout, ConnectionResetError):
+        return False
+
+
+LONG = b"a" * 70000
 CASES = [
     # (what, bytes to send, expected close code; None = stays open)
     ("reserved opcode 0x3", frame(0x3, b"x"), 1002),
+    ("reserved opcode 0xB", frame(0xB, b"x"), 1002),
     ("RSV1 without an extension", frame(0x1, b"x", rsv=4), 1002),
+    ("unmasked frame", frame(0x1, b"hello", mask=False), 1002),
+    ("unmasked ping", frame(0x9, b"hi", mask=False), 1002),
+    ("ping over 125 bytes", frame(0x9, b"p" * 126), 1002),
+    ("fragmented ping", frame(0x9, b"p", fin=False), 1002),
+    ("continuation outside a message", frame(0x0, b"x"), 1002),
+    ("new message inside a fragmented one", frame(0x1, b"a", fin=False)
+     + frame(0x1, b"b"), 1002),
+    ("64-bit length with its top bit set",
+     struct.pack("!BBQ", 0x81, 0xFF, 1 << 63) + b"\x00" * 4, 1002),
+    ("close with a one-byte payload", frame(0x8, b"\x03"), 1002),
+    ("close with a reserved code 1005", frame(0x8, struct.pack("!H", 1005)), 1002),
+    ("close with code 999", frame(0x8, struct.pack("!H", 999)), 1002),
+    ("close reason not UTF-8", frame(0x8, struct.pack("!H", 1000) + b"\xff"), 1007),
     ("binary message", frame(0x2, b"\x00\x01\x02"), 1003),
     ("message over the size limit", frame(0x1, b"a" * 5000), 1009),
+    ("message over the size limit, 64-bit length", frame(0x1, LONG), 1009),
     ("oversized message in fragments", frame(0x1, b"a" * 3000, fin=False)
      + frame(0x0, b"b" * 3000), 1009),
     ("invalid UTF-8 text", frame(0x1, b"\xff\xfe\xfd"), 1007),
+    ("UTF-16 surrogate in text", frame(0x1, b"\xed\xa0\x80"), 1007),
+    ("overlong UTF-8 in text", frame(0x1, b"\xc0\xaf"), 1007),
+    ("text ending inside a character", frame(0x1, "é".encode()[:1]), 1007),
     ("ordinary text (ignored)", frame(0x1, b'{"hello": 1}'), None),
+    ("a character split across fragments (ignored)",
+     frame(0x1, "é".encode()[:1], fin=False) + frame(0x0, "é".encode()[1:]), None),
+    ("ping inside a fragmented message (answered)", frame(0x1, b"a", fin=False)
+     + frame(0x9, b"") + frame(0x0, b"b"), None),
+    ("empty text and pong (ignored)", frame(0x1, b"") + frame(0xA, b"x"), None),
 ]
+
+
+def bad_input_total(metrics_port):
+    body = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port,
+                                  timeout=5).read().decode()
+    m = re.search(r"^zernel_exporter_ws_bad_input_total (\S+)$", body, re.M)
+    if not m:
+        fail("zernel_exporter_ws_bad_input_total missing from /metrics")
+    return int(float(m.group(1)))
+
+
+# Clients closed for what they sent: the cases with a code, and the
+# byte-by-byte client below.
+EXPECTED_BAD_INPUT = sum(1 for case in CASES if case[2]) + 1
 
 
 def run_cases(port):
@@ -112,24 +177,56 @@ def run_cases(port):
         s, rest = connect(port)
         s.sendall(data)
         got = wait_close(s, rest, 3 if want else 1.5)
-        s.close()
         if got != want:
             fail("%s: expected close %r, got %r" % (what, want, got))
+        if want and not closed_soon(s, 3):
+            fail("%s: the connection stayed open after the close frame" % what)
+        s.close()
         results.append("%s -> %s" % (what, got if got else "still open"))
-    # RFC 6455 says a server must close on an unmasked client frame, but
-    # libwebsockets 4.1 does not check the mask bit.  Its payload is ignored
-    # like any text; what happens is reported, not asserted.
+
+    # Byte by byte: a header and payload split over many reads.
     s, rest = connect(port)
-    s.sendall(frame(0x1, b"hello", mask=False))
-    got = wait_close(s, rest, 1.5)
+    for b in frame(0x1, b"slow") + frame(0x1, b"\xff"):
+        s.sendall(bytes([b]))
+        time.sleep(0.005)
+    got = wait_close(s, rest, 3)
     s.close()
-    results.append("unmasked frame (not checked by libwebsockets 4.1) -> %s"
-                   % (got if got else "still open, ignored"))
+    if got != 1007:
+        fail("byte-by-byte frames: expected close 1007 on the second, got %r" % got)
+    results.append("frames sent one byte at a time -> first ignored, second %s" % got)
+
+    # A ping is answered with a pong carrying its payload.
+    s, rest = connect(port)
+    s.sendall(frame(0x9, b"are you there"))
+    kind, payload = wait_control(s, rest, 3, 0xA)
+    s.close()
+    if kind != 0xA or payload != b"are you there":
+        fail("ping: expected a pong with its payload, got %r %r" % (kind, payload))
+    results.append("ping -> pong with the same payload")
+
+    # A client's close is answered with the same code, then TCP closes.
+    for code in (1000, 1001, 3000, 4999):
+        s, rest = connect(port)
+        s.sendall(frame(0x8, struct.pack("!H", code) + b"bye"))
+        got = wait_close(s, rest, 3)
+        if got != code:
+            fail("client close %d: expected the same code back, got %r" % (code, got))
+        if not closed_soon(s, 3):
+            fail("client close %d: the server did not close TCP" % code)
+        s.close()
+    s, rest = connect(port)
+    s.sendall(frame(0x8, b""))
+    got = wait_close(s, rest, 3)
+    s.close()
+    if got not in (1000, 1005):
+        fail("empty client close: expected 1000, got %r" % got)
+    results.append("client close 1000/1001/3000/4999/empty -> echoed, TCP closed")
     return results
 
 
 async def main():
-    port, interval_ms = int(sys.argv[1]), int(sys.argv[2])
+    port, interval_ms, metrics_port = (int(a) for a in sys.argv[1:4])
+    bad_before = bad_input_total(metrics_port)
     async with websockets.connect("ws://127.0.0.1:%d/" % port, max_size=None) as good:
         count = 0
 
@@ -151,9 +248,13 @@ async def main():
             fail("the good client got %d snapshots in %.1f s (interval %d ms)"
                  % (count, elapsed, interval_ms))
         task.cancel()
+    bad = bad_input_total(metrics_port) - bad_before
+    if bad != EXPECTED_BAD_INPUT:
+        fail("zernel_exporter_ws_bad_input_total grew by %d, expected %d"
+             % (bad, EXPECTED_BAD_INPUT))
     for r in results:
         print(r)
-    print("good client: %d snapshots while bad clients were closed" % count)
+    print("good client: %d snapshots while %d bad clients were closed" % (count, bad))
 
 
 asyncio.run(main())
