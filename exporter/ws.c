@@ -4,8 +4,8 @@
  * Unprivileged: the listening socket is bound by main and adopted here as a
  * raw descriptor; each accepted connection is handed to libwebsockets as an
  * HTTP connection that may upgrade.  Once a client is established,
- * libwebsockets stops reading it: its input is read here, through one
- * epoll set adopted like the listener, and checked by ws_rx.c.  Everything
+ * libwebsockets stops reading it and ws_input.c reads what it sends, through
+ * one epoll set adopted like the listener.  Everything
  * below runs in the feed thread except ws_server_new/free (main thread,
  * thread not running) and ws_server_stop (main thread; it only sets a flag
  * and wakes the loop).
@@ -29,61 +29,7 @@
 #include "exporter/source.h"
 #include "exporter/stats.h"
 #include "exporter/ws.h"
-#include "exporter/ws_rx.h"
-
-#define WS_INPUT_EVENTS	64	/* clients served per wake-up */
-#define WS_INPUT_READS	4	/* reads per client per wake-up, for fairness */
-
-/* One rendered snapshot, shared by every client sending it. */
-struct ws_frame {
-	unsigned int refs;	/* feed thread only */
-	char *data;
-	size_t len;
-};
-
-/* Per connection; libwebsockets allocates and zeroes it. */
-struct ws_client {
-	struct ws_client *next;
-	struct ws_client **pprev;
-	struct lws *wsi;
-	struct ws_frame *frame;	/* being sent; NULL when idle */
-	size_t off;		/* bytes of frame already written */
-	unsigned int stalled;	/* snapshots skipped in a row */
-	int closing;
-
-	/* Input, read by the feed (input_read) rather than libwebsockets. */
-	int fd;
-	int reading;		/* fd is in the input epoll set */
-	struct ws_rx rx;
-	uint16_t close_code;	/* a close frame is due; 0 = none */
-	const char *close_why;
-	uint8_t pong[WS_RX_CONTROL_MAX];
-	uint8_t pong_len;
-	uint8_t pong_due;
-};
-
-struct ws_server {
-	int listen_fd;
-	int listen_adopted;	/* lws owns listen_fd */
-	int input_fd;		/* epoll set of the established clients */
-	int input_adopted;	/* lws owns input_fd */
-	uint32_t interval_ms;
-	pthread_t thread;
-	int started;
-	atomic_int stop;
-
-	struct lws_context *context;
-	struct lws_vhost *vhost;
-	lws_sorted_usec_list_t tick;
-
-	struct source src;
-	struct ws_frame *current;	/* the latest snapshot */
-	uint64_t current_mono_ns;
-	struct ws_client *clients;
-	unsigned int nclients;
-	unsigned char *chunk;		/* LWS_PRE + WS_CHUNK write scratch */
-	uint8_t input[4096];		/* read scratch */
-};
+#include "exporter/ws_impl.h"
 
 static void frame_unref(struct ws_frame *f)
 {
@@ -131,12 +77,6 @@ static void client_give_frame(struct ws_client *c, struct ws_frame *f)
 	lws_callback_on_writable(c->wsi);
 }
 
-static void client_kill(struct ws_client *c)
-{
-	c->closing = 1;
-	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
-}
-
 static void on_tick(lws_sorted_usec_list_t *sul)
 {
 	struct ws_server *s = lws_container_of(sul, struct ws_server, tick);
@@ -159,7 +99,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 			if (++c->stalled >= WS_STALL_INTERVALS) {
 				log_info("ws: closing a client stalled for %u intervals", c->stalled);
 				stats_add(&exporter_stats.ws_stalled_closed, 1);
-				client_kill(c);
+				ws_client_kill(c);
 			}
 			continue;
 		}
@@ -193,105 +133,6 @@ static int client_write(struct ws_server *s, struct ws_client *c)
 	frame_unref(f);
 	c->frame = NULL;
 	stats_add(&exporter_stats.ws_frames_sent, 1);
-	return 0;
-}
-
-static void input_stop(struct ws_server *s, struct ws_client *c)
-{
-	if (!c->reading)
-		return;
-	/* ENOENT when the socket is already gone: nothing left to remove. */
-	epoll_ctl(s->input_fd, EPOLL_CTL_DEL, c->fd, NULL);
-	c->reading = 0;
-}
-
-static int input_start(struct ws_server *s, struct ws_client *c)
-{
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
-
-	/* From here on libwebsockets leaves the socket's input to us. */
-	lws_rx_flow_control(c->wsi, LWS_RXFLOW_REASON_APPLIES_DISABLE |
-			    LWS_RXFLOW_REASON_USER_BOOL | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-	ws_rx_init(&c->rx, WS_MAX_RX_BYTES);
-	c->fd = lws_get_socket_fd(c->wsi);
-	if (epoll_ctl(s->input_fd, EPOLL_CTL_ADD, c->fd, &ev) < 0)
-		return -errno;
-	c->reading = 1;
-	return 0;
-}
-
-/* Sends a close frame (code, why) when the client is next writable, then closes. */
-static void client_close(struct ws_server *s, struct ws_client *c, uint16_t code,
-			 const char *why)
-{
-	input_stop(s, c);
-	c->close_code = code;
-	c->close_why = why;
-	lws_callback_on_writable(c->wsi);
-}
-
-/* Hands bytes from the client to its frame reader and acts on what it finds. */
-static void input_take(struct ws_server *s, struct ws_client *c, const uint8_t *data,
-		       size_t len)
-{
-	while (c->reading && len) {
-		size_t used;
-
-		switch (ws_rx_feed(&c->rx, data, len, &used)) {
-		case WS_RX_MORE:
-			break;
-		case WS_RX_PING:
-			/* Only the latest ping needs its pong (RFC 6455 5.5.3). */
-			memcpy(c->pong, c->rx.control, c->rx.control_len);
-			c->pong_len = c->rx.control_len;
-			c->pong_due = 1;
-			lws_callback_on_writable(c->wsi);
-			break;
-		case WS_RX_CLOSE:
-			client_close(s, c, c->rx.code, "");
-			break;
-		case WS_RX_FAIL:
-			stats_add(&exporter_stats.ws_bad_input, 1);
-			log_debug("ws: closing a client: %s", c->rx.why);
-			client_close(s, c, c->rx.code, c->rx.why);
-			break;
-		}
-		data += used;
-		len -= used;
-	}
-}
-
-/* The client's socket is readable: a few reads, the rest on the next wake-up. */
-static void input_read(struct ws_server *s, struct ws_client *c)
-{
-	for (int i = 0; i < WS_INPUT_READS && c->reading; i++) {
-		ssize_t n = recv(c->fd, s->input, sizeof(s->input), 0);
-
-		if (n > 0) {
-			input_take(s, c, s->input, (size_t)n);
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-			return;
-		/* End of stream or a reset: nobody to send a close frame to. */
-		input_stop(s, c);
-		client_kill(c);
-	}
-}
-
-/* The input epoll set is readable: some established clients sent something. */
-static int input_callback(struct lws *wsi, enum lws_callback_reasons reason,
-			  void *user, void *in, size_t len)
-{
-	struct ws_server *s = lws_context_user(lws_get_context(wsi));
-	struct epoll_event ev[WS_INPUT_EVENTS];
-	int n;
-
-	if (reason != LWS_CALLBACK_RAW_RX_FILE)
-		return lws_callback_http_dummy(wsi, reason, user, in, len);
-	n = epoll_wait(s->input_fd, ev, WS_INPUT_EVENTS, 0);
-	for (int i = 0; i < n; i++)
-		input_read(s, ev[i].data.ptr);
 	return 0;
 }
 
@@ -345,15 +186,15 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			render_frame(s);
 		if (s->current)
 			client_give_frame(c, s->current);
-		if (input_start(s, c) < 0) {
+		if (ws_input_start(s, c) < 0) {
 			log_warn("ws: cannot watch a client's input");
-			client_kill(c);
+			ws_client_kill(c);
 		}
 		return 0;
 	case LWS_CALLBACK_CLOSED:
 		if (!c->wsi)
 			return 0;
-		input_stop(s, c);
+		ws_input_stop(s, c);
 		*c->pprev = c->next;
 		if (c->next)
 			c->next->pprev = c->pprev;
@@ -415,7 +256,7 @@ static const struct lws_protocols ws_protocols[] = {
 	{ WS_PROTOCOL_NAME, feed_callback, sizeof(struct ws_client), WS_MAX_RX_BYTES,
 	  0, NULL, WS_CHUNK },
 	{ "zernel-listener", listener_callback, 0, 0, 0, NULL, 0 },
-	{ "zernel-client-input", input_callback, 0, 0, 0, NULL, 0 },
+	{ "zernel-client-input", ws_input_callback, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 },
 };
 

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the feed's files share: the server, its clients and the snapshot
+ * frames they send.  Feed thread only (see ws.c).
+ */
+#ifndef ZERNEL_WS_IMPL_H
+#define ZERNEL_WS_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <libwebsockets.h>
+
+#include "exporter/source.h"
+#include "exporter/ws_rx.h"
+
+/* One rendered snapshot, shared by every client sending it. */
+struct ws_frame {
+	unsigned int refs;	/* feed thread only */
+	char *data;
+	size_t len;
+};
+
+/* Per connection; libwebsockets allocates and zeroes it. */
+struct ws_client {
+	struct ws_client *next;
+	struct ws_client **pprev;
+	struct lws *wsi;
+	struct ws_frame *frame;	/* being sent; NULL when idle */
+	size_t off;		/* bytes of frame already written */
+	unsigned int stalled;	/* snapshots skipped in a row */
+	int closing;
+
+	/* Input, read by ws_input.c rather than libwebsockets. */
+	int fd;
+	int reading;		/* fd is in the input epoll set */
+	struct ws_rx rx;
+	uint16_t close_code;	/* a close frame is due; 0 = none */
+	const char *close_why;
+	uint8_t pong[WS_RX_CONTROL_MAX];
+	uint8_t pong_len;
+	uint8_t pong_due;
+};
+
+struct ws_server {
+	int listen_fd;
+	int listen_adopted;	/* lws owns listen_fd */
+	int input_fd;		/* epoll set of the established clients */
+	int input_adopted;	/* lws owns input_fd */
+	uint32_t interval_ms;
+	pthread_t thread;
+	int started;
+	atomic_int stop;
+
+	struct lws_context *context;
+	struct lws_vhost *vhost;
+	lws_sorted_usec_list_t tick;
+
+	struct source src;
+	struct ws_frame *current;	/* the latest snapshot */
+	uint64_t current_mono_ns;
+	struct ws_client *clients;
+	unsigned int nclients;
+	unsigned char *chunk;		/* LWS_PRE + WS_CHUNK write scratch */
+	uint8_t input[4096];		/* read scratch */
+};
+
+/* Closes c without a close frame, from outside its own callback. */
+static inline void ws_client_kill(struct ws_client *c)
+{
+	c->closing = 1;
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+/* ws_input.c: reading what established clients send. */
+int ws_input_start(struct ws_server *s, struct ws_client *c);
+void ws_input_stop(struct ws_server *s, struct ws_client *c);
+int ws_input_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+		      void *in, size_t len);
+
+#endif /* ZERNEL_WS_IMPL_H */
