@@ -91,15 +91,20 @@ static void expect_fail(const struct wire *w, uint16_t want, const char *what)
 		      what, r, code, want);
 }
 
-START_TEST(unmasked_client_frame_is_a_protocol_error)
+/* One frame on its own must fail with code. */
+static void expect_frame_fails(int fin, int rsv, int opcode, int masked, const void *payload,
+			       size_t n, uint16_t code, const char *what)
 {
 	struct wire w = { .len = 0 };
 
-	put_frame(&w, 1, 0, 0x1, 0, "hello", 5);
-	expect_fail(&w, WS_CLOSE_PROTOCOL, "unmasked text");
-	w.len = 0;
-	put_frame(&w, 1, 0, 0x9, 0, "", 0);
-	expect_fail(&w, WS_CLOSE_PROTOCOL, "unmasked ping");
+	put_frame(&w, fin, rsv, opcode, masked, payload, n);
+	expect_fail(&w, code, what);
+}
+
+START_TEST(unmasked_client_frame_is_a_protocol_error)
+{
+	expect_frame_fails(1, 0, 0x1, 0, "hello", 5, WS_CLOSE_PROTOCOL, "unmasked text");
+	expect_frame_fails(1, 0, 0x9, 0, "", 0, WS_CLOSE_PROTOCOL, "unmasked ping");
 }
 END_TEST
 
@@ -110,26 +115,14 @@ START_TEST(framing_violations_close_with_1002)
 	char big[126];
 
 	memset(big, 'p', sizeof(big));
-	put_frame(&w, 1, 0, 0x3, 1, "x", 1);
-	expect_fail(&w, WS_CLOSE_PROTOCOL, "reserved data opcode");
-	w.len = 0;
-	put_frame(&w, 1, 0, 0xf, 1, "x", 1);
-	expect_fail(&w, WS_CLOSE_PROTOCOL, "reserved control opcode");
+	expect_frame_fails(1, 0, 0x3, 1, "x", 1, WS_CLOSE_PROTOCOL, "reserved data opcode");
+	expect_frame_fails(1, 0, 0xf, 1, "x", 1, WS_CLOSE_PROTOCOL, "reserved control opcode");
 	for (int rsv = 1; rsv < 8; rsv++) {
-		w.len = 0;
-		put_frame(&w, 1, rsv, 0x1, 1, "x", 1);
-		expect_fail(&w, WS_CLOSE_PROTOCOL, "reserved bits");
+		expect_frame_fails(1, rsv, 0x1, 1, "x", 1, WS_CLOSE_PROTOCOL, "reserved bits");
 	}
-	w.len = 0;
-	put_frame(&w, 0, 0, 0x9, 1, "x", 1);
-	expect_fail(&w, WS_CLOSE_PROTOCOL, "fragmented ping");
-	w.len = 0;
-	put_frame(&w, 1, 0, 0x9, 1, big, sizeof(big));
-	expect_fail(&w, WS_CLOSE_PROTOCOL, "ping of 126 bytes");
-	w.len = 0;
-	put(&w, 0x0, "x");
-	expect_fail(&w, WS_CLOSE_PROTOCOL, "continuation outside a message");
-	w.len = 0;
+	expect_frame_fails(0, 0, 0x9, 1, "x", 1, WS_CLOSE_PROTOCOL, "fragmented ping");
+	expect_frame_fails(1, 0, 0x9, 1, big, sizeof(big), WS_CLOSE_PROTOCOL, "ping of 126 bytes");
+	expect_frame_fails(1, 0, 0x0, 1, "x", 1, WS_CLOSE_PROTOCOL, "continuation outside a message");
 	put_frame(&w, 0, 0, 0x1, 1, "a", 1);
 	put(&w, 0x1, "b");
 	expect_fail(&w, WS_CLOSE_PROTOCOL, "text inside a fragmented text");
@@ -163,15 +156,11 @@ START_TEST(close_frames_are_checked_and_echoed)
 		w.len = 0;
 		p[0] = (uint8_t)(bad[i] >> 8);
 		p[1] = (uint8_t)bad[i];
-		put_frame(&w, 1, 0, 0x8, 1, p, 2);
-		expect_fail(&w, WS_CLOSE_PROTOCOL, "reserved close code");
+		expect_frame_fails(1, 0, 0x8, 1, p, 2, WS_CLOSE_PROTOCOL, "reserved close code");
 	}
-	w.len = 0;
-	put_frame(&w, 1, 0, 0x8, 1, "\x03", 1);
-	expect_fail(&w, WS_CLOSE_PROTOCOL, "one-byte close");
-	w.len = 0;
-	put_frame(&w, 1, 0, 0x8, 1, "\x03\xe8\xff", 3);
-	expect_fail(&w, WS_CLOSE_INVALID_DATA, "close reason not UTF-8");
+	expect_frame_fails(1, 0, 0x8, 1, "\x03", 1, WS_CLOSE_PROTOCOL, "one-byte close");
+	expect_frame_fails(1, 0, 0x8, 1, "\x03\xe8\xff", 3, WS_CLOSE_INVALID_DATA,
+			   "close reason not UTF-8");
 }
 END_TEST
 
@@ -184,13 +173,10 @@ START_TEST(text_must_be_utf8_across_fragments)
 	struct wire w = { .len = 0 };
 	uint16_t code;
 
-	for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
-		w.len = 0;
-		put(&w, 0x1, invalid[i]);
-		expect_fail(&w, WS_CLOSE_INVALID_DATA, invalid[i]);
-	}
+	for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+		expect_frame_fails(1, 0, 0x1, 1, invalid[i], strlen(invalid[i]),
+				   WS_CLOSE_INVALID_DATA, invalid[i]);
 	/* Valid: U+00E9, U+20AC and U+1F600 split between fragments. */
-	w.len = 0;
 	put_frame(&w, 0, 0, 0x1, 1, "caf\xc3", 4);
 	put_frame(&w, 0, 0, 0x0, 1, "\xa9 \xe2\x82", 4);
 	put_frame(&w, 0, 0, 0x0, 1, "\xac \xf0\x9f", 4);
@@ -208,12 +194,10 @@ START_TEST(size_limit_covers_the_whole_message)
 	memset(payload, 'a', sizeof(payload));
 	put_frame(&w, 1, 0, 0x1, 1, payload, MAX_MESSAGE);
 	ck_assert_int_eq(verdict(&w, &code), WS_RX_MORE);
-	w.len = 0;
-	put_frame(&w, 1, 0, 0x1, 1, payload, MAX_MESSAGE + 1);
-	expect_fail(&w, WS_CLOSE_TOO_LARGE, "one byte over");
-	w.len = 0;
-	put_frame(&w, 1, 0, 0x1, 1, payload, sizeof(payload));
-	expect_fail(&w, WS_CLOSE_TOO_LARGE, "64-bit length");
+	expect_frame_fails(1, 0, 0x1, 1, payload, MAX_MESSAGE + 1, WS_CLOSE_TOO_LARGE,
+			   "one byte over");
+	expect_frame_fails(1, 0, 0x1, 1, payload, sizeof(payload), WS_CLOSE_TOO_LARGE,
+			   "64-bit length");
 	w.len = 0;
 	put_frame(&w, 0, 0, 0x1, 1, payload, 3000);
 	put_frame(&w, 1, 0, 0x0, 1, payload, 3000);
@@ -223,9 +207,7 @@ START_TEST(size_limit_covers_the_whole_message)
 	put_frame(&w, 1, 0, 0x1, 1, payload, MAX_MESSAGE);
 	put_frame(&w, 1, 0, 0x1, 1, payload, MAX_MESSAGE);
 	ck_assert_int_eq(verdict(&w, &code), WS_RX_MORE);
-	w.len = 0;
-	put_frame(&w, 1, 0, 0x2, 1, payload, 3);
-	expect_fail(&w, WS_CLOSE_UNACCEPTABLE, "binary");
+	expect_frame_fails(1, 0, 0x2, 1, payload, 3, WS_CLOSE_UNACCEPTABLE, "binary");
 }
 END_TEST
 
