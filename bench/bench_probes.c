@@ -4,9 +4,11 @@
  * (which does nothing) called in a tight loop with no probe, with empty
  * BPF programs on its uprobe and uretprobe (the kernel's floor), under
  * zernel-collector, and under bpftrace keeping the equivalent latency
- * histogram.  Rounds alternate the four so that machine noise hits all of
- * them; each round keeps its fastest slice, and the median round is
- * reported.  Prints figures; needs root.
+ * histogram.  Rounds alternate the four, each round starting one further
+ * along, so that machine noise and any after-effect of the previous method
+ * hit all of them alike; each round keeps its fastest slice, and the
+ * median round is reported, with the spread of the per-round ratios.
+ * Prints figures; needs root.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,17 +29,18 @@
 #include "shm/shm_reader.h"
 
 #define CALLS		20000
-#define ROUNDS		5
+#define ROUNDS		9
 #define SLICES		20
+#define SETTLE_US	300000	/* before each loop */
 #define SYMBOL		"cuLaunchKernel"
 
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 			 unsigned, void *, void **, void **);
 
-enum method { M_NONE, M_FLOOR, M_ZERNEL, M_BPFTRACE, M_COUNT };
+enum method { M_NONE, M_FLOOR, M_CLOCK, M_ZERNEL, M_BPFTRACE, M_COUNT };
 
 static const char *const method_name[M_COUNT] = {
-	"no probe", "empty BPF (floor)", "zernel", "bpftrace hist",
+	"no probe", "empty BPF (floor)", "floor + 2 clock reads", "zernel", "bpftrace hist",
 };
 
 static uint64_t mono_ns(void)
@@ -51,11 +54,16 @@ static uint64_t mono_ns(void)
 /*
  * The machine is shared: other work can only add time.  The loop runs in
  * SLICES slices and keeps the fastest, the cost with the least
- * interference.
+ * interference.  It starts after a pause: the method measured before this
+ * one leaves kernel work behind when it stops (freeing its maps and
+ * links, RCU callbacks, TLB shootdowns) that would otherwise land on
+ * whichever method comes next.
  */
 static double loop_ns(launch_fn fn)
 {
 	double best = 1e18;
+
+	usleep(SETTLE_US);
 
 	for (int s = 0; s < SLICES; s++) {
 		uint64_t t0 = mono_ns();
@@ -78,7 +86,8 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The floor: empty programs on the same symbol. */
-static double run_floor(const char *lib, launch_fn fn)
+/* Empty programs (M_FLOOR), or programs that only read the clock (M_CLOCK). */
+static double run_floor(const char *lib, launch_fn fn, enum method m)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = SYMBOL);
 	LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = SYMBOL, .retprobe = 1);
@@ -90,8 +99,10 @@ static double run_floor(const char *lib, launch_fn fn)
 		fprintf(stderr, "bench_probes: cannot load the floor programs\n");
 		return -1;
 	}
-	l1 = bpf_program__attach_uprobe_opts(skel->progs.floor_enter, -1, lib, 0, &in);
-	l2 = bpf_program__attach_uprobe_opts(skel->progs.floor_exit, -1, lib, 0, &out);
+	l1 = bpf_program__attach_uprobe_opts(m == M_CLOCK ? skel->progs.clock_enter :
+					     skel->progs.floor_enter, -1, lib, 0, &in);
+	l2 = bpf_program__attach_uprobe_opts(m == M_CLOCK ? skel->progs.clock_exit :
+					     skel->progs.floor_exit, -1, lib, 0, &out);
 	if (l1 && l2)
 		ns = loop_ns(fn);
 	bpf_link__destroy(l1);
@@ -239,13 +250,40 @@ int main(int argc, char **argv)
 	libbpf_set_print(NULL);
 	loop_ns(fn);	/* warm up */
 	for (int r = 0; r < ROUNDS; r++) {
-		ns[M_NONE][r] = loop_ns(fn);
-		ns[M_FLOOR][r] = run_floor(lib, fn);
-		ns[M_ZERNEL][r] = run_zernel(collector, lib, fn);
-		ns[M_BPFTRACE][r] = run_bpftrace(lib, fn);
+		for (int k = 0; k < M_COUNT; k++) {
+			int m = (r + k) % M_COUNT;
+
+			switch (m) {
+			case M_NONE:
+				ns[m][r] = loop_ns(fn);
+				break;
+			case M_FLOOR:
+			case M_CLOCK:
+				ns[m][r] = run_floor(lib, fn, (enum method)m);
+				break;
+			case M_ZERNEL:
+				ns[m][r] = run_zernel(collector, lib, fn);
+				break;
+			default:
+				ns[m][r] = run_bpftrace(lib, fn);
+				break;
+			}
+		}
 	}
 	printf("probe cost per call, %s, %d calls in %d slices per round (fastest slice), "
 	       "median of %d rounds\n", SYMBOL, CALLS, SLICES, ROUNDS);
+	/* The spread: each round's ratio, from figures taken seconds apart. */
+	for (int m = M_CLOCK; m < M_COUNT; m++) {
+		double ratio[ROUNDS];
+
+		printf("  %s / floor by round:", method_name[m]);
+		for (int r = 0; r < ROUNDS; r++) {
+			ratio[r] = ns[M_FLOOR][r] > 0 ? ns[m][r] / ns[M_FLOOR][r] : 0.0;
+			printf(" %.3f", ratio[r]);
+		}
+		qsort(ratio, ROUNDS, sizeof(double), cmp_double);
+		printf("   (median %.3f)\n", ratio[ROUNDS / 2]);
+	}
 	for (int m = 0; m < M_COUNT; m++) {
 		qsort(ns[m], ROUNDS, sizeof(double), cmp_double);
 		med[m] = ns[m][ROUNDS / 2];
@@ -261,6 +299,9 @@ int main(int argc, char **argv)
 	if (med[M_FLOOR] > med[M_NONE] && med[M_ZERNEL] > 0)
 		printf("  zernel's own work over the floor: %.1f%% of the floor's probe cost\n",
 		       100.0 * (med[M_ZERNEL] - med[M_FLOOR]) / (med[M_FLOOR] - med[M_NONE]));
+	/* Timing entry to return needs two clock reads, whoever does it. */
+	if (med[M_CLOCK] > 0 && med[M_ZERNEL] > 0)
+		printf("  zernel / (floor + 2 clock reads): %.3f\n", med[M_ZERNEL] / med[M_CLOCK]);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) == 0 ? 0 : 1;
 }
