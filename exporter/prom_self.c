@@ -4,12 +4,51 @@
  * collector is up and why not, and the exporter's counters.  Rendered at
  * every scrape, fresh segment or not.
  */
+#include <stddef.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "exporter/prom.h"
 #include "exporter/prom_write.h"
 #include "exporter/text.h"
 #include "shm/shm_reader.h"
+
+/* The exporter's counters (stats.h), one unlabelled series each. */
+struct self_counter {
+	const char *name;
+	const char *type;
+	const char *help;
+	size_t offset;		/* in struct exporter_stats */
+};
+
+#define SELF(name, type, field, help) { name, type, help, offsetof(struct exporter_stats, field) }
+
+static const struct self_counter self_counters[] = {
+	SELF("zernel_exporter_scrapes_total", "counter", scrapes,
+	     "Requests for /metrics answered."),
+	SELF("zernel_exporter_http_requests_total", "counter", http_requests,
+	     "HTTP requests answered, every path."),
+	SELF("zernel_exporter_http_connections", "gauge", http_connections,
+	     "HTTP connections open now."),
+	SELF("zernel_exporter_http_rejected_total", "counter", http_rejected,
+	     "HTTP connections refused at the connection limit."),
+	SELF("zernel_exporter_ws_clients", "gauge", ws_clients,
+	     "WebSocket clients connected now."),
+	SELF("zernel_exporter_ws_connections_total", "counter", ws_connections,
+	     "WebSocket clients accepted since start."),
+	SELF("zernel_exporter_ws_frames_sent_total", "counter", ws_frames_sent,
+	     "Snapshots sent to WebSocket clients."),
+	SELF("zernel_exporter_ws_frames_dropped_total", "counter", ws_frames_dropped,
+	     "Snapshots skipped for a WebSocket client that had not taken the previous one."),
+	SELF("zernel_exporter_ws_stalled_closed_total", "counter", ws_stalled_closed,
+	     "WebSocket clients closed for staying stalled."),
+	SELF("zernel_exporter_ws_rejected_total", "counter", ws_rejected,
+	     "WebSocket connections refused at the connection limit."),
+	SELF("zernel_exporter_ws_bad_input_total", "counter", ws_bad_input,
+	     "WebSocket clients closed for what they sent (protocol errors, binary, oversized or invalid UTF-8 messages)."),
+	SELF("zernel_exporter_ws_snapshot_bytes", "gauge", ws_feed_bytes,
+	     "Size of the last WebSocket snapshot, bytes."),
+};
 
 int prom_render_self(struct sbuf *out, const struct source_status *st,
 		     const struct exporter_stats *s)
@@ -52,31 +91,11 @@ int prom_render_self(struct sbuf *out, const struct source_status *st,
 	prom_family(out, "zernel_exporter_start_time_seconds", "gauge",
 	       "When the exporter started, seconds since the Unix epoch.");
 	prom_series_sec(out, "zernel_exporter_start_time_seconds", "", "", stats_get(&s->start_real_ns));
-	prom_single_u64(out, "zernel_exporter_scrapes_total", "counter",
-		   "Requests for /metrics answered.", stats_get(&s->scrapes));
-	prom_single_u64(out, "zernel_exporter_http_requests_total", "counter",
-		   "HTTP requests answered, every path.", stats_get(&s->http_requests));
-	prom_single_u64(out, "zernel_exporter_http_connections", "gauge",
-		   "HTTP connections open now.", stats_get(&s->http_connections));
-	prom_single_u64(out, "zernel_exporter_http_rejected_total", "counter",
-		   "HTTP connections refused at the connection limit.", stats_get(&s->http_rejected));
-	prom_single_u64(out, "zernel_exporter_ws_clients", "gauge",
-		   "WebSocket clients connected now.", stats_get(&s->ws_clients));
-	prom_single_u64(out, "zernel_exporter_ws_connections_total", "counter",
-		   "WebSocket clients accepted since start.", stats_get(&s->ws_connections));
-	prom_single_u64(out, "zernel_exporter_ws_frames_sent_total", "counter",
-		   "Snapshots sent to WebSocket clients.", stats_get(&s->ws_frames_sent));
-	prom_single_u64(out, "zernel_exporter_ws_frames_dropped_total", "counter",
-		   "Snapshots skipped for a WebSocket client that had not taken the previous one.",
-		   stats_get(&s->ws_frames_dropped));
-	prom_single_u64(out, "zernel_exporter_ws_stalled_closed_total", "counter",
-		   "WebSocket clients closed for staying stalled.", stats_get(&s->ws_stalled_closed));
-	prom_single_u64(out, "zernel_exporter_ws_rejected_total", "counter",
-		   "WebSocket connections refused at the connection limit.", stats_get(&s->ws_rejected));
-	prom_single_u64(out, "zernel_exporter_ws_bad_input_total", "counter",
-		   "WebSocket clients closed for what they sent (binary or oversized messages).",
-		   stats_get(&s->ws_bad_input));
-	prom_single_u64(out, "zernel_exporter_ws_snapshot_bytes", "gauge",
-		   "Size of the last WebSocket snapshot, bytes.", stats_get(&s->ws_feed_bytes));
+	for (size_t i = 0; i < ARRAY_SIZE(self_counters); i++) {
+		const struct self_counter *c = &self_counters[i];
+
+		prom_single_u64(out, c->name, c->type, c->help,
+				stats_get((const _Atomic uint64_t *)((const char *)s + c->offset)));
+	}
 	return sbuf_error(out);
 }
