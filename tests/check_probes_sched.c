@@ -108,6 +108,23 @@ START_TEST(sched_preempted_by_hog_matches_kernel_accounting)
 }
 END_TEST
 
+/* Runs workload args to its end under a collector watching it; its row. */
+static const struct shm_proc *run_watched(struct tp_collector *c, struct tw_work *w,
+					  const char *const *args)
+{
+	const struct shm_proc *p;
+
+	ck_assert_int_eq(tw_start(w, args), 0);
+	ck_assert_msg(tw_collector_watch_pid(c, w->pid) == 0,
+		      "collector did not start; see %s", c->log);
+	tw_go(w);
+	ck_assert_int_eq(tw_wait_line(w, "done", 10000), 0);
+	ck_assert_int_eq(tw_settle(c), 0);
+	p = tp_proc(c, (uint32_t)w->pid);
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
 START_TEST(sched_blocked_time_matches_sleeps)
 {
 	static const char *const args[] = { "pipe", "20", "15", NULL };
@@ -118,14 +135,7 @@ START_TEST(sched_blocked_time_matches_sleeps)
 
 	if (tu_skip_unless_root("sched_blocked_time_matches_sleeps"))
 		return;
-	ck_assert_int_eq(tw_start(&w, args), 0);
-	ck_assert_msg(tw_collector_watch_pid(&c, w.pid) == 0,
-		      "collector did not start; see %s", c.log);
-	tw_go(&w);
-	ck_assert_int_eq(tw_wait_line(&w, "done", 10000), 0);
-	ck_assert_int_eq(tw_settle(&c), 0);
-	p = tp_proc(&c, (uint32_t)w.pid);
-	ck_assert_ptr_nonnull(p);
+	p = run_watched(&c, &w, args);
 	/*
 	 * The reader blocks in read and the writer in nanosleep, 20 x 15 ms
 	 * each; the workload counts its voluntary switches (getrusage) and
@@ -162,14 +172,7 @@ START_TEST(sched_migrations_match_affinity_flips)
 		fprintf(stderr, "SKIP sched_migrations_match_affinity_flips: one CPU\n");
 		return;
 	}
-	ck_assert_int_eq(tw_start(&w, args), 0);
-	ck_assert_msg(tw_collector_watch_pid(&c, w.pid) == 0,
-		      "collector did not start; see %s", c.log);
-	tw_go(&w);
-	ck_assert_int_eq(tw_wait_line(&w, "done", 10000), 0);
-	ck_assert_int_eq(tw_settle(&c), 0);
-	p = tp_proc(&c, (uint32_t)w.pid);
-	ck_assert_ptr_nonnull(p);
+	p = run_watched(&c, &w, args);
 	flips = tw_value(&w, "flips");
 	kernel = tw_value(&w, "kernel_migrations");
 	ck_assert_int_eq(flips, 20);
