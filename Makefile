@@ -49,31 +49,39 @@ CLI_LIBS       := -lwebsockets -ljson-c -lpthread -lm
 CHECK_LIBS     := $(shell $(PKG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 # ---------------------------------------------------------------------------
-# Sources: every .c in a module folder belongs to that module; main.c is the
-# program's entry point and stays out of the test runner.
+# Sources.  The link shows the layers: common/ is a leaf every program
+# links; shm/ is two libraries, the reader (name rules, validator, reader)
+# that every program may link and the writer that only the collector links;
+# catalog/ names every metric family for the programs that print them.
+# Every .c in a program folder belongs to that program; main.c is its entry
+# point and stays out of its test runner.
 
 COMMON_SRCS    := $(wildcard common/*.c)
-SHM_SRCS       := $(wildcard shm/*.c)
+SHM_WRITE_SRCS := shm/shm_writer.c
+SHM_READ_SRCS  := $(filter-out $(SHM_WRITE_SRCS),$(wildcard shm/*.c))
+CATALOG_SRCS   := $(wildcard catalog/*.c)
 COLLECTOR_SRCS := $(wildcard collector/*.c)
 EXPORTER_SRCS  := $(wildcard exporter/*.c)
 CLI_SRCS       := $(wildcard cli/*.c)
 BPF_SRCS       := $(wildcard bpf/*.bpf.c)
-# TEST_ONLY="hist latency" builds a runner with just those suites, and
-# TEST_MODULES="collector" links just those modules: handy while another
-# module is mid-change.
-TEST_ONLY      ?=
-TEST_MODULES   ?= collector exporter cli
-CHECK_SRCS     := $(if $(TEST_ONLY),$(foreach s,$(TEST_ONLY),tests/check_$(s).c),$(wildcard tests/check_*.c))
-TEST_SRCS      := $(CHECK_SRCS) $(wildcard tests/tu_*.c) tests/testutil.c tests/runner.c
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 not_main = $(filter-out %/main.c,$(1))
 
-COMMON_OBJS    := $(call obj,$(COMMON_SRCS) $(SHM_SRCS))
+LIB_COMMON     := $(BUILD)/lib/libzernel-common.a
+LIB_SHM        := $(BUILD)/lib/libzernel-shm.a
+LIB_SHM_WRITER := $(BUILD)/lib/libzernel-shm-writer.a
+LIB_CATALOG    := $(BUILD)/lib/libzernel-catalog.a
+LIBS           := $(LIB_COMMON) $(LIB_SHM) $(LIB_SHM_WRITER) $(if $(CATALOG_SRCS),$(LIB_CATALOG))
+
+# Link order: a library before the ones it uses.
+COLLECTOR_LINK := $(LIB_SHM_WRITER) $(LIB_SHM) $(LIB_COMMON)
+EXPORTER_LINK  := $(if $(CATALOG_SRCS),$(LIB_CATALOG)) $(LIB_SHM) $(LIB_COMMON)
+CLI_LINK       := $(if $(CATALOG_SRCS),$(LIB_CATALOG)) $(LIB_SHM) $(LIB_COMMON)
+
 COLLECTOR_OBJS := $(call obj,$(COLLECTOR_SRCS))
 EXPORTER_OBJS  := $(call obj,$(EXPORTER_SRCS))
 CLI_OBJS       := $(call obj,$(CLI_SRCS))
-TEST_OBJS      := $(call obj,$(TEST_SRCS))
 
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
@@ -84,10 +92,8 @@ ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 COLLECTOR := $(BUILD)/zernel-collector
 EXPORTER  := $(BUILD)/zernel-exporter
 CLI       := $(BUILD)/zernel
-TEST_BIN  := $(BUILD)/tests/zernel-tests
-SUITES_H  := $(BUILD)/tests/suites.h
 
-PROGRAMS := $(COLLECTOR) $(if $(EXPORTER_SRCS),$(EXPORTER)) $(if $(CLI_SRCS),$(CLI))
+PROGRAMS := $(COLLECTOR) $(EXPORTER) $(CLI)
 
 .PHONY: FORCE all deps test-deps bench-deps demo test check-unit test-asan install clean bench
 .DEFAULT_GOAL := all
@@ -139,7 +145,8 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
 # ---------------------------------------------------------------------------
-# C objects.  Collector objects wait for the skeletons they include.
+# C objects, libraries and programs.  Collector objects wait for the
+# skeletons they include.
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
@@ -147,60 +154,115 @@ $(BUILD)/%.o: %.c
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
 $(COLLECTOR_OBJS): | $(BPF_SKELS)
-$(TEST_OBJS): | $(BPF_SKELS) $(SUITES_H)
 
-$(COLLECTOR): $(COLLECTOR_OBJS) $(COMMON_OBJS)
+$(LIB_COMMON): $(call obj,$(COMMON_SRCS))
+$(LIB_SHM): $(call obj,$(SHM_READ_SRCS))
+$(LIB_SHM_WRITER): $(call obj,$(SHM_WRITE_SRCS))
+$(LIB_CATALOG): $(call obj,$(CATALOG_SRCS))
+$(LIBS):
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(COLLECTOR): $(COLLECTOR_OBJS) $(COLLECTOR_LINK)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(COLLECTOR_LIBS) -o $@
 
-$(EXPORTER): $(EXPORTER_OBJS) $(COMMON_OBJS)
+$(EXPORTER): $(EXPORTER_OBJS) $(EXPORTER_LINK)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(EXPORTER_LIBS) -o $@
 
-$(CLI): $(CLI_OBJS) $(COMMON_OBJS)
+$(CLI): $(CLI_OBJS) $(CLI_LINK)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(CLI_LIBS) -o $@
 
 # ---------------------------------------------------------------------------
-# Tests: one Check runner with a suite per tests/check_<module>.c; the suite
-# list is generated so that adding a file is enough.
+# Tests: one Check runner per folder of tests/, linking only what its suites
+# test: build/tests/zernel-tests-<folder>.  tests/<folder>/check_<name>.c
+# exposes <name>_suite(); the suite list is generated, so adding a file is
+# enough.  tests/support/ is linked into every runner.
 
-$(SUITES_H): $(CHECK_SRCS) FORCE
-	$(Q)mkdir -p $(@D)
-	$(Q)for f in $(sort $(CHECK_SRCS)); do \
-		n=$$(basename $$f .c); echo "ZERNEL_SUITE($${n#check_})"; done > $@.tmp
-	$(Q)cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+TEST_DIRS        := common shm collector exporter cli deploy
+TEST_SUPPORT_OBJS = $(call obj,$(filter-out tests/support/runner.c,$(wildcard tests/support/*.c)))
 
-MODULE_SRCS = $(foreach m,$(TEST_MODULES),$(wildcard $(m)/*.c))
-TEST_LINK_OBJS = $(TEST_OBJS) $(COMMON_OBJS) $(call obj,$(call not_main,$(MODULE_SRCS)))
+# What each runner links besides its own folder's objects.
+TEST_LINK_common    := $(LIB_COMMON)
+TEST_LINK_shm       := $(LIB_SHM_WRITER) $(LIB_SHM) $(LIB_COMMON)
+TEST_LINK_collector  = $(call obj,$(call not_main,$(COLLECTOR_SRCS))) $(COLLECTOR_LINK)
+TEST_LINK_exporter   = $(call obj,$(call not_main,$(EXPORTER_SRCS))) $(LIB_SHM_WRITER) $(EXPORTER_LINK)
+TEST_LINK_cli        = $(call obj,$(call not_main,$(CLI_SRCS))) $(CLI_LINK)
+TEST_LINK_deploy    := $(LIB_SHM_WRITER) $(LIB_SHM) $(LIB_COMMON)
+TEST_LIBS_common    :=
+TEST_LIBS_shm       :=
+TEST_LIBS_collector := $(COLLECTOR_LIBS)
+TEST_LIBS_exporter  := $(EXPORTER_LIBS)
+TEST_LIBS_cli       := $(CLI_LIBS)
+TEST_LIBS_deploy    :=
 
-$(TEST_BIN): $(TEST_LINK_OBJS)
-	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(sort $(COLLECTOR_LIBS) $(EXPORTER_LIBS) $(CLI_LIBS)) $(CHECK_LIBS) -o $@
+test_runner = $(BUILD)/tests/zernel-tests-$(1)
+TEST_RUNNERS := $(foreach d,$(TEST_DIRS),$(call test_runner,$(d)))
 
-# Helper programs and fake libraries the tests drive (see tests/README.md).
-include $(wildcard tests/*.mk)
+define TEST_RUNNER_RULES
+$(1)_TEST_SRCS := $$(wildcard tests/$(1)/*.c)
+$(1)_CHECK_SRCS := $$(wildcard tests/$(1)/check_*.c)
+$(1)_SUITES_H := $$(BUILD)/tests/$(1)/suites.h
+$(1)_RUNNER_O := $$(BUILD)/tests/$(1)/runner.o
+
+$$($(1)_SUITES_H): $$($(1)_CHECK_SRCS) FORCE
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)for f in $$(sort $$($(1)_CHECK_SRCS)); do \
+		n=$$$$(basename $$$$f .c); echo "ZERNEL_SUITE($$$${n#check_})"; done > $$@.tmp
+	$$(Q)cmp -s $$@.tmp $$@ 2>/dev/null && rm -f $$@.tmp || mv $$@.tmp $$@
+
+$$($(1)_RUNNER_O): tests/support/runner.c $$($(1)_SUITES_H)
+	$$(call msg,CC,$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(CPPFLAGS) -I$$(BUILD)/tests/$(1) $$(ALL_CFLAGS) -c $$< -o $$@
+
+$$(call obj,$$($(1)_TEST_SRCS)): | $$(BPF_SKELS)
+
+$$(call test_runner,$(1)): $$($(1)_RUNNER_O) $$(call obj,$$($(1)_TEST_SRCS)) $$(TEST_SUPPORT_OBJS) $$(TEST_LINK_$(1))
+	$$(call msg,LD,$$@)
+	$$(Q)$$(CC) $$(LDFLAGS) $$^ $$(TEST_LIBS_$(1)) $$(CHECK_LIBS) -o $$@
+endef
+$(foreach d,$(TEST_DIRS),$(eval $(call TEST_RUNNER_RULES,$(d))))
+
+# Helper programs and fake libraries the tests drive.
+include $(wildcard tests/*.mk tests/*/*.mk)
 include exporter/web/web.mk
 
 TEST_ARTIFACTS ?=
-tests-build: $(PROGRAMS) $(TEST_BIN) $(TEST_ARTIFACTS)
+tests-build: $(PROGRAMS) $(TEST_RUNNERS) $(TEST_ARTIFACTS)
 
-# The README's test command.  Unit and integration suites in one run, then
-# the parser and histogram suites again under AddressSanitizer.  Strict:
-# whatever test-deps installs must be there, so nothing skips for want of it.
+TEST_ENV = ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR)
+
+# Runs every runner with the arguments in $(1) (suite names, or none for
+# all); a runner holding none of the named suites answers 77.  Fails when
+# any runner fails, or when suites were named and none of them exists.
+run_runners = ran=0; for r in $(2); do \
+		$(3) $$r $(1); st=$$?; \
+		if [ $$st -eq 0 ]; then ran=1; elif [ $$st -ne 77 ]; then exit $$st; fi; \
+	done; [ $$ran -eq 1 ] || { echo "no test suite named: $(1)" >&2; exit 2; }
+
+# The README's test command.  Every runner, then the parser and histogram
+# suites again under AddressSanitizer.  Strict: whatever test-deps installs
+# must be there, so nothing skips for want of it.
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory tests-build
-	$(Q)ZERNEL_TESTS_STRICT=1 ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) $(TEST_BIN)
+	$(Q)$(call run_runners,,$(TEST_RUNNERS),ZERNEL_TESTS_STRICT=1 $(TEST_ENV))
 	$(Q)$(MAKE) --no-print-directory test-asan
 
 ASAN_SUITES ?= hist latency shm_reader prom ws_rx
+ASAN_DIRS   ?= shm collector exporter
 test-asan:
-	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 $(BUILD)/asan/tests/zernel-tests
-	$(Q)ZERNEL_TESTS_STRICT=1 ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) \
-		ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/tests/zernel-tests $(ASAN_SUITES)
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 \
+		$(foreach d,$(ASAN_DIRS),$(BUILD)/asan/tests/zernel-tests-$(d))
+	$(Q)$(call run_runners,$(ASAN_SUITES),$(foreach d,$(ASAN_DIRS),$(BUILD)/asan/tests/zernel-tests-$(d)),\
+		ZERNEL_TESTS_STRICT=1 $(TEST_ENV) ASAN_OPTIONS=detect_leaks=1)
 
+# `make check-unit SUITES="hist shm_reader"` runs chosen suites.
 check-unit: tests-build
-	$(Q)ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR) $(TEST_BIN) $(SUITES)
+	$(Q)$(call run_runners,$(SUITES),$(TEST_RUNNERS),$(TEST_ENV))
 
 # ---------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ $(BENCH_FLOOR_SKEL): $(BUILD)/bench/probe_floor.bpf.o
 
 $(BUILD)/bench/bench_probes.o: | $(BENCH_FLOOR_SKEL)
 
-$(BENCH_PROBES): $(BUILD)/bench/bench_probes.o $(COMMON_OBJS)
+$(BENCH_PROBES): $(BUILD)/bench/bench_probes.o $(LIB_SHM) $(LIB_COMMON)
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ -lbpf -lelf -lz -ldl -lm -o $@

@@ -20,7 +20,7 @@ $(SCHED_FLOOR_SKEL): $(BUILD)/bench/sched_floor.bpf.o
 
 $(BUILD)/bench/bench_sched.o: | $(SCHED_FLOOR_SKEL)
 
-$(BENCH_SCHED): $(BUILD)/bench/bench_sched.o $(COMMON_OBJS)
+$(BENCH_SCHED): $(BUILD)/bench/bench_sched.o $(LIB_SHM) $(LIB_COMMON)
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ -lbpf -lelf -lz -lpthread -lm -o $@

@@ -4,7 +4,7 @@
 
 BENCH_SHM := $(BUILD)/bench/bench_shm
 
-$(BENCH_SHM): $(BUILD)/bench/bench_shm.o $(COMMON_OBJS)
+$(BENCH_SHM): $(BUILD)/bench/bench_shm.o $(LIB_SHM_WRITER) $(LIB_SHM) $(LIB_COMMON)
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ -lm -o $@

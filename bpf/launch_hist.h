@@ -16,7 +16,7 @@
  * is lost, it only costs more.
  *
  * The value carries both bucket sets the collector keeps: the log-linear
- * buckets of common/hist.h (the summary quantiles keep their 1/64 bound)
+ * buckets of collector/hist.h (the summary quantiles keep their 1/64 bound)
  * and the Prometheus buckets of SHM_LAT_BOUNDS_NS_INIT (le inclusive), so
  * that the cumulative histogram stays exact.  Counters only grow; the
  * collector sums the CPUs and takes differences, modulo 2^32 for the 32-bit
@@ -30,7 +30,7 @@
 #include <linux/types.h>
 #endif
 
-/* common/hist.h's scheme (the collector asserts they agree). */
+/* collector/hist.h's scheme (the collector asserts they agree). */
 #define LH_SUB_BITS		5u
 #define LH_LINEAR_LIMIT		64u
 #define LH_MAX_EXPONENT		37u

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "collector/agg.h"
-#include "common/latency.h"
+#include "collector/latency.h"
 
 /*
  * A fixed-capacity hash index from a 64-bit key to a slot in [0, cap):

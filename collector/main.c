@@ -18,7 +18,7 @@
 #include "collector/privileges.h"
 #include "collector/probes.h"
 #include "collector/simulate.h"
-#include "common/latency.h"
+#include "collector/latency.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "shm/shm_writer.h"

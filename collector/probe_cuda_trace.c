@@ -18,8 +18,8 @@
 #include "bpf/cuda_trace.skel.h"
 #include "bpf/launch_hist.h"
 #include "collector/probe_module.h"
-#include "common/hist.h"
-#include "common/latency.h"
+#include "collector/hist.h"
+#include "collector/latency.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -29,10 +29,10 @@
 #define CT_READ_NS	(100 * NSEC_PER_MSEC)	/* map read cadence */
 #define CT_PREV_HEADS	4096u			/* power of two */
 
-_Static_assert(LH_HIST_BUCKETS == HIST_BUCKETS, "BPF and common/hist.h buckets agree");
-_Static_assert(LH_LINEAR_LIMIT == HIST_LINEAR_LIMIT, "BPF and common/hist.h agree");
-_Static_assert(LH_SUB_BITS == HIST_SUB_BITS, "BPF and common/hist.h agree");
-_Static_assert(LH_MAX_VALUE == HIST_MAX_VALUE, "BPF and common/hist.h agree");
+_Static_assert(LH_HIST_BUCKETS == HIST_BUCKETS, "BPF and collector/hist.h buckets agree");
+_Static_assert(LH_LINEAR_LIMIT == HIST_LINEAR_LIMIT, "BPF and collector/hist.h agree");
+_Static_assert(LH_SUB_BITS == HIST_SUB_BITS, "BPF and collector/hist.h agree");
+_Static_assert(LH_MAX_VALUE == HIST_MAX_VALUE, "BPF and collector/hist.h agree");
 _Static_assert(LH_PROM_BUCKETS == SHM_LAT_BUCKETS, "BPF and shm_layout.h buckets agree");
 
 static const struct probe_uprobe cuda_trace_uprobes[] = {

@@ -66,7 +66,7 @@
  * One latency series: cumulative count, sum and buckets (for Prometheus
  * histograms and rates) plus quantiles over the sliding summary window
  * (header.window_ns) so that p99 reflects the present.  Quantiles come from
- * the collector's log-linear histogram (common/hist.h) and carry its stated
+ * the collector's log-linear histogram (collector/hist.h) and carry its stated
  * relative error bound.  Invariant a reader checks: the bucket counts add up
  * to count.
  */

@@ -28,6 +28,4 @@ $(BUILD)/exporter/web_assets.o: $(WEB_ASSETS)
 
 # Extra prerequisites: the link recipes use $^, which includes these.
 $(EXPORTER): $(WEB_OBJS)
-ifneq ($(filter exporter,$(TEST_MODULES)),)
-$(TEST_BIN): $(WEB_OBJS)
-endif
+$(call test_runner,exporter): $(WEB_OBJS)

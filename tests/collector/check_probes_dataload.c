@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DataLoader waits against ground truth: reads from a pipe whose writer
+ * delays each record by a known time, in a watched process, a forked child
+ * and an unwatched twin; then a real PyTorch DataLoader.  Root (BPF).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support/testutil.h"
+#include "tests/collector/tu_waits.h"
+
+#define DL_ITEMS	20
+#define DL_DELAY_MS	15
+
+/*
+ * Ground truth: the workload times each read itself and asks the kernel
+ * whether it slept (its thread's voluntary switches), so the tests know
+ * exactly how many reads blocked and how many of those lasted about the
+ * delay, (10 ms, 50 ms], even when a busy machine makes the reader fall
+ * behind now and then.  Tolerances: the collector's sum may differ from
+ * the workload's by the syscall entry and exit (2% + 2 ms over the run);
+ * the median lies in [delay - 1 ms - 1/64 (histogram error), delay + 5 ms].
+ */
+#define DL_P50_LO(d)	((d) * TW_MS - (d) * TW_MS / 64 - TW_MS)
+#define DL_P50_HI(d)	((d) * TW_MS + 5 * TW_MS)
+
+static void check_pipe_reads(const struct shm_proc *p, const struct tw_work *w)
+{
+	const struct shm_latency *l = &p->lat[SHM_FAMILY_DATALOADER_WAIT];
+	long long waits = tw_value(w, "read_waits");
+	long long longs = tw_value(w, "read_long");
+	long long slept = tw_value(w, "read_slept_ns");
+
+	/* The workload did what it is for: most reads waited for the writer. */
+	ck_assert_int_ge(longs, DL_ITEMS / 2);
+	ck_assert_uint_eq(l->count, (uint64_t)waits);
+	ck_assert_uint_eq(tw_bucket_count(l, 10 * TW_MS, 50 * TW_MS), (uint64_t)longs);
+	ck_assert_msg(l->sum_ns <= (uint64_t)slept + (uint64_t)slept / 50 + 2 * TW_MS &&
+		      l->sum_ns + (uint64_t)slept / 50 + 2 * TW_MS >= (uint64_t)slept,
+		      "read waits: collector %llu ns, workload %lld ns",
+		      (unsigned long long)l->sum_ns, slept);
+	ck_assert_uint_ge(l->window_p50_ns, DL_P50_LO(DL_DELAY_MS));
+	ck_assert_uint_le(l->window_p50_ns, DL_P50_HI(DL_DELAY_MS));
+}
+
+static const char *const pipe_args[] = { "pipe", "20", "15", NULL };
+
+START_TEST(dataload_blocked_pipe_reads_match_writer_delay)
+{
+	struct tp_collector c;
+	struct tw_work watched, twin;
+	const struct shm_proc *p;
+
+	if (tu_skip_unless_root("dataload_blocked_pipe_reads_match_writer_delay"))
+		return;
+	ck_assert_int_eq(tw_start(&watched, pipe_args), 0);
+	ck_assert_int_eq(tw_start(&twin, pipe_args), 0);
+	ck_assert_msg(tw_collector_watch_pid(&c, watched.pid) == 0,
+		      "collector did not start; see %s", c.log);
+	tw_go(&watched);
+	tw_go(&twin);
+	ck_assert_int_eq(tw_wait_line(&watched, "done", 10000), 0);
+	ck_assert_int_eq(tw_wait_line(&twin, "done", 10000), 0);
+	ck_assert_int_eq(tw_settle(&c), 0);
+
+	p = tp_proc(&c, (uint32_t)watched.pid);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->watch_reason & SHM_WATCH_PID, SHM_WATCH_PID);
+	check_pipe_reads(p, &watched);
+	/* The same work in a process nobody asked for is not reported. */
+	ck_assert_ptr_null(tp_proc(&c, (uint32_t)twin.pid));
+
+	tw_finish(&watched);
+	tw_finish(&twin);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+START_TEST(dataload_child_forked_after_watch_is_watched)
+{
+	static const char *const args[] = { "pipe", "20", "15", "fork", NULL };
+	struct tp_collector c;
+	struct tw_work w;
+	const struct shm_proc *p;
+	long long child;
+
+	if (tu_skip_unless_root("dataload_child_forked_after_watch_is_watched"))
+		return;
+	ck_assert_int_eq(tw_start(&w, args), 0);
+	/* Named by --comm this time (zs_work: the workload's file name). */
+	ck_assert_msg(tw_collector_watch(&c, "--comm", "zs_work", w.pid) == 0,
+		      "collector did not start; see %s", c.log);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "done", 10000), 0);
+	child = tw_value(&w, "child");
+	ck_assert_int_gt(child, 0);
+	ck_assert_int_eq(tw_value(&w, "worker"), child);
+	ck_assert_int_eq(tw_settle(&c), 0);
+
+	p = tp_proc(&c, (uint32_t)child);
+	ck_assert_msg(p != NULL, "forked child %lld is not watched", child);
+	ck_assert_uint_eq(p->watch_reason & SHM_WATCH_DESCENDANT, SHM_WATCH_DESCENDANT);
+	ck_assert_uint_eq(p->ppid, (uint32_t)w.pid);
+	check_pipe_reads(p, &w);
+	/* The parent only waited for the child (wait4): no read waits. */
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->watch_reason & SHM_WATCH_COMM, SHM_WATCH_COMM);
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_DATALOADER_WAIT].count, 0);
+
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+START_TEST(dataload_io_uring_waits_counted_only_when_waiting)
+{
+	static const char *const args[] = { "uring", "20", "15", NULL };
+	struct tp_collector c;
+	struct tw_work w;
+	const struct shm_proc *p;
+	const struct shm_latency *l;
+
+	if (tu_skip_unless_root("dataload_io_uring_waits_counted_only_when_waiting"))
+		return;
+	ck_assert_int_eq(tw_start(&w, args), 0);
+	ck_assert_msg(tw_collector_watch_pid(&c, w.pid) == 0,
+		      "collector did not start; see %s", c.log);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "done", 10000), 0);
+	if (tw_value(&w, "uring_waits") < 0) {
+		fprintf(stderr, "SKIP dataload_io_uring_waits_counted_only_when_waiting: "
+			"io_uring is disabled on this kernel\n");
+		tw_finish(&w);
+		tp_collector_stop(&c);
+		return;
+	}
+	ck_assert_int_eq(tw_value(&w, "uring_waits"), DL_ITEMS);
+	ck_assert_int_eq(tw_settle(&c), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	l = &p->lat[SHM_FAMILY_DATALOADER_WAIT];
+	/* The timed-out waits, each one delay long; the calls asking for nothing, not. */
+	ck_assert_uint_eq(l->count, DL_ITEMS);
+	ck_assert_uint_eq(tw_bucket_count(l, 10 * TW_MS, 50 * TW_MS), DL_ITEMS);
+	ck_assert_uint_ge(l->window_p50_ns, DL_DELAY_MS * TW_MS - DL_DELAY_MS * TW_MS / 64);
+	ck_assert_uint_le(l->window_p50_ns, DL_P50_HI(DL_DELAY_MS));
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/*
+ * PyTorch DataLoader (tests/py/dataloader_wait.py): each item's read
+ * blocks PT_DELAY_MS.  num_workers=0: the training process itself makes
+ * every read, so it shows one wait of the delay per item.  num_workers=2:
+ * the workers make the reads (one wait of the delay per item, besides
+ * short waits for their next index) and the training process waits in poll
+ * for their batches; the workers run in parallel, so over the epoch it
+ * waits at least items x delay / workers (batch x delay / workers per
+ * batch, less 10% for its own work between batches), and never longer
+ * than its own measured time inside next().
+ */
+#define PT_DELAY_MS	15
+
+static void pt_run(struct tp_collector *c, struct tw_work *w, const char *workers,
+		   const char *items)
+{
+	const char *args[] = { workers, items, "4", "15", NULL };
+
+	if (access("/usr/bin/python3", X_OK) != 0 ||
+	    tu_system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
+		tu_skip_missing("pytorch dataloader: /usr/bin/python3 with torch "
+			"(python3-torch) is missing\n");
+		w->pid = 0;
+		return;
+	}
+	ck_assert_int_eq(tw_start_py(w, "dataloader_wait.py", args), 0);
+	ck_assert_msg(tw_collector_watch_pid(c, w->pid) == 0,
+		      "collector did not start; see %s", c->log);
+	tw_go(w);
+	ck_assert_int_eq(tw_wait_line(w, "done", 60000), 0);
+	ck_assert_int_eq(tw_settle(c), 0);
+}
+
+START_TEST(dataload_pytorch_no_workers_trainer_waits_per_item)
+{
+	struct tp_collector c;
+	struct tw_work w;
+	const struct shm_proc *p;
+	const struct shm_latency *l;
+
+	if (tu_skip_unless_root("dataload_pytorch_no_workers_trainer_waits_per_item"))
+		return;
+	pt_run(&c, &w, "0", "32");
+	if (w.pid == 0)
+		return;
+	ck_assert_int_eq(tw_value(&w, "items"), 32);
+	ck_assert_int_eq(tw_value(&w, "workers"), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	l = &p->lat[SHM_FAMILY_DATALOADER_WAIT];
+	/*
+	 * One wait per item, of the delay, less any read that found its timer
+	 * already expired (the script counts those it saw sleep); nothing
+	 * else blocks in a read.
+	 */
+	ck_assert_int_ge(tw_value(&w, "own_read_long"), 16);
+	ck_assert_uint_eq(tw_bucket_count(l, 10 * TW_MS, 50 * TW_MS),
+			  (uint64_t)tw_value(&w, "own_read_long"));
+	ck_assert_uint_ge(l->count, (uint64_t)tw_value(&w, "own_read_waits"));
+	ck_assert_uint_le(l->count, (uint64_t)tw_value(&w, "own_read_waits") + 2);
+	ck_assert_uint_ge(l->window_p50_ns, DL_P50_LO(PT_DELAY_MS));
+	ck_assert_uint_le(l->window_p50_ns, DL_P50_HI(PT_DELAY_MS));
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+START_TEST(dataload_pytorch_two_workers_trainer_waits_for_batches)
+{
+	const uint64_t items = 48, workers = 2;
+	const uint64_t floor_ns = items * PT_DELAY_MS * TW_MS / workers;
+	struct tp_collector c;
+	struct tw_work w;
+	const struct shm_proc *p, *wp;
+	const struct shm_latency *l;
+	uint64_t worker_waits = 0;
+	long long next_total;
+
+	if (tu_skip_unless_root("dataload_pytorch_two_workers_trainer_waits_for_batches"))
+		return;
+	pt_run(&c, &w, "2", "48");
+	if (w.pid == 0)
+		return;
+	ck_assert_int_eq(tw_value(&w, "items"), (long long)items);
+	ck_assert_int_eq(tw_value(&w, "workers"), (long long)workers);
+	next_total = tw_value(&w, "next_total_ns");
+	ck_assert_int_ge(next_total, (long long)floor_ns);
+
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	l = &p->lat[SHM_FAMILY_DATALOADER_WAIT];
+	/* Within 10% below the floor, and inside what next() took. */
+	ck_assert_msg(l->sum_ns >= floor_ns - floor_ns / 10 && l->sum_ns <= (uint64_t)next_total,
+		      "trainer waited %llu ns; want [%llu, %lld]", (unsigned long long)l->sum_ns,
+		      (unsigned long long)(floor_ns - floor_ns / 10), next_total);
+	/* The workers: descendants of the trainer, each read one delay long. */
+	for (uint64_t i = 0; i < workers; i++) {
+		char key[16];
+		long long pid;
+
+		snprintf(key, sizeof(key), "worker%llu", (unsigned long long)i);
+		pid = tw_value(&w, key);
+		ck_assert_int_gt(pid, 0);
+		wp = tp_proc(&c, (uint32_t)pid);
+		ck_assert_msg(wp != NULL, "worker %lld is not watched", pid);
+		ck_assert_uint_eq(wp->watch_reason & SHM_WATCH_DESCENDANT, SHM_WATCH_DESCENDANT);
+		ck_assert_uint_eq(wp->ppid, (uint32_t)w.pid);
+		l = &wp->lat[SHM_FAMILY_DATALOADER_WAIT];
+		/* Each did a fair share of the reads (round-robin batches). */
+		ck_assert_uint_ge(tw_bucket_count(l, 10 * TW_MS, 50 * TW_MS),
+				  items / (2 * workers));
+		worker_waits += tw_bucket_count(l, 10 * TW_MS, 50 * TW_MS);
+	}
+	/* Every item read once; a few index-queue waits may land there too. */
+	ck_assert_uint_ge(worker_waits, items);
+	ck_assert_uint_le(worker_waits, items + 4);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+Suite *probes_dataload_suite(void);
+Suite *probes_dataload_suite(void)
+{
+	Suite *s = suite_create("probes_dataload");
+	TCase *tc = tcase_create("pipe");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, dataload_blocked_pipe_reads_match_writer_delay);
+	tcase_add_test(tc, dataload_child_forked_after_watch_is_watched);
+	tcase_add_test(tc, dataload_io_uring_waits_counted_only_when_waiting);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("pytorch");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, dataload_pytorch_no_workers_trainer_waits_per_item);
+	tcase_add_test(tc, dataload_pytorch_two_workers_trainer_waits_for_batches);
+	suite_add_tcase(s, tc);
+	return s;
+}

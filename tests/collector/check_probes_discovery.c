@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Library discovery and the watched set through the real collector: a
+ * library dlopen'ed after the collector started, from a venv-like path in
+ * /tmp; a process in its own mount namespace whose library the collector's
+ * namespace cannot see; descendants of a --pid process; and a process that
+ * maps no CUDA library staying unreported.  Needs root (BPF, unshare).
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support/testutil.h"
+#include "tests/collector/tu_probes.h"
+
+/* Waits until the collector probes at least n libraries and watches pid. */
+static int wait_attached(struct tp_collector *c, uint64_t n, pid_t pid)
+{
+	for (int i = 0; i < 100; i++) {
+		tu_sleep_ms(100);
+		if (tp_snapshot(c) == 0 && c->snap.hdr->stats.libraries_attached >= n &&
+		    tp_proc(c, (uint32_t)pid))
+			return 0;
+	}
+	return -1;
+}
+
+static int wait_mem(struct tp_collector *c, pid_t pid, uint32_t gpu, uint64_t used)
+{
+	for (int i = 0; i < 50; i++) {
+		const struct shm_gpu_mem *m;
+
+		tu_sleep_ms(100);
+		if (tp_snapshot(c) != 0)
+			continue;
+		m = tp_gpu_mem(c, (uint32_t)pid, gpu);
+		if (m && m->used_bytes == used)
+			return 0;
+	}
+	return -1;
+}
+
+/* Copies the fake runtime (as libcudart.so.12) and driver into dir. */
+static int copy_fakes(const char *dir)
+{
+	char rt[512], drv[512];
+
+	tp_fake(rt, sizeof(rt), "libcudart.so");
+	tp_fake(drv, sizeof(drv), "libcuda.so.1");
+	return tu_system("mkdir -p '%s' && cp '%s' '%s/libcudart.so.12' && cp '%s' '%s/'",
+			 dir, rt, dir, drv, dir);
+}
+
+START_TEST(test_dlopen_after_start_from_venv_path)
+{
+	struct tp_collector c;
+	struct tp_workload w;
+	char root[128], dir[256], zw[512], lib_arg[300];
+	const struct shm_gpu_mem *m;
+	uint64_t libs0;
+
+	if (tu_skip_unless_root("test_dlopen_after_start_from_venv_path"))
+		return;
+	/* Fresh copies: new inodes that no collector has probed yet. */
+	snprintf(root, sizeof(root), "/tmp/zernel-venv-%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/lib/python3.11/site-packages/nvidia/cuda_runtime/lib", root);
+	ck_assert_int_eq(copy_fakes(dir), 0);
+	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
+	libs0 = c.snap.hdr->stats.libraries_attached;
+	snprintf(lib_arg, sizeof(lib_arg), "lib:%s/libcudart.so.12", dir);
+	{
+		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), "wait", lib_arg, "wait",
+				 "malloc:4096", "dev:3", "malloc:1234", NULL };
+
+		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	}
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	tu_sleep_ms(1500);
+	tp_snapshot(&c);
+	ck_assert_msg(!tp_proc(&c, (uint32_t)w.pid), "watched before it loaded CUDA");
+	tp_workload_go(&w);		/* now it dlopens */
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	ck_assert_msg(wait_attached(&c, libs0 + 2, w.pid) == 0,
+		      "the dlopen'ed runtime and driver were not found");
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 5000), 0);
+	ck_assert_int_eq(wait_mem(&c, w.pid, 3, 1234), 0);
+	m = tp_gpu_mem(&c, (uint32_t)w.pid, 0);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->used_bytes, 4096);
+	ck_assert_uint_eq(m->alloc_calls, 1);
+	ck_assert(tp_proc(&c, (uint32_t)w.pid)->watch_reason & SHM_WATCH_CUDA);
+
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+	tu_system("rm -rf '%s'", root);
+}
+END_TEST
+
+START_TEST(test_process_in_own_mount_namespace)
+{
+	struct tp_collector c;
+	struct tp_workload w;
+	char dir[128], zw[512], script[4096], probe[300];
+	uint64_t libs0;
+
+	if (tu_skip_unless_root("test_process_in_own_mount_namespace"))
+		return;
+	if (access("/usr/bin/unshare", X_OK) != 0) {
+		tu_skip_missing("test_process_in_own_mount_namespace: no unshare\n");
+		return;
+	}
+	/* An empty directory here; in the workload's namespace, a tmpfs with the libraries. */
+	snprintf(dir, sizeof(dir), "/tmp/zernel-ns-%d", (int)getpid());
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
+	libs0 = c.snap.hdr->stats.libraries_attached;
+	{
+		char rt[512], drv[512];
+
+		tp_fake(rt, sizeof(rt), "libcudart.so");
+		tp_fake(drv, sizeof(drv), "libcuda.so.1");
+		snprintf(script, sizeof(script),
+			 "mount -t tmpfs zernel-test '%s' && cp '%s' '%s/libcudart.so.12' && "
+			 "cp '%s' '%s/' && exec '%s' 'lib:%s/libcudart.so.12' wait "
+			 "malloc:5555 dev:1 cumalloc:4444",
+			 dir, rt, dir, drv, dir, tp_zw_cuda(zw, sizeof(zw)), dir);
+	}
+	{
+		char *argv[] = { "/usr/bin/unshare", "-m", "--propagation", "private",
+				 "/bin/sh", "-c", script, NULL };
+
+		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	}
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	/* The collector's own namespace has no such file. */
+	snprintf(probe, sizeof(probe), "%s/libcudart.so.12", dir);
+	ck_assert_int_ne(access(probe, F_OK), 0);
+	ck_assert_msg(wait_attached(&c, libs0 + 2, w.pid) == 0,
+		      "libraries in another mount namespace were not found");
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 5000), 0);
+	ck_assert_int_eq(wait_mem(&c, w.pid, 0, 5555), 0);
+	ck_assert_int_eq(wait_mem(&c, w.pid, 1, 4444), 0);
+
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_pid_descendants_watched_others_not)
+{
+	struct tp_collector c;
+	struct tp_workload parent, other;
+	char pid_arg[16];
+	const struct shm_proc *procs;
+	uint32_t n;
+	pid_t child = 0;
+	int found = 0;
+
+	if (tu_skip_unless_root("test_pid_descendants_watched_others_not"))
+		return;
+	{
+		/* Forks a child once told to, and names it. */
+		char *argv[] = { "/bin/sh", "-c", "read x; sleep 30 & echo \"CHILD $!\"; read y", NULL };
+		char *argv2[] = { "/bin/sh", "-c", "read x", NULL };
+
+		ck_assert_int_eq(tp_workload_start(&parent, argv), 0);
+		ck_assert_int_eq(tp_workload_start(&other, argv2), 0);
+	}
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)parent.pid);
+	{
+		const char *extra[] = { "--pid", pid_arg, NULL };
+
+		ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
+			      c.log);
+	}
+	tp_workload_go(&parent);
+	{
+		char line[64];
+
+		/* tp_workload_expect wants a whole line: read the child's pid by hand. */
+		for (int i = 0; i < 50 && !child; i++) {
+			ssize_t r = read(parent.out_fd, line, sizeof(line) - 1);
+
+			if (r > 0) {
+				line[r] = '\0';
+				sscanf(line, "CHILD %d", &child);
+			}
+		}
+	}
+	ck_assert_int_gt(child, 0);
+	for (int i = 0; i < 30 && !found; i++) {
+		tu_sleep_ms(100);
+		found = tp_snapshot(&c) == 0 && tp_proc(&c, (uint32_t)child);
+	}
+	ck_assert_msg(found, "child %d of a watched process is not watched", (int)child);
+	ck_assert(tp_proc(&c, (uint32_t)child)->watch_reason & SHM_WATCH_DESCENDANT);
+	ck_assert_uint_eq(tp_proc(&c, (uint32_t)child)->ppid, (uint32_t)parent.pid);
+	ck_assert(tp_proc(&c, (uint32_t)parent.pid)->watch_reason & SHM_WATCH_PID);
+
+	/* The unrelated shell maps no CUDA library and is nobody's child here. */
+	tu_sleep_ms(1200);	/* a discovery scan went by */
+	ck_assert_int_eq(tp_snapshot(&c), 0);
+	ck_assert_ptr_null(tp_proc(&c, (uint32_t)other.pid));
+	procs = shm_snapshot_procs(&c.snap, &n);
+	for (uint32_t i = 0; i < n; i++)
+		ck_assert_uint_ne(procs[i].pid, (uint32_t)c.pid);
+
+	/* The child's exit evicts it. */
+	kill(child, SIGKILL);
+	found = 1;
+	for (int i = 0; i < 20 && found; i++) {
+		tu_sleep_ms(TP_PUBLISH_MS);
+		found = tp_snapshot(&c) != 0 || tp_proc(&c, (uint32_t)child) != NULL;
+	}
+	ck_assert_msg(!found, "exited child %d still published", (int)child);
+
+	tp_workload_finish(&parent);
+	tp_workload_finish(&other);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/* --comm: a process started later under that name is watched. */
+START_TEST(test_comm_named_at_exec)
+{
+	struct tp_collector c;
+	struct tp_workload w;
+	char bin[64], comm[16];
+	const struct shm_proc *p = NULL;
+	const char *extra[] = { "--comm", comm, NULL };
+
+	if (tu_skip_unless_root("test_comm_named_at_exec"))
+		return;
+	/* A unique command name: a copy of sleep under it. */
+	snprintf(comm, sizeof(comm), "zwc%d", (int)getpid() % 100000);
+	snprintf(bin, sizeof(bin), "/tmp/%s", comm);
+	ck_assert_int_eq(tu_system("cp /bin/sleep '%s'", bin), 0);
+	ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s", c.log);
+	{
+		char *argv[] = { bin, "20", NULL };
+
+		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	}
+	/* At exec in the kernel (or, at the latest, by the next /proc scan). */
+	for (int i = 0; i < 20 && !p; i++) {
+		tu_sleep_ms(100);
+		if (tp_snapshot(&c) == 0)
+			p = tp_proc(&c, (uint32_t)w.pid);
+	}
+	ck_assert_msg(p, "process named %s not watched", comm);
+	ck_assert(p->watch_reason & SHM_WATCH_COMM);
+	ck_assert_str_eq(p->comm, comm);
+	kill(w.pid, SIGKILL);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+	unlink(bin);
+}
+END_TEST
+
+Suite *probes_discovery_suite(void);
+Suite *probes_discovery_suite(void)
+{
+	Suite *s = suite_create("probes_discovery");
+	TCase *tc = tcase_create("root");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_dlopen_after_start_from_venv_path);
+	tcase_add_test(tc, test_process_in_own_mount_namespace);
+	tcase_add_test(tc, test_pid_descendants_watched_others_not);
+	tcase_add_test(tc, test_comm_named_at_exec);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The probe loader's plain-C parts, no BPF: the live-allocation table
+ * (bounds, replacement, eviction), library names, and symbol offsets read
+ * from ELF files (good and bad ones).  Unprivileged.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector/elfsyms.h"
+#include "collector/memtrack.h"
+#include "collector/probe_module.h"
+#include "tests/support/testutil.h"
+#include "tests/collector/tu_probes.h"
+
+START_TEST(test_memtrack_pairs_frees_with_their_allocation)
+{
+	struct memtrack *mt = memtrack_new(8);
+	uint32_t gpu;
+	uint64_t bytes;
+
+	ck_assert_ptr_nonnull(mt);
+	ck_assert_int_eq(memtrack_add(mt, 10, 0, 0x7000, 2, 4096, &gpu, &bytes), 0);
+	/* Same address in another process, and as a VMM handle: distinct. */
+	ck_assert_int_eq(memtrack_add(mt, 11, 0, 0x7000, 1, 100, &gpu, &bytes), 0);
+	ck_assert_int_eq(memtrack_add(mt, 10, 1, 0x7000, 3, 7, &gpu, &bytes), 0);
+	ck_assert_int_eq(memtrack_take(mt, 10, 0, 0x7000, &gpu, &bytes), 0);
+	ck_assert_uint_eq(gpu, 2);
+	ck_assert_uint_eq(bytes, 4096);
+	ck_assert_int_eq(memtrack_take(mt, 10, 0, 0x7000, &gpu, &bytes), -ENOENT);
+	ck_assert_int_eq(memtrack_take(mt, 10, 1, 0x7000, &gpu, &bytes), 0);
+	ck_assert_uint_eq(bytes, 7);
+	ck_assert_int_eq(memtrack_take(mt, 11, 0, 0x7000, &gpu, &bytes), 0);
+	ck_assert_uint_eq(gpu, 1);
+	ck_assert_uint_eq(memtrack_count(mt), 0);
+	memtrack_free(mt);
+}
+END_TEST
+
+START_TEST(test_memtrack_reused_address_returns_the_old_one)
+{
+	struct memtrack *mt = memtrack_new(8);
+	uint32_t gpu = 99;
+	uint64_t bytes = 99;
+
+	ck_assert_int_eq(memtrack_add(mt, 1, 0, 0x1000, 0, 500, &gpu, &bytes), 0);
+	ck_assert_int_eq(memtrack_add(mt, 1, 0, 0x1000, 4, 800, &gpu, &bytes), 1);
+	ck_assert_uint_eq(gpu, 0);
+	ck_assert_uint_eq(bytes, 500);
+	ck_assert_uint_eq(memtrack_count(mt), 1);
+	ck_assert_int_eq(memtrack_take(mt, 1, 0, 0x1000, &gpu, &bytes), 0);
+	ck_assert_uint_eq(gpu, 4);
+	ck_assert_uint_eq(bytes, 800);
+	memtrack_free(mt);
+}
+END_TEST
+
+START_TEST(test_memtrack_is_bounded_and_evicts_by_pid)
+{
+	struct memtrack *mt = memtrack_new(1000);
+	uint32_t gpu;
+	uint64_t bytes;
+
+	for (uint64_t i = 0; i < 1000; i++)
+		ck_assert_int_eq(memtrack_add(mt, (uint32_t)(i % 3), 0, 0x100000 * i, 0, i, &gpu,
+					      &bytes), 0);
+	ck_assert_int_eq(memtrack_add(mt, 7, 0, 1, 0, 1, &gpu, &bytes), -ENOSPC);
+	ck_assert_uint_eq(memtrack_evict_pid(mt, 1), 333);
+	ck_assert_uint_eq(memtrack_count(mt), 667);
+	ck_assert_int_eq(memtrack_take(mt, 1, 0, 0x100000, &gpu, &bytes), -ENOENT);
+	ck_assert_int_eq(memtrack_take(mt, 2, 0, 0x200000, &gpu, &bytes), 0);
+	ck_assert_uint_eq(bytes, 2);
+	/* Room again after the eviction. */
+	ck_assert_int_eq(memtrack_add(mt, 7, 0, 1, 0, 1, &gpu, &bytes), 0);
+	memtrack_free(mt);
+}
+END_TEST
+
+START_TEST(test_library_kind_by_name)
+{
+	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/x86_64-linux-gnu/libcuda.so.1"), PROBE_LIB_CUDA);
+	ck_assert_uint_eq(discovery_lib_kind("libcuda.so"), PROBE_LIB_CUDA);
+	ck_assert_uint_eq(discovery_lib_kind("/x/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"),
+			  PROBE_LIB_CUDART);
+	ck_assert_uint_eq(discovery_lib_kind("/opt/nccl/lib/libnccl.so.2.21.5"), PROBE_LIB_NCCL);
+	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/libcudnn.so.9"), 0);
+	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/libcuda_fake.so"), 0);
+	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/libnccl-net.so"), 0);
+	ck_assert_uint_eq(discovery_lib_kind("/libcuda.so/other.so"), 0);
+	ck_assert_uint_eq(discovery_lib_kind(""), 0);
+}
+END_TEST
+
+/* Offsets against binutils' view of the fake driver (.text at its file offset). */
+START_TEST(test_elf_symbols_resolve_to_file_offsets)
+{
+	const char *names[] = { "cuMemAlloc_v2", "cuLaunchKernel", "cuNoSuchCall", "cuMemCreate" };
+	uint64_t off[4];
+	char lib[512], cmd[1024], *out;
+	unsigned long long want;
+	size_t len;
+
+	tp_fake(lib, sizeof(lib), "libcuda.so.1");
+	ck_assert_int_eq(elfsyms_resolve(lib, names, 4, off), 3);
+	ck_assert(off[0] && off[1] && off[3]);
+	ck_assert_uint_eq(off[2], 0);
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s' | awk '$3==\"cuLaunchKernel\"{print $1}' "
+		 "> /tmp/zernel-nm-%d", lib, (int)getpid());
+	ck_assert_int_eq(tu_system("%s", cmd), 0);
+	snprintf(cmd, sizeof(cmd), "/tmp/zernel-nm-%d", (int)getpid());
+	out = tu_read_file(cmd, &len);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(sscanf(out, "%llx", &want), 1);
+	ck_assert_uint_eq(off[1], want);
+	free(out);
+	unlink(cmd);
+}
+END_TEST
+
+START_TEST(test_elf_symbols_refuse_bad_files)
+{
+	const char *names[] = { "cuMemAlloc_v2" };
+	uint64_t off[1];
+	char path[64];
+	FILE *f;
+
+	ck_assert_int_eq(elfsyms_resolve("/nonexistent/libcuda.so.1", names, 1, off), -ENOENT);
+	snprintf(path, sizeof(path), "/tmp/zernel-notelf-%d", (int)getpid());
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("\177ELF but not really an ELF file at all", f);
+	fclose(f);
+	ck_assert_int_lt(elfsyms_resolve(path, names, 1, off), 0);
+	/* Truncated real library: an error, not a crash. */
+	ck_assert_int_eq(tu_system("head -c 3000 '%s' > '%s'",
+				   tp_fake((char[512]){ 0 }, 512, "libcuda.so.1"), path), 0);
+	ck_assert_int_le(elfsyms_resolve(path, names, 1, off), 0);
+	ck_assert_uint_eq(off[0], 0);
+	unlink(path);
+}
+END_TEST
+
+Suite *probes_unit_suite(void);
+Suite *probes_unit_suite(void)
+{
+	Suite *s = suite_create("probes_unit");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_memtrack_pairs_frees_with_their_allocation);
+	tcase_add_test(tc, test_memtrack_reused_address_returns_the_old_one);
+	tcase_add_test(tc, test_memtrack_is_bounded_and_evicts_by_pid);
+	tcase_add_test(tc, test_library_kind_by_name);
+	tcase_add_test(tc, test_elf_symbols_resolve_to_file_offsets);
+	tcase_add_test(tc, test_elf_symbols_refuse_bad_files);
+	suite_add_tcase(s, tc);
+	return s;
+}

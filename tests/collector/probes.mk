@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Fake CUDA/NCCL libraries with the real symbol names and the workload that
+# calls them, for the probe tests (tests/collector/check_probes_*.c).
+
+FAKE_DIR      := $(BUILD)/tests/fakes
+FAKE_CFLAGS    = -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -std=gnu11 -I.
+FAKE_LIBCUDA  := $(FAKE_DIR)/libcuda.so.1
+FAKE_LIBCUDART:= $(FAKE_DIR)/libcudart.so
+FAKE_LIBNCCL  := $(FAKE_DIR)/libnccl.so.2
+ZW_CUDA       := $(BUILD)/tests/workloads/zw_cuda
+
+TEST_ARTIFACTS += $(FAKE_LIBCUDA) $(FAKE_LIBCUDART) $(FAKE_LIBNCCL) $(ZW_CUDA)
+
+$(FAKE_LIBCUDA): tests/fakes/fake_libcuda.c tests/fakes/fake_cuda.h
+	$(call msg,FAKE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-soname,libcuda.so.1 $< -o $@
+
+# Like the real runtime, it reaches the driver's exported functions; it
+# finds the fake driver next to itself wherever the pair is copied.
+$(FAKE_LIBCUDART): tests/fakes/fake_libcudart.c tests/fakes/fake_cuda.h $(FAKE_LIBCUDA)
+	$(call msg,FAKE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-soname,libcudart.so -Wl,-rpath,'$$ORIGIN' $< \
+		$(FAKE_LIBCUDA) -o $@
+
+$(FAKE_LIBNCCL): tests/fakes/fake_libnccl.c tests/fakes/fake_cuda.h
+	$(call msg,FAKE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-soname,libnccl.so.2 $< -o $@
+
+$(ZW_CUDA): tests/workloads/zw_cuda.c tests/fakes/fake_cuda.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I. $< -ldl -o $@

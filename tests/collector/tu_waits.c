@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Helpers of the wait and scheduler probe tests; see tu_waits.h. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/testutil.h"
+#include "tests/collector/tu_waits.h"
+
+static unsigned int tw_seq;
+
+/*
+ * A failed assertion ends the test process through exit(): whatever it
+ * started is stopped here, so no collector or workload outlives it.
+ */
+#define TW_MAX_CHILDREN	16
+static pid_t tw_children[TW_MAX_CHILDREN];
+static char tw_shm[TW_MAX_CHILDREN][64];
+static int tw_atexit_done;
+
+static void tw_cleanup(void)
+{
+	for (int i = 0; i < TW_MAX_CHILDREN; i++) {
+		if (tw_children[i] > 0 && kill(tw_children[i], 0) == 0) {
+			kill(tw_children[i], SIGKILL);
+			waitpid(tw_children[i], NULL, 0);
+		}
+		if (tw_shm[i][0])
+			shm_unlink(tw_shm[i]);
+	}
+}
+
+static void tw_track(pid_t pid, const char *shm)
+{
+	if (!tw_atexit_done) {
+		atexit(tw_cleanup);
+		tw_atexit_done = 1;
+	}
+	for (int i = 0; i < TW_MAX_CHILDREN; i++) {
+		if (tw_children[i] <= 0 || kill(tw_children[i], 0) != 0) {
+			tw_children[i] = pid;
+			snprintf(tw_shm[i], sizeof(tw_shm[i]), "%s", shm ? shm : "");
+			return;
+		}
+	}
+}
+
+static int tw_spawn(struct tw_work *w, char *const argv[])
+{
+	memset(w, 0, sizeof(*w));
+	snprintf(w->out, sizeof(w->out), "/tmp/zernel-waits-%d-%u.out", (int)getpid(), tw_seq++);
+	w->pid = tu_spawn(argv, w->out);
+	if (w->pid < 0)
+		return -1;
+	tw_track(w->pid, NULL);
+	return tw_wait_line(w, NULL, 60000);
+}
+
+int tw_start(struct tw_work *w, const char *const *args)
+{
+	char bin[512];
+	char *argv[16];
+	int n = 0;
+
+	argv[n++] = (char *)tu_build_path(bin, sizeof(bin), "tests/workloads_sched/zs_work");
+	for (size_t i = 0; args[i] && n < 15; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	return tw_spawn(w, argv);
+}
+
+int tw_start_py(struct tw_work *w, const char *script, const char *const *args)
+{
+	char path[512];
+	char *argv[16];
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/tests/py/%s", tu_src_dir(), script);
+	argv[n++] = "/usr/bin/python3";
+	argv[n++] = path;
+	for (size_t i = 0; args[i] && n < 15; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	return tw_spawn(w, argv);
+}
+
+/* Does text hold line (a whole line), or a "ready ..." line when NULL? */
+static int has_line(const char *text, const char *line)
+{
+	for (const char *s = text; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL) {
+		size_t n = strcspn(s, "\n");
+
+		if (!line && strncmp(s, "ready", 5) == 0)
+			return 1;
+		if (line && n == strlen(line) && strncmp(s, line, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int tw_wait_line(struct tw_work *w, const char *line, int timeout_ms)
+{
+	for (int waited = 0; waited <= timeout_ms; waited += 20) {
+		char *text = tu_read_file(w->out, NULL);
+		int found = text && has_line(text, line);
+		int status;
+
+		free(text);
+		if (found)
+			return 0;
+		if (waitpid(w->pid, &status, WNOHANG) == w->pid) {
+			w->pid = 0;
+			return -1;
+		}
+		tu_sleep_ms(20);
+	}
+	return -1;
+}
+
+long long tw_value(const struct tw_work *w, const char *key)
+{
+	char *text = tu_read_file(w->out, NULL);
+	size_t klen = strlen(key);
+	long long v = -1;
+
+	for (char *s = text; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL) {
+		if (strncmp(s, key, klen) == 0 && s[klen] == '=')
+			v = strtoll(s + klen + 1, NULL, 10);
+	}
+	free(text);
+	return v;
+}
+
+void tw_go(const struct tw_work *w)
+{
+	if (w->pid > 0)
+		kill(w->pid, SIGUSR1);
+}
+
+int tw_finish(struct tw_work *w)
+{
+	long long worker = tw_value(w, "worker");
+	int status;
+
+	if (w->pid <= 0)
+		return -1;
+	if (worker > 0 && worker != w->pid)
+		kill((pid_t)worker, SIGUSR1);
+	status = tu_stop(w->pid, SIGUSR1, 5000);
+	w->pid = 0;
+	/* Whatever it forked and left behind. */
+	if (worker > 0)
+		kill((pid_t)worker, SIGKILL);
+	unlink(w->out);
+	return status;
+}
+
+int tw_collector_watch(struct tp_collector *c, const char *flag, const char *value, pid_t pid)
+{
+	const char *extra[] = { flag, value, NULL };
+
+	if (tp_collector_start(c, extra, 0) != 0)
+		return -1;
+	tw_track(c->pid, c->shm);
+	for (int waited = 0; waited < 10000; waited += 50) {
+		if (tp_snapshot(c) == 0 && tp_proc(c, (uint32_t)pid))
+			return 0;
+		tu_sleep_ms(50);
+	}
+	return -1;
+}
+
+int tw_collector_watch_pid(struct tp_collector *c, pid_t pid)
+{
+	char pidbuf[16];
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	return tw_collector_watch(c, "--pid", pidbuf, pid);
+}
+
+int tw_settle(struct tp_collector *c)
+{
+	/* Two publishes: the collector drains the ring between them. */
+	if (tp_wait_publish(c) != 0)
+		return -1;
+	return tp_wait_publish(c);
+}
+
+uint64_t tw_bucket_count(const struct shm_latency *l, uint64_t lo_ns, uint64_t hi_ns)
+{
+	static const uint64_t bounds[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < SHM_LAT_FINITE_BUCKETS; i++)
+		if (bounds[i] > lo_ns && bounds[i] <= hi_ns)
+			n += l->bucket[i];
+	return n;
+}

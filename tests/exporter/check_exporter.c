@@ -1,0 +1,773 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * zernel-exporter end to end: the real binaries (zernel-collector
+ * --simulate, zernel-exporter) on free ports and unique segment names, read
+ * by real clients: promtool, the project's validator, raw HTTP, and a real
+ * Prometheus server scraping it.  Every process a test starts is stopped by
+ * the test or, if it fails, dies with the test's process group.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "exporter/http.h"
+#include "tests/exporter/prom_validate.h"
+#include "common/util.h"
+#include "shm/shm_layout.h"
+#include "tests/support/testutil.h"
+#include "tests/support/tu_exporter.h"
+
+#define PROMTOOL	"/usr/bin/promtool"
+#define PROMETHEUS	"/usr/bin/prometheus"
+#define BODY_MAX	(16u << 20)
+
+static struct tu_stack rig;
+static pid_t prometheus;
+static uint16_t prom_port;
+static char prom_dir[64];	/* its configuration, data and log */
+
+static void start_collector(const char *scenario, const char *publish_ms)
+{
+	const char *args[] = { "--scenario", scenario, "--publish-interval", publish_ms, NULL };
+
+	ck_assert_msg(tu_have_binary("zernel-collector"), "zernel-collector is not built");
+	ck_assert_int_eq(tu_stack_start_collector(&rig, args), 0);
+}
+
+static void start_exporter(void)
+{
+	ck_assert_msg(tu_have_binary("zernel-exporter"), "zernel-exporter is not built");
+	if (tu_stack_start_exporter(&rig) < 0) {
+		tu_stack_dump_logs(&rig);
+		ck_abort_msg("exporter never answered");
+	}
+}
+
+static void wait_healthy(void)
+{
+	if (tu_wait_http(rig.metrics_port, "/healthz", 200, 15000) < 0) {
+		tu_stack_dump_logs(&rig);
+		ck_abort_msg("exporter never became healthy");
+	}
+}
+
+/* After a passing test; a failed one's processes die with its process group. */
+static void rig_teardown(void)
+{
+	if (prometheus > 0)
+		tu_stop(prometheus, SIGKILL, 2000);
+	prometheus = 0;
+	if (prom_dir[0])
+		tu_system("rm -rf '%s'", prom_dir);
+	prom_dir[0] = '\0';
+	tu_stack_stop(&rig);
+}
+
+static void stop_exporter_cleanly(void)
+{
+	int st = tu_stack_stop_exporter(&rig);
+
+	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "exporter did not exit cleanly on SIGTERM (status 0x%x)", st);
+}
+
+static char *get_metrics(void)
+{
+	char *body = malloc(BODY_MAX);
+
+	ck_assert_ptr_nonnull(body);
+	ck_assert_int_eq(tu_http_request(rig.metrics_port, "GET", "/metrics", body, BODY_MAX), 200);
+	ck_assert_uint_lt(strlen(body), BODY_MAX - 1);
+	return body;
+}
+
+/* Value of the series written exactly as `series` ("name" or "name{...}"), or NAN. */
+static double series_value(const char *body, const char *series)
+{
+	char want[512];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\n%s ", series);
+	p = strstr(body, want);
+	return p ? strtod(p + strlen(want), NULL) : NAN;
+}
+
+/* /metrics says the collector is down, with this status. */
+static void assert_collector_down(const char *body, const char *status)
+{
+	char series[128];
+
+	ck_assert(series_value(body, "zernel_collector_up") == 0);
+	snprintf(series, sizeof(series), "zernel_collector_status{status=\"%s\"}", status);
+	ck_assert_msg(series_value(body, series) == 1, "%s is not 1", series);
+}
+
+/* /healthz answers 503 and names the reason. */
+static void assert_unhealthy(const char *reason)
+{
+	char health[512];
+
+	ck_assert_int_eq(tu_http_request(rig.metrics_port, "GET", "/healthz", health,
+					 sizeof(health)), 503);
+	ck_assert_msg(strstr(health, reason), "/healthz does not say %s: %s", reason, health);
+}
+
+/* ---- label sets of the seed families ----------------------------------- */
+
+/* Splits a sample line into its name and a ","-joined list of label names. */
+static int parse_sample(const char *line, char *name, size_t nlen, char *labels, size_t llen)
+{
+	size_t n = 0, l = 0;
+	const char *p = line;
+
+	while (*p && (isalnum((unsigned char)*p) || *p == '_' || *p == ':') && n + 1 < nlen)
+		name[n++] = *p++;
+	name[n] = '\0';
+	labels[0] = '\0';
+	if (*p != '{')
+		return 0;
+	p++;
+	while (*p && *p != '}') {
+		if (l && l + 1 < llen)
+			labels[l++] = ',';
+		while (*p && *p != '=' && l + 1 < llen)
+			labels[l++] = *p++;
+		if (p[0] != '=' || p[1] != '"')
+			return -1;
+		for (p += 2; *p && *p != '"'; p++)
+			if (*p == '\\' && p[1])
+				p++;
+		if (*p != '"')
+			return -1;
+		p++;
+		if (*p == ',')
+			p++;
+	}
+	labels[l] = '\0';
+	return *p == '}' ? 0 : -1;
+}
+
+static const struct {
+	const char *name;
+	const char *labels;
+} seed[] = {
+	{ "zernel_gpu_memory_used_bytes", "pid,gpu_id" },
+	{ "zernel_gpu_memory_peak_bytes", "pid,gpu_id" },
+	{ "zernel_cuda_launch_latency_seconds", "pid,quantile" },
+	{ "zernel_cuda_launch_latency_seconds_count", "pid" },
+	{ "zernel_cuda_launch_latency_seconds_sum", "pid" },
+	{ "zernel_nccl_collective_duration_seconds", "op,quantile" },
+	{ "zernel_dataloader_wait_seconds", "pid,quantile" },
+};
+
+START_TEST(exporter_serves_every_seed_family_with_its_labels)
+{
+	static const char *const ops[] = { "all_reduce", "all_gather", "reduce_scatter",
+					   "broadcast", "reduce", "send", "recv" };
+	unsigned int seen[sizeof(seed) / sizeof(seed[0])] = { 0 };
+	char *body, *line, *save = NULL, name[256], labels[512];
+
+	tu_stack_init(&rig);
+	start_collector("steady", "200");
+	start_exporter();
+	wait_healthy();
+	tu_sleep_ms(500);	/* a few publishes: every family has samples */
+	body = get_metrics();
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+		char want[128];
+
+		snprintf(want, sizeof(want), "\nzernel_nccl_collective_duration_seconds{op=\"%s\",quantile=\"0.5\"} ", ops[o]);
+		ck_assert_msg(strstr(body, want), "no p50 series for op %s", ops[o]);
+		snprintf(want, sizeof(want), "\nzernel_nccl_collective_duration_seconds{op=\"%s\",quantile=\"0.99\"} ", ops[o]);
+		ck_assert_msg(strstr(body, want), "no p99 series for op %s", ops[o]);
+	}
+	for (line = strtok_r(body, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#')
+			continue;
+		ck_assert_msg(parse_sample(line, name, sizeof(name), labels, sizeof(labels)) == 0,
+			      "unparsable line: %s", line);
+		for (size_t i = 0; i < sizeof(seed) / sizeof(seed[0]); i++) {
+			if (strcmp(name, seed[i].name))
+				continue;
+			ck_assert_msg(!strcmp(labels, seed[i].labels), "%s has labels {%s}, want {%s}",
+				      name, labels, seed[i].labels);
+			if (strstr(line, "quantile="))
+				ck_assert_msg(strstr(line, "quantile=\"0.5\"") ||
+					      strstr(line, "quantile=\"0.99\""), "quantile: %s", line);
+			seen[i]++;
+		}
+	}
+	for (size_t i = 0; i < sizeof(seed) / sizeof(seed[0]); i++)
+		ck_assert_msg(seen[i] > 0, "family %s missing", seed[i].name);
+	free(body);
+	stop_exporter_cleanly();
+}
+END_TEST
+
+START_TEST(exporter_output_passes_promtool_and_validator)
+{
+	static const char *const scenarios[] = { "steady", "oom", "straggler", "dataloader-stall" };
+
+	for (size_t s = 0; s < sizeof(scenarios) / sizeof(scenarios[0]); s++) {
+		char file[96], out[128], err[256], *body, *complaints;
+		size_t clen = 0;
+		FILE *f;
+		int rc;
+
+		tu_stack_init(&rig);
+		start_collector(scenarios[s], "200");
+		start_exporter();
+		wait_healthy();
+		tu_sleep_ms(600);
+		body = get_metrics();
+		ck_assert_msg(prom_validate(body, strlen(body), err, sizeof(err)) == 0,
+			      "scenario %s: validator: %s", scenarios[s], err);
+		snprintf(file, sizeof(file), "/tmp/zernel-metrics-%d.txt", (int)getpid());
+		snprintf(out, sizeof(out), "/tmp/zernel-promtool-%d.txt", (int)getpid());
+		f = fopen(file, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(body, f);
+		fclose(f);
+		ck_assert_msg(access(PROMTOOL, X_OK) == 0, PROMTOOL " is missing (make test-deps)");
+		rc = tu_system(PROMTOOL " check metrics < %s > %s 2>&1", file, out);
+		complaints = tu_read_file(out, &clen);
+		ck_assert_msg(rc == 0 && clen == 0, "scenario %s: promtool exit %d: %s",
+			      scenarios[s], rc, complaints ? complaints : "");
+		fprintf(stderr, "scenario %s: %zu bytes of metrics, promtool and validator clean\n",
+			scenarios[s], strlen(body));
+		free(complaints);
+		free(body);
+		unlink(file);
+		unlink(out);
+		stop_exporter_cleanly();
+		tu_stack_stop(&rig);
+	}
+}
+END_TEST
+
+/* ---- HTTP behaviour ------------------------------------------------------ */
+
+/* Sends req as is on a new connection; reads the whole answer into resp. */
+static int raw_http(const char *req, size_t reqlen, char *resp, size_t len)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(rig.metrics_port) };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), status = -1;
+	size_t used = 0, sent = 0;
+
+	ck_assert_int_ge(fd, 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	while (sent < reqlen) {
+		ssize_t w = send(fd, req + sent, reqlen - sent, MSG_NOSIGNAL);
+
+		if (w <= 0)
+			break;	/* the server may answer and close before reading it all */
+		sent += (size_t)w;
+	}
+	for (;;) {
+		ssize_t r = read(fd, resp + used, len - used - 1);
+
+		if (r <= 0)
+			break;
+		used += (size_t)r;
+	}
+	resp[used] = '\0';
+	close(fd);
+	if (sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
+		return -1;
+	return status;
+}
+
+static int simple(const char *method, const char *path, char *resp, size_t len)
+{
+	char req[256];
+	int n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+			 "Connection: close\r\n\r\n", method, path);
+
+	return raw_http(req, (size_t)n, resp, len);
+}
+
+/* A GET with one header of pad bytes into req (cap bytes); returns its length. */
+static size_t padded_request(char *req, size_t cap, size_t pad)
+{
+	static const char head[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: ";
+	static const char tail[] = "\r\nConnection: close\r\n\r\n";
+	size_t n = sizeof(head) - 1;
+
+	ck_assert_uint_lt(n + pad + sizeof(tail), cap);
+	memcpy(req, head, n);
+	memset(req + n, 'a', pad);
+	memcpy(req + n + pad, tail, sizeof(tail));
+	return n + pad + sizeof(tail) - 1;
+}
+
+START_TEST(exporter_http_paths_methods_and_limits)
+{
+	size_t big = 700000;
+	char *resp = malloc(BODY_MAX), *req = malloc(big + 256);
+	const char *body;
+	long clen;
+	int fds[HTTP_MAX_CONNECTIONS];
+
+	ck_assert(resp && req);
+	tu_stack_init(&rig);
+	start_collector("steady", "200");
+	start_exporter();
+	wait_healthy();
+
+	ck_assert_int_eq(simple("GET", "/", resp, BODY_MAX), 200);
+	ck_assert_ptr_nonnull(strstr(resp, "href=\"/metrics\""));
+	ck_assert_ptr_nonnull(strcasestr(resp, "content-type: text/html"));
+	ck_assert_int_eq(simple("GET", "/healthz", resp, BODY_MAX), 200);
+	ck_assert_ptr_nonnull(strstr(resp, "\r\n\r\nok\n"));
+	ck_assert_int_eq(simple("GET", "/nope", resp, BODY_MAX), 404);
+	ck_assert_int_eq(simple("GET", "/metricsx", resp, BODY_MAX), 404);
+	ck_assert_int_eq(simple("GET", "/metrics?x=1", resp, BODY_MAX), 200);
+	ck_assert_ptr_nonnull(strcasestr(resp, "content-type: text/plain; version=0.0.4; charset=utf-8"));
+
+	/* HEAD: the headers of GET, Content-Length included, and no body. */
+	ck_assert_int_eq(simple("HEAD", "/metrics", resp, BODY_MAX), 200);
+	body = strstr(resp, "\r\n\r\n");
+	ck_assert_ptr_nonnull(body);
+	ck_assert_str_eq(body, "\r\n\r\n");
+	ck_assert_ptr_nonnull(strcasestr(resp, "content-length: "));
+	clen = strtol(strcasestr(resp, "content-length: ") + 16, NULL, 10);
+	ck_assert_int_gt(clen, 10000);
+
+	ck_assert_int_eq(simple("POST", "/metrics", resp, BODY_MAX), 405);
+	ck_assert_ptr_nonnull(strcasestr(resp, "allow: GET, HEAD"));
+	ck_assert_int_eq(simple("DELETE", "/", resp, BODY_MAX), 405);
+
+	/* Headers past HTTP_MAX_HEADER_BYTES: 431; past h2o's own limit: 400. */
+	ck_assert_int_eq(raw_http(req, padded_request(req, big + 256, 16384), resp, BODY_MAX), 431);
+	ck_assert_int_eq(raw_http(req, padded_request(req, big + 256, big), resp, BODY_MAX), 400);
+
+	/* Connections: HTTP_MAX_CONNECTIONS idle ones fill the server up. */
+	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(rig.metrics_port) };
+
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		ck_assert_int_ge(fds[i], 0);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		ck_assert_int_eq(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+	}
+	tu_sleep_ms(300);
+	ck_assert_int_eq(simple("GET", "/metrics", resp, BODY_MAX), 503);
+	ck_assert_ptr_nonnull(strstr(resp, "too many connections"));
+	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++)
+		close(fds[i]);
+	tu_sleep_ms(300);
+	ck_assert_int_eq(simple("GET", "/metrics", resp, BODY_MAX), 200);
+	ck_assert(series_value(resp, "zernel_exporter_http_rejected_total") >= 1);
+	free(resp);
+	free(req);
+	stop_exporter_cleanly();
+}
+END_TEST
+
+/* ---- staleness and restarts ------------------------------------------- */
+
+/* Polls /metrics until `series` has value want, up to ms; returns the body or NULL. */
+static char *wait_series(const char *series, double want, int ms)
+{
+	for (int waited = 0; waited <= ms; waited += 50) {
+		char *body = get_metrics();
+
+		if (series_value(body, series) == want)
+			return body;
+		free(body);
+		tu_sleep_ms(50);
+	}
+	return NULL;
+}
+
+START_TEST(exporter_follows_collector_down_and_back)
+{
+	char *body;
+	double gen1, gen2;
+	pid_t exporter;
+	uint64_t t0;
+
+	tu_stack_init(&rig);
+	/* 1. No segment yet: served, up 0, missing, healthz 503. */
+	start_exporter();
+	exporter = rig.exporter;
+	body = get_metrics();
+	assert_collector_down(body, "missing");
+	ck_assert_ptr_null(strstr(body, "zernel_gpu_memory_used_bytes{"));
+	free(body);
+	assert_unhealthy("missing");
+
+	/* 2. The collector starts: fresh data. */
+	start_collector("steady", "200");
+	body = wait_series("zernel_collector_up", 1, 5000);
+	ck_assert_msg(body != NULL, "collector_up never became 1");
+	gen1 = series_value(body, "zernel_segment_generation");
+	ck_assert(gen1 > 0);
+	free(body);
+	ck_assert_msg(tu_wait_metric(rig.metrics_port, "zernel_gpu_memory_used_bytes", 1, 3000) == 0, "no GPU memory series while fresh");
+
+	/* 3. The collector dies without cleaning up: stale after 3 intervals. */
+	tu_stack_stop_collector(&rig, SIGKILL);
+	body = wait_series("zernel_collector_up", 0, 3000);
+	ck_assert_msg(body != NULL, "collector_up never went to 0");
+	assert_collector_down(body, "stale");
+	ck_assert_msg(!strstr(body, "\nzernel_gpu_memory_used_bytes{"),
+		      "stale values presented as fresh");
+	ck_assert(series_value(body, "zernel_segment_generation") == gen1);
+	ck_assert(series_value(body, "zernel_collector_last_publish_age_seconds") >= 0.6);
+	free(body);
+	assert_unhealthy("stale");
+
+	/* 4. A new collector: fresh again within about one interval, new generation. */
+	t0 = now_mono_ns();
+	start_collector("steady", "200");
+	body = wait_series("zernel_collector_up", 1, 5000);
+	ck_assert_msg(body != NULL, "collector_up never came back to 1");
+	t0 = (now_mono_ns() - t0) / NSEC_PER_MSEC;
+	fprintf(stderr, "exporter fresh again %llu ms after the collector restarted\n",
+		(unsigned long long)t0);
+	ck_assert_msg(t0 < 2000, "took more than 2 s to serve the new collector");
+	gen2 = series_value(body, "zernel_segment_generation");
+	ck_assert_msg(gen2 != gen1, "generation did not change");
+	free(body);
+	ck_assert_msg(tu_wait_metric(rig.metrics_port, "zernel_gpu_memory_used_bytes", 1, 3000) == 0, "data did not resume");
+	ck_assert_int_eq(tu_http_request(rig.metrics_port, "GET", "/healthz", NULL, 0), 200);
+	/* Same exporter process throughout. */
+	ck_assert_int_eq(rig.exporter, exporter);
+	ck_assert_int_eq(kill(exporter, 0), 0);
+	stop_exporter_cleanly();
+}
+END_TEST
+
+START_TEST(exporter_survives_a_garbage_segment)
+{
+	char *body, junk[8192];
+	int fd;
+
+	tu_stack_init(&rig);
+	/* Anyone able to create the name could put anything there. */
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (char)(i * 131 + 7);
+	/* An even seqlock word, so that the copy succeeds and validation judges it. */
+	memset(junk + offsetof(struct shm_header_fields, seq), 0, sizeof(uint64_t));
+	fd = shm_open(rig.shm, O_RDWR | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	close(fd);
+	start_exporter();
+	body = get_metrics();
+	assert_collector_down(body, "invalid");
+	ck_assert_ptr_nonnull(strstr(body, "# zernel collector not fresh"));
+	free(body);
+	assert_unhealthy("invalid");
+	/* A real collector replaces it; the exporter follows. */
+	start_collector("steady", "200");
+	body = wait_series("zernel_collector_up", 1, 5000);
+	ck_assert_msg(body != NULL, "collector_up never became 1 after the garbage");
+	free(body);
+	stop_exporter_cleanly();
+}
+END_TEST
+
+/* ---- a real Prometheus server ------------------------------------------ */
+
+static void url_encode(char *out, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s && o + 4 < len; s++) {
+		if (isalnum((unsigned char)*s) || strchr("-_.~", *s))
+			out[o++] = *s;
+		else
+			o += (size_t)snprintf(out + o, len - o, "%%%02X", (unsigned char)*s);
+	}
+	out[o] = '\0';
+}
+
+/*
+ * Runs an instant query at time t; returns the "result" array (owned by
+ * *root, which the caller puts) or NULL.
+ */
+static struct json_object *prom_query(const char *q, double t, struct json_object **root)
+{
+	char path[2048], enc[1536], *body = malloc(1u << 20);
+	struct json_object *data, *result, *status;
+	int st;
+
+	ck_assert_ptr_nonnull(body);
+	url_encode(enc, sizeof(enc), q);
+	snprintf(path, sizeof(path), "/api/v1/query?query=%s&time=%.3f", enc, t);
+	st = tu_http_request(prom_port, "GET", path, body, 1u << 20);
+	ck_assert_msg(st == 200, "query %s: HTTP %d: %.300s", q, st, body);
+	*root = json_tokener_parse(body);
+	free(body);
+	ck_assert_ptr_nonnull(*root);
+	ck_assert(json_object_object_get_ex(*root, "status", &status));
+	ck_assert_str_eq(json_object_get_string(status), "success");
+	if (!json_object_object_get_ex(*root, "data", &data) ||
+	    !json_object_object_get_ex(data, "result", &result))
+		return NULL;
+	return result;
+}
+
+/* The value of the single sample a query returns, NAN when there is none. */
+static double prom_scalar(const char *q, double t)
+{
+	struct json_object *root, *res = prom_query(q, t, &root), *value;
+	double v = NAN;
+
+	if (res && json_object_array_length(res) == 1 &&
+	    json_object_object_get_ex(json_object_array_get_idx(res, 0), "value", &value))
+		v = strtod(json_object_get_string(json_object_array_get_idx(value, 1)), NULL);
+	json_object_put(root);
+	return v;
+}
+
+static double now_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The tolerance: histogram_quantile interpolates inside the bucket that
+ * holds the rank, so the summary's quantile (log-linear histogram, 1/64
+ * relative error, over the last window) must lie in that same bucket,
+ * widened by that error, or in a neighbouring bucket when the estimate sits
+ * on a boundary (the window and the whole run can differ by a few samples
+ * there).
+ */
+static void assert_consistent(const char *what, double hq, double sq)
+{
+	static const uint64_t bounds_ns[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
+	double lo = 0, hi = INFINITY;
+	unsigned int k;
+
+	ck_assert_msg(isfinite(hq) && isfinite(sq), "%s: histogram %g, summary %g", what, hq, sq);
+	for (k = 0; k < SHM_LAT_FINITE_BUCKETS && hq > bounds_ns[k] / 1e9; k++)
+		;
+	/* One bucket of slack either side of the estimate's own bucket. */
+	lo = k >= 2 ? bounds_ns[k - 2] / 1e9 : 0;
+	hi = k + 1 < SHM_LAT_FINITE_BUCKETS ? bounds_ns[k + 1] / 1e9 : INFINITY;
+	fprintf(stderr, "%s: histogram_quantile %.9g s, summary %.9g s, bucket (%g, %g]\n", what,
+		hq, sq, k ? bounds_ns[k - 1] / 1e9 : 0.0,
+		k < SHM_LAT_FINITE_BUCKETS ? bounds_ns[k] / 1e9 : INFINITY);
+	ck_assert_msg(sq >= lo * (1 - 1.0 / 64) && sq <= hi * (1 + 1.0 / 64),
+		      "%s: summary %g outside (%g, %g] around histogram_quantile %g",
+		      what, sq, lo, hi, hq);
+}
+
+START_TEST(prometheus_scrapes_and_histograms_match_summaries)
+{
+	char path[512], cfg[256], data[256], listen[64], log[256], q[512], qs[512];
+	struct json_object *root, *res;
+	FILE *f;
+	double t, up;
+	int n, checked = 0;
+
+	ck_assert_msg(access(PROMETHEUS, X_OK) == 0, PROMETHEUS " is missing (make test-deps)");
+	tu_stack_init(&rig);
+	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
+	start_collector("steady", "200");
+	start_exporter();
+	wait_healthy();
+
+	prom_port = tu_free_port();
+	snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", prom_dir);
+	snprintf(data, sizeof(data), "--storage.tsdb.path=%s/data", prom_dir);
+	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u", prom_port);
+	f = fopen(cfg, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+		"scrape_configs:\n  - job_name: zernel\n    scrape_timeout: 900ms\n"
+		"    static_configs:\n      - targets: ['127.0.0.1:%u']\n", rig.metrics_port);
+	fclose(f);
+	snprintf(path, sizeof(path), "--config.file=%s", cfg);
+	snprintf(log, sizeof(log), "%s/prometheus.log", prom_dir);
+	{
+		char *const argv[] = { PROMETHEUS, path, data, listen, "--log.level=warn", NULL };
+
+		prometheus = tu_spawn(argv, log);
+	}
+	ck_assert_int_gt(prometheus, 0);
+	ck_assert_msg(tu_wait_http(prom_port, "/-/ready", 200, 30000) == 0,
+		      "prometheus never became ready; see %s", log);
+
+	/* A few seconds of scrapes. */
+	for (n = 0; n < 150; n++) {
+		up = prom_scalar("zernel_collector_up", now_real());
+		if (up == 1)
+			break;
+		tu_sleep_ms(100);
+	}
+	ck_assert_msg(up == 1, "prometheus never saw zernel_collector_up 1");
+	tu_sleep_ms(3000);
+	ck_assert(prom_scalar("up{job=\"zernel\"}", now_real()) == 1);
+	t = now_real() - 0.5;
+
+	/* The seed series are there, with their labels. */
+	res = prom_query("zernel_gpu_memory_used_bytes", t, &root);
+	ck_assert_msg(res && json_object_array_length(res) > 0, "no zernel_gpu_memory_used_bytes");
+	json_object_put(root);
+	ck_assert(prom_scalar("count(zernel_nccl_collective_duration_seconds{quantile=\"0.99\"})", t) == 7);
+
+	/* histogram_quantile over each histogram family against its summary. */
+	res = prom_query("zernel_cuda_launch_latency_seconds_count", t, &root);
+	ck_assert_msg(res && json_object_array_length(res) > 0, "no CUDA launch series");
+	for (size_t i = 0; i < json_object_array_length(res) && i < 4; i++) {
+		struct json_object *metric, *pid;
+		const char *p;
+
+		json_object_object_get_ex(json_object_array_get_idx(res, i), "metric", &metric);
+		ck_assert(json_object_object_get_ex(metric, "pid", &pid));
+		p = json_object_get_string(pid);
+		for (int k = 0; k < 2; k++) {
+			const char *qq = k ? "0.99" : "0.5";
+
+			snprintf(q, sizeof(q), "histogram_quantile(%s, zernel_cuda_launch_duration_seconds_bucket{pid=\"%s\"})", qq, p);
+			snprintf(qs, sizeof(qs), "zernel_cuda_launch_latency_seconds{pid=\"%s\",quantile=\"%s\"}", p, qq);
+			assert_consistent(qs, prom_scalar(q, t), prom_scalar(qs, t));
+			checked++;
+		}
+	}
+	json_object_put(root);
+	assert_consistent("nccl all_reduce p50",
+			  prom_scalar("histogram_quantile(0.5, zernel_nccl_collective_seconds_bucket{op=\"all_reduce\"})", t),
+			  prom_scalar("zernel_nccl_collective_duration_seconds{op=\"all_reduce\",quantile=\"0.5\"}", t));
+	res = prom_query("zernel_dataloader_wait_seconds_count", t, &root);
+	ck_assert_msg(res && json_object_array_length(res) > 0, "no DataLoader series");
+	{
+		struct json_object *metric, *pid;
+
+		json_object_object_get_ex(json_object_array_get_idx(res, 0), "metric", &metric);
+		ck_assert(json_object_object_get_ex(metric, "pid", &pid));
+		snprintf(q, sizeof(q), "histogram_quantile(0.5, zernel_dataloader_wait_duration_seconds_bucket{pid=\"%s\"})",
+			 json_object_get_string(pid));
+		snprintf(qs, sizeof(qs), "zernel_dataloader_wait_seconds{pid=\"%s\",quantile=\"0.5\"}",
+			 json_object_get_string(pid));
+		assert_consistent(qs, prom_scalar(q, t), prom_scalar(qs, t));
+	}
+	json_object_put(root);
+	/* Histograms aggregate across processes, as summaries cannot. */
+	ck_assert(isfinite(prom_scalar("histogram_quantile(0.99, sum by (le) (rate(zernel_cuda_launch_duration_seconds_bucket[3s])))", t)));
+	ck_assert_int_ge(checked, 2);
+
+	tu_stop(prometheus, SIGTERM, 10000);
+	prometheus = 0;
+	stop_exporter_cleanly();
+}
+END_TEST
+
+/* Runs the exporter with args; returns its exit status, output in out. */
+static int run_exporter(const char *args, char *out, size_t len)
+{
+	char path[512], log[96], *text;
+	int rc;
+
+	snprintf(log, sizeof(log), "/tmp/zernel-exp-flags-%d.log", (int)getpid());
+	tu_build_path(path, sizeof(path), "zernel-exporter");
+	rc = tu_system("timeout 10 %s %s > %s 2>&1", path, args, log);
+	text = tu_read_file(log, NULL);
+	snprintf(out, len, "%s", text ? text : "");
+	free(text);
+	unlink(log);
+	return rc;
+}
+
+START_TEST(exporter_flags_are_checked)
+{
+	static const struct {
+		const char *args;
+		int rc;
+		const char *says;
+	} cases[] = {
+		{ "--help", 0, "--ws-interval MS" },
+		{ "--version", 0, "zernel-exporter " },
+		{ "--bogus", 2, "unknown flag --bogus" },
+		{ "--ws-interval 50", 2, "--ws-interval 50: expected a whole number of milliseconds in 100..60000" },
+		{ "--ws-interval 60001", 2, "100..60000" },
+		{ "--ws-interval 1s", 2, "100..60000" },
+		{ "--metrics-listen nope", 2, "--metrics-listen nope: expected ADDR:PORT" },
+		{ "--ws-listen 127.0.0.1:0", 2, "--ws-listen 127.0.0.1:0" },
+		{ "--shm noslash", 2, "--shm noslash: expected /NAME" },
+		{ "--shm /a/b", 2, "expected /NAME" },
+		{ "--shm", 2, "--shm needs a value" },
+		{ "extra", 2, "unexpected argument extra" },
+	};
+	char out[4096], args[256];
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd;
+
+	ck_assert_msg(access(tu_build_path(out, sizeof(out), "zernel-exporter"), X_OK) == 0,
+		      "zernel-exporter is not built");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = run_exporter(cases[i].args, out, sizeof(out));
+
+		ck_assert_msg(rc == cases[i].rc, "%s: exit %d, want %d (%s)", cases[i].args, rc,
+			      cases[i].rc, out);
+		ck_assert_msg(strstr(out, cases[i].says), "%s: output lacks \"%s\": %s",
+			      cases[i].args, cases[i].says, out);
+	}
+	/* A port already taken: a clear message and exit 1, not a crash. */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(fd, 1), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(args, sizeof(args), "--shm /zernel-flags-test --metrics-listen 127.0.0.1:%u "
+		 "--ws-listen 127.0.0.1:%u", ntohs(sa.sin_port), tu_free_port());
+	ck_assert_int_eq(run_exporter(args, out, sizeof(out)), 1);
+	ck_assert_msg(strstr(out, "cannot bind 127.0.0.1:") && strstr(out, "Address already in use"),
+		      "output: %s", out);
+	close(fd);
+}
+END_TEST
+
+Suite *exporter_suite(void);
+Suite *exporter_suite(void)
+{
+	Suite *s = suite_create("exporter");
+	TCase *tc = tcase_create("integration");
+	TCase *prom = tcase_create("prometheus");
+
+	tcase_add_checked_fixture(tc, NULL, rig_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, exporter_flags_are_checked);
+	tcase_add_test(tc, exporter_serves_every_seed_family_with_its_labels);
+	tcase_add_test(tc, exporter_output_passes_promtool_and_validator);
+	tcase_add_test(tc, exporter_http_paths_methods_and_limits);
+	tcase_add_test(tc, exporter_follows_collector_down_and_back);
+	tcase_add_test(tc, exporter_survives_a_garbage_segment);
+	suite_add_tcase(s, tc);
+
+	tcase_add_checked_fixture(prom, NULL, rig_teardown);
+	tcase_set_timeout(prom, 90);
+	tcase_add_test(prom, prometheus_scrapes_and_histograms_match_summaries);
+	suite_add_tcase(s, prom);
+	return s;
+}

@@ -1,0 +1,670 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The reader against hostile segments: every broken rule is rejected with a
+ * reason that names it, a random-byte fuzz never crashes it, and a real
+ * reader follows a segment that goes missing, goes stale or is recreated.
+ * Also run under AddressSanitizer/UBSan (make test-asan).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "shm/shm_reader.h"
+#include "shm/shm_writer.h"
+#include "tests/support/testutil.h"
+
+static void small_opts(struct shm_writer_opts *o, const char *name, uint32_t interval_ms)
+{
+	tu_shm_opts(o, name, (struct shm_capacity){ 6, 8, 2, 3 });
+	o->mode = SHM_MODE_BPF;
+	o->publish_interval_ms = interval_ms;
+}
+
+/* A series with n samples, all in bucket b, window quantiles q. */
+static void fill_latency(struct shm_latency *l, uint64_t n, unsigned int b, uint64_t q)
+{
+	memset(l, 0, sizeof(*l));
+	l->count = n;
+	l->sum_ns = n * q;
+	l->bucket[b] = n;
+	l->window_count = n;
+	l->window_p50_ns = q;
+	l->window_p90_ns = q;
+	l->window_p99_ns = q + 1;
+	l->window_max_ns = q + 2;
+}
+
+/* Publishes rows derived from k into every table, heartbeat now. */
+static void publish(struct shm_writer *w, uint64_t k)
+{
+	struct shm_header_fields *h = &w->base->h;
+	struct shm_proc *p = shm_writer_table(w, SHM_TABLE_PROCS);
+	struct shm_gpu_mem *m = shm_writer_table(w, SHM_TABLE_GPU_MEM);
+	struct shm_gpu *g = shm_writer_table(w, SHM_TABLE_GPUS);
+	struct shm_nccl_op *ops = shm_writer_table(w, SHM_TABLE_NCCL_OPS);
+	struct shm_nccl_comm *c = shm_writer_table(w, SHM_TABLE_NCCL_COMMS);
+	uint32_t np = h->table[SHM_TABLE_PROCS].capacity / 2 + 1;
+
+	shm_writer_begin(w);
+	for (uint32_t i = 0; i < np; i++) {
+		memset(&p[i], 0, sizeof(p[i]));
+		p[i].pid = 1000 + i;
+		p[i].ppid = 1;
+		p[i].watch_reason = SHM_WATCH_CUDA | SHM_WATCH_NCCL;
+		snprintf(p[i].comm, sizeof(p[i].comm), "python%u", i % 100);
+		for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++)
+			fill_latency(&p[i].lat[f], k + i, f % SHM_LAT_BUCKETS, 1000 * (f + 1));
+	}
+	h->table[SHM_TABLE_PROCS].count = np;
+	for (uint32_t i = 0; i < 3; i++) {
+		memset(&m[i], 0, sizeof(m[i]));
+		m[i].pid = 1000 + i;
+		m[i].gpu_id = i;
+		m[i].used_bytes = k << 20;
+		m[i].peak_bytes = (k + 1) << 20;
+	}
+	h->table[SHM_TABLE_GPU_MEM].count = 3;
+	memset(g, 0, 2 * sizeof(*g));
+	g[0].gpu_id = 0;
+	g[0].total_source = SHM_TOTAL_SIMULATED;
+	g[1].gpu_id = 1;
+	h->table[SHM_TABLE_GPUS].count = 2;
+	for (uint32_t i = 0; i < SHM_NCCL_OP_COUNT; i++) {
+		ops[i].calls = k;
+		fill_latency(&ops[i].duration, k, 10, 50000);
+		fill_latency(&ops[i].wait, k, 12, 700000);
+	}
+	c[0].pid = 1000;
+	c[0].rank = 0;
+	c[0].nranks = 2;
+	h->table[SHM_TABLE_NCCL_COMMS].count = 1;
+	for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++)
+		fill_latency(&h->node[f], k * 3, 5, 3000);
+	h->stats.publishes = k;
+	h->heartbeat_mono_ns = now_mono_ns();
+	shm_writer_end(w);
+}
+
+/* A valid image in private, exactly-sized, 8-aligned memory. */
+static void *valid_image(size_t *size)
+{
+	struct shm_writer w;
+	struct shm_writer_opts o;
+	char name[64];
+	void *img;
+
+	tu_unique_shm_name(name, sizeof(name));
+	small_opts(&o, name, 100);
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	publish(&w, 5);
+	img = malloc(w.size);
+	ck_assert_ptr_nonnull(img);
+	memcpy(img, w.base, w.size);
+	*size = w.size;
+	shm_writer_close(&w, 1);
+	return img;
+}
+
+static struct shm_header_fields *H(void *img)
+{
+	return &((union shm_header *)img)->h;
+}
+
+static void *rows_of(void *img, enum shm_table_id id)
+{
+	return (char *)img + H(img)->table[id].offset;
+}
+
+#define PROC(img, i)	(((struct shm_proc *)rows_of(img, SHM_TABLE_PROCS))[i])
+#define OP(img, i)	(((struct shm_nccl_op *)rows_of(img, SHM_TABLE_NCCL_OPS))[i])
+#define GPU(img, i)	(((struct shm_gpu *)rows_of(img, SHM_TABLE_GPUS))[i])
+#define MEM(img, i)	(((struct shm_gpu_mem *)rows_of(img, SHM_TABLE_GPU_MEM))[i])
+
+/* Applies one corruption to a fresh copy and expects a reason containing want. */
+#define EXPECT_REJECT(mutation, want)						\
+	do {									\
+		size_t sz_;							\
+		void *img = valid_image(&sz_);					\
+		size_t size = sz_;						\
+		char why_[256] = "";						\
+		mutation;							\
+		ck_assert_int_eq(shm_validate(img, size, why_, sizeof(why_)), -EINVAL); \
+		ck_assert_msg(strstr(why_, want) != NULL,			\
+			      "reason \"%s\" lacks \"%s\"", why_, want);	\
+		free(img);							\
+	} while (0)
+
+START_TEST(valid_image_passes)
+{
+	size_t size;
+	void *img = valid_image(&size);
+	char why[256] = "x";
+
+	ck_assert_msg(shm_validate(img, size, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_str_eq(why, "");
+	ck_assert_int_eq(shm_validate(NULL, size, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(shm_validate((char *)img + 4, size - 4, why, sizeof(why)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "aligned"));
+	free(img);
+}
+END_TEST
+
+START_TEST(rejects_truncated_and_size_mismatch)
+{
+	EXPECT_REJECT(size = 100, "smaller than the 4096-byte header");
+	EXPECT_REJECT(size = SHM_HEADER_SIZE, "header says");
+	EXPECT_REJECT(size -= 64, "header says");
+	EXPECT_REJECT(H(img)->total_size += 64, "header says");
+}
+END_TEST
+
+START_TEST(rejects_bad_magic_version_header_size_mode)
+{
+	EXPECT_REJECT(H(img)->magic ^= 1, "bad magic");
+	EXPECT_REJECT(H(img)->layout_version = 2, "layout version 2");
+	EXPECT_REJECT(H(img)->header_size = 2048, "header size 2048");
+	EXPECT_REJECT(H(img)->mode = 0, "unknown mode 0");
+}
+END_TEST
+
+START_TEST(rejects_counts_and_capacities)
+{
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_PROCS].count = 7, "table procs: count 7 exceeds capacity 6");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_NCCL_COMMS].count = UINT32_MAX, "nccl_comms: count");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_GPUS].capacity = SHM_LIMIT_GPUS + 1, "exceeds the limit");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_NCCL_OPS].capacity = 8, "nccl_ops: capacity 8, expected 7");
+	/* A capacity within the limit but past the end of the segment. */
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_GPU_MEM].capacity = SHM_LIMIT_GPU_MEM, "run past");
+}
+END_TEST
+
+START_TEST(rejects_bad_offsets_and_entry_sizes)
+{
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_NCCL_COMMS].offset = 1ull << 40, "run past");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_NCCL_COMMS].offset = UINT64_MAX - 63, "run past");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_GPUS].offset += 8, "not aligned");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_PROCS].offset = 0, "overlaps the header");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_GPUS].offset = H(img)->table[SHM_TABLE_GPU_MEM].offset,
+		      "tables gpu_mem and gpus overlap");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_PROCS].entry_size -= 8, "procs: entry size");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_GPU_MEM].entry_size = 0, "gpu_mem: entry size 0");
+}
+END_TEST
+
+START_TEST(rejects_broken_histograms)
+{
+	EXPECT_REJECT(PROC(img, 2).lat[SHM_FAMILY_CUDA_LAUNCH].count++,
+		      "procs[2] (pid 1002) cuda_launch: buckets add up to");
+	EXPECT_REJECT(PROC(img, 0).lat[SHM_FAMILY_RUNQ_DELAY].bucket[SHM_LAT_BUCKETS - 1] = UINT64_MAX,
+		      "runq_delay: bucket counts overflow");
+	EXPECT_REJECT(PROC(img, 1).lat[SHM_FAMILY_FUTEX_WAIT].window_p99_ns = 1,
+		      "futex_wait: window quantiles out of order");
+	EXPECT_REJECT(PROC(img, 1).lat[SHM_FAMILY_DATALOADER_WAIT].window_max_ns = 0,
+		      "dataloader_wait: window quantiles out of order");
+	EXPECT_REJECT(H(img)->node[SHM_FAMILY_CUDA_GRAPH_LAUNCH].bucket[0] = 1,
+		      "node cuda_graph_launch: buckets add up to");
+	EXPECT_REJECT(H(img)->node[SHM_FAMILY_BARRIER_WAIT].window_p50_ns = UINT64_MAX,
+		      "node barrier_wait: window quantiles");
+	EXPECT_REJECT(OP(img, SHM_NCCL_RECV).wait.count = 0,
+		      "nccl recv wait: buckets");
+	EXPECT_REJECT(OP(img, 0).duration.window_p90_ns = 0,
+		      "nccl all_reduce duration: window quantiles");
+}
+END_TEST
+
+START_TEST(rejects_bad_enums_and_row_invariants)
+{
+	EXPECT_REJECT(PROC(img, 3).watch_reason = 0x40,
+		      "procs[3] (pid 1003): unknown watch reason 0x40");
+	EXPECT_REJECT(GPU(img, 1).total_source = SHM_TOTAL_MAX_SOURCE + 1,
+		      "gpus[1] (gpu 1): unknown total source 4");
+	EXPECT_REJECT(OP(img, 4).op = 3,
+		      "nccl_ops[4]: holds op 3");
+	EXPECT_REJECT(MEM(img, 2).peak_bytes = 0,
+		      "gpu_mem[2] (pid 1002, gpu 2): peak 0 below used");
+}
+END_TEST
+
+START_TEST(rows_past_count_are_not_judged)
+{
+	size_t size;
+	void *img = valid_image(&size);
+	struct shm_proc *p = rows_of(img, SHM_TABLE_PROCS);
+	uint32_t n = H(img)->table[SHM_TABLE_PROCS].count;
+	char why[256];
+
+	/* Garbage beyond count is unused space, and comm is never judged. */
+	ck_assert_uint_lt(n, H(img)->table[SHM_TABLE_PROCS].capacity);
+	p[n].watch_reason = 0xffffffffu;
+	p[n].lat[0].count = 12345;
+	memset(p[0].comm, 0xff, sizeof(p[0].comm));
+	ck_assert_msg(shm_validate(img, size, why, sizeof(why)) == 0, "%s", why);
+	free(img);
+}
+END_TEST
+
+/*
+ * Random byte flips over a valid image, biased towards the header and the
+ * table descriptors where most decisions are made.  Whatever validate says
+ * must be safe to act on: on success every row of every table is read
+ * (AddressSanitizer catches a read past the exactly-sized buffer).
+ */
+START_TEST(fuzz_byte_flips_never_crash)
+{
+	enum { ITERATIONS = 20000, MAX_FLIPS = 6 };
+	size_t size;
+	void *img = valid_image(&size);
+	void *orig = malloc(size);
+	unsigned int seed = 12345, accepted = 0, rejected = 0;
+	uint64_t checksum = 0;
+
+	ck_assert_ptr_nonnull(orig);
+	memcpy(orig, img, size);
+	for (int it = 0; it < ITERATIONS; it++) {
+		size_t where[MAX_FLIPS];
+		int flips = 1 + rand_r(&seed) % MAX_FLIPS;
+		struct shm_snapshot snap = { 0 };
+		char why[256];
+		uint32_t n;
+
+		for (int f = 0; f < flips; f++) {
+			int zone = rand_r(&seed) % 4;
+
+			if (zone == 0)	/* fixed header fields */
+				where[f] = (size_t)rand_r(&seed) % 64;
+			else if (zone == 1)	/* table descriptors and the rest of the header */
+				where[f] = offsetof(struct shm_header_fields, table) +
+					   (size_t)rand_r(&seed) % (SHM_HEADER_SIZE -
+					   offsetof(struct shm_header_fields, table));
+			else
+				where[f] = (size_t)rand_r(&seed) % size;
+			((uint8_t *)img)[where[f]] ^= (uint8_t)(1 + rand_r(&seed) % 255);
+		}
+		if (shm_validate(img, size, why, sizeof(why)) == 0) {
+			const struct shm_proc *p;
+			const struct shm_gpu_mem *m;
+			const struct shm_gpu *g;
+			const struct shm_nccl_op *o;
+			const struct shm_nccl_comm *c;
+
+			accepted++;
+			snap.buf = img;
+			snap.size = size;
+			snap.hdr = img;
+			p = shm_snapshot_procs(&snap, &n);
+			for (uint32_t i = 0; i < n; i++)
+				checksum += p[i].pid + p[i].lat[SHM_FAMILY_COUNT - 1].count + p[i].reserved1[2];
+			m = shm_snapshot_gpu_mem(&snap, &n);
+			for (uint32_t i = 0; i < n; i++)
+				checksum += m[i].used_bytes + m[i].failed_calls;
+			g = shm_snapshot_gpus(&snap, &n);
+			for (uint32_t i = 0; i < n; i++)
+				checksum += g[i].total_bytes + g[i].reserved0;
+			o = shm_snapshot_nccl_ops(&snap, &n);
+			for (uint32_t i = 0; i < n; i++)
+				checksum += o[i].wait.window_max_ns;
+			c = shm_snapshot_nccl_comms(&snap, &n);
+			for (uint32_t i = 0; i < n; i++)
+				checksum += c[i].comm_id;
+		} else {
+			rejected++;
+			ck_assert_msg(why[0] != '\0', "rejection without a reason");
+		}
+		for (int f = flips - 1; f >= 0; f--)
+			((uint8_t *)img)[where[f]] = ((uint8_t *)orig)[where[f]];
+	}
+	fprintf(stderr, "shm fuzz: %d iterations, %u accepted, %u rejected (checksum %llx)\n",
+		ITERATIONS, accepted, rejected, (unsigned long long)checksum);
+	/* Both outcomes happened: the fuzz reached decisions, not only the magic. */
+	ck_assert_uint_gt(rejected, ITERATIONS / 10);
+	ck_assert_uint_gt(accepted, ITERATIONS / 10);
+	ck_assert_int_eq(memcmp(img, orig, size), 0);
+	free(orig);
+	free(img);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Through a real /dev/shm segment and a long-lived reader.            */
+
+static enum shm_read_status read_once(struct shm_reader *r, struct shm_snapshot *s,
+				      char *why, size_t len)
+{
+	enum shm_read_status st = shm_reader_snapshot(r, s, why, len);
+
+	if (st != SHM_READ_OK)
+		fprintf(stderr, "  reader: %s: %s\n", shm_read_status_name(st), why);
+	return st;
+}
+
+START_TEST(missing_segment_and_bad_name)
+{
+	struct shm_reader r;
+	struct shm_snapshot s = { 0 };
+	char name[64], why[256];
+
+	tu_unique_shm_name(name, sizeof(name));
+	shm_reader_init(&r, name);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_MISSING);
+	ck_assert_ptr_nonnull(strstr(why, name));
+	ck_assert_ptr_null(s.hdr);
+	shm_reader_close(&r);
+
+	shm_reader_init(&r, "zernel");
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "must start with '/'"));
+	shm_reader_close(&r);
+	ck_assert_str_eq(shm_read_status_name(SHM_READ_BUSY), "busy");
+	ck_assert_str_eq(shm_read_status_name((enum shm_read_status)99), "unknown");
+}
+END_TEST
+
+START_TEST(mapped_corruption_is_rejected_then_recovered)
+{
+	struct shm_writer w;
+	struct shm_writer_opts o;
+	struct shm_reader r;
+	struct shm_snapshot s = { 0 };
+	char name[64], why[256];
+	const void *buf_before;
+	uint64_t gen;
+	uint32_t n;
+
+	tu_unique_shm_name(name, sizeof(name));
+	small_opts(&o, name, 1000);
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	shm_reader_init(&r, name);
+
+	/* Created but never published: valid, but stale. */
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_STALE);
+	ck_assert_ptr_nonnull(strstr(why, "not published yet"));
+
+	publish(&w, 9);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	gen = s.hdr->generation;
+	ck_assert_uint_eq(gen, w.base->h.generation);
+	ck_assert_uint_eq(s.hdr->stats.publishes, 9);
+	ck_assert_uint_eq(shm_snapshot_procs(&s, &n)[0].pid, 1000);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(shm_snapshot_procs(&s, &n)[1].comm, "python1");
+
+	/* A failed read leaves the previous snapshot as it was. */
+	buf_before = s.buf;
+	w.base->h.layout_version = 99;
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "layout version 99"));
+	ck_assert_ptr_eq(s.buf, buf_before);
+	ck_assert_uint_eq(s.hdr->stats.publishes, 9);
+	ck_assert_uint_eq(s.hdr->layout_version, SHM_LAYOUT_VERSION);
+	w.base->h.layout_version = SHM_LAYOUT_VERSION;
+
+	shm_writer_begin(&w);
+	((struct shm_proc *)shm_writer_table(&w, SHM_TABLE_PROCS))[0].lat[2].bucket[3]++;
+	shm_writer_end(&w);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "dataloader_wait: buckets add up to"));
+
+	/* A comm filling all 16 bytes comes out bounded. */
+	publish(&w, 10);
+	shm_writer_begin(&w);
+	memset(((struct shm_proc *)shm_writer_table(&w, SHM_TABLE_PROCS))[0].comm, 'x', SHM_COMM_LEN);
+	memset(w.base->h.scenario, 'y', sizeof(w.base->h.scenario));
+	shm_writer_end(&w);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	ck_assert_uint_eq(strlen(shm_snapshot_procs(&s, &n)[0].comm), SHM_COMM_LEN - 1);
+	ck_assert_uint_eq(strlen(s.hdr->scenario), sizeof(s.hdr->scenario) - 1);
+	ck_assert_uint_eq(s.hdr->stats.publishes, 10);
+	ck_assert_uint_eq(s.hdr->generation, gen);
+
+	shm_snapshot_free(&s);
+	shm_reader_close(&r);
+	shm_writer_close(&w, 1);
+}
+END_TEST
+
+START_TEST(mapped_truncation_and_odd_files_are_rejected)
+{
+	struct shm_writer w;
+	struct shm_writer_opts o;
+	struct shm_reader r;
+	struct shm_snapshot s = { 0 };
+	char name[64], why[256], path[128];
+	int fd;
+
+	tu_unique_shm_name(name, sizeof(name));
+	small_opts(&o, name, 1000);
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	publish(&w, 3);
+	shm_reader_init(&r, name);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+
+	/* Shorter than total_size: the mapped reader notices the size change. */
+	ck_assert_int_eq(ftruncate(w.fd, (off_t)(w.size - 64)), 0);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "header says"));
+	/* Longer than total_size. */
+	ck_assert_int_eq(ftruncate(w.fd, (off_t)(w.size + 4096)), 0);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "header says"));
+	/* Smaller than the header. */
+	ck_assert_int_eq(ftruncate(w.fd, 100), 0);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "smaller than the 4096-byte header"));
+	/* Larger than any segment may be (sparse, costs nothing). */
+	ck_assert_int_eq(ftruncate(w.fd, (off_t)SHM_LIMIT_TOTAL_SIZE + 4096), 0);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "above the"));
+	/* The snapshot taken before all this is intact. */
+	ck_assert_uint_eq(s.hdr->stats.publishes, 3);
+	/* The writer's mapping now extends past EOF: drop it without touching it. */
+	shm_writer_close(&w, 1);
+
+	/* Zero-filled, as between the writer's ftruncate and its header. */
+	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 3 * SHM_HEADER_SIZE), 0);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_BUSY);
+	ck_assert_ptr_nonnull(strstr(why, "not initialised"));
+	ck_assert_int_eq(ftruncate(fd, 0), 0);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	close(fd);
+	shm_unlink(name);
+
+	/* A directory squatting on the name. */
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "not a regular file"));
+	rmdir(path);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_MISSING);
+
+	shm_snapshot_free(&s);
+	shm_reader_close(&r);
+}
+END_TEST
+
+/*
+ * Hostile headers through the real reader: its copy follows the header's
+ * own table descriptors, so they must be clipped before they are judged.
+ */
+START_TEST(mapped_fuzz_of_header_never_crashes)
+{
+	enum { ITERATIONS = 3000 };
+	struct shm_writer w;
+	struct shm_writer_opts o;
+	struct shm_reader r;
+	struct shm_snapshot s = { 0 };
+	union shm_header good;
+	char name[64], why[256];
+	unsigned int seed = 777, ok = 0, invalid = 0, other = 0;
+	uint8_t *hdr;
+
+	tu_unique_shm_name(name, sizeof(name));
+	small_opts(&o, name, 60000);
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	publish(&w, 4);
+	memcpy(&good, w.base, sizeof(good));
+	hdr = (uint8_t *)w.base;
+	shm_reader_init(&r, name);
+	/* The descriptors first: offsets and counts that point anywhere. */
+	w.base->h.table[SHM_TABLE_GPUS].offset = UINT64_MAX - 63;
+	w.base->h.table[SHM_TABLE_PROCS].count = UINT32_MAX;
+	w.base->h.table[SHM_TABLE_GPU_MEM].entry_size = UINT32_MAX;
+	ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	memcpy(w.base, &good, sizeof(good));
+	for (int it = 0; it < ITERATIONS; it++) {
+		size_t at = (size_t)rand_r(&seed) % sizeof(struct shm_header_fields);
+		enum shm_read_status st;
+
+		if (at >= offsetof(struct shm_header_fields, seq) &&
+		    at < offsetof(struct shm_header_fields, seq) + 8)
+			continue;	/* an odd seq only means busy */
+		hdr[at] ^= (uint8_t)(1 + rand_r(&seed) % 255);
+		if (rand_r(&seed) % 2)
+			w.base->h.table[rand_r(&seed) % SHM_TABLE_COUNT].count =
+				(uint32_t)rand_r(&seed) % 64;
+		st = shm_reader_snapshot(&r, &s, why, sizeof(why));
+		ok += st == SHM_READ_OK;
+		invalid += st == SHM_READ_INVALID;
+		other += st != SHM_READ_OK && st != SHM_READ_INVALID;
+		memcpy(w.base, &good, sizeof(good));
+	}
+	fprintf(stderr, "shm mapped fuzz: %u ok, %u invalid, %u other\n", ok, invalid, other);
+	ck_assert_uint_gt(ok, 0);
+	ck_assert_uint_gt(invalid, ITERATIONS / 4);
+	/* Restored, the same reader is fine. */
+	ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	ck_assert_uint_eq(s.hdr->stats.publishes, 4);
+	shm_snapshot_free(&s);
+	shm_reader_close(&r);
+	shm_writer_close(&w, 1);
+}
+END_TEST
+
+START_TEST(stale_heartbeat_is_reported_with_a_valid_snapshot)
+{
+	struct shm_writer w;
+	struct shm_writer_opts o;
+	struct shm_reader r;
+	struct shm_snapshot s = { 0 };
+	char name[64], why[256];
+
+	tu_unique_shm_name(name, sizeof(name));
+	small_opts(&o, name, 20);		/* stale after 3 x 20 ms */
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	shm_reader_init(&r, name);
+	publish(&w, 1);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	ck_assert_uint_lt(s.age_ns, 60ull * 1000000ull);
+	tu_sleep_ms(100);
+	ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_STALE);
+	ck_assert_ptr_nonnull(strstr(why, "last publish"));
+	ck_assert_ptr_nonnull(s.hdr);
+	ck_assert_uint_ge(s.age_ns, 100ull * 1000000ull);
+	ck_assert_uint_eq(s.hdr->stats.publishes, 1);
+	/* A fresh publish makes it OK again; a larger allowance too. */
+	publish(&w, 2);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	tu_sleep_ms(100);
+	r.stale_intervals = 50;
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	/* A heartbeat from the future is not fresh either. */
+	shm_writer_begin(&w);
+	w.base->h.heartbeat_mono_ns = now_mono_ns() + 3600ull * 1000000000ull;
+	shm_writer_end(&w);
+	ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_STALE);
+	ck_assert_ptr_nonnull(strstr(why, "in the future"));
+	ck_assert_uint_eq(s.age_ns, 0);
+	/* Publish interval 0 falls back to 1 s: 3 s allowance. */
+	publish(&w, 3);
+	w.base->h.publish_interval_ms = 0;
+	r.stale_intervals = 3;
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	shm_snapshot_free(&s);
+	shm_reader_close(&r);
+	shm_writer_close(&w, 1);
+}
+END_TEST
+
+START_TEST(reader_follows_a_recreated_segment)
+{
+	struct shm_writer w;
+	struct shm_writer_opts o;
+	struct shm_reader r;
+	struct shm_snapshot s = { 0 };
+	char name[64], why[256];
+	uint64_t g1, g2;
+
+	tu_unique_shm_name(name, sizeof(name));
+	small_opts(&o, name, 1000);
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	publish(&w, 1);
+	shm_reader_init(&r, name);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	g1 = r.generation;
+	ck_assert_uint_eq(g1, w.base->h.generation);
+
+	/* A collector restart without a clean exit: the new one replaces the segment. */
+	shm_writer_close(&w, 0);
+	o.cap.procs = 10;			/* another size, too */
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	publish(&w, 2);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	g2 = r.generation;
+	ck_assert_uint_ne(g2, g1);
+	ck_assert_uint_eq(s.hdr->generation, g2);
+	ck_assert_uint_eq(s.hdr->table[SHM_TABLE_PROCS].capacity, 10);
+	ck_assert_uint_eq(s.hdr->stats.publishes, 2);
+
+	/* A clean exit removes it: missing, then back when a collector returns. */
+	shm_writer_close(&w, 1);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_MISSING);
+	ck_assert_uint_eq(s.hdr->generation, g2);
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	publish(&w, 3);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	ck_assert_uint_ne(r.generation, g2);
+	ck_assert_uint_eq(s.hdr->stats.publishes, 3);
+	shm_snapshot_free(&s);
+	shm_reader_close(&r);
+	shm_writer_close(&w, 1);
+}
+END_TEST
+
+Suite *shm_reader_suite(void);
+Suite *shm_reader_suite(void)
+{
+	Suite *s = suite_create("shm_reader");
+	TCase *tc = tcase_create("validate");
+	TCase *tm = tcase_create("mapped");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, valid_image_passes);
+	tcase_add_test(tc, rejects_truncated_and_size_mismatch);
+	tcase_add_test(tc, rejects_bad_magic_version_header_size_mode);
+	tcase_add_test(tc, rejects_counts_and_capacities);
+	tcase_add_test(tc, rejects_bad_offsets_and_entry_sizes);
+	tcase_add_test(tc, rejects_broken_histograms);
+	tcase_add_test(tc, rejects_bad_enums_and_row_invariants);
+	tcase_add_test(tc, rows_past_count_are_not_judged);
+	tcase_add_test(tc, fuzz_byte_flips_never_crash);
+	suite_add_tcase(s, tc);
+
+	tcase_set_timeout(tm, 30);
+	tcase_add_test(tm, missing_segment_and_bad_name);
+	tcase_add_test(tm, mapped_corruption_is_rejected_then_recovered);
+	tcase_add_test(tm, mapped_truncation_and_odd_files_are_rejected);
+	tcase_add_test(tm, mapped_fuzz_of_header_never_crashes);
+	tcase_add_test(tm, stale_heartbeat_is_reported_with_a_valid_snapshot);
+	tcase_add_test(tm, reader_follows_a_recreated_segment);
+	suite_add_tcase(s, tm);
+	return s;
+}
