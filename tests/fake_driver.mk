@@ -12,8 +12,9 @@ FAKE_DRIVER      := $(FAKE_DRIVER_DIR)/libcuda.so.1
 FAKE_DRIVER_SRCS := $(wildcard tests/fakes/fake_driver/*.c)
 FAKE_DRIVER_HDRS := $(wildcard tests/fakes/fake_driver/*.h)
 # The driver API's entry points are declared by their callers (the runtime),
-# not here, hence no -Wmissing-prototypes.
-FAKE_DRIVER_CFLAGS = -O2 -g -fPIC -fvisibility=hidden -std=gnu11 -D_GNU_SOURCE -I. \
+# not here, hence no -Wmissing-prototypes.  No identical-code folding: every
+# exported function keeps an address of its own, as probes expect.
+FAKE_DRIVER_CFLAGS = -O2 -g -fPIC -fvisibility=hidden -fno-ipa-icf -std=gnu11 -D_GNU_SOURCE -I. \
 		     -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes
 
 TEST_ARTIFACTS += $(FAKE_DRIVER)
@@ -30,7 +31,10 @@ NVCC       ?= $(CUDA_HOME)/bin/nvcc
 NVCC_CCBIN ?= g++
 ZW_CUDART      := $(BUILD)/tests/workloads/zw_cudart
 ZW_CUDART_PTDS := $(BUILD)/tests/workloads/zw_cudart_ptds
-ZW_CUDART_FLAGS = -ccbin $(NVCC_CCBIN) -cudart shared -O2 -Xcompiler -Wall,-Wextra,-Werror
+# The runtime is found in the toolkit even where ldconfig does not list it;
+# libcuda.so.1 is not there, so the driver still comes from the loader's path.
+ZW_CUDART_FLAGS = -ccbin $(NVCC_CCBIN) -cudart shared -O2 -Xcompiler -Wall,-Wextra,-Werror \
+		  -Xlinker -rpath,$(CUDA_HOME)/lib64
 
 ifneq ($(wildcard $(NVCC)),)
 TEST_ARTIFACTS += $(ZW_CUDART) $(ZW_CUDART_PTDS)

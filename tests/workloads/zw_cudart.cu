@@ -4,8 +4,12 @@
  * (libcudart.so.13), for the tests that put the fake driver
  * (tests/fakes/fake_driver) under the real runtime.  It makes a known
  * number of each call and prints, per call, "COUNT <call> <n>": the ground
- * truth the driver-side figures are checked against.  Any failed call ends
- * it with exit 1 and the runtime's error.  No privilege.
+ * truth the driver-side figures are checked against.  <call> is the runtime
+ * function, except that launches come as triple_chevron (<<<>>>) and
+ * cudaLaunchKernel made outside a capture, and captured_launch, either
+ * kind made on a stream being captured into a graph; and copies as
+ * cudaMemcpy_<kind>.  Any failed call ends it with exit 1 and the
+ * runtime's error.  No privilege.
  *
  *   zw_cudart            run and exit
  *   zw_cudart wait       print WAIT and wait for a line on stdin first, and
@@ -22,13 +26,14 @@
 enum zw_call {
 	ZW_SET_DEVICE, ZW_MALLOC, ZW_FREE, ZW_MALLOC_ASYNC, ZW_FREE_ASYNC, ZW_TRIPLE_CHEVRON,
 	ZW_LAUNCH_KERNEL, ZW_CAPTURED_LAUNCH, ZW_GRAPH_LAUNCH, ZW_STREAM_SYNC, ZW_DEVICE_SYNC,
-	ZW_MEMCPY, ZW_N_CALLS,
+	ZW_MEMCPY_H2D, ZW_MEMCPY_D2H, ZW_N_CALLS,
 };
 
 static const char *const zw_names[ZW_N_CALLS] = {
 	"cudaSetDevice", "cudaMalloc", "cudaFree", "cudaMallocAsync", "cudaFreeAsync",
 	"triple_chevron", "cudaLaunchKernel", "captured_launch", "cudaGraphLaunch",
-	"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpy",
+	"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpy_HostToDevice",
+	"cudaMemcpy_DeviceToHost",
 };
 
 static unsigned long zw_count[ZW_N_CALLS];
@@ -108,8 +113,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 32; i++)
 		host[i] = i * 7;
 	DO(ZW_MALLOC, cudaMalloc(&d, sizeof(host)));
-	DO(ZW_MEMCPY, cudaMemcpy(d, host, sizeof(host), cudaMemcpyHostToDevice));
-	DO(ZW_MEMCPY, cudaMemcpy(back, d, sizeof(back), cudaMemcpyDeviceToHost));
+	DO(ZW_MEMCPY_H2D, cudaMemcpy(d, host, sizeof(host), cudaMemcpyHostToDevice));
+	DO(ZW_MEMCPY_D2H, cudaMemcpy(back, d, sizeof(back), cudaMemcpyDeviceToHost));
 	if (memcmp(host, back, sizeof(host)) != 0) {
 		fprintf(stderr, "zw_cudart: device memory did not keep its data\n");
 		return 1;

@@ -7,6 +7,7 @@
  * answer differs is refused (cudaErrorSoftwareValidityNotEstablished).
  * Test code.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -146,6 +147,13 @@ static void hmac_md2(const struct integrity_input *in, unsigned char out[16])
 	md2_final(&m, out);
 }
 
+static int wrong_on_request(void)
+{
+	const char *s = getenv("FAKE_CUDA_INTEGRITY");
+
+	return s && strcmp(s, "wrong") == 0;
+}
+
 void fd_integrity_hash(uint32_t version, uint64_t unix_seconds, const void *integrity_table,
 		       const void *cudart_table, const void *fn_address, uint64_t out[2])
 {
@@ -173,5 +181,8 @@ void fd_integrity_hash(uint32_t version, uint64_t unix_seconds, const void *inte
 	in.fn_address = fn_address;
 	in.unix_seconds = unix_seconds;
 	hmac_md2(&in, h);
+	/* $FAKE_CUDA_INTEGRITY=wrong: one bit off, to show the runtime checks it. */
+	if (wrong_on_request())
+		h[15] ^= 1;
 	memcpy(out, h, 16);
 }
