@@ -130,6 +130,10 @@ static const struct reach reaches[] = {
 	{ "cuCtxSynchronize_v2", "cuCtxSynchronize_v2", NULL, { "cudaDeviceSynchronize" } },
 	{ "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2_ptds", NULL, { "cudaMemcpy_HostToDevice" } },
 	{ "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2_ptds", NULL, { "cudaMemcpy_DeviceToHost" } },
+	{ "cuMemsetD8_v2", "cuMemsetD8_v2_ptds", NULL, { "cudaMemset" } },
+	{ "cuMemHostAlloc", "cuMemHostAlloc", NULL, { "cudaMallocHost" } },
+	{ "cuMemFreeHost", "cuMemFreeHost", NULL, { "cudaFreeHost" } },
+	{ "cuEventRecord", "cuEventRecord_ptsz", NULL, { "cudaEventRecord" } },
 };
 
 static void check_counts(const char *name, int ptds)

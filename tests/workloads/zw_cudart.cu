@@ -26,14 +26,16 @@
 enum zw_call {
 	ZW_SET_DEVICE, ZW_MALLOC, ZW_FREE, ZW_MALLOC_ASYNC, ZW_FREE_ASYNC, ZW_TRIPLE_CHEVRON,
 	ZW_LAUNCH_KERNEL, ZW_CAPTURED_LAUNCH, ZW_GRAPH_LAUNCH, ZW_STREAM_SYNC, ZW_DEVICE_SYNC,
-	ZW_MEMCPY_H2D, ZW_MEMCPY_D2H, ZW_N_CALLS,
+	ZW_MEMCPY_H2D, ZW_MEMCPY_D2H, ZW_MEMSET, ZW_MALLOC_HOST, ZW_FREE_HOST, ZW_EVENT_RECORD,
+	ZW_N_CALLS,
 };
 
 static const char *const zw_names[ZW_N_CALLS] = {
 	"cudaSetDevice", "cudaMalloc", "cudaFree", "cudaMallocAsync", "cudaFreeAsync",
 	"triple_chevron", "cudaLaunchKernel", "captured_launch", "cudaGraphLaunch",
 	"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpy_HostToDevice",
-	"cudaMemcpy_DeviceToHost",
+	"cudaMemcpy_DeviceToHost", "cudaMemset", "cudaMallocHost", "cudaFreeHost",
+	"cudaEventRecord",
 };
 
 static unsigned long zw_count[ZW_N_CALLS];
@@ -87,7 +89,9 @@ static void on_device(int dev, int n_malloc, int n_free)
 int main(int argc, char **argv)
 {
 	int wait = argc > 1 && strcmp(argv[1], "wait") == 0;
-	int n_dev = 0, host[32], back[32], *d, *a[4];
+	int n_dev = 0, *host, back[32], *d, *a[4];
+	float ms;
+	cudaEvent_t ev[2];
 	cudaStream_t s;
 	cudaGraph_t captured, built;
 	cudaGraphExec_t captured_exec, built_exec;
@@ -109,19 +113,25 @@ int main(int argc, char **argv)
 		on_device(1, 1, 1);
 	on_device(0, 6, 5);	/* one allocation stays until exit */
 
-	/* 2. A data round trip through device memory. */
+	/* 2. A data round trip through device memory, from page-locked memory. */
+	DO(ZW_MALLOC_HOST, cudaMallocHost(&host, 32 * sizeof(int)));
 	for (int i = 0; i < 32; i++)
 		host[i] = i * 7;
-	DO(ZW_MALLOC, cudaMalloc(&d, sizeof(host)));
-	DO(ZW_MEMCPY_H2D, cudaMemcpy(d, host, sizeof(host), cudaMemcpyHostToDevice));
+	DO(ZW_MALLOC, cudaMalloc(&d, 32 * sizeof(int)));
+	DO(ZW_MEMSET, cudaMemset(d, 0, 32 * sizeof(int)));
+	DO(ZW_MEMCPY_H2D, cudaMemcpy(d, host, 32 * sizeof(int), cudaMemcpyHostToDevice));
 	DO(ZW_MEMCPY_D2H, cudaMemcpy(back, d, sizeof(back), cudaMemcpyDeviceToHost));
-	if (memcmp(host, back, sizeof(host)) != 0) {
+	if (memcmp(host, back, sizeof(back)) != 0) {
 		fprintf(stderr, "zw_cudart: device memory did not keep its data\n");
 		return 1;
 	}
+	DO(ZW_FREE_HOST, cudaFreeHost(host));
 
 	/* 3. A stream: stream-ordered allocations, launches both ways, syncs. */
 	check(cudaStreamCreate(&s), "cudaStreamCreate");
+	check(cudaEventCreate(&ev[0]), "cudaEventCreate");
+	check(cudaEventCreate(&ev[1]), "cudaEventCreate");
+	DO(ZW_EVENT_RECORD, cudaEventRecord(ev[0], s));
 	for (int i = 0; i < 4; i++)
 		DO(ZW_MALLOC_ASYNC, cudaMallocAsync(&a[i], 4096u << i, s));
 	for (int i = 0; i < 3; i++) {
@@ -134,7 +144,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++)
 		DO(ZW_LAUNCH_KERNEL, cudaLaunchKernel((const void *)zw_add, dim3(1), dim3(32), args,
 						      0, s));
+	DO(ZW_EVENT_RECORD, cudaEventRecord(ev[1], s));
 	DO(ZW_STREAM_SYNC, cudaStreamSynchronize(s));
+	check(cudaEventElapsedTime(&ms, ev[0], ev[1]), "cudaEventElapsedTime");
 	for (int i = 0; i < 3; i++)
 		DO(ZW_FREE_ASYNC, cudaFreeAsync(a[i], s));	/* a[3] stays until exit */
 	DO(ZW_STREAM_SYNC, cudaStreamSynchronize(s));
@@ -167,6 +179,8 @@ int main(int argc, char **argv)
 	check(cudaGraphExecDestroy(built_exec), "cudaGraphExecDestroy");
 	check(cudaGraphDestroy(captured), "cudaGraphDestroy");
 	check(cudaGraphDestroy(built), "cudaGraphDestroy");
+	check(cudaEventDestroy(ev[0]), "cudaEventDestroy");
+	check(cudaEventDestroy(ev[1]), "cudaEventDestroy");
 	check(cudaStreamDestroy(s), "cudaStreamDestroy");
 	DO(ZW_DEVICE_SYNC, cudaDeviceSynchronize());
 

@@ -44,7 +44,6 @@ static struct fd_ctx *ctx_new(CUdevice dev, int is_primary, unsigned int flags)
 	c->dev = dev;
 	c->primary = is_primary;
 	c->flags = flags;
-	c->id = fd_next_id();
 	return c;
 }
 
@@ -103,30 +102,20 @@ FD_EXPORT CUresult cuDevicePrimaryCtxRetain(void **pctx, CUdevice dev)
 	return fd_ret("cuDevicePrimaryCtxRetain", CUDA_SUCCESS, "dev=%d ctx=%p", dev, (void *)c);
 }
 
-static CUresult primary_release(const char *sym, CUdevice dev)
+FD_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 {
 	struct fd_ctx *c = fd_primary_ctx(dev);
 	CUresult rc = CUDA_SUCCESS;
 
 	if (!c)
-		return fd_ret(sym, CUDA_ERROR_INVALID_DEVICE, "dev=%d", dev);
+		return fd_ret("cuDevicePrimaryCtxRelease", CUDA_ERROR_INVALID_DEVICE, "dev=%d", dev);
 	pthread_mutex_lock(&ctx_lock);
 	if (c->refs > 0)
 		c->refs--;
 	else
 		rc = CUDA_ERROR_INVALID_CONTEXT;
 	pthread_mutex_unlock(&ctx_lock);
-	return fd_ret(sym, rc, "dev=%d", dev);
-}
-
-FD_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
-{
-	return primary_release("cuDevicePrimaryCtxRelease", dev);
-}
-
-FD_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
-{
-	return primary_release("cuDevicePrimaryCtxRelease_v2", dev);
+	return fd_ret("cuDevicePrimaryCtxRelease", rc, "dev=%d", dev);
 }
 
 FD_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
@@ -314,14 +303,4 @@ FD_EXPORT CUresult cuCtxGetCacheConfig(int *config)
 FD_EXPORT CUresult cuCtxSetCacheConfig(int config)
 {
 	return fd_ret("cuCtxSetCacheConfig", CUDA_SUCCESS, "config=%d", config);
-}
-
-FD_EXPORT CUresult cuCtxGetId(void *ctx, unsigned long long *id)
-{
-	struct fd_ctx *c = ctx ? fd_ctx_check(ctx) : fd_current_ctx();
-
-	if (!c || !id)
-		return fd_ret("cuCtxGetId", CUDA_ERROR_INVALID_CONTEXT, "ctx=%p", ctx);
-	*id = c->id;
-	return fd_ret("cuCtxGetId", CUDA_SUCCESS, "ctx=%p id=%llu", ctx, *id);
 }

@@ -58,7 +58,6 @@ struct fd_ctx {
 	int primary;
 	unsigned int flags;
 	int refs;			/* primary: cuDevicePrimaryCtxRetain count */
-	uint64_t id;
 	struct fd_ctx_slot slots[FD_CTX_SLOTS];	/* context-local storage */
 };
 
@@ -108,6 +107,9 @@ struct fd_stream *fd_stream_check(void *stream, CUresult *err);
 struct fd_func;
 CUresult fd_capture_kernel(struct fd_stream *s, struct fd_func *f, const unsigned int grid[3],
 			   const unsigned int block[3], unsigned int shared);
+
+/* 1 when [p, p + n) lies inside one live device allocation. */
+int fd_mem_range(CUdeviceptr p, size_t n);
 
 /* Uniform 1-based ids for objects, as the driver's cuStreamGetId & co. give. */
 uint64_t fd_next_id(void);

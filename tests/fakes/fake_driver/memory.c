@@ -164,6 +164,13 @@ static int mem_find(CUdeviceptr p, struct alloc *out)
 	return a != NULL;
 }
 
+int fd_mem_range(CUdeviceptr p, size_t n)
+{
+	struct alloc a;
+
+	return mem_find(p, &a) && n <= a.base + a.size - p;
+}
+
 /* The device's default pool. */
 static struct pool *pool_of(CUdevice dev)
 {
@@ -399,130 +406,4 @@ FD_EXPORT CUresult cuMemPoolTrimTo(void *pool, size_t keep)
 	if (!p)
 		return fd_ret("cuMemPoolTrimTo", CUDA_ERROR_INVALID_VALUE, "pool=%p", pool);
 	return fd_ret("cuMemPoolTrimTo", CUDA_SUCCESS, "pool=%p keep=%zu", pool, keep);
-}
-
-/* -------------------------------------------------------------------------
- * Copies and sets: device memory is host memory here, so they really copy.
- * A device range must lie inside one live allocation, as on a GPU.
- */
-
-static int dev_range(CUdeviceptr p, size_t n)
-{
-	struct alloc a;
-
-	return n == 0 || (mem_find(p, &a) && n <= a.base + a.size - p);
-}
-
-/* dst and src: 1 when device memory, 0 when host memory. */
-static CUresult copy(const char *sym, void *dst, int dst_dev, const void *src, int src_dev,
-		     size_t n, void *stream)
-{
-	CUresult rc = CUDA_SUCCESS;
-
-	if (stream)
-		fd_stream_check(stream, &rc);
-	if (rc == CUDA_SUCCESS && n && (!dst || !src))
-		rc = CUDA_ERROR_INVALID_VALUE;
-	if (rc == CUDA_SUCCESS && ((dst_dev && !dev_range((uintptr_t)dst, n)) ||
-				   (src_dev && !dev_range((uintptr_t)src, n))))
-		rc = CUDA_ERROR_INVALID_VALUE;
-	if (rc == CUDA_SUCCESS && n)
-		memmove(dst, src, n);
-	return fd_ret(sym, rc, "dst=%p src=%p bytes=%zu stream=%p", dst, src, n, stream);
-}
-
-#define P(x) ((void *)(uintptr_t)(x))
-
-#define COPY_HTOD(sym)								\
-	FD_EXPORT CUresult sym(CUdeviceptr dst, const void *src, size_t n)	\
-	{ return copy(#sym, P(dst), 1, src, 0, n, NULL); }
-#define COPY_DTOH(sym)								\
-	FD_EXPORT CUresult sym(void *dst, CUdeviceptr src, size_t n)		\
-	{ return copy(#sym, dst, 0, P(src), 1, n, NULL); }
-#define COPY_DTOD(sym)								\
-	FD_EXPORT CUresult sym(CUdeviceptr dst, CUdeviceptr src, size_t n)	\
-	{ return copy(#sym, P(dst), 1, P(src), 1, n, NULL); }
-#define COPY_HTOD_ASYNC(sym)							\
-	FD_EXPORT CUresult sym(CUdeviceptr dst, const void *src, size_t n, void *s) \
-	{ return copy(#sym, P(dst), 1, src, 0, n, s); }
-#define COPY_DTOH_ASYNC(sym)							\
-	FD_EXPORT CUresult sym(void *dst, CUdeviceptr src, size_t n, void *s)	\
-	{ return copy(#sym, dst, 0, P(src), 1, n, s); }
-#define COPY_DTOD_ASYNC(sym)							\
-	FD_EXPORT CUresult sym(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s) \
-	{ return copy(#sym, P(dst), 1, P(src), 1, n, s); }
-
-COPY_HTOD(cuMemcpyHtoD_v2)
-COPY_HTOD(cuMemcpyHtoD_v2_ptds)
-COPY_DTOH(cuMemcpyDtoH_v2)
-COPY_DTOH(cuMemcpyDtoH_v2_ptds)
-COPY_DTOD(cuMemcpyDtoD_v2)
-COPY_DTOD(cuMemcpyDtoD_v2_ptds)
-COPY_HTOD_ASYNC(cuMemcpyHtoDAsync_v2)
-COPY_HTOD_ASYNC(cuMemcpyHtoDAsync_v2_ptsz)
-COPY_DTOH_ASYNC(cuMemcpyDtoHAsync_v2)
-COPY_DTOH_ASYNC(cuMemcpyDtoHAsync_v2_ptsz)
-COPY_DTOD_ASYNC(cuMemcpyDtoDAsync_v2)
-COPY_DTOD_ASYNC(cuMemcpyDtoDAsync_v2_ptsz)
-
-/* Unified addressing: either side may be the host's or the device's. */
-static CUresult copy_any(const char *sym, CUdeviceptr dst, CUdeviceptr src, size_t n, void *s)
-{
-	struct alloc a;
-
-	return copy(sym, P(dst), mem_find(dst, &a), P(src), mem_find(src, &a), n, s);
-}
-
-FD_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-	return copy_any("cuMemcpy", dst, src, n, NULL);
-}
-
-FD_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-	return copy_any("cuMemcpy_ptds", dst, src, n, NULL);
-}
-
-FD_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s)
-{
-	return copy_any("cuMemcpyAsync", dst, src, n, s);
-}
-
-FD_EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s)
-{
-	return copy_any("cuMemcpyAsync_ptsz", dst, src, n, s);
-}
-
-static CUresult set8(const char *sym, CUdeviceptr p, unsigned char v, size_t n, void *stream)
-{
-	CUresult rc = CUDA_SUCCESS;
-
-	if (stream)
-		fd_stream_check(stream, &rc);
-	if (rc == CUDA_SUCCESS && !dev_range(p, n))
-		rc = CUDA_ERROR_INVALID_VALUE;
-	if (rc == CUDA_SUCCESS)
-		memset(P(p), v, n);
-	return fd_ret(sym, rc, "ptr=%#llx value=%u bytes=%zu stream=%p", (unsigned long long)p, v,
-		      n, stream);
-}
-
-FD_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n)
-{
-	return set8("cuMemsetD8_v2", p, v, n, NULL);
-}
-
-FD_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr p, unsigned char v, size_t n)
-{
-	return set8("cuMemsetD8_v2_ptds", p, v, n, NULL);
-}
-
-FD_EXPORT CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *s)
-{
-	return set8("cuMemsetD8Async", p, v, n, s);
-}
-
-FD_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr p, unsigned char v, size_t n, void *s)
-{
-	return set8("cuMemsetD8Async_ptsz", p, v, n, s);
 }
