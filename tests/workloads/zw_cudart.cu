@@ -12,9 +12,11 @@
  * runtime's error.  No privilege.
  *
  *   zw_cudart            run and exit
- *   zw_cudart wait       print WAIT and wait for a line on stdin first, and
- *                        once done print DONE and wait for stdin to close,
- *                        so a probe can be attached to a process still alive
+ *   zw_cudart wait       print WAIT once the runtime has loaded the driver
+ *                        (it does at its first call, cudaGetDeviceCount here)
+ *                        and wait for a line on stdin; once done print DONE
+ *                        and wait for stdin to close: probes can be attached
+ *                        to the libraries mapped, in a process still alive
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,15 +102,14 @@ int main(int argc, char **argv)
 	void *args[2];
 	int v = 3;
 
+	/* 1. Devices: one each, the first kept for the rest. */
+	check(cudaGetDeviceCount(&n_dev), "cudaGetDeviceCount");
+	printf("devices %d\n", n_dev);
 	if (wait) {
 		printf("WAIT\n");
 		fflush(stdout);
 		wait_line();
 	}
-
-	/* 1. Devices: one each, the first kept for the rest. */
-	check(cudaGetDeviceCount(&n_dev), "cudaGetDeviceCount");
-	printf("devices %d\n", n_dev);
 	if (n_dev > 1)
 		on_device(1, 1, 1);
 	on_device(0, 6, 5);	/* one allocation stays until exit */
