@@ -92,7 +92,6 @@ DARK_STUB(cudart_interface, 9)
 DARK_STUB(cudart_interface, 10)
 DARK_STUB(cudart_interface, 11)
 
-static const void *cudart_interface[13];
 static const void *cudart_interface[13] = {
 	SIZE_OF(cudart_interface),
 	(const void *)cudart_get_module_from_cubin,
@@ -137,7 +136,6 @@ DARK_STUB(tools_hooks, 3)
 DARK_STUB(tools_hooks, 4)
 DARK_STUB(tools_hooks, 5)
 
-static const void *tools_hooks[7];
 static const void *tools_hooks[7] = {
 	SIZE_OF(tools_hooks),
 	(const void *)dark_tools_hooks_1,
@@ -156,7 +154,6 @@ DARK_STUB(tools_tls, 1)
 DARK_STUB(tools_tls, 2)
 DARK_STUB(tools_tls, 3)
 
-static const void *tools_tls[4];
 static const void *tools_tls[4] = {
 	SIZE_OF(tools_tls),
 	(const void *)dark_tools_tls_1,
@@ -259,7 +256,6 @@ static uint32_t ctx_check_fn3(void)
 
 DARK_STUB(ctx_checks, 1)
 
-static const void *ctx_checks[4];
 static const void *ctx_checks[4] = {
 	SIZE_OF(ctx_checks),
 	(const void *)dark_ctx_checks_1,

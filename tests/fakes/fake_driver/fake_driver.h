@@ -122,7 +122,7 @@ int fd_initialised(void);
  * path (O_APPEND, one write per line, so threads and processes never
  * interleave within a line).  Lines:
  *   gpa NAME VERSION FLAGS SYMBOL|- RESULT   a cuGetProcAddress request
- *   table GUID SLOTS|-                       a cuGetExportTable request
+ *   table GUID NAME|-                        a cuGetExportTable request (- refused)
  *   call SYMBOL [key=value ...] = RESULT     a call into the fake
  *   unimplemented SYMBOL                     a call into a stub
  */

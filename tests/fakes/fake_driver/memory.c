@@ -127,11 +127,13 @@ static struct alloc *mem_lookup(CUdeviceptr p)
 	return allocs[lo].live && p < allocs[lo].base + allocs[lo].size ? &allocs[lo] : NULL;
 }
 
-static CUresult mem_free(CUdeviceptr p)
+/* Frees the allocation at p; *dev: its device (-1 when there is none). */
+static CUresult mem_free(CUdeviceptr p, CUdevice *dev)
 {
 	struct alloc *a;
 	CUresult rc = CUDA_ERROR_INVALID_VALUE;
 
+	*dev = -1;
 	if (p == 0)
 		return CUDA_SUCCESS;
 	pthread_mutex_lock(&mem_lock);
@@ -139,6 +141,7 @@ static CUresult mem_free(CUdeviceptr p)
 	if (a && a->base == p) {
 		size_t len = page_round(a->size);
 
+		*dev = a->dev;
 		a->live = 0;
 		dev_used[a->dev] -= len;
 		if (a->pool)
@@ -194,13 +197,16 @@ FD_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
 	CUresult rc = mem_alloc(dptr, size, NULL);
 
-	return fd_ret("cuMemAlloc_v2", rc, "size=%zu ptr=%#llx", size,
+	return fd_ret("cuMemAlloc_v2", rc, "size=%zu dev=%d ptr=%#llx", size, current_dev(),
 		      rc == CUDA_SUCCESS ? (unsigned long long)*dptr : 0ull);
 }
 
 FD_EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
-	return fd_ret("cuMemFree_v2", mem_free(p), "ptr=%#llx", (unsigned long long)p);
+	CUdevice dev;
+	CUresult rc = mem_free(p, &dev);
+
+	return fd_ret("cuMemFree_v2", rc, "ptr=%#llx dev=%d", (unsigned long long)p, dev);
 }
 
 static CUresult alloc_async(const char *sym, CUdeviceptr *dptr, size_t size, void *pool,
@@ -220,17 +226,19 @@ static CUresult alloc_async(const char *sym, CUdeviceptr *dptr, size_t size, voi
 		pl->used += size;
 		pthread_mutex_unlock(&mem_lock);
 	}
-	return fd_ret(sym, rc, "size=%zu stream=%p ptr=%#llx", size, stream,
+	return fd_ret(sym, rc, "size=%zu dev=%d stream=%p ptr=%#llx", size, current_dev(), stream,
 		      rc == CUDA_SUCCESS ? (unsigned long long)*dptr : 0ull);
 }
 
 static CUresult free_async(const char *sym, CUdeviceptr p, void *stream)
 {
+	CUdevice dev;
 	CUresult rc;
 
 	if (!fd_stream_check(stream, &rc) && rc != CUDA_SUCCESS)
 		return fd_ret(sym, rc, "stream=%p", stream);
-	return fd_ret(sym, mem_free(p), "ptr=%#llx stream=%p", (unsigned long long)p, stream);
+	rc = mem_free(p, &dev);
+	return fd_ret(sym, rc, "ptr=%#llx dev=%d stream=%p", (unsigned long long)p, dev, stream);
 }
 
 FD_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, void *stream)
