@@ -26,6 +26,7 @@ enum {
 	CUDA_ERROR_NOT_INITIALIZED = 3,
 	CUDA_ERROR_INVALID_DEVICE = 101,
 	CUDA_ERROR_INVALID_IMAGE = 200,
+	CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
 	CUDA_ERROR_INVALID_CONTEXT = 201,
 	CUDA_ERROR_INVALID_HANDLE = 400,
 	CUDA_ERROR_ILLEGAL_STATE = 401,
@@ -40,6 +41,12 @@ enum {
 
 /* Devices the fake shows: $FAKE_CUDA_DEVICES (1..FD_MAX_DEVICES), else 2. */
 #define FD_MAX_DEVICES		8
+/*
+ * Their compute capability: 7.5 (Turing), the oldest CUDA 13 builds for and
+ * what nvcc 13.0 targets by default (sm_75 cubin and compute_75 PTX).
+ */
+#define FD_CC_MAJOR		7
+#define FD_CC_MINOR		5
 /* The driver API version it reports: CUDA 13.0, what libcudart.so.13 needs. */
 #define FD_DRIVER_VERSION	13000
 

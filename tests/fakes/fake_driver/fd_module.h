@@ -25,14 +25,16 @@ struct fd_func {
 struct fd_lib {
 	uint32_t magic;			/* FD_MAGIC_LIB */
 	const void *image;
-	const char *kind;		/* "fatbin", "elf" or "ptx" */
+	char kind[80];			/* "fatbinc:elf:75,ptx:75", "elf", "ptx" */
 	struct fd_func *funcs;
 	pthread_mutex_t lock;
 };
 
 /*
- * Accepts an image the way the driver would (a fatbin, a cubin or PTX text)
- * and makes a module of it; CUDA_ERROR_INVALID_IMAGE otherwise.
+ * Accepts an image the way the driver would (a fatbin, directly or in
+ * nvcc's wrapper, a cubin or PTX text) and makes a module of it;
+ * CUDA_ERROR_INVALID_IMAGE otherwise, CUDA_ERROR_NO_BINARY_FOR_GPU for a
+ * fatbin with nothing the fake's devices could run.
  */
 CUresult fd_module_load(void **module, const void *image);
 struct fd_lib *fd_lib_check(void *handle);

@@ -10,44 +10,106 @@
 
 #include "tests/fakes/fake_driver/fd_module.h"
 
-#define FATBIN_MAGIC		0xba55ed50u	/* fatbinary.h's fatBinaryHeader */
+#define FATBIN_MAGIC		0xba55ed50u	/* a fatbin's header */
 #define FATBINC_MAGIC		0x466243b1u	/* __fatBinC_Wrapper_t */
+#define FATBIN_MAX		(1ull << 30)
 
-static const char *image_kind(const void *image)
-{
-	const unsigned char *p = image;
+/* A fatbin: this header, then images, each a header and its payload. */
+struct fatbin_header {
 	uint32_t magic;
+	uint16_t version;
+	uint16_t header_size;
+	uint64_t fat_size;		/* of the images after the header */
+};
 
-	if (!p)
-		return NULL;
-	memcpy(&magic, p, sizeof(magic));
-	if (magic == FATBIN_MAGIC)
-		return "fatbin";
-	if (magic == FATBINC_MAGIC)
-		return "fatbinc";
-	if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F')
-		return "elf";
-	/* PTX is text naming its version first, after comments. */
-	if (strstr((const char *)p, ".version") && strstr((const char *)p, ".target"))
-		return "ptx";
-	return NULL;
+struct fatbin_image {
+	uint16_t kind;			/* 1 PTX, 2 ELF (cubin) */
+	uint16_t version;
+	uint32_t header_size;
+	uint32_t payload_size;
+	uint32_t unknown[4];
+	uint32_t sm;			/* 75 for sm_75 / compute_75 */
+};
+
+/* What nvcc's registration hands the runtime: wrapper -> fatbin. */
+struct fatbinc_wrapper {
+	uint32_t magic;
+	uint32_t version;
+	const struct fatbin_header *data;
+	const void *filename_or_fatbins;
+};
+
+/*
+ * Whether the device can run one of the images: a cubin for sm_XY runs on
+ * compute capability X.Z for Z >= Y, PTX for compute_XY is compiled for
+ * any X.Y or newer.  desc gets the images, e.g. "elf:75,ptx:75".
+ */
+static int fatbin_runs(const struct fatbin_header *h, char *desc, size_t len)
+{
+	const int cc = FD_CC_MAJOR * 10 + FD_CC_MINOR;
+	const unsigned char *p, *end;
+	int runs = 0;
+	size_t used = 0;
+
+	desc[0] = '\0';
+	if (h->header_size < sizeof(*h) || h->fat_size > FATBIN_MAX)
+		return 0;
+	p = (const unsigned char *)h + h->header_size;
+	end = p + h->fat_size;
+	while (p + sizeof(struct fatbin_image) <= end) {
+		struct fatbin_image im;
+
+		memcpy(&im, p, sizeof(im));
+		if (im.header_size < sizeof(im) || (uint64_t)im.header_size + im.payload_size >
+						      (uint64_t)(end - p))
+			break;
+		if (im.kind == 2 && im.sm / 10 == FD_CC_MAJOR && (int)im.sm <= cc)
+			runs = 1;
+		if (im.kind == 1 && (int)im.sm <= cc)
+			runs = 1;
+		if (used < len)
+			used += (size_t)snprintf(desc + used, len - used, "%s%s:%u", used ? "," : "",
+						 im.kind == 1 ? "ptx" : im.kind == 2 ? "elf" : "?",
+						 im.sm);
+		p += im.header_size + im.payload_size;
+	}
+	return runs;
 }
 
 CUresult fd_module_load(void **module, const void *image)
 {
-	const char *kind = image_kind(image);
+	const struct fatbin_header *fatbin = NULL;
+	const unsigned char *p = image;
+	const char *kind = NULL;
+	char images[64] = "";
 	struct fd_lib *l;
+	uint32_t magic;
 
-	if (!module)
+	if (!module || !image)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!kind)
+	memcpy(&magic, p, sizeof(magic));
+	if (magic == FATBINC_MAGIC) {
+		kind = "fatbinc";
+		fatbin = ((const struct fatbinc_wrapper *)image)->data;
+	} else if (magic == FATBIN_MAGIC) {
+		kind = "fatbin";
+		fatbin = image;
+	} else if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') {
+		kind = "elf";
+	} else if (strstr((const char *)p, ".version") && strstr((const char *)p, ".target")) {
+		kind = "ptx";	/* text naming its version and target */
+	}
+	if (!kind || (fatbin && fatbin->magic != FATBIN_MAGIC))
 		return CUDA_ERROR_INVALID_IMAGE;
+	/* The driver picks the image for the device: none fits, no module. */
+	if (fatbin && !fatbin_runs(fatbin, images, sizeof(images)))
+		return CUDA_ERROR_NO_BINARY_FOR_GPU;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	l->magic = FD_MAGIC_LIB;
 	l->image = image;
-	l->kind = kind;
+	snprintf(l->kind, sizeof(l->kind), "%s%s%s", kind, images[0] ? ":" : "", images);
 	pthread_mutex_init(&l->lock, NULL);
 	*module = l;
 	return CUDA_SUCCESS;
