@@ -92,11 +92,20 @@
  *   cudaMallocHost -> cuMemHostAlloc, cudaEventRecord -> cuEventRecord,
  *   each once.  Built with --default-stream per-thread the stream-ordered
  *   ones go to the _ptsz/_ptds variants, except cudaGraphLaunch (still
- *   cuGraphLaunch); cuMemAlloc_v2, cuMemFree_v2 and cuCtxSynchronize_v2
- *   have no variant.  A launch on a capturing stream is a cuLaunchKernel
+ *   cuGraphLaunch); the allocations, frees and cuCtxSynchronize_v2 have no
+ *   variant.  A launch on a capturing stream is a cuLaunchKernel
  *   call too (traced captured=1).  None of zw_cudart's calls reaches
  *   cuLaunchKernelEx, and the runtime never asks for cuMemCreate or
  *   cuMemRelease.
+ *
+ * Devices (device.c)
+ *   Tesla T4-shaped boards of compute capability 7.5, the oldest CUDA 13
+ *   builds for: nvcc 13.0 embeds an sm_75 cubin and compute_75 PTX by
+ *   default.  The runtime does not check the capability itself; it hands
+ *   the whole fatbin, in nvcc's wrapper, to cuLibraryLoadData, and the
+ *   fake, like the driver, refuses one with no image its devices could run
+ *   (CUDA_ERROR_NO_BINARY_FOR_GPU; the program sees
+ *   cudaErrorNoKernelImageForDevice).
  *
  * Environment
  *   FAKE_CUDA_TRACE=path      append the trace to path (format: fake_driver.h)
