@@ -156,11 +156,12 @@ static void check_counts(const char *name, int ptds)
 		for (size_t j = 0; j < 3 && c->did[j]; j++)
 			want += did(&r, c->did[j]);
 		ck_assert_msg(want > 0, "the workload made no %s", c->did[0]);
-		ck_assert_msg(calls(&r, sym, c->with) == want, "%s%s%s: %lu calls, the workload made %lu",
-			      sym, c->with ? " " : "", c->with ? c->with : "",
+		ck_assert_msg(calls(&r, sym, c->with) == want,
+			      "%s%s%s: %lu calls, the workload made %lu", sym, c->with ? " " : "", c->with ? c->with : "",
 			      calls(&r, sym, c->with), want);
 		if (strcmp(sym, other) != 0)
-			ck_assert_msg(calls(&r, other, NULL) == 0, "%s called in the other mode", other);
+			ck_assert_msg(calls(&r, other, NULL) == 0, "%s called in the other mode",
+				      other);
 	}
 	/* One primary context per device the workload used. */
 	ck_assert_uint_eq(calls(&r, "cuDevicePrimaryCtxRetain", NULL), did(&r, "cudaSetDevice"));
@@ -213,7 +214,8 @@ START_TEST(test_runtime_requests_the_recorded_names_at_start_up)
 	ck_assert_int_eq(r.status, 0);
 	/* The trace starts with the requests, each as recorded, then nothing but calls. */
 	for (n = 0; nth_line(recorded, n, want, sizeof(want)); n++) {
-		ck_assert_msg(nth_line(r.trace, n, got, sizeof(got)), "trace ends at request %zu", n);
+		ck_assert_msg(nth_line(r.trace, n, got, sizeof(got)), "trace ends at request %zu",
+			      n);
 		ck_assert_msg(strncmp(got, "gpa ", 4) == 0 && strcmp(got + 4, want) == 0,
 			      "request %zu: traced \"%s\", recorded \"%s\"", n, got, want);
 	}

@@ -22,6 +22,8 @@ static const size_t limit_defaults[] = {
 	0,			/* PERSISTING_L2_CACHE_SIZE */
 };
 
+#define N_LIMITS (sizeof(limit_defaults) / sizeof(limit_defaults[0]))
+
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fd_ctx *primary[FD_MAX_DEVICES];
 static _Atomic uint64_t next_id = 1;
@@ -108,7 +110,8 @@ FD_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 	CUresult rc = CUDA_SUCCESS;
 
 	if (!c)
-		return fd_ret("cuDevicePrimaryCtxRelease", CUDA_ERROR_INVALID_DEVICE, "dev=%d", dev);
+		return fd_ret("cuDevicePrimaryCtxRelease", CUDA_ERROR_INVALID_DEVICE, "dev=%d",
+			      dev);
 	pthread_mutex_lock(&ctx_lock);
 	if (c->refs > 0)
 		c->refs--;
@@ -123,7 +126,8 @@ FD_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 	struct fd_ctx *c = fd_primary_ctx(dev);
 
 	if (!c || !flags || !active)
-		return fd_ret("cuDevicePrimaryCtxGetState", CUDA_ERROR_INVALID_VALUE, "dev=%d", dev);
+		return fd_ret("cuDevicePrimaryCtxGetState", CUDA_ERROR_INVALID_VALUE, "dev=%d",
+			      dev);
 	pthread_mutex_lock(&ctx_lock);
 	*flags = c->flags;
 	*active = c->refs > 0;
@@ -137,7 +141,8 @@ FD_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flag
 	struct fd_ctx *c = fd_primary_ctx(dev);
 
 	if (!c)
-		return fd_ret("cuDevicePrimaryCtxSetFlags_v2", CUDA_ERROR_INVALID_DEVICE, "dev=%d", dev);
+		return fd_ret("cuDevicePrimaryCtxSetFlags_v2", CUDA_ERROR_INVALID_DEVICE,
+			      "dev=%d", dev);
 	c->flags = flags;
 	return fd_ret("cuDevicePrimaryCtxSetFlags_v2", CUDA_SUCCESS, "dev=%d flags=%u", dev, flags);
 }
@@ -269,7 +274,7 @@ FD_EXPORT CUresult cuCtxGetApiVersion(void *ctx, unsigned int *version)
 
 FD_EXPORT CUresult cuCtxGetLimit(size_t *value, int limit)
 {
-	if (!value || limit < 0 || (size_t)limit >= sizeof(limit_defaults) / sizeof(limit_defaults[0]))
+	if (!value || limit < 0 || (size_t)limit >= N_LIMITS)
 		return fd_ret("cuCtxGetLimit", CUDA_ERROR_INVALID_VALUE, "limit=%d", limit);
 	*value = limit_defaults[limit];
 	return fd_ret("cuCtxGetLimit", CUDA_SUCCESS, "limit=%d value=%zu", limit, *value);
@@ -277,7 +282,7 @@ FD_EXPORT CUresult cuCtxGetLimit(size_t *value, int limit)
 
 FD_EXPORT CUresult cuCtxSetLimit(int limit, size_t value)
 {
-	if (limit < 0 || (size_t)limit >= sizeof(limit_defaults) / sizeof(limit_defaults[0]))
+	if (limit < 0 || (size_t)limit >= N_LIMITS)
 		return fd_ret("cuCtxSetLimit", CUDA_ERROR_INVALID_VALUE, "limit=%d", limit);
 	return fd_ret("cuCtxSetLimit", CUDA_SUCCESS, "limit=%d value=%zu", limit, value);
 }

@@ -255,7 +255,8 @@ FD_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *dptr, void *p, unsi
 	unsigned int f;
 
 	if (!dptr || flags != 0 || !pinned_flags(p, &f))
-		return fd_ret("cuMemHostGetDevicePointer_v2", CUDA_ERROR_INVALID_VALUE, "ptr=%p", p);
+		return fd_ret("cuMemHostGetDevicePointer_v2", CUDA_ERROR_INVALID_VALUE, "ptr=%p",
+			      p);
 	*dptr = (CUdeviceptr)(uintptr_t)p;
 	return fd_ret("cuMemHostGetDevicePointer_v2", CUDA_SUCCESS, "ptr=%p", p);
 }

@@ -34,9 +34,9 @@
  *   cudart_interface and tools_hooks tables, cuModuleGetLoadingMode; per
  *   device cuDeviceGet, cudart_interface[2] (its primary context),
  *   cuDeviceGetName, cuDeviceTotalMem_v2, and 111 cuDeviceGetAttribute
- *   around a cuDeviceGetUuid; tools_hooks[2] and [6]; the tools_tls, ctx_storage,
- *   ctx_checks (slot 3 called) and integrity tables; integrity[1] with the
- *   versions 13000, 13001 and 13002.  The first call needing a device makes
+ *   around a cuDeviceGetUuid; tools_hooks[2] and [6]; the tools_tls,
+ *   ctx_storage, ctx_checks (slot 3 called) and integrity tables;
+ *   integrity[1] with the versions 13000, 13001 and 13002.  The first call needing a device makes
  *   the primary context current (cuCtxSetCurrent, cuDevicePrimaryCtxRetain)
  *   and keeps the runtime's state in it through ctx_storage.
  *
@@ -63,7 +63,7 @@
  *       CUDA_ERROR_INVALID_HANDLE.  cuDevicePrimaryCtxReset calls the
  *       destructors.
  *   263e8860-7cd2-6143-92f6-bbd5006dfa7e  ctx_checks, 4 slots: [2] checks a
- *       context and [3] a state; both answer 0, as the real ones are seen to.
+ *       context and [3] a state; both answer 0, as ZLUDA found the real ones do.
  *   d4082055-bde6-704b-8d34-ba123c66e1f2  integrity, 3 slots: [1] (version,
  *       unix seconds, u64[2] out), see below.
  *
@@ -192,7 +192,8 @@ static void *exported(const char *sym)
 }
 
 /* The row answering name at version in the given mode, or NULL; *known when the name exists. */
-static const struct proc *proc_find(const char *name, int version, int ptds, int *known, size_t *idx)
+static const struct proc *proc_find(const char *name, int version, int ptds, int *known,
+				    size_t *idx)
 {
 	const struct proc *best = NULL;
 

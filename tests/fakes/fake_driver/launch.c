@@ -38,7 +38,8 @@ static CUresult launch(const char *sym, void *func, const unsigned int grid[3],
 		rc = fd_capture_kernel(s, f, grid, block, shared);
 		captured = 1;
 	}
-	return fd_ret(sym, rc, "kernel=%s grid=%u,%u,%u block=%u,%u,%u shared=%u stream=%p captured=%d",
+	return fd_ret(sym, rc,
+		      "kernel=%s grid=%u,%u,%u block=%u,%u,%u shared=%u stream=%p captured=%d",
 		      f ? f->name : "?", grid[0], grid[1], grid[2], block[0], block[1], block[2],
 		      shared, stream, captured);
 }

@@ -329,8 +329,8 @@ FD_EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p)
 		return fd_ret("cuPointerGetAttribute", CUDA_ERROR_INVALID_VALUE, NULL);
 	/* Not the fake's: plain host memory, unknown to the driver. */
 	if (!mem_find(p, &a))
-		return fd_ret("cuPointerGetAttribute", CUDA_ERROR_INVALID_VALUE, "attr=%d ptr=%#llx",
-			      attr, (unsigned long long)p);
+		return fd_ret("cuPointerGetAttribute", CUDA_ERROR_INVALID_VALUE,
+			      "attr=%d ptr=%#llx", attr, (unsigned long long)p);
 	return fd_ret("cuPointerGetAttribute", ptr_attr(data, attr, &a), "attr=%d ptr=%#llx", attr,
 		      (unsigned long long)p);
 }
@@ -367,7 +367,8 @@ FD_EXPORT CUresult cuDeviceGetDefaultMemPool(void **pool, CUdevice dev)
 	struct pool *p = pool_of(dev);
 
 	if (!pool || !p)
-		return fd_ret("cuDeviceGetDefaultMemPool", CUDA_ERROR_INVALID_DEVICE, "dev=%d", dev);
+		return fd_ret("cuDeviceGetDefaultMemPool", CUDA_ERROR_INVALID_DEVICE, "dev=%d",
+			      dev);
 	*pool = p;
 	return fd_ret("cuDeviceGetDefaultMemPool", CUDA_SUCCESS, "dev=%d pool=%p", dev, *pool);
 }

@@ -68,7 +68,8 @@ static int fatbin_runs(const struct fatbin_header *h, char *desc, size_t len)
 		if (im.kind == 1 && (int)im.sm <= cc)
 			runs = 1;
 		if (used < len)
-			used += (size_t)snprintf(desc + used, len - used, "%s%s:%u", used ? "," : "",
+			used += (size_t)snprintf(desc + used, len - used, "%s%s:%u",
+						 used ? "," : "",
 						 im.kind == 1 ? "ptx" : im.kind == 2 ? "elf" : "?",
 						 im.sm);
 		p += im.header_size + im.payload_size;
@@ -170,8 +171,8 @@ FD_EXPORT CUresult cuLibraryLoadData(void **lib, const void *code, void *jit_opt
 
 	(void)jit_options; (void)jit_values; (void)lib_options; (void)lib_values;
 	rc = fd_module_load(lib, code);
-	return fd_ret("cuLibraryLoadData", rc, "image=%p kind=%s jit_options=%u lib_options=%u lib=%p",
-		      code, rc == CUDA_SUCCESS ? ((struct fd_lib *)*lib)->kind : "-", n_jit, n_lib,
+	return fd_ret("cuLibraryLoadData", rc,
+		      "image=%p kind=%s jit_options=%u lib_options=%u lib=%p", code, rc == CUDA_SUCCESS ? ((struct fd_lib *)*lib)->kind : "-", n_jit, n_lib,
 		      rc == CUDA_SUCCESS ? *lib : NULL);
 }
 
@@ -213,7 +214,8 @@ FD_EXPORT CUresult cuLibraryGetModule(void **module, void *lib)
 FD_EXPORT CUresult cuKernelGetFunction(void **func, void *kernel)
 {
 	if (!func || !fd_func_check(kernel))
-		return fd_ret("cuKernelGetFunction", CUDA_ERROR_INVALID_HANDLE, "kernel=%p", kernel);
+		return fd_ret("cuKernelGetFunction", CUDA_ERROR_INVALID_HANDLE, "kernel=%p",
+			      kernel);
 	*func = kernel;
 	return fd_ret("cuKernelGetFunction", CUDA_SUCCESS, "kernel=%p", kernel);
 }
@@ -260,7 +262,8 @@ FD_EXPORT CUresult cuModuleGetFunction(void **func, void *module, const char *na
 	if (!func || !name)
 		return fd_ret("cuModuleGetFunction", CUDA_ERROR_INVALID_VALUE, NULL);
 	if (!l)
-		return fd_ret("cuModuleGetFunction", CUDA_ERROR_INVALID_HANDLE, "module=%p", module);
+		return fd_ret("cuModuleGetFunction", CUDA_ERROR_INVALID_HANDLE, "module=%p",
+			      module);
 	f = lib_func(l, name);
 	if (!f)
 		return fd_ret("cuModuleGetFunction", CUDA_ERROR_OUT_OF_MEMORY, NULL);
@@ -311,7 +314,8 @@ FD_EXPORT CUresult cuKernelGetAttribute(int *value, int attr, void *kernel, CUde
 	CUresult rc;
 
 	if (!value || !fd_func_check(kernel))
-		return fd_ret("cuKernelGetAttribute", CUDA_ERROR_INVALID_HANDLE, "kernel=%p", kernel);
+		return fd_ret("cuKernelGetAttribute", CUDA_ERROR_INVALID_HANDLE, "kernel=%p",
+			      kernel);
 	rc = func_attr(value, attr);
 	return fd_ret("cuKernelGetAttribute", rc, "attr=%d kernel=%p dev=%d value=%d", attr, kernel,
 		      dev, *value);
