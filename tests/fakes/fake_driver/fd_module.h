@@ -30,6 +30,14 @@ struct fd_lib {
 	pthread_mutex_t lock;
 };
 
+/* __fatBinC_Wrapper_t: what nvcc registers with the runtime, around a fatbin. */
+struct fatbinc_wrapper {
+	uint32_t magic;			/* 0x466243b1 */
+	uint32_t version;
+	const void *data;
+	const void *filename_or_fatbins;
+};
+
 /*
  * Accepts an image the way the driver would (a fatbin, directly or in
  * nvcc's wrapper, a cubin or PTX text) and makes a module of it;

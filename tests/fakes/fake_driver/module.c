@@ -31,14 +31,6 @@ struct fatbin_image {
 	uint32_t sm;			/* 75 for sm_75 / compute_75 */
 };
 
-/* What nvcc's registration hands the runtime: wrapper -> fatbin. */
-struct fatbinc_wrapper {
-	uint32_t magic;
-	uint32_t version;
-	const struct fatbin_header *data;
-	const void *filename_or_fatbins;
-};
-
 /*
  * Whether the device can run one of the images: a cubin for sm_XY runs on
  * compute capability X.Z for Z >= Y, PTX for compute_XY is compiled for
