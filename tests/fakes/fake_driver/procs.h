@@ -9,8 +9,9 @@
  * asked for.
  *
  * The rows are the requests NVIDIA's libcudart.so.13 (CUDA 13.0) makes, in
- * the order it makes them at start-up; each answer is the one NVIDIA's
- * driver gives, and each version is one of cudaTypedefs.h's
+ * the order it makes them at start-up (cudart13_requests.txt); each answer
+ * is the one NVIDIA's driver gives, as the ZLUDA project recorded it from
+ * the driver, and each version is one of cudaTypedefs.h's
  * PFN_<name>_v<version> typedefs.  Older versions of these names, which
  * this runtime never asks for, are not listed: the fake answers them
  * CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT.
