@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tests/testutil.h"
+#include "tests/support/testutil.h"
 
 #define CUDA_HOME	"/usr/local/cuda"
 #define REQUESTS	"tests/fakes/fake_driver/cudart13_requests.txt"
