@@ -143,7 +143,7 @@ int zs_futex_exit(struct zs_sys_exit *ctx)
 
 	/* Unwatched threads have no state: one pointer test. */
 	zs_wait_end(bpf_task_storage_get(&zs_dist_inflight, task, NULL, 0), task, ctx->nr,
-		    ZS_FAMILY_FUTEX_WAIT);
+		    SHM_FAMILY_FUTEX_WAIT);
 	return 0;
 }
 
@@ -178,7 +178,7 @@ int BPF_KRETPROBE(zs_barrier_exit)
 	e = zw_reserve(ZEV_LATENCY, pid_tgid);
 	if (!e)
 		return 0;
-	e->arg = ZS_FAMILY_BARRIER_WAIT;
+	e->arg = SHM_FAMILY_BARRIER_WAIT;
 	e->v0 = now > t0 ? now - t0 : 0;
 	zw_submit(e);
 	return 0;

@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #endif
 
+#include "shm/shm_consts.h"
+
 enum zev_type {
 	ZEV_WATCH = 1,		/* arg: SHM_WATCH_* reasons; v0 ppid, v1 start (boot ns) */
 	ZEV_EXIT,		/* the process (thread group) is gone */

@@ -64,7 +64,7 @@ struct {
 
 static __always_inline void mem_enter(__u32 cls, __u32 fn, __u64 a0, __u64 a1, __u64 a2)
 {
-	zc_enter(ZW_WATCH_CUDA, cls, fn, a0, a1, a2);
+	zc_enter(SHM_WATCH_CUDA, cls, fn, a0, a1, a2);
 }
 
 /* cuMemAlloc_v2(CUdeviceptr *, size_t), cuMemAllocAsync(.., stream), cudaMalloc(void **, size_t) */

@@ -22,15 +22,6 @@
 #define CLS_NCCL	1
 #define CLS_COMM	2
 
-/* enum shm_nccl_op_kind */
-#define OP_ALL_REDUCE		0
-#define OP_ALL_GATHER		1
-#define OP_REDUCE_SCATTER	2
-#define OP_BROADCAST		3
-#define OP_REDUCE		4
-#define OP_SEND			5
-#define OP_RECV			6
-
 #define FN_INIT_RANK	1	/* a0 ncclComm_t *, a1 nranks, a2 rank */
 #define FN_INIT_ALL	2	/* a0 ncclComm_t *, a1 ndev, a2 const int *devlist */
 
@@ -72,14 +63,14 @@ static __always_inline __u64 dtype_size(__u64 dt)
 
 static __always_inline void coll_enter(__u32 op, __u64 count, __u64 dtype)
 {
-	zc_enter(ZW_WATCH_NCCL, CLS_NCCL, op, count * dtype_size(dtype & 0xffffffff), 0, 0);
+	zc_enter(SHM_WATCH_NCCL, CLS_NCCL, op, count * dtype_size(dtype & 0xffffffff), 0, 0);
 }
 
 /* ncclAllReduce(send, recv, count, datatype, op, comm, stream) */
 SEC("uprobe")
 int BPF_KPROBE(zn_all_reduce, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(OP_ALL_REDUCE, count, dt);
+	coll_enter(SHM_NCCL_ALL_REDUCE, count, dt);
 	return 0;
 }
 
@@ -87,7 +78,7 @@ int BPF_KPROBE(zn_all_reduce, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_all_gather, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(OP_ALL_GATHER, count, dt);
+	coll_enter(SHM_NCCL_ALL_GATHER, count, dt);
 	return 0;
 }
 
@@ -95,7 +86,7 @@ int BPF_KPROBE(zn_all_gather, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_reduce_scatter, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(OP_REDUCE_SCATTER, count, dt);
+	coll_enter(SHM_NCCL_REDUCE_SCATTER, count, dt);
 	return 0;
 }
 
@@ -103,7 +94,7 @@ int BPF_KPROBE(zn_reduce_scatter, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_broadcast, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(OP_BROADCAST, count, dt);
+	coll_enter(SHM_NCCL_BROADCAST, count, dt);
 	return 0;
 }
 
@@ -111,7 +102,7 @@ int BPF_KPROBE(zn_broadcast, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_reduce, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(OP_REDUCE, count, dt);
+	coll_enter(SHM_NCCL_REDUCE, count, dt);
 	return 0;
 }
 
@@ -119,7 +110,7 @@ int BPF_KPROBE(zn_reduce, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_send, void *b, __u64 count, __u64 dt)
 {
-	coll_enter(OP_SEND, count, dt);
+	coll_enter(SHM_NCCL_SEND, count, dt);
 	return 0;
 }
 
@@ -127,7 +118,7 @@ int BPF_KPROBE(zn_send, void *b, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_recv, void *b, __u64 count, __u64 dt)
 {
-	coll_enter(OP_RECV, count, dt);
+	coll_enter(SHM_NCCL_RECV, count, dt);
 	return 0;
 }
 
@@ -206,7 +197,7 @@ int BPF_KRETPROBE(zn_sync_ret)
 SEC("uprobe")
 int BPF_KPROBE(zn_init_rank, void *comm, int nranks, int rank)
 {
-	zc_enter(ZW_WATCH_NCCL, CLS_COMM, FN_INIT_RANK, (__u64)comm, (__u64)(__s64)nranks,
+	zc_enter(SHM_WATCH_NCCL, CLS_COMM, FN_INIT_RANK, (__u64)comm, (__u64)(__s64)nranks,
 		 (__u64)(__s64)rank);
 	return 0;
 }
@@ -215,7 +206,7 @@ int BPF_KPROBE(zn_init_rank, void *comm, int nranks, int rank)
 SEC("uprobe")
 int BPF_KPROBE(zn_init_all, void *comms, int ndev, void *devlist)
 {
-	zc_enter(ZW_WATCH_NCCL, CLS_COMM, FN_INIT_ALL, (__u64)comms, (__u64)(__s64)ndev,
+	zc_enter(SHM_WATCH_NCCL, CLS_COMM, FN_INIT_ALL, (__u64)comms, (__u64)(__s64)ndev,
 		 (__u64)devlist);
 	return 0;
 }

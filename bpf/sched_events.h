@@ -13,16 +13,6 @@
 #endif
 
 /*
- * Latency samples travel as ZEV_LATENCY with arg set to one of these, the
- * values of enum shm_family (shm/shm_layout.h cannot be included in BPF
- * code; the collector asserts that they agree).
- */
-#define ZS_FAMILY_DATALOADER_WAIT	2u
-#define ZS_FAMILY_FUTEX_WAIT		3u
-#define ZS_FAMILY_BARRIER_WAIT		4u
-#define ZS_FAMILY_RUNQ_DELAY		5u
-
-/*
  * Scheduler events, numbered far above enum zev_type so that the two sets
  * never collide.  Both use struct zev.
  *   ZEV_SCHED_SWITCH: a watched thread got a CPU back.  arg ZS_SW_* flags,

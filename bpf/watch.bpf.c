@@ -28,7 +28,7 @@ int BPF_PROG(zw_fork, struct task_struct *parent, struct task_struct *child)
 	reasons = bpf_map_lookup_elem(&zw_watched, &ptgid);
 	if (!reasons)
 		return 0;
-	zw_watch_task(child, ctgid, ZW_WATCH_DESCENDANT);
+	zw_watch_task(child, ctgid, SHM_WATCH_DESCENDANT);
 	return 0;
 }
 
@@ -70,7 +70,7 @@ int BPF_PROG(zw_exec, struct task_struct *p)
 		return 0;
 	BPF_CORE_READ_STR_INTO(&comm, p, comm);
 	if (comm_matches(comm))
-		zw_watch_task(p, tgid, ZW_WATCH_COMM);
+		zw_watch_task(p, tgid, SHM_WATCH_COMM);
 	return 0;
 }
 

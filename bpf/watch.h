@@ -46,13 +46,6 @@ struct {
 	__type(value, __s32);
 } zw_curdev SEC(".maps");
 
-/* Same values as SHM_WATCH_* in shm/shm_layout.h (not includable here). */
-#define ZW_WATCH_CUDA		(1u << 0)
-#define ZW_WATCH_NCCL		(1u << 1)
-#define ZW_WATCH_DESCENDANT	(1u << 2)
-#define ZW_WATCH_PID		(1u << 3)
-#define ZW_WATCH_COMM		(1u << 4)
-
 static __always_inline void zw_drop(__u32 slot)
 {
 	__u64 *n = bpf_map_lookup_elem(&zw_drops, &slot);

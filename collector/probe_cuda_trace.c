@@ -29,12 +29,6 @@
 #define CT_READ_NS	(100 * NSEC_PER_MSEC)	/* map read cadence */
 #define CT_PREV_HEADS	4096u			/* power of two */
 
-_Static_assert(LH_HIST_BUCKETS == HIST_BUCKETS, "BPF and collector/hist.h buckets agree");
-_Static_assert(LH_LINEAR_LIMIT == HIST_LINEAR_LIMIT, "BPF and collector/hist.h agree");
-_Static_assert(LH_SUB_BITS == HIST_SUB_BITS, "BPF and collector/hist.h agree");
-_Static_assert(LH_MAX_VALUE == HIST_MAX_VALUE, "BPF and collector/hist.h agree");
-_Static_assert(LH_PROM_BUCKETS == SHM_LAT_BUCKETS, "BPF and shm_layout.h buckets agree");
-
 static const struct probe_uprobe cuda_trace_uprobes[] = {
 	{ DRV, "cuLaunchKernel",		"zt_launch", "zt_launch_ret" },
 	{ DRV, "cuLaunchKernel_ptsz",		"zt_launch", "zt_launch_ret" },
@@ -97,9 +91,9 @@ static int ct_load(struct cuda_trace *ct, uint32_t slot, uint32_t family)
 		c->sum_ns += v->sum_ns;
 		if (v->max_ns > c->max_ns)
 			c->max_ns = v->max_ns;
-		for (unsigned int i = 0; i < LH_PROM_BUCKETS; i++)
+		for (unsigned int i = 0; i < SHM_LAT_BUCKETS; i++)
 			c->prom[i] += v->prom[i];
-		for (unsigned int i = 0; i < LH_HIST_BUCKETS; i++)
+		for (unsigned int i = 0; i < HIST_BUCKETS; i++)
 			c->hist[i] += v->hist[i];
 	}
 	return 0;
@@ -224,7 +218,6 @@ static void cuda_trace_proc_exit(void *skel, struct probes *p, uint32_t pid)
 
 static int cuda_trace_open(void **skel, struct bpf_object **obj, const struct probes_opts *opts)
 {
-	static const uint64_t bounds[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
 	struct cuda_trace *ct = calloc(1, sizeof(*ct));
 	uint64_t slots;
 	int err;
@@ -248,8 +241,6 @@ static int cuda_trace_open(void **skel, struct bpf_object **obj, const struct pr
 		err = -errno;
 		goto fail;
 	}
-	for (unsigned int i = 0; i < SHM_LAT_FINITE_BUCKETS; i++)
-		ct->skel->rodata->lh_bounds[i] = bounds[i];
 	/* The per-CPU histograms within LH_MEM_BUDGET. */
 	slots = LH_MEM_BUDGET / ((uint64_t)ct->ncpu * LH_FAMILIES * sizeof(struct lh_val));
 	if (slots > LH_MAX_SLOTS)

@@ -20,9 +20,6 @@
 #include "common/log.h"
 #include "shm/shm_layout.h"
 
-_Static_assert(ZS_FAMILY_DATALOADER_WAIT == SHM_FAMILY_DATALOADER_WAIT,
-	       "BPF and segment agree on the family");
-
 #define PROBE_TRACEFS		"/sys/kernel/tracing"
 #define PROBE_TRACEFS_DEBUG	"/sys/kernel/debug/tracing"
 

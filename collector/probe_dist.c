@@ -25,10 +25,6 @@
 #include "common/log.h"
 #include "shm/shm_layout.h"
 
-_Static_assert(ZS_FAMILY_FUTEX_WAIT == SHM_FAMILY_FUTEX_WAIT &&
-	       ZS_FAMILY_BARRIER_WAIT == SHM_FAMILY_BARRIER_WAIT,
-	       "BPF and segment agree on the families");
-
 /* futex_waitv (5.16) and futex_wait (6.7) are skipped where absent. */
 static const char *const dist_futex[] = { "futex" };
 static const char *const dist_futex2[] = { "futex_waitv", "futex_wait" };

@@ -11,9 +11,6 @@
 #include "collector/probe_sched.h"
 #include "shm/shm_layout.h"
 
-_Static_assert(ZS_FAMILY_RUNQ_DELAY == SHM_FAMILY_RUNQ_DELAY,
-	       "BPF and segment agree on the family");
-
 int probe_sched_event(struct probes *p, const struct zev *e)
 {
 	switch (e->type) {
