@@ -17,6 +17,7 @@
 
 #include "bpf/cuda_trace.skel.h"
 #include "bpf/launch_hist.h"
+#include "collector/keyindex.h"
 #include "collector/probe_module.h"
 #include "collector/hist.h"
 #include "collector/latency.h"
@@ -27,7 +28,6 @@
 #define RT	PROBE_LIB_CUDART
 
 #define CT_READ_NS	(100 * NSEC_PER_MSEC)	/* map read cadence */
-#define CT_PREV_HEADS	4096u			/* power of two */
 
 static const struct probe_uprobe cuda_trace_uprobes[] = {
 	{ DRV, "cuLaunchKernel",		"zt_launch", "zt_launch_ret" },
@@ -44,21 +44,15 @@ static const struct probe_uprobe cuda_trace_uprobes[] = {
 	{ RT,  "cudaGraphLaunch_ptsz",		"zt_graph", "zt_graph_ret" },
 };
 
-/* What the aggregation has already been given for one (process, family). */
-struct ct_prev {
-	struct ct_prev *next;
-	uint32_t tgid;
-	uint32_t family;
-	struct lh_val val;
-};
-
 struct cuda_trace {
 	struct cuda_trace_bpf *skel;
 	int hist_fd, slots_fd, free_fd;
 	uint32_t slots;
 	int ncpu;			/* possible CPUs */
 	uint64_t next_read_ns;
-	struct ct_prev *head[CT_PREV_HEADS];
+	/* What the aggregation has been given per (tgid, family): at most one per histogram. */
+	struct keyindex prev_ix;
+	struct lh_val *prev;		/* per prev_ix slot */
 	struct lh_val *percpu;		/* scratch: ncpu values of one entry */
 	struct lh_val cur;		/* scratch: those values summed */
 	uint64_t hist[HIST_BUCKETS];	/* scratch: differences */
@@ -66,14 +60,9 @@ struct cuda_trace {
 	uint32_t gone[64];		/* processes to release after a walk */
 };
 
-static struct ct_prev **ct_prev_of(struct cuda_trace *ct, uint32_t tgid, uint32_t family)
+static uint64_t ct_key(uint32_t tgid, uint32_t family)
 {
-	uint32_t h = tgid * 2654435761u ^ family;
-	struct ct_prev **pp = &ct->head[h & (CT_PREV_HEADS - 1)];
-
-	while (*pp && ((*pp)->tgid != tgid || (*pp)->family != family))
-		pp = &(*pp)->next;
-	return pp;
+	return (uint64_t)tgid << 32 | family;
 }
 
 /* Reads zt_hist[slot][family], summed over the CPUs, into ct->cur. */
@@ -108,13 +97,13 @@ static int ct_load(struct cuda_trace *ct, uint32_t slot, uint32_t family)
 static int ct_feed(struct cuda_trace *ct, struct probes *p, uint32_t tgid, uint32_t family,
 		   uint64_t now_ns)
 {
-	struct ct_prev **pp = ct_prev_of(ct, tgid, family), *e = *pp;
+	int32_t slot = keyindex_find(&ct->prev_ix, ct_key(tgid, family), 0);
 	const struct lh_val *old, *cur = &ct->cur;
 	static const struct lh_val zero;
 	uint64_t count = 0;
 	int err;
 
-	old = e ? &e->val : &zero;
+	old = slot >= 0 ? &ct->prev[slot] : &zero;
 	for (unsigned int i = 0; i < SHM_LAT_BUCKETS; i++) {
 		ct->prom[i] = (uint32_t)(cur->prom[i] - old->prom[i]);
 		count += ct->prom[i];
@@ -132,15 +121,11 @@ static int ct_feed(struct cuda_trace *ct, struct probes *p, uint32_t tgid, uint3
 	if (err == -ENOENT || err == -EINVAL)
 		return err;
 	agg_count_events(p->agg, count);
-	if (!e) {
-		e = calloc(1, sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		e->tgid = tgid;
-		e->family = family;
-		*pp = e;
-	}
-	e->val = *cur;
+	if (slot < 0)
+		slot = keyindex_insert(&ct->prev_ix, ct_key(tgid, family), 0);
+	if (slot < 0)
+		return -ENOSPC;
+	ct->prev[slot] = *cur;
 	return 0;
 }
 
@@ -148,8 +133,8 @@ static void ct_feed_slot(struct cuda_trace *ct, struct probes *p, uint32_t tgid,
 			 uint64_t now_ns)
 {
 	for (uint32_t f = 0; f < LH_FAMILIES; f++)
-		if (ct_load(ct, slot, f) == 0 && ct_feed(ct, p, tgid, f, now_ns) == -ENOMEM)
-			log_warnx("out of memory reading the launch histograms");
+		if (ct_load(ct, slot, f) == 0 && ct_feed(ct, p, tgid, f, now_ns) == -ENOSPC)
+			log_warnx("launch histograms: more processes than slots");
 }
 
 /*
@@ -168,13 +153,9 @@ static void ct_release(struct cuda_trace *ct, struct probes *p, uint32_t tgid)
 	memset(ct->percpu, 0, (size_t)ct->ncpu * sizeof(*ct->percpu));
 	for (uint32_t f = 0; f < LH_FAMILIES; f++) {
 		uint32_t key = slot * LH_FAMILIES + f;
-		struct ct_prev **pp = ct_prev_of(ct, tgid, f), *e = *pp;
 
 		bpf_map_update_elem(ct->hist_fd, &key, ct->percpu, BPF_ANY);
-		if (e) {
-			*pp = e->next;
-			free(e);
-		}
+		keyindex_remove(&ct->prev_ix, keyindex_find(&ct->prev_ix, ct_key(tgid, f), 0));
 	}
 	if (bpf_map_update_elem(ct->free_fd, NULL, &slot, BPF_ANY) != 0)
 		log_warnx("launch histogram slot %u lost: %s", slot, strerror(errno));
@@ -251,10 +232,18 @@ static int cuda_trace_open(void **skel, struct bpf_object **obj, const struct pr
 	bpf_map__set_max_entries(ct->skel->maps.zt_hist, ct->slots * LH_FAMILIES);
 	bpf_map__set_max_entries(ct->skel->maps.zt_slots, ct->slots);
 	bpf_map__set_max_entries(ct->skel->maps.zt_free, ct->slots);
+	if (keyindex_init(&ct->prev_ix, ct->slots * LH_FAMILIES, 0) < 0 ||
+	    !(ct->prev = calloc((size_t)ct->slots * LH_FAMILIES, sizeof(*ct->prev)))) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	*skel = ct;
 	*obj = ct->skel->obj;
 	return 0;
 fail:
+	cuda_trace_bpf__destroy(ct->skel);
+	keyindex_destroy(&ct->prev_ix);
+	free(ct->prev);
 	free(ct->percpu);
 	free(ct);
 	return err;
@@ -283,14 +272,8 @@ static void cuda_trace_destroy(void *skel)
 
 	if (!ct)
 		return;
-	for (size_t h = 0; h < CT_PREV_HEADS; h++) {
-		while (ct->head[h]) {
-			struct ct_prev *e = ct->head[h];
-
-			ct->head[h] = e->next;
-			free(e);
-		}
-	}
+	keyindex_destroy(&ct->prev_ix);
+	free(ct->prev);
 	cuda_trace_bpf__destroy(ct->skel);
 	free(ct->percpu);
 	free(ct);
