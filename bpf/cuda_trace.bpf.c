@@ -117,12 +117,13 @@ static __noinline __u32 lh_slot_of(__u32 tgid)
 /* Without a slot: the event path, as for every other latency family. */
 static __noinline void lh_send(__u64 id, __u64 now, __u32 family, __u64 ns)
 {
-	struct zev *e = zw_reserve_at(ZEV_LATENCY, id, now);
+	struct zev_latency *e = zw_reserve_at(sizeof(*e), ZEV_LATENCY, id, now);
 
 	if (!e)
 		return;
-	e->arg = family;
-	e->v0 = ns;
+	e->family = family;
+	e->pad = 0;
+	e->ns = ns;
 	zw_submit(e);
 }
 

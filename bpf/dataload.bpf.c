@@ -15,7 +15,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/watch.h"
-#include "bpf/sched_events.h"
+#include "bpf/sched_state.h"
 #include "bpf/wait.h"
 
 #define IORING_ENTER_GETEVENTS	1u

@@ -128,17 +128,17 @@ int BPF_KRETPROBE(zn_coll_ret, int ret)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();
 	struct pending fresh = {}, *p;
+	struct zev_nccl_call *e;
 	struct zc_call c;
-	struct zev *e;
 
 	if (!zc_exit(CLS_NCCL, &c))
 		return 0;
-	e = zw_reserve_at(ZEV_NCCL_CALL, id, now);
+	e = zw_reserve_at(sizeof(*e), ZEV_NCCL_CALL, id, now);
 	if (e) {
-		e->arg = c.fn;
-		e->v0 = c.a0;
-		e->v1 = now - c.start_ns;
-		e->v2 = (__u64)(__s64)ret;
+		e->op = c.fn;
+		e->ret = ret;
+		e->bytes = c.a0;
+		e->ns = now - c.start_ns;
 		zw_submit(e);
 	}
 	if (ret != 0)
@@ -173,7 +173,7 @@ int BPF_KRETPROBE(zn_sync_ret)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();
 	struct pending *p = bpf_map_lookup_elem(&zn_pending, &id);
-	struct zev *e;
+	struct zev_nccl_wait *e;
 	__u32 n;
 
 	if (!p || p->n == 0)
@@ -182,11 +182,12 @@ int BPF_KRETPROBE(zn_sync_ret)
 	for (__u32 i = 0; i < PENDING_MAX; i++) {
 		if (i >= n)
 			break;
-		e = zw_reserve_at(ZEV_NCCL_WAIT, id, now);
+		e = zw_reserve_at(sizeof(*e), ZEV_NCCL_WAIT, id, now);
 		if (!e)
 			break;
-		e->arg = p->op[i];
-		e->v0 = now - p->start_ns[i];
+		e->op = p->op[i];
+		e->pad = 0;
+		e->ns = now - p->start_ns[i];
 		zw_submit(e);
 	}
 	p->n = 0;
@@ -214,14 +215,15 @@ int BPF_KPROBE(zn_init_all, void *comms, int ndev, void *devlist)
 static __always_inline void emit_comm(__u64 id, __u64 comm, __s32 rank, __s32 nranks,
 				      __s32 gpu)
 {
-	struct zev *e = zw_reserve(ZEV_NCCL_COMM, id);
+	struct zev_nccl_comm *e = zw_reserve(sizeof(*e), ZEV_NCCL_COMM, id);
 
 	if (!e)
 		return;
-	e->arg = gpu < 0 ? ZEV_GPU_UNKNOWN : (__u32)gpu;
-	e->v0 = comm;
-	e->v1 = (__u64)(__s64)rank;
-	e->v2 = (__u64)(__s64)nranks;
+	e->gpu = gpu < 0 ? ZEV_GPU_UNKNOWN : (__u32)gpu;
+	e->rank = rank;
+	e->nranks = nranks;
+	e->pad = 0;
+	e->comm = comm;
 	zw_submit(e);
 }
 

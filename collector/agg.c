@@ -148,6 +148,20 @@ int agg_proc_is_watched(const struct agg *a, uint32_t pid)
 	return proc_get(a, pid) != NULL;
 }
 
+int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid)
+{
+	/* Slots stay put while they live: evicting one behind us moves none. */
+	for (uint32_t s = *cursor; s < keyindex_top(&a->proc_idx); s++) {
+		if (keyindex_live(&a->proc_idx, s)) {
+			*pid = a->procs[s].pid;
+			*cursor = s + 1;
+			return 1;
+		}
+	}
+	*cursor = keyindex_top(&a->proc_idx);
+	return 0;
+}
+
 void agg_proc_exit(struct agg *a, uint32_t pid)
 {
 	int32_t s = keyindex_find(&a->proc_idx, pid, 0);

@@ -37,6 +37,12 @@ int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
 		   const char *comm, uint64_t start_time_ns);
 int agg_proc_is_watched(const struct agg *a, uint32_t pid);
 void agg_proc_exit(struct agg *a, uint32_t pid);
+/*
+ * Walks the watched processes, the collector's one watched set: start
+ * with *cursor = 0; returns 1 with *pid set for each, 0 at the end.  The
+ * process just returned may be evicted before the next call.
+ */
+int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid);
 
 /*
  * One latency sample of a watched process; it also counts in the node-wide

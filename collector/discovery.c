@@ -214,7 +214,7 @@ static void watch_from_proc(struct probes *p, uint32_t pid, uint32_t reason)
 	if (read_small(path, comm, sizeof(comm)) != 0)
 		return;	/* gone already */
 	proc_stat(pid, &ppid, &start);
-	probes_watch(p, pid, ppid, reason, comm, start, 1);
+	probes_watch(p, pid, ppid, reason, comm, start);
 }
 
 /* Looks through one process's mappings; returns SHM_WATCH_* reasons found. */
@@ -295,11 +295,9 @@ void discovery_scan(struct probes *p)
 
 void discovery_sweep(struct probes *p)
 {
-	/* Backwards: probes_unwatch moves the last entry into the hole. */
-	for (size_t i = p->n_watched; i > 0; i--) {
-		uint32_t pid = p->watched[i - 1];
+	uint32_t cursor = 0, pid;
 
+	while (agg_proc_next(p->agg, &cursor, &pid))
 		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
 			probes_unwatch(p, pid);
-	}
 }

@@ -3,7 +3,7 @@
  * The DataLoader-wait module (bpf/dataload.bpf.c): attaches its two
  * programs to the syscall tracepoints of the reads, polls and io_uring
  * waits it measures, so that no other syscall pays for them.  Its samples
- * arrive as ZEV_LATENCY events.  Also holds the syscall-tracepoint
+ * arrive as zev_latency records.  Also holds the syscall-tracepoint
  * attachment that the dist module shares.  Root-only.
  */
 #include <errno.h>
@@ -15,7 +15,6 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/dataload.skel.h"
-#include "bpf/sched_events.h"
 #include "collector/probe_sched.h"
 #include "common/log.h"
 #include "shm/shm_layout.h"

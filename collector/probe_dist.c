@@ -4,7 +4,7 @@
  * the futex syscall tracepoints, and probes pthread_barrier_wait in the
  * system's libc at load and in every other libc that watched processes
  * map (containers, bundled runtimes), once per file, when the process makes
- * its first futex wait (ZEV_DIST_PROC).  Root-only.
+ * its first futex wait (ZEV_LIBC_PROBE).  Root-only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +20,6 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/dist.skel.h"
-#include "bpf/sched_events.h"
 #include "collector/probe_sched.h"
 #include "common/log.h"
 #include "shm/shm_layout.h"
@@ -204,17 +203,15 @@ static void dist_scan_maps(const char *maps_path, const char *root)
 }
 
 /* A watched process made its first wait: probe the libc it maps. */
-static int dist_event(struct probes *p, const struct zev *e)
+void probe_dist_libc(uint32_t pid)
 {
 	char maps[64], root[64];
 
-	(void)p;
-	if (e->type != ZEV_DIST_PROC)
-		return 0;
-	snprintf(maps, sizeof(maps), "/proc/%u/maps", e->pid);
-	snprintf(root, sizeof(root), "/proc/%u/root", e->pid);
+	if (!dist.skel)
+		return;
+	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
 	dist_scan_maps(maps, root);
-	return 1;
 }
 
 static int dist_open(void **skel, struct bpf_object **obj, const struct probes_opts *opts)
@@ -276,5 +273,4 @@ const struct probe_module probe_dist_module = {
 	.open = dist_open,
 	.load = dist_load,
 	.destroy = dist_destroy,
-	.event = dist_event,
 };

@@ -12,14 +12,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "collector/decode.h"
 #include "collector/probes.h"
 
 struct bpf_object;
 struct bpf_link;
 struct ring_buffer;
-struct memtrack;
 struct probes;
-struct zev;
 
 /* Library kinds a uprobe's symbol lives in (bits). */
 #define PROBE_LIB_CUDA		(1u << 0)	/* libcuda.so*: the driver API */
@@ -44,11 +43,6 @@ struct probe_module {
 	const struct probe_uprobe *uprobes;
 	size_t n_uprobes;
 	/*
-	 * Optional: handles an event type of the module's own (one the common
-	 * handler does not know); returns 1 when it took the event.
-	 */
-	int (*event)(struct probes *p, const struct zev *e);
-	/*
 	 * Optional, for modules that aggregate in BPF maps: poll runs after
 	 * each ring-buffer drain; proc_exit runs when a watched process is
 	 * gone, before the aggregation forgets it, to flush and drop its
@@ -66,8 +60,6 @@ extern const struct probe_module probe_nccl_module;
 #define PROBES_MAX_MODULES	8
 #define PROBES_MAX_LINKS	8192
 #define PROBES_MAX_LIBS		256
-#define PROBES_MAX_WATCHED	16384
-#define PROBES_MAX_ALLOCS	(1u << 20)
 
 struct probe_loaded {
 	const struct probe_module *mod;
@@ -84,6 +76,7 @@ struct probe_lib {
 
 struct probes {
 	struct agg *agg;
+	struct decode dec;		/* ring-buffer records to agg */
 	struct probes_opts opts;
 
 	struct probe_loaded mod[PROBES_MAX_MODULES];
@@ -98,22 +91,14 @@ struct probes {
 	struct probe_lib libs[PROBES_MAX_LIBS];
 	size_t n_libs;
 
-	uint32_t *watched;		/* pids user space has told agg about */
-	size_t n_watched;
-
-	struct memtrack *mem;
 	int ncpu;			/* possible CPUs, for per-CPU maps */
 	uint64_t *drop_vals;		/* ncpu values of one zw_drops slot */
 	uint64_t drops_reported;
 	uint64_t next_scan_ns;
-	int handled;			/* events in the current poll */
 };
 
 /* probe_priv.c: privileges and kernel support; logs what is missing. */
 int probe_priv_check(void);
-
-/* probe_events.c: ring-buffer callback (ctx is struct probes). */
-int probe_events_handle(void *ctx, void *data, size_t size);
 
 /* discovery.c */
 /* Attaches every module's uprobes for kind to path, once per (dev, ino). */
@@ -125,9 +110,15 @@ void discovery_scan(struct probes *p);
 /* Evicts watched processes that are gone. */
 void discovery_sweep(struct probes *p);
 
-/* probes.c: the watched set, kept in agg, in BPF and in p->watched. */
+/*
+ * probes.c: the watched set is the aggregation's process table; the
+ * kernel's zw_watched filter is kept in step with it.  probes_watch adds
+ * what a /proc scan or --pid found (the probes add their own in the
+ * kernel and report them as records); probes_unwatch drops a process
+ * found gone.
+ */
 void probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t reason,
-		  const char *comm, uint64_t start_ns, int update_bpf);
+		  const char *comm, uint64_t start_ns);
 void probes_unwatch(struct probes *p, uint32_t pid);
 
 #endif /* ZERNEL_PROBE_MODULE_H */

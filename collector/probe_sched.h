@@ -9,7 +9,6 @@
 
 #include <stddef.h>
 
-#include "bpf/events.h"
 #include "collector/probe_module.h"
 
 extern const struct probe_module probe_dataload_module;
@@ -37,9 +36,9 @@ int probe_syscalls_attach(struct bpf_program *enter, struct bpf_program *exit,
 void probe_syscalls_detach(struct probe_syscall_links *l);
 
 /*
- * The sched module's event hook: feeds one scheduler event (ZEV_SCHED_*)
- * to the aggregation.  Returns 1 when e was one, 0 for any other type.
+ * The dist module: a watched process made its first futex wait
+ * (ZEV_LIBC_PROBE); probe pthread_barrier_wait in the libc it maps.
  */
-int probe_sched_event(struct probes *p, const struct zev *e);
+void probe_dist_libc(uint32_t pid);
 
 #endif /* ZERNEL_PROBE_SCHED_H */

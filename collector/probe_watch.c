@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bpf/events.h"
+#include "bpf/probe_abi.h"
 #include "bpf/watch.skel.h"
 #include "collector/probe_module.h"
 #include "common/log.h"
@@ -24,7 +24,7 @@ static int watch_open(void **skel, struct bpf_object **obj, const struct probes_
 		n = ZW_MAX_COMMS;
 	}
 	for (size_t i = 0; i < n; i++)
-		strncpy((char *)s->rodata->comms[i], opts->comms[i], ZEV_COMM_LEN - 1);
+		strncpy((char *)s->rodata->comms[i], opts->comms[i], SHM_COMM_LEN - 1);
 	s->rodata->n_comms = (__u32)n;
 	*skel = s;
 	*obj = s->obj;

@@ -15,10 +15,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "collector/memtrack.h"
 #include "collector/probe_module.h"
 #include "collector/probe_sched.h"
-#include "bpf/events.h"
+#include "bpf/probe_abi.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -53,43 +52,42 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 }
 
 void probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t reason,
-		  const char *comm, uint64_t start_ns, int update_bpf)
+		  const char *comm, uint64_t start_ns)
 {
-	size_t i;
+	uint32_t cur = 0;
 
-	if (update_bpf) {
-		uint32_t cur = 0;
-
-		bpf_map_lookup_elem(p->watched_fd, &pid, &cur);
-		if ((cur & reason) != reason) {
-			cur |= reason;
-			if (bpf_map_update_elem(p->watched_fd, &pid, &cur, BPF_ANY) != 0)
-				agg_count_dropped(p->agg, 1);
-		}
+	bpf_map_lookup_elem(p->watched_fd, &pid, &cur);
+	if ((cur & reason) != reason) {
+		cur |= reason;
+		if (bpf_map_update_elem(p->watched_fd, &pid, &cur, BPF_ANY) != 0)
+			agg_count_dropped(p->agg, 1);
 	}
-	if (agg_proc_watch(p->agg, pid, ppid, reason, comm, start_ns) != 0)
-		return;	/* table full: agg counted it */
-	for (i = 0; i < p->n_watched; i++)
-		if (p->watched[i] == pid)
-			return;
-	if (p->n_watched < PROBES_MAX_WATCHED)
-		p->watched[p->n_watched++] = pid;
+	/* A full table is counted by the aggregation. */
+	agg_proc_watch(p->agg, pid, ppid, reason, comm, start_ns);
 }
 
-void probes_unwatch(struct probes *p, uint32_t pid)
+/* The kernel's side of a process that is gone (decode_ops.proc_exit). */
+static void probes_forget(void *ctx, uint32_t pid)
 {
-	for (size_t i = 0; i < p->n_watched; i++) {
-		if (p->watched[i] == pid) {
-			p->watched[i] = p->watched[--p->n_watched];
-			break;
-		}
-	}
+	struct probes *p = ctx;
+
 	bpf_map_delete_elem(p->watched_fd, &pid);
 	for (size_t i = 0; i < p->n_mod; i++)
 		if (p->mod[i].mod->proc_exit)
 			p->mod[i].mod->proc_exit(p->mod[i].skel, p, pid);
-	memtrack_evict_pid(p->mem, pid);
-	agg_proc_exit(p->agg, pid);
+}
+
+void probes_unwatch(struct probes *p, uint32_t pid)
+{
+	probes_forget(p, pid);
+	decode_proc_gone(&p->dec, pid);
+}
+
+/* decode_ops.libc_probe */
+static void probes_libc(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	probe_dist_libc(pid);
 }
 
 static int load_modules(struct probes *p)
@@ -135,7 +133,7 @@ static int load_modules(struct probes *p)
 	}
 	p->watched_fd = shared_fd[0];
 	p->drops_fd = shared_fd[2];
-	p->rb = ring_buffer__new(shared_fd[1], probe_events_handle, p, NULL);
+	p->rb = ring_buffer__new(shared_fd[1], decode_ringbuf, &p->dec, NULL);
 	if (!p->rb) {
 		err = -errno;
 		log_error("cannot open the BPF ring buffer: %s", strerror(errno));
@@ -187,13 +185,14 @@ static void watch_named_pids(struct probes *p)
 		if (fgets(comm, sizeof(comm), f))
 			comm[strcspn(comm, "\n")] = '\0';
 		fclose(f);
-		probes_watch(p, pid, 0, SHM_WATCH_PID, comm, 0, 1);
+		probes_watch(p, pid, 0, SHM_WATCH_PID, comm, 0);
 	}
 }
 
 int probes_start(struct probes **out, struct agg *agg, const struct probes_opts *opts)
 {
 	struct probes *p = NULL;
+	struct decode_ops ops;
 	int err;
 
 	*out = NULL;
@@ -208,12 +207,14 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	p->opts = *opts;
 	if (p->opts.discovery_interval_ms == 0)
 		p->opts.discovery_interval_ms = 1000;
+	ops = (struct decode_ops){ .proc_exit = probes_forget, .libc_probe = probes_libc, .ctx = p };
+	err = decode_init(&p->dec, agg, &ops);
+	if (err)
+		goto cleanup;
 	p->links = calloc(PROBES_MAX_LINKS, sizeof(*p->links));
-	p->watched = calloc(PROBES_MAX_WATCHED, sizeof(*p->watched));
-	p->mem = memtrack_new(PROBES_MAX_ALLOCS);
 	p->ncpu = libbpf_num_possible_cpus();
 	p->drop_vals = p->ncpu > 0 ? calloc((size_t)p->ncpu, sizeof(*p->drop_vals)) : NULL;
-	if (!p->links || !p->watched || !p->mem || !p->drop_vals) {
+	if (!p->links || !p->drop_vals) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -270,10 +271,9 @@ static void report_drops(struct probes *p)
 
 int probes_poll(struct probes *p, int timeout_ms)
 {
-	uint64_t now;
+	uint64_t now, events0 = p->dec.events;
 	int err;
 
-	p->handled = 0;
 	/*
 	 * Programs do not wake us for each event (it would cost more than the
 	 * probe): sleep at most PROBES_DRAIN_MS, then drain.
@@ -297,9 +297,7 @@ int probes_poll(struct probes *p, int timeout_ms)
 	}
 	report_drops(p);
 	agg_set_probes(p->agg, p->n_uprobe_links, p->n_libs);
-	if (p->handled > 0)
-		agg_count_events(p->agg, (uint64_t)p->handled);
-	return p->handled;
+	return (int)(p->dec.events - events0);
 }
 
 void probes_stop(struct probes *p)
@@ -311,9 +309,8 @@ void probes_stop(struct probes *p)
 	ring_buffer__free(p->rb);
 	for (size_t i = p->n_mod; i > 0; i--)
 		p->mod[i - 1].mod->destroy(p->mod[i - 1].skel);
-	memtrack_free(p->mem);
+	decode_destroy(&p->dec);
 	free(p->links);
-	free(p->watched);
 	free(p->drop_vals);
 	free(p);
 }
