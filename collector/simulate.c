@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * --simulate: a synthetic data-parallel training job fed to the aggregation
- * through the same agg_* calls as the BPF probes.  Unprivileged.
+ * --simulate: a synthetic data-parallel training job.  It makes the records
+ * the BPF probes make (bpf/probe_abi.h) and feeds them to the same decoder,
+ * so they take the production path to the aggregation: watch records for
+ * its processes, allocations at addresses of its own that frees name
+ * again, latency, NCCL and scheduler records.  Unprivileged.
  *
  * The job: one trainer per GPU (comm "pt_main_thread", one NCCL rank each,
  * world size = trainers), the remaining processes are DataLoader workers
@@ -14,6 +17,7 @@
  * launches and workers' background activity are thinned so that the whole
  * job stays under SIM_SAMPLE_BUDGET samples a second whatever --processes
  * says.  The PRNG is seeded, so a run is reproducible given its timing.
+ * Device totals are not events: the caller sets them (sim_gpu_total).
  */
 #include <errno.h>
 #include <math.h>
@@ -21,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/probe_abi.h"
+#include "collector/decode.h"
 #include "collector/simulate.h"
 #include "common/util.h"
 
@@ -32,6 +38,8 @@
 #define SIM_MAX_BLOCKS		1024		/* allocator segments per trainer */
 #define SIM_ALLREDUCE_BUCKETS	4
 #define SIM_ALLREDUCE_BYTES	(25ull << 20)
+#define SIM_VA_BASE		0x7f0000000000ull	/* device addresses handed out */
+#define SIM_ENOMEM		2			/* cudaErrorMemoryAllocation */
 #define MIB			(1ull << 20)
 
 struct sim_trainer {
@@ -45,9 +53,11 @@ struct sim_trainer {
 	uint64_t steps;
 	uint32_t first_worker;		/* index into workers[] */
 	uint32_t n_workers;
-	uint64_t used;			/* what this process holds, as fed to agg */
+	uint64_t used;			/* what this process holds, as allocated */
 	uint64_t block[SIM_MAX_BLOCKS];	/* sizes of live segments, a stack */
+	uint64_t addr[SIM_MAX_BLOCKS];	/* and their addresses */
 	uint32_t n_blocks;
+	uint64_t next_addr;		/* addresses are never reused */
 };
 
 struct sim_worker {
@@ -57,7 +67,7 @@ struct sim_worker {
 };
 
 struct sim {
-	struct agg *agg;
+	struct decode *dec;
 	struct sim_opts opts;
 	uint64_t start_ns;
 	uint64_t last_ns;
@@ -68,7 +78,7 @@ struct sim {
 	uint32_t n_trainers;
 	struct sim_worker *workers;
 	uint32_t n_workers;
-	uint64_t events;		/* agg calls since the last tick returned */
+	uint64_t events;		/* records since the last tick returned */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -110,18 +120,58 @@ static unsigned int draw_count(struct sim *s, double expected)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Records, as the probes send them: one thread per process (tid = pid). */
+
+static struct zev_hdr hdr(uint32_t type, uint32_t pid, uint64_t now)
+{
+	return (struct zev_hdr){ .type = type, .pid = pid, .tid = pid, .ts_ns = now };
+}
+
+static void emit(struct sim *s, const void *rec, size_t size)
+{
+	decode_event(s->dec, rec, size);
+	s->events++;
+}
 
 static void lat(struct sim *s, uint32_t pid, enum shm_family f, uint64_t now,
 		uint64_t v)
 {
-	agg_latency(s->agg, pid, f, now, v);
-	s->events++;
+	struct zev_latency e = { .hdr = hdr(ZEV_LATENCY, pid, now), .family = f, .ns = v };
+
+	emit(s, &e, sizeof(e));
 }
 
-static void offcpu(struct sim *s, uint32_t pid, uint64_t ns, int involuntary)
+/* A switch back onto the CPU after ns off it, preempted or blocked. */
+static void offcpu(struct sim *s, uint32_t pid, uint64_t ns, int involuntary, uint64_t now)
 {
-	agg_offcpu(s->agg, pid, ns, involuntary);
-	s->events++;
+	struct zev_sched_switch e = {
+		.hdr = hdr(ZEV_SCHED_SWITCH, pid, now),
+		.flags = ZS_SW_OFFCPU | (involuntary ? ZS_SW_INVOLUNTARY : 0),
+		.offcpu_ns = ns,
+	};
+
+	emit(s, &e, sizeof(e));
+}
+
+static void migrate(struct sim *s, uint32_t pid, uint64_t now)
+{
+	struct zev_sched_migrate e = { .hdr = hdr(ZEV_SCHED_MIGRATE, pid, now) };
+
+	emit(s, &e, sizeof(e));
+}
+
+/* A successful call of bytes that took call_ns, done wait_ns after it began. */
+static void nccl_call(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op, uint64_t bytes,
+		      uint64_t call_ns, uint64_t wait_ns, uint64_t now)
+{
+	struct zev_nccl_call c = { .hdr = hdr(ZEV_NCCL_CALL, pid, now), .op = op,
+				   .bytes = bytes, .ns = call_ns };
+	struct zev_nccl_wait w = { .hdr = hdr(ZEV_NCCL_WAIT, pid, now), .op = op, .ns = wait_ns };
+
+	emit(s, &c, sizeof(c));
+	emit(s, &w, sizeof(w));
+	/* Waiting for the collective puts the thread to sleep. */
+	offcpu(s, pid, wait_ns, 0, now);
 }
 
 static void nccl(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op,
@@ -130,17 +180,45 @@ static void nccl(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op,
 {
 	uint64_t w = draw(s, wait);
 
-	agg_nccl_call(s->agg, op, bytes, draw(s, call), 0, now);
-	agg_nccl_wait(s->agg, op, w, now);
-	/* Waiting for the collective puts the thread to sleep. */
-	offcpu(s, pid, w, 0);
-	s->events += 2;
+	nccl_call(s, pid, op, bytes, draw(s, call), w, now);
+}
+
+static void mem_alloc(struct sim *s, struct sim_trainer *tr, uint64_t size, uint64_t now)
+{
+	struct zev_mem_alloc e = { .hdr = hdr(ZEV_MEM_ALLOC, tr->pid, now), .gpu = tr->gpu,
+				   .space = ZMEM_SPACE_PTR, .addr = tr->next_addr, .bytes = size };
+
+	emit(s, &e, sizeof(e));
+	tr->used += size;
+	tr->block[tr->n_blocks] = size;
+	tr->addr[tr->n_blocks++] = tr->next_addr;
+	tr->next_addr += size;
+}
+
+/* Frees the newest segment; the decoder knows its size from its address. */
+static void mem_free(struct sim *s, struct sim_trainer *tr, uint64_t now)
+{
+	struct zev_mem_free e = { .hdr = hdr(ZEV_MEM_FREE, tr->pid, now),
+				  .space = ZMEM_SPACE_PTR };
+
+	tr->n_blocks--;
+	e.addr = tr->addr[tr->n_blocks];
+	emit(s, &e, sizeof(e));
+	tr->used -= tr->block[tr->n_blocks];
+}
+
+static void mem_fail(struct sim *s, struct sim_trainer *tr, uint64_t size, uint64_t now)
+{
+	struct zev_mem_fail e = { .hdr = hdr(ZEV_MEM_FAIL, tr->pid, now), .gpu = tr->gpu,
+				  .ret = SIM_ENOMEM, .bytes = size };
+
+	emit(s, &e, sizeof(e));
 }
 
 /* ---------------------------------------------------------------------- */
 /* GPU memory: a caching allocator that follows the scenario's target. */
 
-static void memory_follow(struct sim *s, struct sim_trainer *tr, uint64_t t)
+static void memory_follow(struct sim *s, struct sim_trainer *tr, uint64_t t, uint64_t now)
 {
 	double frac = scn_memory_target(s->opts.scenario, tr->gpu == 0, t,
 					tr->plateau, tr->phase);
@@ -158,28 +236,17 @@ static void memory_follow(struct sim *s, struct sim_trainer *tr, uint64_t t)
 		if (tr->used + size > target)
 			break;
 		if (tr->used + size > tr->total) {
-			agg_gpu_alloc_failed(s->agg, tr->pid, tr->gpu);
-			s->events++;
+			mem_fail(s, tr, size, now);
 			break;
 		}
-		agg_gpu_alloc(s->agg, tr->pid, tr->gpu, size);
-		s->events++;
-		tr->used += size;
-		tr->block[tr->n_blocks++] = size;
+		mem_alloc(s, tr, size, now);
 	}
 	while (budget-- > 0 && tr->n_blocks > 0 &&
-	       tr->used > target + tr->block[tr->n_blocks - 1]) {
-		uint64_t size = tr->block[--tr->n_blocks];
-
-		agg_gpu_free(s->agg, tr->pid, tr->gpu, size);
-		s->events++;
-		tr->used -= size;
-	}
+	       tr->used > target + tr->block[tr->n_blocks - 1])
+		mem_free(s, tr, now);
 	/* Near the top, the allocator's retries fail now and then. */
-	if (frac >= 0.95 && rng_unit(s) < 0.05) {
-		agg_gpu_alloc_failed(s->agg, tr->pid, tr->gpu);
-		s->events++;
-	}
+	if (frac >= 0.95 && rng_unit(s) < 0.05)
+		mem_fail(s, tr, lo, now);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -192,7 +259,7 @@ static void worker_batch(struct sim *s, const struct sim_worker *wk,
 		uint64_t r = draw(s, &p->worker_read);
 
 		lat(s, wk->pid, SHM_FAMILY_DATALOADER_WAIT, now, r);
-		offcpu(s, wk->pid, r, 0);
+		offcpu(s, wk->pid, r, 0, now);
 	}
 	lat(s, wk->pid, SHM_FAMILY_FUTEX_WAIT, now, draw(s, &p->futex));
 	lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, draw(s, &p->runq));
@@ -212,7 +279,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	else
 		v = draw(s, &p->batch_wait);
 	lat(s, tr->pid, SHM_FAMILY_DATALOADER_WAIT, now, v);
-	offcpu(s, tr->pid, v, 0);
+	offcpu(s, tr->pid, v, 0, now);
 	step += v;
 	if (tr->n_workers)
 		worker_batch(s, &s->workers[tr->first_worker + tr->steps % tr->n_workers],
@@ -234,11 +301,8 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 							       : SIM_ALLREDUCE_BYTES / 3;
 		uint64_t w = draw(s, &p->allreduce_wait);
 
-		agg_nccl_call(s->agg, SHM_NCCL_ALL_REDUCE, bytes,
-			      draw(s, &p->allreduce_call), 0, now);
-		agg_nccl_wait(s->agg, SHM_NCCL_ALL_REDUCE, w, now);
-		offcpu(s, tr->pid, w, 0);
-		s->events += 2;
+		nccl_call(s, tr->pid, SHM_NCCL_ALL_REDUCE, bytes, draw(s, &p->allreduce_call), w,
+			  now);
 		last_wait = w;
 	}
 	step += last_wait;	/* the others overlap with backward */
@@ -261,21 +325,19 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	for (int i = 0; i < 10; i++) {
 		v = draw(s, &p->futex);
 		lat(s, tr->pid, SHM_FAMILY_FUTEX_WAIT, now, v);
-		offcpu(s, tr->pid, v, 0);
+		offcpu(s, tr->pid, v, 0, now);
 	}
 	v = draw(s, &p->barrier);
 	lat(s, tr->pid, SHM_FAMILY_BARRIER_WAIT, now, v);
-	offcpu(s, tr->pid, v, 0);
+	offcpu(s, tr->pid, v, 0, now);
 	for (int i = 0; i < 5; i++) {
 		v = draw(s, &p->runq);
 		lat(s, tr->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
 		if (i < 2)	/* preempted, then waited this long to run again */
-			offcpu(s, tr->pid, v, 1);
+			offcpu(s, tr->pid, v, 1, now);
 	}
-	if (rng_unit(s) < 0.3) {
-		agg_migration(s->agg, tr->pid);
-		s->events++;
-	}
+	if (rng_unit(s) < 0.3)
+		migrate(s, tr->pid, now);
 	tr->steps++;
 	return step;
 }
@@ -295,42 +357,50 @@ static void worker_background(struct sim *s, struct sim_worker *wk,
 		if (rng_unit(s) < 0.5) {
 			v = draw(s, &p->futex);
 			lat(s, wk->pid, SHM_FAMILY_FUTEX_WAIT, now, v);
-			offcpu(s, wk->pid, v, 0);
+			offcpu(s, wk->pid, v, 0, now);
 		} else {
 			v = draw(s, &p->runq);
 			lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
-			offcpu(s, wk->pid, v, 1);
+			offcpu(s, wk->pid, v, 1, now);
 		}
 	}
-	if (rng_unit(s) < 0.2 * dt_s) {
-		agg_migration(s->agg, wk->pid);
-		s->events++;
-	}
+	if (rng_unit(s) < 0.2 * dt_s)
+		migrate(s, wk->pid, now);
 }
 
 /* ---------------------------------------------------------------------- */
+
+/*
+ * A process seen by the probes: its watch record (the simulator's own
+ * clock gives the start time, taken as it is).
+ */
+static void watch(struct sim *s, uint32_t pid, uint32_t ppid, uint32_t reasons,
+		  const char *comm, uint64_t start_ns, uint64_t now)
+{
+	struct zev_watch e = { .hdr = hdr(ZEV_WATCH, pid, now), .reasons = reasons,
+			       .ppid = ppid, .start_ns = start_ns };
+
+	memcpy(e.comm, comm, strnlen(comm, sizeof(e.comm)));
+	emit(s, &e, sizeof(e));
+}
 
 static void sim_register(struct sim *s, uint64_t now)
 {
 	uint32_t pid = SIM_PID_BASE + 1000 + (uint32_t)(rng_next(s) % 4000);
 	uint32_t launcher = pid++;	/* torchrun: not watched itself */
 
-	for (uint32_t g = 0; g < s->opts.gpus; g++) {
-		int given = g < s->opts.n_gpu_total;
-
-		agg_gpu_total(s->agg, g, given ? s->opts.gpu_total[g] : SIM_GPU_TOTAL_BYTES,
-			      given ? SHM_TOTAL_FLAG : SHM_TOTAL_SIMULATED);
-	}
 	for (uint32_t i = 0; i < s->n_trainers; i++) {
 		struct sim_trainer *tr = &s->trainers[i];
+		struct zev_nccl_comm c;
 
 		pid += 1 + (uint32_t)(rng_next(s) % 8);
 		tr->pid = pid;
-		agg_proc_watch(s->agg, tr->pid, launcher,
-			       SHM_WATCH_SIMULATED | SHM_WATCH_CUDA | SHM_WATCH_NCCL,
-			       "pt_main_thread", now - 2 * NSEC_PER_SEC);
-		agg_nccl_comm(s->agg, tr->pid, (int32_t)i, (int32_t)s->n_trainers,
-			      tr->gpu, 0x55d0c4a00000ULL + ((uint64_t)i << 24));
+		watch(s, tr->pid, launcher, SHM_WATCH_SIMULATED | SHM_WATCH_CUDA | SHM_WATCH_NCCL,
+		      "pt_main_thread", now - 2 * NSEC_PER_SEC, now);
+		c = (struct zev_nccl_comm){ .hdr = hdr(ZEV_NCCL_COMM, tr->pid, now), .gpu = tr->gpu,
+					    .rank = (int32_t)i, .nranks = (int32_t)s->n_trainers,
+					    .comm = 0x55d0c4a00000ULL + ((uint64_t)i << 24) };
+		emit(s, &c, sizeof(c));
 	}
 	/* Workers are forked once the trainers have built their DataLoader. */
 	for (uint32_t w = 0; w < s->n_workers; w++) {
@@ -338,18 +408,23 @@ static void sim_register(struct sim *s, uint64_t now)
 
 		pid += 1 + (uint32_t)(rng_next(s) % 3);
 		wk->pid = pid;
-		agg_proc_watch(s->agg, wk->pid, s->trainers[wk->trainer].pid,
-			       SHM_WATCH_SIMULATED | SHM_WATCH_DESCENDANT,
-			       "pt_data_worker", now - NSEC_PER_SEC);
+		watch(s, wk->pid, s->trainers[wk->trainer].pid,
+		      SHM_WATCH_SIMULATED | SHM_WATCH_DESCENDANT, "pt_data_worker",
+		      now - NSEC_PER_SEC, now);
 	}
 }
 
-struct sim *sim_new(struct agg *agg, const struct sim_opts *opts, uint64_t now_ns)
+uint64_t sim_gpu_total(const struct sim_opts *opts, uint32_t gpu)
+{
+	return gpu < opts->n_gpu_total ? opts->gpu_total[gpu] : SIM_GPU_TOTAL_BYTES;
+}
+
+struct sim *sim_new(struct decode *dec, const struct sim_opts *opts, uint64_t now_ns)
 {
 	struct sim *s;
 	double natural;
 
-	if (!agg || !opts || opts->processes == 0 || opts->gpus == 0 ||
+	if (!dec || !opts || opts->processes == 0 || opts->gpus == 0 ||
 	    (unsigned int)opts->scenario >= SIM_SCENARIO_COUNT) {
 		errno = EINVAL;
 		return NULL;
@@ -357,7 +432,7 @@ struct sim *sim_new(struct agg *agg, const struct sim_opts *opts, uint64_t now_n
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->agg = agg;
+	s->dec = dec;
 	s->opts = *opts;
 	s->start_ns = s->last_ns = now_ns;
 	s->rng = opts->seed ? opts->seed : 0x5eed;
@@ -381,7 +456,8 @@ struct sim *sim_new(struct agg *agg, const struct sim_opts *opts, uint64_t now_n
 		struct sim_trainer *tr = &s->trainers[i];
 
 		tr->gpu = i;
-		tr->total = i < opts->n_gpu_total ? opts->gpu_total[i] : SIM_GPU_TOTAL_BYTES;
+		tr->total = sim_gpu_total(opts, i);
+		tr->next_addr = SIM_VA_BASE + ((uint64_t)i << 36);
 		tr->plateau = 0.55 + 0.2 * rng_unit(s);
 		tr->phase = 2.0 * M_PI * rng_unit(s);
 		/* Ranks do not start in lockstep. */
@@ -426,14 +502,14 @@ uint64_t sim_tick(struct sim *s, uint64_t now_ns)
 		}
 		if (tr->into_step_ns >= tr->step_ns)
 			tr->into_step_ns = 0;
-		memory_follow(s, tr, t);
+		memory_follow(s, tr, t, now_ns);
 	}
 	for (uint32_t w = 0; w < s->n_workers; w++)
 		worker_background(s, &s->workers[w], &p, (double)dt / 1e9, now_ns);
 
+	/* The decoder counted them as events, as it does the probes' records. */
 	n = s->events;
 	s->events = 0;
-	agg_count_events(s->agg, n);
 	return n;
 }
 
