@@ -5,8 +5,9 @@
  * collector loads one object first and hands its map fds to the others
  * (bpf_map__reuse_fd before load), so all programs see ONE watched-process
  * set, ONE ring buffer, ONE loss counter and ONE per-thread device table.
- * A new object joins by including this header and adding a line to the
- * collector's object table (collector/probes.c).  Records are those of
+ * A new object joins by including this header and adding a row to the
+ * collector's object table (collector/probe_objects.c) and its programs'
+ * rows to the attach table (collector/probe_table.c).  Records are those of
  * bpf/probe_abi.h: zw_reserve hands out one with its header filled, and
  * the caller sets every other field, padding included (ring-buffer memory
  * is not zeroed).
