@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * --simulate: a synthetic data-parallel training job.  It makes the records
- * the BPF probes make (bpf/probe_abi.h) and feeds them to the same decoder,
- * so they take the production path to the aggregation: watch records for
- * its processes, allocations at addresses of its own that frees name
- * again, latency, NCCL and scheduler records.  Unprivileged.
+ * --simulate: a synthetic data-parallel training job.  It sends the records
+ * the BPF probes send (bpf/probe_abi.h, made by sim_emit.c) to the same
+ * decoder, so they take the production path to the aggregation: watch
+ * records for its processes, allocations at addresses of its own that
+ * frees name again, latency, NCCL and scheduler records.  Unprivileged.
  *
  * The job: one trainer per GPU (comm "pt_main_thread", one NCCL rank each,
  * world size = trainers), the remaining processes are DataLoader workers
@@ -25,8 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf/probe_abi.h"
-#include "collector/decode.h"
+#include "collector/sim_emit.h"
 #include "collector/simulate.h"
 #include "common/util.h"
 
@@ -39,7 +38,6 @@
 #define SIM_ALLREDUCE_BUCKETS	4
 #define SIM_ALLREDUCE_BYTES	(25ull << 20)
 #define SIM_VA_BASE		0x7f0000000000ull	/* device addresses handed out */
-#define SIM_ENOMEM		2			/* cudaErrorMemoryAllocation */
 #define MIB			(1ull << 20)
 
 struct sim_trainer {
@@ -67,7 +65,7 @@ struct sim_worker {
 };
 
 struct sim {
-	struct decode *dec;
+	struct sim_emit out;		/* to the decoder */
 	struct sim_opts opts;
 	uint64_t start_ns;
 	uint64_t last_ns;
@@ -78,7 +76,6 @@ struct sim {
 	uint32_t n_trainers;
 	struct sim_worker *workers;
 	uint32_t n_workers;
-	uint64_t events;		/* records since the last tick returned */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -120,56 +117,24 @@ static unsigned int draw_count(struct sim *s, double expected)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Records, as the probes send them: one thread per process (tid = pid). */
-
-static struct zev_hdr hdr(uint32_t type, uint32_t pid, uint64_t now)
-{
-	return (struct zev_hdr){ .type = type, .pid = pid, .tid = pid, .ts_ns = now };
-}
-
-static void emit(struct sim *s, const void *rec, size_t size)
-{
-	decode_event(s->dec, rec, size);
-	s->events++;
-}
+/* What the job does, as the probes would report it (sim_emit.c). */
 
 static void lat(struct sim *s, uint32_t pid, enum shm_family f, uint64_t now,
 		uint64_t v)
 {
-	struct zev_latency e = { .hdr = hdr(ZEV_LATENCY, pid, now), .family = f, .ns = v };
-
-	emit(s, &e, sizeof(e));
+	sim_emit_latency(&s->out, now, pid, f, v);
 }
 
-/* A switch back onto the CPU after ns off it, preempted or blocked. */
 static void offcpu(struct sim *s, uint32_t pid, uint64_t ns, int involuntary, uint64_t now)
 {
-	struct zev_sched_switch e = {
-		.hdr = hdr(ZEV_SCHED_SWITCH, pid, now),
-		.flags = ZS_SW_OFFCPU | (involuntary ? ZS_SW_INVOLUNTARY : 0),
-		.offcpu_ns = ns,
-	};
-
-	emit(s, &e, sizeof(e));
-}
-
-static void migrate(struct sim *s, uint32_t pid, uint64_t now)
-{
-	struct zev_sched_migrate e = { .hdr = hdr(ZEV_SCHED_MIGRATE, pid, now) };
-
-	emit(s, &e, sizeof(e));
+	sim_emit_offcpu(&s->out, now, pid, ns, involuntary);
 }
 
 /* A successful call of bytes that took call_ns, done wait_ns after it began. */
 static void nccl_call(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op, uint64_t bytes,
 		      uint64_t call_ns, uint64_t wait_ns, uint64_t now)
 {
-	struct zev_nccl_call c = { .hdr = hdr(ZEV_NCCL_CALL, pid, now), .op = op,
-				   .bytes = bytes, .ns = call_ns };
-	struct zev_nccl_wait w = { .hdr = hdr(ZEV_NCCL_WAIT, pid, now), .op = op, .ns = wait_ns };
-
-	emit(s, &c, sizeof(c));
-	emit(s, &w, sizeof(w));
+	sim_emit_nccl(&s->out, now, pid, op, bytes, call_ns, wait_ns);
 	/* Waiting for the collective puts the thread to sleep. */
 	offcpu(s, pid, wait_ns, 0, now);
 }
@@ -183,12 +148,10 @@ static void nccl(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op,
 	nccl_call(s, pid, op, bytes, draw(s, call), w, now);
 }
 
+/* A new segment on top of the allocator's stack, at a fresh address. */
 static void mem_alloc(struct sim *s, struct sim_trainer *tr, uint64_t size, uint64_t now)
 {
-	struct zev_mem_alloc e = { .hdr = hdr(ZEV_MEM_ALLOC, tr->pid, now), .gpu = tr->gpu,
-				   .space = ZMEM_SPACE_PTR, .addr = tr->next_addr, .bytes = size };
-
-	emit(s, &e, sizeof(e));
+	sim_emit_alloc(&s->out, now, tr->pid, tr->gpu, tr->next_addr, size);
 	tr->used += size;
 	tr->block[tr->n_blocks] = size;
 	tr->addr[tr->n_blocks++] = tr->next_addr;
@@ -198,21 +161,9 @@ static void mem_alloc(struct sim *s, struct sim_trainer *tr, uint64_t size, uint
 /* Frees the newest segment; the decoder knows its size from its address. */
 static void mem_free(struct sim *s, struct sim_trainer *tr, uint64_t now)
 {
-	struct zev_mem_free e = { .hdr = hdr(ZEV_MEM_FREE, tr->pid, now),
-				  .space = ZMEM_SPACE_PTR };
-
 	tr->n_blocks--;
-	e.addr = tr->addr[tr->n_blocks];
-	emit(s, &e, sizeof(e));
+	sim_emit_free(&s->out, now, tr->pid, tr->addr[tr->n_blocks]);
 	tr->used -= tr->block[tr->n_blocks];
-}
-
-static void mem_fail(struct sim *s, struct sim_trainer *tr, uint64_t size, uint64_t now)
-{
-	struct zev_mem_fail e = { .hdr = hdr(ZEV_MEM_FAIL, tr->pid, now), .gpu = tr->gpu,
-				  .ret = SIM_ENOMEM, .bytes = size };
-
-	emit(s, &e, sizeof(e));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -236,7 +187,7 @@ static void memory_follow(struct sim *s, struct sim_trainer *tr, uint64_t t, uin
 		if (tr->used + size > target)
 			break;
 		if (tr->used + size > tr->total) {
-			mem_fail(s, tr, size, now);
+			sim_emit_alloc_failed(&s->out, now, tr->pid, tr->gpu, size);
 			break;
 		}
 		mem_alloc(s, tr, size, now);
@@ -246,7 +197,7 @@ static void memory_follow(struct sim *s, struct sim_trainer *tr, uint64_t t, uin
 		mem_free(s, tr, now);
 	/* Near the top, the allocator's retries fail now and then. */
 	if (frac >= 0.95 && rng_unit(s) < 0.05)
-		mem_fail(s, tr, lo, now);
+		sim_emit_alloc_failed(&s->out, now, tr->pid, tr->gpu, lo);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -337,7 +288,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 			offcpu(s, tr->pid, v, 1, now);
 	}
 	if (rng_unit(s) < 0.3)
-		migrate(s, tr->pid, now);
+		sim_emit_migrate(&s->out, now, tr->pid);
 	tr->steps++;
 	return step;
 }
@@ -365,24 +316,10 @@ static void worker_background(struct sim *s, struct sim_worker *wk,
 		}
 	}
 	if (rng_unit(s) < 0.2 * dt_s)
-		migrate(s, wk->pid, now);
+		sim_emit_migrate(&s->out, now, wk->pid);
 }
 
 /* ---------------------------------------------------------------------- */
-
-/*
- * A process seen by the probes: its watch record (the simulator's own
- * clock gives the start time, taken as it is).
- */
-static void watch(struct sim *s, uint32_t pid, uint32_t ppid, uint32_t reasons,
-		  const char *comm, uint64_t start_ns, uint64_t now)
-{
-	struct zev_watch e = { .hdr = hdr(ZEV_WATCH, pid, now), .reasons = reasons,
-			       .ppid = ppid, .start_ns = start_ns };
-
-	memcpy(e.comm, comm, strnlen(comm, sizeof(e.comm)));
-	emit(s, &e, sizeof(e));
-}
 
 static void sim_register(struct sim *s, uint64_t now)
 {
@@ -391,16 +328,15 @@ static void sim_register(struct sim *s, uint64_t now)
 
 	for (uint32_t i = 0; i < s->n_trainers; i++) {
 		struct sim_trainer *tr = &s->trainers[i];
-		struct zev_nccl_comm c;
 
 		pid += 1 + (uint32_t)(rng_next(s) % 8);
 		tr->pid = pid;
-		watch(s, tr->pid, launcher, SHM_WATCH_SIMULATED | SHM_WATCH_CUDA | SHM_WATCH_NCCL,
-		      "pt_main_thread", now - 2 * NSEC_PER_SEC, now);
-		c = (struct zev_nccl_comm){ .hdr = hdr(ZEV_NCCL_COMM, tr->pid, now), .gpu = tr->gpu,
-					    .rank = (int32_t)i, .nranks = (int32_t)s->n_trainers,
-					    .comm = 0x55d0c4a00000ULL + ((uint64_t)i << 24) };
-		emit(s, &c, sizeof(c));
+		/* The simulator's own clock gives start times, taken as they are. */
+		sim_emit_watch(&s->out, now, tr->pid, launcher,
+			       SHM_WATCH_SIMULATED | SHM_WATCH_CUDA | SHM_WATCH_NCCL,
+			       "pt_main_thread", now - 2 * NSEC_PER_SEC);
+		sim_emit_nccl_comm(&s->out, now, tr->pid, tr->gpu, (int32_t)i,
+				   (int32_t)s->n_trainers, 0x55d0c4a00000ULL + ((uint64_t)i << 24));
 	}
 	/* Workers are forked once the trainers have built their DataLoader. */
 	for (uint32_t w = 0; w < s->n_workers; w++) {
@@ -408,9 +344,9 @@ static void sim_register(struct sim *s, uint64_t now)
 
 		pid += 1 + (uint32_t)(rng_next(s) % 3);
 		wk->pid = pid;
-		watch(s, wk->pid, s->trainers[wk->trainer].pid,
-		      SHM_WATCH_SIMULATED | SHM_WATCH_DESCENDANT, "pt_data_worker",
-		      now - NSEC_PER_SEC, now);
+		sim_emit_watch(&s->out, now, wk->pid, s->trainers[wk->trainer].pid,
+			       SHM_WATCH_SIMULATED | SHM_WATCH_DESCENDANT, "pt_data_worker",
+			       now - NSEC_PER_SEC);
 	}
 }
 
@@ -432,7 +368,7 @@ struct sim *sim_new(struct decode *dec, const struct sim_opts *opts, uint64_t no
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->dec = dec;
+	s->out.dec = dec;
 	s->opts = *opts;
 	s->start_ns = s->last_ns = now_ns;
 	s->rng = opts->seed ? opts->seed : 0x5eed;
@@ -508,8 +444,8 @@ uint64_t sim_tick(struct sim *s, uint64_t now_ns)
 		worker_background(s, &s->workers[w], &p, (double)dt / 1e9, now_ns);
 
 	/* The decoder counted them as events, as it does the probes' records. */
-	n = s->events;
-	s->events = 0;
+	n = s->out.sent;
+	s->out.sent = 0;
 	return n;
 }
 
