@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The collector's aggregation state: everything it will publish, fed by the
- * event sources (the BPF probes, or the simulator) and written into the
- * segment by agg_publish().  Single-threaded: the collector's main loop owns
+ * decoder (collector/decode.h) with the records of either event source (the
+ * BPF probes, or the simulator), by the launch histograms read from the
+ * kernel (collector/launch_hist.h) and by device totals, and written into
+ * the segment by agg_publish().  Single-threaded: the collector's main loop owns
  * it.  Memory is bounded by the segment capacities; a row that does not fit
  * is refused and counted as an overflow of its table, never silently lost.
  *
