@@ -49,9 +49,10 @@ struct zev_hdr {
 /*
  * A process is watched from now on, for reasons (or, already watched, it
  * exec'ed and has a new name).  start_ns: when its group leader started,
- * boot-relative, rounded down to ZW_START_TICK_NS, the precision of
- * /proc/PID/stat, so a process seen by a probe and by a /proc scan has one
- * start time (the aggregation tells a reused pid by it).
+ * boot-relative; the BPF programs round it down to ZW_START_TICK_NS, the
+ * precision of /proc/PID/stat, so a process seen by a probe and by a /proc
+ * scan has one start time (the aggregation tells a reused pid by it).  The
+ * collector warns at start where the kernel's clock tick differs.
  */
 #define ZW_START_TICK_NS	10000000ull	/* 1 / USER_HZ (100 on x86 and arm64) */
 
