@@ -16,12 +16,14 @@
 #include "bpf/calls.h"
 #include "bpf/launch_hist.h"
 
-/* The classes are the latency families (enum shm_family) plus one. */
-#define CLS_LAUNCH	1	/* SHM_FAMILY_CUDA_LAUNCH + 1 */
-#define CLS_GRAPH	2	/* SHM_FAMILY_CUDA_GRAPH_LAUNCH + 1 */
+/*
+ * A launch's call class (calls.h) is its latency family: one class per
+ * family, so a runtime launch nests over the driver's of the same family.
+ */
+_Static_assert(LH_FAMILIES <= ZC_CLASSES, "a call class per launch family");
 
-/* SHM_LAT_BOUNDS_NS_INIT, set by the collector before load. */
-const volatile __u64 lh_bounds[LH_PROM_BOUNDS];
+/* The Prometheus bounds, the collector's own (read-only map, frozen at load). */
+const volatile __u64 lh_bounds[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
 
 /* Sizes set by the collector before load (bpf/launch_hist.h). */
 struct {
@@ -58,29 +60,29 @@ static __always_inline __u32 lh_msb(__u64 v)
 	return r;
 }
 
-/* common/hist.c's hist_bucket_index. */
+/* collector/hist.c's hist_bucket_index, without loops. */
 static __always_inline __u32 lh_hist_index(__u64 v)
 {
 	__u32 shift;
 
-	if (v < LH_LINEAR_LIMIT)
+	if (v < HIST_LINEAR_LIMIT)
 		return (__u32)v;
-	if (v > LH_MAX_VALUE)
-		return LH_HIST_BUCKETS - 1;
-	shift = lh_msb(v) - LH_SUB_BITS;
-	return (shift << LH_SUB_BITS) + (__u32)(v >> shift);
+	if (v > HIST_MAX_VALUE)
+		return HIST_BUCKETS - 1;
+	shift = lh_msb(v) - HIST_SUB_BITS;
+	return (shift << HIST_SUB_BITS) + (__u32)(v >> shift);
 }
 
-/* The first bound >= v (le inclusive), LH_PROM_BOUNDS for +Inf: 5 steps. */
+/* The first bound >= v (le inclusive), SHM_LAT_FINITE_BUCKETS for +Inf: 5 steps. */
 static __always_inline __u32 lh_prom_index(__u64 v)
 {
-	__u32 lo = 0, hi = LH_PROM_BOUNDS;
+	__u32 lo = 0, hi = SHM_LAT_FINITE_BUCKETS;
 
 #pragma unroll
 	for (int i = 0; i < 5; i++) {
 		__u32 mid = (lo + hi) >> 1;
 
-		if (lo >= hi || mid >= LH_PROM_BOUNDS)
+		if (lo >= hi || mid >= SHM_LAT_FINITE_BUCKETS)
 			break;
 		if (lh_bounds[mid] < v)
 			lo = mid + 1;
@@ -115,30 +117,31 @@ static __noinline __u32 lh_slot_of(__u32 tgid)
 /* Without a slot: the event path, as for every other latency family. */
 static __noinline void lh_send(__u64 id, __u64 now, __u32 family, __u64 ns)
 {
-	struct zev *e = zw_reserve_at(ZEV_LATENCY, id, now);
+	struct zev_latency *e = zw_reserve_at(sizeof(*e), ZEV_LATENCY, id, now);
 
 	if (!e)
 		return;
-	e->arg = family;
-	e->v0 = ns;
+	e->family = family;
+	e->pad = 0;
+	e->ns = ns;
 	zw_submit(e);
 }
 
-static __always_inline void launch_enter(__u32 cls)
+static __always_inline void launch_enter(__u32 family)
 {
-	zc_enter(ZW_WATCH_CUDA, cls, cls, 0, 0, 0);
+	zc_enter(SHM_WATCH_CUDA, family, family, 0, 0, 0);
 }
 
-static __always_inline void launch_exit(__u32 cls)
+static __always_inline void launch_exit(__u32 family)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct zc_task *t = zc_task(0);
-	__u32 family = cls - 1, key, hi, pi;
+	__u32 key, hi, pi;
 	struct lh_val *v;
 	struct zc_call c;
 	__u64 ns, id;
 
-	if (!t || !zc_task_exit(t, cls, &c))
+	if (!t || !zc_task_exit(t, family, &c))
 		return;
 	ns = now - c.start_ns;
 	if (!t->user) {
@@ -171,9 +174,9 @@ static __always_inline void launch_exit(__u32 cls)
 	v->sum_ns += ns;
 	if (ns > v->max_ns)
 		v->max_ns = ns;
-	if (pi < LH_PROM_BUCKETS)
+	if (pi < SHM_LAT_BUCKETS)
 		v->prom[pi]++;
-	if (hi < LH_HIST_BUCKETS)
+	if (hi < HIST_BUCKETS)
 		v->hist[hi]++;
 	barrier();
 	*(volatile __u32 *)&v->busy = 0;
@@ -182,28 +185,28 @@ static __always_inline void launch_exit(__u32 cls)
 SEC("uprobe")
 int BPF_KPROBE(zt_launch)
 {
-	launch_enter(CLS_LAUNCH);
+	launch_enter(SHM_FAMILY_CUDA_LAUNCH);
 	return 0;
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(zt_launch_ret)
 {
-	launch_exit(CLS_LAUNCH);
+	launch_exit(SHM_FAMILY_CUDA_LAUNCH);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(zt_graph)
 {
-	launch_enter(CLS_GRAPH);
+	launch_enter(SHM_FAMILY_CUDA_GRAPH_LAUNCH);
 	return 0;
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(zt_graph_ret)
 {
-	launch_exit(CLS_GRAPH);
+	launch_exit(SHM_FAMILY_CUDA_GRAPH_LAUNCH);
 	return 0;
 }
 

@@ -15,7 +15,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/watch.h"
-#include "bpf/sched_events.h"
+#include "bpf/sched_state.h"
 #include "bpf/wait.h"
 
 #define IORING_ENTER_GETEVENTS	1u
@@ -90,7 +90,7 @@ int zs_dl_exit(struct zs_sys_exit *ctx)
 
 	/* Unwatched threads have no state: one pointer test. */
 	zs_wait_end(bpf_task_storage_get(&zs_dl_inflight, task, NULL, 0), task, ctx->nr,
-		    ZS_FAMILY_DATALOADER_WAIT);
+		    SHM_FAMILY_DATALOADER_WAIT);
 	return 0;
 }
 

@@ -14,7 +14,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/watch.h"
-#include "bpf/sched_events.h"
+#include "bpf/sched_state.h"
 #include "bpf/wait.h"
 
 /* futex(2) operations that put the caller to sleep until another thread acts. */
@@ -46,7 +46,7 @@ struct {
 	__type(value, __u64);
 } zs_barrier SEC(".maps");
 
-/* tgids already reported with ZEV_DIST_PROC. */
+/* tgids already reported with ZEV_LIBC_PROBE. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ZS_MAX_PROCS);
@@ -61,14 +61,14 @@ struct {
 static __always_inline void report_process(__u64 pid_tgid)
 {
 	__u32 tgid = pid_tgid >> 32;
+	struct zev_libc_probe *e;
 	__u8 one = 1;
-	struct zev *e;
 
 	if (bpf_map_lookup_elem(&zs_dist_seen, &tgid))
 		return;
 	if (bpf_map_update_elem(&zs_dist_seen, &tgid, &one, BPF_NOEXIST) != 0)
 		return;
-	e = zw_reserve(ZEV_DIST_PROC, pid_tgid);
+	e = zw_reserve(sizeof(*e), ZEV_LIBC_PROBE, pid_tgid);
 	if (e)
 		zw_submit(e);
 }
@@ -143,7 +143,7 @@ int zs_futex_exit(struct zs_sys_exit *ctx)
 
 	/* Unwatched threads have no state: one pointer test. */
 	zs_wait_end(bpf_task_storage_get(&zs_dist_inflight, task, NULL, 0), task, ctx->nr,
-		    ZS_FAMILY_FUTEX_WAIT);
+		    SHM_FAMILY_FUTEX_WAIT);
 	return 0;
 }
 
@@ -166,8 +166,8 @@ SEC("uretprobe")
 int BPF_KRETPROBE(zs_barrier_exit)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct zev_latency *e;
 	__u64 *start, now, t0;
-	struct zev *e;
 
 	start = bpf_map_lookup_elem(&zs_barrier, &pid_tgid);
 	if (!start)
@@ -175,11 +175,12 @@ int BPF_KRETPROBE(zs_barrier_exit)
 	t0 = *start;
 	bpf_map_delete_elem(&zs_barrier, &pid_tgid);
 	now = bpf_ktime_get_ns();
-	e = zw_reserve(ZEV_LATENCY, pid_tgid);
+	e = zw_reserve(sizeof(*e), ZEV_LATENCY, pid_tgid);
 	if (!e)
 		return 0;
-	e->arg = ZS_FAMILY_BARRIER_WAIT;
-	e->v0 = now > t0 ? now - t0 : 0;
+	e->family = SHM_FAMILY_BARRIER_WAIT;
+	e->pad = 0;
+	e->ns = now > t0 ? now - t0 : 0;
 	zw_submit(e);
 	return 0;
 }

@@ -64,7 +64,7 @@ struct {
 
 static __always_inline void mem_enter(__u32 cls, __u32 fn, __u64 a0, __u64 a1, __u64 a2)
 {
-	zc_enter(ZW_WATCH_CUDA, cls, fn, a0, a1, a2);
+	zc_enter(SHM_WATCH_CUDA, cls, fn, a0, a1, a2);
 }
 
 /* cuMemAlloc_v2(CUdeviceptr *, size_t), cuMemAllocAsync(.., stream), cudaMalloc(void **, size_t) */
@@ -106,12 +106,48 @@ int BPF_KPROBE(zm_release, __u64 handle)
 	return 0;
 }
 
+static __always_inline void emit_free(__u64 id, const struct zc_call *c)
+{
+	struct zev_mem_free *e = zw_reserve(sizeof(*e), ZEV_MEM_FREE, id);
+
+	if (!e)
+		return;
+	e->space = c->fn == FN_RELEASE ? ZMEM_SPACE_VMM : ZMEM_SPACE_PTR;
+	e->pad = 0;
+	e->addr = c->a0;
+	zw_submit(e);
+}
+
+static __always_inline void emit_alloc(__u64 id, const struct zc_call *c, __u32 dev, __u64 addr)
+{
+	struct zev_mem_alloc *e = zw_reserve(sizeof(*e), ZEV_MEM_ALLOC, id);
+
+	if (!e)
+		return;
+	e->gpu = dev;
+	e->space = c->fn == FN_CREATE ? ZMEM_SPACE_VMM : ZMEM_SPACE_PTR;
+	e->addr = addr;
+	e->bytes = c->a1;
+	zw_submit(e);
+}
+
+static __always_inline void emit_fail(__u64 id, const struct zc_call *c, __u32 dev, int ret)
+{
+	struct zev_mem_fail *e = zw_reserve(sizeof(*e), ZEV_MEM_FAIL, id);
+
+	if (!e)
+		return;
+	e->gpu = dev;
+	e->ret = ret;
+	e->bytes = c->a1;
+	zw_submit(e);
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(zm_mem_ret, int ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct zc_call c;
-	struct zev *e;
 	__u64 val = 0;
 	__s64 dev;
 
@@ -121,26 +157,17 @@ int BPF_KRETPROBE(zm_mem_ret, int ret)
 	if (dev < 0)
 		return 0;	/* not device memory */
 	if (c.fn == FN_FREE || c.fn == FN_RELEASE) {
-		if (ret != 0 || c.a0 == 0)
-			return 0;
-		e = zw_reserve(ZEV_MEM_FREE, id);
-		if (!e)
-			return 0;
-		e->v0 = c.a0;
-		e->v2 = c.fn == FN_RELEASE ? ZMEM_SPACE_VMM : ZMEM_SPACE_PTR;
-		zw_submit(e);
+		if (ret == 0 && c.a0 != 0)
+			emit_free(id, &c);
 		return 0;
 	}
-	if (ret == 0 && (!c.a0 || bpf_probe_read_user(&val, sizeof(val), (void *)c.a0) != 0))
-		return 0;	/* cannot tell what was allocated */
-	e = zw_reserve(ret == 0 ? ZEV_MEM_ALLOC : ZEV_MEM_FAIL, id);
-	if (!e)
+	if (ret != 0) {
+		emit_fail(id, &c, (__u32)dev, ret);
 		return 0;
-	e->arg = (__u32)dev;
-	e->v0 = val;
-	e->v1 = c.a1;
-	e->v2 = ret == 0 ? (c.fn == FN_CREATE ? ZMEM_SPACE_VMM : ZMEM_SPACE_PTR) : (__u64)(__s64)ret;
-	zw_submit(e);
+	}
+	if (!c.a0 || bpf_probe_read_user(&val, sizeof(val), (void *)c.a0) != 0)
+		return 0;	/* cannot tell what was allocated */
+	emit_alloc(id, &c, (__u32)dev, val);
 	return 0;
 }
 

@@ -12,16 +12,16 @@
  * thread, in the task-local call state, so a launch costs no hash lookup.
  * Its histograms are zt_hist[slot * LH_FAMILIES + family].  The collector
  * zeroes the slot and queues it again when the process is gone.  With no
- * free slot, a launch goes out as a ZEV_LATENCY event, as before: nothing
- * is lost, it only costs more.
+ * free slot, a launch goes out as a ZEV_LATENCY event like every other
+ * latency sample: nothing is lost, it only costs more.
  *
  * The value carries both bucket sets the collector keeps: the log-linear
- * buckets of collector/hist.h (the summary quantiles keep their 1/64 bound)
- * and the Prometheus buckets of SHM_LAT_BOUNDS_NS_INIT (le inclusive), so
- * that the cumulative histogram stays exact.  Counters only grow; the
- * collector sums the CPUs and takes differences, modulo 2^32 for the 32-bit
- * buckets: exact as long as no bucket gets 4 billion launches between two
- * reads.
+ * buckets of HIST_* (the summary quantiles keep their 1/64 bound) and the
+ * Prometheus buckets of SHM_LAT_BOUNDS_NS_INIT (le inclusive), so that the
+ * cumulative histogram stays exact; both come from shm/shm_consts.h, as the
+ * collector's do.  Counters only grow; the collector sums the CPUs and
+ * takes differences, modulo 2^32 for the 32-bit buckets: exact as long as
+ * no bucket gets 4 billion launches between two reads.
  */
 #ifndef ZERNEL_BPF_LAUNCH_HIST_H
 #define ZERNEL_BPF_LAUNCH_HIST_H
@@ -30,19 +30,15 @@
 #include <linux/types.h>
 #endif
 
-/* collector/hist.h's scheme (the collector asserts they agree). */
-#define LH_SUB_BITS		5u
-#define LH_LINEAR_LIMIT		64u
-#define LH_MAX_EXPONENT		37u
-#define LH_HIST_BUCKETS		1056u
-#define LH_MAX_VALUE		((1ull << LH_MAX_EXPONENT) - 1)
+#include "shm/shm_consts.h"
 
-/* shm/shm_layout.h's Prometheus buckets: 28 bounds and +Inf. */
-#define LH_PROM_BOUNDS		28u
-#define LH_PROM_BUCKETS		(LH_PROM_BOUNDS + 1u)
-
-/* Families per slot: SHM_FAMILY_CUDA_LAUNCH and _GRAPH_LAUNCH (0 and 1). */
+/*
+ * Families per slot: the launch families, 0 and 1, index the histograms
+ * directly (the probe also uses them as its call classes).
+ */
 #define LH_FAMILIES		2u
+_Static_assert(SHM_FAMILY_CUDA_LAUNCH == 0 && SHM_FAMILY_CUDA_GRAPH_LAUNCH == 1,
+	       "the launch families are the first two");
 
 /*
  * Slots, set by the collector before load within a memory budget: the
@@ -55,9 +51,9 @@
 struct lh_val {
 	__u64 sum_ns;		/* wraps; the collector takes differences */
 	__u64 max_ns;		/* all-time maximum on this CPU */
-	__u32 prom[LH_PROM_BUCKETS];
+	__u32 prom[SHM_LAT_BUCKETS];
 	__u32 busy;		/* BPF only: an update is in progress */
-	__u32 hist[LH_HIST_BUCKETS];
+	__u32 hist[HIST_BUCKETS];
 };
 
 #endif /* ZERNEL_BPF_LAUNCH_HIST_H */

@@ -22,15 +22,6 @@
 #define CLS_NCCL	1
 #define CLS_COMM	2
 
-/* enum shm_nccl_op_kind */
-#define OP_ALL_REDUCE		0
-#define OP_ALL_GATHER		1
-#define OP_REDUCE_SCATTER	2
-#define OP_BROADCAST		3
-#define OP_REDUCE		4
-#define OP_SEND			5
-#define OP_RECV			6
-
 #define FN_INIT_RANK	1	/* a0 ncclComm_t *, a1 nranks, a2 rank */
 #define FN_INIT_ALL	2	/* a0 ncclComm_t *, a1 ndev, a2 const int *devlist */
 
@@ -72,14 +63,14 @@ static __always_inline __u64 dtype_size(__u64 dt)
 
 static __always_inline void coll_enter(__u32 op, __u64 count, __u64 dtype)
 {
-	zc_enter(ZW_WATCH_NCCL, CLS_NCCL, op, count * dtype_size(dtype & 0xffffffff), 0, 0);
+	zc_enter(SHM_WATCH_NCCL, CLS_NCCL, op, count * dtype_size(dtype & 0xffffffff), 0, 0);
 }
 
 /* ncclAllReduce(send, recv, count, datatype, op, comm, stream) */
 SEC("uprobe")
 int BPF_KPROBE(zn_all_reduce, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(OP_ALL_REDUCE, count, dt);
+	coll_enter(SHM_NCCL_ALL_REDUCE, count, dt);
 	return 0;
 }
 
@@ -87,7 +78,7 @@ int BPF_KPROBE(zn_all_reduce, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_all_gather, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(OP_ALL_GATHER, count, dt);
+	coll_enter(SHM_NCCL_ALL_GATHER, count, dt);
 	return 0;
 }
 
@@ -95,7 +86,7 @@ int BPF_KPROBE(zn_all_gather, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_reduce_scatter, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(OP_REDUCE_SCATTER, count, dt);
+	coll_enter(SHM_NCCL_REDUCE_SCATTER, count, dt);
 	return 0;
 }
 
@@ -103,7 +94,7 @@ int BPF_KPROBE(zn_reduce_scatter, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_broadcast, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(OP_BROADCAST, count, dt);
+	coll_enter(SHM_NCCL_BROADCAST, count, dt);
 	return 0;
 }
 
@@ -111,7 +102,7 @@ int BPF_KPROBE(zn_broadcast, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_reduce, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(OP_REDUCE, count, dt);
+	coll_enter(SHM_NCCL_REDUCE, count, dt);
 	return 0;
 }
 
@@ -119,7 +110,7 @@ int BPF_KPROBE(zn_reduce, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_send, void *b, __u64 count, __u64 dt)
 {
-	coll_enter(OP_SEND, count, dt);
+	coll_enter(SHM_NCCL_SEND, count, dt);
 	return 0;
 }
 
@@ -127,7 +118,7 @@ int BPF_KPROBE(zn_send, void *b, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_recv, void *b, __u64 count, __u64 dt)
 {
-	coll_enter(OP_RECV, count, dt);
+	coll_enter(SHM_NCCL_RECV, count, dt);
 	return 0;
 }
 
@@ -137,17 +128,17 @@ int BPF_KRETPROBE(zn_coll_ret, int ret)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();
 	struct pending fresh = {}, *p;
+	struct zev_nccl_call *e;
 	struct zc_call c;
-	struct zev *e;
 
 	if (!zc_exit(CLS_NCCL, &c))
 		return 0;
-	e = zw_reserve_at(ZEV_NCCL_CALL, id, now);
+	e = zw_reserve_at(sizeof(*e), ZEV_NCCL_CALL, id, now);
 	if (e) {
-		e->arg = c.fn;
-		e->v0 = c.a0;
-		e->v1 = now - c.start_ns;
-		e->v2 = (__u64)(__s64)ret;
+		e->op = c.fn;
+		e->ret = ret;
+		e->bytes = c.a0;
+		e->ns = now - c.start_ns;
 		zw_submit(e);
 	}
 	if (ret != 0)
@@ -182,7 +173,7 @@ int BPF_KRETPROBE(zn_sync_ret)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();
 	struct pending *p = bpf_map_lookup_elem(&zn_pending, &id);
-	struct zev *e;
+	struct zev_nccl_wait *e;
 	__u32 n;
 
 	if (!p || p->n == 0)
@@ -191,11 +182,12 @@ int BPF_KRETPROBE(zn_sync_ret)
 	for (__u32 i = 0; i < PENDING_MAX; i++) {
 		if (i >= n)
 			break;
-		e = zw_reserve_at(ZEV_NCCL_WAIT, id, now);
+		e = zw_reserve_at(sizeof(*e), ZEV_NCCL_WAIT, id, now);
 		if (!e)
 			break;
-		e->arg = p->op[i];
-		e->v0 = now - p->start_ns[i];
+		e->op = p->op[i];
+		e->pad = 0;
+		e->ns = now - p->start_ns[i];
 		zw_submit(e);
 	}
 	p->n = 0;
@@ -206,7 +198,7 @@ int BPF_KRETPROBE(zn_sync_ret)
 SEC("uprobe")
 int BPF_KPROBE(zn_init_rank, void *comm, int nranks, int rank)
 {
-	zc_enter(ZW_WATCH_NCCL, CLS_COMM, FN_INIT_RANK, (__u64)comm, (__u64)(__s64)nranks,
+	zc_enter(SHM_WATCH_NCCL, CLS_COMM, FN_INIT_RANK, (__u64)comm, (__u64)(__s64)nranks,
 		 (__u64)(__s64)rank);
 	return 0;
 }
@@ -215,7 +207,7 @@ int BPF_KPROBE(zn_init_rank, void *comm, int nranks, int rank)
 SEC("uprobe")
 int BPF_KPROBE(zn_init_all, void *comms, int ndev, void *devlist)
 {
-	zc_enter(ZW_WATCH_NCCL, CLS_COMM, FN_INIT_ALL, (__u64)comms, (__u64)(__s64)ndev,
+	zc_enter(SHM_WATCH_NCCL, CLS_COMM, FN_INIT_ALL, (__u64)comms, (__u64)(__s64)ndev,
 		 (__u64)devlist);
 	return 0;
 }
@@ -223,14 +215,15 @@ int BPF_KPROBE(zn_init_all, void *comms, int ndev, void *devlist)
 static __always_inline void emit_comm(__u64 id, __u64 comm, __s32 rank, __s32 nranks,
 				      __s32 gpu)
 {
-	struct zev *e = zw_reserve(ZEV_NCCL_COMM, id);
+	struct zev_nccl_comm *e = zw_reserve(sizeof(*e), ZEV_NCCL_COMM, id);
 
 	if (!e)
 		return;
-	e->arg = gpu < 0 ? ZEV_GPU_UNKNOWN : (__u32)gpu;
-	e->v0 = comm;
-	e->v1 = (__u64)(__s64)rank;
-	e->v2 = (__u64)(__s64)nranks;
+	e->gpu = gpu < 0 ? ZEV_GPU_UNKNOWN : (__u32)gpu;
+	e->rank = rank;
+	e->nranks = nranks;
+	e->pad = 0;
+	e->comm = comm;
 	zw_submit(e);
 }
 

@@ -12,7 +12,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/watch.h"
-#include "bpf/sched_events.h"
+#include "bpf/sched_state.h"
 
 #define TASK_RUNNING	0
 
@@ -91,25 +91,29 @@ static __always_inline void switch_out(struct task_struct *prev, int involuntary
 
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
+	struct zev_sched_switch *e;
 	struct zs_task *t;
-	struct zev *e;
 	__u64 id;
 
 	t = task_state(next, 0);
 	if (!t || (!t->out_ns && !t->enq_ns))
 		return;
 	id = ((__u64)next->tgid << 32) | (__u32)next->pid;
-	e = zw_reserve(ZEV_SCHED_SWITCH, id);
+	e = zw_reserve(sizeof(*e), ZEV_SCHED_SWITCH, id);
 	if (e) {
+		e->flags = 0;
+		e->pad = 0;
+		e->offcpu_ns = 0;
+		e->runq_ns = 0;
 		if (t->out_ns && now > t->out_ns) {
-			e->arg |= ZS_SW_OFFCPU;
-			e->v0 = now - t->out_ns;
+			e->flags |= ZS_SW_OFFCPU;
+			e->offcpu_ns = now - t->out_ns;
 			if (t->involuntary)
-				e->arg |= ZS_SW_INVOLUNTARY;
+				e->flags |= ZS_SW_INVOLUNTARY;
 		}
 		if (t->enq_ns && now > t->enq_ns) {
-			e->arg |= ZS_SW_RUNQ;
-			e->v1 = now - t->enq_ns;
+			e->flags |= ZS_SW_RUNQ;
+			e->runq_ns = now - t->enq_ns;
 		}
 		zw_submit(e);
 	}
@@ -142,7 +146,7 @@ int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(zs_migrate, struct task_struct *p, int dest_cpu)
 {
-	struct zev *e;
+	struct zev_sched_migrate *e;
 	__u64 id;
 
 	/* The tracepoint also fires when the CPU does not change. */
@@ -151,10 +155,11 @@ int BPF_PROG(zs_migrate, struct task_struct *p, int dest_cpu)
 	if (!watched(p))
 		return 0;
 	id = ((__u64)p->tgid << 32) | (__u32)p->pid;
-	e = zw_reserve(ZEV_SCHED_MIGRATE, id);
+	e = zw_reserve(sizeof(*e), ZEV_SCHED_MIGRATE, id);
 	if (!e)
 		return 0;
-	e->arg = dest_cpu;
+	e->cpu = dest_cpu;
+	e->pad = 0;
 	zw_submit(e);
 	return 0;
 }

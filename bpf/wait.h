@@ -18,7 +18,7 @@ static __always_inline void zs_wait_start(struct zs_inflight *in, struct task_st
 }
 
 /*
- * Exit of call id: one ZEV_LATENCY sample of family when the thread had
+ * Exit of call id: one zev_latency sample of family when the thread had
  * entered that call and slept in it (its voluntary switches changed).  A
  * read served from the page cache, a poll that found data ready or a futex
  * whose value had already changed is not a wait, however long it ran.
@@ -26,8 +26,8 @@ static __always_inline void zs_wait_start(struct zs_inflight *in, struct task_st
 static __always_inline void zs_wait_end(struct zs_inflight *in, struct task_struct *task,
 					__s64 id, __u32 family)
 {
+	struct zev_latency *e;
 	__u64 now, start, nvcsw;
-	struct zev *e;
 	__s64 in_id;
 
 	if (!in || in->start_ns == 0)
@@ -42,12 +42,12 @@ static __always_inline void zs_wait_end(struct zs_inflight *in, struct task_stru
 	if (task->nvcsw == nvcsw)
 		return;
 	now = bpf_ktime_get_ns();
-	e = zw_reserve(ZEV_LATENCY, bpf_get_current_pid_tgid());
+	e = zw_reserve(sizeof(*e), ZEV_LATENCY, bpf_get_current_pid_tgid());
 	if (!e)
 		return;
-	e->arg = family;
-	e->v0 = now > start ? now - start : 0;
-	e->v1 = (__u64)id;
+	e->family = family;
+	e->pad = 0;
+	e->ns = now > start ? now - start : 0;
 	zw_submit(e);
 }
 

@@ -13,7 +13,7 @@
 #include "bpf/watch.h"
 
 const volatile __u32 n_comms = 0;
-const volatile char comms[ZW_MAX_COMMS][ZEV_COMM_LEN] = {};
+const volatile char comms[ZW_MAX_COMMS][SHM_COMM_LEN] = {};
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(zw_fork, struct task_struct *parent, struct task_struct *child)
@@ -28,7 +28,7 @@ int BPF_PROG(zw_fork, struct task_struct *parent, struct task_struct *child)
 	reasons = bpf_map_lookup_elem(&zw_watched, &ptgid);
 	if (!reasons)
 		return 0;
-	zw_watch_task(child, ctgid, ZW_WATCH_DESCENDANT);
+	zw_watch_task(child, ctgid, SHM_WATCH_DESCENDANT);
 	return 0;
 }
 
@@ -39,7 +39,7 @@ static __always_inline int comm_matches(const char *comm)
 
 		if (i >= n_comms)
 			break;
-		for (__u32 j = 0; j < ZEV_COMM_LEN; j++) {
+		for (__u32 j = 0; j < SHM_COMM_LEN; j++) {
 			if (comm[j] != comms[i][j]) {
 				same = 0;
 				break;
@@ -56,7 +56,7 @@ static __always_inline int comm_matches(const char *comm)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(zw_exec, struct task_struct *p)
 {
-	char comm[ZEV_COMM_LEN] = {};
+	char comm[SHM_COMM_LEN] = {};
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	__u32 *reasons;
 
@@ -70,7 +70,7 @@ int BPF_PROG(zw_exec, struct task_struct *p)
 		return 0;
 	BPF_CORE_READ_STR_INTO(&comm, p, comm);
 	if (comm_matches(comm))
-		zw_watch_task(p, tgid, ZW_WATCH_COMM);
+		zw_watch_task(p, tgid, SHM_WATCH_COMM);
 	return 0;
 }
 
@@ -78,7 +78,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(zw_exit, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
-	struct zev *e;
+	struct zev_exit *e;
 
 	if (!bpf_map_lookup_elem(&zw_watched, &tgid))
 		return 0;
@@ -86,7 +86,7 @@ int BPF_PROG(zw_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	bpf_map_delete_elem(&zw_watched, &tgid);
-	e = zw_reserve(ZEV_EXIT, ((__u64)tgid << 32) | BPF_CORE_READ(p, pid));
+	e = zw_reserve(sizeof(*e), ZEV_EXIT, ((__u64)tgid << 32) | BPF_CORE_READ(p, pid));
 	if (e) {
 		/* Wake the reader: eviction frees table rows. */
 		bpf_ringbuf_submit(e, 0);

@@ -5,13 +5,17 @@
  * collector loads one object first and hands its map fds to the others
  * (bpf_map__reuse_fd before load), so all programs see ONE watched-process
  * set, ONE ring buffer, ONE loss counter and ONE per-thread device table.
- * A new object joins by including this header and adding a line to the
- * collector's module table (collector/probes.c).
+ * A new object joins by including this header and adding a row to the
+ * collector's object table (collector/probe_objects.c) and its programs'
+ * rows to the attach table (collector/probe_table.c).  Records are those of
+ * bpf/probe_abi.h: zw_reserve hands out one with its header filled, and
+ * the caller sets every other field, padding included (ring-buffer memory
+ * is not zeroed).
  */
 #ifndef ZERNEL_BPF_WATCH_H
 #define ZERNEL_BPF_WATCH_H
 
-#include "bpf/events.h"
+#include "bpf/probe_abi.h"
 
 #define ZW_MAX_WATCHED		16384
 #define ZW_MAX_THREADS		16384
@@ -46,13 +50,6 @@ struct {
 	__type(value, __s32);
 } zw_curdev SEC(".maps");
 
-/* Same values as SHM_WATCH_* in shm/shm_layout.h (not includable here). */
-#define ZW_WATCH_CUDA		(1u << 0)
-#define ZW_WATCH_NCCL		(1u << 1)
-#define ZW_WATCH_DESCENDANT	(1u << 2)
-#define ZW_WATCH_PID		(1u << 3)
-#define ZW_WATCH_COMM		(1u << 4)
-
 static __always_inline void zw_drop(__u32 slot)
 {
 	__u64 *n = bpf_map_lookup_elem(&zw_drops, &slot);
@@ -61,49 +58,51 @@ static __always_inline void zw_drop(__u32 slot)
 		*n += 1;
 }
 
-static __always_inline struct zev *zw_reserve_at(__u32 type, __u64 pid_tgid, __u64 now)
+/* A record of size bytes (sizeof one of probe_abi.h's), header filled. */
+static __always_inline void *zw_reserve_at(__u32 size, __u32 type, __u64 pid_tgid, __u64 now)
 {
-	struct zev *e = bpf_ringbuf_reserve(&zw_events, sizeof(*e), 0);
+	struct zev_hdr *h = bpf_ringbuf_reserve(&zw_events, size, 0);
 
-	if (!e) {
+	if (!h) {
 		zw_drop(ZW_DROP_RINGBUF);
 		return NULL;
 	}
-	e->type = type;
-	e->pid = pid_tgid >> 32;
-	e->tid = (__u32)pid_tgid;
-	e->arg = 0;
-	e->ts_ns = now;
-	e->v0 = e->v1 = e->v2 = 0;
-	__builtin_memset(e->comm, 0, sizeof(e->comm));
-	return e;
+	h->type = type;
+	h->pid = pid_tgid >> 32;
+	h->tid = (__u32)pid_tgid;
+	h->pad = 0;
+	h->ts_ns = now;
+	return h;
 }
 
-static __always_inline struct zev *zw_reserve(__u32 type, __u64 pid_tgid)
+static __always_inline void *zw_reserve(__u32 size, __u32 type, __u64 pid_tgid)
 {
-	return zw_reserve_at(type, pid_tgid, bpf_ktime_get_ns());
+	return zw_reserve_at(size, type, pid_tgid, bpf_ktime_get_ns());
 }
 
 /*
  * Waking the reader for every event would cost more than the probe itself:
  * the collector drains the buffer every 50 ms instead.
  */
-static __always_inline void zw_submit(struct zev *e)
+static __always_inline void zw_submit(void *rec)
 {
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 }
 
 /* Tells user space that task (tgid) is watched, with why, parent and name. */
 static __always_inline void zw_emit_watch(struct task_struct *task, __u32 reasons)
 {
 	__u64 id = ((__u64)BPF_CORE_READ(task, tgid) << 32) | BPF_CORE_READ(task, pid);
-	struct zev *e = zw_reserve(ZEV_WATCH, id);
+	struct zev_watch *e = zw_reserve(sizeof(*e), ZEV_WATCH, id);
+	__u64 start;
 
 	if (!e)
 		return;
-	e->arg = reasons;
-	e->v0 = BPF_CORE_READ(task, real_parent, tgid);
-	e->v1 = BPF_CORE_READ(task, group_leader, start_boottime);
+	e->reasons = reasons;
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	start = BPF_CORE_READ(task, group_leader, start_boottime);
+	e->start_ns = start / ZW_START_TICK_NS * ZW_START_TICK_NS;
+	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
 	zw_submit(e);
 }

@@ -31,8 +31,8 @@ struct agg *agg_new(const struct agg_opts *opts)
 	if (a->opts.window_ns == 0)
 		a->opts.window_ns = LATENCY_DEFAULT_WINDOW_NS;
 
-	if (agg_index_init(&a->proc_idx, cap->procs) < 0 ||
-	    agg_index_init(&a->mem_idx, cap->gpu_mem) < 0)
+	if (keyindex_init(&a->proc_idx, cap->procs, 0) < 0 ||
+	    keyindex_init(&a->mem_idx, cap->gpu_mem, 0) < 0)
 		goto fail;
 	a->procs = calloc(cap->procs, sizeof(*a->procs));
 	a->mem = calloc(cap->gpu_mem, sizeof(*a->mem));
@@ -71,8 +71,8 @@ void agg_free(struct agg *a)
 	if (!a)
 		return;
 	if (a->procs && a->proc_idx.live)
-		for (uint32_t s = 0; s < a->proc_idx.cap; s++)
-			if (a->proc_idx.live[s])
+		for (uint32_t s = 0; s < keyindex_top(&a->proc_idx); s++)
+			if (keyindex_live(&a->proc_idx, s))
 				proc_release(&a->procs[s]);
 	if (a->series_ready) {
 		for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
@@ -82,8 +82,8 @@ void agg_free(struct agg *a)
 			latency_destroy(&a->nccl[op].wait);
 		}
 	}
-	agg_index_destroy(&a->proc_idx);
-	agg_index_destroy(&a->mem_idx);
+	keyindex_destroy(&a->proc_idx);
+	keyindex_destroy(&a->mem_idx);
 	free(a->procs);
 	free(a->mem);
 	free(a->gpus);
@@ -99,7 +99,7 @@ void agg_free(struct agg *a)
 
 static struct agg_proc *proc_get(const struct agg *a, uint32_t pid)
 {
-	int32_t s = agg_index_find(&a->proc_idx, pid);
+	int32_t s = keyindex_find(&a->proc_idx, pid, 0);
 
 	return s < 0 ? NULL : &a->procs[s];
 }
@@ -119,7 +119,7 @@ int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
 		p = NULL;
 	}
 	if (!p) {
-		s = agg_index_insert(&a->proc_idx, pid);
+		s = keyindex_insert(&a->proc_idx, pid, 0);
 		if (s < 0) {
 			a->overflows[SHM_TABLE_PROCS]++;
 			return -ENOSPC;
@@ -148,21 +148,35 @@ int agg_proc_is_watched(const struct agg *a, uint32_t pid)
 	return proc_get(a, pid) != NULL;
 }
 
+int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid)
+{
+	/* Slots stay put while they live: evicting one behind us moves none. */
+	for (uint32_t s = *cursor; s < keyindex_top(&a->proc_idx); s++) {
+		if (keyindex_live(&a->proc_idx, s)) {
+			*pid = a->procs[s].pid;
+			*cursor = s + 1;
+			return 1;
+		}
+	}
+	*cursor = keyindex_top(&a->proc_idx);
+	return 0;
+}
+
 void agg_proc_exit(struct agg *a, uint32_t pid)
 {
-	int32_t s = agg_index_find(&a->proc_idx, pid);
+	int32_t s = keyindex_find(&a->proc_idx, pid, 0);
 	uint32_t i;
 
 	if (s < 0)
 		return;
 	proc_release(&a->procs[s]);
-	agg_index_remove(&a->proc_idx, s);
+	keyindex_remove(&a->proc_idx, s);
 	a->stats.processes_evicted++;
 
 	/* Exit is rare next to events: a scan of the memory rows is fine. */
-	for (uint32_t m = 0; m < a->mem_idx.cap; m++)
-		if (a->mem_idx.live[m] && a->mem[m].pid == pid)
-			agg_index_remove(&a->mem_idx, (int32_t)m);
+	for (uint32_t m = 0; m < keyindex_top(&a->mem_idx); m++)
+		if (keyindex_live(&a->mem_idx, m) && a->mem[m].pid == pid)
+			keyindex_remove(&a->mem_idx, (int32_t)m);
 	for (i = 0; i < a->n_comms;) {
 		if (a->comms[i].pid == pid)
 			a->comms[i] = a->comms[--a->n_comms];
@@ -264,10 +278,10 @@ static struct shm_gpu_mem *mem_get(struct agg *a, uint32_t pid, uint32_t gpu,
 		*err = -ENOENT;
 		return NULL;
 	}
-	s = agg_index_find(&a->mem_idx, key);
+	s = keyindex_find(&a->mem_idx, key, 0);
 	if (s >= 0)
 		return &a->mem[s];
-	s = agg_index_insert(&a->mem_idx, key);
+	s = keyindex_insert(&a->mem_idx, key, 0);
 	if (s < 0) {
 		a->overflows[SHM_TABLE_GPU_MEM]++;
 		*err = -ENOSPC;

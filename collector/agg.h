@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The collector's aggregation state: everything it will publish, fed by the
- * event sources (the BPF probes, or the simulator) and written into the
- * segment by agg_publish().  Single-threaded: the collector's main loop owns
+ * decoder (collector/decode.h) with the records of either event source (the
+ * BPF probes, or the simulator), by the launch histograms read from the
+ * kernel (collector/launch_hist.h) and by device totals, and written into
+ * the segment by agg_publish().  Single-threaded: the collector's main loop owns
  * it.  Memory is bounded by the segment capacities; a row that does not fit
  * is refused and counted as an overflow of its table, never silently lost.
  *
@@ -37,6 +39,12 @@ int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
 		   const char *comm, uint64_t start_time_ns);
 int agg_proc_is_watched(const struct agg *a, uint32_t pid);
 void agg_proc_exit(struct agg *a, uint32_t pid);
+/*
+ * Walks the watched processes, the collector's one watched set: start
+ * with *cursor = 0; returns 1 with *pid set for each, 0 at the end.  The
+ * process just returned may be evicted before the next call.
+ */
+int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid);
 
 /*
  * One latency sample of a watched process; it also counts in the node-wide

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Inside the collector's aggregation state: the types agg.c (the state),
- * agg_index.c (its fixed-capacity hash index) and agg_publish.c (copying it
- * into the segment) share.  Private to those three files.
+ * Inside the collector's aggregation state: the types agg.c (the state)
+ * and agg_publish.c (copying it into the segment) share.  Private to those
+ * two files.
  */
 #ifndef ZERNEL_AGG_IMPL_H
 #define ZERNEL_AGG_IMPL_H
@@ -10,23 +10,8 @@
 #include <stdint.h>
 
 #include "collector/agg.h"
+#include "collector/keyindex.h"
 #include "collector/latency.h"
-
-/*
- * A fixed-capacity hash index from a 64-bit key to a slot in [0, cap):
- * chained through next[], with a free list, so removal is O(chain) and a
- * slot's rows in the parallel arrays stay put while it lives.
- */
-struct agg_index {
-	uint32_t cap;
-	uint32_t used;
-	uint32_t mask;			/* buckets - 1 */
-	int32_t free_head;
-	int32_t *head;			/* per bucket */
-	int32_t *next;			/* per slot: chain, or free list */
-	uint64_t *key;			/* per slot */
-	uint8_t *live;			/* per slot */
-};
 
 struct agg_proc {
 	uint32_t pid;
@@ -54,11 +39,11 @@ struct agg {
 	struct agg_opts opts;
 	int series_ready;		/* node and NCCL series initialised */
 
-	struct agg_index proc_idx;
-	struct agg_proc *procs;
+	struct keyindex proc_idx;	/* key: pid */
+	struct agg_proc *procs;		/* per slot */
 
-	struct agg_index mem_idx;	/* key: pid << 32 | gpu */
-	struct shm_gpu_mem *mem;
+	struct keyindex mem_idx;	/* key: pid << 32 | gpu */
+	struct shm_gpu_mem *mem;	/* per slot */
 
 	/* GPUs and comms are few and change rarely: plain arrays. */
 	struct shm_gpu *gpus;
@@ -80,13 +65,5 @@ struct agg {
 	struct shm_latency stage_node[SHM_FAMILY_COUNT];
 	uint32_t published[SHM_TABLE_COUNT];	/* counts of the last publish */
 };
-
-int agg_index_init(struct agg_index *ix, uint32_t cap);
-void agg_index_destroy(struct agg_index *ix);
-/* The slot holding key, or -1. */
-int32_t agg_index_find(const struct agg_index *ix, uint64_t key);
-/* A new slot for key, or -1 when the index is full. */
-int32_t agg_index_insert(struct agg_index *ix, uint64_t key);
-void agg_index_remove(struct agg_index *ix, int32_t slot);
 
 #endif /* ZERNEL_AGG_IMPL_H */

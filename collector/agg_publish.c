@@ -13,11 +13,11 @@ static uint32_t stage_procs(struct agg *a, uint64_t now_ns)
 {
 	uint32_t n = 0;
 
-	for (uint32_t s = 0; s < a->proc_idx.cap; s++) {
+	for (uint32_t s = 0; s < keyindex_top(&a->proc_idx); s++) {
 		struct agg_proc *p = &a->procs[s];
 		struct shm_proc *r = &a->stage_procs[n];
 
-		if (!a->proc_idx.live[s])
+		if (!keyindex_live(&a->proc_idx, s))
 			continue;
 		memset(r, 0, sizeof(*r));
 		r->pid = p->pid;
@@ -47,10 +47,10 @@ static uint32_t stage_mem_and_gpus(struct agg *a)
 		a->stage_gpus[g].processes = 0;
 		a->stage_gpus[g].reserved0 = 0;
 	}
-	for (uint32_t s = 0; s < a->mem_idx.cap; s++) {
+	for (uint32_t s = 0; s < keyindex_top(&a->mem_idx); s++) {
 		const struct shm_gpu_mem *m = &a->mem[s];
 
-		if (!a->mem_idx.live[s])
+		if (!keyindex_live(&a->mem_idx, s))
 			continue;
 		a->stage_mem[n++] = *m;
 		for (uint32_t g = 0; g < a->n_gpus; g++) {

@@ -1,26 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Library discovery: finds every libcuda/libcudart/libnccl that any process
- * maps, wherever it lives (system paths, conda or venv site-packages, /tmp,
- * other mount namespaces through /proc/PID/root), attaches the modules'
- * uprobes once per file (device, inode), and marks the processes that map
- * them as watched.  Also evicts watched processes that are gone.  Root.
+ * The /proc scanner (discovery.h): /proc/PID/maps for the libraries a
+ * process maps, /proc/PID/comm and /proc/PID/stat for what it is.  It
+ * reports; the loader (probes.c) attaches and watches.  Root.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <bpf/libbpf.h>
-
-#include "collector/elfsyms.h"
-#include "collector/probe_module.h"
-#include "common/log.h"
+#include "collector/discovery.h"
+#include "shm/shm_consts.h"
 
 unsigned int discovery_lib_kind(const char *path)
 {
@@ -43,127 +34,11 @@ unsigned int discovery_lib_kind(const char *path)
 		    (base[n] == '\0' || base[n] == '.'))
 			return names[i].kind;
 	}
+	/* libc.so.6 holds the barrier since glibc 2.34; libpthread.so.0 before. */
+	if (strcmp(base, "libc.so.6") == 0 || strcmp(base, "libpthread.so.0") == 0 ||
+	    strncmp(base, "libc-2.", 7) == 0 || strncmp(base, "libpthread-2.", 13) == 0)
+		return PROBE_LIB_LIBC;
 	return 0;
-}
-
-static int attach_one(struct probes *p, struct bpf_program *prog, const char *path,
-		      uint64_t offset, int retprobe)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe);
-	struct bpf_link *link;
-
-	if (p->n_links >= PROBES_MAX_LINKS)
-		return -ENOSPC;
-	link = bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)offset, &uo);
-	if (!link)
-		return -errno;
-	p->links[p->n_links++] = link;
-	p->n_uprobe_links++;
-	return 0;
-}
-
-/* Attaches the entry then the return program of one symbol. */
-static int attach_symbol(struct probes *p, struct bpf_object *obj, const char *path,
-			 const struct probe_uprobe *u, uint64_t offset)
-{
-	const char *names[2] = { u->prog, u->ret_prog };
-	int err = 0;
-
-	for (int ret = 0; ret < 2; ret++) {
-		struct bpf_program *prog;
-
-		if (!names[ret])
-			continue;
-		prog = bpf_object__find_program_by_name(obj, names[ret]);
-		if (!prog)
-			return -EINVAL;
-		err = attach_one(p, prog, path, offset, ret);
-		if (err)
-			return err;	/* a half-attached pair only loses samples */
-	}
-	return 0;
-}
-
-#define LIB_MAX_SYMBOLS	128
-
-/* The uprobes of every module that apply to a library of this kind. */
-static size_t lib_uprobes(const struct probes *p, unsigned int kind,
-			  const struct probe_uprobe **ups, size_t *mods, const char **names)
-{
-	size_t n = 0;
-
-	for (size_t m = 0; m < p->n_mod; m++) {
-		const struct probe_module *mod = p->mod[m].mod;
-
-		for (size_t i = 0; i < mod->n_uprobes && n < LIB_MAX_SYMBOLS; i++) {
-			if (!(mod->uprobes[i].libs & kind))
-				continue;
-			ups[n] = &mod->uprobes[i];
-			mods[n] = m;
-			names[n] = mod->uprobes[i].symbol;
-			n++;
-		}
-	}
-	return n;
-}
-
-int discovery_attach_lib(struct probes *p, const char *path, unsigned int kind)
-{
-	const struct probe_uprobe *ups[LIB_MAX_SYMBOLS];
-	const char *names[LIB_MAX_SYMBOLS];
-	uint64_t offsets[LIB_MAX_SYMBOLS];
-	size_t mods[LIB_MAX_SYMBOLS], n;
-	struct probe_lib *lib;
-	struct stat st;
-	char missing[1024] = "";
-	unsigned int attached = 0;
-	int found;
-
-	if (stat(path, &st) != 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	for (size_t i = 0; i < p->n_libs; i++)
-		if (p->libs[i].dev == st.st_dev && p->libs[i].ino == st.st_ino)
-			return 0;	/* already probed, maybe under another name */
-	if (p->n_libs >= PROBES_MAX_LIBS) {
-		log_warnx("%s: too many distinct libraries (%d), not probed", path,
-			  PROBES_MAX_LIBS);
-		return -ENOSPC;
-	}
-	n = lib_uprobes(p, kind, ups, mods, names);
-	/* One parse of the file for all symbols. */
-	found = elfsyms_resolve(path, names, n, offsets);
-	if (found < 0) {
-		log_warnx("%s: not a readable ELF library: %s", path, strerror(-found));
-		return found;
-	}
-	lib = &p->libs[p->n_libs++];
-	lib->dev = st.st_dev;
-	lib->ino = st.st_ino;
-	lib->kind = kind;
-
-	for (size_t i = 0; i < n; i++) {
-		int err;
-
-		if (!offsets[i]) {
-			if (strlen(missing) + strlen(names[i]) + 2 < sizeof(missing)) {
-				strcat(missing, " ");
-				strcat(missing, names[i]);
-			}
-			continue;
-		}
-		err = attach_symbol(p, p->mod[mods[i]].obj, path, ups[i], offsets[i]);
-		if (err == 0)
-			attached++;
-		else
-			log_warnx("%s: cannot probe %s: %s", path, names[i], strerror(-err));
-	}
-	lib->attached = attached;
-	if (missing[0])
-		log_info("%s: symbols not in this library, not probed:%s", path, missing);
-	log_info("probing %s (%u symbols)", path, attached);
-	return 1;
 }
 
 static int read_small(const char *path, char *buf, size_t len)
@@ -179,6 +54,14 @@ static int read_small(const char *path, char *buf, size_t len)
 		return -EIO;
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
+}
+
+int discovery_comm(uint32_t pid, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	return read_small(path, buf, len);
 }
 
 /* ppid and start time (boot-relative ns) from /proc/PID/stat. */
@@ -204,102 +87,142 @@ static void proc_stat(uint32_t pid, uint32_t *ppid, uint64_t *start_ns)
 		*start_ns = start * (1000000000ull / (unsigned long long)hz);
 }
 
-static void watch_from_proc(struct probes *p, uint32_t pid, uint32_t reason)
+static int open_maps(struct discovery *d, uint32_t pid)
 {
-	char path[64], comm[32] = "";
-	uint32_t ppid;
-	uint64_t start;
+	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	if (read_small(path, comm, sizeof(comm)) != 0)
-		return;	/* gone already */
-	proc_stat(pid, &ppid, &start);
-	probes_watch(p, pid, ppid, reason, comm, start, 1);
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	d->pid = pid;
+	d->reasons = 0;
+	d->last[0] = '\0';
+	d->maps = fopen(path, "re");
+	return d->maps ? 0 : -errno;
 }
 
-/* Looks through one process's mappings; returns SHM_WATCH_* reasons found. */
-static uint32_t scan_maps(struct probes *p, uint32_t pid)
+int discovery_open(struct discovery *d, const char *const *comms, size_t n_comms)
 {
-	char path[64], line[4096], root[PATH_MAX + 64];
-	uint32_t reasons = 0;
-	FILE *f;
+	memset(d, 0, sizeof(*d));
+	d->kinds = PROBE_LIB_GPU;
+	d->comms = comms;
+	d->n_comms = n_comms;
+	d->self = (uint32_t)getpid();
+	d->proc = opendir("/proc");
+	return d->proc ? 0 : -errno;
+}
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
+int discovery_open_pid(struct discovery *d, uint32_t pid, unsigned int kinds)
+{
+	memset(d, 0, sizeof(*d));
+	d->kinds = kinds;
+	return open_maps(d, pid);
+}
+
+void discovery_close(struct discovery *d)
+{
+	if (d->maps)
+		fclose(d->maps);
+	if (d->proc)
+		closedir(d->proc);
+	memset(d, 0, sizeof(*d));
+}
+
+/* The next library of d->pid's maps, or 0 at their end. */
+static int next_lib(struct discovery *d, struct discovery_item *it)
+{
+	char line[4096];
+
+	while (fgets(line, sizeof(line), d->maps)) {
 		char *file = strchr(line, '/');
 		unsigned int kind;
 
-		/* Cheap test first: most lines are not CUDA libraries. */
+		/* Cheap test first: most lines are not libraries we probe. */
 		if (!file || !strstr(file, "lib"))
 			continue;
 		file[strcspn(file, "\n")] = '\0';
-		kind = discovery_lib_kind(file);
+		kind = discovery_lib_kind(file) & d->kinds;
 		if (!kind)
 			continue;
 		if (strstr(file, " (deleted)"))
 			continue;	/* replaced on disk; its new inode is found when mapped */
-		reasons |= kind == PROBE_LIB_NCCL ? SHM_WATCH_NCCL : SHM_WATCH_CUDA;
+		if (kind & PROBE_LIB_GPU)
+			d->reasons |= kind == PROBE_LIB_NCCL ? SHM_WATCH_NCCL : SHM_WATCH_CUDA;
+		/* A library spans several mappings: report it once. */
+		if (strcmp(file, d->last) == 0)
+			continue;
+		snprintf(d->last, sizeof(d->last), "%s", file);
+		memset(it, 0, sizeof(*it));
+		it->what = DISCOVERY_LIB;
+		it->pid = d->pid;
+		it->kind = kind;
 		/* The path is the process's own view: go through its root. */
-		snprintf(root, sizeof(root), "/proc/%u/root%s", pid, file);
-		if (discovery_attach_lib(p, root, kind) < 0)
-			log_debug("cannot probe %s of pid %u", file, pid);
+		if (d->pid)
+			snprintf(it->path, sizeof(it->path), "/proc/%u/root%s", d->pid, file);
+		else
+			snprintf(it->path, sizeof(it->path), "%s", file);
+		return 1;
 	}
-	fclose(f);
-	return reasons;
+	fclose(d->maps);
+	d->maps = NULL;
+	return 0;
 }
 
-static int comm_named(const struct probes *p, uint32_t pid)
+static int comm_named(const struct discovery *d, const char *comm)
 {
-	char path[64], comm[32];
-
-	if (p->opts.n_comms == 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	if (read_small(path, comm, sizeof(comm)) != 0)
-		return 0;
-	for (size_t i = 0; i < p->opts.n_comms; i++)
-		if (strncmp(comm, p->opts.comms[i], 15) == 0)
+	for (size_t i = 0; i < d->n_comms; i++)
+		if (strncmp(comm, d->comms[i], 15) == 0)
 			return 1;
 	return 0;
 }
 
-void discovery_scan(struct probes *p)
+/* d->pid as a process to watch, when it is one and still there. */
+static int proc_item(struct discovery *d, struct discovery_item *it)
 {
-	uint32_t self = (uint32_t)getpid();
-	struct dirent *d;
-	DIR *dir = opendir("/proc");
+	uint32_t reasons = d->reasons;
 
-	if (!dir) {
-		log_warn("opendir /proc");
-		return;
-	}
-	while ((d = readdir(dir)) != NULL) {
-		uint32_t pid, reasons;
-
-		if (!isdigit((unsigned char)d->d_name[0]))
-			continue;
-		pid = (uint32_t)strtoul(d->d_name, NULL, 10);
-		if (pid == self)
-			continue;
-		reasons = scan_maps(p, pid);
-		if (comm_named(p, pid))
-			reasons |= SHM_WATCH_COMM;
-		if (reasons)
-			watch_from_proc(p, pid, reasons);
-	}
-	closedir(dir);
+	/* Most processes map nothing of ours: their name matters only for --comm. */
+	if (!reasons && d->n_comms == 0)
+		return 0;
+	memset(it, 0, sizeof(*it));
+	if (discovery_comm(d->pid, it->comm, sizeof(it->comm)) != 0)
+		return 0;	/* gone already */
+	if (comm_named(d, it->comm))
+		reasons |= SHM_WATCH_COMM;
+	if (!reasons)
+		return 0;
+	it->what = DISCOVERY_PROC;
+	it->pid = d->pid;
+	it->reasons = reasons;
+	proc_stat(d->pid, &it->ppid, &it->start_ns);
+	return 1;
 }
 
-void discovery_sweep(struct probes *p)
+int discovery_next(struct discovery *d, struct discovery_item *it)
 {
-	/* Backwards: probes_unwatch moves the last entry into the hole. */
-	for (size_t i = p->n_watched; i > 0; i--) {
-		uint32_t pid = p->watched[i - 1];
+	struct dirent *e;
 
-		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-			probes_unwatch(p, pid);
+	for (;;) {
+		if (d->maps && next_lib(d, it))
+			return 1;
+		if (d->proc_due) {
+			d->proc_due = 0;
+			if (proc_item(d, it))
+				return 1;
+		}
+		if (!d->proc)
+			return 0;
+		e = readdir(d->proc);
+		if (!e)
+			return 0;
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		d->pid = (uint32_t)strtoul(e->d_name, NULL, 10);
+		if (d->pid == d->self)
+			continue;
+		/* Unreadable maps (a kernel thread, a race): its name may still count. */
+		open_maps(d, d->pid);
+		d->proc_due = 1;
 	}
 }

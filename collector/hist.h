@@ -20,12 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HIST_SUB_BITS		5u			/* 32 buckets per octave */
-#define HIST_LINEAR_LIMIT	(2u << HIST_SUB_BITS)	/* 64: exact below */
-#define HIST_MAX_EXPONENT	37u			/* range ends at 2^37 ns */
-#define HIST_BUCKETS		(HIST_LINEAR_LIMIT + \
-				 (HIST_MAX_EXPONENT - HIST_SUB_BITS - 1u) * (1u << HIST_SUB_BITS))
-#define HIST_MAX_VALUE		((1ull << HIST_MAX_EXPONENT) - 1)
+/* HIST_SUB_BITS, HIST_BUCKETS, ...: the launch probe buckets with them too. */
+#include "shm/shm_consts.h"
+
 #define HIST_MAX_REL_ERROR	(1.0 / 64.0)
 
 struct hist {

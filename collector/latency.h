@@ -19,7 +19,7 @@
 #define LATENCY_DEFAULT_WINDOW_NS	(60ull * 1000000000ull)
 #define LATENCY_WINDOW_SLOTS		6u	/* sub-windows of window/6 */
 
-struct latency_window;	/* private to common/latency.c */
+struct latency_window;	/* private to collector/latency.c */
 
 struct latency_series {
 	uint64_t count;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "collector/agg.h"
+#include "collector/decode.h"
 #include "collector/nvml.h"
 #include "collector/options.h"
 #include "collector/privileges.h"
@@ -140,6 +141,7 @@ int main(int argc, char **argv)
 	struct shm_writer_opts wo;
 	struct agg_opts ao;
 	struct agg *agg = NULL;
+	struct decode dec = { 0 };
 	struct sim *sim = NULL;
 	struct probes *probes = NULL;
 	static struct nvml_totals nv;
@@ -204,7 +206,18 @@ int main(int argc, char **argv)
 
 		if (o.n_pids || o.n_comms || o.n_libs)
 			log_warnx("--pid, --comm and --lib are ignored with --simulate");
-		sim = sim_new(agg, &so, now_mono_ns());
+		/* The simulated devices, before their processes, as on a real node. */
+		for (uint32_t g = 0; g < so.gpus; g++)
+			agg_gpu_total(agg, g, sim_gpu_total(&so, g),
+				      g < so.n_gpu_total ? SHM_TOTAL_FLAG : SHM_TOTAL_SIMULATED);
+		/* Its records take the probes' path: a decoder of its own. */
+		err = decode_init(&dec, agg, NULL);
+		if (err < 0) {
+			errno = -err;
+			log_warn("cannot allocate the decoder");
+			goto cleanup;
+		}
+		sim = sim_new(&dec, &so, now_mono_ns());
 		if (!sim) {
 			log_warn("cannot start the simulation");
 			goto cleanup;
@@ -280,6 +293,7 @@ cleanup:
 	if (probes)
 		probes_stop(probes);
 	sim_free(sim);
+	decode_destroy(&dec);
 	if (created)
 		shm_writer_close(&w, 1);
 	agg_free(agg);

@@ -1,50 +1,52 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Live GPU allocations, as a chained hash over a fixed number of buckets;
- * nodes are allocated one by one up to the bound, so an idle collector
- * holds almost nothing.  Unprivileged logic inside the collector.
+ * Live GPU allocations on the collector's keyindex, keyed by (address,
+ * pid and space); the index is sized for the bound at creation and touched
+ * only as allocations arrive, so an idle collector holds almost nothing.
+ * Unprivileged logic inside the collector.
  */
 #include <errno.h>
 #include <stdlib.h>
 
+#include "collector/keyindex.h"
 #include "collector/memtrack.h"
 
+/* Chains of about 16 at the bound, a quarter of a megabyte of heads. */
 #define MEMTRACK_BUCKETS	65536u
 
-struct mt_node {
-	struct mt_node *next;
-	uint64_t addr;
+struct mt_val {
 	uint64_t bytes;
-	uint32_t pid;
-	uint32_t space;
 	uint32_t gpu;
 	uint32_t pad;
 };
 
 struct memtrack {
-	struct mt_node *bucket[MEMTRACK_BUCKETS];
-	size_t count;
-	size_t max;
+	struct keyindex ix;
+	struct mt_val *val;	/* per slot */
 };
 
-static size_t mt_hash(uint32_t pid, uint32_t space, uint64_t addr)
+static uint64_t mt_owner(uint32_t pid, uint32_t space)
 {
-	uint64_t h = addr ^ ((uint64_t)pid << 32) ^ space;
-
-	/* Device pointers are aligned: mix the high bits down. */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return (size_t)(h & (MEMTRACK_BUCKETS - 1));
+	return (uint64_t)pid << 32 | space;
 }
 
 struct memtrack *memtrack_new(size_t max_entries)
 {
-	struct memtrack *mt = calloc(1, sizeof(*mt));
+	struct memtrack *mt;
 
+	if (max_entries == 0 || max_entries > UINT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mt = calloc(1, sizeof(*mt));
 	if (!mt)
 		return NULL;
-	mt->max = max_entries;
+	if (keyindex_init(&mt->ix, (uint32_t)max_entries, MEMTRACK_BUCKETS) < 0 ||
+	    !(mt->val = calloc(max_entries, sizeof(*mt->val)))) {
+		memtrack_free(mt);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return mt;
 }
 
@@ -52,67 +54,41 @@ void memtrack_free(struct memtrack *mt)
 {
 	if (!mt)
 		return;
-	for (size_t i = 0; i < MEMTRACK_BUCKETS; i++) {
-		struct mt_node *n = mt->bucket[i], *next;
-
-		for (; n; n = next) {
-			next = n->next;
-			free(n);
-		}
-	}
+	keyindex_destroy(&mt->ix);
+	free(mt->val);
 	free(mt);
-}
-
-static struct mt_node **mt_find(struct memtrack *mt, uint32_t pid, uint32_t space,
-				uint64_t addr)
-{
-	struct mt_node **pp = &mt->bucket[mt_hash(pid, space, addr)];
-
-	for (; *pp; pp = &(*pp)->next)
-		if ((*pp)->addr == addr && (*pp)->pid == pid && (*pp)->space == space)
-			return pp;
-	return pp;
 }
 
 int memtrack_add(struct memtrack *mt, uint32_t pid, uint32_t space, uint64_t addr,
 		 uint32_t gpu, uint64_t bytes, uint32_t *old_gpu, uint64_t *old_bytes)
 {
-	struct mt_node **pp = mt_find(mt, pid, space, addr), *n = *pp;
+	int32_t s = keyindex_find(&mt->ix, addr, mt_owner(pid, space));
 	int replaced = 0;
 
-	if (n) {
-		*old_gpu = n->gpu;
-		*old_bytes = n->bytes;
+	if (s >= 0) {
+		*old_gpu = mt->val[s].gpu;
+		*old_bytes = mt->val[s].bytes;
 		replaced = 1;
 	} else {
-		if (mt->count >= mt->max)
+		s = keyindex_insert(&mt->ix, addr, mt_owner(pid, space));
+		if (s < 0)
 			return -ENOSPC;
-		n = calloc(1, sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		n->pid = pid;
-		n->space = space;
-		n->addr = addr;
-		*pp = n;
-		mt->count++;
 	}
-	n->gpu = gpu;
-	n->bytes = bytes;
+	mt->val[s].gpu = gpu;
+	mt->val[s].bytes = bytes;
 	return replaced;
 }
 
 int memtrack_take(struct memtrack *mt, uint32_t pid, uint32_t space, uint64_t addr,
 		  uint32_t *gpu, uint64_t *bytes)
 {
-	struct mt_node **pp = mt_find(mt, pid, space, addr), *n = *pp;
+	int32_t s = keyindex_find(&mt->ix, addr, mt_owner(pid, space));
 
-	if (!n)
+	if (s < 0)
 		return -ENOENT;
-	*gpu = n->gpu;
-	*bytes = n->bytes;
-	*pp = n->next;
-	free(n);
-	mt->count--;
+	*gpu = mt->val[s].gpu;
+	*bytes = mt->val[s].bytes;
+	keyindex_remove(&mt->ix, s);
 	return 0;
 }
 
@@ -120,28 +96,18 @@ size_t memtrack_evict_pid(struct memtrack *mt, uint32_t pid)
 {
 	size_t evicted = 0;
 
-	if (mt->count == 0)
+	if (mt->ix.used == 0)
 		return 0;
-	for (size_t i = 0; i < MEMTRACK_BUCKETS; i++) {
-		struct mt_node **pp = &mt->bucket[i];
-
-		while (*pp) {
-			struct mt_node *n = *pp;
-
-			if (n->pid == pid) {
-				*pp = n->next;
-				free(n);
-				evicted++;
-			} else {
-				pp = &n->next;
-			}
+	for (uint32_t s = 0; s < keyindex_top(&mt->ix); s++) {
+		if (keyindex_live(&mt->ix, s) && mt->ix.key[s].b >> 32 == pid) {
+			keyindex_remove(&mt->ix, (int32_t)s);
+			evicted++;
 		}
 	}
-	mt->count -= evicted;
 	return evicted;
 }
 
 size_t memtrack_count(const struct memtrack *mt)
 {
-	return mt->count;
+	return mt->ix.used;
 }

@@ -2,8 +2,9 @@
 /*
  * What each live GPU allocation was: (pid, space, pointer or handle) ->
  * (device, bytes), so that a free subtracts the size allocated at that
- * address on the right device.  Bounded; entries of a process go when the
- * process is evicted.  Collector-internal, single-threaded.
+ * address on the right device.  Bounded (max_entries, allocated once but
+ * touched only as used); entries of a process go when the process is
+ * evicted.  Collector-internal, single-threaded.
  */
 #ifndef ZERNEL_MEMTRACK_H
 #define ZERNEL_MEMTRACK_H
@@ -13,6 +14,7 @@
 
 struct memtrack;
 
+/* NULL with errno set (EINVAL for 0 or more than 2^32 - 1 entries). */
 struct memtrack *memtrack_new(size_t max_entries);
 void memtrack_free(struct memtrack *mt);
 

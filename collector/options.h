@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "collector/simulate.h"
+#include "shm/shm_layout.h"
 
 #define OPTS_MAX_PIDS		64u
 #define OPTS_MAX_COMMS		64u

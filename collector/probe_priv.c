@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "collector/privileges.h"
-#include "collector/probe_module.h"
+#include "collector/probe_loader.h"
 #include "common/log.h"
 
 static int check_kernel(void)

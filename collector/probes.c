@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The BPF loader of zernel-collector: checks privileges, loads the probe
- * modules (sharing the watched set, ring buffer and loss counter of the
- * first), attaches their tracepoints, then uprobes on every CUDA/NCCL
- * library found, and turns ring-buffer events into agg_* calls.  Root.
+ * The BPF loader of zernel-collector, its main loop's side: checks
+ * privileges, loads the objects, attaches the tracepoints, then acts on
+ * what discovery reports (libraries to probe, processes to watch) and on
+ * what the decoder asks of it; drains the ring buffer into the decoder and
+ * the launch histograms into the aggregation.  The watched set is the
+ * aggregation's process table; the kernel's zw_watched map is the filter
+ * kept in step with it.  Root.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,29 +19,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "collector/memtrack.h"
-#include "collector/probe_module.h"
-#include "collector/probe_sched.h"
-#include "bpf/events.h"
+#include "bpf/probe_abi.h"
+#include "collector/launch_hist.h"
+#include "collector/probe_loader.h"
 #include "common/log.h"
 #include "common/util.h"
 
-/* Load order matters: the first module owns the shared maps. */
-static const struct probe_module *const probe_modules[] = {
-	&probe_watch_module,
-	&probe_gpu_mem_module,
-	&probe_cuda_trace_module,
-	&probe_nccl_module,
-	&probe_dataload_module,
-	&probe_dist_module,
-	&probe_sched_module,
-};
-
 #define PROBES_DRAIN_MS	50
-
-static const char *const shared_maps[] = {
-	"zw_watched", "zw_events", "zw_drops", "zw_curdev",
-};
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -52,148 +40,133 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return 0;
 }
 
-void probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t reason,
-		  const char *comm, uint64_t start_ns, int update_bpf)
+/* A process /proc or --pid named: into the kernel's filter, then the set. */
+static void probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t reason,
+			 const char *comm, uint64_t start_ns)
 {
-	size_t i;
+	uint32_t cur = 0;
 
-	if (update_bpf) {
-		uint32_t cur = 0;
-
-		bpf_map_lookup_elem(p->watched_fd, &pid, &cur);
-		if ((cur & reason) != reason) {
-			cur |= reason;
-			if (bpf_map_update_elem(p->watched_fd, &pid, &cur, BPF_ANY) != 0)
-				agg_count_dropped(p->agg, 1);
-		}
+	bpf_map_lookup_elem(p->watched_fd, &pid, &cur);
+	if ((cur & reason) != reason) {
+		cur |= reason;
+		if (bpf_map_update_elem(p->watched_fd, &pid, &cur, BPF_ANY) != 0)
+			agg_count_dropped(p->agg, 1);
 	}
-	if (agg_proc_watch(p->agg, pid, ppid, reason, comm, start_ns) != 0)
-		return;	/* table full: agg counted it */
-	for (i = 0; i < p->n_watched; i++)
-		if (p->watched[i] == pid)
-			return;
-	if (p->n_watched < PROBES_MAX_WATCHED)
-		p->watched[p->n_watched++] = pid;
+	/* A full table is counted by the aggregation. */
+	agg_proc_watch(p->agg, pid, ppid, reason, comm, start_ns);
 }
 
-void probes_unwatch(struct probes *p, uint32_t pid)
+/*
+ * The kernel's side of a process that is gone (decode_ops.proc_exit):
+ * its filter entry, and its launch histograms, whose last launches go to
+ * the aggregation while it still knows the process.
+ */
+static void probes_forget(void *ctx, uint32_t pid)
 {
-	for (size_t i = 0; i < p->n_watched; i++) {
-		if (p->watched[i] == pid) {
-			p->watched[i] = p->watched[--p->n_watched];
-			break;
-		}
-	}
+	struct probes *p = ctx;
+
 	bpf_map_delete_elem(p->watched_fd, &pid);
-	for (size_t i = 0; i < p->n_mod; i++)
-		if (p->mod[i].mod->proc_exit)
-			p->mod[i].mod->proc_exit(p->mod[i].skel, p, pid);
-	memtrack_evict_pid(p->mem, pid);
-	agg_proc_exit(p->agg, pid);
+	launch_hist_release(p->lh, p->agg, pid);
 }
 
-static int load_modules(struct probes *p)
+/* Libraries to probe and processes to watch, from one /proc scan. */
+static void probes_scan(struct probes *p)
 {
-	int shared_fd[ARRAY_SIZE(shared_maps)];
-	int err = 0;
+	struct discovery_item it;
+	struct discovery d;
 
-	for (size_t i = 0; i < ARRAY_SIZE(probe_modules); i++) {
-		const struct probe_module *m = probe_modules[i];
-		struct probe_loaded *l = &p->mod[p->n_mod];
-
-		l->mod = m;
-		err = m->open(&l->skel, &l->obj, &p->opts);
-		if (err) {
-			log_error("cannot open the %s BPF object: %s", m->name, strerror(-err));
-			return err;
-		}
-		p->n_mod++;
-		for (size_t k = 0; i > 0 && k < ARRAY_SIZE(shared_maps); k++) {
-			struct bpf_map *map = bpf_object__find_map_by_name(l->obj, shared_maps[k]);
-
-			if (map && (err = bpf_map__reuse_fd(map, shared_fd[k])) != 0) {
-				log_error("%s: cannot share map %s: %s", m->name,
-					  shared_maps[k], strerror(-err));
-				return err;
-			}
-		}
-		err = m->load(l->skel);
-		if (err) {
-			log_error("cannot load the %s BPF programs: %s (see ZERNEL_LOG=debug)",
-				  m->name, strerror(-err));
-			return err;
-		}
-		for (size_t k = 0; i == 0 && k < ARRAY_SIZE(shared_maps); k++) {
-			struct bpf_map *map = bpf_object__find_map_by_name(l->obj, shared_maps[k]);
-
-			if (!map) {
-				log_error("%s lacks the shared map %s", m->name, shared_maps[k]);
-				return -EINVAL;
-			}
-			shared_fd[k] = bpf_map__fd(map);
-		}
+	if (discovery_open(&d, p->opts.comms, p->opts.n_comms) != 0) {
+		log_warn("opendir /proc");
+		return;
 	}
-	p->watched_fd = shared_fd[0];
-	p->drops_fd = shared_fd[2];
-	p->rb = ring_buffer__new(shared_fd[1], probe_events_handle, p, NULL);
-	if (!p->rb) {
-		err = -errno;
-		log_error("cannot open the BPF ring buffer: %s", strerror(errno));
+	while (discovery_next(&d, &it)) {
+		if (it.what == DISCOVERY_PROC)
+			probes_watch(p, it.pid, it.ppid, it.reasons, it.comm, it.start_ns);
+		else if (probe_attach_lib(p, it.path, it.kind) < 0)
+			log_debug("cannot probe %s of pid %u", it.path, it.pid);
 	}
-	return err;
+	discovery_close(&d);
 }
 
-/* Tracepoint programs attach on their own; uprobes wait for libraries. */
-static int attach_tracepoints(struct probes *p)
+/* Watched processes that are gone without an exit record (ring buffer full). */
+static void probes_sweep(struct probes *p)
 {
-	for (size_t i = 0; i < p->n_mod; i++) {
-		struct bpf_program *prog;
+	uint32_t cursor = 0, pid;
 
-		bpf_object__for_each_program(prog, p->mod[i].obj) {
-			const char *sec = bpf_program__section_name(prog);
-			struct bpf_link *link;
-
-			if (strncmp(sec, "tp", 2) != 0 && strncmp(sec, "raw_tp", 6) != 0)
-				continue;
-			if (p->n_links >= PROBES_MAX_LINKS)
-				return -ENOSPC;
-			link = bpf_program__attach(prog);
-			if (!link) {
-				int err = -errno;
-
-				log_error("cannot attach %s (%s): %s", bpf_program__name(prog),
-					  sec, strerror(-err));
-				return err;
-			}
-			p->links[p->n_links++] = link;
+	while (agg_proc_next(p->agg, &cursor, &pid)) {
+		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+			probes_forget(p, pid);
+			decode_proc_gone(&p->dec, pid);
 		}
 	}
-	return 0;
+}
+
+/*
+ * pthread_barrier_wait in every libc pid maps (decode_ops.libc_probe;
+ * pid 0 is this process, whose libc most processes share).
+ */
+static void probes_libc(void *ctx, uint32_t pid)
+{
+	struct probes *p = ctx;
+	struct discovery_item it;
+	struct discovery d;
+	int err;
+
+	if (discovery_open_pid(&d, pid, PROBE_LIB_LIBC) != 0)
+		return;
+	while (discovery_next(&d, &it)) {
+		err = probe_attach_lib(p, it.path, PROBE_LIB_LIBC);
+		if (err < 0 && err != -ENOENT)
+			log_warnx("%s: cannot probe it for barrier waits: %s", it.path,
+				  strerror(-err));
+	}
+	discovery_close(&d);
 }
 
 static void watch_named_pids(struct probes *p)
 {
 	for (size_t i = 0; i < p->opts.n_pids; i++) {
 		uint32_t pid = p->opts.pids[i];
-		char path[64], comm[32] = "";
-		FILE *f;
+		char comm[32] = "";
+		int err;
 
-		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-		f = fopen(path, "re");
-		if (!f) {
+		err = discovery_comm(pid, comm, sizeof(comm));
+		if (err < 0 && err != -EIO) {
 			log_warnx("--pid %u: no such process", pid);
 			continue;
 		}
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-		probes_watch(p, pid, 0, SHM_WATCH_PID, comm, 0, 1);
+		probes_watch(p, pid, 0, SHM_WATCH_PID, comm, 0);
 	}
+}
+
+/* --lib: a library with an unusual name is probed for every GPU symbol. */
+static int attach_named_libs(struct probes *p)
+{
+	for (size_t i = 0; i < p->opts.n_libs; i++) {
+		const char *lib = p->opts.libs[i];
+		unsigned int kind = discovery_lib_kind(lib) & PROBE_LIB_GPU;
+		int err = probe_attach_lib(p, lib, kind ? kind : PROBE_LIB_GPU);
+
+		if (err < 0) {
+			log_error("--lib %s: %s", lib, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int libc_links(const struct probes *p)
+{
+	for (size_t i = 0; i < p->n_libs; i++)
+		if (p->libs[i].kind == PROBE_LIB_LIBC && p->libs[i].attached)
+			return 1;
+	return 0;
 }
 
 int probes_start(struct probes **out, struct agg *agg, const struct probes_opts *opts)
 {
 	struct probes *p = NULL;
+	struct decode_ops ops;
 	int err;
 
 	*out = NULL;
@@ -208,41 +181,42 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	p->opts = *opts;
 	if (p->opts.discovery_interval_ms == 0)
 		p->opts.discovery_interval_ms = 1000;
+	if ((unsigned long long)sysconf(_SC_CLK_TCK) != 1000000000ull / ZW_START_TICK_NS)
+		log_warnx("clock ticks are not 1/%llu s: start times from BPF and /proc differ",
+			  1000000000ull / ZW_START_TICK_NS);
+	ops = (struct decode_ops){ .proc_exit = probes_forget, .libc_probe = probes_libc, .ctx = p };
+	err = decode_init(&p->dec, agg, &ops);
+	if (err)
+		goto cleanup;
 	p->links = calloc(PROBES_MAX_LINKS, sizeof(*p->links));
-	p->watched = calloc(PROBES_MAX_WATCHED, sizeof(*p->watched));
-	p->mem = memtrack_new(PROBES_MAX_ALLOCS);
 	p->ncpu = libbpf_num_possible_cpus();
 	p->drop_vals = p->ncpu > 0 ? calloc((size_t)p->ncpu, sizeof(*p->drop_vals)) : NULL;
-	if (!p->links || !p->watched || !p->mem || !p->drop_vals) {
+	if (!p->links || !p->drop_vals) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 
 	/* 1. open, share maps, load */
-	err = load_modules(p);
+	err = probe_objects_load(p);
 	if (err)
 		goto cleanup;
 	/* 2. tracepoints: the watched set follows forks and exits from now on */
-	err = attach_tracepoints(p);
+	err = probe_attach_static(p);
 	if (err)
 		goto cleanup;
-	/* 3. libraries named by hand, then whatever processes map already */
-	for (size_t i = 0; i < opts->n_libs; i++) {
-		const char *lib = opts->libs[i];
-		unsigned int kind = discovery_lib_kind(lib);
-
-		/* A library with an unusual name is probed for every symbol. */
-		err = discovery_attach_lib(p, lib, kind ? kind : PROBE_LIB_ALL);
-		if (err < 0) {
-			log_error("--lib %s: %s", lib, strerror(-err));
-			goto cleanup;
-		}
-	}
+	/* 3. our own libc, the system's; then libraries named by hand */
+	probes_libc(p, 0);
+	if (!libc_links(p))
+		log_warnx("no libc with pthread_barrier_wait found: barrier waits are not measured");
+	err = attach_named_libs(p);
+	if (err)
+		goto cleanup;
+	/* 4. processes named by hand, then whatever maps a library already */
 	watch_named_pids(p);
-	discovery_scan(p);
+	probes_scan(p);
 	p->next_scan_ns = now_mono_ns() + p->opts.discovery_interval_ms * NSEC_PER_MSEC;
-	log_info("BPF probes loaded: %zu modules, %zu libraries, %llu uprobes",
-		 p->n_mod, p->n_libs, (unsigned long long)p->n_uprobe_links);
+	log_info("BPF probes loaded: %zu objects, %llu libraries, %llu uprobes", p->n_obj,
+		 (unsigned long long)p->gpu_libs, (unsigned long long)p->gpu_links);
 	*out = p;
 	return 0;
 
@@ -270,10 +244,9 @@ static void report_drops(struct probes *p)
 
 int probes_poll(struct probes *p, int timeout_ms)
 {
-	uint64_t now;
+	uint64_t now, events0 = p->dec.events;
 	int err;
 
-	p->handled = 0;
 	/*
 	 * Programs do not wake us for each event (it would cost more than the
 	 * probe): sleep at most PROBES_DRAIN_MS, then drain.
@@ -287,33 +260,25 @@ int probes_poll(struct probes *p, int timeout_ms)
 	if (err < 0 && err != -EINTR)
 		return err;
 	now = now_mono_ns();
-	for (size_t i = 0; i < p->n_mod; i++)
-		if (p->mod[i].mod->poll)
-			p->mod[i].mod->poll(p->mod[i].skel, p, now);
+	launch_hist_poll(p->lh, p->agg, now);
 	if (now >= p->next_scan_ns) {
-		discovery_scan(p);
-		discovery_sweep(p);
+		probes_scan(p);
+		probes_sweep(p);
 		p->next_scan_ns = now + p->opts.discovery_interval_ms * NSEC_PER_MSEC;
 	}
 	report_drops(p);
-	agg_set_probes(p->agg, p->n_uprobe_links, p->n_libs);
-	if (p->handled > 0)
-		agg_count_events(p->agg, (uint64_t)p->handled);
-	return p->handled;
+	agg_set_probes(p->agg, p->gpu_links, p->gpu_libs);
+	return (int)(p->dec.events - events0);
 }
 
 void probes_stop(struct probes *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->n_links; i++)
-		bpf_link__destroy(p->links[i]);
-	ring_buffer__free(p->rb);
-	for (size_t i = p->n_mod; i > 0; i--)
-		p->mod[i - 1].mod->destroy(p->mod[i - 1].skel);
-	memtrack_free(p->mem);
+	probe_attach_destroy(p);
+	probe_objects_destroy(p);
+	decode_destroy(&p->dec);
 	free(p->links);
-	free(p->watched);
 	free(p->drop_vals);
 	free(p);
 }

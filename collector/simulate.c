@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * --simulate: a synthetic data-parallel training job fed to the aggregation
- * through the same agg_* calls as the BPF probes.  Unprivileged.
+ * --simulate: a synthetic data-parallel training job.  It sends the records
+ * the BPF probes send (bpf/probe_abi.h, made by sim_emit.c) to the same
+ * decoder, so they take the production path to the aggregation: watch
+ * records for its processes, allocations at addresses of its own that
+ * frees name again, latency, NCCL and scheduler records.  Unprivileged.
  *
  * The job: one trainer per GPU (comm "pt_main_thread", one NCCL rank each,
  * world size = trainers), the remaining processes are DataLoader workers
@@ -14,6 +17,7 @@
  * launches and workers' background activity are thinned so that the whole
  * job stays under SIM_SAMPLE_BUDGET samples a second whatever --processes
  * says.  The PRNG is seeded, so a run is reproducible given its timing.
+ * Device totals are not events: the caller sets them (sim_gpu_total).
  */
 #include <errno.h>
 #include <math.h>
@@ -21,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/sim_emit.h"
 #include "collector/simulate.h"
 #include "common/util.h"
 
@@ -32,6 +37,7 @@
 #define SIM_MAX_BLOCKS		1024		/* allocator segments per trainer */
 #define SIM_ALLREDUCE_BUCKETS	4
 #define SIM_ALLREDUCE_BYTES	(25ull << 20)
+#define SIM_VA_BASE		0x7f0000000000ull	/* device addresses handed out */
 #define MIB			(1ull << 20)
 
 struct sim_trainer {
@@ -45,9 +51,11 @@ struct sim_trainer {
 	uint64_t steps;
 	uint32_t first_worker;		/* index into workers[] */
 	uint32_t n_workers;
-	uint64_t used;			/* what this process holds, as fed to agg */
+	uint64_t used;			/* what this process holds, as allocated */
 	uint64_t block[SIM_MAX_BLOCKS];	/* sizes of live segments, a stack */
+	uint64_t addr[SIM_MAX_BLOCKS];	/* and their addresses */
 	uint32_t n_blocks;
+	uint64_t next_addr;		/* addresses are never reused */
 };
 
 struct sim_worker {
@@ -57,7 +65,7 @@ struct sim_worker {
 };
 
 struct sim {
-	struct agg *agg;
+	struct sim_emit out;		/* to the decoder */
 	struct sim_opts opts;
 	uint64_t start_ns;
 	uint64_t last_ns;
@@ -68,7 +76,6 @@ struct sim {
 	uint32_t n_trainers;
 	struct sim_worker *workers;
 	uint32_t n_workers;
-	uint64_t events;		/* agg calls since the last tick returned */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -110,18 +117,26 @@ static unsigned int draw_count(struct sim *s, double expected)
 }
 
 /* ---------------------------------------------------------------------- */
+/* What the job does, as the probes would report it (sim_emit.c). */
 
 static void lat(struct sim *s, uint32_t pid, enum shm_family f, uint64_t now,
 		uint64_t v)
 {
-	agg_latency(s->agg, pid, f, now, v);
-	s->events++;
+	sim_emit_latency(&s->out, now, pid, f, v);
 }
 
-static void offcpu(struct sim *s, uint32_t pid, uint64_t ns, int involuntary)
+static void offcpu(struct sim *s, uint32_t pid, uint64_t ns, int involuntary, uint64_t now)
 {
-	agg_offcpu(s->agg, pid, ns, involuntary);
-	s->events++;
+	sim_emit_offcpu(&s->out, now, pid, ns, involuntary);
+}
+
+/* A successful call of bytes that took call_ns, done wait_ns after it began. */
+static void nccl_call(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op, uint64_t bytes,
+		      uint64_t call_ns, uint64_t wait_ns, uint64_t now)
+{
+	sim_emit_nccl(&s->out, now, pid, op, bytes, call_ns, wait_ns);
+	/* Waiting for the collective puts the thread to sleep. */
+	offcpu(s, pid, wait_ns, 0, now);
 }
 
 static void nccl(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op,
@@ -130,17 +145,31 @@ static void nccl(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op,
 {
 	uint64_t w = draw(s, wait);
 
-	agg_nccl_call(s->agg, op, bytes, draw(s, call), 0, now);
-	agg_nccl_wait(s->agg, op, w, now);
-	/* Waiting for the collective puts the thread to sleep. */
-	offcpu(s, pid, w, 0);
-	s->events += 2;
+	nccl_call(s, pid, op, bytes, draw(s, call), w, now);
+}
+
+/* A new segment on top of the allocator's stack, at a fresh address. */
+static void mem_alloc(struct sim *s, struct sim_trainer *tr, uint64_t size, uint64_t now)
+{
+	sim_emit_alloc(&s->out, now, tr->pid, tr->gpu, tr->next_addr, size);
+	tr->used += size;
+	tr->block[tr->n_blocks] = size;
+	tr->addr[tr->n_blocks++] = tr->next_addr;
+	tr->next_addr += size;
+}
+
+/* Frees the newest segment; the decoder knows its size from its address. */
+static void mem_free(struct sim *s, struct sim_trainer *tr, uint64_t now)
+{
+	tr->n_blocks--;
+	sim_emit_free(&s->out, now, tr->pid, tr->addr[tr->n_blocks]);
+	tr->used -= tr->block[tr->n_blocks];
 }
 
 /* ---------------------------------------------------------------------- */
 /* GPU memory: a caching allocator that follows the scenario's target. */
 
-static void memory_follow(struct sim *s, struct sim_trainer *tr, uint64_t t)
+static void memory_follow(struct sim *s, struct sim_trainer *tr, uint64_t t, uint64_t now)
 {
 	double frac = scn_memory_target(s->opts.scenario, tr->gpu == 0, t,
 					tr->plateau, tr->phase);
@@ -158,28 +187,17 @@ static void memory_follow(struct sim *s, struct sim_trainer *tr, uint64_t t)
 		if (tr->used + size > target)
 			break;
 		if (tr->used + size > tr->total) {
-			agg_gpu_alloc_failed(s->agg, tr->pid, tr->gpu);
-			s->events++;
+			sim_emit_alloc_failed(&s->out, now, tr->pid, tr->gpu, size);
 			break;
 		}
-		agg_gpu_alloc(s->agg, tr->pid, tr->gpu, size);
-		s->events++;
-		tr->used += size;
-		tr->block[tr->n_blocks++] = size;
+		mem_alloc(s, tr, size, now);
 	}
 	while (budget-- > 0 && tr->n_blocks > 0 &&
-	       tr->used > target + tr->block[tr->n_blocks - 1]) {
-		uint64_t size = tr->block[--tr->n_blocks];
-
-		agg_gpu_free(s->agg, tr->pid, tr->gpu, size);
-		s->events++;
-		tr->used -= size;
-	}
+	       tr->used > target + tr->block[tr->n_blocks - 1])
+		mem_free(s, tr, now);
 	/* Near the top, the allocator's retries fail now and then. */
-	if (frac >= 0.95 && rng_unit(s) < 0.05) {
-		agg_gpu_alloc_failed(s->agg, tr->pid, tr->gpu);
-		s->events++;
-	}
+	if (frac >= 0.95 && rng_unit(s) < 0.05)
+		sim_emit_alloc_failed(&s->out, now, tr->pid, tr->gpu, lo);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -192,7 +210,7 @@ static void worker_batch(struct sim *s, const struct sim_worker *wk,
 		uint64_t r = draw(s, &p->worker_read);
 
 		lat(s, wk->pid, SHM_FAMILY_DATALOADER_WAIT, now, r);
-		offcpu(s, wk->pid, r, 0);
+		offcpu(s, wk->pid, r, 0, now);
 	}
 	lat(s, wk->pid, SHM_FAMILY_FUTEX_WAIT, now, draw(s, &p->futex));
 	lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, draw(s, &p->runq));
@@ -212,7 +230,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	else
 		v = draw(s, &p->batch_wait);
 	lat(s, tr->pid, SHM_FAMILY_DATALOADER_WAIT, now, v);
-	offcpu(s, tr->pid, v, 0);
+	offcpu(s, tr->pid, v, 0, now);
 	step += v;
 	if (tr->n_workers)
 		worker_batch(s, &s->workers[tr->first_worker + tr->steps % tr->n_workers],
@@ -234,11 +252,8 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 							       : SIM_ALLREDUCE_BYTES / 3;
 		uint64_t w = draw(s, &p->allreduce_wait);
 
-		agg_nccl_call(s->agg, SHM_NCCL_ALL_REDUCE, bytes,
-			      draw(s, &p->allreduce_call), 0, now);
-		agg_nccl_wait(s->agg, SHM_NCCL_ALL_REDUCE, w, now);
-		offcpu(s, tr->pid, w, 0);
-		s->events += 2;
+		nccl_call(s, tr->pid, SHM_NCCL_ALL_REDUCE, bytes, draw(s, &p->allreduce_call), w,
+			  now);
 		last_wait = w;
 	}
 	step += last_wait;	/* the others overlap with backward */
@@ -261,21 +276,19 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	for (int i = 0; i < 10; i++) {
 		v = draw(s, &p->futex);
 		lat(s, tr->pid, SHM_FAMILY_FUTEX_WAIT, now, v);
-		offcpu(s, tr->pid, v, 0);
+		offcpu(s, tr->pid, v, 0, now);
 	}
 	v = draw(s, &p->barrier);
 	lat(s, tr->pid, SHM_FAMILY_BARRIER_WAIT, now, v);
-	offcpu(s, tr->pid, v, 0);
+	offcpu(s, tr->pid, v, 0, now);
 	for (int i = 0; i < 5; i++) {
 		v = draw(s, &p->runq);
 		lat(s, tr->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
 		if (i < 2)	/* preempted, then waited this long to run again */
-			offcpu(s, tr->pid, v, 1);
+			offcpu(s, tr->pid, v, 1, now);
 	}
-	if (rng_unit(s) < 0.3) {
-		agg_migration(s->agg, tr->pid);
-		s->events++;
-	}
+	if (rng_unit(s) < 0.3)
+		sim_emit_migrate(&s->out, now, tr->pid);
 	tr->steps++;
 	return step;
 }
@@ -295,17 +308,15 @@ static void worker_background(struct sim *s, struct sim_worker *wk,
 		if (rng_unit(s) < 0.5) {
 			v = draw(s, &p->futex);
 			lat(s, wk->pid, SHM_FAMILY_FUTEX_WAIT, now, v);
-			offcpu(s, wk->pid, v, 0);
+			offcpu(s, wk->pid, v, 0, now);
 		} else {
 			v = draw(s, &p->runq);
 			lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
-			offcpu(s, wk->pid, v, 1);
+			offcpu(s, wk->pid, v, 1, now);
 		}
 	}
-	if (rng_unit(s) < 0.2 * dt_s) {
-		agg_migration(s->agg, wk->pid);
-		s->events++;
-	}
+	if (rng_unit(s) < 0.2 * dt_s)
+		sim_emit_migrate(&s->out, now, wk->pid);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -315,22 +326,17 @@ static void sim_register(struct sim *s, uint64_t now)
 	uint32_t pid = SIM_PID_BASE + 1000 + (uint32_t)(rng_next(s) % 4000);
 	uint32_t launcher = pid++;	/* torchrun: not watched itself */
 
-	for (uint32_t g = 0; g < s->opts.gpus; g++) {
-		int given = g < s->opts.n_gpu_total;
-
-		agg_gpu_total(s->agg, g, given ? s->opts.gpu_total[g] : SIM_GPU_TOTAL_BYTES,
-			      given ? SHM_TOTAL_FLAG : SHM_TOTAL_SIMULATED);
-	}
 	for (uint32_t i = 0; i < s->n_trainers; i++) {
 		struct sim_trainer *tr = &s->trainers[i];
 
 		pid += 1 + (uint32_t)(rng_next(s) % 8);
 		tr->pid = pid;
-		agg_proc_watch(s->agg, tr->pid, launcher,
+		/* The simulator's own clock gives start times, taken as they are. */
+		sim_emit_watch(&s->out, now, tr->pid, launcher,
 			       SHM_WATCH_SIMULATED | SHM_WATCH_CUDA | SHM_WATCH_NCCL,
 			       "pt_main_thread", now - 2 * NSEC_PER_SEC);
-		agg_nccl_comm(s->agg, tr->pid, (int32_t)i, (int32_t)s->n_trainers,
-			      tr->gpu, 0x55d0c4a00000ULL + ((uint64_t)i << 24));
+		sim_emit_nccl_comm(&s->out, now, tr->pid, tr->gpu, (int32_t)i,
+				   (int32_t)s->n_trainers, 0x55d0c4a00000ULL + ((uint64_t)i << 24));
 	}
 	/* Workers are forked once the trainers have built their DataLoader. */
 	for (uint32_t w = 0; w < s->n_workers; w++) {
@@ -338,18 +344,23 @@ static void sim_register(struct sim *s, uint64_t now)
 
 		pid += 1 + (uint32_t)(rng_next(s) % 3);
 		wk->pid = pid;
-		agg_proc_watch(s->agg, wk->pid, s->trainers[wk->trainer].pid,
-			       SHM_WATCH_SIMULATED | SHM_WATCH_DESCENDANT,
-			       "pt_data_worker", now - NSEC_PER_SEC);
+		sim_emit_watch(&s->out, now, wk->pid, s->trainers[wk->trainer].pid,
+			       SHM_WATCH_SIMULATED | SHM_WATCH_DESCENDANT, "pt_data_worker",
+			       now - NSEC_PER_SEC);
 	}
 }
 
-struct sim *sim_new(struct agg *agg, const struct sim_opts *opts, uint64_t now_ns)
+uint64_t sim_gpu_total(const struct sim_opts *opts, uint32_t gpu)
+{
+	return gpu < opts->n_gpu_total ? opts->gpu_total[gpu] : SIM_GPU_TOTAL_BYTES;
+}
+
+struct sim *sim_new(struct decode *dec, const struct sim_opts *opts, uint64_t now_ns)
 {
 	struct sim *s;
 	double natural;
 
-	if (!agg || !opts || opts->processes == 0 || opts->gpus == 0 ||
+	if (!dec || !opts || opts->processes == 0 || opts->gpus == 0 ||
 	    (unsigned int)opts->scenario >= SIM_SCENARIO_COUNT) {
 		errno = EINVAL;
 		return NULL;
@@ -357,7 +368,7 @@ struct sim *sim_new(struct agg *agg, const struct sim_opts *opts, uint64_t now_n
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->agg = agg;
+	s->out.dec = dec;
 	s->opts = *opts;
 	s->start_ns = s->last_ns = now_ns;
 	s->rng = opts->seed ? opts->seed : 0x5eed;
@@ -381,7 +392,8 @@ struct sim *sim_new(struct agg *agg, const struct sim_opts *opts, uint64_t now_n
 		struct sim_trainer *tr = &s->trainers[i];
 
 		tr->gpu = i;
-		tr->total = i < opts->n_gpu_total ? opts->gpu_total[i] : SIM_GPU_TOTAL_BYTES;
+		tr->total = sim_gpu_total(opts, i);
+		tr->next_addr = SIM_VA_BASE + ((uint64_t)i << 36);
 		tr->plateau = 0.55 + 0.2 * rng_unit(s);
 		tr->phase = 2.0 * M_PI * rng_unit(s);
 		/* Ranks do not start in lockstep. */
@@ -426,14 +438,14 @@ uint64_t sim_tick(struct sim *s, uint64_t now_ns)
 		}
 		if (tr->into_step_ns >= tr->step_ns)
 			tr->into_step_ns = 0;
-		memory_follow(s, tr, t);
+		memory_follow(s, tr, t, now_ns);
 	}
 	for (uint32_t w = 0; w < s->n_workers; w++)
 		worker_background(s, &s->workers[w], &p, (double)dt / 1e9, now_ns);
 
-	n = s->events;
-	s->events = 0;
-	agg_count_events(s->agg, n);
+	/* The decoder counted them as events, as it does the probes' records. */
+	n = s->out.sent;
+	s->out.sent = 0;
 	return n;
 }
 

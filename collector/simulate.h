@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The --simulate event source: a synthetic distributed training job driven
- * through the same agg_* calls as the BPF probes.  Needs no root, no BPF and
- * no GPU; see simulate.c for what each scenario does and when.
+ * The --simulate event source: a synthetic distributed training job that
+ * makes the probes' records (bpf/probe_abi.h) and feeds them to the same
+ * decoder as the BPF ring buffer.  Needs no root, no BPF and no GPU; see
+ * simulate.c for the job and scenario.c for what each scenario does when.
  */
 #ifndef ZERNEL_SIMULATE_H
 #define ZERNEL_SIMULATE_H
@@ -10,7 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collector/agg.h"
 #include "collector/scenario.h"
 
 #define SIM_PID_BASE		100000u	/* above the usual pid range of a node */
@@ -28,16 +28,24 @@ struct sim_opts {
 };
 
 struct sim;
+struct decode;
 
 /*
- * Creates the job and registers its GPUs, processes and communicators with
- * agg at time now_ns.  NULL with errno set on failure.
+ * The memory of simulated device gpu: --gpu-memory-total's value where it
+ * gives one, else SIM_GPU_TOTAL_BYTES.  Totals are not events: the caller
+ * hands them to the aggregation, before sim_new, as NVML's are.
  */
-struct sim *sim_new(struct agg *agg, const struct sim_opts *opts, uint64_t now_ns);
+uint64_t sim_gpu_total(const struct sim_opts *opts, uint32_t gpu);
 
 /*
- * Produces the events of the time elapsed since the previous call.  Returns
- * the number of agg calls made.
+ * Creates the job and sends the records that make its processes and
+ * communicators known, at time now_ns.  NULL with errno set on failure.
+ */
+struct sim *sim_new(struct decode *dec, const struct sim_opts *opts, uint64_t now_ns);
+
+/*
+ * Sends the records of the time elapsed since the previous call.  Returns
+ * how many.
  */
 uint64_t sim_tick(struct sim *s, uint64_t now_ns);
 

@@ -23,6 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Families, watch reasons, NCCL ops, latency buckets: shared with the probes. */
+#include "shm/shm_consts.h"
+
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
 #define SHM_LAYOUT_VERSION	1u
 #define SHM_HEADER_SIZE		4096u
@@ -41,26 +44,6 @@
 #define SHM_LIMIT_GPUS		256u
 #define SHM_LIMIT_NCCL_COMMS	65536u
 #define SHM_LIMIT_TOTAL_SIZE	(1ull << 30)
-
-/*
- * Latency buckets exported as Prometheus classic histograms: upper bounds in
- * nanoseconds, 1-2.5-5 per decade from 100 ns to 100 s, then +Inf.  The
- * collector counts every observation into exactly one bucket (le is
- * inclusive), so cumulative counts at these bounds are exact, not estimated.
- */
-#define SHM_LAT_FINITE_BUCKETS	28u
-#define SHM_LAT_BUCKETS		(SHM_LAT_FINITE_BUCKETS + 1u)	/* + +Inf */
-#define SHM_LAT_BOUNDS_NS_INIT {					\
-	100ull, 250ull, 500ull,						\
-	1000ull, 2500ull, 5000ull,					\
-	10000ull, 25000ull, 50000ull,					\
-	100000ull, 250000ull, 500000ull,				\
-	1000000ull, 2500000ull, 5000000ull,				\
-	10000000ull, 25000000ull, 50000000ull,				\
-	100000000ull, 250000000ull, 500000000ull,			\
-	1000000000ull, 2500000000ull, 5000000000ull,			\
-	10000000000ull, 25000000000ull, 50000000000ull,			\
-	100000000000ull }
 
 /*
  * One latency series: cumulative count, sum and buckets (for Prometheus
@@ -82,28 +65,6 @@ struct shm_latency {
 };
 _Static_assert(sizeof(struct shm_latency) == 8 * (2 + SHM_LAT_BUCKETS + 5),
 	       "shm_latency has no hidden padding");
-
-/* Latency families kept per process (and for the whole node). */
-enum shm_family {
-	SHM_FAMILY_CUDA_LAUNCH = 0,	/* cuLaunchKernel*, cudaLaunchKernel */
-	SHM_FAMILY_CUDA_GRAPH_LAUNCH,	/* cuGraphLaunch, cudaGraphLaunch */
-	SHM_FAMILY_DATALOADER_WAIT,	/* blocked in read/poll/io_uring waits */
-	SHM_FAMILY_FUTEX_WAIT,		/* FUTEX_WAIT* durations */
-	SHM_FAMILY_BARRIER_WAIT,	/* pthread_barrier_wait durations */
-	SHM_FAMILY_RUNQ_DELAY,		/* wakeup to running */
-	SHM_FAMILY_COUNT
-};
-
-/* Why a process is watched (bits of shm_proc.watch_reason). */
-#define SHM_WATCH_CUDA		(1u << 0)	/* mapped libcuda/libcudart */
-#define SHM_WATCH_NCCL		(1u << 1)	/* mapped libnccl */
-#define SHM_WATCH_DESCENDANT	(1u << 2)	/* child of a watched process */
-#define SHM_WATCH_PID		(1u << 3)	/* named with --pid */
-#define SHM_WATCH_COMM		(1u << 4)	/* named with --comm */
-#define SHM_WATCH_SIMULATED	(1u << 5)	/* invented by --simulate */
-#define SHM_WATCH_ALL_BITS	0x3fu
-
-#define SHM_COMM_LEN		16u
 
 /* One watched process.  Evicted by the collector once it has exited. */
 struct shm_proc {
@@ -150,18 +111,6 @@ struct shm_gpu {
 	uint64_t used_bytes;		/* sum of shm_gpu_mem.used_bytes */
 	uint32_t processes;		/* processes holding memory here */
 	uint32_t reserved0;
-};
-
-/* NCCL operations, index of shm_nccl_op in its table and its "op" label. */
-enum shm_nccl_op_kind {
-	SHM_NCCL_ALL_REDUCE = 0,
-	SHM_NCCL_ALL_GATHER,
-	SHM_NCCL_REDUCE_SCATTER,
-	SHM_NCCL_BROADCAST,
-	SHM_NCCL_REDUCE,
-	SHM_NCCL_SEND,
-	SHM_NCCL_RECV,
-	SHM_NCCL_OP_COUNT
 };
 
 /*

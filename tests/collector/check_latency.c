@@ -129,7 +129,7 @@ START_TEST(init_defaults_and_tiny_windows)
 }
 END_TEST
 
-/* The exact edges of the window as documented in common/latency.c. */
+/* The exact edges of the window as documented in collector/latency.c. */
 START_TEST(window_edges_and_idle_release)
 {
 	struct latency_series s;

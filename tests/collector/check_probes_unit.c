@@ -2,7 +2,8 @@
 /*
  * The probe loader's plain-C parts, no BPF: the live-allocation table
  * (bounds, replacement, eviction), library names, and symbol offsets read
- * from ELF files (good and bad ones).  Unprivileged.
+ * from ELF files (good and bad ones, and libc's symbol versions).
+ * Unprivileged.
  */
 #include <check.h>
 #include <errno.h>
@@ -13,7 +14,7 @@
 
 #include "collector/elfsyms.h"
 #include "collector/memtrack.h"
-#include "collector/probe_module.h"
+#include "collector/discovery.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_probes.h"
 
@@ -92,6 +93,13 @@ START_TEST(test_library_kind_by_name)
 	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/libnccl-net.so"), 0);
 	ck_assert_uint_eq(discovery_lib_kind("/libcuda.so/other.so"), 0);
 	ck_assert_uint_eq(discovery_lib_kind(""), 0);
+	/* Where pthread_barrier_wait lives: libc since glibc 2.34, libpthread before. */
+	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/x86_64-linux-gnu/libc.so.6"), PROBE_LIB_LIBC);
+	ck_assert_uint_eq(discovery_lib_kind("/lib/libpthread.so.0"), PROBE_LIB_LIBC);
+	ck_assert_uint_eq(discovery_lib_kind("/lib64/libc-2.28.so"), PROBE_LIB_LIBC);
+	ck_assert_uint_eq(discovery_lib_kind("/lib64/libpthread-2.28.so"), PROBE_LIB_LIBC);
+	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/libc.so"), 0);
+	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/libcrypt.so.1"), 0);
 }
 END_TEST
 
@@ -144,6 +152,47 @@ START_TEST(test_elf_symbols_refuse_bad_files)
 }
 END_TEST
 
+/*
+ * libc exports pthread_barrier_wait under two symbol versions at one
+ * address; the resolver takes it like any other symbol, at nm's address
+ * (libc's code is mapped at its file offset).
+ */
+START_TEST(test_elf_symbols_take_libc_versioned_barrier)
+{
+	const char *names[] = { "pthread_barrier_wait" };
+	char *out, cmd[1024], libc[512] = "";
+	unsigned long long want = 0;
+	uint64_t off[1];
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[1024];
+	int status, versions = 0;
+
+	ck_assert_ptr_nonnull(maps);
+	while (fgets(line, sizeof(line), maps) && !libc[0]) {
+		char *path = strchr(line, '/');
+
+		if (path && strstr(path, "/libc.so.6")) {
+			path[strcspn(path, "\n")] = '\0';
+			snprintf(libc, sizeof(libc), "%s", path);
+		}
+	}
+	fclose(maps);
+	ck_assert_msg(libc[0], "no libc.so.6 mapped");
+	ck_assert_int_eq(elfsyms_resolve(libc, names, 1, off), 1);
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s' | grep ' pthread_barrier_wait@'", libc);
+	out = tu_capture(cmd, &status);
+	ck_assert_ptr_nonnull(out);
+	for (char *s = out; (s = strstr(s, "pthread_barrier_wait@")) != NULL; s++)
+		versions++;
+	ck_assert_int_eq(sscanf(out, "%llx", &want), 1);
+	free(out);
+	ck_assert_uint_eq(off[0], want);
+	if (versions < 2)
+		fprintf(stderr, "note: this libc has %d version(s) of pthread_barrier_wait\n",
+			versions);
+}
+END_TEST
+
 Suite *probes_unit_suite(void);
 Suite *probes_unit_suite(void)
 {
@@ -157,6 +206,7 @@ Suite *probes_unit_suite(void)
 	tcase_add_test(tc, test_library_kind_by_name);
 	tcase_add_test(tc, test_elf_symbols_resolve_to_file_offsets);
 	tcase_add_test(tc, test_elf_symbols_refuse_bad_files);
+	tcase_add_test(tc, test_elf_symbols_take_libc_versioned_barrier);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The probe ABI: every record the BPF programs send to zernel-collector
+ * through the shared ring buffer, one record type per event kind, and the
+ * constants both sides use.  Included by BPF code (after vmlinux.h) and by
+ * the collector (collector/decode.c, which turns records into aggregation
+ * calls, and the simulator, which makes the same records); fixed-width
+ * types, explicit padding, sizes pinned below.
+ *
+ * Every record starts with struct zev_hdr, whose type names the record
+ * that follows; the decoder checks the record's size against its type
+ * before it reads a field.  The numbers the segment shares (latency
+ * families, watch reasons, NCCL operations) come from shm/shm_consts.h and
+ * are used as they are on both sides.
+ */
+#ifndef ZERNEL_BPF_PROBE_ABI_H
+#define ZERNEL_BPF_PROBE_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#include "shm/shm_consts.h"
+
+enum zev_type {
+	ZEV_WATCH = 1,		/* struct zev_watch */
+	ZEV_EXIT,		/* struct zev_exit */
+	ZEV_MEM_ALLOC,		/* struct zev_mem_alloc */
+	ZEV_MEM_FREE,		/* struct zev_mem_free */
+	ZEV_MEM_FAIL,		/* struct zev_mem_fail */
+	ZEV_LATENCY,		/* struct zev_latency */
+	ZEV_NCCL_CALL,		/* struct zev_nccl_call */
+	ZEV_NCCL_WAIT,		/* struct zev_nccl_wait */
+	ZEV_NCCL_COMM,		/* struct zev_nccl_comm */
+	ZEV_SCHED_SWITCH,	/* struct zev_sched_switch */
+	ZEV_SCHED_MIGRATE,	/* struct zev_sched_migrate */
+	ZEV_LIBC_PROBE,		/* struct zev_libc_probe */
+	ZEV_TYPE_COUNT
+};
+
+struct zev_hdr {
+	__u32 type;		/* enum zev_type */
+	__u32 pid;		/* thread group id */
+	__u32 tid;
+	__u32 pad;		/* zero */
+	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+};
+
+/*
+ * A process is watched from now on, for reasons (or, already watched, it
+ * exec'ed and has a new name).  start_ns: when its group leader started,
+ * boot-relative; the BPF programs round it down to ZW_START_TICK_NS, the
+ * precision of /proc/PID/stat, so a process seen by a probe and by a /proc
+ * scan has one start time (the aggregation tells a reused pid by it).  The
+ * collector warns at start where the kernel's clock tick differs.
+ */
+#define ZW_START_TICK_NS	10000000ull	/* 1 / USER_HZ (100 on x86 and arm64) */
+
+struct zev_watch {
+	struct zev_hdr hdr;
+	__u32 reasons;		/* SHM_WATCH_* */
+	__u32 ppid;
+	__u64 start_ns;
+	char comm[SHM_COMM_LEN];	/* NUL-padded */
+};
+
+/* The process (its last thread) is gone. */
+struct zev_exit {
+	struct zev_hdr hdr;
+};
+
+/* Allocation namespaces: device pointers and VMM handles never mix. */
+#define ZMEM_SPACE_PTR		0u
+#define ZMEM_SPACE_VMM		1u
+
+/* A successful allocation of bytes on gpu, at addr (pointer or handle). */
+struct zev_mem_alloc {
+	struct zev_hdr hdr;
+	__u32 gpu;
+	__u32 space;		/* ZMEM_SPACE_* */
+	__u64 addr;
+	__u64 bytes;
+};
+
+/* A successful free of what was allocated at addr; its size is looked up. */
+struct zev_mem_free {
+	struct zev_hdr hdr;
+	__u32 space;		/* ZMEM_SPACE_* */
+	__u32 pad;
+	__u64 addr;
+};
+
+/* An allocation that returned an error. */
+struct zev_mem_fail {
+	struct zev_hdr hdr;
+	__u32 gpu;
+	__s32 ret;		/* the call's CUresult or cudaError_t */
+	__u64 bytes;		/* asked for */
+};
+
+/* One latency sample of a family (launches without a histogram slot, waits). */
+struct zev_latency {
+	struct zev_hdr hdr;
+	__u32 family;		/* enum shm_family */
+	__u32 pad;
+	__u64 ns;
+};
+
+/* One NCCL call: its host-side duration. */
+struct zev_nccl_call {
+	struct zev_hdr hdr;
+	__u32 op;		/* enum shm_nccl_op_kind */
+	__s32 ret;		/* ncclResult_t; not 0: failed */
+	__u64 bytes;		/* count x datatype size */
+	__u64 ns;		/* entry to return */
+};
+
+/* A collective is done: from its call to the end of the next synchronisation. */
+struct zev_nccl_wait {
+	struct zev_hdr hdr;
+	__u32 op;		/* enum shm_nccl_op_kind */
+	__u32 pad;
+	__u64 ns;
+};
+
+#define ZEV_GPU_UNKNOWN		0xffffffffu
+
+/* A communicator the process created: its rank, size and device. */
+struct zev_nccl_comm {
+	struct zev_hdr hdr;
+	__u32 gpu;		/* ZEV_GPU_UNKNOWN when not known */
+	__s32 rank;
+	__s32 nranks;
+	__u32 pad;
+	__u64 comm;		/* the ncclComm_t, as an identifier */
+};
+
+#define ZS_SW_OFFCPU		(1u << 0)	/* offcpu_ns is valid */
+#define ZS_SW_INVOLUNTARY	(1u << 1)	/* it left the CPU still runnable */
+#define ZS_SW_RUNQ		(1u << 2)	/* runq_ns is valid */
+
+/* A watched thread got a CPU back. */
+struct zev_sched_switch {
+	struct zev_hdr hdr;
+	__u32 flags;		/* ZS_SW_* */
+	__u32 pad;
+	__u64 offcpu_ns;	/* since it left the CPU */
+	__u64 runq_ns;		/* since it became runnable */
+};
+
+/* A watched thread moved to another CPU. */
+struct zev_sched_migrate {
+	struct zev_hdr hdr;
+	__u32 cpu;		/* destination */
+	__u32 pad;
+};
+
+/*
+ * A watched process made its first futex wait: probe pthread_barrier_wait
+ * in the libc it maps (a container's, a bundled runtime's).
+ */
+struct zev_libc_probe {
+	struct zev_hdr hdr;
+};
+
+_Static_assert(sizeof(struct zev_hdr) == 24, "zev_hdr is 24 bytes");
+_Static_assert(sizeof(struct zev_watch) == 56, "zev_watch is 56 bytes");
+_Static_assert(sizeof(struct zev_exit) == 24, "zev_exit is 24 bytes");
+_Static_assert(sizeof(struct zev_mem_alloc) == 48, "zev_mem_alloc is 48 bytes");
+_Static_assert(sizeof(struct zev_mem_free) == 40, "zev_mem_free is 40 bytes");
+_Static_assert(sizeof(struct zev_mem_fail) == 40, "zev_mem_fail is 40 bytes");
+_Static_assert(sizeof(struct zev_latency) == 40, "zev_latency is 40 bytes");
+_Static_assert(sizeof(struct zev_nccl_call) == 48, "zev_nccl_call is 48 bytes");
+_Static_assert(sizeof(struct zev_nccl_wait) == 40, "zev_nccl_wait is 40 bytes");
+_Static_assert(sizeof(struct zev_nccl_comm) == 48, "zev_nccl_comm is 48 bytes");
+_Static_assert(sizeof(struct zev_sched_switch) == 48, "zev_sched_switch is 48 bytes");
+_Static_assert(sizeof(struct zev_sched_migrate) == 32, "zev_sched_migrate is 32 bytes");
+_Static_assert(sizeof(struct zev_libc_probe) == 24, "zev_libc_probe is 24 bytes");
+
+/* Slots of the per-CPU loss counter (zw_drops). */
+enum zw_drop_slot {
+	ZW_DROP_RINGBUF = 0,	/* ring buffer full: event lost */
+	ZW_DROP_WATCHED_FULL,	/* watched-process table full */
+	ZW_DROP_STATE_FULL,	/* per-thread call table refused an entry */
+	ZW_DROP_PENDING_FULL,	/* too many NCCL calls before one sync */
+	ZW_DROP_SLOTS
+};
+
+/* --comm names the kernel matches at exec. */
+#define ZW_MAX_COMMS		8
+
+#endif /* ZERNEL_BPF_PROBE_ABI_H */

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Probe records to aggregation calls (see decode.h): one handler per
+ * record type, found through one table that also holds each record's size.
+ * Records come from our own BPF programs or the simulator, but their sizes
+ * and enums are still checked before use.  Runs in the collector's main
+ * loop.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "bpf/probe_abi.h"
+#include "collector/decode.h"
+#include "collector/memtrack.h"
+#include "common/log.h"
+
+_Static_assert(ZEV_GPU_UNKNOWN == UINT32_MAX, "unknown device as shm_nccl_comm has it");
+_Static_assert(SHM_COMM_LEN == 16, "the kernel's TASK_COMM_LEN");
+
+static int dec_watch(struct decode *d, const void *rec)
+{
+	const struct zev_watch *e = rec;
+	char comm[SHM_COMM_LEN + 1];
+
+	memcpy(comm, e->comm, SHM_COMM_LEN);
+	comm[SHM_COMM_LEN] = '\0';
+	/* A full table is counted by the aggregation. */
+	agg_proc_watch(d->agg, e->hdr.pid, e->ppid, e->reasons & SHM_WATCH_ALL_BITS, comm,
+		       e->start_ns);
+	return 0;
+}
+
+static int dec_exit(struct decode *d, const void *rec)
+{
+	const struct zev_exit *e = rec;
+
+	if (d->ops.proc_exit)
+		d->ops.proc_exit(d->ops.ctx, e->hdr.pid);
+	decode_proc_gone(d, e->hdr.pid);
+	return 0;
+}
+
+static int dec_mem_alloc(struct decode *d, const void *rec)
+{
+	const struct zev_mem_alloc *e = rec;
+	uint32_t old_gpu;
+	uint64_t old_bytes;
+	int r;
+
+	if (e->space > ZMEM_SPACE_VMM)
+		return -EINVAL;
+	r = memtrack_add(d->mem, e->hdr.pid, e->space, e->addr, e->gpu, e->bytes, &old_gpu,
+			 &old_bytes);
+	if (r == 1) {
+		/* Its free went unseen (an unprobed path): it is gone now. */
+		agg_gpu_free(d->agg, e->hdr.pid, old_gpu, old_bytes);
+	} else if (r < 0) {
+		/* Untracked: counted, but its free will not subtract. */
+		agg_count_dropped(d->agg, 1);
+	}
+	agg_gpu_alloc(d->agg, e->hdr.pid, e->gpu, e->bytes);
+	return 0;
+}
+
+static int dec_mem_free(struct decode *d, const void *rec)
+{
+	const struct zev_mem_free *e = rec;
+	uint32_t gpu;
+	uint64_t bytes;
+
+	if (e->space > ZMEM_SPACE_VMM)
+		return -EINVAL;
+	/* A pointer we never saw allocated (before we started): nothing to do. */
+	if (memtrack_take(d->mem, e->hdr.pid, e->space, e->addr, &gpu, &bytes) != 0)
+		return 0;
+	agg_gpu_free(d->agg, e->hdr.pid, gpu, bytes);
+	return 0;
+}
+
+static int dec_mem_fail(struct decode *d, const void *rec)
+{
+	const struct zev_mem_fail *e = rec;
+
+	agg_gpu_alloc_failed(d->agg, e->hdr.pid, e->gpu);
+	return 0;
+}
+
+static int dec_latency(struct decode *d, const void *rec)
+{
+	const struct zev_latency *e = rec;
+
+	if (e->family >= SHM_FAMILY_COUNT)
+		return -EINVAL;
+	agg_latency(d->agg, e->hdr.pid, (enum shm_family)e->family, e->hdr.ts_ns, e->ns);
+	return 0;
+}
+
+static int dec_nccl_call(struct decode *d, const void *rec)
+{
+	const struct zev_nccl_call *e = rec;
+
+	if (e->op >= SHM_NCCL_OP_COUNT)
+		return -EINVAL;
+	agg_nccl_call(d->agg, (enum shm_nccl_op_kind)e->op, e->bytes, e->ns, e->ret != 0,
+		      e->hdr.ts_ns);
+	return 0;
+}
+
+static int dec_nccl_wait(struct decode *d, const void *rec)
+{
+	const struct zev_nccl_wait *e = rec;
+
+	if (e->op >= SHM_NCCL_OP_COUNT)
+		return -EINVAL;
+	agg_nccl_wait(d->agg, (enum shm_nccl_op_kind)e->op, e->ns, e->hdr.ts_ns);
+	return 0;
+}
+
+static int dec_nccl_comm(struct decode *d, const void *rec)
+{
+	const struct zev_nccl_comm *e = rec;
+
+	agg_nccl_comm(d->agg, e->hdr.pid, e->rank, e->nranks, e->gpu, e->comm);
+	return 0;
+}
+
+/* One context switch, counted once its off-CPU time is known. */
+static int dec_sched_switch(struct decode *d, const void *rec)
+{
+	const struct zev_sched_switch *e = rec;
+
+	if (e->flags & ZS_SW_OFFCPU)
+		agg_offcpu(d->agg, e->hdr.pid, e->offcpu_ns, (e->flags & ZS_SW_INVOLUNTARY) != 0);
+	if (e->flags & ZS_SW_RUNQ)
+		agg_latency(d->agg, e->hdr.pid, SHM_FAMILY_RUNQ_DELAY, e->hdr.ts_ns, e->runq_ns);
+	return 0;
+}
+
+static int dec_sched_migrate(struct decode *d, const void *rec)
+{
+	const struct zev_sched_migrate *e = rec;
+
+	agg_migration(d->agg, e->hdr.pid);
+	return 0;
+}
+
+static int dec_libc_probe(struct decode *d, const void *rec)
+{
+	const struct zev_libc_probe *e = rec;
+
+	if (d->ops.libc_probe)
+		d->ops.libc_probe(d->ops.ctx, e->hdr.pid);
+	return 0;
+}
+
+static const struct {
+	size_t size;
+	int (*handle)(struct decode *d, const void *rec);
+} decoders[ZEV_TYPE_COUNT] = {
+	[ZEV_WATCH]		= { sizeof(struct zev_watch), dec_watch },
+	[ZEV_EXIT]		= { sizeof(struct zev_exit), dec_exit },
+	[ZEV_MEM_ALLOC]		= { sizeof(struct zev_mem_alloc), dec_mem_alloc },
+	[ZEV_MEM_FREE]		= { sizeof(struct zev_mem_free), dec_mem_free },
+	[ZEV_MEM_FAIL]		= { sizeof(struct zev_mem_fail), dec_mem_fail },
+	[ZEV_LATENCY]		= { sizeof(struct zev_latency), dec_latency },
+	[ZEV_NCCL_CALL]		= { sizeof(struct zev_nccl_call), dec_nccl_call },
+	[ZEV_NCCL_WAIT]		= { sizeof(struct zev_nccl_wait), dec_nccl_wait },
+	[ZEV_NCCL_COMM]		= { sizeof(struct zev_nccl_comm), dec_nccl_comm },
+	[ZEV_SCHED_SWITCH]	= { sizeof(struct zev_sched_switch), dec_sched_switch },
+	[ZEV_SCHED_MIGRATE]	= { sizeof(struct zev_sched_migrate), dec_sched_migrate },
+	[ZEV_LIBC_PROBE]	= { sizeof(struct zev_libc_probe), dec_libc_probe },
+};
+
+int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)
+{
+	memset(d, 0, sizeof(*d));
+	d->agg = agg;
+	if (ops)
+		d->ops = *ops;
+	d->mem = memtrack_new(DECODE_MAX_ALLOCS);
+	return d->mem ? 0 : -ENOMEM;
+}
+
+void decode_destroy(struct decode *d)
+{
+	memtrack_free(d->mem);
+	memset(d, 0, sizeof(*d));
+}
+
+int decode_event(struct decode *d, const void *rec, size_t size)
+{
+	const struct zev_hdr *h = rec;
+	uint32_t type;
+
+	if (size < sizeof(*h)) {
+		type = 0;
+		goto refuse;
+	}
+	type = h->type;
+	if (type >= ZEV_TYPE_COUNT || !decoders[type].handle || size != decoders[type].size)
+		goto refuse;
+	d->events++;
+	agg_count_events(d->agg, 1);
+	return decoders[type].handle(d, rec);
+
+refuse:
+	/* Our own programs sent it: once is enough to say the two disagree. */
+	if (d->refused++ == 0)
+		log_warnx("probe record of type %u and %zu bytes refused (ABI mismatch?)", type, size);
+	return -EINVAL;
+}
+
+int decode_ringbuf(void *ctx, void *data, size_t size)
+{
+	decode_event(ctx, data, size);
+	/* Never stop the drain: a refused record is counted and skipped. */
+	return 0;
+}
+
+void decode_proc_gone(struct decode *d, uint32_t pid)
+{
+	memtrack_evict_pid(d->mem, pid);
+	agg_proc_exit(d->agg, pid);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The decoder: the one path from probe records (bpf/probe_abi.h) to the
+ * aggregation.  The BPF ring buffer feeds it (decode_ringbuf as the
+ * callback) and so does the simulator, with the same records.  One table
+ * says, per record type, its size and its handler; a record whose size
+ * does not match its type is refused before any field is read.
+ *
+ * It owns what pairing events needs across records: the live GPU
+ * allocations (memtrack), so that a free subtracts what was allocated.
+ * What it cannot do itself belongs to the event source and is asked of it
+ * through decode_ops: forget the kernel's state of a process that is gone
+ * (before the aggregation forgets the process), and probe a process's
+ * libc.  The simulator leaves them NULL.  Collector-internal.
+ */
+#ifndef ZERNEL_DECODE_H
+#define ZERNEL_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector/agg.h"
+
+struct memtrack;
+
+struct decode_ops {
+	/* pid is gone: flush and drop what the source keeps for it. */
+	void (*proc_exit)(void *ctx, uint32_t pid);
+	/* pid asks for pthread_barrier_wait to be probed in its libc. */
+	void (*libc_probe)(void *ctx, uint32_t pid);
+	void *ctx;
+};
+
+struct decode {
+	struct agg *agg;
+	struct memtrack *mem;
+	struct decode_ops ops;
+	uint64_t events;		/* records decoded */
+	uint64_t refused;		/* unknown types, wrong sizes */
+};
+
+/* Live allocations to track at most, per collector. */
+#define DECODE_MAX_ALLOCS	(1u << 20)
+
+/* ops may be NULL.  Returns 0 or -ENOMEM. */
+int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops);
+void decode_destroy(struct decode *d);
+
+/*
+ * Feeds one record of size bytes to the aggregation, counting it as an
+ * event.  Returns 0, or -EINVAL when the record was refused.
+ */
+int decode_event(struct decode *d, const void *rec, size_t size);
+
+/* decode_event as a ring_buffer_sample_fn (ctx is the struct decode). */
+int decode_ringbuf(void *ctx, void *data, size_t size);
+
+/*
+ * A watched process is gone (its exit record, or found gone by the
+ * loader's sweep): its live allocations are forgotten and the aggregation
+ * evicts it.  The source's own state is the caller's.
+ */
+void decode_proc_gone(struct decode *d, uint32_t pid);
+
+#endif /* ZERNEL_DECODE_H */

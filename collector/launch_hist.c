@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Reading the kernel's launch histograms (see launch_hist.h): sum the
+ * CPUs, take the difference with what the aggregation already has (kept
+ * per (tgid, family) in the collector's keyindex), hand it over.  Root.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/launch_hist.h"
+#include "collector/hist.h"
+#include "collector/keyindex.h"
+#include "collector/launch_hist.h"
+#include "common/log.h"
+#include "common/util.h"
+
+struct launch_hist {
+	int hist_fd, slots_fd, free_fd;
+	uint32_t slots;
+	int ncpu;			/* possible CPUs */
+	uint64_t next_read_ns;
+	/* What the aggregation has been given per (tgid, family): at most one per histogram. */
+	struct keyindex prev_ix;
+	struct lh_val *prev;		/* per prev_ix slot */
+	struct lh_val *percpu;		/* scratch: ncpu values of one entry */
+	struct lh_val cur;		/* scratch: those values summed */
+	uint64_t hist[HIST_BUCKETS];	/* scratch: differences */
+	uint64_t prom[SHM_LAT_BUCKETS];
+	uint32_t gone[64];		/* processes to release after a walk */
+};
+
+static uint64_t lh_key(uint32_t tgid, uint32_t family)
+{
+	return (uint64_t)tgid << 32 | family;
+}
+
+/* Reads zt_hist[slot][family], summed over the CPUs, into lh->cur. */
+static int lh_load(struct launch_hist *lh, uint32_t slot, uint32_t family)
+{
+	uint32_t key = slot * LH_FAMILIES + family;
+	struct lh_val *c = &lh->cur;
+
+	if (bpf_map_lookup_elem(lh->hist_fd, &key, lh->percpu) != 0)
+		return -errno;
+	*c = lh->percpu[0];
+	for (int cpu = 1; cpu < lh->ncpu; cpu++) {
+		const struct lh_val *v = &lh->percpu[cpu];
+
+		c->sum_ns += v->sum_ns;
+		if (v->max_ns > c->max_ns)
+			c->max_ns = v->max_ns;
+		for (unsigned int i = 0; i < SHM_LAT_BUCKETS; i++)
+			c->prom[i] += v->prom[i];
+		for (unsigned int i = 0; i < HIST_BUCKETS; i++)
+			c->hist[i] += v->hist[i];
+	}
+	return 0;
+}
+
+/*
+ * Hands what (tgid, family) gained since the last read (lh->cur holds it
+ * now) to the aggregation.  Returns the agg_latency_batch result; on
+ * -ENOENT the process is not known yet (its watch record may still be on
+ * its way) and the difference stays pending for the next read.
+ */
+static int lh_feed(struct launch_hist *lh, struct agg *agg, uint32_t tgid, uint32_t family,
+		   uint64_t now_ns)
+{
+	int32_t slot = keyindex_find(&lh->prev_ix, lh_key(tgid, family), 0);
+	const struct lh_val *old, *cur = &lh->cur;
+	static const struct lh_val zero;
+	uint64_t count = 0;
+	int err;
+
+	old = slot >= 0 ? &lh->prev[slot] : &zero;
+	for (unsigned int i = 0; i < SHM_LAT_BUCKETS; i++) {
+		lh->prom[i] = (uint32_t)(cur->prom[i] - old->prom[i]);
+		count += lh->prom[i];
+	}
+	if (count == 0)
+		return 0;
+	for (size_t i = 0; i < HIST_BUCKETS; i++)
+		lh->hist[i] = (uint32_t)(cur->hist[i] - old->hist[i]);
+	/*
+	 * The all-time maximum is this batch's when it lies in the batch's top
+	 * bucket; otherwise latency_record_batch bounds it to that bucket.
+	 */
+	err = agg_latency_batch(agg, tgid, (enum shm_family)family, now_ns, lh->hist, lh->prom,
+				count, cur->sum_ns - old->sum_ns, cur->max_ns);
+	if (err == -ENOENT || err == -EINVAL)
+		return err;
+	agg_count_events(agg, count);
+	if (slot < 0)
+		slot = keyindex_insert(&lh->prev_ix, lh_key(tgid, family), 0);
+	if (slot < 0)
+		return -ENOSPC;
+	lh->prev[slot] = *cur;
+	return 0;
+}
+
+static void lh_feed_slot(struct launch_hist *lh, struct agg *agg, uint32_t tgid, uint32_t slot,
+			 uint64_t now_ns)
+{
+	for (uint32_t f = 0; f < LH_FAMILIES; f++)
+		if (lh_load(lh, slot, f) == 0 && lh_feed(lh, agg, tgid, f, now_ns) == -ENOSPC)
+			log_warnx("launch histograms: more processes than slots");
+}
+
+/* Its threads are all gone, so none still holds the slot. */
+void launch_hist_release(struct launch_hist *lh, struct agg *agg, uint32_t tgid)
+{
+	uint32_t slot;
+
+	if (!lh || bpf_map_lookup_elem(lh->slots_fd, &tgid, &slot) != 0 || slot >= lh->slots)
+		return;
+	lh_feed_slot(lh, agg, tgid, slot, now_mono_ns());
+	bpf_map_delete_elem(lh->slots_fd, &tgid);
+	memset(lh->percpu, 0, (size_t)lh->ncpu * sizeof(*lh->percpu));
+	for (uint32_t f = 0; f < LH_FAMILIES; f++) {
+		uint32_t key = slot * LH_FAMILIES + f;
+
+		bpf_map_update_elem(lh->hist_fd, &key, lh->percpu, BPF_ANY);
+		keyindex_remove(&lh->prev_ix, keyindex_find(&lh->prev_ix, lh_key(tgid, f), 0));
+	}
+	if (bpf_map_update_elem(lh->free_fd, NULL, &slot, BPF_ANY) != 0)
+		log_warnx("launch histogram slot %u lost: %s", slot, strerror(errno));
+}
+
+/* Every process with a slot; slots of processes gone unseen are released. */
+void launch_hist_poll(struct launch_hist *lh, struct agg *agg, uint64_t now_ns)
+{
+	uint32_t key, next, slot;
+	size_t n_gone = 0;
+	int first = 1;
+
+	if (!lh || now_ns < lh->next_read_ns)
+		return;
+	lh->next_read_ns = now_ns + LAUNCH_HIST_READ_NS;
+	while (bpf_map_get_next_key(lh->slots_fd, first ? NULL : &key, &next) == 0) {
+		first = 0;
+		key = next;
+		if (bpf_map_lookup_elem(lh->slots_fd, &key, &slot) != 0 || slot >= lh->slots)
+			continue;
+		lh_feed_slot(lh, agg, key, slot, now_ns);
+		if (!agg_proc_is_watched(agg, key) && kill((pid_t)key, 0) != 0 &&
+		    errno == ESRCH && n_gone < ARRAY_SIZE(lh->gone))
+			lh->gone[n_gone++] = key;
+	}
+	for (size_t i = 0; i < n_gone; i++)
+		launch_hist_release(lh, agg, lh->gone[i]);
+}
+
+uint32_t launch_hist_slots(int ncpu)
+{
+	uint64_t slots;
+
+	if (ncpu <= 0)
+		return LH_MIN_SLOTS;
+	slots = LH_MEM_BUDGET / ((uint64_t)ncpu * LH_FAMILIES * sizeof(struct lh_val));
+	if (slots > LH_MAX_SLOTS)
+		slots = LH_MAX_SLOTS;
+	if (slots < LH_MIN_SLOTS)
+		slots = LH_MIN_SLOTS;
+	return (uint32_t)slots;
+}
+
+static int map_fd(struct bpf_object *obj, const char *name, uint32_t value_size)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+
+	/* The collector reads these with its own view of the value: pin it. */
+	if (!m || bpf_map__value_size(m) != value_size) {
+		log_warnx("launch histograms: map %s missing or of another layout", name);
+		return -EINVAL;
+	}
+	return bpf_map__fd(m);
+}
+
+struct launch_hist *launch_hist_new(struct bpf_object *obj, uint32_t slots, int ncpu)
+{
+	struct launch_hist *lh = calloc(1, sizeof(*lh));
+	int err = -ENOMEM;
+
+	if (!lh)
+		goto fail;
+	lh->slots = slots;
+	lh->ncpu = ncpu;
+	lh->percpu = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*lh->percpu));
+	lh->prev = calloc((size_t)slots * LH_FAMILIES, sizeof(*lh->prev));
+	if (!lh->percpu || !lh->prev || keyindex_init(&lh->prev_ix, slots * LH_FAMILIES, 0) < 0)
+		goto fail;
+	lh->hist_fd = map_fd(obj, "zt_hist", sizeof(struct lh_val));
+	lh->slots_fd = map_fd(obj, "zt_slots", sizeof(uint32_t));
+	lh->free_fd = map_fd(obj, "zt_free", sizeof(uint32_t));
+	err = -EINVAL;
+	if (lh->hist_fd < 0 || lh->slots_fd < 0 || lh->free_fd < 0 || ncpu <= 0)
+		goto fail;
+	for (uint32_t slot = 0; slot < slots; slot++) {
+		if (bpf_map_update_elem(lh->free_fd, NULL, &slot, BPF_ANY) != 0) {
+			err = -errno;
+			goto fail;
+		}
+	}
+	log_debug("launch histograms: %u process slots", slots);
+	return lh;
+fail:
+	launch_hist_free(lh);
+	errno = -err;
+	return NULL;
+}
+
+void launch_hist_free(struct launch_hist *lh)
+{
+	if (!lh)
+		return;
+	keyindex_destroy(&lh->prev_ix);
+	free(lh->prev);
+	free(lh->percpu);
+	free(lh);
+}

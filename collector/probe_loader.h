@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Inside the BPF loader: its objects, its attach table and the state the
+ * loader's files share.  Calls go one way: probes.c (the loader's main
+ * loop) asks discovery.c what there is and tells probe_attach.c what to
+ * attach, from the one table of probe_table.c.  Root-only code.
+ *
+ * Adding a probe: a bpf/X.bpf.c, a row in the object table
+ * (probe_objects.c), and its programs' rows in the attach table.
+ */
+#ifndef ZERNEL_PROBE_LOADER_H
+#define ZERNEL_PROBE_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collector/decode.h"
+#include "collector/discovery.h"
+#include "collector/probes.h"
+
+struct bpf_object;
+struct bpf_link;
+struct launch_hist;
+struct probes;
+struct ring_buffer;
+
+/* The BPF objects, in load order: the first owns the maps of bpf/watch.h. */
+enum probe_obj {
+	PROBE_OBJ_WATCH = 0,
+	PROBE_OBJ_GPU_MEM,
+	PROBE_OBJ_CUDA_TRACE,
+	PROBE_OBJ_NCCL,
+	PROBE_OBJ_DATALOAD,
+	PROBE_OBJ_DIST,
+	PROBE_OBJ_SCHED,
+	PROBE_OBJ_COUNT
+};
+
+struct probe_object {
+	const char *name;
+	void *(*open)(struct bpf_object **obj);		/* the skeleton, or NULL + errno */
+	/* Optional: what must be set before load (rodata, map sizes). */
+	int (*configure)(void *skel, struct probes *p);
+	int (*load)(void *skel);
+	void (*destroy)(void *skel);
+};
+
+extern const struct probe_object probe_objects[PROBE_OBJ_COUNT];
+
+/* How a row of the attach table attaches its program. */
+enum probe_how {
+	PROBE_AUTO = 1,		/* where its section says (tp_btf/...) */
+	PROBE_SYS_ENTER,	/* syscalls/sys_enter_NAME, for each NAME of the row */
+	PROBE_SYS_EXIT,		/* syscalls/sys_exit_NAME, likewise */
+	PROBE_UPROBE,		/* entry of symbol, in every library of the row's kinds */
+	PROBE_URETPROBE,	/* return of symbol, likewise */
+};
+
+/*
+ * One attachment.  Tracepoint rows attach once, at start; uprobe rows
+ * each time a library of one of their kinds is found.  A symbol's entry
+ * row comes right before its return row: when the entry cannot attach,
+ * the return is not tried.
+ */
+struct probe_attach {
+	enum probe_obj obj;
+	const char *prog;		/* program name in obj */
+	enum probe_how how;
+	unsigned int libs;		/* uprobes: PROBE_LIB_* the symbol may live in */
+	const char *symbol;		/* uprobes */
+	const char *const *syscalls;	/* PROBE_SYS_*: NULL-terminated names */
+	int optional;			/* PROBE_SYS_*: none of them here is fine */
+};
+
+extern const struct probe_attach probe_attach_table[];
+extern const size_t probe_attach_count;
+
+#define PROBES_MAX_LINKS	8192
+#define PROBES_MAX_LIBS		320
+
+/* A library file probed, once per (dev, ino) whatever its name. */
+struct probe_lib {
+	dev_t dev;
+	ino_t ino;
+	unsigned int kind;		/* PROBE_LIB_* it was probed as */
+	unsigned int attached;		/* symbols probed */
+};
+
+struct probes {
+	struct agg *agg;
+	struct decode dec;		/* ring-buffer records to agg */
+	struct probes_opts opts;
+
+	void *skel[PROBE_OBJ_COUNT];
+	struct bpf_object *obj[PROBE_OBJ_COUNT];
+	size_t n_obj;			/* opened so far */
+	int watched_fd;			/* the shared maps (zw_*) */
+	int drops_fd;
+	struct ring_buffer *rb;
+	struct launch_hist *lh;
+	uint32_t lh_slots;
+
+	struct bpf_link **links;	/* bounded by PROBES_MAX_LINKS */
+	size_t n_links;
+	struct probe_lib libs[PROBES_MAX_LIBS];
+	size_t n_libs;
+	/* Self-telemetry counts the CUDA/NCCL libraries, not libc. */
+	uint64_t gpu_links;		/* uprobe links on them */
+	uint64_t gpu_libs;
+
+	int ncpu;			/* possible CPUs, for per-CPU maps */
+	uint64_t *drop_vals;		/* ncpu values of one zw_drops slot */
+	uint64_t drops_reported;
+	uint64_t next_scan_ns;
+};
+
+/* probe_priv.c: privileges and kernel support; logs what is missing. */
+int probe_priv_check(void);
+
+/* probe_objects.c: opens, configures and loads every object, sharing the maps. */
+int probe_objects_load(struct probes *p);
+void probe_objects_destroy(struct probes *p);
+
+/*
+ * probe_attach.c.  probe_attach_static: every tracepoint row (tracefs is
+ * mounted first if the kernel has it unmounted); 0 or -errno after
+ * logging.  probe_attach_lib: every uprobe row of kind in the library at
+ * path, once per file; 1 newly probed, 0 known already, or -errno (stat
+ * errors silent, the others logged).
+ */
+int probe_attach_static(struct probes *p);
+int probe_attach_lib(struct probes *p, const char *path, unsigned int kind);
+void probe_attach_destroy(struct probes *p);
+
+#endif /* ZERNEL_PROBE_LOADER_H */

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Every attachment of every BPF program, in one table (probe_loader.h):
+ * tracepoints attached once at start, syscall tracepoints by name, and
+ * uprobes on symbols of the CUDA driver and runtime, NCCL and libc,
+ * attached in each library of their kind as discovery finds it.  Table
+ * order is attach order.  Root-only code.
+ */
+#include <stddef.h>
+
+#include "collector/probe_loader.h"
+
+#define DRV	PROBE_LIB_CUDA
+#define RT	PROBE_LIB_CUDART
+#define NCCL	PROBE_LIB_NCCL
+#define LIBC	PROBE_LIB_LIBC
+
+#define AUTO(obj, prog)		{ obj, prog, PROBE_AUTO, 0, NULL, NULL, 0 }
+#define SYS(obj, enter, exit, names, opt) \
+	{ obj, enter, PROBE_SYS_ENTER, 0, NULL, names, opt }, \
+	{ obj, exit, PROBE_SYS_EXIT, 0, NULL, names, opt }
+/* A symbol's entry and return programs: two rows, entry first. */
+#define UPROBE(obj, lib, sym, entry)	{ obj, entry, PROBE_UPROBE, lib, sym, NULL, 0 }
+#define URETPROBE(obj, lib, sym, ret)	{ obj, ret, PROBE_URETPROBE, lib, sym, NULL, 0 }
+#define PAIR(obj, lib, sym, entry, ret)	UPROBE(obj, lib, sym, entry), URETPROBE(obj, lib, sym, ret)
+
+#define MEM(lib, sym, entry, ret)	PAIR(PROBE_OBJ_GPU_MEM, lib, sym, entry, ret)
+#define LAUNCH(lib, sym, entry, ret)	PAIR(PROBE_OBJ_CUDA_TRACE, lib, sym, entry, ret)
+#define COLL(lib, sym, entry, ret)	PAIR(PROBE_OBJ_NCCL, lib, sym, entry, ret)
+#define SYNC(lib, sym)			URETPROBE(PROBE_OBJ_NCCL, lib, sym, "zn_sync_ret")
+
+/*
+ * DataLoader waits: the reads, polls and io_uring waits; those an
+ * architecture lacks (arm64: poll, select, epoll_wait) are skipped, and
+ * io_uring (5.1) may be absent or disabled.
+ */
+static const char *const dataload_syscalls[] = {
+	"read", "readv", "pread64", "preadv", "preadv2",
+	"recvfrom", "recvmsg", "recvmmsg",
+	"poll", "ppoll", "select", "pselect6",
+	"epoll_wait", "epoll_pwait", "epoll_pwait2", NULL,
+};
+static const char *const dataload_uring[] = { "io_uring_enter", NULL };
+/* Distributed sync: futex(2); futex_waitv (5.16) and futex_wait (6.7) where present. */
+static const char *const dist_futex[] = { "futex", NULL };
+static const char *const dist_futex2[] = { "futex_waitv", "futex_wait", NULL };
+
+const struct probe_attach probe_attach_table[] = {
+	/* The watched set follows forks, execs and exits from the first. */
+	AUTO(PROBE_OBJ_WATCH, "zw_fork"),
+	AUTO(PROBE_OBJ_WATCH, "zw_exec"),
+	AUTO(PROBE_OBJ_WATCH, "zw_exit"),
+
+	/* GPU memory: allocations and frees, and the calls that set the device. */
+	MEM(DRV, "cuMemAlloc_v2",		"zm_alloc",	"zm_mem_ret"),
+	MEM(DRV, "cuMemAllocAsync",		"zm_alloc",	"zm_mem_ret"),
+	MEM(DRV, "cuMemAllocAsync_ptsz",	"zm_alloc",	"zm_mem_ret"),
+	MEM(DRV, "cuMemFree_v2",		"zm_free",	"zm_mem_ret"),
+	MEM(DRV, "cuMemFreeAsync",		"zm_free",	"zm_mem_ret"),
+	MEM(DRV, "cuMemFreeAsync_ptsz",		"zm_free",	"zm_mem_ret"),
+	MEM(DRV, "cuMemCreate",			"zm_create",	"zm_mem_ret"),
+	MEM(DRV, "cuMemRelease",		"zm_release",	"zm_mem_ret"),
+	MEM(RT,  "cudaMalloc",			"zm_alloc",	"zm_mem_ret"),
+	MEM(RT,  "cudaFree",			"zm_free",	"zm_mem_ret"),
+	MEM(DRV, "cuDevicePrimaryCtxRetain",	"zm_ctx_retain", "zm_ctx_ret"),
+	MEM(DRV, "cuCtxCreate_v2",		"zm_ctx_create2", "zm_ctx_ret"),
+	MEM(DRV, "cuCtxCreate_v3",		"zm_ctx_create3", "zm_ctx_ret"),
+	MEM(DRV, "cuCtxCreate_v4",		"zm_ctx_create4", "zm_ctx_ret"),
+	MEM(DRV, "cuCtxSetCurrent",		"zm_ctx_current", "zm_ctx_ret"),
+	MEM(DRV, "cuCtxPushCurrent_v2",		"zm_ctx_current", "zm_ctx_ret"),
+	MEM(RT,  "cudaSetDevice",		"zm_set_device", "zm_ctx_ret"),
+
+	/* Kernel launches (_ptsz: per-thread default stream) and graph launches. */
+	LAUNCH(DRV, "cuLaunchKernel",		"zt_launch",	"zt_launch_ret"),
+	LAUNCH(DRV, "cuLaunchKernel_ptsz",	"zt_launch",	"zt_launch_ret"),
+	LAUNCH(DRV, "cuLaunchKernelEx",		"zt_launch",	"zt_launch_ret"),
+	LAUNCH(DRV, "cuLaunchKernelEx_ptsz",	"zt_launch",	"zt_launch_ret"),
+	LAUNCH(RT,  "cudaLaunchKernel",		"zt_launch",	"zt_launch_ret"),
+	LAUNCH(RT,  "cudaLaunchKernel_ptsz",	"zt_launch",	"zt_launch_ret"),
+	LAUNCH(RT,  "cudaLaunchKernelExC",	"zt_launch",	"zt_launch_ret"),
+	LAUNCH(RT,  "cudaLaunchKernelExC_ptsz",	"zt_launch",	"zt_launch_ret"),
+	LAUNCH(DRV, "cuGraphLaunch",		"zt_graph",	"zt_graph_ret"),
+	LAUNCH(DRV, "cuGraphLaunch_ptsz",	"zt_graph",	"zt_graph_ret"),
+	LAUNCH(RT,  "cudaGraphLaunch",		"zt_graph",	"zt_graph_ret"),
+	LAUNCH(RT,  "cudaGraphLaunch_ptsz",	"zt_graph",	"zt_graph_ret"),
+
+	/* NCCL: collectives, point-to-point, communicators, and the syncs that end a wait. */
+	COLL(NCCL, "ncclAllReduce",		"zn_all_reduce",	"zn_coll_ret"),
+	COLL(NCCL, "ncclAllGather",		"zn_all_gather",	"zn_coll_ret"),
+	COLL(NCCL, "ncclReduceScatter",		"zn_reduce_scatter",	"zn_coll_ret"),
+	COLL(NCCL, "ncclBroadcast",		"zn_broadcast",		"zn_coll_ret"),
+	COLL(NCCL, "ncclReduce",		"zn_reduce",		"zn_coll_ret"),
+	COLL(NCCL, "ncclSend",			"zn_send",		"zn_coll_ret"),
+	COLL(NCCL, "ncclRecv",			"zn_recv",		"zn_coll_ret"),
+	COLL(NCCL, "ncclCommInitRank",		"zn_init_rank",		"zn_init_ret"),
+	COLL(NCCL, "ncclCommInitRankConfig",	"zn_init_rank",		"zn_init_ret"),
+	COLL(NCCL, "ncclCommInitAll",		"zn_init_all",		"zn_init_ret"),
+	SYNC(RT,  "cudaStreamSynchronize"),
+	SYNC(RT,  "cudaStreamSynchronize_ptsz"),
+	SYNC(RT,  "cudaDeviceSynchronize"),
+	SYNC(DRV, "cuStreamSynchronize"),
+	SYNC(DRV, "cuStreamSynchronize_ptsz"),
+	SYNC(DRV, "cuCtxSynchronize"),
+
+	/* DataLoader waits: only these syscalls run the programs. */
+	SYS(PROBE_OBJ_DATALOAD, "zs_dl_enter", "zs_dl_exit", dataload_syscalls, 0),
+	SYS(PROBE_OBJ_DATALOAD, "zs_dl_uring_enter", "zs_dl_exit", dataload_uring, 1),
+
+	/* Distributed sync: futex waits, and pthread_barrier_wait in each libc. */
+	SYS(PROBE_OBJ_DIST, "zs_futex_enter", "zs_futex_exit", dist_futex, 0),
+	SYS(PROBE_OBJ_DIST, "zs_futex2_enter", "zs_futex_exit", dist_futex2, 1),
+	PAIR(PROBE_OBJ_DIST, LIBC, "pthread_barrier_wait", "zs_barrier_enter", "zs_barrier_exit"),
+	AUTO(PROBE_OBJ_DIST, "zs_dist_exit_proc"),
+
+	/* Scheduler. */
+	AUTO(PROBE_OBJ_SCHED, "zs_wakeup"),
+	AUTO(PROBE_OBJ_SCHED, "zs_wakeup_new"),
+	AUTO(PROBE_OBJ_SCHED, "zs_switch"),
+	AUTO(PROBE_OBJ_SCHED, "zs_migrate"),
+	AUTO(PROBE_OBJ_SCHED, "zs_task_exit"),
+};
+
+const size_t probe_attach_count = sizeof(probe_attach_table) / sizeof(probe_attach_table[0]);

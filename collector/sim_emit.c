@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Probe records made in user space for the simulator (see sim_emit.h):
+ * every field as the BPF programs fill it, so the decoder cannot tell the
+ * two apart.  Unprivileged.
+ */
+#include <string.h>
+
+#include "bpf/probe_abi.h"
+#include "collector/decode.h"
+#include "collector/sim_emit.h"
+
+#define SIM_ENOMEM	2	/* cudaErrorMemoryAllocation */
+
+static struct zev_hdr hdr(uint32_t type, uint32_t pid, uint64_t now)
+{
+	return (struct zev_hdr){ .type = type, .pid = pid, .tid = pid, .ts_ns = now };
+}
+
+static void send(struct sim_emit *e, const void *rec, size_t size)
+{
+	decode_event(e->dec, rec, size);
+	e->sent++;
+}
+
+void sim_emit_watch(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t ppid,
+		    uint32_t reasons, const char *comm, uint64_t start_ns)
+{
+	struct zev_watch r = { .hdr = hdr(ZEV_WATCH, pid, now), .reasons = reasons,
+			       .ppid = ppid, .start_ns = start_ns };
+
+	memcpy(r.comm, comm, strnlen(comm, sizeof(r.comm)));
+	send(e, &r, sizeof(r));
+}
+
+void sim_emit_nccl_comm(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
+			int32_t rank, int32_t nranks, uint64_t comm)
+{
+	struct zev_nccl_comm r = { .hdr = hdr(ZEV_NCCL_COMM, pid, now), .gpu = gpu,
+				   .rank = rank, .nranks = nranks, .comm = comm };
+
+	send(e, &r, sizeof(r));
+}
+
+void sim_emit_latency(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_family f,
+		      uint64_t ns)
+{
+	struct zev_latency r = { .hdr = hdr(ZEV_LATENCY, pid, now), .family = f, .ns = ns };
+
+	send(e, &r, sizeof(r));
+}
+
+void sim_emit_offcpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns,
+		     int involuntary)
+{
+	struct zev_sched_switch r = {
+		.hdr = hdr(ZEV_SCHED_SWITCH, pid, now),
+		.flags = ZS_SW_OFFCPU | (involuntary ? ZS_SW_INVOLUNTARY : 0),
+		.offcpu_ns = ns,
+	};
+
+	send(e, &r, sizeof(r));
+}
+
+void sim_emit_migrate(struct sim_emit *e, uint64_t now, uint32_t pid)
+{
+	struct zev_sched_migrate r = { .hdr = hdr(ZEV_SCHED_MIGRATE, pid, now) };
+
+	send(e, &r, sizeof(r));
+}
+
+void sim_emit_nccl(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_nccl_op_kind op,
+		   uint64_t bytes, uint64_t call_ns, uint64_t wait_ns)
+{
+	struct zev_nccl_call c = { .hdr = hdr(ZEV_NCCL_CALL, pid, now), .op = op,
+				   .bytes = bytes, .ns = call_ns };
+	struct zev_nccl_wait w = { .hdr = hdr(ZEV_NCCL_WAIT, pid, now), .op = op, .ns = wait_ns };
+
+	send(e, &c, sizeof(c));
+	send(e, &w, sizeof(w));
+}
+
+void sim_emit_alloc(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
+		    uint64_t addr, uint64_t bytes)
+{
+	struct zev_mem_alloc r = { .hdr = hdr(ZEV_MEM_ALLOC, pid, now), .gpu = gpu,
+				   .space = ZMEM_SPACE_PTR, .addr = addr, .bytes = bytes };
+
+	send(e, &r, sizeof(r));
+}
+
+void sim_emit_free(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t addr)
+{
+	struct zev_mem_free r = { .hdr = hdr(ZEV_MEM_FREE, pid, now), .space = ZMEM_SPACE_PTR,
+				  .addr = addr };
+
+	send(e, &r, sizeof(r));
+}
+
+void sim_emit_alloc_failed(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
+			   uint64_t bytes)
+{
+	struct zev_mem_fail r = { .hdr = hdr(ZEV_MEM_FAIL, pid, now), .gpu = gpu,
+				  .ret = SIM_ENOMEM, .bytes = bytes };
+
+	send(e, &r, sizeof(r));
+}

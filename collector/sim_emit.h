@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The records the simulator sends, one function per kind: the record the
+ * BPF programs send for the same event (bpf/probe_abi.h), handed to the
+ * decoder.  A simulated process has one thread (tid = pid).  Unprivileged.
+ */
+#ifndef ZERNEL_SIM_EMIT_H
+#define ZERNEL_SIM_EMIT_H
+
+#include <stdint.h>
+
+#include "shm/shm_consts.h"
+
+struct decode;
+
+struct sim_emit {
+	struct decode *dec;
+	uint64_t sent;			/* records handed over */
+};
+
+void sim_emit_watch(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t ppid,
+		    uint32_t reasons, const char *comm, uint64_t start_ns);
+void sim_emit_nccl_comm(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
+			int32_t rank, int32_t nranks, uint64_t comm);
+void sim_emit_latency(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_family f,
+		      uint64_t ns);
+/* A switch back onto the CPU after ns off it, preempted or blocked. */
+void sim_emit_offcpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns,
+		     int involuntary);
+void sim_emit_migrate(struct sim_emit *e, uint64_t now, uint32_t pid);
+/* A successful NCCL call of call_ns, and its wait of wait_ns: two records. */
+void sim_emit_nccl(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_nccl_op_kind op,
+		   uint64_t bytes, uint64_t call_ns, uint64_t wait_ns);
+/* Device memory at addr (a pointer: ZMEM_SPACE_PTR). */
+void sim_emit_alloc(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
+		    uint64_t addr, uint64_t bytes);
+void sim_emit_free(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t addr);
+/* An allocation of bytes that failed for want of memory. */
+void sim_emit_alloc_failed(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
+			   uint64_t bytes);
+
+#endif /* ZERNEL_SIM_EMIT_H */

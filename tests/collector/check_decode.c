@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The decoder against ground truth: each test feeds probe records (the
+ * ones bpf/probe_abi.h defines, as the BPF programs and the simulator make
+ * them), publishes into a real segment and reads it back through
+ * shm_reader.  Also: records of the wrong size or an unknown type are
+ * refused, and the source's hooks run when they should.  Unprivileged.
+ */
+#include <check.h>
+#include <errno.h>
+#include <string.h>
+
+#include "bpf/probe_abi.h"
+#include "collector/agg.h"
+#include "collector/decode.h"
+#include "common/util.h"
+#include "shm/shm_reader.h"
+#include "shm/shm_writer.h"
+#include "tests/support/testutil.h"
+
+static struct {
+	char name[64];
+	struct shm_writer w;
+	struct agg *a;
+	struct decode d;
+	struct shm_reader r;
+	struct shm_snapshot snap;
+	/* What the hooks saw. */
+	uint32_t exited, libc;
+	int watched_at_exit;
+} fx;
+
+static void hook_exit(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	fx.exited = pid;
+	/* The source flushes first: the aggregation still knows the process. */
+	fx.watched_at_exit = agg_proc_is_watched(fx.a, pid);
+}
+
+static void hook_libc(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	fx.libc = pid;
+}
+
+static void setup(void)
+{
+	struct decode_ops ops = { .proc_exit = hook_exit, .libc_probe = hook_libc };
+	struct shm_writer_opts wo;
+	struct agg_opts ao;
+
+	memset(&fx, 0, sizeof(fx));
+	memset(&ao, 0, sizeof(ao));
+	shm_capacity_default(&ao.cap);
+	ao.window_ns = 60 * NSEC_PER_SEC;
+	fx.a = agg_new(&ao);
+	ck_assert_ptr_nonnull(fx.a);
+	ck_assert_int_eq(decode_init(&fx.d, fx.a, &ops), 0);
+	tu_unique_shm_name(fx.name, sizeof(fx.name));
+	tu_shm_opts(&wo, fx.name, ao.cap);
+	ck_assert_int_eq(shm_writer_create(&fx.w, &wo), 0);
+	shm_reader_init(&fx.r, fx.name);
+}
+
+static void teardown(void)
+{
+	shm_snapshot_free(&fx.snap);
+	shm_reader_close(&fx.r);
+	shm_writer_close(&fx.w, 1);
+	decode_destroy(&fx.d);
+	agg_free(fx.a);
+}
+
+static const struct shm_header_fields *publish_and_read(void)
+{
+	enum shm_read_status st;
+	char why[256] = "";
+
+	agg_publish(fx.a, &fx.w, now_mono_ns(), now_real_ns(), NULL);
+	st = shm_reader_snapshot(&fx.r, &fx.snap, why, sizeof(why));
+	ck_assert_msg(st == SHM_READ_OK, "snapshot: %s: %s", shm_read_status_name(st), why);
+	return fx.snap.hdr;
+}
+
+static const struct shm_proc *find_proc(uint32_t pid)
+{
+	uint32_t n;
+	const struct shm_proc *p = shm_snapshot_procs(&fx.snap, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (p[i].pid == pid)
+			return &p[i];
+	return NULL;
+}
+
+static const struct shm_gpu_mem *find_mem(uint32_t pid, uint32_t gpu)
+{
+	uint32_t n;
+	const struct shm_gpu_mem *m = shm_snapshot_gpu_mem(&fx.snap, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (m[i].pid == pid && m[i].gpu_id == gpu)
+			return &m[i];
+	return NULL;
+}
+
+static struct zev_hdr hdr(uint32_t type, uint32_t pid)
+{
+	return (struct zev_hdr){ .type = type, .pid = pid, .tid = pid, .ts_ns = now_mono_ns() };
+}
+
+#define FEED(rec) decode_event(&fx.d, &(rec), sizeof(rec))
+
+static void watch(uint32_t pid, uint32_t ppid, uint32_t reasons, const char *comm)
+{
+	struct zev_watch w = { .hdr = hdr(ZEV_WATCH, pid), .reasons = reasons, .ppid = ppid,
+			       .start_ns = 42 * ZW_START_TICK_NS };
+
+	memcpy(w.comm, comm, strnlen(comm, sizeof(w.comm)));
+	ck_assert_int_eq(FEED(w), 0);
+}
+
+static void alloc(uint32_t pid, uint32_t gpu, uint32_t space, uint64_t addr, uint64_t bytes)
+{
+	struct zev_mem_alloc a = { .hdr = hdr(ZEV_MEM_ALLOC, pid), .gpu = gpu, .space = space,
+				   .addr = addr, .bytes = bytes };
+
+	ck_assert_int_eq(FEED(a), 0);
+}
+
+static void release(uint32_t pid, uint32_t space, uint64_t addr)
+{
+	struct zev_mem_free f = { .hdr = hdr(ZEV_MEM_FREE, pid), .space = space, .addr = addr };
+
+	ck_assert_int_eq(FEED(f), 0);
+}
+
+START_TEST(a_watch_record_registers_the_process)
+{
+	const struct shm_proc *p;
+
+	/* A full 16-byte name, not NUL-terminated in the record. */
+	watch(500, 499, SHM_WATCH_CUDA | 0x80000000u, "sixteen_chars_xx");
+	publish_and_read();
+	p = find_proc(500);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->ppid, 499);
+	ck_assert_uint_eq(p->watch_reason, SHM_WATCH_CUDA);
+	ck_assert_uint_eq(p->start_time_ns, 42 * ZW_START_TICK_NS);
+	ck_assert_int_eq(memcmp(p->comm, "sixteen_chars_x", 15), 0);
+	ck_assert_uint_eq(fx.snap.hdr->stats.events_total, 1);
+}
+END_TEST
+
+START_TEST(frees_subtract_what_was_allocated_at_that_address)
+{
+	const struct shm_gpu_mem *m;
+
+	watch(10, 1, SHM_WATCH_CUDA, "t");
+	alloc(10, 0, ZMEM_SPACE_PTR, 0x7000, 4096);
+	alloc(10, 1, ZMEM_SPACE_VMM, 0x7000, 100);	/* same address, a handle */
+	alloc(10, 0, ZMEM_SPACE_PTR, 0x9000, 50);
+	release(10, ZMEM_SPACE_PTR, 0x7000);
+	release(10, ZMEM_SPACE_PTR, 0x7000);		/* twice: the second is unknown */
+	release(10, ZMEM_SPACE_PTR, 0xdead);		/* never seen allocated */
+	/* Reallocated without its free seen: the old size goes first. */
+	alloc(10, 0, ZMEM_SPACE_PTR, 0x9000, 70);
+	publish_and_read();
+	m = find_mem(10, 0);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->used_bytes, 70);
+	ck_assert_uint_eq(m->peak_bytes, 4096 + 50);
+	ck_assert_uint_eq(m->alloc_calls, 3);
+	ck_assert_uint_eq(m->free_calls, 2);
+	m = find_mem(10, 1);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->used_bytes, 100);
+}
+END_TEST
+
+START_TEST(failures_latencies_nccl_and_scheduler_reach_their_rows)
+{
+	struct zev_mem_fail fail = { .hdr = hdr(ZEV_MEM_FAIL, 20), .gpu = 2, .ret = 2, .bytes = 1 };
+	struct zev_latency lat = { .hdr = hdr(ZEV_LATENCY, 20), .family = SHM_FAMILY_FUTEX_WAIT,
+				   .ns = 7000 };
+	struct zev_nccl_call call = { .hdr = hdr(ZEV_NCCL_CALL, 20), .op = SHM_NCCL_ALL_GATHER,
+				      .bytes = 1024, .ns = 30000 };
+	struct zev_nccl_call bad_call = { .hdr = hdr(ZEV_NCCL_CALL, 20), .op = SHM_NCCL_ALL_GATHER,
+					  .ret = 3, .bytes = 1024, .ns = 10 };
+	struct zev_nccl_wait wait = { .hdr = hdr(ZEV_NCCL_WAIT, 20), .op = SHM_NCCL_ALL_GATHER,
+				      .ns = 2000000 };
+	struct zev_nccl_comm comm = { .hdr = hdr(ZEV_NCCL_COMM, 20), .gpu = ZEV_GPU_UNKNOWN,
+				      .rank = 3, .nranks = 8, .comm = 0xabc };
+	struct zev_sched_switch sw = { .hdr = hdr(ZEV_SCHED_SWITCH, 20),
+				       .flags = ZS_SW_OFFCPU | ZS_SW_INVOLUNTARY | ZS_SW_RUNQ,
+				       .offcpu_ns = 900, .runq_ns = 400 };
+	struct zev_sched_switch sw2 = { .hdr = hdr(ZEV_SCHED_SWITCH, 20), .flags = ZS_SW_OFFCPU,
+					.offcpu_ns = 5000, .runq_ns = 99 };
+	struct zev_sched_migrate mig = { .hdr = hdr(ZEV_SCHED_MIGRATE, 20), .cpu = 1 };
+	const struct shm_header_fields *h;
+	const struct shm_nccl_op *ops;
+	const struct shm_nccl_comm *c;
+	const struct shm_proc *p;
+	uint32_t n;
+
+	watch(20, 1, SHM_WATCH_NCCL, "rank");
+	ck_assert_int_eq(FEED(fail), 0);
+	ck_assert_int_eq(FEED(lat), 0);
+	ck_assert_int_eq(FEED(call), 0);
+	ck_assert_int_eq(FEED(bad_call), 0);
+	ck_assert_int_eq(FEED(wait), 0);
+	ck_assert_int_eq(FEED(comm), 0);
+	ck_assert_int_eq(FEED(sw), 0);
+	ck_assert_int_eq(FEED(sw2), 0);
+	ck_assert_int_eq(FEED(mig), 0);
+	h = publish_and_read();
+
+	ck_assert_uint_eq(find_mem(20, 2)->failed_calls, 1);
+	ck_assert_uint_eq(find_mem(20, 2)->used_bytes, 0);
+	p = find_proc(20);
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_FUTEX_WAIT].count, 1);
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_FUTEX_WAIT].sum_ns, 7000);
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_RUNQ_DELAY].count, 1);
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_RUNQ_DELAY].sum_ns, 400);
+	ck_assert_uint_eq(p->offcpu_preempted_ns, 900);
+	ck_assert_uint_eq(p->involuntary_switches, 1);
+	ck_assert_uint_eq(p->offcpu_blocked_ns, 5000);
+	ck_assert_uint_eq(p->voluntary_switches, 1);
+	ck_assert_uint_eq(p->migrations, 1);
+	ops = shm_snapshot_nccl_ops(&fx.snap, &n);
+	ck_assert_uint_eq(ops[SHM_NCCL_ALL_GATHER].calls, 2);
+	ck_assert_uint_eq(ops[SHM_NCCL_ALL_GATHER].errors, 1);
+	ck_assert_uint_eq(ops[SHM_NCCL_ALL_GATHER].bytes, 1024);
+	ck_assert_uint_eq(ops[SHM_NCCL_ALL_GATHER].duration.count, 2);
+	ck_assert_uint_eq(ops[SHM_NCCL_ALL_GATHER].wait.sum_ns, 2000000);
+	c = shm_snapshot_nccl_comms(&fx.snap, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(c[0].gpu_id, UINT32_MAX);
+	ck_assert_int_eq(c[0].rank, 3);
+	ck_assert_int_eq(c[0].nranks, 8);
+	ck_assert_uint_eq(c[0].comm_id, 0xabc);
+	ck_assert_uint_eq(h->stats.events_total, 10);
+}
+END_TEST
+
+START_TEST(an_exit_asks_the_source_first_then_evicts)
+{
+	struct zev_exit ex = { .hdr = hdr(ZEV_EXIT, 30) };
+	struct zev_libc_probe lp = { .hdr = hdr(ZEV_LIBC_PROBE, 31) };
+
+	watch(30, 1, SHM_WATCH_CUDA, "gone");
+	alloc(30, 0, ZMEM_SPACE_PTR, 0x1000, 64);
+	ck_assert_int_eq(FEED(ex), 0);
+	ck_assert_uint_eq(fx.exited, 30);
+	ck_assert_int_eq(fx.watched_at_exit, 1);
+	ck_assert_int_eq(agg_proc_is_watched(fx.a, 30), 0);
+	/* Its allocation went with it: the same address is new again. */
+	watch(30, 1, SHM_WATCH_CUDA, "again");
+	alloc(30, 0, ZMEM_SPACE_PTR, 0x1000, 8);
+	publish_and_read();
+	ck_assert_uint_eq(find_mem(30, 0)->used_bytes, 8);
+	ck_assert_uint_eq(find_mem(30, 0)->alloc_calls, 1);
+	ck_assert_int_eq(FEED(lp), 0);
+	ck_assert_uint_eq(fx.libc, 31);
+}
+END_TEST
+
+START_TEST(records_of_the_wrong_size_or_type_are_refused)
+{
+	struct zev_latency lat = { .hdr = hdr(ZEV_LATENCY, 40), .family = SHM_FAMILY_CUDA_LAUNCH,
+				   .ns = 5 };
+	struct zev_latency odd = { .hdr = hdr(ZEV_LATENCY, 40), .family = SHM_FAMILY_COUNT,
+				   .ns = 5 };
+	struct zev_mem_free nospace = { .hdr = hdr(ZEV_MEM_FREE, 40), .space = 7 };
+	struct zev_exit unknown = { .hdr = hdr(ZEV_TYPE_COUNT, 40) };
+	struct zev_exit zero = { .hdr = hdr(0, 40) };
+	const struct shm_header_fields *h;
+
+	watch(40, 1, SHM_WATCH_PID, "p");
+	ck_assert_int_eq(decode_event(&fx.d, &lat, sizeof(lat) - 8), -EINVAL);
+	ck_assert_int_eq(decode_event(&fx.d, &lat, sizeof(lat)), 0);
+	ck_assert_int_eq(decode_event(&fx.d, &lat, sizeof(struct zev_hdr) - 1), -EINVAL);
+	ck_assert_int_eq(FEED(unknown), -EINVAL);
+	ck_assert_int_eq(FEED(zero), -EINVAL);
+	/* Known types with an out-of-range enum: counted, not aggregated. */
+	ck_assert_int_eq(FEED(odd), -EINVAL);
+	ck_assert_int_eq(FEED(nospace), -EINVAL);
+	ck_assert_int_eq(decode_ringbuf(&fx.d, &unknown, sizeof(unknown)), 0);
+	h = publish_and_read();
+	ck_assert_uint_eq(find_proc(40)->lat[SHM_FAMILY_CUDA_LAUNCH].count, 1);
+	ck_assert_uint_eq(h->stats.events_total, 4);
+	ck_assert_uint_eq(fx.d.refused, 5);
+}
+END_TEST
+
+Suite *decode_suite(void);
+Suite *decode_suite(void)
+{
+	Suite *s = suite_create("decode");
+	TCase *tc = tcase_create("records");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, a_watch_record_registers_the_process);
+	tcase_add_test(tc, frees_subtract_what_was_allocated_at_that_address);
+	tcase_add_test(tc, failures_latencies_nccl_and_scheduler_reach_their_rows);
+	tcase_add_test(tc, an_exit_asks_the_source_first_then_evicts);
+	tcase_add_test(tc, records_of_the_wrong_size_or_type_are_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}

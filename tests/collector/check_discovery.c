@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The /proc scanner on real processes: a workload that dlopens the fake
+ * CUDA runtime is reported as its libraries (through its /proc/PID/root,
+ * each once, with their kinds) and then as a process to watch; one named
+ * by --comm is reported before it maps anything; our own libc is found
+ * for the barrier probe.  Reports only: nothing here needs root.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector/discovery.h"
+#include "shm/shm_consts.h"
+#include "tests/collector/tu_probes.h"
+#include "tests/support/testutil.h"
+
+struct seen {
+	unsigned int kinds;		/* of pid's libraries */
+	unsigned int libs;
+	int repeats;			/* a library reported twice */
+	int proc;			/* pid's process item, after its libraries */
+	int proc_before_libs;
+	uint32_t reasons, ppid;
+	uint64_t start_ns;
+	char comm[32];
+	char first_path[PATH_MAX + 64];
+};
+
+static void scan_for(uint32_t pid, const char *const *comms, size_t n_comms, struct seen *s)
+{
+	struct discovery_item it;
+	struct discovery d;
+	char paths[8][PATH_MAX + 64];
+
+	memset(s, 0, sizeof(*s));
+	ck_assert_int_eq(discovery_open(&d, comms, n_comms), 0);
+	while (discovery_next(&d, &it)) {
+		ck_assert_uint_ne(it.pid, (uint32_t)getpid());
+		if (it.pid != pid)
+			continue;
+		if (it.what == DISCOVERY_PROC) {
+			s->proc++;
+			s->reasons = it.reasons;
+			s->ppid = it.ppid;
+			s->start_ns = it.start_ns;
+			snprintf(s->comm, sizeof(s->comm), "%s", it.comm);
+			continue;
+		}
+		ck_assert_int_eq(it.what, DISCOVERY_LIB);
+		s->proc_before_libs |= s->proc;
+		for (unsigned int i = 0; i < s->libs && i < 8; i++)
+			s->repeats |= strcmp(paths[i], it.path) == 0;
+		if (s->libs < 8)
+			snprintf(paths[s->libs], sizeof(paths[0]), "%s", it.path);
+		if (!s->libs)
+			snprintf(s->first_path, sizeof(s->first_path), "%s", it.path);
+		s->libs++;
+		s->kinds |= it.kind;
+	}
+	discovery_close(&d);
+}
+
+START_TEST(a_process_is_reported_by_its_libraries_then_itself)
+{
+	char zw[512], rt[512], lib_arg[600], prefix[64];
+	const char *comms[] = { "zw_cuda" };
+	struct tp_workload w;
+	struct seen s;
+
+	tp_fake(rt, sizeof(rt), "libcudart.so");
+	snprintf(lib_arg, sizeof(lib_arg), "lib:%s", rt);
+	{
+		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), "wait", lib_arg, "wait", NULL };
+
+		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	}
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+
+	/* Nothing of ours mapped yet: only a --comm name makes it one to watch. */
+	scan_for((uint32_t)w.pid, NULL, 0, &s);
+	ck_assert_int_eq(s.libs + s.proc, 0);
+	scan_for((uint32_t)w.pid, comms, 1, &s);
+	ck_assert_int_eq(s.libs, 0);
+	ck_assert_int_eq(s.proc, 1);
+	ck_assert_uint_eq(s.reasons, SHM_WATCH_COMM);
+
+	tp_workload_go(&w);	/* dlopen: the runtime, and the driver it needs */
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	scan_for((uint32_t)w.pid, NULL, 0, &s);
+	ck_assert_uint_eq(s.kinds, PROBE_LIB_CUDA | PROBE_LIB_CUDART);
+	ck_assert_int_eq(s.libs, 2);
+	ck_assert_int_eq(s.repeats, 0);
+	snprintf(prefix, sizeof(prefix), "/proc/%d/root/", (int)w.pid);
+	ck_assert_msg(strncmp(s.first_path, prefix, strlen(prefix)) == 0, "path %s", s.first_path);
+	ck_assert_int_eq(s.proc, 1);
+	ck_assert_int_eq(s.proc_before_libs, 0);
+	ck_assert_uint_eq(s.reasons, SHM_WATCH_CUDA);
+	ck_assert_uint_eq(s.ppid, (uint32_t)getpid());
+	ck_assert_uint_gt(s.start_ns, 0);
+	ck_assert_str_eq(s.comm, "zw_cuda");
+
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 5000), 0);
+	tp_workload_finish(&w);
+}
+END_TEST
+
+START_TEST(the_libc_of_one_process_is_found_on_request)
+{
+	struct discovery_item it;
+	struct discovery d;
+	char want[64];
+	int n = 0;
+
+	/* Ourselves: the plain path, as libbpf and the log show it. */
+	ck_assert_int_eq(discovery_open_pid(&d, 0, PROBE_LIB_LIBC), 0);
+	while (discovery_next(&d, &it)) {
+		ck_assert_int_eq(it.what, DISCOVERY_LIB);
+		ck_assert_uint_eq(it.kind, PROBE_LIB_LIBC);
+		ck_assert_int_eq(it.path[0], '/');
+		ck_assert_ptr_nonnull(strstr(it.path, "libc"));
+		n++;
+	}
+	discovery_close(&d);
+	ck_assert_int_eq(n, 1);
+	/* By pid: through its root; and no CUDA library where none is asked for. */
+	snprintf(want, sizeof(want), "/proc/%d/root/", (int)getpid());
+	ck_assert_int_eq(discovery_open_pid(&d, (uint32_t)getpid(), PROBE_LIB_LIBC), 0);
+	ck_assert_int_eq(discovery_next(&d, &it), 1);
+	ck_assert_int_eq(strncmp(it.path, want, strlen(want)), 0);
+	ck_assert_int_eq(discovery_next(&d, &it), 0);
+	discovery_close(&d);
+	ck_assert_int_lt(discovery_open_pid(&d, 0x7ffffff0u, PROBE_LIB_LIBC), 0);
+	discovery_close(&d);
+}
+END_TEST
+
+Suite *discovery_suite(void);
+Suite *discovery_suite(void)
+{
+	Suite *s = suite_create("discovery");
+	TCase *tc = tcase_create("proc");
+
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, a_process_is_reported_by_its_libraries_then_itself);
+	tcase_add_test(tc, the_libc_of_one_process_is_found_on_request);
+	suite_add_tcase(s, tc);
+	return s;
+}
