@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/jvalue.h"
+#include "common/utf8.h"
 
 struct json_object *jv_get(struct json_object *o, const char *key)
 {
@@ -59,20 +60,17 @@ int jv_uint(struct json_object *o, const char *key, uint64_t max, uint64_t *out)
 /* Copies printable ASCII only: feed text never reaches a terminal raw. */
 void jv_copy_text(char *dst, size_t len, const char *src)
 {
-	size_t o = 0;
+	size_t o = 0, n = src ? strlen(src) : 0;
 
-	for (; src && *src && o + 1 < len; src++) {
-		unsigned char c = (unsigned char)*src;
+	for (size_t i = 0; i < n && o + 1 < len;) {
+		unsigned char c = (unsigned char)src[i];
+		/* One '?' per UTF-8 sequence, and per byte that is not UTF-8. */
+		size_t seq = c < 0x80 ? 1 : utf8_seq_len(src + i, n - i);
 
-		if (c >= 0x80) {
-			/* One '?' per UTF-8 sequence, not per byte. */
-			if ((c & 0xc0) == 0x80)
-				continue;
-			c = '?';
-		} else if (c < 0x20 || c == 0x7f) {
+		if (c >= 0x80 || c < 0x20 || c == 0x7f)
 			c = c == '\n' || c == '\t' ? ' ' : '?';
-		}
 		dst[o++] = (char)c;
+		i += seq ? seq : 1;
 	}
 	dst[o] = '\0';
 }

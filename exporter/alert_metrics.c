@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "exporter/alert_metrics.h"
+#include "common/utf8.h"
 #include "exporter/text.h"
 
 enum metric_kind {
@@ -279,7 +280,7 @@ static int collect_proc(const struct metric *m, const struct shm_snapshot *snap,
 		if (!quantile_of(&p[i].lat[m->sub], m->q, &s.value))
 			continue;
 		/* Any local user names a process: sanitise before it becomes a label. */
-		text_sanitize(comm, sizeof(comm), p[i].comm, SHM_COMM_LEN);
+		utf8_sanitize(comm, sizeof(comm), p[i].comm, SHM_COMM_LEN);
 		snprintf(pid, sizeof(pid), "%" PRIu32, p[i].pid);
 		set_label(&s, 0, "pid", pid);
 		set_label(&s, 1, "comm", comm);

@@ -13,6 +13,7 @@
 
 #include "exporter/alerts.h"
 #include "exporter/feed_json.h"
+#include "common/utf8.h"
 #include "exporter/text.h"
 #include "shm/shm_reader.h"
 
@@ -143,7 +144,7 @@ static void add_processes(struct json_object *root, const struct shm_snapshot *s
 		struct json_object *e = json_object_new_object();
 		char comm[3 * SHM_COMM_LEN + 1], why[64];
 
-		text_sanitize(comm, sizeof(comm), p[i].comm, SHM_COMM_LEN);
+		utf8_sanitize(comm, sizeof(comm), p[i].comm, SHM_COMM_LEN);
 		text_watch_reasons(why, sizeof(why), p[i].watch_reason);
 		put_u64(e, "pid", p[i].pid);
 		put_u64(e, "ppid", p[i].ppid);
@@ -234,7 +235,7 @@ static void add_telemetry(struct json_object *root, const struct shm_snapshot *s
 		struct json_object *ovf = json_object_new_object();
 		char scenario[3 * sizeof(h->scenario) + 1];
 
-		text_sanitize(scenario, sizeof(scenario), h->scenario, sizeof(h->scenario));
+		utf8_sanitize(scenario, sizeof(scenario), h->scenario, sizeof(h->scenario));
 		put(t, "mode", json_object_new_string(h->mode == SHM_MODE_SIMULATE ? "simulate" :
 						      h->mode == SHM_MODE_BPF ? "bpf" : "unknown"));
 		put(t, "scenario", json_object_new_string(scenario));
@@ -274,7 +275,7 @@ int feed_render(struct sbuf *out, const struct shm_snapshot *snap,
 	put_u64(root, "last_update_ms", st->seen ? st->last_update_real_ns / 1000000ull : 0);
 	put(root, "collector_up", json_object_new_boolean(st->status == SHM_READ_OK));
 	put(root, "status", json_object_new_string(shm_read_status_name(st->status)));
-	text_sanitize(reason, sizeof(reason), st->reason ? st->reason : "",
+	utf8_sanitize(reason, sizeof(reason), st->reason ? st->reason : "",
 		      st->reason ? strlen(st->reason) : 0);
 	put(root, "stale_reason", json_object_new_string(st->status == SHM_READ_OK ? "" : reason));
 	put_u64(root, "generation", st->seen ? st->generation : 0);

@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "exporter/prom.h"
 #include "exporter/prom_write.h"
+#include "common/utf8.h"
 #include "exporter/text.h"
 
 /* ---- segment families ------------------------------------------------- */
@@ -26,7 +27,7 @@ static void render_collector(struct sbuf *b, const struct shm_header_fields *h)
 	char scenario[3 * sizeof(h->scenario) + 1];
 	char labels[64];
 
-	text_sanitize(scenario, sizeof(scenario), h->scenario, sizeof(h->scenario));
+	utf8_sanitize(scenario, sizeof(scenario), h->scenario, sizeof(h->scenario));
 	prom_family(b, "zernel_collector_info", "gauge",
 	       "Always 1; labels: how the collector runs (mode bpf or simulate, simulate scenario).");
 	sbuf_puts(b, "zernel_collector_info{mode=\"");
@@ -102,7 +103,7 @@ static void render_processes(struct sbuf *b, const struct shm_proc *p, uint32_t 
 	prom_family(b, "zernel_process_info", "gauge",
 	       "Always 1 for each watched process; labels: parent pid, command name, why it is watched.");
 	for (uint32_t i = 0; i < n; i++) {
-		text_sanitize(comm, sizeof(comm), p[i].comm, SHM_COMM_LEN);
+		utf8_sanitize(comm, sizeof(comm), p[i].comm, SHM_COMM_LEN);
 		text_watch_reasons(why, sizeof(why), p[i].watch_reason);
 		sbuf_puts(b, "zernel_process_info{pid=\"");
 		sbuf_u64(b, p[i].pid);

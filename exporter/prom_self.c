@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "exporter/prom.h"
 #include "exporter/prom_write.h"
+#include "common/utf8.h"
 #include "exporter/text.h"
 #include "shm/shm_reader.h"
 
@@ -57,7 +58,7 @@ int prom_render_self(struct sbuf *out, const struct source_status *st,
 
 	if (st->status != SHM_READ_OK && st->reason && *st->reason) {
 		/* A comment line: one line, whatever the reason text holds. */
-		text_sanitize(reason, sizeof(reason), st->reason, strlen(st->reason));
+		utf8_sanitize(reason, sizeof(reason), st->reason, strlen(st->reason));
 		for (char *c = reason; *c; c++)
 			if (*c == '\n')
 				*c = ' ';

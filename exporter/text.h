@@ -13,13 +13,6 @@
 
 #include "common/sbuf.h"
 
-/*
- * Copies at most srclen bytes of src (stopping at NUL) into dst as valid
- * UTF-8: invalid sequences become U+FFFD, control characters other than
- * '\n' become '?'.  dst is always NUL-terminated; returns its length.
- */
-size_t text_sanitize(char *dst, size_t dstlen, const char *src, size_t srclen);
-
 /* Appends s as a Prometheus label value body: \\, \" and \n escaped. */
 int text_prom_escape(struct sbuf *b, const char *s);
 

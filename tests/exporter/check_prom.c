@@ -459,24 +459,6 @@ START_TEST(sbuf_seconds_is_exact_and_short)
 }
 END_TEST
 
-START_TEST(text_sanitize_makes_valid_utf8_without_controls)
-{
-	char out[64];
-
-	text_sanitize(out, sizeof(out), "ok\xc3\xa9", 16);
-	ck_assert_str_eq(out, "ok\xc3\xa9");
-	/* Overlong, truncated and surrogate forms are replaced; \r and DEL too. */
-	text_sanitize(out, sizeof(out), "\xc0\xaf|\xe2\x82|\xed\xa0\x80|\r\x7f", 32);
-	ck_assert_str_eq(out, "\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|"
-			 "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|??");
-	/* Bounded by srclen even without a NUL, and by dstlen. */
-	text_sanitize(out, 4, "abcdef", 6);
-	ck_assert_str_eq(out, "abc");
-	text_sanitize(out, sizeof(out), "abcdef", 2);
-	ck_assert_str_eq(out, "ab");
-}
-END_TEST
-
 /* ---- the JSON snapshot -------------------------------------------------- */
 
 static struct json_object *render_json(const struct shm_snapshot *snap,
@@ -585,7 +567,6 @@ Suite *prom_suite(void)
 	tcase_set_timeout(pieces, 10);
 	tcase_add_test(pieces, prom_le_values_are_the_segment_bounds_in_seconds);
 	tcase_add_test(pieces, sbuf_seconds_is_exact_and_short);
-	tcase_add_test(pieces, text_sanitize_makes_valid_utf8_without_controls);
 	suite_add_tcase(s, pieces);
 	return s;
 }
