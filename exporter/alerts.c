@@ -48,7 +48,7 @@ static void notify(void *arg, const struct alert_notice *n)
 int alerts_new(struct alerts **out, const struct alerts_options *o, const char *shm_name,
 	       const char *external_url)
 {
-	struct webhook_url urls[WEBHOOK_MAX_TARGETS];
+	struct url urls[WEBHOOK_MAX_TARGETS];
 	struct webhook_opts wo;
 	struct alert_ruleset rs;
 	struct alerts *a;

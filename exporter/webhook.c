@@ -29,7 +29,7 @@ struct payload {
 struct target {
 	struct webhook *w;
 	size_t index;
-	struct webhook_url url;
+	struct url url;
 	pthread_t thread;
 	int started;
 
@@ -271,7 +271,7 @@ int webhook_enqueue(struct webhook *w, const struct alert_notice *n)
 
 /* ---- life cycle -------------------------------------------------------- */
 
-int webhook_new(struct webhook **out, const struct webhook_url *urls, size_t n,
+int webhook_new(struct webhook **out, const struct url *urls, size_t n,
 		const struct webhook_opts *opts)
 {
 	struct webhook *w;
@@ -321,7 +321,7 @@ int webhook_start(struct webhook *w)
 		if (err)
 			return -err;
 		w->t[i].started = 1;
-		log_info("webhook %zu: %s", i, w->t[i].url.url);
+		log_info("webhook %zu: %s", i, w->t[i].url.text);
 	}
 	return 0;
 }

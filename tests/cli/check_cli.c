@@ -227,7 +227,7 @@ static char *busy_feed_json(void)
 
 START_TEST(test_url_accepts_feed_addresses)
 {
-	struct cli_url u;
+	struct url u;
 
 	ck_assert_int_eq(cli_url_parse("ws://localhost:9092", &u, NULL), 0);
 	ck_assert_str_eq(u.host, "localhost");
@@ -240,7 +240,7 @@ START_TEST(test_url_accepts_feed_addresses)
 	ck_assert_uint_eq(u.port, 1);
 	ck_assert_str_eq(u.path, "/feed?x=1");
 	ck_assert_int_eq(cli_url_parse("wss://node-3.example", &u, NULL), 0);
-	ck_assert_int_eq(u.tls, 1);
+	ck_assert(cli_url_tls(&u));
 	ck_assert_uint_eq(u.port, 443);
 }
 END_TEST
@@ -253,7 +253,7 @@ START_TEST(test_url_rejects_nonsense_with_a_reason)
 		"ws://host:12ab", "ws://ho st:1", "ws://[::1", "ws://[zz]:1", "ws://host:1/a b",
 		"ws://host:1/\x1b[2J",
 	};
-	struct cli_url u;
+	struct url u;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const char *why = NULL;
