@@ -117,7 +117,7 @@ static int fail(struct ctx *c, const char *field, const char *fmt, ...)
 
 static int fail(struct ctx *c, const char *field, const char *fmt, ...)
 {
-	char what[768];
+	char what[1536];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -252,7 +252,7 @@ static const char *const rule_fields[] = {
 static int parse_rule(struct ctx *c, struct json_object *o, struct alert_rule *r)
 {
 	struct json_object *v;
-	char metric[ALERT_METRIC_NAME_MAX + 1], cmp[8], list[512];
+	char metric[ALERT_METRIC_NAME_MAX + 1], cmp[8], list[1024];
 	double min, max;
 
 	memset(r, 0, sizeof(*r));

@@ -22,8 +22,6 @@
 #define EVAL_DOWN_MS	1000u	/* cadence while the collector is not fresh */
 #define EVAL_SLACK_MS	50u	/* after the next publish is due */
 
-struct alerts *exporter_alerts;
-
 struct alerts {
 	char rules_path[4096];		/* "" for the built-in defaults */
 	char shm_name[256];
@@ -213,8 +211,6 @@ void alerts_free(struct alerts *a)
 	webhook_free(a->webhook);
 	pthread_cond_destroy(&a->cv);
 	pthread_mutex_destroy(&a->mu);
-	if (exporter_alerts == a)
-		exporter_alerts = NULL;
 	free(a);
 }
 

@@ -22,7 +22,6 @@
 #include "common/sbuf.h"
 #include "exporter/source.h"
 #include "exporter/stats.h"
-#include "exporter/text.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/support/testutil.h"
@@ -152,7 +151,7 @@ static void teardown(void)
 	shm_writer_close(&fx.w, 1);
 }
 
-static const struct source_status fresh_status = {
+static const struct cat_status fresh_status = {
 	.status = SHM_READ_OK, .reason = "", .seen = 1, .generation = 42,
 	.age_ns = 250000000, .last_update_real_ns = 1700000000123456789ull,
 };
@@ -316,7 +315,7 @@ END_TEST
 START_TEST(prom_not_fresh_omits_data_and_says_why)
 {
 	struct exporter_stats stats;
-	struct source_status st = {
+	struct cat_status st = {
 		.status = SHM_READ_STALE,
 		.reason = "stale: last publish 9 s ago\n# TYPE injected gauge",
 		.seen = 1, .generation = 7, .age_ns = 9000000000ull,
@@ -325,7 +324,7 @@ START_TEST(prom_not_fresh_omits_data_and_says_why)
 	char err[256];
 
 	memset(&stats, 0, sizeof(stats));
-	stats_set(&stats.ws_frames_dropped, 5);
+	stats.v[CAT_STAT_WS_FRAMES_DROPPED] = 5;
 	ck_assert_int_eq(prom_render_self(&fx.out, &st, &stats), 0);
 	ck_assert_msg(prom_validate(fx.out.data, fx.out.len, err, sizeof(err)) == 0, "%s", err);
 	assert_line("zernel_collector_up 0");
@@ -462,13 +461,13 @@ END_TEST
 /* ---- the JSON snapshot -------------------------------------------------- */
 
 static struct json_object *render_json(const struct shm_snapshot *snap,
-				       const struct source_status *st)
+				       const struct cat_status *st)
 {
 	struct exporter_stats stats;
 	struct json_object *root;
 
 	memset(&stats, 0, sizeof(stats));
-	ck_assert_int_eq(feed_render(&fx.out, snap, st, &stats), 0);
+	ck_assert_int_eq(feed_render(&fx.out, snap, st, &stats, NULL), 0);
 	root = json_tokener_parse(fx.out.data);
 	ck_assert_msg(root != NULL, "not JSON: %.200s", fx.out.data);
 	return root;
@@ -521,7 +520,7 @@ END_TEST
 
 START_TEST(feed_not_fresh_presents_no_data)
 {
-	struct source_status st = {
+	struct cat_status st = {
 		.status = SHM_READ_MISSING, .reason = "missing: no segment /x", .seen = 1,
 		.generation = 9, .last_update_real_ns = 1700000000123456789ull,
 	};
