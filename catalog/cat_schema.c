@@ -67,6 +67,8 @@ static void describe(struct sbuf *b, int depth, const struct cat_field *f)
 				 unit[m->feed_fmt]);
 	} else if (m && m->feed_fmt >= CAT_FMT_INT_MS && m->feed_fmt <= CAT_FMT_US) {
 		snprintf(text + n, sizeof(text) - n, " Here: in %s.", unit[m->feed_fmt]);
+	} else if (m && m->unit == CAT_UNIT_MS) {
+		snprintf(text + n, sizeof(text) - n, " Here: in milliseconds.");
 	}
 	key(b, depth, "description", 1);
 	str(b, text);
