@@ -94,6 +94,28 @@ const char *const *alert_metric_labels(unsigned int id, unsigned int *n)
 	return label_names[m->m->rows];
 }
 
+int alert_metric_has_label(unsigned int metric, const char *name)
+{
+	unsigned int n;
+	const char *const *l = alert_metric_labels(metric, &n);
+
+	for (unsigned int i = 0; i < n; i++)
+		if (strcmp(l[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+void alert_metric_label_list(unsigned int metric, char *buf, size_t len)
+{
+	unsigned int n;
+	const char *const *l = alert_metric_labels(metric, &n);
+	size_t o = 0;
+
+	snprintf(buf, len, "none");
+	for (unsigned int i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", l[i]);
+}
+
 void alert_metric_range(unsigned int id, double *min, double *max)
 {
 	const struct metric *m = get(id);

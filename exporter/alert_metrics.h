@@ -57,7 +57,11 @@ const char *alert_metric_help(unsigned int id);
 int alert_metric_collect(unsigned int id, const struct shm_snapshot *snap,
 			 uint64_t age_ns, alert_series_fn fn, void *arg);
 
-/* Writes the names of every metric, comma separated, for error messages. */
+/* Whether metric has a label of that name; its label names, comma separated. */
+int alert_metric_has_label(unsigned int metric, const char *name);
+void alert_metric_label_list(unsigned int metric, char *buf, size_t len);
+
+/* Writes the names of every metric, compactly, for error messages. */
 void alert_metric_list(char *buf, size_t len);
 
 #endif /* ZERNEL_ALERT_METRICS_H */
