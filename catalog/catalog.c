@@ -205,9 +205,9 @@ static const struct cat_label procs_alert_labels[] = {
 static const struct cat_label mem_labels[] = {
 	{ .id = CAT_ID_MEM_KEY, .type = CAT_L_TEXT, .feed = "key", .feed_pos = 0,
 	  .text = text_mem_key, .help = "\"pid:gpu_id\"." },
-	{ .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 3,
+	{ .id = CAT_ID_MEM_PID, .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 3,
 	  .off = offsetof(struct shm_gpu_mem, pid), .help = "Process id." },
-	{ .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 4,
+	{ .id = CAT_ID_MEM_GPU, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 4,
 	  .off = offsetof(struct shm_gpu_mem, gpu_id), .help = "GPU device." },
 };
 static const struct cat_label gpus_labels[] = {
