@@ -183,7 +183,7 @@ static void assert_no_substring(const char *s)
 	ck_assert_msg(!strstr(fx.out.data, s), "unexpected text: %s", s);
 }
 
-START_TEST(prom_seed_families_have_exact_labels_and_values)
+START_TEST(prom_contract_families_have_exact_labels_and_values)
 {
 	render_all();
 	assert_line("zernel_gpu_memory_used_bytes{pid=\"100\",gpu_id=\"0\"} 1000");
@@ -209,7 +209,7 @@ START_TEST(prom_seed_families_have_exact_labels_and_values)
 	}
 	assert_line("zernel_nccl_bytes_total{op=\"all_reduce\"} 4096");
 	assert_line("zernel_nccl_errors_total{op=\"all_reduce\"} 1");
-	/* One HELP and one TYPE each, typed as the seed says. */
+	/* One HELP and one TYPE each, typed as the contract says. */
 	assert_line("# TYPE zernel_cuda_launch_latency_seconds summary");
 	assert_line("# TYPE zernel_gpu_memory_used_bytes gauge");
 	assert_line("# TYPE zernel_cuda_launch_duration_seconds histogram");
@@ -481,7 +481,7 @@ static struct json_object *key(struct json_object *o, const char *k)
 	return v;
 }
 
-START_TEST(feed_has_seed_keys_with_values)
+START_TEST(feed_has_contract_keys_with_values)
 {
 	struct json_object *root = render_json(&fx.snap, &fresh_status);
 	struct json_object *util = key(root, "gpu_utilization"), *e, *procs, *p;
@@ -548,13 +548,13 @@ Suite *prom_suite(void)
 
 	tcase_add_checked_fixture(render, setup, teardown);
 	tcase_set_timeout(render, 10);
-	tcase_add_test(render, prom_seed_families_have_exact_labels_and_values);
+	tcase_add_test(render, prom_contract_families_have_exact_labels_and_values);
 	tcase_add_test(render, prom_other_families_have_exact_labels);
 	tcase_add_test(render, prom_hostile_comm_is_escaped_and_valid_utf8);
 	tcase_add_test(render, prom_histograms_are_cumulative_and_inf_equals_count);
 	tcase_add_test(render, prom_not_fresh_omits_data_and_says_why);
 	tcase_add_test(render, prom_output_is_bounded);
-	tcase_add_test(render, feed_has_seed_keys_with_values);
+	tcase_add_test(render, feed_has_contract_keys_with_values);
 	tcase_add_test(render, feed_not_fresh_presents_no_data);
 	suite_add_tcase(s, render);
 
