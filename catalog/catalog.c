@@ -3,18 +3,13 @@
  * THE table: every family Zernel exports, in Prometheus order (see
  * catalog.h for what an entry says and how each output reads it).  Adding
  * a family is one entry here, plus the collector code that measures it and
- * a test.  No privilege; pure data and the few derivations the table
- * names.
+ * a test.  No privilege; pure data (derived values: cat_derive.c).
  */
-#include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
 
+#include "catalog/cat_derive.h"
 #include "catalog/catalog.h"
 #include "common/util.h"
-#include "common/utf8.h"
 
 /* A field of a row type: its offset and width. */
 #define FIELD(type, member)	.off = offsetof(type, member), .width = sizeof(((type *)0)->member)
@@ -28,173 +23,17 @@
 #define STAT(id)		.off = (id), .width = 8
 #define FEED(obj, pos, key)	.feed_obj = (obj), .feed_pos = (pos), .feed = (key)
 
-/* ---- label values ------------------------------------------------------ */
-
-static int text_comm(char *buf, size_t len, const struct cat_input *in, const void *row)
-{
-	const struct shm_proc *p = row;
-
-	(void)in;
-	/* Any local user names a process: valid UTF-8, no control characters. */
-	utf8_sanitize(buf, len, p->comm, SHM_COMM_LEN);
-	return 0;
-}
-
-static int text_watch_reason(char *buf, size_t len, const struct cat_input *in, const void *row)
-{
-	static const char *const names[] = {
-		"cuda", "nccl", "descendant", "pid", "comm", "simulated",
-	};
-	const struct shm_proc *p = row;
-	size_t o = 0;
-
-	(void)in;
-	buf[0] = '\0';
-	for (unsigned int i = 0; i < ARRAY_SIZE(names) && o < len; i++)
-		if (p->watch_reason & (1u << i))
-			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", names[i]);
-	return 0;
-}
-
-static int text_mode(char *buf, size_t len, const struct cat_input *in, const void *row)
-{
-	const struct shm_header_fields *h = row;
-
-	(void)in;
-	snprintf(buf, len, "%s", h->mode == SHM_MODE_SIMULATE ? "simulate" :
-		 h->mode == SHM_MODE_BPF ? "bpf" : "unknown");
-	return 0;
-}
-
-static int text_scenario(char *buf, size_t len, const struct cat_input *in, const void *row)
-{
-	const struct shm_header_fields *h = row;
-
-	(void)in;
-	utf8_sanitize(buf, len, h->scenario, sizeof(h->scenario));
-	return 0;
-}
-
-static int text_table(char *buf, size_t len, const struct cat_input *in, const void *row)
-{
-	const char *name = shm_table_name((uint32_t)((const struct shm_table *)row -
-						     in->snap->hdr->table));
-
-	if (!name)
-		return -ENOENT;
-	snprintf(buf, len, "%s", name);
-	return 0;
-}
-
-static int text_mem_key(char *buf, size_t len, const struct cat_input *in, const void *row)
-{
-	const struct shm_gpu_mem *m = row;
-
-	(void)in;
-	snprintf(buf, len, "%" PRIu32 ":%" PRIu32, m->pid, m->gpu_id);
-	return 0;
-}
-
-static int text_op(char *buf, size_t len, const struct cat_input *in, const void *row)
-{
-	const char *name = shm_nccl_op_name(((const struct shm_nccl_op *)row)->op);
-
-	(void)in;
-	if (!name)
-		return -ENOENT;
-	snprintf(buf, len, "%s", name);
-	return 0;
-}
-
-static int text_status(char *buf, size_t len, const struct cat_input *in, const void *row)
-{
-	(void)in;
-	snprintf(buf, len, "%s", shm_read_status_name(((const struct cat_status *)row)->status));
-	return 0;
-}
-
-static int text_stale_reason(char *buf, size_t len, const struct cat_input *in, const void *row)
-{
-	const struct cat_status *st = row;
-	const char *r = st->status == SHM_READ_OK || !st->reason ? "" : st->reason;
-
-	(void)in;
-	utf8_sanitize(buf, len, r, strlen(r));
-	return 0;
-}
-
-static int text_version(char *buf, size_t len, const struct cat_input *in, const void *row)
-{
-	(void)in;
-	(void)row;
-	snprintf(buf, len, "%s", ZERNEL_VERSION);
-	return 0;
-}
-
-/* ---- derived values ---------------------------------------------------- */
-
-/* GPU memory of the (pid, gpu) rows that match: on one GPU, or of one pid. */
-static uint64_t mem_sum(const struct cat_input *in, int by_gpu, uint32_t id)
-{
-	const struct shm_gpu_mem *m;
-	uint64_t sum = 0;
-	uint32_t n = 0;
-
-	m = in->snap ? shm_snapshot_gpu_mem(in->snap, &n) : NULL;
-	/* O(rows) per row: fine at the bounded sizes (4096 rows, 1024 processes). */
-	for (uint32_t i = 0; m && i < n; i++)
-		if ((by_gpu ? m[i].gpu_id : m[i].pid) == id)
-			sum += m[i].used_bytes;
-	return sum;
-}
-
-static uint64_t gpu_used_by_processes(const struct cat_input *in, const void *row)
-{
-	return mem_sum(in, 1, ((const struct shm_gpu *)row)->gpu_id);
-}
-
-static uint64_t proc_gpu_bytes(const struct cat_input *in, const void *row)
-{
-	return mem_sum(in, 0, ((const struct shm_proc *)row)->pid);
-}
-
-static uint64_t procs_truncated(const struct cat_input *in, const void *row)
-{
-	(void)in;
-	return ((const struct shm_header_fields *)row)->table[SHM_TABLE_PROCS].count >
-	       cat_objs[CAT_OBJ_PROCS].max_rows;
-}
-
-static uint64_t collector_up(const struct cat_input *in, const void *row)
-{
-	(void)in;
-	return ((const struct cat_status *)row)->status == SHM_READ_OK;
-}
-
-static const struct shm_latency *allreduce_duration(const struct cat_input *in, const void *row)
-{
-	const struct shm_nccl_op *o;
-	uint32_t n = 0;
-
-	(void)row;
-	o = in->snap ? shm_snapshot_nccl_ops(in->snap, &n) : NULL;
-	for (uint32_t i = 0; o && i < n; i++)
-		if (o[i].op == SHM_NCCL_ALL_REDUCE)
-			return &o[i].duration;
-	return NULL;
-}
-
 /* ---- row sources ------------------------------------------------------- */
 
 #define LABEL_PID(off_, pos)	{ .id = CAT_ID_PROC_PID, .type = CAT_L_U32, .name = "pid", \
 				  .feed = "pid", .feed_pos = (pos), .off = (off_), \
 				  .help = "Process id." }
 #define LABEL_COMM		{ .id = CAT_ID_PROC_COMM, .type = CAT_L_TEXT, .name = "comm", \
-				  .feed = "comm", .feed_pos = 2, .text = text_comm, \
+				  .feed = "comm", .feed_pos = 2, .text = cat_text_comm, \
 				  .help = "Command name, valid UTF-8 without control characters." }
 
 static const struct cat_label tables_labels[] = {
-	{ .type = CAT_L_TEXT, .name = "table", .text = text_table },
+	{ .type = CAT_L_TEXT, .name = "table", .text = cat_text_table },
 };
 static const struct cat_label procs_labels[] = {
 	LABEL_PID(offsetof(struct shm_proc, pid), 0),
@@ -204,7 +43,7 @@ static const struct cat_label procs_alert_labels[] = {
 };
 static const struct cat_label mem_labels[] = {
 	{ .id = CAT_ID_MEM_KEY, .type = CAT_L_TEXT, .feed = "key", .feed_pos = 0,
-	  .text = text_mem_key, .help = "\"pid:gpu_id\"." },
+	  .text = cat_text_mem_key, .help = "\"pid:gpu_id\"." },
 	{ .id = CAT_ID_MEM_PID, .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 3,
 	  .off = offsetof(struct shm_gpu_mem, pid), .help = "Process id." },
 	{ .id = CAT_ID_MEM_GPU, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 4,
@@ -216,7 +55,7 @@ static const struct cat_label gpus_labels[] = {
 };
 static const struct cat_label ops_labels[] = {
 	{ .id = CAT_ID_NCCL_OP, .type = CAT_L_TEXT, .name = "op", .feed = "op", .feed_pos = 0,
-	  .text = text_op, .help = "NCCL operation: all_reduce, all_gather, reduce_scatter, "
+	  .text = cat_text_op, .help = "NCCL operation: all_reduce, all_gather, reduce_scatter, "
 	  "broadcast, reduce, send or recv." },
 };
 
@@ -259,9 +98,9 @@ const struct cat_obj_def cat_objs[CAT_OBJ_COUNT] = {
 
 static const struct cat_label collector_info_labels[] = {
 	{ .id = CAT_ID_MODE, .type = CAT_L_TEXT, .name = "mode", .feed = "mode", .feed_pos = 0,
-	  .text = text_mode, .help = "How the collector runs: bpf or simulate." },
+	  .text = cat_text_mode, .help = "How the collector runs: bpf or simulate." },
 	{ .id = CAT_ID_SCENARIO, .type = CAT_L_TEXT, .name = "scenario", .feed = "scenario",
-	  .feed_pos = 1, .text = text_scenario, .help = "Simulated scenario; \"\" for bpf." },
+	  .feed_pos = 1, .text = cat_text_scenario, .help = "Simulated scenario; \"\" for bpf." },
 	{ .type = CAT_L_U32, .name = "writer_pid",
 	  .off = offsetof(struct shm_header_fields, writer_pid) },
 };
@@ -270,7 +109,7 @@ static const struct cat_label process_info_labels[] = {
 	  .off = offsetof(struct shm_proc, ppid), .help = "Parent process id." },
 	LABEL_COMM,
 	{ .type = CAT_L_TEXT, .name = "watch_reason", .feed = "watch_reason", .feed_pos = 3,
-	  .text = text_watch_reason, .help = "Why it is watched: cuda, nccl, descendant, pid, "
+	  .text = cat_text_watch_reason, .help = "Why it is watched: cuda, nccl, descendant, pid, "
 	  "comm, simulated, comma separated." },
 };
 static const struct cat_label comm_info_labels[] = {
@@ -287,11 +126,11 @@ static const struct cat_label comm_info_labels[] = {
 };
 static const struct cat_label status_labels[] = {
 	{ .id = CAT_ID_STATUS, .type = CAT_L_TEXT, .name = "status", .feed = "status",
-	  .feed_pos = 7, .text = text_status,
+	  .feed_pos = 7, .text = cat_text_status,
 	  .help = "ok, stale, busy, missing or invalid." },
 };
 static const struct cat_label build_info_labels[] = {
-	{ .type = CAT_L_TEXT, .name = "version", .text = text_version },
+	{ .type = CAT_L_TEXT, .name = "version", .text = cat_text_version },
 };
 
 /* ---- the table --------------------------------------------------------- */
@@ -373,7 +212,7 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "Times the process's threads moved to another CPU.",
 	  FEED(CAT_OBJ_PROCS, 15, "migrations") },
 	{ .id = CAT_ID_PROC_GPU_BYTES, .rows = CAT_ROWS_PROCS, .kind = CAT_GAUGE,
-	  .unit = CAT_UNIT_BYTES, .get = proc_gpu_bytes,
+	  .unit = CAT_UNIT_BYTES, .get = cat_proc_gpu_bytes,
 	  .help = "GPU memory the process holds on every GPU together, bytes.",
 	  FEED(CAT_OBJ_PROCS, 4, "gpu_bytes") },
 
@@ -411,10 +250,10 @@ const struct cat_metric cat_metrics[] = {
 	  FEED(CAT_OBJ_GPUS, 3, "processes") },
 	/* The OOM alert's figures: the sum of the processes' rows, never a peak. */
 	{ .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_RATIO, .flags = CAT_F_KNOWN,
-	  .get = gpu_used_by_processes, .per = offsetof(struct shm_gpu, total_bytes),
+	  .get = cat_gpu_used_by_processes, .per = offsetof(struct shm_gpu, total_bytes),
 	  .help = "GPU memory used / total per GPU (0..1)", .alert = "gpu_memory_used_ratio" },
 	{ .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
-	  .get = gpu_used_by_processes, .help = "GPU memory used per GPU, bytes",
+	  .get = cat_gpu_used_by_processes, .help = "GPU memory used per GPU, bytes",
 	  .alert = "gpu_memory_used_bytes" },
 
 	/* Latencies per process: a summary and a histogram each. */
@@ -513,7 +352,7 @@ const struct cat_metric cat_metrics[] = {
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_RUNQ_DELAY]),
 	  .help = "Run-queue delay of every watched process, seconds.", .alert = "sched_runqueue" },
 	{ .id = CAT_ID_NCCL_ALLREDUCE, .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY,
-	  .get_latency = allreduce_duration,
+	  .get_latency = cat_allreduce_duration,
 	  .help = "Host-side duration of ncclAllReduce calls, all processes, seconds.",
 	  FEED(CAT_OBJ_ROOT, 3, "nccl_allreduce"), .feed_fmt = CAT_FMT_MS,
 	  .feed_parts = CAT_PART_P50 | CAT_PART_P99 },
@@ -523,13 +362,13 @@ const struct cat_metric cat_metrics[] = {
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(table[SHM_TABLE_PROCS].count),
 	  .help = "Watched processes, including those past the bound of processes.",
 	  FEED(CAT_OBJ_ROOT, 13, "processes_total") },
-	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, .unit = CAT_UNIT_BOOL, .get = procs_truncated,
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, .unit = CAT_UNIT_BOOL, .get = cat_procs_truncated,
 	  .help = "processes holds only the first 1024 watched processes.",
 	  FEED(CAT_OBJ_ROOT, 14, "processes_truncated"), .feed_fmt = CAT_FMT_BOOL },
 
 	/* What the exporter knows of the collector: rendered at every scrape. */
 	{ .id = CAT_ID_COLLECTOR_UP, .rows = CAT_ROWS_STATUS, .kind = CAT_GAUGE,
-	  .unit = CAT_UNIT_BOOL, .get = collector_up, .prom = "zernel_collector_up",
+	  .unit = CAT_UNIT_BOOL, .get = cat_collector_up, .prom = "zernel_collector_up",
 	  .help = "1 when the collector's segment is present, valid and fresh; 0 otherwise (then no segment data is exported).",
 	  FEED(CAT_OBJ_ROOT, 6, "collector_up"), .feed_fmt = CAT_FMT_BOOL,
 	  .alert = "collector_up" },
@@ -552,7 +391,7 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "Generation of the segment last read; changes at every collector start.",
 	  FEED(CAT_OBJ_ROOT, 9, "generation") },
 	{ .id = CAT_ID_STALE_REASON, .rows = CAT_ROWS_STATUS, .kind = CAT_TEXT,
-	  .get_text = text_stale_reason, .help = "Why the data is not fresh; \"\" when it is.",
+	  .get_text = cat_text_stale_reason, .help = "Why the data is not fresh; \"\" when it is.",
 	  FEED(CAT_OBJ_ROOT, 8, "stale_reason"), .feed_fmt = CAT_FMT_TEXT },
 
 	/* The exporter itself. */
