@@ -451,7 +451,7 @@ static void prom_states(struct alert_engine *e, struct sbuf *b, enum alert_state
 						CAT_ID_ALERT_PENDING);
 	char labels[4096];	/* every label of a rule, escaped */
 
-	prom_family_of(b, m);
+	prom_family_of(b, m, 0);
 	for (size_t i = 0; i < e->n_rules; i++) {
 		for (size_t j = 0; j < e->rs[i].n; j++) {
 			if (e->rs[i].inst[j].state != st)
@@ -467,7 +467,7 @@ static void family1(struct sbuf *b, enum cat_id id, const char *labels, uint64_t
 {
 	const struct cat_metric *m = cat_metric(id);
 
-	prom_family_of(b, m);
+	prom_family_of(b, m, 0);
 	prom_series_u64(b, m->prom, "", labels, v);
 }
 
@@ -480,7 +480,7 @@ int alert_engine_render_prom(struct alert_engine *e, struct sbuf *b)
 	pthread_mutex_lock(&e->mu);
 	prom_states(e, b, ALERT_FIRING);
 	prom_states(e, b, ALERT_PENDING);
-	prom_family_of(b, tr);
+	prom_family_of(b, tr, 0);
 	for (size_t i = 0; i < e->n_tr; i++) {
 		labels[0] = '\0';
 		prom_label_add(labels, sizeof(labels), "alertname", e->tr[i].name);

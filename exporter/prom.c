@@ -104,16 +104,13 @@ static void family(struct sbuf *b, const struct cat_metric *g, size_t n,
 	/* Before a segment was seen, its age and generation have no family. */
 	if ((g->flags & CAT_F_SEEN) && (!in->status || !in->status->seen))
 		return;
+	prom_family_of(b, g, 0);
 	if (g->kind != CAT_LATENCY) {
-		prom_family_of(b, g);
 		rows_of(b, g, n, in, NULL);
 		return;
 	}
-	/* The summary's help is the histogram's, said of a window. */
-	sbuf_printf(b, "# HELP %s %.*s; quantiles over the summary window.\n# TYPE %s summary\n",
-		    g->prom, (int)strlen(g->help) - 1, g->help, g->prom);
 	rows_of(b, g, n, in, prom_summary);
-	prom_family(b, g->prom_hist, "histogram", g->help);
+	prom_family_of(b, g, 1);
 	rows_of(b, g, n, in, prom_histogram);
 }
 

@@ -72,10 +72,17 @@ void prom_family(struct sbuf *b, const char *name, const char *type, const char 
 	sbuf_append(b, "\n", 1);
 }
 
-void prom_family_of(struct sbuf *b, const struct cat_metric *m)
+void prom_family_of(struct sbuf *b, const struct cat_metric *m, int histogram)
 {
-	prom_family(b, m->prom, m->kind == CAT_COUNTER ? "counter" :
-		    m->kind == CAT_LATENCY ? "histogram" : "gauge", m->help);
+	if (m->kind != CAT_LATENCY) {
+		prom_family(b, m->prom, m->kind == CAT_COUNTER ? "counter" : "gauge", m->help);
+	} else if (histogram) {
+		prom_family(b, m->prom_hist, "histogram", m->help);
+	} else {
+		sbuf_printf(b, "# HELP %s %.*s; quantiles over the summary window.\n"
+			    "# TYPE %s summary\n", m->prom, (int)strlen(m->help) - 1, m->help,
+			    m->prom);
+	}
 }
 
 /* name+suffix{labels[,extra]} and a space; labels and extra may be "". */

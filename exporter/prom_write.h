@@ -35,8 +35,12 @@ int prom_label_add(char *buf, size_t len, const char *name, const char *value);
 
 /* "# HELP name help" and "# TYPE name type". */
 void prom_family(struct sbuf *b, const char *name, const char *type, const char *help);
-/* The header of a catalog entry's family (a latency's summary: prom_summary_family). */
-void prom_family_of(struct sbuf *b, const struct cat_metric *m);
+/*
+ * The header of a catalog entry's family.  A latency is two: its summary
+ * (histogram 0; the help says the quantiles cover the window) and its
+ * histogram (histogram 1).
+ */
+void prom_family_of(struct sbuf *b, const struct cat_metric *m, int histogram);
 /* "name+suffix{labels,extra} " */
 void prom_series_head(struct sbuf *b, const char *name, const char *suffix,
 		      const char *labels, const char *extra);

@@ -388,7 +388,7 @@ int webhook_render_prom(struct webhook *w, struct sbuf *b)
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		const struct cat_metric *m = cat_metric(fam[f]);
 
-		prom_family_of(b, m);
+		prom_family_of(b, m, 0);
 		for (size_t i = 0; w && i < w->n; i++) {
 			struct webhook_counts c;
 			char labels[URL_HOST_MAX + 64], idx[24];
