@@ -253,8 +253,8 @@ test: test-deps
 	$(Q)$(call run_runners,,$(TEST_RUNNERS),ZERNEL_TESTS_STRICT=1 $(TEST_ENV))
 	$(Q)$(MAKE) --no-print-directory test-asan
 
-ASAN_SUITES ?= hist latency shm_reader prom ws_rx
-ASAN_DIRS   ?= shm collector exporter
+ASAN_SUITES ?= hist latency shm_reader prom ws_rx utf8 url
+ASAN_DIRS   ?= common shm collector exporter
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 \
 		$(foreach d,$(ASAN_DIRS),$(BUILD)/asan/tests/zernel-tests-$(d))
