@@ -46,8 +46,7 @@ def spoilt(snap):
     yield json.dumps(bad)
     bad = copy.deepcopy(snap)
     bad["gpus"] = [{"gpu_id": i, "total_bytes": 1, "used_bytes": 2} for i in range(20000)]
-    bad["processes"] = [dict(snap["processes"][0], pid=i, comm="\u00e9\u4e2d\x07" * 50)
-                        for i in range(10000)]
+    bad["processes"] = [{"pid": i, "comm": "\u00e9\u4e2d\x07" * 50} for i in range(10000)]
     yield json.dumps(bad)
     yield json.dumps(snap).replace("\"age_ms\":", "\"age_ms\":-1e999,\"x\":", 1)
     bad = copy.deepcopy(snap)
