@@ -95,7 +95,8 @@ CLI       := $(BUILD)/zernel
 
 PROGRAMS := $(COLLECTOR) $(EXPORTER) $(CLI)
 
-.PHONY: FORCE all deps test-deps bench-deps demo test check-unit test-asan install clean bench
+.PHONY: FORCE all deps test-deps bench-deps demo test check-unit test-asan install clean bench \
+	feed-contract
 .DEFAULT_GOAL := all
 # Keep the BPF objects: the skeletons embed them, and rebuilding is slow.
 .SECONDARY: $(BPF_OBJS)
@@ -109,7 +110,7 @@ all: $(PROGRAMS)
 BUILD_DEPS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev \
 	      zlib1g-dev libcap-dev libseccomp-dev libh2o-evloop-dev libssl-dev \
 	      libwebsockets-dev libjson-c-dev check
-TEST_DEPS  := prometheus python3 python3-websockets python3-yaml \
+TEST_DEPS  := prometheus python3 python3-websockets python3-yaml python3-jsonschema \
 	      python3-torch tmux chromium systemd procps util-linux binutils
 BENCH_DEPS := wrk prometheus-node-exporter bpftrace
 
@@ -252,8 +253,8 @@ test: test-deps
 	$(Q)$(call run_runners,,$(TEST_RUNNERS),ZERNEL_TESTS_STRICT=1 $(TEST_ENV))
 	$(Q)$(MAKE) --no-print-directory test-asan
 
-ASAN_SUITES ?= hist latency shm_reader prom ws_rx
-ASAN_DIRS   ?= shm collector exporter
+ASAN_SUITES ?= hist latency shm_reader prom ws_rx utf8 url
+ASAN_DIRS   ?= common shm collector exporter
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 \
 		$(foreach d,$(ASAN_DIRS),$(BUILD)/asan/tests/zernel-tests-$(d))
@@ -263,6 +264,11 @@ test-asan:
 # `make check-unit SUITES="hist shm_reader"` runs chosen suites.
 check-unit: tests-build
 	$(Q)$(call run_runners,$(SUITES),$(TEST_RUNNERS),$(TEST_ENV))
+
+# `make feed-contract` writes docs/feed.schema.json from the metric catalog
+# and records tests/fixtures/feed-*.json from the live exporter again.
+feed-contract: tests-build
+	$(Q)ZERNEL_RECORD=1 $(TEST_ENV) $(call test_runner,exporter) feed_contract
 
 # ---------------------------------------------------------------------------
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Parsing of the exporter's WebSocket feed with json-c (see feed.h).  The
- * exporter is trusted no more than any peer on the network: a field of the
- * wrong type counts as missing, numbers must be finite, tables are bounded.
- * Several spellings of a duration are accepted (x_ns, x_us, x_ms, x_s, or a
- * {p50, p99} object) so the views keep working as the feed grows.
+ * Parsing of the exporter's WebSocket feed with json-c (see feed.h).  Every
+ * key is the catalog's (catalog/cat_feed.c), so this reads the format the
+ * exporter writes, in its one spelling, and nothing else.  The exporter is
+ * trusted no more than any peer on the network: a field of the wrong type
+ * counts as missing, numbers must be finite, tables are bounded.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,46 +17,86 @@
 #include "cli/feed.h"
 #include "cli/jvalue.h"
 
-#define FEED_MAX_DEPTH 16	/* the feed nests three levels; junk gets no more */
+#define FEED_MAX_DEPTH 16	/* the feed nests four levels; junk gets no more */
 
-/* "pid:gpu" (the seed's gpu_utilization key). */
-static int parse_pid_gpu(const char *s, uint32_t *pid, uint32_t *gpu)
+/* A non-negative number at id's key (part of a latency), in the feed's unit. */
+static int val(struct json_object *o, enum cat_id id, unsigned int part, double *out)
 {
-	unsigned long a, b;
-	char *end;
+	const struct cat_field *f = cat_feed_field(id, part);
+	double v;
 
-	if (!s || *s < '0' || *s > '9')
+	if (!f || !jv_num(o, f->key, &v) || v < 0)
 		return 0;
-	errno = 0;
-	a = strtoul(s, &end, 10);
-	if (errno || *end != ':' || a > UINT32_MAX || end[1] < '0' || end[1] > '9')
-		return 0;
-	b = strtoul(end + 1, &end, 10);
-	if (errno || *end != '\0' || b > UINT32_MAX)
-		return 0;
-	*pid = (uint32_t)a;
-	*gpu = (uint32_t)b;
+	*out = v;
 	return 1;
+}
+
+/* The same, a duration in nanoseconds (the key says its unit). */
+static int dur(struct json_object *o, enum cat_id id, unsigned int part, double *ns)
+{
+	const struct cat_field *f = cat_feed_field(id, part);
+
+	if (!f || !val(o, id, part, ns))
+		return 0;
+	*ns *= cat_feed_ns(f);
+	return 1;
+}
+
+/* An integer in [0, max] at id's key. */
+static int uint_at(struct json_object *o, enum cat_id id, uint64_t max, uint64_t *out)
+{
+	return jv_uint(o, cat_feed_key(id, 0), max, out);
+}
+
+static int str_at(struct json_object *o, enum cat_id id, char *dst, size_t len)
+{
+	return jv_str(o, cat_feed_key(id, 0), dst, len);
+}
+
+/* A number, or -1 when unknown. */
+static double num_or_unknown(struct json_object *o, enum cat_id id)
+{
+	double v = -1;
+
+	return val(o, id, 0, &v) ? v : -1;
+}
+
+static void lat(struct json_object *o, enum cat_id id, struct cli_lat *l)
+{
+	l->p50_ns = l->p99_ns = l->count = -1;
+	dur(o, id, CAT_PART_P50, &l->p50_ns);
+	dur(o, id, CAT_PART_P99, &l->p99_ns);
+	val(o, id, CAT_PART_COUNT, &l->count);
+}
+
+/* The rows of one of the feed's arrays. */
+static struct json_object *rows(struct json_object *root, enum cat_obj obj, size_t *n)
+{
+	struct json_object *arr = jv_array(root, cat_objs[obj].key);
+
+	*n = arr ? json_object_array_length(arr) : 0;
+	return arr;
 }
 
 static void parse_mem(struct json_object *root, struct cli_feed *f)
 {
-	struct json_object *arr = jv_array(root, "gpu_utilization");
-	size_t n = arr ? json_object_array_length(arr) : 0;
+	size_t n;
+	struct json_object *arr = rows(root, CAT_OBJ_GPU_MEM, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct json_object *k = jv_get(e, "key");
 		struct cli_mem m = { 0 };
-		uint64_t v;
+		uint64_t pid, gpu, v;
 
-		if (!k || !json_object_is_type(k, json_type_string) ||
-		    !parse_pid_gpu(json_object_get_string(k), &m.pid, &m.gpu_id) ||
-		    !jv_uint(e, "current_bytes", INT64_MAX, &m.used_bytes)) {
+		if (!uint_at(e, CAT_ID_MEM_PID, UINT32_MAX, &pid) ||
+		    !uint_at(e, CAT_ID_MEM_GPU, UINT32_MAX, &gpu) ||
+		    !uint_at(e, CAT_ID_MEM_USED, INT64_MAX, &m.used_bytes)) {
 			f->rows_skipped++;
 			continue;
 		}
-		if (jv_uint(e, "peak_bytes", INT64_MAX, &v))
+		m.pid = (uint32_t)pid;
+		m.gpu_id = (uint32_t)gpu;
+		if (uint_at(e, CAT_ID_MEM_PEAK, INT64_MAX, &v))
 			m.peak_bytes = v;
 		if (f->n_mem == CLI_FEED_MAX_MEM) {
 			f->mem_dropped++;
@@ -68,27 +108,24 @@ static void parse_mem(struct json_object *root, struct cli_feed *f)
 
 static void parse_gpus(struct json_object *root, struct cli_feed *f)
 {
-	struct json_object *arr = jv_array(root, "gpus");
-	size_t n = arr ? json_object_array_length(arr) : 0;
+	size_t n;
+	struct json_object *arr = rows(root, CAT_OBJ_GPUS, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct json_object *procs = jv_get(e, "processes");
 		struct cli_gpu g = { 0 };
 		uint64_t v;
 
-		if (!jv_uint(e, "gpu_id", UINT32_MAX, &v)) {
+		if (!uint_at(e, CAT_ID_GPU_ID, UINT32_MAX, &v)) {
 			f->rows_skipped++;
 			continue;
 		}
 		g.gpu_id = (uint32_t)v;
-		if (jv_uint(e, "total_bytes", INT64_MAX, &v))
+		if (uint_at(e, CAT_ID_GPU_TOTAL, INT64_MAX, &v))
 			g.total_bytes = v;
-		if (jv_uint(e, "used_bytes", INT64_MAX, &v))
+		if (uint_at(e, CAT_ID_GPU_USED, INT64_MAX, &v))
 			g.used_bytes = v;
-		if (procs && json_object_is_type(procs, json_type_array))
-			g.processes = (uint32_t)json_object_array_length(procs);
-		else if (jv_uint(e, "processes", UINT32_MAX, &v))
+		if (uint_at(e, CAT_ID_GPU_PROCESSES, UINT32_MAX, &v))
 			g.processes = (uint32_t)v;
 		if (f->n_gpu == CLI_FEED_MAX_GPUS) {
 			f->gpu_dropped++;
@@ -98,42 +135,17 @@ static void parse_gpus(struct json_object *root, struct cli_feed *f)
 	}
 }
 
-/* Without a gpus table the devices are still known from the memory rows. */
-static void gpus_from_mem(struct cli_feed *f)
-{
-	for (size_t i = 0; i < f->n_mem; i++) {
-		struct cli_gpu *g = (struct cli_gpu *)cli_feed_gpu(f, f->mem[i].gpu_id);
-
-		if (!g) {
-			if (f->n_gpu == CLI_FEED_MAX_GPUS) {
-				f->gpu_dropped++;
-				continue;
-			}
-			g = &f->gpu[f->n_gpu++];
-			memset(g, 0, sizeof(*g));
-			g->gpu_id = f->mem[i].gpu_id;
-		}
-		g->used_bytes += f->mem[i].used_bytes;
-		g->processes++;
-	}
-}
-
 static void parse_procs(struct json_object *root, struct cli_feed *f)
 {
-	static const char *const launch[] = { "launch", "cuda_launch", "launch_latency", NULL };
-	static const char *const dl[] = { "dataloader_wait", "dataloader", NULL };
-	static const char *const futex[] = { "futex_wait", "futex", NULL };
-	static const char *const barrier[] = { "barrier_wait", "barrier", NULL };
-	static const char *const runq[] = { "runq_delay", "runq", NULL };
-	struct json_object *arr = jv_array(root, "processes");
-	size_t n = arr ? json_object_array_length(arr) : 0;
+	size_t n;
+	struct json_object *arr = rows(root, CAT_OBJ_PROCS, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
 		struct cli_proc *p;
 		uint64_t v;
 
-		if (!jv_uint(e, "pid", UINT32_MAX, &v)) {
+		if (!uint_at(e, CAT_ID_PROC_PID, UINT32_MAX, &v)) {
 			f->rows_skipped++;
 			continue;
 		}
@@ -144,44 +156,34 @@ static void parse_procs(struct json_object *root, struct cli_feed *f)
 		p = &f->proc[f->n_proc++];
 		memset(p, 0, sizeof(*p));
 		p->pid = (uint32_t)v;
-		if (jv_uint(e, "ppid", UINT32_MAX, &v))
+		if (uint_at(e, CAT_ID_PROC_PPID, UINT32_MAX, &v))
 			p->ppid = (uint32_t)v;
-		jv_str(e, "comm", p->comm, sizeof(p->comm));
-		{
-			const struct jv_lat_want want[] = {
-				{ launch, &p->launch }, { dl, &p->dataloader }, { futex, &p->futex },
-				{ barrier, &p->barrier }, { runq, &p->runq },
-			};
-
-			jv_lats(e, want, sizeof(want) / sizeof(want[0]));
-		}
-		if (!jv_dur(e, "offcpu_preempted", &p->offcpu_preempted_ns))
-			p->offcpu_preempted_ns = -1;
-		if (!jv_dur(e, "offcpu_blocked", &p->offcpu_blocked_ns))
-			p->offcpu_blocked_ns = -1;
-		if (!jv_num(e, "involuntary_switches", &p->involuntary_switches))
-			p->involuntary_switches = -1;
-		if (!jv_num(e, "voluntary_switches", &p->voluntary_switches))
-			p->voluntary_switches = -1;
-		if (!jv_num(e, "migrations", &p->migrations))
-			p->migrations = -1;
-		if (!jv_num(e, "gpu_bytes", &p->gpu_bytes))
-			p->gpu_bytes = -1;
+		str_at(e, CAT_ID_PROC_COMM, p->comm, sizeof(p->comm));
+		lat(e, CAT_ID_PROC_CUDA_LAUNCH, &p->launch);
+		lat(e, CAT_ID_PROC_DATALOADER, &p->dataloader);
+		lat(e, CAT_ID_PROC_FUTEX, &p->futex);
+		lat(e, CAT_ID_PROC_BARRIER, &p->barrier);
+		lat(e, CAT_ID_PROC_RUNQ, &p->runq);
+		p->offcpu_preempted_ns = p->offcpu_blocked_ns = -1;
+		dur(e, CAT_ID_PROC_PREEMPTED, 0, &p->offcpu_preempted_ns);
+		dur(e, CAT_ID_PROC_BLOCKED, 0, &p->offcpu_blocked_ns);
+		p->involuntary_switches = num_or_unknown(e, CAT_ID_PROC_INVOLUNTARY);
+		p->voluntary_switches = num_or_unknown(e, CAT_ID_PROC_VOLUNTARY);
+		p->migrations = num_or_unknown(e, CAT_ID_PROC_MIGRATIONS);
+		p->gpu_bytes = num_or_unknown(e, CAT_ID_PROC_GPU_BYTES);
 	}
 }
 
 static void parse_nccl(struct json_object *root, struct cli_feed *f)
 {
-	static const char *const duration[] = { "duration", "call", NULL };
-	static const char *const wait[] = { "wait", NULL };
-	struct json_object *arr = jv_array(root, "nccl");
-	size_t n = arr ? json_object_array_length(arr) : 0;
+	size_t n;
+	struct json_object *arr = rows(root, CAT_OBJ_NCCL, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct cli_nccl *c;
+		struct cli_nccl c = { 0 };
 
-		if (!jv_get(e, "op") || !json_object_is_type(jv_get(e, "op"), json_type_string)) {
+		if (!str_at(e, CAT_ID_NCCL_OP, c.op, sizeof(c.op))) {
 			f->rows_skipped++;
 			continue;
 		}
@@ -189,35 +191,24 @@ static void parse_nccl(struct json_object *root, struct cli_feed *f)
 			f->nccl_dropped++;
 			continue;
 		}
-		c = &f->nccl[f->n_nccl++];
-		memset(c, 0, sizeof(*c));
-		jv_str(e, "op", c->op, sizeof(c->op));
-		if (!jv_num(e, "calls", &c->calls))
-			c->calls = -1;
-		if (!jv_num(e, "bytes", &c->bytes))
-			c->bytes = -1;
-		if (!jv_num(e, "errors", &c->errors))
-			c->errors = -1;
-		{
-			const struct jv_lat_want want[] = { { duration, &c->duration }, { wait, &c->wait } };
-
-			jv_lats(e, want, sizeof(want) / sizeof(want[0]));
-		}
+		c.calls = num_or_unknown(e, CAT_ID_NCCL_CALLS);
+		c.bytes = num_or_unknown(e, CAT_ID_NCCL_BYTES);
+		c.errors = num_or_unknown(e, CAT_ID_NCCL_ERRORS);
+		lat(e, CAT_ID_NCCL_DURATION, &c.duration);
+		lat(e, CAT_ID_NCCL_WAIT, &c.wait);
+		f->nccl[f->n_nccl++] = c;
 	}
 }
 
-/* Alertmanager-shaped ({labels, annotations}) or flat alert objects. */
 static void parse_alerts(struct json_object *root, struct cli_feed *f)
 {
-	struct json_object *arr = jv_array(root, "alerts");
-	size_t n = arr ? json_object_array_length(arr) : 0;
+	size_t n;
+	struct json_object *arr = rows(root, CAT_OBJ_ALERTS, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct json_object *labels = jv_get(e, "labels"), *ann = jv_get(e, "annotations");
-		struct json_object *firing = jv_get(e, "firing");
 		struct cli_alert *a;
-		char state[32] = "";
+		char state[16] = "";
 
 		if (!e || !json_object_is_type(e, json_type_object)) {
 			f->rows_skipped++;
@@ -229,94 +220,72 @@ static void parse_alerts(struct json_object *root, struct cli_feed *f)
 		}
 		a = &f->alert[f->n_alert++];
 		memset(a, 0, sizeof(*a));
-		if (!jv_str(e, "alertname", a->name, sizeof(a->name)) &&
-		    !jv_str(labels, "alertname", a->name, sizeof(a->name)) &&
-		    !jv_str(e, "name", a->name, sizeof(a->name)))
+		if (!str_at(e, CAT_ID_ALERT_NAME, a->name, sizeof(a->name)))
 			strcpy(a->name, "(unnamed alert)");
-		if (!jv_str(e, "severity", a->severity, sizeof(a->severity)))
-			jv_str(labels, "severity", a->severity, sizeof(a->severity));
-		if (!jv_str(e, "summary", a->summary, sizeof(a->summary)) &&
-		    !jv_str(ann, "summary", a->summary, sizeof(a->summary)) &&
-		    !jv_str(e, "description", a->summary, sizeof(a->summary)))
-			jv_str(ann, "description", a->summary, sizeof(a->summary));
-		if (!jv_str(e, "startsAt", a->starts_at, sizeof(a->starts_at)))
-			jv_str(e, "starts_at", a->starts_at, sizeof(a->starts_at));
-		/* An alert in the list without any state is taken as firing. */
-		a->firing = 1;
-		if (firing && json_object_is_type(firing, json_type_boolean))
-			a->firing = json_object_get_boolean(firing);
-		else if (jv_str(e, "state", state, sizeof(state)) || jv_str(e, "status", state, sizeof(state)))
-			a->firing = strcmp(state, "firing") == 0;
-		a->pending = !a->firing && strcmp(state, "pending") == 0;
+		str_at(e, CAT_ID_ALERT_SEVERITY, a->severity, sizeof(a->severity));
+		str_at(e, CAT_ID_ALERT_SUMMARY, a->summary, sizeof(a->summary));
+		str_at(e, CAT_ID_ALERT_STATE, state, sizeof(state));
+		a->firing = strcmp(state, "firing") == 0;
+		a->pending = strcmp(state, "pending") == 0;
+		/* A pending alert's startsAt is the zero time: it has not started. */
+		if (a->firing)
+			str_at(e, CAT_ID_ALERT_STARTS, a->starts_at, sizeof(a->starts_at));
 	}
 }
 
-/*
- * Numbers of the telemetry object in feed order; a nested object of numbers
- * (table_overflows: {procs: 0, ...}) counts as its sum.
- */
+/* The telemetry figures in feed order; a map (table_overflows) as its sum. */
 static void parse_telemetry(struct json_object *root, struct cli_feed *f)
 {
-	struct json_object *t = jv_get(root, "telemetry");
-	double v;
+	struct json_object *t = jv_get(root, cat_objs[CAT_OBJ_TELEMETRY].key);
+	const struct cat_field *fs;
+	size_t n;
 
 	if (!t || !json_object_is_type(t, json_type_object))
 		return;
-	jv_str(t, "mode", f->mode, sizeof(f->mode));
-	jv_str(t, "scenario", f->scenario, sizeof(f->scenario));
-	json_object_object_foreach(t, key, val) {
-		struct cli_kv *kv;
-		int have = jv_num(t, key, &v);
+	str_at(t, CAT_ID_MODE, f->mode, sizeof(f->mode));
+	str_at(t, CAT_ID_SCENARIO, f->scenario, sizeof(f->scenario));
+	fs = cat_feed_fields(CAT_OBJ_TELEMETRY, &n);
+	for (size_t i = 0; i < n && f->n_telemetry < CLI_FEED_MAX_TELEMETRY; i++) {
+		struct json_object *map = jv_get(t, fs[i].key);
+		double v = 0, part;
+		int have = 0;
 
-		if (f->n_telemetry == CLI_FEED_MAX_TELEMETRY)
-			break;
-		if (!have && json_object_is_type(val, json_type_object)) {
-			double part;
-
-			v = 0;
-			json_object_object_foreach(val, k2, v2) {
-				(void)v2;
-				if (jv_num(val, k2, &part)) {
+		if (fs[i].child != CAT_OBJ_COUNT) {
+			if (!map || !json_object_is_type(map, json_type_object))
+				continue;
+			json_object_object_foreach(map, k, unused) {
+				(void)unused;
+				if (jv_num(map, k, &part)) {
 					v += part;
 					have = 1;
 				}
 			}
+		} else if (cat_feed_is_number(&fs[i])) {
+			have = jv_num(t, fs[i].key, &v);
 		}
 		if (!have)
 			continue;
-		kv = &f->telemetry[f->n_telemetry++];
-		jv_copy_text(kv->key, sizeof(kv->key), key);
-		kv->value = v;
+		jv_copy_text(f->telemetry[f->n_telemetry].key, CLI_FEED_NAME_LEN, fs[i].key);
+		f->telemetry[f->n_telemetry++].value = v;
 	}
 }
 
-static void parse_health(struct json_object *root, double now_real_ms, struct cli_feed *f)
+static void parse_health(struct json_object *root, struct cli_feed *f)
 {
-	struct json_object *up = jv_get(root, "collector_up");
-	double d;
+	struct json_object *up = jv_get(root, cat_feed_key(CAT_ID_COLLECTOR_UP, 0));
 
 	if (up && json_object_is_type(up, json_type_boolean))
 		f->collector_up = json_object_get_boolean(up);
-	else if (jv_num(root, "collector_up", &d))
-		f->collector_up = d != 0;
-	if (!jv_str(root, "stale_reason", f->stale_reason, sizeof(f->stale_reason)) &&
-	    !jv_str(root, "stale", f->stale_reason, sizeof(f->stale_reason)))
-		jv_str(root, "reason", f->stale_reason, sizeof(f->stale_reason));
-	if (!jv_num(root, "generation", &f->generation) || f->generation < 0)
-		f->generation = -1;
-	jv_str(root, "status", f->status, sizeof(f->status));
-
-	if (!jv_num(root, "last_update_ms", &f->last_update_ms) || f->last_update_ms < 0)
-		f->last_update_ms = -1;
-	if (jv_num(root, "snapshot_age_ms", &d) || jv_num(root, "age_ms", &d)) {
-		f->age_ms = d >= 0 ? d : -1;
-	} else if (jv_dur(root, "snapshot_age", &d) || jv_dur(root, "age", &d)) {
-		f->age_ms = d / 1e6;
-	} else if (f->last_update_ms > 0 && now_real_ms > 0) {
-		/* last_update_ms is the wall-clock time of the publish. */
-		d = now_real_ms - f->last_update_ms;
-		f->age_ms = d < 0 ? 0 : d;
-	}
+	str_at(root, CAT_ID_STALE_REASON, f->stale_reason, sizeof(f->stale_reason));
+	str_at(root, CAT_ID_STATUS, f->status, sizeof(f->status));
+	f->generation = num_or_unknown(root, CAT_ID_GENERATION);
+	f->age_ms = num_or_unknown(root, CAT_ID_AGE);
+	dur(root, CAT_ID_CUDA_LATENCY, CAT_PART_P50, &f->cuda_p50_ns);
+	dur(root, CAT_ID_CUDA_LATENCY, CAT_PART_P99, &f->cuda_p99_ns);
+	dur(root, CAT_ID_NCCL_ALLREDUCE, CAT_PART_P50, &f->nccl_allreduce_p50_ns);
+	dur(root, CAT_ID_NCCL_ALLREDUCE, CAT_PART_P99, &f->nccl_allreduce_p99_ns);
+	dur(root, CAT_ID_DATALOADER_WAIT, CAT_PART_P50, &f->dataloader_p50_ns);
+	dur(root, CAT_ID_DATALOADER_WAIT, CAT_PART_P99, &f->dataloader_p99_ns);
 }
 
 void cli_feed_clear(struct cli_feed *f)
@@ -325,12 +294,12 @@ void cli_feed_clear(struct cli_feed *f)
 	f->cuda_p50_ns = f->cuda_p99_ns = -1;
 	f->nccl_allreduce_p50_ns = f->nccl_allreduce_p99_ns = -1;
 	f->dataloader_p50_ns = f->dataloader_p99_ns = -1;
-	f->last_update_ms = f->age_ms = -1;
+	f->age_ms = -1;
 	f->collector_up = -1;
 	f->generation = -1;
 }
 
-int cli_feed_parse(const char *msg, size_t len, double now_real_ms, struct cli_feed *f)
+int cli_feed_parse(const char *msg, size_t len, struct cli_feed *f)
 {
 	struct json_tokener *tok = NULL;
 	struct json_object *root = NULL;
@@ -353,8 +322,8 @@ int cli_feed_parse(const char *msg, size_t len, double now_real_ms, struct cli_f
 		err = -EINVAL;
 		goto cleanup;
 	}
-	/* The seed's contract: every snapshot carries gpu_utilization, an array. */
-	if (!jv_array(root, "gpu_utilization")) {
+	/* Every snapshot carries gpu_utilization, an array: that tells one apart. */
+	if (!jv_array(root, cat_objs[CAT_OBJ_GPU_MEM].key)) {
 		err = -EINVAL;
 		goto cleanup;
 	}
@@ -366,17 +335,9 @@ int cli_feed_parse(const char *msg, size_t len, double now_real_ms, struct cli_f
 		}
 	}
 
-	jv_dur(root, "cuda_latency_p50", &f->cuda_p50_ns);
-	jv_dur(root, "cuda_latency_p99", &f->cuda_p99_ns);
-	jv_dur(root, "nccl_allreduce_p50", &f->nccl_allreduce_p50_ns);
-	jv_dur(root, "nccl_allreduce_p99", &f->nccl_allreduce_p99_ns);
-	jv_dur(root, "dataloader_wait_p50", &f->dataloader_p50_ns);
-	jv_dur(root, "dataloader_wait_p99", &f->dataloader_p99_ns);
-	parse_health(root, now_real_ms, f);
+	parse_health(root, f);
 	parse_mem(root, f);
 	parse_gpus(root, f);
-	if (f->n_gpu == 0)
-		gpus_from_mem(f);
 	parse_procs(root, f);
 	parse_nccl(root, f);
 	parse_alerts(root, f);
@@ -388,6 +349,16 @@ cleanup:
 	json_object_put(root);
 	json_tokener_free(tok);
 	return err;
+}
+
+double cli_feed_telemetry(const struct cli_feed *f, enum cat_id id)
+{
+	const char *key = cat_feed_key(id, 0);
+
+	for (size_t i = 0; i < f->n_telemetry; i++)
+		if (strcmp(f->telemetry[i].key, key) == 0)
+			return f->telemetry[i].value;
+	return -1;
 }
 
 size_t cli_feed_firing(const struct cli_feed *f)

@@ -1,17 +1,23 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * One snapshot of the exporter's WebSocket feed, parsed into fixed-size
- * tables the views draw.  The feed is network input: every field may be
- * missing, of the wrong type or absurd; tables are bounded (rows past a
- * table's capacity are counted in its *_dropped field), strings are cut to
- * printable ASCII so that nothing from the feed can reach the terminal as
- * an escape sequence.  Durations are nanoseconds (double, < 0 = unknown).
+ * tables the views draw.  The format is the feed contract
+ * (docs/feed.schema.json): the parser reads exactly the keys the metric
+ * catalog names (catalog/cat_feed.c), each in its one spelling and unit.
+ * The feed is still network input: every field may be missing, of the
+ * wrong type or absurd, and then reads as unknown; tables are bounded
+ * (rows past a table's capacity are counted in its *_dropped field),
+ * strings are cut to printable ASCII so that nothing from the feed can
+ * reach the terminal as an escape sequence.  Durations are nanoseconds
+ * (double, < 0 = unknown).
  */
 #ifndef ZERNEL_CLI_FEED_H
 #define ZERNEL_CLI_FEED_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "catalog/catalog.h"
 
 #define CLI_FEED_MAX_BYTES	(16u << 20)	/* a larger message is refused */
 #define CLI_FEED_MAX_GPUS	256u
@@ -37,7 +43,7 @@ struct cli_gpu {
 	uint32_t processes;
 };
 
-/* GPU memory of one process on one device ("pid:gpu" in the seed). */
+/* GPU memory of one process on one device (a gpu_utilization row). */
 struct cli_mem {
 	uint32_t pid;
 	uint32_t gpu_id;
@@ -75,7 +81,7 @@ struct cli_alert {
 	char name[CLI_FEED_NAME_LEN];
 	char severity[CLI_FEED_NAME_LEN];
 	char summary[CLI_FEED_TEXT_LEN];
-	char starts_at[CLI_FEED_NAME_LEN];
+	char starts_at[CLI_FEED_NAME_LEN];	/* "" while pending */
 	int firing;
 	int pending;			/* condition true, "for" not over yet */
 };
@@ -86,11 +92,10 @@ struct cli_kv {
 };
 
 struct cli_feed {
-	/* Seed keys; node-wide. */
+	/* Node-wide figures. */
 	double cuda_p50_ns, cuda_p99_ns;
 	double nccl_allreduce_p50_ns, nccl_allreduce_p99_ns;
 	double dataloader_p50_ns, dataloader_p99_ns;
-	double last_update_ms;		/* < 0 when absent */
 	double age_ms;			/* snapshot age, < 0 when unknown */
 
 	int collector_up;		/* 1, 0, or -1 when absent */
@@ -118,12 +123,14 @@ struct cli_feed {
 
 /*
  * Parses one feed message (len bytes, need not be NUL-terminated) into f.
- * now_real_ms is the wall clock used to turn last_update_ms into an age.
  * Returns 0, -E2BIG for a message over CLI_FEED_MAX_BYTES, or -EINVAL when
  * it is not a snapshot (a JSON object with a gpu_utilization array, as
- * every feed message has since the seed); f is then "nothing known".
+ * every snapshot has); f is then "nothing known".
  */
-int cli_feed_parse(const char *msg, size_t len, double now_real_ms, struct cli_feed *f);
+int cli_feed_parse(const char *msg, size_t len, struct cli_feed *f);
+
+/* A telemetry figure by catalog id (a map: its sum), or -1 when absent. */
+double cli_feed_telemetry(const struct cli_feed *f, enum cat_id id);
 
 /* Resets f to "nothing known". */
 void cli_feed_clear(struct cli_feed *f);

@@ -12,8 +12,6 @@
 
 #include <json-c/json.h>
 
-#include "cli/feed.h"
-
 /* o[key] when o is an object holding key, else NULL. */
 struct json_object *jv_get(struct json_object *o, const char *key);
 /* o[key] when it is an array, else NULL. */
@@ -29,21 +27,5 @@ int jv_str(struct json_object *o, const char *key, char *dst, size_t len);
  * control character (newline and tab become blanks); always NUL-terminated.
  */
 void jv_copy_text(char *dst, size_t len, const char *src);
-/* A duration spelled base_ns, base_us, base_ms, base_s or base_seconds, in ns. */
-int jv_dur(struct json_object *o, const char *base, double *ns);
-
-void jv_lat_unknown(struct cli_lat *l);
-
-struct jv_lat_want {
-	const char *const *names;	/* NULL-terminated spellings of one series */
-	struct cli_lat *out;
-};
-
-/*
- * Latency series of an object in one pass over its keys (a feed may hold a
- * thousand processes): flat name_p50_us / name_p99_ms / name_count keys, or
- * name: {"p50_us": .., "p99_us": .., "count": ..}.  Unknown parts stay < 0.
- */
-void jv_lats(struct json_object *o, const struct jv_lat_want *w, size_t n);
 
 #endif /* ZERNEL_CLI_JVALUE_H */

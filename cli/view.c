@@ -112,20 +112,13 @@ static void connection(struct frame *fr, const struct cli_view_input *in)
 	}
 }
 
-static double telemetry(const struct cli_feed *f, const char *key)
-{
-	for (size_t i = 0; i < f->n_telemetry; i++)
-		if (strcmp(f->telemetry[i].key, key) == 0)
-			return f->telemetry[i].value;
-	return -1;
-}
-
 static void health(struct frame *fr, const struct cli_view_input *in)
 {
 	const struct cli_feed *f = in->feed;
 	struct cli_line *l = ln_new(fr, P_MUST);
 	char a[CLI_FMT_LEN], b[CLI_FMT_LEN];
-	double dropped = telemetry(f, "events_dropped"), ovf = telemetry(f, "table_overflows");
+	double dropped = cli_feed_telemetry(f, CAT_ID_EVENTS_DROPPED);
+	double ovf = cli_feed_telemetry(f, CAT_ID_TABLE_OVERFLOWS);
 	double age = age_ms(in);
 
 	if (f->collector_up == 0) {
@@ -146,16 +139,17 @@ static void health(struct frame *fr, const struct cli_view_input *in)
 		ln_style(fr, l, "1;31");
 	ln_text(fr, l, cli_fmt_dur(a, sizeof(a), age >= 0 ? age * 1e6 : -1));
 	ln_style(fr, l, S_RESET);
-	if (telemetry(f, "events_total") >= 0)
-		ln_printf(fr, l, "  events %s", cli_fmt_count(a, sizeof(a), telemetry(f, "events_total")));
+	if (cli_feed_telemetry(f, CAT_ID_EVENTS) >= 0)
+		ln_printf(fr, l, "  events %s",
+			  cli_fmt_count(a, sizeof(a), cli_feed_telemetry(f, CAT_ID_EVENTS)));
 	if (dropped >= 0) {
 		if (dropped > 0)
 			ln_style(fr, l, S_YELLOW);
 		ln_printf(fr, l, "  dropped %s", cli_fmt_count(b, sizeof(b), dropped));
 		ln_style(fr, l, S_RESET);
 	}
-	if (telemetry(f, "processes_tracked") >= 0)
-		ln_printf(fr, l, "  procs %.0f", telemetry(f, "processes_tracked"));
+	if (cli_feed_telemetry(f, CAT_ID_PROCESSES_TRACKED) >= 0)
+		ln_printf(fr, l, "  procs %.0f", cli_feed_telemetry(f, CAT_ID_PROCESSES_TRACKED));
 	if (ovf > 0) {
 		ln_style(fr, l, S_YELLOW);
 		ln_printf(fr, l, "  overflows %.0f", ovf);

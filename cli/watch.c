@@ -48,16 +48,11 @@ static void drain(int fd)
 		;
 }
 
-static double now_real_ms(void)
-{
-	return (double)now_real_ns() / 1e6;
-}
-
 /* Parses msg into scratch; on success scratch becomes the current feed. */
 static int take_snapshot(struct watch *w, const char *msg, size_t len)
 {
 	struct cli_feed *t;
-	int err = cli_feed_parse(msg, len, now_real_ms(), w->scratch);
+	int err = cli_feed_parse(msg, len, w->scratch);
 
 	if (err) {
 		w->bad++;

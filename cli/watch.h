@@ -18,7 +18,7 @@ enum cli_watch_mode { CLI_WATCH_VIEW = 0, CLI_WATCH_ONCE, CLI_WATCH_JSON };
 struct cli_watch_opts {
 	enum cli_watch_mode mode;
 	const char *url_text;
-	struct cli_url url;
+	struct url url;
 	uint64_t count;			/* --json: stop after this many; 0 = never */
 	uint64_t timeout_ms;		/* give up without a snapshot; 0 = never */
 	int force_ascii;

@@ -25,7 +25,7 @@
 #define WS_TICK_US	(250 * LWS_US_PER_MS)
 
 struct cli_ws {
-	struct cli_url url;
+	struct url url;
 	int wake_fd;
 	struct lws_context *ctx;
 	struct lws *wsi;		/* lws thread only */
@@ -96,7 +96,7 @@ static void connect_cb(lws_sorted_usec_list_t *sul)
 {
 	struct cli_ws *ws = lws_container_of(sul, struct cli_ws, sul_connect);
 	struct lws_client_connect_info ci;
-	char host_hdr[CLI_URL_HOST_MAX + 16];
+	char host_hdr[URL_HOST_MAX + 16];
 
 	ws->retry_pending = 0;
 	if (atomic_load(&ws->stop))
@@ -112,7 +112,7 @@ static void connect_cb(lws_sorted_usec_list_t *sul)
 	ci.path = ws->url.path;
 	ci.host = host_hdr;
 	ci.origin = host_hdr;
-	ci.ssl_connection = ws->url.tls ? LCCSCF_USE_SSL : 0;
+	ci.ssl_connection = cli_url_tls(&ws->url) ? LCCSCF_USE_SSL : 0;
 	ci.protocol = NULL;			/* the feed speaks no subprotocol */
 	ci.local_protocol_name = "zernel-feed";
 	ci.pwsi = &ws->wsi;
@@ -235,7 +235,7 @@ static void *ws_thread(void *arg)
 	return NULL;
 }
 
-struct cli_ws *cli_ws_start(const struct cli_url *url, int wake_fd)
+struct cli_ws *cli_ws_start(const struct url *url, int wake_fd)
 {
 	struct lws_context_creation_info info;
 	struct cli_ws *ws = calloc(1, sizeof(*ws));
@@ -258,7 +258,7 @@ struct cli_ws *cli_ws_start(const struct cli_url *url, int wake_fd)
 	info.gid = (gid_t)-1;
 	info.uid = (uid_t)-1;
 	info.fd_limit_per_thread = 16;	/* one connection; not ulimit -n sized tables */
-	if (url->tls)
+	if (cli_url_tls(url))
 		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 	ws->ctx = lws_create_context(&info);
 	if (!ws->ctx) {

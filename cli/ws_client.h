@@ -42,7 +42,7 @@ struct cli_ws;
  * state change one byte is written to wake_fd (non-blocking; may be -1).
  * Returns NULL with errno set when libwebsockets cannot start.
  */
-struct cli_ws *cli_ws_start(const struct cli_url *url, int wake_fd);
+struct cli_ws *cli_ws_start(const struct url *url, int wake_fd);
 
 /*
  * Takes the newest message received since the last call: returns 1 and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Small helpers shared by every binary: clocks, strict number parsing for
- * flags, and listen-address parsing.
+ * Small helpers shared by every binary: clocks and strict number parsing
+ * for flags (addresses: common/url.h).
  */
 #ifndef ZERNEL_UTIL_H
 #define ZERNEL_UTIL_H
@@ -21,11 +21,5 @@ uint64_t now_real_ns(void);
  * anything that is not a plain number, -ERANGE when out of range.
  */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
-
-/*
- * Parses "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (all addresses).  host
- * receives the address text ("0.0.0.0" for ":PORT").  Returns 0 or -EINVAL.
- */
-int parse_listen(const char *s, char *host, size_t host_len, uint16_t *port);
 
 #endif /* ZERNEL_UTIL_H */

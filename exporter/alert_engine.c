@@ -19,7 +19,7 @@
 #include "common/log.h"
 #include "exporter/alert_engine.h"
 #include "exporter/alert_template.h"
-#include "exporter/text.h"
+#include "exporter/prom_write.h"
 
 #define KEY_MAX 192
 
@@ -76,37 +76,13 @@ void alert_time_rfc3339(uint64_t real_ns, char *buf, size_t len)
 
 /* ---- labels ------------------------------------------------------------ */
 
-static size_t escape(char *out, size_t len, const char *s)
-{
-	size_t o = 0;
-
-	for (; *s && o + 3 < len; s++) {
-		if (*s == '\\' || *s == '"') {
-			out[o++] = '\\';
-			out[o++] = *s;
-		} else if (*s == '\n') {
-			out[o++] = '\\';
-			out[o++] = 'n';
-		} else {
-			out[o++] = *s;
-		}
-	}
-	out[o] = '\0';
-	return o;
-}
-
+/* The series' labels as Prometheus text: the instance's identity. */
 static void series_key(const struct alert_series *s, char *key, size_t len)
 {
-	size_t o = 0;
-
 	key[0] = '\0';
-	for (unsigned int i = 0; i < s->n_labels && o + 8 < len; i++) {
-		o += (size_t)snprintf(key + o, len - o, "%s%s=\"", i ? "," : "", s->label_name[i]);
-		if (o >= len)
+	for (unsigned int i = 0; i < s->n_labels; i++)
+		if (prom_label_add(key, len, s->label_name[i], s->label_value[i]) < 0)
 			break;
-		o += escape(key + o, len - o, s->label_value[i]);
-		o += (size_t)snprintf(key + o, len - o, "\"");
-	}
 }
 
 static int cmp_label(const void *a, const void *b)
@@ -456,76 +432,78 @@ int alert_engine_reload(struct alert_engine *e, const char *path, uint64_t now_r
 
 /* ---- output ------------------------------------------------------------ */
 
-static void prom_alert_labels(struct sbuf *b, const struct rule_state *rs,
-			      const struct instance *in)
+/* alertname, severity, the series' labels, the rule's labels. */
+static void alert_labels(char *buf, size_t len, const struct rule_state *rs,
+			 const struct instance *in)
 {
-	char v[2 * ALERT_TEXT_MAX];
-
-	escape(v, sizeof(v), rs->rule.name);
-	sbuf_printf(b, "{alertname=\"%s\"", v);
-	escape(v, sizeof(v), rs->rule.severity);
-	sbuf_printf(b, ",severity=\"%s\"", v);
+	buf[0] = '\0';
+	prom_label_add(buf, len, "alertname", rs->rule.name);
+	prom_label_add(buf, len, "severity", rs->rule.severity);
 	if (in->key[0])
-		sbuf_printf(b, ",%s", in->key);
-	for (unsigned int i = 0; i < rs->rule.n_labels; i++) {
-		escape(v, sizeof(v), rs->rule.labels[i].value);
-		sbuf_printf(b, ",%s=\"%s\"", rs->rule.labels[i].name, v);
-	}
-	sbuf_puts(b, "}");
+		snprintf(buf + strlen(buf), len - strlen(buf), ",%s", in->key);
+	for (unsigned int i = 0; i < rs->rule.n_labels; i++)
+		prom_label_add(buf, len, rs->rule.labels[i].name, rs->rule.labels[i].value);
 }
 
 static void prom_states(struct alert_engine *e, struct sbuf *b, enum alert_state st)
 {
-	const char *name = st == ALERT_FIRING ? "zernel_alert_firing" : "zernel_alert_pending";
+	const struct cat_metric *m = cat_metric(st == ALERT_FIRING ? CAT_ID_ALERT_FIRING :
+						CAT_ID_ALERT_PENDING);
+	char labels[4096];	/* every label of a rule, escaped */
 
-	sbuf_printf(b, "# HELP %s 1 for each %s alert (labels: alertname, severity, the "
-		    "alert's labels).\n# TYPE %s gauge\n", name,
-		    st == ALERT_FIRING ? "firing" : "pending (condition true, `for` not yet over)",
-		    name);
+	prom_family_of(b, m, 0);
 	for (size_t i = 0; i < e->n_rules; i++) {
 		for (size_t j = 0; j < e->rs[i].n; j++) {
 			if (e->rs[i].inst[j].state != st)
 				continue;
-			sbuf_puts(b, name);
-			prom_alert_labels(b, &e->rs[i], &e->rs[i].inst[j]);
-			sbuf_puts(b, " 1\n");
+			alert_labels(labels, sizeof(labels), &e->rs[i], &e->rs[i].inst[j]);
+			prom_series_u64(b, m->prom, "", labels, 1);
 		}
 	}
 }
 
+/* A catalog family and its first series. */
+static void family1(struct sbuf *b, enum cat_id id, const char *labels, uint64_t v)
+{
+	const struct cat_metric *m = cat_metric(id);
+
+	prom_family_of(b, m, 0);
+	prom_series_u64(b, m->prom, "", labels, v);
+}
+
 int alert_engine_render_prom(struct alert_engine *e, struct sbuf *b)
 {
-	char v[2 * ALERT_NAME_MAX];
+	const struct cat_metric *tr = cat_metric(CAT_ID_ALERT_TRANSITIONS);
+	const char *name = cat_metric(CAT_ID_ALERT_RELOADS)->prom;
+	char labels[2 * ALERT_NAME_MAX + 32];
 
 	pthread_mutex_lock(&e->mu);
 	prom_states(e, b, ALERT_FIRING);
 	prom_states(e, b, ALERT_PENDING);
-	sbuf_puts(b, "# HELP zernel_alert_transitions_total Alert state changes, "
-		  "to firing or to resolved.\n# TYPE zernel_alert_transitions_total counter\n");
+	prom_family_of(b, tr, 0);
 	for (size_t i = 0; i < e->n_tr; i++) {
-		escape(v, sizeof(v), e->tr[i].name);
-		sbuf_printf(b, "zernel_alert_transitions_total{alertname=\"%s\",to=\"firing\"} %"
-			    PRIu64 "\n", v, e->tr[i].firing);
-		sbuf_printf(b, "zernel_alert_transitions_total{alertname=\"%s\",to=\"resolved\"} %"
-			    PRIu64 "\n", v, e->tr[i].resolved);
+		labels[0] = '\0';
+		prom_label_add(labels, sizeof(labels), "alertname", e->tr[i].name);
+		prom_label_add(labels, sizeof(labels), "to", "firing");
+		prom_series_u64(b, tr->prom, "", labels, e->tr[i].firing);
+		labels[0] = '\0';
+		prom_label_add(labels, sizeof(labels), "alertname", e->tr[i].name);
+		prom_label_add(labels, sizeof(labels), "to", "resolved");
+		prom_series_u64(b, tr->prom, "", labels, e->tr[i].resolved);
 	}
-	sbuf_printf(b, "# HELP zernel_alert_rules Alert rules loaded.\n"
-		    "# TYPE zernel_alert_rules gauge\nzernel_alert_rules %zu\n", e->n_rules);
-	sbuf_printf(b, "# HELP zernel_alert_config_reloads_total Alert configuration reloads "
-		    "(SIGHUP) by result.\n# TYPE zernel_alert_config_reloads_total counter\n"
-		    "zernel_alert_config_reloads_total{result=\"success\"} %" PRIu64 "\n"
-		    "zernel_alert_config_reloads_total{result=\"failure\"} %" PRIu64 "\n",
-		    e->reloads_ok, e->reloads_failed);
-	sbuf_printf(b, "# HELP zernel_alert_config_last_reload_successful 1 when the last "
-		    "alert configuration load succeeded.\n"
-		    "# TYPE zernel_alert_config_last_reload_successful gauge\n"
-		    "zernel_alert_config_last_reload_successful %d\n", e->last_reload_ok);
-	sbuf_printf(b, "# HELP zernel_alert_label_sets_dropped_total Label sets not tracked "
-		    "because a rule had too many.\n"
-		    "# TYPE zernel_alert_label_sets_dropped_total counter\n"
-		    "zernel_alert_label_sets_dropped_total %" PRIu64 "\n", e->dropped);
+	family1(b, CAT_ID_ALERT_RULES, "", e->n_rules);
+	family1(b, CAT_ID_ALERT_RELOADS, "result=\"success\"", e->reloads_ok);
+	prom_series_u64(b, name, "", "result=\"failure\"", e->reloads_failed);
+	family1(b, CAT_ID_ALERT_RELOAD_OK, "", (uint64_t)e->last_reload_ok);
+	family1(b, CAT_ID_ALERT_DROPPED, "", e->dropped);
 	pthread_mutex_unlock(&e->mu);
 	return sbuf_error(b);
+}
+
+/* A key of the feed's alert object, named by the catalog. */
+static void put(struct json_object *o, enum cat_id id, struct json_object *v)
+{
+	json_object_object_add(o, cat_feed_key(id, 0), v);
 }
 
 struct json_object *alert_engine_feed_json(struct alert_engine *e)
@@ -549,27 +527,26 @@ struct json_object *alert_engine_feed_json(struct alert_engine *e)
 				json_object_put(l);
 				continue;
 			}
-			json_object_object_add(o, "alertname", json_object_new_string(rs->rule.name));
-			json_object_object_add(o, "severity",
-					       json_object_new_string(rs->rule.severity));
-			json_object_object_add(o, "state", json_object_new_string(
-				in->state == ALERT_FIRING ? "firing" : "pending"));
+			put(o, CAT_ID_ALERT_NAME, json_object_new_string(rs->rule.name));
+			put(o, CAT_ID_ALERT_SEVERITY, json_object_new_string(rs->rule.severity));
+			put(o, CAT_ID_ALERT_STATE, json_object_new_string(in->state == ALERT_FIRING ?
+								     "firing" : "pending"));
 			alert_template_expand(rs->rule.summary, &rs->rule, &in->series, text,
 					      sizeof(text));
-			json_object_object_add(o, "summary", json_object_new_string(text));
+			put(o, CAT_ID_ALERT_SUMMARY, json_object_new_string(text));
 			for (unsigned int k = 0; k < in->series.n_labels; k++)
 				json_object_object_add(l, in->series.label_name[k],
 					json_object_new_string(in->series.label_value[k]));
 			for (unsigned int k = 0; k < rs->rule.n_labels; k++)
 				json_object_object_add(l, rs->rule.labels[k].name,
 					json_object_new_string(rs->rule.labels[k].value));
-			json_object_object_add(o, "labels", l);
+			put(o, CAT_ID_ALERT_LABELS, l);
 			alert_time_rfc3339(in->state == ALERT_FIRING ? in->fired_real_ns : 0,
 					   ts, sizeof(ts));
-			json_object_object_add(o, "startsAt", json_object_new_string(ts));
+			put(o, CAT_ID_ALERT_STARTS, json_object_new_string(ts));
 			alert_time_rfc3339(in->active_real_ns, ts, sizeof(ts));
-			json_object_object_add(o, "activeAt", json_object_new_string(ts));
-			json_object_object_add(o, "value", json_object_new_double(in->series.value));
+			put(o, CAT_ID_ALERT_ACTIVE, json_object_new_string(ts));
+			put(o, CAT_ID_ALERT_VALUE, json_object_new_double(in->series.value));
 			json_object_array_add(arr, o);
 		}
 	}

@@ -1,28 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The metrics an alert rule can test, and how each is read from a
- * validated segment snapshot.  Unprivileged, in the exporter's alerts
- * thread.  The set is small and fixed on purpose: a rule names one of
- * these, never a free-form query, so a configuration is checked entirely
- * when it is loaded.
- *
- *   gpu_memory_used_ratio {gpu_id}        device used / device total (sum of
- *                                          the processes on that GPU); GPUs
- *                                          whose total is unknown have no series
- *   gpu_memory_used_bytes {gpu_id}        device used, bytes
- *   gpu_memory_total_bytes {gpu_id}       device total, bytes (known ones)
- *   nccl_collective_<q>_seconds {op}      host-side NCCL call duration
- *   nccl_wait_<q>_seconds {op}            NCCL call to the next stream sync
- *   <family>_<q>_seconds {}               node-wide, every watched process
- *   process_<family>_<q>_seconds {pid, comm}   one series per process
- *   collector_up {}                       1 while the segment is fresh, else 0
- *   collector_publish_age_seconds {}      since the last publish seen
- *
- * <q> is p50, p90, p99 or max, over the collector's summary window; a
+ * validated segment snapshot: the catalog's entries that have an alert
+ * name (catalog/catalog.c), a latency as four metrics stem_<q>_seconds,
+ * <q> one of p50, p90, p99, max over the collector's summary window.  A
  * series whose window holds no sample does not exist (like NaN in
- * Prometheus, it matches no comparison).  <family> is cuda_launch,
- * cuda_graph_launch, dataloader_wait, futex_wait, barrier_wait or
- * sched_runqueue.
+ * Prometheus, it matches no comparison), nor does a GPU's ratio or total
+ * while its size is unknown.  Unprivileged, in the exporter's alerts
+ * thread.  The set is fixed on purpose: a rule names one of these, never a
+ * free-form query, so a configuration is checked entirely when it loads.
+ * `zernel-exporter --check-config` and the README list them.
  */
 #ifndef ZERNEL_ALERT_METRICS_H
 #define ZERNEL_ALERT_METRICS_H
@@ -30,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog/catalog.h"
 #include "shm/shm_reader.h"
 
 #define ALERT_METRIC_NAME_MAX	64u
@@ -47,7 +35,7 @@ struct alert_series {
 /* What a metric's collector callback gets for each series. */
 typedef int (*alert_series_fn)(void *arg, const struct alert_series *s);
 
-/* Number of metrics in the catalogue; ids are 0..count-1. */
+/* Number of metrics; ids are 0..count-1. */
 unsigned int alert_metric_count(void);
 /* Name of metric id; NULL when out of range. */
 const char *alert_metric_name(unsigned int id);
@@ -69,7 +57,11 @@ const char *alert_metric_help(unsigned int id);
 int alert_metric_collect(unsigned int id, const struct shm_snapshot *snap,
 			 uint64_t age_ns, alert_series_fn fn, void *arg);
 
-/* Writes the names of every metric, comma separated, for error messages. */
+/* Whether metric has a label of that name; its label names, comma separated. */
+int alert_metric_has_label(unsigned int metric, const char *name);
+void alert_metric_label_list(unsigned int metric, char *buf, size_t len);
+
+/* Writes the names of every metric, compactly, for error messages. */
 void alert_metric_list(char *buf, size_t len);
 
 #endif /* ZERNEL_ALERT_METRICS_H */

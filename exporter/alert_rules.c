@@ -117,7 +117,7 @@ static int fail(struct ctx *c, const char *field, const char *fmt, ...)
 
 static int fail(struct ctx *c, const char *field, const char *fmt, ...)
 {
-	char what[768];
+	char what[1536];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -252,7 +252,7 @@ static const char *const rule_fields[] = {
 static int parse_rule(struct ctx *c, struct json_object *o, struct alert_rule *r)
 {
 	struct json_object *v;
-	char metric[ALERT_METRIC_NAME_MAX + 1], cmp[8], list[512];
+	char metric[ALERT_METRIC_NAME_MAX + 1], cmp[8], list[1024];
 	double min, max;
 
 	memset(r, 0, sizeof(*r));
@@ -274,9 +274,14 @@ static int parse_rule(struct ctx *c, struct json_object *o, struct alert_rule *r
 		for (i = 0; i < sizeof(rule_fields) / sizeof(rule_fields[0]); i++)
 			if (strcmp(key, rule_fields[i]) == 0)
 				break;
-		if (i == sizeof(rule_fields) / sizeof(rule_fields[0]))
-			return fail(c, key, "unknown field (known: name, metric, comparison, "
-				    "threshold, scope, for, severity, summary, description, labels, comment)");
+		if (i == sizeof(rule_fields) / sizeof(rule_fields[0])) {
+			size_t at = 0;
+
+			for (i = 0; i < sizeof(rule_fields) / sizeof(rule_fields[0]); i++)
+				at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
+						       i ? ", " : "", rule_fields[i]);
+			return fail(c, key, "unknown field (known: %s)", list);
+		}
 	}
 
 	if (!json_object_object_get_ex(o, "metric", &v))
@@ -545,19 +550,19 @@ int alert_rules_default(struct alert_ruleset *out)
 		return -ENOMEM;
 	set_default(&r[0], "GpuOomWarning", "gpu_memory_used_ratio", ALERT_GT,
 		    ALERT_DEFAULT_OOM_RATIO, ALERT_DEFAULT_OOM_FOR_NS, "warning",
-		    "GPU {{ $labels.gpu_id }} memory {{ $value | humanizePercentage }} used",
+		    "GPU {{ $labels.gpu_id }} memory used: {{ $value }} of the total",
 		    "Watched processes hold more than 95% of GPU {{ $labels.gpu_id }}'s memory; "
 		    "the next allocation may fail with out-of-memory.");
 	set_default(&r[1], "NcclAllReduceSlow", "nccl_collective_p99_seconds", ALERT_GT,
 		    ALERT_DEFAULT_NCCL_P99_S, ALERT_DEFAULT_SLOW_FOR_NS, "warning",
-		    "NCCL all_reduce p99 {{ $value | humanizeDuration }}",
+		    "NCCL all_reduce p99 {{ $value }} s",
 		    "The 99th percentile of ncclAllReduce call duration is above 500 ms.");
 	snprintf(r[1].scope[0].name, sizeof(r[1].scope[0].name), "op");
 	snprintf(r[1].scope[0].value, sizeof(r[1].scope[0].value), "all_reduce");
 	r[1].n_scope = 1;
 	set_default(&r[2], "DataLoaderWaitHigh", "dataloader_wait_p99_seconds", ALERT_GT,
 		    ALERT_DEFAULT_DATALOADER_P99_S, ALERT_DEFAULT_SLOW_FOR_NS, "warning",
-		    "DataLoader wait p99 {{ $value | humanizeDuration }}",
+		    "DataLoader wait p99 {{ $value }} s",
 		    "Training processes wait more than 1 s for input data at the 99th percentile.");
 	set_default(&r[3], "CollectorDown", "collector_up", ALERT_EQ, 0.0,
 		    ALERT_DEFAULT_DOWN_FOR_NS, "critical",

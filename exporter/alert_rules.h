@@ -12,7 +12,7 @@
  *                  "scope": { "gpu_id": "0" },            optional
  *                  "for": "10s",                          optional, default 0
  *                  "severity": "warning",
- *                  "summary": "GPU {{ $labels.gpu_id }} at {{ $value | humanizePercentage }}",
+ *                  "summary": "GPU {{ $labels.gpu_id }} at {{ $value }}",
  *                  "description": "...",                  optional
  *                  "labels": { "team": "ml" },           optional
  *                  "comment": "..." } ] }                 optional, ignored

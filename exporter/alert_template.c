@@ -6,7 +6,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,77 +21,28 @@ int alert_label_name_ok(const char *s)
 	return 1;
 }
 
-int alert_metric_has_label(unsigned int metric, const char *name)
+/*
+ * The inside of one {{ ... }}: "" for $value, the label name for
+ * $labels.NAME; -EINVAL for anything else.
+ */
+static int tmpl_action(const char *s, size_t n, char *label, size_t label_len)
 {
-	unsigned int n;
-	const char *const *l = alert_metric_labels(metric, &n);
-
-	for (unsigned int i = 0; i < n; i++)
-		if (strcmp(l[i], name) == 0)
-			return 1;
-	return 0;
-}
-
-void alert_metric_label_list(unsigned int metric, char *buf, size_t len)
-{
-	unsigned int n;
-	const char *const *l = alert_metric_labels(metric, &n);
-	size_t o = 0;
-
-	snprintf(buf, len, "none");
-	for (unsigned int i = 0; i < n && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", l[i]);
-}
-
-enum tmpl_kind { T_VALUE, T_LABEL };
-enum tmpl_fmt { F_PLAIN, F_HUMANIZE, F_PERCENT, F_DURATION };
-
-/* Parses the inside of one {{ ... }}; returns 0 or -EINVAL. */
-static int tmpl_action(const char *s, size_t n, enum tmpl_kind *kind, enum tmpl_fmt *fmt,
-		       char *label, size_t label_len)
-{
-	char buf[128], *p, *e, *pipe;
-
-	if (n >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	p = buf;
-	pipe = strchr(p, '|');
-	if (pipe)
-		*pipe++ = '\0';
-	while (isspace((unsigned char)*p))
-		p++;
-	for (e = p + strlen(p); e > p && isspace((unsigned char)e[-1]); e--)
-		;
-	*e = '\0';
-	*fmt = F_PLAIN;
-	if (strcmp(p, "$value") == 0) {
-		*kind = T_VALUE;
-	} else if (strncmp(p, "$labels.", 8) == 0 && alert_label_name_ok(p + 8) &&
-		   strlen(p + 8) < label_len && !pipe) {
-		*kind = T_LABEL;
-		snprintf(label, label_len, "%s", p + 8);
-		return 0;
-	} else {
-		return -EINVAL;
+	while (n && isspace((unsigned char)*s)) {
+		s++;
+		n--;
 	}
-	if (!pipe)
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	label[0] = '\0';
+	if (n == 6 && strncmp(s, "$value", 6) == 0)
 		return 0;
-	while (isspace((unsigned char)*pipe))
-		pipe++;
-	for (e = pipe + strlen(pipe); e > pipe && isspace((unsigned char)e[-1]); e--)
-		;
-	*e = '\0';
-	if (strcmp(pipe, "humanize") == 0)
-		*fmt = F_HUMANIZE;
-	else if (strcmp(pipe, "humanizePercentage") == 0)
-		*fmt = F_PERCENT;
-	else if (strcmp(pipe, "humanizeDuration") == 0)
-		*fmt = F_DURATION;
-	else
-		return -EINVAL;
-	return 0;
+	if (n > 8 && strncmp(s, "$labels.", 8) == 0 && n - 8 < label_len) {
+		memcpy(label, s + 8, n - 8);
+		label[n - 8] = '\0';
+		if (alert_label_name_ok(label))
+			return 0;
+	}
+	return -EINVAL;
 }
 
 static int rule_has_label(const struct alert_rule *r, const char *name)
@@ -107,8 +57,6 @@ static int rule_has_label(const struct alert_rule *r, const char *name)
 
 int alert_template_check(const char *t, const struct alert_rule *r, char *why, size_t len)
 {
-	enum tmpl_kind kind;
-	enum tmpl_fmt fmt;
 	char label[ALERT_NAME_MAX], list[128];
 
 	for (const char *open = strstr(t, "{{"); open; open = strstr(open, "{{")) {
@@ -118,14 +66,13 @@ int alert_template_check(const char *t, const struct alert_rule *r, char *why, s
 			snprintf(why, len, "\"{{\" without \"}}\"");
 			return -EINVAL;
 		}
-		if (tmpl_action(open + 2, (size_t)(close - open - 2), &kind, &fmt, label,
-				sizeof(label)) < 0) {
-			snprintf(why, len, "unknown template \"%.*s\" (use {{ $value }}, "
-				 "{{ $value | humanize|humanizePercentage|humanizeDuration }} "
-				 "or {{ $labels.NAME }})", (int)(close + 2 - open), open);
+		if (tmpl_action(open + 2, (size_t)(close - open - 2), label, sizeof(label)) < 0) {
+			snprintf(why, len, "unknown template \"%.*s\" (use {{ $value }} or "
+				 "{{ $labels.NAME }}; there are no pipes)", (int)(close + 2 - open),
+				 open);
 			return -EINVAL;
 		}
-		if (kind == T_LABEL && !rule_has_label(r, label)) {
+		if (label[0] && !rule_has_label(r, label)) {
 			alert_metric_label_list(r->metric, list, sizeof(list));
 			snprintf(why, len, "{{ $labels.%s }}: the alert has no label \"%s\" "
 				 "(metric labels: %s)", label, label, list);
@@ -134,36 +81,6 @@ int alert_template_check(const char *t, const struct alert_rule *r, char *why, s
 		open = close + 2;
 	}
 	return 0;
-}
-
-static void humanize(char *out, size_t len, double v, enum tmpl_fmt fmt)
-{
-	static const char *const si[] = { "", "k", "M", "G", "T", "P" };
-	unsigned int i = 0;
-
-	switch (fmt) {
-	case F_PERCENT:
-		snprintf(out, len, "%.4g%%", v * 100.0);
-		return;
-	case F_DURATION:
-		if (fabs(v) >= 1.0 || v == 0.0)
-			snprintf(out, len, "%.4gs", v);
-		else if (fabs(v) >= 1e-3)
-			snprintf(out, len, "%.4gms", v * 1e3);
-		else
-			snprintf(out, len, "%.4gus", v * 1e6);
-		return;
-	case F_HUMANIZE:
-		while (fabs(v) >= 1000.0 && i + 1 < sizeof(si) / sizeof(si[0])) {
-			v /= 1000.0;
-			i++;
-		}
-		snprintf(out, len, "%.4g%s", v, si[i]);
-		return;
-	case F_PLAIN:
-		break;
-	}
-	snprintf(out, len, "%.6g", v);
 }
 
 static const char *series_label(const struct alert_rule *r, const struct alert_series *s,
@@ -192,10 +109,7 @@ void alert_template_expand(const char *t, const struct alert_rule *r,
 	out[0] = '\0';
 	while (*t && o + 1 < len) {
 		const char *open = strstr(t, "{{"), *close;
-		enum tmpl_kind kind;
-		enum tmpl_fmt fmt;
 		char label[ALERT_NAME_MAX], val[48];
-		const char *ins;
 		size_t n;
 
 		if (!open)
@@ -209,16 +123,12 @@ void alert_template_expand(const char *t, const struct alert_rule *r,
 		if (!*open)
 			break;
 		close = strstr(open + 2, "}}");
-		if (!close || tmpl_action(open + 2, (size_t)(close - open - 2), &kind, &fmt,
-					  label, sizeof(label)) < 0)
+		if (!close || tmpl_action(open + 2, (size_t)(close - open - 2), label,
+					  sizeof(label)) < 0)
 			break;	/* checked at load: not reached */
-		if (kind == T_VALUE) {
-			humanize(val, sizeof(val), s->value, fmt);
-			ins = val;
-		} else {
-			ins = series_label(r, s, label);
-		}
-		o += (size_t)snprintf(out + o, len - o, "%s", ins);
+		snprintf(val, sizeof(val), "%.6g", s->value);
+		o += (size_t)snprintf(out + o, len - o, "%s",
+				      label[0] ? series_label(r, s, label) : val);
 		if (o >= len)
 			o = len - 1;
 		t = close + 2;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Alert text templates, a small subset of Prometheus's: {{ $value }},
- * {{ $value | humanize }}, {{ $value | humanizePercentage }},
- * {{ $value | humanizeDuration }} and {{ $labels.NAME }}, where NAME is a
- * label of the rule's metric, one of the rule's own labels, alertname or
- * severity.  Anything else is refused when the rules are loaded.
+ * Alert text templates: substitution only.  {{ $value }} is the value
+ * that fired (a plain number, %.6g, in the metric's unit: seconds, bytes,
+ * a 0..1 ratio) and {{ $labels.NAME }} a label, where NAME is a label of
+ * the rule's metric, one of the rule's own labels, alertname or severity.
+ * Anything else, Prometheus's humanize pipes included, is refused when the
+ * rules are loaded.
  */
 #ifndef ZERNEL_ALERT_TEMPLATE_H
 #define ZERNEL_ALERT_TEMPLATE_H
@@ -26,9 +27,5 @@ int alert_template_check(const char *tmpl, const struct alert_rule *r, char *why
 
 /* [A-Za-z_][A-Za-z0-9_]*: a Prometheus label name (and an alert name). */
 int alert_label_name_ok(const char *s);
-
-/* Whether metric has a label of that name; its label names, comma separated. */
-int alert_metric_has_label(unsigned int metric, const char *name);
-void alert_metric_label_list(unsigned int metric, char *buf, size_t len);
 
 #endif /* ZERNEL_ALERT_TEMPLATE_H */

@@ -22,8 +22,6 @@
 #define EVAL_DOWN_MS	1000u	/* cadence while the collector is not fresh */
 #define EVAL_SLACK_MS	50u	/* after the next publish is due */
 
-struct alerts *exporter_alerts;
-
 struct alerts {
 	char rules_path[4096];		/* "" for the built-in defaults */
 	char shm_name[256];
@@ -48,7 +46,7 @@ static void notify(void *arg, const struct alert_notice *n)
 int alerts_new(struct alerts **out, const struct alerts_options *o, const char *shm_name,
 	       const char *external_url)
 {
-	struct webhook_url urls[WEBHOOK_MAX_TARGETS];
+	struct url urls[WEBHOOK_MAX_TARGETS];
 	struct webhook_opts wo;
 	struct alert_ruleset rs;
 	struct alerts *a;
@@ -213,8 +211,6 @@ void alerts_free(struct alerts *a)
 	webhook_free(a->webhook);
 	pthread_cond_destroy(&a->cv);
 	pthread_mutex_destroy(&a->mu);
-	if (exporter_alerts == a)
-		exporter_alerts = NULL;
 	free(a);
 }
 

@@ -37,13 +37,6 @@ struct alerts_options {
 struct alerts;
 
 /*
- * The instance the HTTP and WebSocket threads render, set by the
- * exporter's main once alerts_new() succeeded; NULL means no alerting
- * (the render calls then add nothing, or an empty array).
- */
-extern struct alerts *exporter_alerts;
-
-/*
  * Loads the rules and prepares the webhooks; starts nothing.
  * external_url (e.g. "http://host:9091") goes into the notifications.
  * Returns 0, or -errno with the reason logged (a bad rules file: its

@@ -22,7 +22,7 @@ const char alerts_usage[] =
 
 int alerts_options_set(struct alerts_options *o, int which, const char *arg, FILE *err)
 {
-	struct webhook_url u;
+	struct url u;
 	char why[1024];
 
 	switch (which) {

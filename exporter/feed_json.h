@@ -1,29 +1,29 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The JSON snapshot the WebSocket feed pushes (json-c).  The seed's keys
- * come first and keep their meaning; the rest is what a live view needs.
- * Output size is bounded: at most FEED_MAX_PROCESSES processes and
- * FEED_MAX_GPU_ROWS (pid, gpu) rows, with totals saying what was left out.
+ * The JSON snapshot the WebSocket feed pushes (json-c), generated from the
+ * metric catalog: its objects, keys, key order and units are the
+ * catalog's (catalog/cat_feed.c), its contract docs/feed.schema.json.
+ * Output size is bounded: the catalog bounds every array (processes,
+ * gpu_utilization, nccl_comms), with totals saying what was left out.
  */
 #ifndef ZERNEL_FEED_JSON_H
 #define ZERNEL_FEED_JSON_H
 
+#include "catalog/catalog.h"
 #include "common/sbuf.h"
-#include "exporter/source.h"
+#include "exporter/alerts.h"
 #include "exporter/stats.h"
 #include "shm/shm_reader.h"
 
-#define FEED_MAX_PROCESSES	1024u
-#define FEED_MAX_GPU_ROWS	4096u
-#define FEED_MAX_COMMS		1024u
 #define FEED_MAX_BYTES		(16u << 20)	/* a bug, not a big node, past this */
 
 /*
- * Appends the snapshot as one JSON object.  snap is NULL unless st says the
- * data is fresh; then every data list is empty and every number 0, and
- * collector_up is false with the reason.
+ * Appends one snapshot as a JSON object.  snap is used only when st says
+ * the data is fresh; otherwise every array is empty, every number 0, the
+ * collector's telemetry absent, and collector_up false with the reason.
+ * alerts (may be NULL: none) gives the alerts array.
  */
-int feed_render(struct sbuf *out, const struct shm_snapshot *snap,
-		const struct source_status *st, const struct exporter_stats *stats);
+int feed_render(struct sbuf *out, const struct shm_snapshot *snap, const struct cat_status *st,
+		const struct exporter_stats *stats, struct alerts *alerts);
 
 #endif /* ZERNEL_FEED_JSON_H */

@@ -59,6 +59,7 @@ struct http_server {
 	unsigned int connections;
 
 	struct source src;
+	struct alerts *alerts;		/* its families follow ours; may be NULL */
 	struct sbuf self;		/* self-telemetry scratch */
 	char *page;			/* the live page, WebSocket port filled in */
 	size_t page_len;
@@ -152,12 +153,12 @@ static int render_cache(struct http_server *s, const struct shm_snapshot *snap)
 static void serve_metrics(struct http_server *s, h2o_req_t *req)
 {
 	const struct shm_snapshot *snap;
-	struct source_status st;
+	struct cat_status st;
 	h2o_iovec_t parts[2];
 	size_t n = 0;
 	int err = 0;
 
-	stats_add(&exporter_stats.scrapes, 1);
+	stats_add(CAT_STAT_SCRAPES, 1);
 	source_refresh(&s->src);
 	source_status(&s->src, now_mono_ns(), &st);
 	snap = source_fresh(&s->src);
@@ -176,7 +177,7 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 		sbuf_reset(&s->self);
 		err = prom_render_self(&s->self, &st, &exporter_stats);
 		if (!err)
-			err = alerts_render_prom(exporter_alerts, &s->self);
+			err = alerts_render_prom(s->alerts, &s->self);
 	}
 	if (err) {
 		uint64_t now = now_mono_ns();
@@ -236,7 +237,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 	struct http_server *s = ((struct http_handler *)self)->server;
 	const h2o_iovec_t path = req->path_normalized;
 
-	stats_add(&exporter_stats.http_requests, 1);
+	stats_add(CAT_STAT_HTTP_REQUESTS, 1);
 	if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) &&
 	    !h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"))) {
 		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL,
@@ -269,7 +270,7 @@ static void on_conn_close(void *data)
 	struct http_server *s = data;
 
 	s->connections--;
-	stats_sub(&exporter_stats.http_connections, 1);
+	stats_sub(CAT_STAT_HTTP_CONNECTIONS, 1);
 }
 
 static void on_reject_written(h2o_socket_t *sock, const char *err)
@@ -296,12 +297,12 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 		if (s->connections >= HTTP_MAX_CONNECTIONS) {
 			h2o_iovec_t buf = h2o_iovec_init(busy, sizeof(busy) - 1);
 
-			stats_add(&exporter_stats.http_rejected, 1);
+			stats_add(CAT_STAT_HTTP_REJECTED, 1);
 			h2o_socket_write(sock, &buf, 1, on_reject_written);
 			continue;
 		}
 		s->connections++;
-		stats_add(&exporter_stats.http_connections, 1);
+		stats_add(CAT_STAT_HTTP_CONNECTIONS, 1);
 		sock->on_close.cb = on_conn_close;
 		sock->on_close.data = s;
 		h2o_accept(&s->accept_ctx, sock);
@@ -376,9 +377,12 @@ static void *http_thread(void *arg)
 	return NULL;
 }
 
-int http_server_start(struct http_server *s)
+int http_server_start(struct http_server *s, struct alerts *alerts)
 {
-	int err = pthread_create(&s->thread, NULL, http_thread, s);
+	int err;
+
+	s->alerts = alerts;
+	err = pthread_create(&s->thread, NULL, http_thread, s);
 
 	if (err)
 		return -err;

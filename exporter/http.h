@@ -2,8 +2,9 @@
 /*
  * The exporter's HTTP server (h2o, libh2o-evloop): /metrics, /healthz, /
  * and 404 for the rest; GET and HEAD only.  It runs in a thread of its own
- * with its own segment reader and private snapshot; the only state it
- * shares is the atomic counters of stats.h.
+ * with its own segment reader and private snapshot; what it shares with
+ * the other threads is the atomic counters of stats.h and the alert engine,
+ * which renders under its own mutex (alerts.h).
  */
 #ifndef ZERNEL_HTTP_H
 #define ZERNEL_HTTP_H
@@ -18,14 +19,16 @@ struct http_server;
 
 /*
  * Prepares the server around an already bound, listening fd (the server
- * takes it); ws_port goes into the live page at "/".  Allocates only; nothing runs until http_server_start().
+ * takes it); ws_port goes into the live page at "/".  Allocates only;
+ * nothing runs until http_server_start().
  * Returns 0 or -errno.
  */
 int http_server_new(struct http_server **out, int listen_fd, const char *shm_name,
 		    unsigned int ws_port);
 
-/* Starts the server thread. */
-int http_server_start(struct http_server *s);
+/* Starts the server thread; alerts (may be NULL) adds its families to /metrics. */
+struct alerts;
+int http_server_start(struct http_server *s, struct alerts *alerts);
 
 /* Stops accepting, lets requests in flight finish (up to 1 s), joins. */
 void http_server_stop(struct http_server *s);

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.alerts.check_path)
 		return alerts_check_config(opt.alerts.check_path, stdout, stderr);
-	stats_set(&exporter_stats.start_real_ns, now_real_ns());
+	stats_set(CAT_STAT_START_REAL_NS, now_real_ns());
 
 	/*
 	 * Signals are taken synchronously by main (sigwait below); blocking
@@ -140,7 +140,6 @@ int main(int argc, char **argv)
 		ret = 2;
 		goto cleanup;
 	}
-	exporter_alerts = alerts;
 
 	/*
 	 * 4. Sandbox: nobody, no capabilities, NO_NEW_PRIVS, rlimits, seccomp
@@ -160,9 +159,9 @@ int main(int argc, char **argv)
 	}
 
 	/* 5. Start the servers. */
-	err = http_server_start(http);
+	err = http_server_start(http, alerts);
 	if (!err)
-		err = ws_server_start(ws);
+		err = ws_server_start(ws, alerts);
 	if (!err)
 		err = alerts_start(alerts);
 	if (err) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/url.h"
 #include "common/util.h"
 #include "exporter/options.h"
 #include "shm/shm_layout.h"
@@ -39,7 +40,7 @@ static void usage(FILE *f)
 
 static int set_listen(const char *flag, const char *val, char *host, size_t hlen, uint16_t *port)
 {
-	if (parse_listen(val, host, hlen, port) < 0) {
+	if (url_listen_parse(val, host, hlen, port, NULL) < 0) {
 		fprintf(stderr, "zernel-exporter: %s %s: expected ADDR:PORT, [V6ADDR]:PORT "
 			"or :PORT with PORT in 1..65535\n", flag, val);
 		return -EINVAL;
@@ -82,9 +83,9 @@ enum options_result options_parse(struct exporter_options *o, int argc, char **a
 
 	memset(o, 0, sizeof(*o));
 	snprintf(o->shm_name, sizeof(o->shm_name), "%s", SHM_DEFAULT_NAME);
-	parse_listen(EXPORTER_DEFAULT_METRICS, o->metrics_host, sizeof(o->metrics_host),
-		     &o->metrics_port);
-	parse_listen(EXPORTER_DEFAULT_WS, o->ws_host, sizeof(o->ws_host), &o->ws_port);
+	url_listen_parse(EXPORTER_DEFAULT_METRICS, o->metrics_host, sizeof(o->metrics_host),
+			 &o->metrics_port, NULL);
+	url_listen_parse(EXPORTER_DEFAULT_WS, o->ws_host, sizeof(o->ws_host), &o->ws_port, NULL);
 	o->ws_interval_ms = EXPORTER_DEFAULT_WS_INTERVAL;
 
 	optind = 1;

@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Writers for Prometheus text format 0.0.4 into a bounded buffer: family
- * headers, series lines, summaries and classic histograms from a segment
- * latency series.  Unprivileged, on the request path: no allocation beyond
+ * Writers for Prometheus text format 0.0.4 into a bounded buffer (see
+ * prom_write.h).  Unprivileged, on the request path: no allocation beyond
  * the buffer's own, nothing fatal.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "exporter/prom.h"
 #include "exporter/prom_write.h"
 
 static const uint64_t lat_bounds_ns[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
@@ -33,6 +32,33 @@ const char *prom_le(unsigned int i)
 	return i < SHM_LAT_FINITE_BUCKETS ? le_text[i] : "+Inf";
 }
 
+int prom_label_add(char *buf, size_t len, const char *name, const char *value)
+{
+	size_t start = strnlen(buf, len), o = start;
+	int n = snprintf(buf + o, len - o, "%s%s=\"", o ? "," : "", name);
+
+	if (n < 0 || (size_t)n >= len - o)
+		goto full;
+	o += (size_t)n;
+	for (const char *v = value; *v; v++) {
+		int esc = *v == '\\' || *v == '"' || *v == '\n';
+
+		if (o + (size_t)esc + 3 > len)	/* the character, '"' and NUL */
+			goto full;
+		if (esc)
+			buf[o++] = '\\';
+		buf[o++] = *v == '\n' ? 'n' : *v;
+	}
+	if (o + 2 > len)
+		goto full;
+	buf[o++] = '"';
+	buf[o] = '\0';
+	return 0;
+full:
+	buf[start] = '\0';
+	return -ENOSPC;
+}
+
 void prom_family(struct sbuf *b, const char *name, const char *type, const char *help)
 {
 	sbuf_puts(b, "# HELP ");
@@ -44,6 +70,19 @@ void prom_family(struct sbuf *b, const char *name, const char *type, const char 
 	sbuf_append(b, " ", 1);
 	sbuf_puts(b, type);
 	sbuf_append(b, "\n", 1);
+}
+
+void prom_family_of(struct sbuf *b, const struct cat_metric *m, int histogram)
+{
+	if (m->kind != CAT_LATENCY) {
+		prom_family(b, m->prom, m->kind == CAT_COUNTER ? "counter" : "gauge", m->help);
+	} else if (histogram) {
+		prom_family(b, m->prom_hist, "histogram", m->help);
+	} else {
+		sbuf_printf(b, "# HELP %s %.*s; quantiles over the summary window.\n"
+			    "# TYPE %s summary\n", m->prom, (int)strlen(m->help) - 1, m->help,
+			    m->prom);
+	}
 }
 
 /* name+suffix{labels[,extra]} and a space; labels and extra may be "". */
@@ -77,14 +116,6 @@ void prom_series_sec(struct sbuf *b, const char *name, const char *suffix,
 	prom_series_head(b, name, suffix, labels, "");
 	sbuf_seconds(b, ns);
 	sbuf_append(b, "\n", 1);
-}
-
-/* One-series gauge or counter family. */
-void prom_single_u64(struct sbuf *b, const char *name, const char *type,
-		       const char *help, uint64_t v)
-{
-	prom_family(b, name, type, help);
-	prom_series_u64(b, name, "", "", v);
 }
 
 void prom_summary(struct sbuf *b, const char *name, const char *labels,
@@ -125,12 +156,4 @@ void prom_histogram(struct sbuf *b, const char *name, const char *labels,
 	sbuf_append(b, "\n", 1);
 	prom_series_sec(b, name, "_sum", labels, l->sum_ns);
 	prom_series_u64(b, name, "_count", labels, l->count);
-}
-
-void prom_pid_labels(char *buf, size_t len, uint32_t pid, const char *extra)
-{
-	if (extra && *extra)
-		snprintf(buf, len, "pid=\"%" PRIu32 "\",%s", pid, extra);
-	else
-		snprintf(buf, len, "pid=\"%" PRIu32 "\"", pid);
 }

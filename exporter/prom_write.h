@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Low-level writers of Prometheus text format 0.0.4, shared by the segment
- * part (prom.c) and the self-telemetry part (prom_self.c).  labels and extra
- * are pre-rendered label lists without braces ("pid=\"1\"") or "".  Errors
- * stick in the buffer (sbuf_error).
+ * The one writer of Prometheus text format 0.0.4: family headers, series,
+ * summaries and classic histograms, and the one label escaper.  Everything
+ * the exporter puts on /metrics goes through here: the catalog's families
+ * (prom.c, prom_self.c), the alert engine's and the webhooks'.  labels and
+ * extra are pre-rendered label lists without braces ("pid=\"1\"") or "".
+ * Errors stick in the buffer (sbuf_error).
  */
 #ifndef ZERNEL_PROM_WRITE_H
 #define ZERNEL_PROM_WRITE_H
@@ -11,11 +13,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog/catalog.h"
 #include "common/sbuf.h"
 #include "shm/shm_layout.h"
 
+#define PROM_CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+
+/* The two quantiles every summary carries. */
+#define PROM_Q50	"0.5"
+#define PROM_Q99	"0.99"
+
+/* Room for a series' labels: the longest process name escaped, and more. */
+#define PROM_LABELS_MAX	512u
+
+/*
+ * Appends name="value" to the label list in buf (a comma first when buf
+ * is not empty), value escaped: \\, \" and \n.  Returns 0, or -ENOSPC
+ * (buf unchanged) when it does not fit in len.
+ */
+int prom_label_add(char *buf, size_t len, const char *name, const char *value);
+
 /* "# HELP name help" and "# TYPE name type". */
 void prom_family(struct sbuf *b, const char *name, const char *type, const char *help);
+/*
+ * The header of a catalog entry's family.  A latency is two: its summary
+ * (histogram 0; the help says the quantiles cover the window) and its
+ * histogram (histogram 1).
+ */
+void prom_family_of(struct sbuf *b, const struct cat_metric *m, int histogram);
 /* "name+suffix{labels,extra} " */
 void prom_series_head(struct sbuf *b, const char *name, const char *suffix,
 		      const char *labels, const char *extra);
@@ -24,16 +49,14 @@ void prom_series_u64(struct sbuf *b, const char *name, const char *suffix,
 /* ns written as exact decimal seconds. */
 void prom_series_sec(struct sbuf *b, const char *name, const char *suffix,
 		     const char *labels, uint64_t ns);
-/* A family of one unlabelled series. */
-void prom_single_u64(struct sbuf *b, const char *name, const char *type,
-		     const char *help, uint64_t v);
-/* The seed's summary: window quantiles 0.5 and 0.99, cumulative _sum and _count. */
+/* Window quantiles 0.5 and 0.99, cumulative _sum and _count. */
 void prom_summary(struct sbuf *b, const char *name, const char *labels,
 		  const struct shm_latency *l);
 /* A classic histogram at the SHM_LAT_BOUNDS_NS_INIT bounds. */
 void prom_histogram(struct sbuf *b, const char *name, const char *labels,
 		    const struct shm_latency *l);
-/* pid="N" plus ",extra" when extra is neither NULL nor "". */
-void prom_pid_labels(char *buf, size_t len, uint32_t pid, const char *extra);
+
+/* "le" label value of finite bucket i, e.g. "2.5e-07"; "+Inf" past them. */
+const char *prom_le(unsigned int i);
 
 #endif /* ZERNEL_PROM_WRITE_H */

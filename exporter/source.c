@@ -52,7 +52,7 @@ uint64_t source_age_ns(const struct source *s, uint64_t now_mono_ns)
 	return now_mono_ns - s->heartbeat_mono_ns;
 }
 
-void source_status(const struct source *s, uint64_t now_mono_ns, struct source_status *st)
+void source_status(const struct source *s, uint64_t now_mono_ns, struct cat_status *st)
 {
 	st->status = s->status;
 	st->reason = s->reason;

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "catalog/catalog.h"
 #include "shm/shm_reader.h"
 
 struct source {
@@ -24,16 +25,6 @@ struct source {
 	uint64_t refreshes;		/* refresh calls that returned OK */
 };
 
-/* What both outputs say about the collector, independent of the data. */
-struct source_status {
-	enum shm_read_status status;	/* SHM_READ_OK: the data is fresh */
-	const char *reason;		/* why not fresh; "" when fresh */
-	int seen;			/* the fields below are known */
-	uint64_t generation;		/* of the last valid snapshot */
-	uint64_t age_ns;		/* since the last publish seen */
-	uint64_t last_update_real_ns;	/* wall-clock time of that publish */
-};
-
 void source_init(struct source *s, const char *shm_name);
 
 /* Takes a new snapshot (remapping after a collector restart). */
@@ -45,8 +36,8 @@ const struct shm_snapshot *source_fresh(const struct source *s);
 /* Nanoseconds since the last publish seen, at now_mono_ns; 0 if none. */
 uint64_t source_age_ns(const struct source *s, uint64_t now_mono_ns);
 
-/* Fills st from the last refresh; st->reason points into s. */
-void source_status(const struct source *s, uint64_t now_mono_ns, struct source_status *st);
+/* Fills st (what every output says about the collector); st->reason points into s. */
+void source_status(const struct source *s, uint64_t now_mono_ns, struct cat_status *st);
 
 void source_close(struct source *s);
 

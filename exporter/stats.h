@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The exporter's own counters.  They are the only state its threads share:
- * the HTTP thread, the WebSocket thread and the main thread touch them with
- * relaxed atomics (each value is independent; no ordering is implied).
+ * The exporter's own counters: one atomic per catalog id (enum cat_stat in
+ * catalog/catalog.h, which also says how each is exported).  The HTTP,
+ * WebSocket and main threads touch them with relaxed atomics: each value
+ * is independent, no ordering is implied.
  */
 #ifndef ZERNEL_STATS_H
 #define ZERNEL_STATS_H
@@ -10,43 +11,28 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "catalog/catalog.h"
+
 struct exporter_stats {
-	_Atomic uint64_t start_real_ns;		/* CLOCK_REALTIME at start */
-	_Atomic uint64_t scrapes;		/* GET/HEAD /metrics answered */
-	_Atomic uint64_t http_requests;		/* every HTTP request answered */
-	_Atomic uint64_t http_connections;	/* open now */
-	_Atomic uint64_t http_rejected;		/* refused at the connection limit */
-	_Atomic uint64_t ws_clients;		/* connected now */
-	_Atomic uint64_t ws_connections;	/* accepted since start */
-	_Atomic uint64_t ws_frames_sent;	/* snapshots handed to a client */
-	_Atomic uint64_t ws_frames_dropped;	/* skipped: client had not taken the last */
-	_Atomic uint64_t ws_stalled_closed;	/* clients closed for staying stalled */
-	_Atomic uint64_t ws_rejected;		/* refused at the connection limit */
-	_Atomic uint64_t ws_bad_input;		/* clients closed for what they sent */
-	_Atomic uint64_t ws_feed_bytes;		/* size of the last snapshot */
+	_Atomic uint64_t v[CAT_STAT_COUNT];
 };
 
 /* The process-wide instance. */
 extern struct exporter_stats exporter_stats;
 
-static inline void stats_add(_Atomic uint64_t *c, uint64_t n)
+static inline void stats_add(enum cat_stat id, uint64_t n)
 {
-	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&exporter_stats.v[id], n, memory_order_relaxed);
 }
 
-static inline void stats_sub(_Atomic uint64_t *c, uint64_t n)
+static inline void stats_sub(enum cat_stat id, uint64_t n)
 {
-	atomic_fetch_sub_explicit(c, n, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&exporter_stats.v[id], n, memory_order_relaxed);
 }
 
-static inline void stats_set(_Atomic uint64_t *c, uint64_t v)
+static inline void stats_set(enum cat_stat id, uint64_t v)
 {
-	atomic_store_explicit(c, v, memory_order_relaxed);
-}
-
-static inline uint64_t stats_get(const _Atomic uint64_t *c)
-{
-	return atomic_load_explicit(c, memory_order_relaxed);
+	atomic_store_explicit(&exporter_stats.v[id], v, memory_order_relaxed);
 }
 
 #endif /* ZERNEL_STATS_H */

@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "exporter/prom_write.h"
 #include "exporter/webhook.h"
 #include "exporter/webhook_http.h"
 
@@ -29,7 +30,7 @@ struct payload {
 struct target {
 	struct webhook *w;
 	size_t index;
-	struct webhook_url url;
+	struct url url;
 	pthread_t thread;
 	int started;
 
@@ -271,7 +272,7 @@ int webhook_enqueue(struct webhook *w, const struct alert_notice *n)
 
 /* ---- life cycle -------------------------------------------------------- */
 
-int webhook_new(struct webhook **out, const struct webhook_url *urls, size_t n,
+int webhook_new(struct webhook **out, const struct url *urls, size_t n,
 		const struct webhook_opts *opts)
 {
 	struct webhook *w;
@@ -321,7 +322,7 @@ int webhook_start(struct webhook *w)
 		if (err)
 			return -err;
 		w->t[i].started = 1;
-		log_info("webhook %zu: %s", i, w->t[i].url.url);
+		log_info("webhook %zu: %s", i, w->t[i].url.text);
 	}
 	return 0;
 }
@@ -379,43 +380,36 @@ void webhook_get_counts(struct webhook *w, size_t i, struct webhook_counts *c)
 
 int webhook_render_prom(struct webhook *w, struct sbuf *b)
 {
-	static const struct { const char *name, *type, *help; } fam[] = {
-		{ "zernel_webhook_info", "gauge",
-		  "Always 1 per configured webhook; label target: its host and port." },
-		{ "zernel_webhook_sent_total", "counter",
-		  "Notifications a webhook accepted (HTTP 2xx)." },
-		{ "zernel_webhook_failures_total", "counter",
-		  "Notifications given up: out of tries, or refused with HTTP 4xx." },
-		{ "zernel_webhook_retries_total", "counter",
-		  "Tries after the first (network errors and HTTP 5xx)." },
-		{ "zernel_webhook_dropped_total", "counter",
-		  "Notifications pushed out of a full queue." },
-		{ "zernel_webhook_queue_length", "gauge",
-		  "Notifications waiting for a webhook." },
+	static const enum cat_id fam[] = {
+		CAT_ID_WEBHOOK_INFO, CAT_ID_WEBHOOK_SENT, CAT_ID_WEBHOOK_FAILURES,
+		CAT_ID_WEBHOOK_RETRIES, CAT_ID_WEBHOOK_DROPPED, CAT_ID_WEBHOOK_QUEUE,
 	};
 
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
-		sbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name, fam[f].help,
-			    fam[f].name, fam[f].type);
+		const struct cat_metric *m = cat_metric(fam[f]);
+
+		prom_family_of(b, m, 0);
 		for (size_t i = 0; w && i < w->n; i++) {
 			struct webhook_counts c;
+			char labels[URL_HOST_MAX + 64], idx[24];
 			uint64_t v = 1;
 
 			webhook_get_counts(w, i, &c);
-			switch (f) {
-			case 1: v = c.sent; break;
-			case 2: v = c.failures; break;
-			case 3: v = c.retries; break;
-			case 4: v = c.dropped; break;
-			case 5: v = c.queued; break;
-			default: break;
+			switch (fam[f]) {
+			case CAT_ID_WEBHOOK_SENT:	v = c.sent; break;
+			case CAT_ID_WEBHOOK_FAILURES:	v = c.failures; break;
+			case CAT_ID_WEBHOOK_RETRIES:	v = c.retries; break;
+			case CAT_ID_WEBHOOK_DROPPED:	v = c.dropped; break;
+			case CAT_ID_WEBHOOK_QUEUE:	v = c.queued; break;
+			default:			break;
 			}
-			if (f == 0)
-				/* Host and port only: a path may carry a token. */
-				sbuf_printf(b, "%s{webhook=\"%zu\",target=\"%s\"} 1\n", fam[f].name, i,
-					    w->t[i].url.authority);
-			else
-				sbuf_printf(b, "%s{webhook=\"%zu\"} %" PRIu64 "\n", fam[f].name, i, v);
+			snprintf(idx, sizeof(idx), "%zu", i);
+			labels[0] = '\0';
+			prom_label_add(labels, sizeof(labels), "webhook", idx);
+			/* Host and port only: a path may carry a token. */
+			if (fam[f] == CAT_ID_WEBHOOK_INFO)
+				prom_label_add(labels, sizeof(labels), "target", w->t[i].url.authority);
+			prom_series_u64(b, m->prom, "", labels, v);
 		}
 	}
 	return sbuf_error(b);

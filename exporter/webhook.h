@@ -30,24 +30,17 @@
 
 #include "exporter/alert_engine.h"
 #include "common/sbuf.h"
+#include "common/url.h"
 
 #define WEBHOOK_MAX_TARGETS	8u
-#define WEBHOOK_URL_MAX		1024u
 #define WEBHOOK_MAX_PAYLOAD	(64u << 10)
 
-struct webhook_url {
-	char url[WEBHOOK_URL_MAX];
-	char host[256];		/* without brackets for IPv6 */
-	char port[8];
-	char path[WEBHOOK_URL_MAX];	/* path and query, "/" at least */
-	char authority[272];	/* Host header: host[:port], brackets kept */
-};
-
 /*
- * Parses and checks an http:// URL.  Returns 0, or -EINVAL with a message
- * in err (https, missing host, bad port, credentials, spaces, ...).
+ * Parses an --webhook URL (common/url.h) and checks it is http://; the
+ * port defaults to 80.  Returns 0, or -EINVAL with a message in err
+ * (https, missing host, bad port, credentials, spaces, ...).
  */
-int webhook_url_parse(const char *url, struct webhook_url *u, char *err, size_t errlen);
+int webhook_url_parse(const char *url, struct url *u, char *err, size_t errlen);
 
 struct webhook_opts {
 	const char *receiver;		/* "receiver" in the payload */
@@ -79,7 +72,7 @@ struct webhook_counts {
 struct webhook;
 
 /* Copies urls and opts.  Returns 0 or -errno. */
-int webhook_new(struct webhook **out, const struct webhook_url *urls, size_t n,
+int webhook_new(struct webhook **out, const struct url *urls, size_t n,
 		const struct webhook_opts *opts);
 /* Starts one thread per target. */
 int webhook_start(struct webhook *w);

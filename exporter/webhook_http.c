@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Webhook transport: URL checking and a bounded HTTP/1.1 POST over plain
+ * Webhook transport: the URL rule and a bounded HTTP/1.1 POST over plain
  * sockets (see webhook.h for the system calls it makes, which the
  * exporter's seccomp allowlist permits).  Runs unprivileged in the webhook
  * threads; everything read from the network is bounded.
@@ -21,78 +21,21 @@
 
 #define RESPONSE_MAX	(64u << 10)	/* read at most this much of an answer */
 
-static int url_fail(char *err, size_t len, const char *url, const char *why)
+int webhook_url_parse(const char *url, struct url *u, char *err, size_t errlen)
 {
-	snprintf(err, len, "webhook URL '%.200s': %s", url, why);
-	return -EINVAL;
-}
+	const char *why = NULL;
 
-int webhook_url_parse(const char *url, struct webhook_url *u, char *err, size_t errlen)
-{
-	const char *p, *host, *host_end, *port = NULL, *path;
-	uint64_t portv = 80;
-	size_t hlen;
-
-	memset(u, 0, sizeof(*u));
-	if (strlen(url) >= sizeof(u->url))
-		return url_fail(err, errlen, url, "too long");
-	for (p = url; *p; p++)
-		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
-			return url_fail(err, errlen, url,
-					"contains a space, a control or a non-ASCII character");
-	if (strncasecmp(url, "https://", 8) == 0)
-		return url_fail(err, errlen, url, "https is not supported: give an http:// URL "
-				"(put a TLS relay in front of the receiver if it needs TLS)");
-	if (strncasecmp(url, "http://", 7) != 0)
-		return url_fail(err, errlen, url, "expected http://HOST[:PORT][/PATH]");
-	host = url + 7;
-	path = host + strcspn(host, "/?#");
-	if (*path == '#' || strchr(path, '#'))
-		return url_fail(err, errlen, url, "a fragment (#...) has no meaning here");
-	if (memchr(host, '@', (size_t)(path - host)))
-		return url_fail(err, errlen, url, "credentials in the URL are not supported");
-	if (*host == '[') {
-		host_end = memchr(host, ']', (size_t)(path - host));
-		if (!host_end)
-			return url_fail(err, errlen, url, "unclosed '[' in the host");
-		hlen = (size_t)(host_end - host - 1);
-		host++;
-		p = host_end + 1;
-		for (const char *c = host; c < host_end; c++)
-			if (!isxdigit((unsigned char)*c) && *c != ':' && *c != '.')
-				return url_fail(err, errlen, url, "bad IPv6 address");
-	} else {
-		host_end = host + strcspn(host, ":/?");
-		hlen = (size_t)(host_end - host);
-		p = host_end;
-		for (const char *c = host; c < host_end; c++)
-			if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' && *c != '_')
-				return url_fail(err, errlen, url, "bad character in the host");
+	if (url_parse(url, u, &why) == 0 && strcmp(u->scheme, "http") != 0)
+		why = strcmp(u->scheme, "https") == 0 ?
+			"https is not supported: give an http:// URL (put a TLS relay in "
+			"front of the receiver if it needs TLS)" :
+			"expected http://HOST[:PORT][/PATH]";
+	if (why) {
+		snprintf(err, errlen, "webhook URL '%.200s': %s", url, why);
+		return -EINVAL;
 	}
-	if (hlen == 0)
-		return url_fail(err, errlen, url, "missing host");
-	if (hlen >= sizeof(u->host))
-		return url_fail(err, errlen, url, "host name too long");
-	if (*p == ':') {
-		char buf[8];
-		size_t plen;
-
-		port = p + 1;
-		plen = (size_t)(path - port);
-		if (plen == 0 || plen >= sizeof(buf))
-			return url_fail(err, errlen, url, "port must be in 1..65535");
-		memcpy(buf, port, plen);
-		buf[plen] = '\0';
-		if (parse_u64(buf, 1, 65535, &portv) < 0)
-			return url_fail(err, errlen, url, "port must be in 1..65535");
-	} else if (p != path) {
-		return url_fail(err, errlen, url, "bad host");
-	}
-	memcpy(u->host, host, hlen);
-	snprintf(u->port, sizeof(u->port), "%u", (unsigned int)portv);
-	snprintf(u->path, sizeof(u->path), "%s%s", *path == '/' ? "" : "/", path);
-	snprintf(u->authority, sizeof(u->authority), "%.*s", (int)(path - (url + 7)), url + 7);
-	snprintf(u->url, sizeof(u->url), "%s", url);
+	if (!u->port)
+		u->port = 80;
 	return 0;
 }
 
@@ -155,21 +98,23 @@ fail:
 	return r;
 }
 
-static int connect_any(const struct webhook_url *u, uint64_t deadline_ns, char *why,
+static int connect_any(const struct url *u, uint64_t deadline_ns, char *why,
 		       size_t whylen)
 {
 	struct addrinfo hints, *res = NULL;
 	int fd = -EHOSTUNREACH, g;
+	char port[8];
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	/* An IP literal needs no resolver: try that first. */
 	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-	g = getaddrinfo(u->host, u->port, &hints, &res);
+	snprintf(port, sizeof(port), "%u", (unsigned int)u->port);
+	g = getaddrinfo(u->host, port, &hints, &res);
 	if (g == EAI_NONAME) {
 		hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
-		g = getaddrinfo(u->host, u->port, &hints, &res);
+		g = getaddrinfo(u->host, port, &hints, &res);
 	}
 	if (g != 0) {
 		snprintf(why, whylen, "cannot resolve %s: %s", u->host, gai_strerror(g));
@@ -219,11 +164,11 @@ static int parse_status(const char *buf, size_t len)
 	return st >= 100 && st <= 599 ? st : -EPROTO;
 }
 
-int webhook_http_post(const struct webhook_url *u, const char *body, size_t len,
+int webhook_http_post(const struct url *u, const char *body, size_t len,
 		      unsigned int timeout_ms, char *why, size_t whylen)
 {
 	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * NSEC_PER_MSEC;
-	char head[WEBHOOK_URL_MAX + 512], *resp = NULL;
+	char head[URL_MAX + 512], *resp = NULL;
 	size_t got = 0;
 	int fd, r, n;
 

@@ -16,7 +16,7 @@
  * connect, send, no answer in time, an answer that is not HTTP), with a
  * short reason in why.
  */
-int webhook_http_post(const struct webhook_url *u, const char *body, size_t len,
+int webhook_http_post(const struct url *u, const char *body, size_t len,
 		      unsigned int timeout_ms, char *why, size_t whylen);
 
 #endif /* ZERNEL_WEBHOOK_HTTP_H */

@@ -42,7 +42,7 @@ static void frame_unref(struct ws_frame *f)
 /* Renders a new current frame; keeps the old one when rendering fails. */
 static int render_frame(struct ws_server *s)
 {
-	struct source_status st;
+	struct cat_status st;
 	struct ws_frame *f;
 	struct sbuf out;
 	int err;
@@ -53,7 +53,7 @@ static int render_frame(struct ws_server *s)
 	if (!f)
 		return -ENOMEM;
 	sbuf_init(&out, FEED_MAX_BYTES, 0);
-	err = feed_render(&out, source_fresh(&s->src), &st, &exporter_stats);
+	err = feed_render(&out, source_fresh(&s->src), &st, &exporter_stats, s->alerts);
 	if (err || out.len == 0) {
 		sbuf_free(&out);
 		free(f);
@@ -65,7 +65,7 @@ static int render_frame(struct ws_server *s)
 	frame_unref(s->current);
 	s->current = f;
 	s->current_mono_ns = now_mono_ns();
-	stats_set(&exporter_stats.ws_feed_bytes, f->len);
+	stats_set(CAT_STAT_WS_FEED_BYTES, f->len);
 	return 0;
 }
 
@@ -95,10 +95,10 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		if (c->closing)
 			continue;
 		if (c->frame || lws_partial_buffered(c->wsi)) {
-			stats_add(&exporter_stats.ws_frames_dropped, 1);
+			stats_add(CAT_STAT_WS_FRAMES_DROPPED, 1);
 			if (++c->stalled >= WS_STALL_INTERVALS) {
 				log_info("ws: closing a client stalled for %u intervals", c->stalled);
-				stats_add(&exporter_stats.ws_stalled_closed, 1);
+				stats_add(CAT_STAT_WS_STALLED_CLOSED, 1);
 				ws_client_kill(c);
 			}
 			continue;
@@ -132,7 +132,7 @@ static int client_write(struct ws_server *s, struct ws_client *c)
 	}
 	frame_unref(f);
 	c->frame = NULL;
-	stats_add(&exporter_stats.ws_frames_sent, 1);
+	stats_add(CAT_STAT_WS_FRAMES_SENT, 1);
 	return 0;
 }
 
@@ -166,7 +166,7 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		if (s->nclients >= WS_MAX_CLIENTS) {
-			stats_add(&exporter_stats.ws_rejected, 1);
+			stats_add(CAT_STAT_WS_REJECTED, 1);
 			return -1;
 		}
 		return 0;
@@ -178,8 +178,8 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			s->clients->pprev = &c->next;
 		s->clients = c;
 		s->nclients++;
-		stats_add(&exporter_stats.ws_clients, 1);
-		stats_add(&exporter_stats.ws_connections, 1);
+		stats_add(CAT_STAT_WS_CLIENTS, 1);
+		stats_add(CAT_STAT_WS_CONNECTIONS, 1);
 		/* A new client gets a snapshot at once, not after up to one interval. */
 		if (!s->current || now_mono_ns() - s->current_mono_ns >
 				   (uint64_t)s->interval_ms * NSEC_PER_MSEC)
@@ -202,7 +202,7 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		c->frame = NULL;
 		c->wsi = NULL;
 		s->nclients--;
-		stats_sub(&exporter_stats.ws_clients, 1);
+		stats_sub(CAT_STAT_WS_CLIENTS, 1);
 		return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return client_writable(s, c);
@@ -212,7 +212,7 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		 * the client could have read the server's answer (which RFC
 		 * 6455 4.1 requires it to wait for).
 		 */
-		stats_add(&exporter_stats.ws_bad_input, 1);
+		stats_add(CAT_STAT_WS_BAD_INPUT, 1);
 		lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR, (unsigned char *)early,
 				 strlen(early));
 		return -1;
@@ -358,9 +358,12 @@ static void *ws_thread(void *arg)
 	return NULL;
 }
 
-int ws_server_start(struct ws_server *s)
+int ws_server_start(struct ws_server *s, struct alerts *alerts)
 {
-	int err = pthread_create(&s->thread, NULL, ws_thread, s);
+	int err;
+
+	s->alerts = alerts;
+	err = pthread_create(&s->thread, NULL, ws_thread, s);
 
 	if (err)
 		return -err;

@@ -2,8 +2,9 @@
 /*
  * The WebSocket feed (libwebsockets): every interval, one JSON snapshot
  * (feed_json.h) rendered once and pushed to every client.  It runs in a
- * thread of its own with its own segment reader and private snapshot; the
- * only state it shares is the atomic counters of stats.h.
+ * thread of its own with its own segment reader and private snapshot; what
+ * it shares with the other threads is the atomic counters of stats.h and
+ * the alert engine, which renders under its own mutex (alerts.h).
  *
  * Slow clients never make memory grow.  A snapshot is shared by every
  * client that sends it and written in WS_CHUNK fragments, so a client costs
@@ -41,7 +42,9 @@ struct ws_server;
 int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
 		  uint32_t interval_ms, unsigned int fd_limit);
 
-int ws_server_start(struct ws_server *s);
+/* Starts the feed thread; alerts (may be NULL) gives the feed's alerts. */
+struct alerts;
+int ws_server_start(struct ws_server *s, struct alerts *alerts);
 void ws_server_stop(struct ws_server *s);
 void ws_server_free(struct ws_server *s);
 

@@ -58,6 +58,7 @@ struct ws_server {
 	lws_sorted_usec_list_t tick;
 
 	struct source src;
+	struct alerts *alerts;		/* the feed's alerts; may be NULL */
 	struct ws_frame *current;	/* the latest snapshot */
 	uint64_t current_mono_ns;
 	struct ws_client *clients;

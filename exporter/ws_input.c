@@ -74,7 +74,7 @@ static void input_take(struct ws_server *s, struct ws_client *c, const uint8_t *
 			client_close(s, c, c->rx.code, "");
 			break;
 		case WS_RX_FAIL:
-			stats_add(&exporter_stats.ws_bad_input, 1);
+			stats_add(CAT_STAT_WS_BAD_INPUT, 1);
 			log_debug("ws: closing a client: %s", c->rx.why);
 			client_close(s, c, c->rx.code, c->rx.why);
 			break;

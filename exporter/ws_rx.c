@@ -22,8 +22,7 @@ void ws_rx_init(struct ws_rx *rx, size_t max_message)
 	memset(rx, 0, sizeof(*rx));
 	rx->max_message = max_message;
 	rx->head_need = 2;
-	rx->utf8_lo = 0x80;
-	rx->utf8_hi = 0xbf;
+	utf8_dec_init(&rx->utf8);
 }
 
 static enum ws_rx_result fail(struct ws_rx *rx, uint16_t code, const char *why)
@@ -31,50 +30,6 @@ static enum ws_rx_result fail(struct ws_rx *rx, uint16_t code, const char *why)
 	rx->code = code;
 	rx->why = why;
 	return WS_RX_FAIL;
-}
-
-/* One byte of UTF-8 (RFC 3629: no overlongs, surrogates or code points past U+10FFFF). */
-static int utf8_step(struct ws_rx *rx, uint8_t c)
-{
-	if (rx->utf8_need) {
-		if (c < rx->utf8_lo || c > rx->utf8_hi)
-			return -1;
-		rx->utf8_need--;
-		rx->utf8_lo = 0x80;
-		rx->utf8_hi = 0xbf;
-		return 0;
-	}
-	if (c < 0x80)
-		return 0;
-	if (c < 0xc2 || c > 0xf4)
-		return -1;
-	if (c < 0xe0) {
-		rx->utf8_need = 1;
-	} else if (c < 0xf0) {
-		rx->utf8_need = 2;
-		if (c == 0xe0)
-			rx->utf8_lo = 0xa0;	/* overlong */
-		else if (c == 0xed)
-			rx->utf8_hi = 0x9f;	/* surrogates */
-	} else {
-		rx->utf8_need = 3;
-		if (c == 0xf0)
-			rx->utf8_lo = 0x90;	/* overlong */
-		else if (c == 0xf4)
-			rx->utf8_hi = 0x8f;	/* past U+10FFFF */
-	}
-	return 0;
-}
-
-static int utf8_valid(const uint8_t *s, size_t n)
-{
-	struct ws_rx check;
-
-	ws_rx_init(&check, 0);
-	for (size_t i = 0; i < n; i++)
-		if (utf8_step(&check, s[i]) < 0)
-			return 0;
-	return check.utf8_need == 0;
 }
 
 /* Close codes a peer may send (RFC 6455 7.4 and the IANA registry). */
@@ -175,7 +130,7 @@ static enum ws_rx_result end_control(struct ws_rx *rx)
 	code = (unsigned int)p[0] << 8 | p[1];
 	if (!close_code_valid(code))
 		return fail(rx, WS_CLOSE_PROTOCOL, "invalid close code");
-	if (!utf8_valid(p + 2, rx->control_len - 2u))
+	if (!utf8_valid((const char *)p + 2, rx->control_len - 2u))
 		return fail(rx, WS_CLOSE_INVALID_DATA, "close reason is not UTF-8");
 	rx->code = (uint16_t)code;
 	rx->why = "";
@@ -191,7 +146,7 @@ static enum ws_rx_result end_frame(struct ws_rx *rx)
 		return end_control(rx);
 	if (!rx->fin)
 		return WS_RX_MORE;
-	if (rx->utf8_need)
+	if (!utf8_dec_complete(&rx->utf8))
 		return fail(rx, WS_CLOSE_INVALID_DATA, "text message is not UTF-8");
 	rx->message = 0;
 	rx->message_len = 0;
@@ -218,7 +173,7 @@ enum ws_rx_result ws_rx_feed(struct ws_rx *rx, const uint8_t *data, size_t len, 
 			rx->left--;
 			if (OP_IS_CONTROL(rx->opcode))
 				rx->control[rx->control_len++] = c;
-			else if (utf8_step(rx, c) < 0) {
+			else if (utf8_dec_step(&rx->utf8, c) < 0) {
 				r = fail(rx, WS_CLOSE_INVALID_DATA, "text message is not UTF-8");
 				break;
 			}

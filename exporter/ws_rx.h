@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/utf8.h"
+
 #define WS_RX_CONTROL_MAX	125	/* payload limit of a control frame */
 
 /* RFC 6455 section 7.4.1 status codes the reader closes with. */
@@ -47,11 +49,8 @@ struct ws_rx {
 	uint8_t message;
 	uint64_t message_len;
 
-	/* UTF-8 check carried across fragments: continuation bytes still due
-	 * and the range the next one must fall in. */
-	uint8_t utf8_need;
-	uint8_t utf8_lo;
-	uint8_t utf8_hi;
+	/* UTF-8 check carried across fragments. */
+	struct utf8_dec utf8;
 
 	/* Payload of the control frame being read. */
 	uint8_t control[WS_RX_CONTROL_MAX];

@@ -73,6 +73,12 @@ void shm_snapshot_free(struct shm_snapshot *snap);
  */
 int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len);
 
+/*
+ * Short name of a table ("procs", "gpu_mem", ...): what the validator's
+ * messages and the exporter's table label call it; NULL when out of range.
+ */
+const char *shm_table_name(uint32_t table);
+
 /* Rows of a table in a validated snapshot; *n receives the count. */
 const struct shm_proc *shm_snapshot_procs(const struct shm_snapshot *s, uint32_t *n);
 const struct shm_gpu_mem *shm_snapshot_gpu_mem(const struct shm_snapshot *s, uint32_t *n);

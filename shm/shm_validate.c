@@ -30,6 +30,11 @@ static const char *const table_names[SHM_TABLE_COUNT] = {
 	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms",
 };
 
+const char *shm_table_name(uint32_t table)
+{
+	return table < SHM_TABLE_COUNT ? table_names[table] : NULL;
+}
+
 static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
 	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
 	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm),

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Flag-value parsers: strict numbers and listen addresses. */
+/* Flag-value parsers: strict numbers. */
 #include <check.h>
 #include <errno.h>
 
@@ -28,25 +28,6 @@ START_TEST(parse_u64_rejects_junk_signs_and_range)
 }
 END_TEST
 
-START_TEST(parse_listen_forms)
-{
-	char host[64];
-	uint16_t port = 0;
-
-	ck_assert_int_eq(parse_listen("127.0.0.1:9091", host, sizeof(host), &port), 0);
-	ck_assert_str_eq(host, "127.0.0.1");
-	ck_assert_uint_eq(port, 9091);
-	ck_assert_int_eq(parse_listen(":9092", host, sizeof(host), &port), 0);
-	ck_assert_str_eq(host, "0.0.0.0");
-	ck_assert_int_eq(parse_listen("[::1]:80", host, sizeof(host), &port), 0);
-	ck_assert_str_eq(host, "::1");
-	ck_assert_int_eq(parse_listen("9091", host, sizeof(host), &port), -EINVAL);
-	ck_assert_int_eq(parse_listen("host:0", host, sizeof(host), &port), -EINVAL);
-	ck_assert_int_eq(parse_listen("host:70000", host, sizeof(host), &port), -EINVAL);
-	ck_assert_int_eq(parse_listen("::1:80", host, sizeof(host), &port), -EINVAL);
-}
-END_TEST
-
 Suite *util_suite(void);
 Suite *util_suite(void)
 {
@@ -55,7 +36,6 @@ Suite *util_suite(void)
 
 	tcase_add_test(tc, parse_u64_accepts_plain_numbers_in_range);
 	tcase_add_test(tc, parse_u64_rejects_junk_signs_and_range);
-	tcase_add_test(tc, parse_listen_forms);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -316,7 +316,7 @@ START_TEST(oom_fires_after_for_and_resolves)
 	ck_assert_str_eq(notice_label(&notices[1], "alertname"), "GpuOomWarning");
 	ck_assert_str_eq(notice_label(&notices[1], "severity"), "warning");
 	ck_assert_str_eq(notice_label(&notices[1], "gpu_id"), "0");
-	ck_assert_str_eq(notices[1].summary, "GPU 0 memory 96% used");
+	ck_assert_str_eq(notices[1].summary, "GPU 0 memory used: 0.96 of the total");
 	ck_assert_uint_eq(notices[1].starts_real_ns, T0_REAL + 15 * S);
 	ck_assert_double_eq_tol(notices[1].value, 0.96, 1e-12);
 
@@ -405,7 +405,7 @@ START_TEST(scope_selects_label_values)
 		"{\"rules\": ["
 		" {\"name\": \"AllReduceWait\", \"metric\": \"nccl_wait_p99_seconds\","
 		"  \"comparison\": \">=\", \"threshold\": 0.1, \"scope\": {\"op\": \"all_reduce\"},"
-		"  \"summary\": \"{{ $labels.op }} wait {{ $value | humanizeDuration }}\"},"
+		"  \"summary\": \"{{ $labels.op }} wait {{ $value }} s\"},"
 		" {\"name\": \"LoaderSlow\", \"metric\": \"process_dataloader_wait_p99_seconds\","
 		"  \"comparison\": \">\", \"threshold\": 1, \"scope\": {\"pid\": \"101\"},"
 		"  \"for\": 0, \"severity\": \"info\", \"labels\": {\"team\": \"data\"},"
@@ -431,7 +431,7 @@ START_TEST(scope_selects_label_values)
 	wd.allreduce_wait_p99_ns = 100000000;	/* >= 0.1 s holds at equality */
 	alert_engine_eval(e, publish(&wd), 0, 2 * S, T0_REAL);
 	ck_assert_int_eq(alert_engine_state(e, "AllReduceWait", "op=\"all_reduce\""), ALERT_FIRING);
-	ck_assert_str_eq(notices[1].summary, "all_reduce wait 100ms");
+	ck_assert_str_eq(notices[1].summary, "all_reduce wait 0.1 s");
 	alert_engine_free(e);
 }
 END_TEST
@@ -534,6 +534,11 @@ END_TEST
 
 START_TEST(config_durations_and_templates)
 {
+	static const char *const bad_templates[] = {
+		"{{ $value | humanize }}", "{{ $value | humanizePercentage }}",
+		"{{ $value | humanizeDuration }}", "{{ $labels.gpu_id | toUpper }}",
+		"{{ .Value }}", "{{ $values }}", "{{ $labels. }}", "{{}}",
+	};
 	struct alert_rule r;
 	struct alert_series s = { .n_labels = 1, .label_name = { "gpu_id" },
 				  .label_value = { "3" }, .value = 0.9712 };
@@ -557,14 +562,19 @@ START_TEST(config_durations_and_templates)
 	snprintf(r.name, sizeof(r.name), "GpuOom");
 	snprintf(r.severity, sizeof(r.severity), "page");
 	alert_template_expand("{{$labels.alertname}}/{{ $labels.severity }} on {{ $labels.gpu_id }}: "
-			      "{{ $value | humanizePercentage }} ({{ $value }})", &r, &s, out,
-			      sizeof(out));
-	ck_assert_str_eq(out, "GpuOom/page on 3: 97.12% (0.9712)");
+			      "{{ $value }}", &r, &s, out, sizeof(out));
+	ck_assert_str_eq(out, "GpuOom/page on 3: 0.9712");
 	s.value = 123456789;
-	alert_template_expand("{{ $value | humanize }}", &r, &s, out, sizeof(out));
-	ck_assert_str_eq(out, "123.5M");
 	alert_template_expand("{{ $value }} and more text", &r, &s, out, 8);
 	ck_assert_str_eq(out, "1.23457");
+	/* Substitution only: no pipes, no other action. */
+	for (size_t i = 0; i < sizeof(bad_templates) / sizeof(bad_templates[0]); i++) {
+		char why[256] = "";
+
+		ck_assert_msg(alert_template_check(bad_templates[i], &r, why, sizeof(why)) == -EINVAL,
+			      "accepted %s", bad_templates[i]);
+		ck_assert_msg(strstr(why, "unknown template"), "%s: %s", bad_templates[i], why);
+	}
 }
 END_TEST
 

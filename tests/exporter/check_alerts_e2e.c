@@ -33,7 +33,7 @@ static const char rules_good[] =
 	"{\"rules\": [\n"
 	" {\"name\": \"GpuOomWarning\", \"metric\": \"gpu_memory_used_ratio\",\n"
 	"  \"comparison\": \">\", \"threshold\": 0.95, \"for\": \"10s\", \"severity\": \"warning\",\n"
-	"  \"summary\": \"GPU {{ $labels.gpu_id }} memory {{ $value | humanizePercentage }} used\"},\n"
+	"  \"summary\": \"GPU {{ $labels.gpu_id }} memory used: {{ $value }} of the total\"},\n"
 	" {\"name\": \"CollectorDown\", \"metric\": \"collector_up\", \"comparison\": \"==\",\n"
 	"  \"threshold\": 0, \"for\": \"30s\", \"severity\": \"critical\"}]}\n";
 
@@ -213,7 +213,7 @@ START_TEST(oom_alert_end_to_end)
 	ck_assert_str_eq(jstr(j, "alerts", "labels", "alertname"), "GpuOomWarning");
 	ck_assert_str_eq(jstr(j, "alerts", "labels", "gpu_id"), "0");
 	ck_assert_str_eq(jstr(j, "alerts", "labels", "severity"), "warning");
-	ck_assert_ptr_nonnull(strstr(jstr(j, "alerts", "annotations", "summary"), "GPU 0 memory 9"));
+	ck_assert_ptr_nonnull(strstr(jstr(j, "alerts", "annotations", "summary"), "GPU 0 memory used: 0.9"));
 	ck_assert_str_eq(jstr(j, "alerts", "endsAt", NULL), "0001-01-01T00:00:00Z");
 	ck_assert_str_eq(jstr(j, "groupLabels", "alertname", NULL), "GpuOomWarning");
 	snprintf(fp, sizeof(fp), "%s", jstr(j, "alerts", "fingerprint", NULL));

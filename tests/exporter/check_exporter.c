@@ -31,6 +31,7 @@
 #include "tests/exporter/prom_validate.h"
 #include "common/util.h"
 #include "shm/shm_layout.h"
+#include "catalog/catalog.h"
 #include "tests/support/testutil.h"
 #include "tests/support/tu_exporter.h"
 
@@ -129,7 +130,7 @@ static void assert_unhealthy(const char *reason)
 	ck_assert_msg(strstr(health, reason), "/healthz does not say %s: %s", reason, health);
 }
 
-/* ---- label sets of the seed families ----------------------------------- */
+/* ---- label sets of the contract families (DESIGN.md, section 4) -------- */
 
 /* Splits a sample line into its name and a ","-joined list of label names. */
 static int parse_sample(const char *line, char *name, size_t nlen, char *labels, size_t llen)
@@ -167,7 +168,7 @@ static int parse_sample(const char *line, char *name, size_t nlen, char *labels,
 static const struct {
 	const char *name;
 	const char *labels;
-} seed[] = {
+} contract[] = {
 	{ "zernel_gpu_memory_used_bytes", "pid,gpu_id" },
 	{ "zernel_gpu_memory_peak_bytes", "pid,gpu_id" },
 	{ "zernel_cuda_launch_latency_seconds", "pid,quantile" },
@@ -177,11 +178,11 @@ static const struct {
 	{ "zernel_dataloader_wait_seconds", "pid,quantile" },
 };
 
-START_TEST(exporter_serves_every_seed_family_with_its_labels)
+START_TEST(exporter_serves_every_contract_family_with_its_labels)
 {
 	static const char *const ops[] = { "all_reduce", "all_gather", "reduce_scatter",
 					   "broadcast", "reduce", "send", "recv" };
-	unsigned int seen[sizeof(seed) / sizeof(seed[0])] = { 0 };
+	unsigned int seen[sizeof(contract) / sizeof(contract[0])] = { 0 };
 	char *body, *line, *save = NULL, name[256], labels[512];
 
 	tu_stack_init(&rig);
@@ -203,19 +204,55 @@ START_TEST(exporter_serves_every_seed_family_with_its_labels)
 			continue;
 		ck_assert_msg(parse_sample(line, name, sizeof(name), labels, sizeof(labels)) == 0,
 			      "unparsable line: %s", line);
-		for (size_t i = 0; i < sizeof(seed) / sizeof(seed[0]); i++) {
-			if (strcmp(name, seed[i].name))
+		for (size_t i = 0; i < sizeof(contract) / sizeof(contract[0]); i++) {
+			if (strcmp(name, contract[i].name))
 				continue;
-			ck_assert_msg(!strcmp(labels, seed[i].labels), "%s has labels {%s}, want {%s}",
-				      name, labels, seed[i].labels);
+			ck_assert_msg(!strcmp(labels, contract[i].labels), "%s has labels {%s}, want {%s}",
+				      name, labels, contract[i].labels);
 			if (strstr(line, "quantile="))
 				ck_assert_msg(strstr(line, "quantile=\"0.5\"") ||
 					      strstr(line, "quantile=\"0.99\""), "quantile: %s", line);
 			seen[i]++;
 		}
 	}
-	for (size_t i = 0; i < sizeof(seed) / sizeof(seed[0]); i++)
-		ck_assert_msg(seen[i] > 0, "family %s missing", seed[i].name);
+	for (size_t i = 0; i < sizeof(contract) / sizeof(contract[0]); i++)
+		ck_assert_msg(seen[i] > 0, "family %s missing", contract[i].name);
+	free(body);
+	stop_exporter_cleanly();
+}
+END_TEST
+
+/* /metrics holds the catalog's families and nothing else, each typed as the catalog says. */
+START_TEST(exporter_families_are_the_catalogs)
+{
+	char *body, want[256];
+	int n = 0;
+
+	tu_stack_init(&rig);
+	start_collector("steady", "200");
+	start_exporter();
+	wait_healthy();
+	body = get_metrics();
+	for (size_t i = 0; i < cat_metrics_count; i++) {
+		const struct cat_metric *m = &cat_metrics[i];
+
+		if (!m->prom || (i && cat_metrics[i - 1].prom &&
+				 strcmp(cat_metrics[i - 1].prom, m->prom) == 0))
+			continue;
+		snprintf(want, sizeof(want), "\n# TYPE %s %s\n", m->prom,
+			 m->kind == CAT_LATENCY ? "summary" : m->kind == CAT_COUNTER ? "counter" : "gauge");
+		ck_assert_msg(strstr(body, want), "/metrics lacks %s", want + 1);
+		n++;
+		if (m->kind == CAT_LATENCY) {
+			snprintf(want, sizeof(want), "\n# TYPE %s histogram\n", m->prom_hist);
+			ck_assert_msg(strstr(body, want), "/metrics lacks %s", want + 1);
+			n++;
+		}
+	}
+	/* Every family there is one of those. */
+	for (const char *p = body; (p = strstr(p, "# TYPE ")); p++)
+		n--;
+	ck_assert_int_eq(n, 0);
 	free(body);
 	stop_exporter_cleanly();
 }
@@ -629,7 +666,7 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 	ck_assert(prom_scalar("up{job=\"zernel\"}", now_real()) == 1);
 	t = now_real() - 0.5;
 
-	/* The seed series are there, with their labels. */
+	/* The contract's series are there, with their labels. */
 	res = prom_query("zernel_gpu_memory_used_bytes", t, &root);
 	ck_assert_msg(res && json_object_array_length(res) > 0, "no zernel_gpu_memory_used_bytes");
 	json_object_put(root);
@@ -758,7 +795,8 @@ Suite *exporter_suite(void)
 	tcase_add_checked_fixture(tc, NULL, rig_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, exporter_flags_are_checked);
-	tcase_add_test(tc, exporter_serves_every_seed_family_with_its_labels);
+	tcase_add_test(tc, exporter_serves_every_contract_family_with_its_labels);
+	tcase_add_test(tc, exporter_families_are_the_catalogs);
 	tcase_add_test(tc, exporter_output_passes_promtool_and_validator);
 	tcase_add_test(tc, exporter_http_paths_methods_and_limits);
 	tcase_add_test(tc, exporter_follows_collector_down_and_back);

@@ -22,7 +22,6 @@
 #include "common/sbuf.h"
 #include "exporter/source.h"
 #include "exporter/stats.h"
-#include "exporter/text.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/support/testutil.h"
@@ -152,7 +151,7 @@ static void teardown(void)
 	shm_writer_close(&fx.w, 1);
 }
 
-static const struct source_status fresh_status = {
+static const struct cat_status fresh_status = {
 	.status = SHM_READ_OK, .reason = "", .seen = 1, .generation = 42,
 	.age_ns = 250000000, .last_update_real_ns = 1700000000123456789ull,
 };
@@ -184,7 +183,7 @@ static void assert_no_substring(const char *s)
 	ck_assert_msg(!strstr(fx.out.data, s), "unexpected text: %s", s);
 }
 
-START_TEST(prom_seed_families_have_exact_labels_and_values)
+START_TEST(prom_contract_families_have_exact_labels_and_values)
 {
 	render_all();
 	assert_line("zernel_gpu_memory_used_bytes{pid=\"100\",gpu_id=\"0\"} 1000");
@@ -210,7 +209,7 @@ START_TEST(prom_seed_families_have_exact_labels_and_values)
 	}
 	assert_line("zernel_nccl_bytes_total{op=\"all_reduce\"} 4096");
 	assert_line("zernel_nccl_errors_total{op=\"all_reduce\"} 1");
-	/* One HELP and one TYPE each, typed as the seed says. */
+	/* One HELP and one TYPE each, typed as the contract says. */
 	assert_line("# TYPE zernel_cuda_launch_latency_seconds summary");
 	assert_line("# TYPE zernel_gpu_memory_used_bytes gauge");
 	assert_line("# TYPE zernel_cuda_launch_duration_seconds histogram");
@@ -316,7 +315,7 @@ END_TEST
 START_TEST(prom_not_fresh_omits_data_and_says_why)
 {
 	struct exporter_stats stats;
-	struct source_status st = {
+	struct cat_status st = {
 		.status = SHM_READ_STALE,
 		.reason = "stale: last publish 9 s ago\n# TYPE injected gauge",
 		.seen = 1, .generation = 7, .age_ns = 9000000000ull,
@@ -325,7 +324,7 @@ START_TEST(prom_not_fresh_omits_data_and_says_why)
 	char err[256];
 
 	memset(&stats, 0, sizeof(stats));
-	stats_set(&stats.ws_frames_dropped, 5);
+	stats.v[CAT_STAT_WS_FRAMES_DROPPED] = 5;
 	ck_assert_int_eq(prom_render_self(&fx.out, &st, &stats), 0);
 	ck_assert_msg(prom_validate(fx.out.data, fx.out.len, err, sizeof(err)) == 0, "%s", err);
 	assert_line("zernel_collector_up 0");
@@ -459,34 +458,16 @@ START_TEST(sbuf_seconds_is_exact_and_short)
 }
 END_TEST
 
-START_TEST(text_sanitize_makes_valid_utf8_without_controls)
-{
-	char out[64];
-
-	text_sanitize(out, sizeof(out), "ok\xc3\xa9", 16);
-	ck_assert_str_eq(out, "ok\xc3\xa9");
-	/* Overlong, truncated and surrogate forms are replaced; \r and DEL too. */
-	text_sanitize(out, sizeof(out), "\xc0\xaf|\xe2\x82|\xed\xa0\x80|\r\x7f", 32);
-	ck_assert_str_eq(out, "\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|"
-			 "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|??");
-	/* Bounded by srclen even without a NUL, and by dstlen. */
-	text_sanitize(out, 4, "abcdef", 6);
-	ck_assert_str_eq(out, "abc");
-	text_sanitize(out, sizeof(out), "abcdef", 2);
-	ck_assert_str_eq(out, "ab");
-}
-END_TEST
-
 /* ---- the JSON snapshot -------------------------------------------------- */
 
 static struct json_object *render_json(const struct shm_snapshot *snap,
-				       const struct source_status *st)
+				       const struct cat_status *st)
 {
 	struct exporter_stats stats;
 	struct json_object *root;
 
 	memset(&stats, 0, sizeof(stats));
-	ck_assert_int_eq(feed_render(&fx.out, snap, st, &stats), 0);
+	ck_assert_int_eq(feed_render(&fx.out, snap, st, &stats, NULL), 0);
 	root = json_tokener_parse(fx.out.data);
 	ck_assert_msg(root != NULL, "not JSON: %.200s", fx.out.data);
 	return root;
@@ -500,7 +481,7 @@ static struct json_object *key(struct json_object *o, const char *k)
 	return v;
 }
 
-START_TEST(feed_has_seed_keys_with_values)
+START_TEST(feed_has_contract_keys_with_values)
 {
 	struct json_object *root = render_json(&fx.snap, &fresh_status);
 	struct json_object *util = key(root, "gpu_utilization"), *e, *procs, *p;
@@ -539,7 +520,7 @@ END_TEST
 
 START_TEST(feed_not_fresh_presents_no_data)
 {
-	struct source_status st = {
+	struct cat_status st = {
 		.status = SHM_READ_MISSING, .reason = "missing: no segment /x", .seen = 1,
 		.generation = 9, .last_update_real_ns = 1700000000123456789ull,
 	};
@@ -567,13 +548,13 @@ Suite *prom_suite(void)
 
 	tcase_add_checked_fixture(render, setup, teardown);
 	tcase_set_timeout(render, 10);
-	tcase_add_test(render, prom_seed_families_have_exact_labels_and_values);
+	tcase_add_test(render, prom_contract_families_have_exact_labels_and_values);
 	tcase_add_test(render, prom_other_families_have_exact_labels);
 	tcase_add_test(render, prom_hostile_comm_is_escaped_and_valid_utf8);
 	tcase_add_test(render, prom_histograms_are_cumulative_and_inf_equals_count);
 	tcase_add_test(render, prom_not_fresh_omits_data_and_says_why);
 	tcase_add_test(render, prom_output_is_bounded);
-	tcase_add_test(render, feed_has_seed_keys_with_values);
+	tcase_add_test(render, feed_has_contract_keys_with_values);
 	tcase_add_test(render, feed_not_fresh_presents_no_data);
 	suite_add_tcase(s, render);
 
@@ -585,7 +566,6 @@ Suite *prom_suite(void)
 	tcase_set_timeout(pieces, 10);
 	tcase_add_test(pieces, prom_le_values_are_the_segment_bounds_in_seconds);
 	tcase_add_test(pieces, sbuf_seconds_is_exact_and_short);
-	tcase_add_test(pieces, text_sanitize_makes_valid_utf8_without_controls);
 	suite_add_tcase(s, pieces);
 	return s;
 }

@@ -6,6 +6,9 @@
  * loading with no console error, showing the figures of the feed (GPU
  * totals as in /metrics) and updating as the feed moves, in light and dark
  * mode.  Screenshots stay in <build>/tests/artifacts/ for a person to see.
+ * The page reads the feed contract: rendering every recorded snapshot of
+ * the real exporter (tests/fixtures), it reads no key docs/feed.schema.json
+ * lacks.
  */
 #include <check.h>
 #include <signal.h>
@@ -226,6 +229,58 @@ START_TEST(test_page_in_chromium_shows_and_updates_the_feed)
 }
 END_TEST
 
+/* Every feed key the page reads, on every recorded snapshot, is in the schema. */
+START_TEST(test_page_reads_only_keys_of_the_feed_contract)
+{
+	static const char *const fixtures[] = { "steady", "oom", "straggler", "dataloader-stall",
+						"down" };
+	static const char *const must_read[] = {
+		"gpu_utilization[].current_bytes", "gpus[].total_bytes", "processes[].comm",
+		"processes[].cuda_launch_p99_us", "nccl[].wait_p99_ms", "cuda_latency_p50_us",
+		"nccl_allreduce_p99_ms", "dataloader_wait_p50_ms", "collector_up", "age_ms",
+		"telemetry.mode", "alerts[].alertname", "alerts[].state", "alerts[].summary",
+	};
+	char cmd[4096], *out;
+	struct json_object *res, *reads, *missing;
+	size_t o;
+	int status;
+
+	if (access(CHROMIUM, X_OK) != 0 || tu_system(PY " -c 'import websockets' 2>/dev/null")) {
+		tu_skip_missing("test_page_reads_only_keys_of_the_feed_contract: no %s or "
+				"python3-websockets\n", CHROMIUM);
+		return;
+	}
+	o = (size_t)snprintf(cmd, sizeof(cmd), PY " %s/tests/py/webpage_cdp.py --url "
+			     "'file://%s/exporter/web/index.html' --keys %s/docs/feed.schema.json "
+			     "--timeout 60", tu_src_dir(), tu_src_dir(), tu_src_dir());
+	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
+		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, " --fixture %s/tests/fixtures/feed-%s.json",
+				      tu_src_dir(), fixtures[i]);
+	snprintf(cmd + o, sizeof(cmd) - o, " 2>&1");
+	out = tu_capture(cmd, &status);
+	res = json_tokener_parse(out);
+	ck_assert_msg(res != NULL, "driver said: %s", out);
+	missing = jo(res, "missing");
+	ck_assert_msg(json_object_array_length(missing) == 0, "the page reads keys the feed "
+		      "does not have: %s", json_object_to_json_string(missing));
+	ck_assert_msg(json_object_get_boolean(jo(res, "ok")), "key check failed: %s", out);
+	ck_assert_int_eq(status, 0);
+	reads = jo(res, "reads");
+	for (size_t i = 0; i < sizeof(must_read) / sizeof(must_read[0]); i++) {
+		size_t k;
+
+		for (k = 0; k < json_object_array_length(reads); k++)
+			if (!strcmp(json_object_get_string(json_object_array_get_idx(reads, k)),
+				    must_read[i]))
+				break;
+		ck_assert_msg(k < json_object_array_length(reads), "the page never read %s (it read: %s)",
+			      must_read[i], json_object_to_json_string(reads));
+	}
+	json_object_put(res);
+	free(out);
+}
+END_TEST
+
 Suite *webpage_suite(void);
 
 Suite *webpage_suite(void)
@@ -240,6 +295,7 @@ Suite *webpage_suite(void)
 	suite_add_tcase(s, unit);
 
 	tcase_add_test(browser, test_page_in_chromium_shows_and_updates_the_feed);
+	tcase_add_test(browser, test_page_reads_only_keys_of_the_feed_contract);
 	tcase_set_timeout(browser, 120);
 	suite_add_tcase(s, browser);
 	return s;

@@ -78,7 +78,7 @@ static int run_py(const char *script, const char *args)
 	return tu_system(PYTHON " %s/tests/py/%s %s", tu_src_dir(), script, args);
 }
 
-START_TEST(ws_feed_cadence_seed_keys_and_metrics_agree)
+START_TEST(ws_feed_cadence_contract_and_metrics_agree)
 {
 	char args[128];
 
@@ -201,7 +201,7 @@ Suite *ws_suite(void)
 	TCase *tc = tcase_create("feed");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, ws_feed_cadence_seed_keys_and_metrics_agree);
+	tcase_add_test(tc, ws_feed_cadence_contract_and_metrics_agree);
 	tcase_add_test(tc, ws_bad_frames_close_that_client_only);
 	tcase_add_test(tc, ws_stalled_clients_do_not_grow_memory);
 	tcase_add_test(tc, ws_plain_http_on_feed_port_is_refused);

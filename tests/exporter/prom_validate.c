@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "tests/exporter/prom_validate.h"
 #include "tests/exporter/strmap.h"
 
@@ -116,42 +117,6 @@ static int pv_name(const char **p, const char *end, char *out, int colon_ok)
 	return 0;
 }
 
-static int utf8_ok(const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	while (*u) {
-		size_t len;
-		uint32_t cp;
-
-		if (*u < 0x80) {
-			u++;
-			continue;
-		}
-		if (*u >= 0xc2 && *u <= 0xdf) {
-			len = 2;
-			cp = *u & 0x1f;
-		} else if (*u >= 0xe0 && *u <= 0xef) {
-			len = 3;
-			cp = *u & 0x0f;
-		} else if (*u >= 0xf0 && *u <= 0xf4) {
-			len = 4;
-			cp = *u & 0x07;
-		} else {
-			return 0;
-		}
-		for (size_t i = 1; i < len; i++) {
-			if ((u[i] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (u[i] & 0x3f);
-		}
-		if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-			return 0;
-		u += len;
-	}
-	return 1;
-}
 
 /* A sample value: a Go ParseFloat-style number, NaN, +Inf or -Inf. */
 static int pv_value(const char *s, size_t n, double *out)
@@ -230,7 +195,7 @@ static int pv_labels(struct pv *v, const char **p, const char *end,
 			l->value[n++] = c;
 		}
 		l->value[n] = '\0';
-		if (!utf8_ok(l->value))
+		if (!utf8_valid(l->value, strlen(l->value)))
 			return pv_fail(v, "label %s: value is not valid UTF-8", l->name);
 		if (*p < end && **p == ',')
 			(*p)++;

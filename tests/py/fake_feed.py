@@ -1,32 +1,24 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# A hostile WebSocket feed for tests/check_cli.c.  To every client it sends
-# junk, then one valid snapshot whose figures the test knows, and repeats.
+# A hostile WebSocket feed for tests/cli/check_cli.c.  To every client it
+# sends junk, then one real snapshot (a recording of zernel-exporter's feed,
+# tests/fixtures/feed-*.json, byte for byte), and repeats.
 #   junk: not snapshots at all (not JSON, truncated JSON, not an object,
 #         no gpu_utilization array, deep nesting, a frame over the client's
 #         16 MiB limit, a binary frame): a client must skip every one;
-#   odd:  the junk plus snapshots with wrong types, impossible values, huge
-#         tables and escape sequences in strings: a client must survive.
+#   odd:  the junk plus the recorded snapshot spoilt: wrong types,
+#         impossible values, huge tables, escape sequences in strings: a
+#         client must survive.
 # Prints "ready" once listening.
 #
-#   fake_feed.py PORT junk|odd
+#   fake_feed.py PORT junk|odd FIXTURE
 import asyncio
+import copy
 import json
 import sys
 
 import websockets
-
-GOOD = {
-    "gpu_utilization": [{"key": "4242:0", "current_bytes": 123456789, "peak_bytes": 223456789}],
-    "cuda_latency_p50_us": 7.5, "cuda_latency_p99_us": 99.25,
-    "nccl_allreduce_p50_ms": 1.5, "nccl_allreduce_p99_ms": 3.0,
-    "dataloader_wait_p50_ms": 2.0, "last_update_ms": 0,
-    "collector_up": True, "generation": 77, "age_ms": 12,
-    "gpus": [{"gpu_id": 0, "total_bytes": 1000000000, "used_bytes": 123456789, "processes": 1}],
-    "processes": [{"pid": 4242, "ppid": 1, "comm": "good\u001b[2Jname", "cuda_launch_count": 5}],
-    "nccl": [], "alerts": [], "telemetry": {"publishes": 31337},
-}
 
 
 def junk():
@@ -41,32 +33,41 @@ def junk():
     yield b"\x00\xff\xfe binary frame"
 
 
-def odd():
-    yield from junk()
-    yield json.dumps({"gpus": 5, "gpu_utilization": [], "processes": {"pid": 1},
-                      "nccl": [1, "a", None], "alerts": [None, 3, {"labels": 5}],
-                      "telemetry": [], "cuda_latency_p99_us": "fast"})
-    yield json.dumps({"gpu_utilization": [{"key": k, "current_bytes": v} for k, v in
-                                          [("1:", 1), (":1", 1), ("-1:0", 1), ("1:0x", 1),
-                                           ("99999999999:0", 1), ("1:0", -5), ("1:0", 1e300),
-                                           ("1:0", 1.5)]]})
-    yield json.dumps({"gpu_utilization": [], "gpus": [{"gpu_id": i, "total_bytes": 1, "used_bytes": 2}
-                               for i in range(20000)],
-                      "processes": [{"pid": i, "comm": "\u00e9\u4e2d\x07" * 50} for i in range(10000)]})
-    yield "{\"gpu_utilization\": [], \"cuda_latency_p99_us\": 1e999, \"age_ms\": -1e999}"
-    yield ("{\"gpu_utilization\": [], \"processes\": [{\"pid\": 1, "
-           "\"comm\": \"\\u0000\\u001b]0;pwned\\u0007\"}], \"alerts\": [{\"alertname\": "
-           "\"\\u001b[31mX\", \"firing\": \"yes\", \"summary\": 5}]}")
+def spoilt(snap):
+    """The recorded snapshot with every kind of nonsense put in."""
+    bad = copy.deepcopy(snap)
+    bad.update({"gpus": 5, "processes": {"pid": 1}, "nccl": [1, "a", None],
+                "alerts": [None, 3, {"labels": 5}], "telemetry": [],
+                "cuda_latency_p99_us": "fast"})
+    yield json.dumps(bad)
+    bad = copy.deepcopy(snap)
+    for row in bad["gpu_utilization"]:
+        row["pid"], row["current_bytes"] = -1, 1e300
+    yield json.dumps(bad)
+    bad = copy.deepcopy(snap)
+    bad["gpus"] = [{"gpu_id": i, "total_bytes": 1, "used_bytes": 2} for i in range(20000)]
+    bad["processes"] = [{"pid": i, "comm": "\u00e9\u4e2d\x07" * 50} for i in range(10000)]
+    yield json.dumps(bad)
+    yield json.dumps(snap).replace("\"age_ms\":", "\"age_ms\":-1e999,\"x\":", 1)
+    bad = copy.deepcopy(snap)
+    for p in bad["processes"]:
+        p["comm"] = "\u0000\u001b]0;pwned\u0007"
+    bad["alerts"] = [{"alertname": "\u001b[31mX", "state": "firing", "summary": 5}]
+    yield json.dumps(bad)
 
 
 async def handler(ws, path=None):
     try:
         while True:
-            for m in (odd() if MODE == "odd" else junk()):
+            for m in junk():
                 await ws.send(m)
                 await asyncio.sleep(0.01)
-            await ws.send(json.dumps(GOOD))
-            await asyncio.sleep(0.4)   # the good one stays the newest for a while
+            if MODE == "odd":
+                for m in spoilt(SNAP):
+                    await ws.send(m)
+                    await asyncio.sleep(0.01)
+            await ws.send(RECORDED)
+            await asyncio.sleep(0.4)   # the real one stays the newest for a while
     except websockets.ConnectionClosed:
         pass
 
@@ -79,5 +80,8 @@ async def main(port):
 
 
 if __name__ == "__main__":
-    MODE = sys.argv[2] if len(sys.argv) > 2 else "junk"
+    MODE = sys.argv[2]
+    with open(sys.argv[3]) as f:
+        RECORDED = f.read()
+    SNAP = json.loads(RECORDED)
     asyncio.run(main(int(sys.argv[1])))

@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# Drives headless Chromium over the DevTools protocol for tests/check_webpage.c:
-# loads the live page, records console errors and exceptions, waits until
-# values from the feed appear and then change, saves screenshots, and prints
-# one JSON object with what it saw.  The C test makes the assertions.
+# Drives headless Chromium over the DevTools protocol for
+# tests/exporter/check_webpage.c: loads the live page, records console errors
+# and exceptions, waits until values from the feed appear and then change,
+# saves screenshots, and prints one JSON object with what it saw.  The C test
+# makes the assertions.  With --keys it instead renders recorded snapshots
+# (tests/fixtures) through a proxy that notes every key the page reads, and
+# says which of them the feed's schema lacks.
 #
 #   webpage_cdp.py --url URL --screenshot PNG [--dark-screenshot PNG]
 #                  [--chromium PATH] [--timeout S] [--updates N]
+#   webpage_cdp.py --url URL --keys SCHEMA --fixture JSON...
 import argparse
 import asyncio
 import base64
@@ -41,6 +45,42 @@ JSON.stringify({
   bg: getComputedStyle(document.body).backgroundColor
 })
 """
+
+
+# Gives each snapshot to the page through proxies that note the keys read, as paths
+# ("processes[].comm"); array methods and indexes are not keys.
+KEYS_JS = r"""
+(function (snaps) {
+  const reads = new Set();
+  function wrap(v, path) {
+    if (v === null || typeof v !== "object") return v;
+    return new Proxy(v, {
+      get(t, k, r) {
+        if (typeof k === "symbol") return Reflect.get(t, k, r);
+        if (Array.isArray(t)) return /^[0-9]+$/.test(k) ? wrap(t[k], path + "[]") : Reflect.get(t, k, r);
+        const p = path ? path + "." + k : k;
+        reads.add(p);
+        return wrap(t[k], p);
+      }
+    });
+  }
+  for (const s of snaps) window.zernel.take(wrap(s, ""));
+  return JSON.stringify(Array.from(reads).sort());
+})
+"""
+
+
+def schema_has(schema, path):
+    """Whether a key path ("a[].b.c") is one the schema declares."""
+    node = schema
+    for part in path.replace("[]", ".[]").split("."):
+        if part == "[]":
+            node = node.get("items", {})
+        else:
+            node = node.get("properties", {}).get(part)
+            if node is None:
+                return False
+    return True
 
 
 class Cdp:
@@ -115,6 +155,32 @@ def problems(events):
     return out
 
 
+async def keys(args, port, deadline):
+    with open(args.keys) as f:
+        schema = json.load(f)
+    snaps = []
+    for path in args.fixture:
+        with open(path) as f:
+            snaps.append(json.load(f))
+    async with websockets.connect(page_ws_url(port, deadline), max_size=None) as ws:
+        cdp = Cdp(ws)
+        await cdp.call("Runtime.enable")
+        await cdp.call("Page.navigate", url=args.url)
+        while time.monotonic() < deadline:
+            r = await cdp.call("Runtime.evaluate", returnByValue=True,
+                               expression="!!(window.zernel && window.zernel.take)")
+            if r.get("result", {}).get("value"):
+                break
+            await asyncio.sleep(0.1)
+        r = await cdp.call("Runtime.evaluate", returnByValue=True,
+                           expression=KEYS_JS + "(" + json.dumps(snaps) + ")")
+        if "exceptionDetails" in r:
+            return {"ok": False, "error": str(r["exceptionDetails"])}
+        reads = json.loads(r["result"]["value"])
+    missing = [p for p in reads if not schema_has(schema, p)]
+    return {"ok": bool(reads) and not missing, "reads": reads, "missing": missing}
+
+
 async def drive(args, port, deadline):
     result = {"ok": False}
     async with websockets.connect(page_ws_url(port, deadline), max_size=None) as ws:
@@ -165,7 +231,9 @@ async def drive(args, port, deadline):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
-    ap.add_argument("--screenshot", required=True)
+    ap.add_argument("--screenshot")
+    ap.add_argument("--keys", metavar="SCHEMA")
+    ap.add_argument("--fixture", action="append", default=[])
     ap.add_argument("--dark-screenshot")
     ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     ap.add_argument("--timeout", type=float, default=40.0)
@@ -184,7 +252,8 @@ def main():
     deadline = time.monotonic() + args.timeout
     try:
         port = devtools_port(profile, proc, deadline)
-        result = asyncio.run(drive(args, port, deadline))
+        result = asyncio.run(keys(args, port, deadline) if args.keys else
+                             drive(args, port, deadline))
     except Exception as e:   # reported to the C test, which fails with it
         result = {"ok": False, "error": f"{type(e).__name__}: {e}"}
     finally:

@@ -3,23 +3,25 @@
 #
 # A real WebSocket client (python3-websockets) against zernel-exporter's feed.
 # Connects with no subprotocol (as `websocat ws://host:port` does), checks
-# the cadence and the seed keys, then checks that one snapshot agrees with a
-# /metrics scrape of the same publish.  Exit status 0 when every check holds;
+# the cadence and that every frame keeps the feed contract
+# (docs/feed.schema.json, python3-jsonschema), then checks that one snapshot
+# agrees with a /metrics scrape of the same publish.  Exit status 0 when every check holds;
 # otherwise the first failed check is printed.
 #
 # usage: ws_feed_check.py WS_PORT METRICS_PORT INTERVAL_MS FRAMES [SUBPROTOCOL]
 import asyncio
 import json
+import os
 import re
 import sys
 import time
 import urllib.request
 
+import jsonschema
 import websockets
 
-SEED_KEYS = ("gpu_utilization", "cuda_latency_p50_us", "cuda_latency_p99_us",
-             "nccl_allreduce_p50_ms", "nccl_allreduce_p99_ms",
-             "dataloader_wait_p50_ms", "last_update_ms")
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                      "feed.schema.json")
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
@@ -51,6 +53,8 @@ def get(series, name, **labels):
 async def main():
     ws_port, metrics_port, interval_ms, frames = (int(a) for a in sys.argv[1:5])
     sub = [sys.argv[5]] if len(sys.argv) > 5 else None
+    with open(SCHEMA) as f:
+        contract = jsonschema.Draft202012Validator(json.load(f))
     async with websockets.connect("ws://127.0.0.1:%d/" % ws_port, subprotocols=sub,
                                   max_size=None, open_timeout=5) as ws:
         if sub and ws.subprotocol != sub[0]:
@@ -64,14 +68,14 @@ async def main():
             msg = await asyncio.wait_for(ws.recv(), 5 + 3 * interval_ms / 1000)
             stamps.append(time.monotonic())
             snap = json.loads(msg)
-            for k in SEED_KEYS:
-                if k not in snap:
-                    fail("seed key %s missing" % k)
+            for e in contract.iter_errors(snap):
+                fail("the frame breaks the feed contract: %s at %s"
+                     % (e.message, "/".join(str(p) for p in e.absolute_path)))
             if not snap["collector_up"]:
                 fail("collector_up is false: " + snap["stale_reason"])
             for e in snap["gpu_utilization"]:
-                if not re.fullmatch(r"\d+:\d+", e["key"]) or "current_bytes" not in e \
-                        or "peak_bytes" not in e:
+                if not re.fullmatch(r"\d+:\d+", e["key"]) or \
+                        e["key"] != "%d:%d" % (e["pid"], e["gpu_id"]):
                     fail("bad gpu_utilization entry %r" % e)
         gaps = [b - a for a, b in zip(stamps, stamps[1:])]
         mean = sum(gaps) / len(gaps)

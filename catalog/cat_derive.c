@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the catalog derives rather than reads (see cat_derive.h): label
+ * texts (a process's sanitised name, the mode, the op), and the few values
+ * computed from several rows (a GPU's memory summed over its processes,
+ * the all_reduce row).  Pure functions over a validated snapshot.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog/cat_derive.h"
+#include "common/utf8.h"
+#include "common/util.h"
+
+/* ---- label values ------------------------------------------------------ */
+
+int cat_text_comm(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const struct shm_proc *p = row;
+
+	(void)in;
+	/* Any local user names a process: valid UTF-8, no control characters. */
+	utf8_sanitize(buf, len, p->comm, SHM_COMM_LEN);
+	return 0;
+}
+
+int cat_text_watch_reason(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	static const char *const names[] = {
+		"cuda", "nccl", "descendant", "pid", "comm", "simulated",
+	};
+	const struct shm_proc *p = row;
+	size_t o = 0;
+
+	(void)in;
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < ARRAY_SIZE(names) && o < len; i++)
+		if (p->watch_reason & (1u << i))
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", names[i]);
+	return 0;
+}
+
+int cat_text_mode(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const struct shm_header_fields *h = row;
+
+	(void)in;
+	snprintf(buf, len, "%s", h->mode == SHM_MODE_SIMULATE ? "simulate" :
+		 h->mode == SHM_MODE_BPF ? "bpf" : "unknown");
+	return 0;
+}
+
+int cat_text_scenario(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const struct shm_header_fields *h = row;
+
+	(void)in;
+	utf8_sanitize(buf, len, h->scenario, sizeof(h->scenario));
+	return 0;
+}
+
+int cat_text_table(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const char *name = shm_table_name((uint32_t)((const struct shm_table *)row -
+						     in->snap->hdr->table));
+
+	if (!name)
+		return -ENOENT;
+	snprintf(buf, len, "%s", name);
+	return 0;
+}
+
+int cat_text_mem_key(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const struct shm_gpu_mem *m = row;
+
+	(void)in;
+	snprintf(buf, len, "%" PRIu32 ":%" PRIu32, m->pid, m->gpu_id);
+	return 0;
+}
+
+int cat_text_op(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const char *name = shm_nccl_op_name(((const struct shm_nccl_op *)row)->op);
+
+	(void)in;
+	if (!name)
+		return -ENOENT;
+	snprintf(buf, len, "%s", name);
+	return 0;
+}
+
+int cat_text_status(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	(void)in;
+	snprintf(buf, len, "%s", shm_read_status_name(((const struct cat_status *)row)->status));
+	return 0;
+}
+
+int cat_text_stale_reason(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const struct cat_status *st = row;
+	const char *r = st->status == SHM_READ_OK || !st->reason ? "" : st->reason;
+
+	(void)in;
+	utf8_sanitize(buf, len, r, strlen(r));
+	return 0;
+}
+
+int cat_text_version(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	(void)in;
+	(void)row;
+	snprintf(buf, len, "%s", ZERNEL_VERSION);
+	return 0;
+}
+
+/* ---- derived values ---------------------------------------------------- */
+
+/* GPU memory of the (pid, gpu) rows that match: on one GPU, or of one pid. */
+static uint64_t mem_sum(const struct cat_input *in, int by_gpu, uint32_t id)
+{
+	const struct shm_gpu_mem *m;
+	uint64_t sum = 0;
+	uint32_t n = 0;
+
+	m = in->snap ? shm_snapshot_gpu_mem(in->snap, &n) : NULL;
+	/* O(rows) per row: fine at the bounded sizes (4096 rows, 1024 processes). */
+	for (uint32_t i = 0; m && i < n; i++)
+		if ((by_gpu ? m[i].gpu_id : m[i].pid) == id)
+			sum += m[i].used_bytes;
+	return sum;
+}
+
+uint64_t cat_gpu_used_by_processes(const struct cat_input *in, const void *row)
+{
+	return mem_sum(in, 1, ((const struct shm_gpu *)row)->gpu_id);
+}
+
+uint64_t cat_proc_gpu_bytes(const struct cat_input *in, const void *row)
+{
+	return mem_sum(in, 0, ((const struct shm_proc *)row)->pid);
+}
+
+uint64_t cat_procs_truncated(const struct cat_input *in, const void *row)
+{
+	(void)in;
+	return ((const struct shm_header_fields *)row)->table[SHM_TABLE_PROCS].count >
+	       cat_objs[CAT_OBJ_PROCS].max_rows;
+}
+
+uint64_t cat_collector_up(const struct cat_input *in, const void *row)
+{
+	(void)in;
+	return ((const struct cat_status *)row)->status == SHM_READ_OK;
+}
+
+const struct shm_latency *cat_allreduce_duration(const struct cat_input *in, const void *row)
+{
+	const struct shm_nccl_op *o;
+	uint32_t n = 0;
+
+	(void)row;
+	o = in->snap ? shm_snapshot_nccl_ops(in->snap, &n) : NULL;
+	for (uint32_t i = 0; o && i < n; i++)
+		if (o[i].op == SHM_NCCL_ALL_REDUCE)
+			return &o[i].duration;
+	return NULL;
+}

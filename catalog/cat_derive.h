@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Private to catalog/: the label texts and derived values the table in
+ * catalog.c names (cat_derive.c).  Label texts fill buf and return 0, or
+ * -ENOENT when the row has no such label; values take the row.
+ */
+#ifndef ZERNEL_CAT_DERIVE_H
+#define ZERNEL_CAT_DERIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog/catalog.h"
+
+int cat_text_comm(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_watch_reason(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_mode(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_scenario(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_table(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_mem_key(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_op(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_status(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_stale_reason(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_version(char *buf, size_t len, const struct cat_input *in, const void *row);
+uint64_t cat_gpu_used_by_processes(const struct cat_input *in, const void *row);
+uint64_t cat_proc_gpu_bytes(const struct cat_input *in, const void *row);
+uint64_t cat_procs_truncated(const struct cat_input *in, const void *row);
+uint64_t cat_collector_up(const struct cat_input *in, const void *row);
+const struct shm_latency *cat_allreduce_duration(const struct cat_input *in, const void *row);
+
+#endif /* ZERNEL_CAT_DERIVE_H */

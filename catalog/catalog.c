@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * THE table: every family Zernel exports, in Prometheus order (see
+ * catalog.h for what an entry says and how each output reads it).  Adding
+ * a family is one entry here, plus the collector code that measures it and
+ * a test.  No privilege; pure data (derived values: cat_derive.c).
+ */
+#include <pthread.h>
+
+#include "catalog/cat_derive.h"
+#include "catalog/catalog.h"
+#include "common/util.h"
+
+/* A field of a row type: its offset and width. */
+#define FIELD(type, member)	.off = offsetof(type, member), .width = sizeof(((type *)0)->member)
+#define HDR(member)		FIELD(struct shm_header_fields, member)
+#define PROC(member)		FIELD(struct shm_proc, member)
+#define MEM(member)		FIELD(struct shm_gpu_mem, member)
+#define GPU(member)		FIELD(struct shm_gpu, member)
+#define OP(member)		FIELD(struct shm_nccl_op, member)
+#define TABLE(member)		FIELD(struct shm_table, member)
+#define STATUS(member)		FIELD(struct cat_status, member)
+#define STAT(id)		.off = (id), .width = 8
+#define FEED(obj, pos, key)	.feed_obj = (obj), .feed_pos = (pos), .feed = (key)
+
+/* ---- row sources ------------------------------------------------------- */
+
+#define LABEL_PID(off_, pos)	{ .id = CAT_ID_PROC_PID, .type = CAT_L_U32, .name = "pid", \
+				  .feed = "pid", .feed_pos = (pos), .off = (off_), \
+				  .help = "Process id." }
+#define LABEL_COMM		{ .id = CAT_ID_PROC_COMM, .type = CAT_L_TEXT, .name = "comm", \
+				  .feed = "comm", .feed_pos = 2, .text = cat_text_comm, \
+				  .help = "Command name, valid UTF-8 without control characters." }
+
+static const struct cat_label tables_labels[] = {
+	{ .type = CAT_L_TEXT, .name = "table", .text = cat_text_table },
+};
+static const struct cat_label procs_labels[] = {
+	LABEL_PID(offsetof(struct shm_proc, pid), 0),
+};
+static const struct cat_label procs_alert_labels[] = {
+	LABEL_PID(offsetof(struct shm_proc, pid), 0), LABEL_COMM,
+};
+static const struct cat_label mem_labels[] = {
+	{ .id = CAT_ID_MEM_KEY, .type = CAT_L_TEXT, .feed = "key", .feed_pos = 0,
+	  .text = cat_text_mem_key, .help = "\"pid:gpu_id\"." },
+	{ .id = CAT_ID_MEM_PID, .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 3,
+	  .off = offsetof(struct shm_gpu_mem, pid), .help = "Process id." },
+	{ .id = CAT_ID_MEM_GPU, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 4,
+	  .off = offsetof(struct shm_gpu_mem, gpu_id), .help = "GPU device." },
+};
+static const struct cat_label gpus_labels[] = {
+	{ .id = CAT_ID_GPU_ID, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 0,
+	  .off = offsetof(struct shm_gpu, gpu_id), .help = "GPU device." },
+};
+static const struct cat_label ops_labels[] = {
+	{ .id = CAT_ID_NCCL_OP, .type = CAT_L_TEXT, .name = "op", .feed = "op", .feed_pos = 0,
+	  .text = cat_text_op, .help = "NCCL operation: all_reduce, all_gather, reduce_scatter, "
+	  "broadcast, reduce, send or recv." },
+};
+
+const struct cat_rows_def cat_rows_defs[CAT_ROWS_COUNT] = {
+	[CAT_ROWS_TABLES] = { tables_labels, ARRAY_SIZE(tables_labels), NULL, 0 },
+	[CAT_ROWS_PROCS] = { procs_labels, ARRAY_SIZE(procs_labels),
+			     procs_alert_labels, ARRAY_SIZE(procs_alert_labels) },
+	[CAT_ROWS_GPU_MEM] = { mem_labels, ARRAY_SIZE(mem_labels), mem_labels + 1, 2 },
+	[CAT_ROWS_GPUS] = { gpus_labels, ARRAY_SIZE(gpus_labels), gpus_labels, 1 },
+	[CAT_ROWS_NCCL_OPS] = { ops_labels, ARRAY_SIZE(ops_labels), ops_labels, 1 },
+};
+
+/* ---- the feed's objects ------------------------------------------------ */
+
+const struct cat_obj_def cat_objs[CAT_OBJ_COUNT] = {
+	[CAT_OBJ_ROOT] = { .help = "One snapshot of zernel-exporter's WebSocket feed." },
+	[CAT_OBJ_GPU_MEM] = { "gpu_utilization", CAT_OBJ_ROOT, 0, CAT_SHAPE_ARRAY,
+			      CAT_ROWS_GPU_MEM, 0, 4096,
+			      "GPU memory per (process, GPU), at most 4096 rows." },
+	[CAT_OBJ_GPUS] = { "gpus", CAT_OBJ_ROOT, 11, CAT_SHAPE_ARRAY, CAT_ROWS_GPUS, 0, 0,
+			   "GPU devices seen." },
+	[CAT_OBJ_PROCS] = { "processes", CAT_OBJ_ROOT, 12, CAT_SHAPE_ARRAY, CAT_ROWS_PROCS, 0,
+			    1024, "Watched processes, at most 1024 (see processes_total)." },
+	[CAT_OBJ_NCCL] = { "nccl", CAT_OBJ_ROOT, 15, CAT_SHAPE_ARRAY, CAT_ROWS_NCCL_OPS, 0, 0,
+			   "NCCL operations, all processes together." },
+	[CAT_OBJ_COMMS] = { "nccl_comms", CAT_OBJ_ROOT, 16, CAT_SHAPE_ARRAY,
+			    CAT_ROWS_NCCL_COMMS, 0, 1024,
+			    "NCCL communicators watched processes created, at most 1024." },
+	[CAT_OBJ_TELEMETRY] = { "telemetry", CAT_OBJ_ROOT, 17, CAT_SHAPE_OBJECT, CAT_ROWS_HEADER,
+				1, 0, "The collector's and the exporter's own figures; the "
+				"collector's only while it is fresh." },
+	[CAT_OBJ_OVERFLOWS] = { "table_overflows", CAT_OBJ_TELEMETRY, 8, CAT_SHAPE_MAP,
+				CAT_ROWS_TABLES, 0, 0,
+				"Rows refused because a segment table was full, per table." },
+	[CAT_OBJ_ALERTS] = { "alerts", CAT_OBJ_ROOT, 18, CAT_SHAPE_ARRAY, CAT_ROWS_ALERTS, 0, 0,
+			     "Pending and firing alerts." },
+};
+
+/* ---- labels of info entries -------------------------------------------- */
+
+static const struct cat_label collector_info_labels[] = {
+	{ .id = CAT_ID_MODE, .type = CAT_L_TEXT, .name = "mode", .feed = "mode", .feed_pos = 0,
+	  .text = cat_text_mode, .help = "How the collector runs: bpf or simulate." },
+	{ .id = CAT_ID_SCENARIO, .type = CAT_L_TEXT, .name = "scenario", .feed = "scenario",
+	  .feed_pos = 1, .text = cat_text_scenario, .help = "Simulated scenario; \"\" for bpf." },
+	{ .type = CAT_L_U32, .name = "writer_pid",
+	  .off = offsetof(struct shm_header_fields, writer_pid) },
+};
+static const struct cat_label process_info_labels[] = {
+	{ .id = CAT_ID_PROC_PPID, .type = CAT_L_U32, .name = "ppid", .feed = "ppid", .feed_pos = 1,
+	  .off = offsetof(struct shm_proc, ppid), .help = "Parent process id." },
+	LABEL_COMM,
+	{ .type = CAT_L_TEXT, .name = "watch_reason", .feed = "watch_reason", .feed_pos = 3,
+	  .text = cat_text_watch_reason, .help = "Why it is watched: cuda, nccl, descendant, pid, "
+	  "comm, simulated, comma separated." },
+};
+static const struct cat_label comm_info_labels[] = {
+	{ .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 0,
+	  .off = offsetof(struct shm_nccl_comm, pid), .help = "Process that created it." },
+	{ .type = CAT_L_I32, .name = "rank", .feed = "rank", .feed_pos = 1,
+	  .off = offsetof(struct shm_nccl_comm, rank), .help = "Its rank." },
+	{ .type = CAT_L_I32, .name = "world_size", .feed = "world_size", .feed_pos = 2,
+	  .off = offsetof(struct shm_nccl_comm, nranks), .help = "Ranks in the communicator." },
+	{ .type = CAT_L_HEX64, .name = "comm", .feed = "comm", .feed_pos = 3,
+	  .off = offsetof(struct shm_nccl_comm, comm_id), .help = "Communicator id, 0x..." },
+	{ .type = CAT_L_GPU, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 4,
+	  .off = offsetof(struct shm_nccl_comm, gpu_id), .help = "GPU device; null when unknown." },
+};
+static const struct cat_label status_labels[] = {
+	{ .id = CAT_ID_STATUS, .type = CAT_L_TEXT, .name = "status", .feed = "status",
+	  .feed_pos = 7, .text = cat_text_status,
+	  .help = "ok, stale, busy, missing or invalid." },
+};
+static const struct cat_label build_info_labels[] = {
+	{ .type = CAT_L_TEXT, .name = "version", .text = cat_text_version },
+};
+
+/* ---- the table --------------------------------------------------------- */
+
+const struct cat_metric cat_metrics[] = {
+	/* The collector, from the segment header. */
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_INFO, .prom = "zernel_collector_info",
+	  .labels = collector_info_labels, .n_labels = ARRAY_SIZE(collector_info_labels),
+	  .help = "Always 1; labels: how the collector runs (mode bpf or simulate, simulate scenario).",
+	  .feed_obj = CAT_OBJ_TELEMETRY },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, .unit = CAT_UNIT_MS, HDR(publish_interval_ms),
+	  .prom = "zernel_collector_publish_interval_seconds",
+	  .help = "Interval at which the collector publishes the segment, seconds.",
+	  FEED(CAT_OBJ_TELEMETRY, 2, "publish_interval_ms") },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, .unit = CAT_UNIT_NS, HDR(window_ns),
+	  .prom = "zernel_quantile_window_seconds",
+	  .help = "Sliding window the summary quantiles describe, seconds." },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.publishes),
+	  .prom = "zernel_collector_publishes_total",
+	  .help = "Publishes the collector completed since it started.",
+	  FEED(CAT_OBJ_TELEMETRY, 5, "publishes") },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, .unit = CAT_UNIT_NS,
+	  HDR(stats.last_publish_duration_ns),
+	  .prom = "zernel_collector_last_publish_duration_seconds",
+	  .help = "Time the collector's last publish took, seconds." },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(stats.probes_attached),
+	  .prom = "zernel_collector_probes_attached",
+	  .help = "BPF programs (uprobes, tracepoints) attached now.",
+	  FEED(CAT_OBJ_TELEMETRY, 6, "probes_attached") },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(stats.libraries_attached),
+	  .prom = "zernel_collector_libraries_attached",
+	  .help = "CUDA/NCCL library files with uprobes attached now." },
+	{ .id = CAT_ID_EVENTS, .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.events_total),
+	  .prom = "zernel_events_total", .help = "Events the collector aggregated.",
+	  FEED(CAT_OBJ_TELEMETRY, 3, "events_total") },
+	{ .id = CAT_ID_EVENTS_DROPPED, .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER,
+	  HDR(stats.events_dropped), .prom = "zernel_events_dropped_total",
+	  .help = "Events lost before aggregation (ring buffer full, ...).",
+	  FEED(CAT_OBJ_TELEMETRY, 4, "events_dropped") },
+	{ .id = CAT_ID_PROCESSES_TRACKED, .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE,
+	  HDR(table[SHM_TABLE_PROCS].count), .prom = "zernel_processes_tracked",
+	  .help = "Processes the collector watches now.",
+	  FEED(CAT_OBJ_TELEMETRY, 7, "processes_tracked") },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.processes_evicted),
+	  .prom = "zernel_collector_processes_evicted_total",
+	  .help = "Watched processes removed after they exited." },
+	{ .id = CAT_ID_TABLE_OVERFLOWS, .rows = CAT_ROWS_TABLES, .kind = CAT_COUNTER,
+	  TABLE(overflows), .prom = "zernel_table_overflows_total",
+	  .help = "Rows refused because a segment table was full.",
+	  FEED(CAT_OBJ_OVERFLOWS, 0, "table_overflows") },
+	{ .rows = CAT_ROWS_TABLES, .kind = CAT_GAUGE, TABLE(capacity),
+	  .prom = "zernel_table_capacity", .help = "Rows a segment table can hold." },
+
+	/* Processes. */
+	{ .rows = CAT_ROWS_PROCS, .kind = CAT_INFO, .prom = "zernel_process_info",
+	  .labels = process_info_labels, .n_labels = ARRAY_SIZE(process_info_labels),
+	  .help = "Always 1 for each watched process; labels: parent pid, command name, why it is watched.",
+	  .feed_obj = CAT_OBJ_PROCS },
+	{ .id = CAT_ID_PROC_PREEMPTED, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(offcpu_preempted_ns),
+	  .prom = "zernel_sched_offcpu_seconds_total", .prom_labels = "reason=\"preempted\"",
+	  .help = "Time the process spent off CPU, seconds; reason preempted (runnable) or blocked (sleeping).",
+	  FEED(CAT_OBJ_PROCS, 11, "offcpu_preempted_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_BLOCKED, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(offcpu_blocked_ns),
+	  .prom = "zernel_sched_offcpu_seconds_total", .prom_labels = "reason=\"blocked\"",
+	  .help = "Time the process spent off CPU, seconds; reason preempted (runnable) or blocked (sleeping).",
+	  FEED(CAT_OBJ_PROCS, 12, "offcpu_blocked_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_INVOLUNTARY, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  PROC(involuntary_switches), .prom = "zernel_sched_involuntary_switches_total",
+	  .help = "Context switches away from the process while it was runnable (preemptions).",
+	  FEED(CAT_OBJ_PROCS, 13, "involuntary_switches") },
+	{ .id = CAT_ID_PROC_VOLUNTARY, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  PROC(voluntary_switches), .prom = "zernel_sched_voluntary_switches_total",
+	  .help = "Context switches away from the process because it blocked.",
+	  FEED(CAT_OBJ_PROCS, 14, "voluntary_switches") },
+	{ .id = CAT_ID_PROC_MIGRATIONS, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  PROC(migrations), .prom = "zernel_sched_migrations_total",
+	  .help = "Times the process's threads moved to another CPU.",
+	  FEED(CAT_OBJ_PROCS, 15, "migrations") },
+	{ .id = CAT_ID_PROC_GPU_BYTES, .rows = CAT_ROWS_PROCS, .kind = CAT_GAUGE,
+	  .unit = CAT_UNIT_BYTES, .get = cat_proc_gpu_bytes,
+	  .help = "GPU memory the process holds on every GPU together, bytes.",
+	  FEED(CAT_OBJ_PROCS, 4, "gpu_bytes") },
+
+	/* GPU memory per (pid, gpu). */
+	{ .id = CAT_ID_MEM_USED, .rows = CAT_ROWS_GPU_MEM, .kind = CAT_GAUGE,
+	  .unit = CAT_UNIT_BYTES, MEM(used_bytes), .prom = "zernel_gpu_memory_used_bytes",
+	  .help = "GPU memory a process holds on a device now, bytes.",
+	  FEED(CAT_OBJ_GPU_MEM, 1, "current_bytes") },
+	{ .id = CAT_ID_MEM_PEAK, .rows = CAT_ROWS_GPU_MEM, .kind = CAT_GAUGE,
+	  .unit = CAT_UNIT_BYTES, MEM(peak_bytes), .prom = "zernel_gpu_memory_peak_bytes",
+	  .help = "High-water mark of the GPU memory a process held on a device, bytes.",
+	  FEED(CAT_OBJ_GPU_MEM, 2, "peak_bytes") },
+	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_COUNTER, MEM(alloc_calls),
+	  .prom = "zernel_gpu_memory_alloc_calls_total",
+	  .help = "Successful GPU memory allocations by a process on a device." },
+	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_COUNTER, MEM(free_calls),
+	  .prom = "zernel_gpu_memory_free_calls_total",
+	  .help = "GPU memory frees by a process on a device that matched an allocation." },
+	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_COUNTER, MEM(failed_calls),
+	  .prom = "zernel_gpu_memory_alloc_failures_total",
+	  .help = "GPU memory allocations by a process on a device that returned an error." },
+
+	/* GPU devices. */
+	{ .id = CAT_ID_GPU_TOTAL, .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
+	  .flags = CAT_F_KNOWN, GPU(total_bytes), .prom = "zernel_gpu_memory_total_bytes",
+	  .help = "Memory of a GPU device, bytes (devices whose size is known).",
+	  FEED(CAT_OBJ_GPUS, 1, "total_bytes"), .alert = "gpu_memory_total_bytes" },
+	{ .id = CAT_ID_GPU_USED, .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
+	  GPU(used_bytes), .prom = "zernel_gpu_memory_device_used_bytes",
+	  .help = "GPU memory held on a device by all watched processes together, bytes.",
+	  FEED(CAT_OBJ_GPUS, 2, "used_bytes") },
+	{ .id = CAT_ID_GPU_PROCESSES, .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, GPU(processes),
+	  .prom = "zernel_gpu_processes",
+	  .help = "Watched processes holding memory on a GPU device.",
+	  FEED(CAT_OBJ_GPUS, 3, "processes") },
+	/* The OOM alert's figures: the sum of the processes' rows, never a peak. */
+	{ .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_RATIO, .flags = CAT_F_KNOWN,
+	  .get = cat_gpu_used_by_processes, .per = offsetof(struct shm_gpu, total_bytes),
+	  .help = "GPU memory used / total per GPU (0..1)", .alert = "gpu_memory_used_ratio" },
+	{ .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
+	  .get = cat_gpu_used_by_processes, .help = "GPU memory used per GPU, bytes",
+	  .alert = "gpu_memory_used_bytes" },
+
+	/* Latencies per process: a summary and a histogram each. */
+	{ .id = CAT_ID_PROC_CUDA_LAUNCH, .rows = CAT_ROWS_PROCS, .kind = CAT_LATENCY,
+	  .flags = CAT_F_SAMPLED, PROC(lat[SHM_FAMILY_CUDA_LAUNCH]),
+	  .prom = "zernel_cuda_launch_latency_seconds",
+	  .prom_hist = "zernel_cuda_launch_duration_seconds",
+	  .help = "CUDA kernel launch API latency per process (host side, entry to return), seconds.",
+	  FEED(CAT_OBJ_PROCS, 5, "cuda_launch"), .feed_fmt = CAT_FMT_US,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99 | CAT_PART_COUNT,
+	  .alert = "process_cuda_launch" },
+	{ .rows = CAT_ROWS_PROCS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
+	  PROC(lat[SHM_FAMILY_CUDA_GRAPH_LAUNCH]),
+	  .prom = "zernel_cuda_graph_launch_latency_seconds",
+	  .prom_hist = "zernel_cuda_graph_launch_duration_seconds",
+	  .help = "CUDA graph launch API latency per process (host side), seconds.",
+	  FEED(CAT_OBJ_PROCS, 6, "cuda_graph_launch"), .feed_fmt = CAT_FMT_US,
+	  .feed_parts = CAT_PART_COUNT, .alert = "process_cuda_graph_launch" },
+	{ .id = CAT_ID_PROC_DATALOADER, .rows = CAT_ROWS_PROCS, .kind = CAT_LATENCY,
+	  .flags = CAT_F_SAMPLED, PROC(lat[SHM_FAMILY_DATALOADER_WAIT]),
+	  .prom = "zernel_dataloader_wait_seconds",
+	  .prom_hist = "zernel_dataloader_wait_duration_seconds",
+	  .help = "Time a process waited for input data (blocked in read/poll/io_uring waits), seconds.",
+	  FEED(CAT_OBJ_PROCS, 7, "dataloader_wait"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99 | CAT_PART_COUNT,
+	  .alert = "process_dataloader_wait" },
+	{ .id = CAT_ID_PROC_FUTEX, .rows = CAT_ROWS_PROCS, .kind = CAT_LATENCY,
+	  .flags = CAT_F_SAMPLED, PROC(lat[SHM_FAMILY_FUTEX_WAIT]),
+	  .prom = "zernel_dist_sync_wait_seconds",
+	  .prom_hist = "zernel_dist_sync_wait_duration_seconds", .prom_labels = "kind=\"futex\"",
+	  .help = "Distributed-sync waits per process, seconds; kind futex (FUTEX_WAIT) or barrier (pthread_barrier_wait).",
+	  FEED(CAT_OBJ_PROCS, 8, "futex_wait"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P99, .alert = "process_futex_wait" },
+	{ .id = CAT_ID_PROC_BARRIER, .rows = CAT_ROWS_PROCS, .kind = CAT_LATENCY,
+	  .flags = CAT_F_SAMPLED, PROC(lat[SHM_FAMILY_BARRIER_WAIT]),
+	  .prom = "zernel_dist_sync_wait_seconds",
+	  .prom_hist = "zernel_dist_sync_wait_duration_seconds", .prom_labels = "kind=\"barrier\"",
+	  .help = "Distributed-sync waits per process, seconds; kind futex (FUTEX_WAIT) or barrier (pthread_barrier_wait).",
+	  FEED(CAT_OBJ_PROCS, 9, "barrier_wait"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P99, .alert = "process_barrier_wait" },
+	{ .id = CAT_ID_PROC_RUNQ, .rows = CAT_ROWS_PROCS, .kind = CAT_LATENCY,
+	  .flags = CAT_F_SAMPLED, PROC(lat[SHM_FAMILY_RUNQ_DELAY]),
+	  .prom = "zernel_sched_runqueue_delay_seconds",
+	  .prom_hist = "zernel_sched_runqueue_delay_duration_seconds",
+	  .help = "Run-queue delay per process (wakeup or preemption to running), seconds.",
+	  FEED(CAT_OBJ_PROCS, 10, "runq_delay"), .feed_fmt = CAT_FMT_US,
+	  .feed_parts = CAT_PART_P99, .alert = "process_sched_runqueue" },
+
+	/* NCCL per op, all processes together. */
+	{ .id = CAT_ID_NCCL_DURATION, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_LATENCY,
+	  OP(duration), .prom = "zernel_nccl_collective_duration_seconds",
+	  .prom_hist = "zernel_nccl_collective_seconds",
+	  .help = "Host-side duration of NCCL calls per op, all processes, seconds.",
+	  FEED(CAT_OBJ_NCCL, 4, "duration"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99, .alert = "nccl_collective" },
+	{ .id = CAT_ID_NCCL_WAIT, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_LATENCY, OP(wait),
+	  .prom = "zernel_nccl_wait_seconds", .prom_hist = "zernel_nccl_wait_duration_seconds",
+	  .help = "From an NCCL call to the end of the next stream/device synchronisation on its thread (upper bound of GPU completion), seconds.",
+	  FEED(CAT_OBJ_NCCL, 5, "wait"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99, .alert = "nccl_wait" },
+	{ .id = CAT_ID_NCCL_CALLS, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_COUNTER, OP(calls),
+	  .prom = "zernel_nccl_calls_total", .help = "NCCL calls per op, all processes.",
+	  FEED(CAT_OBJ_NCCL, 1, "calls") },
+	{ .id = CAT_ID_NCCL_BYTES, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_BYTES, OP(bytes), .prom = "zernel_nccl_bytes_total",
+	  .help = "Bytes NCCL calls were asked to move per op (count times datatype size), all processes.",
+	  FEED(CAT_OBJ_NCCL, 2, "bytes") },
+	{ .id = CAT_ID_NCCL_ERRORS, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_COUNTER, OP(errors),
+	  .prom = "zernel_nccl_errors_total",
+	  .help = "NCCL calls per op that returned an error, all processes.",
+	  FEED(CAT_OBJ_NCCL, 3, "errors") },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_INFO, .prom = "zernel_nccl_comm_info",
+	  .labels = comm_info_labels, .n_labels = ARRAY_SIZE(comm_info_labels),
+	  .help = "Always 1 for each NCCL communicator a watched process created; labels: rank, world size, communicator id, GPU (empty when unknown).",
+	  .feed_obj = CAT_OBJ_COMMS },
+
+	/* Node-wide latencies (every sample of every watched process): feed and alerts. */
+	{ .id = CAT_ID_CUDA_LATENCY, .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY,
+	  HDR(node[SHM_FAMILY_CUDA_LAUNCH]),
+	  .help = "CUDA kernel launch API latency of every watched process, seconds.",
+	  FEED(CAT_OBJ_ROOT, 2, "cuda_latency"), .feed_fmt = CAT_FMT_US,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99, .alert = "cuda_launch" },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_CUDA_GRAPH_LAUNCH]),
+	  .help = "CUDA graph launch API latency of every watched process, seconds.",
+	  .alert = "cuda_graph_launch" },
+	{ .id = CAT_ID_DATALOADER_WAIT, .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY,
+	  HDR(node[SHM_FAMILY_DATALOADER_WAIT]),
+	  .help = "Time every watched process waited for input data, seconds.",
+	  FEED(CAT_OBJ_ROOT, 4, "dataloader_wait"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99, .alert = "dataloader_wait" },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_FUTEX_WAIT]),
+	  .help = "Futex waits of every watched process, seconds.", .alert = "futex_wait" },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_BARRIER_WAIT]),
+	  .help = "pthread_barrier_wait calls of every watched process, seconds.",
+	  .alert = "barrier_wait" },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_RUNQ_DELAY]),
+	  .help = "Run-queue delay of every watched process, seconds.", .alert = "sched_runqueue" },
+	{ .id = CAT_ID_NCCL_ALLREDUCE, .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY,
+	  .get_latency = cat_allreduce_duration,
+	  .help = "Host-side duration of ncclAllReduce calls, all processes, seconds.",
+	  FEED(CAT_OBJ_ROOT, 3, "nccl_allreduce"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99 },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(table[SHM_TABLE_GPU_MEM].count),
+	  .help = "Rows of gpu_utilization before the bound.",
+	  FEED(CAT_OBJ_ROOT, 1, "gpu_utilization_total") },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(table[SHM_TABLE_PROCS].count),
+	  .help = "Watched processes, including those past the bound of processes.",
+	  FEED(CAT_OBJ_ROOT, 13, "processes_total") },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, .unit = CAT_UNIT_BOOL, .get = cat_procs_truncated,
+	  .help = "processes holds only the first 1024 watched processes.",
+	  FEED(CAT_OBJ_ROOT, 14, "processes_truncated"), .feed_fmt = CAT_FMT_BOOL },
+
+	/* What the exporter knows of the collector: rendered at every scrape. */
+	{ .id = CAT_ID_COLLECTOR_UP, .rows = CAT_ROWS_STATUS, .kind = CAT_GAUGE,
+	  .unit = CAT_UNIT_BOOL, .get = cat_collector_up, .prom = "zernel_collector_up",
+	  .help = "1 when the collector's segment is present, valid and fresh; 0 otherwise (then no segment data is exported).",
+	  FEED(CAT_OBJ_ROOT, 6, "collector_up"), .feed_fmt = CAT_FMT_BOOL,
+	  .alert = "collector_up" },
+	{ .rows = CAT_ROWS_STATUS, .kind = CAT_INFO, .prom = "zernel_collector_status",
+	  .labels = status_labels, .n_labels = ARRAY_SIZE(status_labels),
+	  .help = "Always 1; label status: ok, stale (heartbeat older than 3 publish intervals), busy (no consistent copy), missing or invalid." },
+	{ .id = CAT_ID_AGE, .rows = CAT_ROWS_STATUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_NS,
+	  .flags = CAT_F_SEEN, STATUS(age_ns),
+	  .prom = "zernel_collector_last_publish_age_seconds",
+	  .help = "Seconds since the collector's last publish that this exporter saw.",
+	  FEED(CAT_OBJ_ROOT, 10, "age_ms"), .feed_fmt = CAT_FMT_INT_MS,
+	  .alert = "collector_publish_age_seconds" },
+	{ .id = CAT_ID_LAST_UPDATE, .rows = CAT_ROWS_STATUS, .kind = CAT_GAUGE,
+	  .unit = CAT_UNIT_NS, .flags = CAT_F_SEEN, STATUS(last_update_real_ns),
+	  .prom = "zernel_collector_last_publish_timestamp_seconds",
+	  .help = "Wall-clock time of the collector's last publish that this exporter saw, seconds since the Unix epoch.",
+	  FEED(CAT_OBJ_ROOT, 5, "last_update_ms"), .feed_fmt = CAT_FMT_INT_MS },
+	{ .id = CAT_ID_GENERATION, .rows = CAT_ROWS_STATUS, .kind = CAT_GAUGE, .flags = CAT_F_SEEN,
+	  STATUS(generation), .prom = "zernel_segment_generation",
+	  .help = "Generation of the segment last read; changes at every collector start.",
+	  FEED(CAT_OBJ_ROOT, 9, "generation") },
+	{ .id = CAT_ID_STALE_REASON, .rows = CAT_ROWS_STATUS, .kind = CAT_TEXT,
+	  .get_text = cat_text_stale_reason, .help = "Why the data is not fresh; \"\" when it is.",
+	  FEED(CAT_OBJ_ROOT, 8, "stale_reason"), .feed_fmt = CAT_FMT_TEXT },
+
+	/* The exporter itself. */
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_INFO, .prom = "zernel_exporter_build_info",
+	  .labels = build_info_labels, .n_labels = ARRAY_SIZE(build_info_labels),
+	  .help = "Always 1; label version: the exporter's version." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_GAUGE, .unit = CAT_UNIT_NS,
+	  STAT(CAT_STAT_START_REAL_NS), .prom = "zernel_exporter_start_time_seconds",
+	  .help = "When the exporter started, seconds since the Unix epoch." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_SCRAPES),
+	  .prom = "zernel_exporter_scrapes_total", .help = "Requests for /metrics answered.",
+	  FEED(CAT_OBJ_TELEMETRY, 11, "http_scrapes") },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_HTTP_REQUESTS),
+	  .prom = "zernel_exporter_http_requests_total",
+	  .help = "HTTP requests answered, every path." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_GAUGE, STAT(CAT_STAT_HTTP_CONNECTIONS),
+	  .prom = "zernel_exporter_http_connections", .help = "HTTP connections open now." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_HTTP_REJECTED),
+	  .prom = "zernel_exporter_http_rejected_total",
+	  .help = "HTTP connections refused at the connection limit." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_GAUGE, STAT(CAT_STAT_WS_CLIENTS),
+	  .prom = "zernel_exporter_ws_clients", .help = "WebSocket clients connected now.",
+	  FEED(CAT_OBJ_TELEMETRY, 9, "ws_clients") },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_WS_CONNECTIONS),
+	  .prom = "zernel_exporter_ws_connections_total",
+	  .help = "WebSocket clients accepted since start." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_WS_FRAMES_SENT),
+	  .prom = "zernel_exporter_ws_frames_sent_total",
+	  .help = "Snapshots sent to WebSocket clients." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_WS_FRAMES_DROPPED),
+	  .prom = "zernel_exporter_ws_frames_dropped_total",
+	  .help = "Snapshots skipped for a WebSocket client that had not taken the previous one.",
+	  FEED(CAT_OBJ_TELEMETRY, 10, "ws_frames_dropped") },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_WS_STALLED_CLOSED),
+	  .prom = "zernel_exporter_ws_stalled_closed_total",
+	  .help = "WebSocket clients closed for staying stalled." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_WS_REJECTED),
+	  .prom = "zernel_exporter_ws_rejected_total",
+	  .help = "WebSocket connections refused at the connection limit." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_WS_BAD_INPUT),
+	  .prom = "zernel_exporter_ws_bad_input_total",
+	  .help = "WebSocket clients closed for what they sent (protocol errors, binary, oversized or invalid UTF-8 messages)." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
+	  STAT(CAT_STAT_WS_FEED_BYTES), .prom = "zernel_exporter_ws_snapshot_bytes",
+	  .help = "Size of the last WebSocket snapshot, bytes." },
+
+	/* Alerts: the engine writes these series and the feed's alert objects. */
+	{ .id = CAT_ID_ALERT_FIRING, .rows = CAT_ROWS_ALERTS, .kind = CAT_GAUGE,
+	  .prom = "zernel_alert_firing",
+	  .help = "1 for each firing alert (labels: alertname, severity, the alert's labels)." },
+	{ .id = CAT_ID_ALERT_PENDING, .rows = CAT_ROWS_ALERTS, .kind = CAT_GAUGE,
+	  .prom = "zernel_alert_pending",
+	  .help = "1 for each pending (condition true, `for` not yet over) alert (labels: alertname, severity, the alert's labels)." },
+	{ .id = CAT_ID_ALERT_TRANSITIONS, .rows = CAT_ROWS_ALERTS, .kind = CAT_COUNTER,
+	  .prom = "zernel_alert_transitions_total",
+	  .help = "Alert state changes, to firing or to resolved." },
+	{ .id = CAT_ID_ALERT_RULES, .rows = CAT_ROWS_ALERTS, .kind = CAT_GAUGE,
+	  .prom = "zernel_alert_rules", .help = "Alert rules loaded." },
+	{ .id = CAT_ID_ALERT_RELOADS, .rows = CAT_ROWS_ALERTS, .kind = CAT_COUNTER,
+	  .prom = "zernel_alert_config_reloads_total",
+	  .help = "Alert configuration reloads (SIGHUP) by result." },
+	{ .id = CAT_ID_ALERT_RELOAD_OK, .rows = CAT_ROWS_ALERTS, .kind = CAT_GAUGE,
+	  .unit = CAT_UNIT_BOOL, .prom = "zernel_alert_config_last_reload_successful",
+	  .help = "1 when the last alert configuration load succeeded." },
+	{ .id = CAT_ID_ALERT_DROPPED, .rows = CAT_ROWS_ALERTS, .kind = CAT_COUNTER,
+	  .prom = "zernel_alert_label_sets_dropped_total",
+	  .help = "Label sets not tracked because a rule had too many." },
+	{ .id = CAT_ID_ALERT_NAME, .rows = CAT_ROWS_ALERTS, .kind = CAT_TEXT,
+	  .help = "The rule's name.", FEED(CAT_OBJ_ALERTS, 0, "alertname"),
+	  .feed_fmt = CAT_FMT_TEXT },
+	{ .id = CAT_ID_ALERT_SEVERITY, .rows = CAT_ROWS_ALERTS, .kind = CAT_TEXT,
+	  .help = "The rule's severity.", FEED(CAT_OBJ_ALERTS, 1, "severity"),
+	  .feed_fmt = CAT_FMT_TEXT },
+	{ .id = CAT_ID_ALERT_STATE, .rows = CAT_ROWS_ALERTS, .kind = CAT_TEXT,
+	  .help = "pending: the condition holds, not yet for the rule's `for`; firing.",
+	  FEED(CAT_OBJ_ALERTS, 2, "state"), .feed_fmt = CAT_FMT_TEXT,
+	  .feed_values = "pending|firing" },
+	{ .id = CAT_ID_ALERT_SUMMARY, .rows = CAT_ROWS_ALERTS, .kind = CAT_TEXT,
+	  .help = "The rule's summary, its template filled in.",
+	  FEED(CAT_OBJ_ALERTS, 3, "summary"), .feed_fmt = CAT_FMT_TEXT },
+	{ .id = CAT_ID_ALERT_LABELS, .rows = CAT_ROWS_ALERTS, .kind = CAT_TEXT,
+	  .help = "The series' labels and the rule's own labels.",
+	  FEED(CAT_OBJ_ALERTS, 4, "labels"), .feed_fmt = CAT_FMT_TEXT_MAP },
+	{ .id = CAT_ID_ALERT_STARTS, .rows = CAT_ROWS_ALERTS, .kind = CAT_TEXT,
+	  .help = "When it started firing, RFC 3339; 0001-01-01T00:00:00Z while pending.",
+	  FEED(CAT_OBJ_ALERTS, 5, "startsAt"), .feed_fmt = CAT_FMT_TEXT },
+	{ .id = CAT_ID_ALERT_ACTIVE, .rows = CAT_ROWS_ALERTS, .kind = CAT_TEXT,
+	  .help = "When the condition started to hold, RFC 3339.",
+	  FEED(CAT_OBJ_ALERTS, 6, "activeAt"), .feed_fmt = CAT_FMT_TEXT },
+	{ .id = CAT_ID_ALERT_VALUE, .rows = CAT_ROWS_ALERTS, .kind = CAT_GAUGE,
+	  .help = "The metric's value at the last evaluation.",
+	  FEED(CAT_OBJ_ALERTS, 7, "value"), .feed_fmt = CAT_FMT_NUMBER },
+
+	/* Webhooks: each target writes its series. */
+	{ .id = CAT_ID_WEBHOOK_INFO, .rows = CAT_ROWS_WEBHOOKS, .kind = CAT_INFO,
+	  .prom = "zernel_webhook_info",
+	  .help = "Always 1 per configured webhook; label target: its host and port." },
+	{ .id = CAT_ID_WEBHOOK_SENT, .rows = CAT_ROWS_WEBHOOKS, .kind = CAT_COUNTER,
+	  .prom = "zernel_webhook_sent_total",
+	  .help = "Notifications a webhook accepted (HTTP 2xx)." },
+	{ .id = CAT_ID_WEBHOOK_FAILURES, .rows = CAT_ROWS_WEBHOOKS, .kind = CAT_COUNTER,
+	  .prom = "zernel_webhook_failures_total",
+	  .help = "Notifications given up: out of tries, or refused with HTTP 4xx." },
+	{ .id = CAT_ID_WEBHOOK_RETRIES, .rows = CAT_ROWS_WEBHOOKS, .kind = CAT_COUNTER,
+	  .prom = "zernel_webhook_retries_total",
+	  .help = "Tries after the first (network errors and HTTP 5xx)." },
+	{ .id = CAT_ID_WEBHOOK_DROPPED, .rows = CAT_ROWS_WEBHOOKS, .kind = CAT_COUNTER,
+	  .prom = "zernel_webhook_dropped_total",
+	  .help = "Notifications pushed out of a full queue." },
+	{ .id = CAT_ID_WEBHOOK_QUEUE, .rows = CAT_ROWS_WEBHOOKS, .kind = CAT_GAUGE,
+	  .prom = "zernel_webhook_queue_length",
+	  .help = "Notifications waiting for a webhook." },
+};
+
+const size_t cat_metrics_count = ARRAY_SIZE(cat_metrics);
+
+/* ---- lookups ----------------------------------------------------------- */
+
+static const struct cat_metric *by_id[CAT_ID_COUNT];
+static const struct cat_label *label_by_id[CAT_ID_COUNT];
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static void index_labels(const struct cat_label *l, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (l[i].id && l[i].id < CAT_ID_COUNT && !label_by_id[l[i].id])
+			label_by_id[l[i].id] = &l[i];
+}
+
+static void index_build(void)
+{
+	for (size_t i = 0; i < cat_metrics_count; i++) {
+		const struct cat_metric *m = &cat_metrics[i];
+
+		if (m->id && m->id < CAT_ID_COUNT)
+			by_id[m->id] = m;
+		index_labels(m->labels, m->n_labels);
+	}
+	for (unsigned int r = 0; r < CAT_ROWS_COUNT; r++) {
+		index_labels(cat_rows_defs[r].labels, cat_rows_defs[r].n_labels);
+		index_labels(cat_rows_defs[r].alert_labels, cat_rows_defs[r].n_alert_labels);
+	}
+}
+
+const struct cat_metric *cat_metric(enum cat_id id)
+{
+	pthread_once(&index_once, index_build);
+	return (unsigned int)id < CAT_ID_COUNT ? by_id[id] : NULL;
+}
+
+const struct cat_label *cat_label(enum cat_id id)
+{
+	pthread_once(&index_once, index_build);
+	return (unsigned int)id < CAT_ID_COUNT ? label_by_id[id] : NULL;
+}
+
+const char *cat_quantile_name(enum cat_quantile q)
+{
+	static const char *const names[CAT_Q_COUNT] = { "p50", "p90", "p99", "max" };
+
+	return (unsigned int)q < CAT_Q_COUNT ? names[q] : "";
+}
