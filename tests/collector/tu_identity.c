@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Processes and real cgroups for the identity tests; see tu_identity.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/collector/tu_identity.h"
+#include "tests/support/testutil.h"
+
+#define TI_PREFIX	"zernel-test-"
+
+static int exec_done(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return strcmp(comm, "sleep\n") == 0;
+}
+
+pid_t ti_spawn_env(char *const envp[])
+{
+	char *const argv[] = { "sleep", "60", NULL };
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execve("/bin/sleep", argv, envp);
+		_exit(127);
+	}
+	for (int waited = 0; waited < 5000; waited += 2) {
+		if (exec_done(pid))
+			return pid;
+		tu_sleep_ms(2);
+	}
+	ti_reap(pid);
+	return -1;
+}
+
+void ti_reap(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+static int write_pid(const char *dir, pid_t pid)
+{
+	char path[1100], buf[32];
+	int fd, n, err = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+	if (write(fd, buf, (size_t)n) != n)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[1024];
+	size_t n = strlen(dir);
+
+	if (n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, dir, n + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int ti_cgroup_enter(struct ti_cgroup *cg, const char *mount, const char *rel, pid_t pid)
+{
+	struct stat st;
+	int err;
+
+	memset(cg, 0, sizeof(*cg));
+	if (stat(mount, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 1;
+	snprintf(cg->mount, sizeof(cg->mount), "%s", mount);
+	snprintf(cg->top, sizeof(cg->top), "%s/" TI_PREFIX "%d", mount, (int)getpid());
+	snprintf(cg->dir, sizeof(cg->dir), "%s/%s", cg->top, rel);
+	snprintf(cg->path, sizeof(cg->path), "/" TI_PREFIX "%d/%s", (int)getpid(), rel);
+	err = mkdir_p(cg->dir);
+	if (err == 0)
+		err = write_pid(cg->dir, pid);
+	return err;
+}
+
+/* The mount whose subtree nftw() is walking, for evict_and_rmdir(). */
+static char walk_mount[128];
+
+/* Moves the folder's processes to the root cgroup, then removes it (deepest first). */
+static int evict_and_rmdir(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	char procs[1100];
+	FILE *f;
+	int pid;
+
+	(void)st;
+	(void)ftw;
+	if (flag != FTW_DP)
+		return 0;
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	f = fopen(procs, "re");
+	while (f && fscanf(f, "%d", &pid) == 1)
+		write_pid(walk_mount, pid);
+	if (f)
+		fclose(f);
+	/* A process killed a moment ago may still be leaving its cgroup. */
+	for (int tries = 0; rmdir(path) != 0 && errno == EBUSY && tries < 100; tries++)
+		tu_sleep_ms(10);
+	return 0;
+}
+
+void ti_cgroup_remove(struct ti_cgroup *cg)
+{
+	if (!cg->top[0])
+		return;
+	snprintf(walk_mount, sizeof(walk_mount), "%s", cg->mount);
+	nftw(cg->top, evict_and_rmdir, 16, FTW_DEPTH | FTW_PHYS);
+	cg->top[0] = '\0';
+}
+
+void ti_cgroup_sweep(void)
+{
+	DIR *mounts = opendir("/sys/fs/cgroup");
+	struct dirent *m;
+
+	while (mounts && (m = readdir(mounts))) {
+		char mount[128];
+		struct dirent *e;
+		DIR *d;
+
+		if (m->d_name[0] == '.' || strlen(m->d_name) > 64)
+			continue;
+		snprintf(mount, sizeof(mount), "/sys/fs/cgroup/%s", m->d_name);
+		d = opendir(mount);
+		while (d && (e = readdir(d))) {
+			struct ti_cgroup cg;
+			int pid;
+
+			if (sscanf(e->d_name, TI_PREFIX "%d", &pid) != 1 || pid <= 1)
+				continue;
+			if (kill(pid, 0) == 0 || errno != ESRCH)
+				continue;	/* its test still runs */
+			memset(&cg, 0, sizeof(cg));
+			snprintf(cg.mount, sizeof(cg.mount), "%s", mount);
+			snprintf(cg.top, sizeof(cg.top), "%s/%s", mount, e->d_name);
+			ti_cgroup_remove(&cg);
+		}
+		if (d)
+			closedir(d);
+	}
+	if (mounts)
+		closedir(mounts);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Helpers of the identity tests: processes started with an environment of
+ * the test's choosing, and real cgroups (cgroup v2 and v1 hierarchies)
+ * named like the ones kubelet, container runtimes and Slurm create, which
+ * the test removes again whatever happens to it.  The cgroup helpers need
+ * root.
+ */
+#ifndef ZERNEL_TU_IDENTITY_H
+#define ZERNEL_TU_IDENTITY_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Starts /bin/sleep with exactly envp and returns its pid once the exec
+ * is done (before that, /proc/PID/environ is the test's own); -1 on error.
+ */
+pid_t ti_spawn_env(char *const envp[]);
+/* SIGKILLs and reaps pid. */
+void ti_reap(pid_t pid);
+
+/* The cgroup v2 mount and the v1 name=systemd one on this machine. */
+#define TI_CGROUP_V2		"/sys/fs/cgroup/unified"
+#define TI_CGROUP_V1_SYSTEMD	"/sys/fs/cgroup/systemd"
+
+/*
+ * A test's own cgroup subtree: "<mount>/zernel-test-<pid>/<rel>".  The top
+ * folder carries the test's pid so that a crashed run cannot collide with
+ * the next; ti_cgroup_sweep() removes those whose test is gone.
+ */
+struct ti_cgroup {
+	char mount[128];
+	char top[512];		/* <mount>/zernel-test-<pid> */
+	char dir[1024];		/* <top>/<rel> */
+	char path[1024];	/* the same as /proc/PID/cgroup shows it: /zernel-test-<pid>/<rel> */
+};
+
+/*
+ * Creates <mount>/zernel-test-<pid>/<rel> (with its parents) and moves pid
+ * into it.  Returns 0 or -errno; 1 when the mount is not there (skip).
+ */
+int ti_cgroup_enter(struct ti_cgroup *cg, const char *mount, const char *rel, pid_t pid);
+/*
+ * Moves every process of the test's subtree back to the mount's root
+ * cgroup and removes the subtree, deepest first.  Safe to call twice.
+ */
+void ti_cgroup_remove(struct ti_cgroup *cg);
+/* Removes leftovers of tests whose process is gone, on every hierarchy. */
+void ti_cgroup_sweep(void);
+
+#endif /* ZERNEL_TU_IDENTITY_H */
