@@ -61,6 +61,24 @@ void ti_reap(pid_t pid)
 		;
 }
 
+void ti_tmp_sweep(void)
+{
+	DIR *d = opendir("/tmp");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		int pid;
+
+		if (sscanf(e->d_name, TI_PREFIX "%d-", &pid) != 1 || pid <= 1)
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		tu_system("rm -rf '/tmp/%s'", e->d_name);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int write_pid(const char *dir, pid_t pid)
 {
 	char path[1100], buf[32];

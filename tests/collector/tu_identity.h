@@ -19,6 +19,11 @@
 pid_t ti_spawn_env(char *const envp[]);
 /* SIGKILLs and reaps pid. */
 void ti_reap(pid_t pid);
+/*
+ * Removes /tmp/zernel-test-<pid>-* trees whose test process is gone: a
+ * failed test exits before its teardown.  For unchecked fixtures.
+ */
+void ti_tmp_sweep(void);
 
 /* The cgroup v2 mount and the v1 name=systemd one on this machine. */
 #define TI_CGROUP_V2		"/sys/fs/cgroup/unified"
