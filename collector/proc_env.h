@@ -109,8 +109,9 @@ struct proc_env {
  * the complete entries read), -ENOENT when there is no such process,
  * -EACCES or -EPERM when its environment may not be read, -ENODATA when
  * it has none to read (a kernel thread, a zombie, a process that exited
- * before any byte was read: nothing is kept then).  out is always fully
- * written.
+ * before any byte was read, or one caught inside execve(), which names
+ * the new program before it lays out the new environment: read again
+ * later).  Nothing is kept then.  out is always fully written.
  */
 int proc_env_read(pid_t pid, struct proc_env *out);
 /* The same from any file laid out like /proc/PID/environ. */

@@ -260,21 +260,8 @@ static pid_t start_with_nodes(char *const envp[], const char *const *open_names)
 	ck_assert_int_eq(read(ready[0], &c, 1), 1);
 	close(ready[0]);
 	/* Wait for the exec, which keeps the descriptors (no O_CLOEXEC). */
-	for (int i = 0; i < 2500; i++) {
-		char path[64], comm[32] = "";
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-		f = fopen(path, "re");
-		if (f) {
-			if (!fgets(comm, sizeof(comm), f))
-				comm[0] = '\0';
-			fclose(f);
-		}
-		if (strcmp(comm, "sleep\n") == 0)
-			return pid;
-		tu_sleep_ms(2);
-	}
+	if (ti_wait_exec(pid, envp[0] != NULL) == 0)
+		return pid;
 	ti_reap(pid);
 	ck_abort_msg("the node holder did not start");
 	return -1;

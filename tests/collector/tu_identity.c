@@ -17,10 +17,16 @@
 
 #define TI_PREFIX	"zernel-test-"
 
-static int exec_done(pid_t pid)
+/*
+ * 1 once pid runs /bin/sleep with its environment in place: the kernel
+ * renames the process before it lays out the new environment, so the
+ * name alone is not enough.
+ */
+static int exec_done(pid_t pid, int has_env)
 {
-	char path[64], comm[32] = "";
+	char path[64], comm[32] = "", c;
 	FILE *f;
+	int ok;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	f = fopen(path, "re");
@@ -29,7 +35,27 @@ static int exec_done(pid_t pid)
 	if (!fgets(comm, sizeof(comm), f))
 		comm[0] = '\0';
 	fclose(f);
-	return strcmp(comm, "sleep\n") == 0;
+	if (strcmp(comm, "sleep\n") != 0)
+		return 0;
+	if (!has_env)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	ok = fread(&c, 1, 1, f) == 1;
+	fclose(f);
+	return ok;
+}
+
+int ti_wait_exec(pid_t pid, int has_env)
+{
+	for (int waited = 0; waited < 5000; waited += 2) {
+		if (exec_done(pid, has_env))
+			return 0;
+		tu_sleep_ms(2);
+	}
+	return -ETIMEDOUT;
 }
 
 pid_t ti_spawn_env(char *const envp[])
@@ -43,11 +69,8 @@ pid_t ti_spawn_env(char *const envp[])
 		execve("/bin/sleep", argv, envp);
 		_exit(127);
 	}
-	for (int waited = 0; waited < 5000; waited += 2) {
-		if (exec_done(pid))
-			return pid;
-		tu_sleep_ms(2);
-	}
+	if (ti_wait_exec(pid, envp[0] != NULL) == 0)
+		return pid;
 	ti_reap(pid);
 	return -1;
 }
@@ -81,7 +104,7 @@ void ti_tmp_sweep(void)
 
 static int write_pid(const char *dir, pid_t pid)
 {
-	char path[1100], buf[32];
+	char path[2200], buf[32];
 	int fd, n, err = 0;
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
@@ -97,7 +120,7 @@ static int write_pid(const char *dir, pid_t pid)
 
 static int mkdir_p(const char *dir)
 {
-	char tmp[1024];
+	char tmp[2048];
 	size_t n = strlen(dir);
 
 	if (n >= sizeof(tmp))
@@ -140,7 +163,7 @@ static char walk_mount[128];
 /* Moves the folder's processes to the root cgroup, then removes it (deepest first). */
 static int evict_and_rmdir(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	char procs[1100];
+	char procs[4200];
 	FILE *f;
 	int pid;
 

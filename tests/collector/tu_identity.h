@@ -17,6 +17,11 @@
  * is done (before that, /proc/PID/environ is the test's own); -1 on error.
  */
 pid_t ti_spawn_env(char *const envp[]);
+/*
+ * Waits until pid has exec'd /bin/sleep and, with has_env, until its new
+ * environment can be read.  Returns 0 or -ETIMEDOUT.
+ */
+int ti_wait_exec(pid_t pid, int has_env);
 /* SIGKILLs and reaps pid. */
 void ti_reap(pid_t pid);
 /*
@@ -37,8 +42,8 @@ void ti_tmp_sweep(void);
 struct ti_cgroup {
 	char mount[128];
 	char top[512];		/* <mount>/zernel-test-<pid> */
-	char dir[1024];		/* <top>/<rel> */
-	char path[1024];	/* the same as /proc/PID/cgroup shows it: /zernel-test-<pid>/<rel> */
+	char dir[2048];		/* <top>/<rel> */
+	char path[2048];	/* the same as /proc/PID/cgroup shows it: /zernel-test-<pid>/<rel> */
 };
 
 /*
