@@ -151,8 +151,12 @@ static int match_container(struct walk *w, struct comp c)
 
 static void set_pod(struct walk *w, struct comp uid, char sep, uint32_t qos)
 {
-	if (idtext_pod_uid(uid.s, uid.n, sep, w->out->pod_uid) != 0)
+	char canon[IDTEXT_POD_UID_LEN];
+
+	/* A malformed level keeps what an outer level found. */
+	if (idtext_pod_uid(uid.s, uid.n, sep, canon) != 0)
 		return;
+	memcpy(w->out->pod_uid, canon, sizeof(canon));
 	w->out->qos = qos;
 	w->found = 1;
 }

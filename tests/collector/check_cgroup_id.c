@@ -102,6 +102,8 @@ static const struct path_case path_cases[] = {
 	  .slice = "kubepods-burstable-pod0d7cf2b4-5a3b-4c6e-9f1e-8b2a6c1d4e5f.slice", NOUID },
 	{ "/kubepods/burstable/pod" UID_ "/x", NOUID },
 	{ "/kubepods/burstable/podnot-a-uid/" CID, CTR(CGROUP_RUNTIME_UNKNOWN) },
+	/* A malformed inner level does not undo the pod found outside it. */
+	{ "/kubepods/burstable/pod" UID "/podzzz/" CID, KUBE(CGROUP_RUNTIME_UNKNOWN, CGROUP_QOS_BURSTABLE) },
 	{ "/notkubepods.slice/notkubepods-pod" UID_ ".slice", .slice = "notkubepods-pod" UID_ ".slice", NOUID },
 	{ "/slurm/uid_x/job_/step_0", NOUID },
 	{ "/slurm/uid_1/job_99999999999/step_0", NOUID },
