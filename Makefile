@@ -252,7 +252,7 @@ test: test-deps
 	$(Q)$(call run_runners,,$(TEST_RUNNERS),ZERNEL_TESTS_STRICT=1 $(TEST_ENV))
 	$(Q)$(MAKE) --no-print-directory test-asan
 
-ASAN_SUITES ?= hist latency shm_reader prom ws_rx
+ASAN_SUITES ?= hist latency shm_reader prom ws_rx proc_env cgroup_id kube_pods gpu_visible gpu_map identity_fuzz
 ASAN_DIRS   ?= shm collector exporter
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 \
