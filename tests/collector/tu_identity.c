@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <mntent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,16 +140,55 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
-int ti_cgroup_enter(struct ti_cgroup *cg, const char *mount, const char *rel, pid_t pid)
+/* Calls fn for every cgroup (v1 or v2) mount; stops early when fn returns nonzero. */
+static int each_cgroup_mount(int (*fn)(const struct mntent *m, void *arg), void *arg)
 {
-	struct stat st;
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	struct mntent *m;
+	int rc = 0;
+
+	while (f && !rc && (m = getmntent(f)))
+		if (strcmp(m->mnt_type, "cgroup") == 0 || strcmp(m->mnt_type, "cgroup2") == 0)
+			rc = fn(m, arg);
+	if (f)
+		endmntent(f);
+	return rc;
+}
+
+struct mount_query {
+	enum ti_hierarchy h;
+	char *buf;
+	size_t len;
+};
+
+static int mount_match(const struct mntent *m, void *arg)
+{
+	struct mount_query *q = arg;
+	int v2 = strcmp(m->mnt_type, "cgroup2") == 0;
+	int hit = (q->h == TI_V2 && v2) ||
+		  (q->h == TI_V1_SYSTEMD && !v2 && hasmntopt(m, "name=systemd")) ||
+		  (q->h == TI_V1_FREEZER && !v2 && hasmntopt(m, "freezer"));
+
+	if (hit)
+		snprintf(q->buf, q->len, "%s", m->mnt_dir);
+	return hit;
+}
+
+int ti_cgroup_mount(enum ti_hierarchy h, char *buf, size_t len)
+{
+	struct mount_query q = { h, buf, len };
+
+	return each_cgroup_mount(mount_match, &q) ? 0 : -ENOENT;
+}
+
+int ti_cgroup_enter(struct ti_cgroup *cg, enum ti_hierarchy h, const char *rel, pid_t pid)
+{
 	int err;
 
 	memset(cg, 0, sizeof(*cg));
-	if (stat(mount, &st) != 0 || !S_ISDIR(st.st_mode))
+	if (ti_cgroup_mount(h, cg->mount, sizeof(cg->mount)) != 0)
 		return 1;
-	snprintf(cg->mount, sizeof(cg->mount), "%s", mount);
-	snprintf(cg->top, sizeof(cg->top), "%s/" TI_PREFIX "%d", mount, (int)getpid());
+	snprintf(cg->top, sizeof(cg->top), "%s/" TI_PREFIX "%d", cg->mount, (int)getpid());
 	snprintf(cg->dir, sizeof(cg->dir), "%s/%s", cg->top, rel);
 	snprintf(cg->path, sizeof(cg->path), "/" TI_PREFIX "%d/%s", (int)getpid(), rel);
 	err = mkdir_p(cg->dir);
@@ -192,36 +232,31 @@ void ti_cgroup_remove(struct ti_cgroup *cg)
 	cg->top[0] = '\0';
 }
 
+static int sweep_mount(const struct mntent *m, void *arg)
+{
+	DIR *d = opendir(m->mnt_dir);
+	struct dirent *e;
+
+	(void)arg;
+	while (d && (e = readdir(d))) {
+		struct ti_cgroup cg;
+		int pid;
+
+		if (sscanf(e->d_name, TI_PREFIX "%d", &pid) != 1 || pid <= 1)
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;	/* its test still runs */
+		memset(&cg, 0, sizeof(cg));
+		snprintf(cg.mount, sizeof(cg.mount), "%s", m->mnt_dir);
+		snprintf(cg.top, sizeof(cg.top), "%s/%s", m->mnt_dir, e->d_name);
+		ti_cgroup_remove(&cg);
+	}
+	if (d)
+		closedir(d);
+	return 0;
+}
+
 void ti_cgroup_sweep(void)
 {
-	DIR *mounts = opendir("/sys/fs/cgroup");
-	struct dirent *m;
-
-	while (mounts && (m = readdir(mounts))) {
-		char mount[128];
-		struct dirent *e;
-		DIR *d;
-
-		if (m->d_name[0] == '.' || strlen(m->d_name) > 64)
-			continue;
-		snprintf(mount, sizeof(mount), "/sys/fs/cgroup/%s", m->d_name);
-		d = opendir(mount);
-		while (d && (e = readdir(d))) {
-			struct ti_cgroup cg;
-			int pid;
-
-			if (sscanf(e->d_name, TI_PREFIX "%d", &pid) != 1 || pid <= 1)
-				continue;
-			if (kill(pid, 0) == 0 || errno != ESRCH)
-				continue;	/* its test still runs */
-			memset(&cg, 0, sizeof(cg));
-			snprintf(cg.mount, sizeof(cg.mount), "%s", mount);
-			snprintf(cg.top, sizeof(cg.top), "%s/%s", mount, e->d_name);
-			ti_cgroup_remove(&cg);
-		}
-		if (d)
-			closedir(d);
-	}
-	if (mounts)
-		closedir(mounts);
+	each_cgroup_mount(sweep_mount, NULL);
 }

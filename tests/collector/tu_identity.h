@@ -30,9 +30,15 @@ void ti_reap(pid_t pid);
  */
 void ti_tmp_sweep(void);
 
-/* The cgroup v2 mount and the v1 name=systemd one on this machine. */
-#define TI_CGROUP_V2		"/sys/fs/cgroup/unified"
-#define TI_CGROUP_V1_SYSTEMD	"/sys/fs/cgroup/systemd"
+/* The hierarchies the tests use, wherever this host mounts them. */
+enum ti_hierarchy {
+	TI_V2,			/* cgroup2 (/sys/fs/cgroup/unified on a hybrid host) */
+	TI_V1_SYSTEMD,		/* the v1 name=systemd hierarchy of a hybrid host */
+	TI_V1_FREEZER,		/* a v1 controller hierarchy, as Slurm's task/cgroup uses */
+};
+
+/* The hierarchy's mount point into buf; 0, or -ENOENT when this host has none. */
+int ti_cgroup_mount(enum ti_hierarchy h, char *buf, size_t len);
 
 /*
  * A test's own cgroup subtree: "<mount>/zernel-test-<pid>/<rel>".  The top
@@ -48,15 +54,16 @@ struct ti_cgroup {
 
 /*
  * Creates <mount>/zernel-test-<pid>/<rel> (with its parents) and moves pid
- * into it.  Returns 0 or -errno; 1 when the mount is not there (skip).
+ * into it.  Returns 0 or -errno; 1 when the host has no such hierarchy
+ * (the test should skip).
  */
-int ti_cgroup_enter(struct ti_cgroup *cg, const char *mount, const char *rel, pid_t pid);
+int ti_cgroup_enter(struct ti_cgroup *cg, enum ti_hierarchy h, const char *rel, pid_t pid);
 /*
  * Moves every process of the test's subtree back to the mount's root
  * cgroup and removes the subtree, deepest first.  Safe to call twice.
  */
 void ti_cgroup_remove(struct ti_cgroup *cg);
-/* Removes leftovers of tests whose process is gone, on every hierarchy. */
+/* Removes leftovers of tests whose process is gone, on every cgroup mount. */
 void ti_cgroup_sweep(void);
 
 #endif /* ZERNEL_TU_IDENTITY_H */
