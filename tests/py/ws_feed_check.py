@@ -80,11 +80,16 @@ async def main():
         gaps = [b - a for a, b in zip(stamps, stamps[1:])]
         mean = sum(gaps) / len(gaps)
         want = interval_ms / 1000
-        # One timer per interval: the mean gap is the interval, give or take
-        # scheduling on a loaded machine.
-        if abs(mean - want) > 0.25 * want or max(gaps) > 3 * want:
-            fail("cadence: mean gap %.3f s, max %.3f s, configured %.3f s"
-                 % (mean, max(gaps), want))
+        # One timer per interval.  A client stamps a frame when it has read
+        # it, so on a loaded machine one late read shortens the next gap:
+        # over the whole span the count of frames is what must hold, to
+        # within one frame, and no gap may swallow several intervals.  A
+        # frame per publish instead of per interval, or bursts, still fail.
+        span = stamps[-1] - stamps[0]
+        if abs(span - len(gaps) * want) > want + 0.1 * len(gaps) * want \
+                or max(gaps) > 3 * want:
+            fail("cadence: %d frames over %.3f s (mean gap %.3f s, max %.3f s), "
+                 "configured %.3f s" % (len(stamps), span, mean, max(gaps), want))
         print("cadence ok: %d frames, mean gap %.3f s (configured %.3f s), first frame %d bytes"
               % (len(stamps), mean, want, len(json.dumps(first))))
 
