@@ -338,6 +338,8 @@ int http_server_new(struct http_server **out, int listen_fd, const char *shm_nam
 	h->super.on_req = on_req;
 	h->server = s;
 	source_init(&s->src, shm_name);
+	/* A request thread never sleeps on a stuck writer: "busy" at once. */
+	shm_reader_never_sleep(&s->src.reader);
 	sbuf_init(&s->self, 1u << 20, 0);
 	*out = s;
 	return 0;
