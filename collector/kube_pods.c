@@ -207,6 +207,25 @@ static void count_scan(struct kube_pods *kp, const struct kube_scan *sc)
 	kp->st.scans_cut += sc->cut;
 }
 
+/*
+ * Books a finished search for key.  A miss is remembered and its reason
+ * given in *why (returns -1); a hit that takes a slot still in use counts
+ * an eviction (returns 0).
+ */
+static int scan_done(struct kube_pods *kp, int err, const struct kube_scan *sc, const char *key,
+		     int fd, struct timespec before, uint64_t victim_used, uint32_t *why)
+{
+	count_scan(kp, sc);
+	if (err != 0) {
+		*why = sc->why;
+		miss_note(kp, key, fd, before, sc->why);
+		return -1;
+	}
+	if (victim_used)
+		kp->st.evictions++;
+	return 0;
+}
+
 /* Marks a remembered pod GONE once its directory has been removed. */
 static void pod_recheck(struct kube_pods *kp, struct kp_pod *p)
 {
@@ -227,21 +246,17 @@ static void lookup_pod(struct kube_pods *kp, const char *uid, struct kube_names 
 	struct kube_pod_entry e;
 	struct kube_scan sc;
 	struct timespec before = { 0, 0 };
+	int err;
 
 	hit = pod_find(kp, uid, &victim);
 	if (!hit) {
 		if (miss_holds(kp, uid, kp->pods_fd, &out->pod_why))
 			return;
 		dir_mtime(kp->pods_fd, &before);
-		if (kube_logdir_find_pod(kp->pods_fd, uid, &e, &sc) != 0) {
-			count_scan(kp, &sc);
-			out->pod_why = sc.why;
-			miss_note(kp, uid, kp->pods_fd, before, sc.why);
+		err = kube_logdir_find_pod(kp->pods_fd, uid, &e, &sc);
+		if (scan_done(kp, err, &sc, uid, kp->pods_fd, before, victim->used,
+			      &out->pod_why) != 0)
 			return;
-		}
-		count_scan(kp, &sc);
-		if (victim->used)
-			kp->st.evictions++;
 		hit = victim;
 		memset(hit, 0, sizeof(*hit));
 		hit->e = e;
@@ -264,6 +279,7 @@ static void lookup_container(struct kube_pods *kp, const char *uid, const char *
 	struct kube_container_entry e;
 	struct kube_scan sc;
 	struct timespec before = { 0, 0 };
+	int err;
 
 	hit = ctr_find(kp, id, &victim);
 	if (hit && strcmp(hit->e.uid, uid) != 0) {
@@ -274,15 +290,10 @@ static void lookup_container(struct kube_pods *kp, const char *uid, const char *
 		if (miss_holds(kp, id, kp->containers_fd, &out->container_why))
 			return;
 		dir_mtime(kp->containers_fd, &before);
-		if (kube_logdir_find_container(kp->containers_fd, kp->pods_fd, id, uid, &e, &sc) != 0) {
-			count_scan(kp, &sc);
-			out->container_why = sc.why;
-			miss_note(kp, id, kp->containers_fd, before, sc.why);
+		err = kube_logdir_find_container(kp->containers_fd, kp->pods_fd, id, uid, &e, &sc);
+		if (scan_done(kp, err, &sc, id, kp->containers_fd, before, victim->used,
+			      &out->container_why) != 0)
 			return;
-		}
-		count_scan(kp, &sc);
-		if (victim->used)
-			kp->st.evictions++;
 		hit = victim;
 		memset(hit, 0, sizeof(*hit));
 		hit->e = e;
