@@ -261,7 +261,11 @@ static uint64_t wait_even(struct shm_reader *r, const uint64_t *seq)
 	if (s == r->stuck_seq)
 		return s;
 	for (unsigned int i = 1; s & 1; i++) {
-		cpu_relax();
+		/* Past a short spin, give the CPU to the writer: it may share ours. */
+		if (i < 64)
+			cpu_relax();
+		else
+			sched_yield();
 		if (i % 64 == 0) {
 			uint64_t now = mono_ns();
 
