@@ -8,6 +8,7 @@
 #   make test       install what the tests need (as root), build, run all tests
 #   make deps       install the Debian packages the build needs (as root)
 #   make install    PREFIX=/usr/local DESTDIR= : binaries and systemd units
+#   make deb        the Debian package, built by dpkg-buildpackage, lintian clean
 
 BUILD    ?= build
 PREFIX   ?= /usr/local
@@ -96,7 +97,7 @@ CLI       := $(BUILD)/zernel
 PROGRAMS := $(COLLECTOR) $(EXPORTER) $(CLI)
 
 .PHONY: FORCE all deps test-deps bench-deps demo test check-unit test-asan install clean bench \
-	feed-contract
+	feed-contract deb
 .DEFAULT_GOAL := all
 # Keep the BPF objects: the skeletons embed them, and rebuilding is slow.
 .SECONDARY: $(BPF_OBJS)
@@ -112,6 +113,10 @@ BUILD_DEPS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev \
 	      libwebsockets-dev libjson-c-dev check
 TEST_DEPS  := prometheus python3 python3-websockets python3-yaml python3-jsonschema \
 	      python3-torch tmux chromium systemd procps util-linux binutils
+# Packaging, images and the booted Debian 12 the deployment tests use.
+DEPLOY_DEPS := debhelper dpkg-dev lintian help2man podman buildah runc debootstrap \
+	       systemd-container
+TEST_DEPS  += $(DEPLOY_DEPS)
 BENCH_DEPS := wrk prometheus-node-exporter bpftrace
 
 deps:
@@ -290,6 +295,18 @@ install: $(PROGRAMS)
 
 clean:
 	rm -rf $(BUILD)
+
+# The Debian package, from a copy of the tree (tools/make-deb.sh); lintian
+# must be clean, debian/zernel.lintian-overrides says why for each override.
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB      := $(BUILD)/deb/zernel_$(VERSION)_$(DEB_ARCH).deb
+
+deb: $(DEB)
+
+$(DEB): $(PROGRAMS) $(wildcard debian/* debian/source/* systemd/* docs/*) README.md \
+		Makefile tools/make-deb.sh
+	$(call msg,DEB,$@)
+	$(Q)sh tools/make-deb.sh $(BUILD)/deb
 
 include $(wildcard bench/*.mk)
 
