@@ -9,6 +9,7 @@
 #   make deps       install the Debian packages the build needs (as root)
 #   make install    PREFIX=/usr/local DESTDIR= : binaries and systemd units
 #   make deb        the Debian package, built by dpkg-buildpackage, lintian clean
+#   make images     the exporter and collector images (podman), on Debian 12
 
 BUILD    ?= build
 PREFIX   ?= /usr/local
@@ -97,7 +98,7 @@ CLI       := $(BUILD)/zernel
 PROGRAMS := $(COLLECTOR) $(EXPORTER) $(CLI)
 
 .PHONY: FORCE all deps test-deps bench-deps demo test check-unit test-asan install clean bench \
-	feed-contract deb
+	feed-contract deb images
 .DEFAULT_GOAL := all
 # Keep the BPF objects: the skeletons embed them, and rebuilding is slow.
 .SECONDARY: $(BPF_OBJS)
@@ -308,10 +309,18 @@ $(DEB): $(PROGRAMS) $(wildcard debian/* debian/source/* systemd/* docs/*) README
 	$(call msg,DEB,$@)
 	$(Q)sh tools/make-deb.sh $(BUILD)/deb
 
+# Images from the binaries built here, on debian:12 or, with no image
+# registry in reach, on a Debian 12 made with debootstrap and cached in
+# $(BUILD)/debian-12 (tools/make-images.sh says which, and the sizes).
+images: $(COLLECTOR) $(EXPORTER)
+	$(Q)sh tools/make-images.sh $(BUILD)
+
 include $(wildcard bench/*.mk)
 
 # Benchmarks print figures (no pass/fail); those comparing with other tools
 # need wrk, prometheus-node-exporter and bpftrace.
 bench-exporter bench-probes bench-sched: | bench-deps
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# The Debian tree, the package's build copy and the image contexts hold
+# folders named *.d that are no dependency files.
+-include $(shell find $(BUILD) \( -path $(BUILD)/debian-12 -o -path $(BUILD)/deb -o -path $(BUILD)/images \) -prune -o -name '*.d' -type f -print 2>/dev/null)
