@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Checks the deployment files against the security model, for
-# tests/check_deploy.c: the Kubernetes DaemonSet (deploy/kubernetes/*.yaml)
+# tests/check_deploy.c: the Kubernetes DaemonSet (deploy/kubernetes/*.yaml), the
+# PodMonitor of the prometheus-operator overlay
 # and the two Containerfiles (deploy/containers/).  Prints one line per
 # check ("ok ..." or "FAIL ..."), exits 1 if any failed, 2 on bad usage.
 # Needs Debian's python3-yaml: run it with /usr/bin/python3.
@@ -230,6 +231,44 @@ def runtime_packages(binary):
     return pkgs
 
 
+def check_podmonitor(k8s_dir, docs):
+    """The Prometheus Operator overlay: a PodMonitor scraping what the annotations name."""
+    over = os.path.join(k8s_dir, "prometheus-operator")
+    try:
+        odocs = load_docs(over)
+    except (OSError, yaml.YAMLError) as e:
+        check(False, f"prometheus-operator overlay parses: {e}")
+        return
+    kust = [d for _, d in odocs if d.get("kind") == "Kustomization"]
+    check(len(kust) == 1 and set(kust[0].get("resources") or []) == {"..", "podmonitor.yaml"},
+          "prometheus-operator overlay: the base plus podmonitor.yaml")
+    pm = [d for _, d in odocs if d.get("kind") == "PodMonitor"]
+    if not check(len(pm) == 1, "one PodMonitor"):
+        return
+    pm = pm[0]
+    check(pm.get("apiVersion") == "monitoring.coreos.com/v1",
+          "PodMonitor apiVersion monitoring.coreos.com/v1")
+    ds = [d for _, d in docs if d.get("kind") == "DaemonSet"]
+    if not ds:
+        return
+    tmpl = ds[0]["spec"]["template"]
+    check((pm.get("metadata") or {}).get("namespace") == ds[0]["metadata"].get("namespace"),
+          "PodMonitor in the DaemonSet's namespace")
+    labels = (tmpl.get("metadata") or {}).get("labels") or {}
+    sel = ((pm.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    check(sel and all(labels.get(k) == v for k, v in sel.items()),
+          "PodMonitor selects the DaemonSet's pods")
+    ann = (tmpl.get("metadata") or {}).get("annotations") or {}
+    eps = (pm.get("spec") or {}).get("podMetricsEndpoints") or []
+    ports = {p.get("name"): p.get("containerPort") for c in tmpl["spec"].get("containers", [])
+             for p in c.get("ports") or []}
+    check(len(eps) == 1 and ports.get(eps[0].get("port")) == int(ann.get("prometheus.io/port", 0)),
+          "PodMonitor scrapes the annotated port by name")
+    check(len(eps) == 1 and eps[0].get("path") == ann.get("prometheus.io/path") and
+          eps[0].get("scheme", "http") == ann.get("prometheus.io/scheme", "http"),
+          "PodMonitor path and scheme are the annotations'")
+
+
 def check_containerfile(path, prog, src, build):
     """A Debian 12 stage installs the libraries and stages the binary; the image is that alone."""
     name = os.path.basename(path)
@@ -274,6 +313,7 @@ def main():
         docs = []
     if check(len(docs) > 0, f"manifests found in {k8s}"):
         check_daemonset(docs, a.segment_bytes)
+        check_podmonitor(k8s, docs)
     if not a.k8s_only:
         check_containerfile(os.path.join(cont, "Containerfile.collector"), "zernel-collector",
                             a.src, a.build)
