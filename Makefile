@@ -113,7 +113,8 @@ BUILD_DEPS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev \
 	      zlib1g-dev libcap-dev libseccomp-dev libh2o-evloop-dev libssl-dev \
 	      libwebsockets-dev libjson-c-dev check
 TEST_DEPS  := prometheus python3 python3-websockets python3-yaml python3-jsonschema \
-	      python3-torch tmux chromium systemd procps util-linux binutils
+	      python3-torch tmux chromium systemd procps util-linux binutils \
+	      libclang-rt-14-dev
 # Packaging, images and the booted Debian 12 the deployment tests use.
 DEPLOY_DEPS := debhelper dpkg-dev lintian help2man podman buildah runc debootstrap \
 	       systemd-container
@@ -252,12 +253,14 @@ run_runners = ran=0; for r in $(2); do \
 	done; [ $$ran -eq 1 ] || { echo "no test suite named: $(1)" >&2; exit 2; }
 
 # The README's test command.  Every runner, then the parser and histogram
-# suites again under AddressSanitizer.  Strict: whatever test-deps installs
+# suites again under AddressSanitizer, then every fuzz target for a short
+# run over its corpus (tests/fuzz/fuzz.mk).  Strict: whatever test-deps installs
 # must be there, so nothing skips for want of it.
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)$(call run_runners,,$(TEST_RUNNERS),ZERNEL_TESTS_STRICT=1 $(TEST_ENV))
 	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 
 ASAN_SUITES ?= hist latency shm_reader prom ws_rx utf8 url proc_env cgroup_id kube_pods \
 	       gpu_visible gpu_map identity_fuzz

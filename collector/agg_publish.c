@@ -90,13 +90,15 @@ static void stage_nccl(struct agg *a, uint64_t now_ns)
 static void put_table(struct agg *a, struct shm_writer *w, enum shm_table_id id,
 		      const void *rows, uint32_t n, size_t entry_size)
 {
-	struct shm_table *t = &w->base->h.table[id];
+	/* Places from the writer's own layout: the segment itself is never read. */
+	const struct shm_table *t = shm_writer_layout(w, id);
 	uint8_t *dst = shm_writer_table(w, id);
-	uint32_t cap = t->capacity, prev = a->published[id];
+	uint32_t cap, prev = a->published[id];
 	uint64_t refused = 0;
 
-	if (!dst || t->entry_size != entry_size)
+	if (!dst || !t || t->entry_size != entry_size)
 		return;
+	cap = t->capacity;
 	if (n > cap) {
 		refused = n - cap;
 		n = cap;
@@ -106,8 +108,7 @@ static void put_table(struct agg *a, struct shm_writer *w, enum shm_table_id id,
 		prev = cap;
 	if (prev > n)
 		memset(dst + (size_t)n * entry_size, 0, (size_t)(prev - n) * entry_size);
-	t->count = n;
-	t->overflows = a->overflows[id] + refused;
+	shm_writer_set_count(w, id, n, a->overflows[id] + refused);
 	a->published[id] = n;
 }
 
