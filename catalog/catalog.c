@@ -301,6 +301,12 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "Run-queue delay per process (wakeup or preemption to running), seconds.",
 	  FEED(CAT_OBJ_PROCS, 10, "runq_delay"), .feed_fmt = CAT_FMT_US,
 	  .feed_parts = CAT_PART_P99, .alert = "process_sched_runqueue" },
+	{ .rows = CAT_ROWS_PROCS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
+	  PROC(lat[SHM_FAMILY_CUDA_SYNC]),
+	  .prom = "zernel_cuda_sync_latency_seconds",
+	  .prom_hist = "zernel_cuda_sync_duration_seconds",
+	  .help = "Time a process waited in CUDA stream and device synchronisation (host side, entry to return), seconds.",
+	  .alert = "process_cuda_sync" },
 
 	/* NCCL per op, all processes together. */
 	{ .id = CAT_ID_NCCL_DURATION, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_LATENCY,
@@ -351,6 +357,9 @@ const struct cat_metric cat_metrics[] = {
 	  .alert = "barrier_wait" },
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_RUNQ_DELAY]),
 	  .help = "Run-queue delay of every watched process, seconds.", .alert = "sched_runqueue" },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_CUDA_SYNC]),
+	  .help = "CUDA stream and device synchronisation waits of every watched process, seconds.",
+	  .alert = "cuda_sync" },
 	{ .id = CAT_ID_NCCL_ALLREDUCE, .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY,
 	  .get_latency = cat_allreduce_duration,
 	  .help = "Host-side duration of ncclAllReduce calls, all processes, seconds.",

@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	1u
+#define SHM_LAYOUT_VERSION	2u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -230,7 +230,7 @@ static inline const char *shm_family_name(uint32_t family)
 {
 	static const char *const names[SHM_FAMILY_COUNT] = {
 		"cuda_launch", "cuda_graph_launch", "dataloader_wait",
-		"futex_wait", "barrier_wait", "runq_delay",
+		"futex_wait", "barrier_wait", "runq_delay", "cuda_sync",
 	};
 	return family < SHM_FAMILY_COUNT ? names[family] : NULL;
 }

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The probes under NVIDIA's real runtime: zw_cudart, built by nvcc against
+ * libcudart.so.13, runs over the fake driver (tests/fakes/fake_driver), and
+ * the real collector, finding both libraries by discovery, must count what
+ * the workload says it did exactly once each: cudaMalloc, cudaMallocAsync,
+ * cudaMallocFromPoolAsync, cudaMallocPitch and the frees, with the memory
+ * still held per device; <<<>>>, cudaLaunchKernel, captured and cooperative
+ * launches; graph launches; stream and device synchronisations.  With the
+ * legacy and the per-thread default stream, whose driver entry points
+ * differ (_ptsz), and with the runtime linked into the program, where the
+ * driver's entry points are all there is to probe.  Skipped without the CUDA toolkit.  Needs root (BPF).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support/testutil.h"
+#include "tests/collector/tu_probes.h"
+
+#define CUDART		"/usr/local/cuda/lib64/libcudart.so.13"
+
+/* The workload's "<key> <name> <n>" line; fails the test when it is missing. */
+static unsigned long long said(const char *out, const char *key, const char *name)
+{
+	char want[96];
+	const char *p;
+
+	snprintf(want, sizeof(want), "%s %s ", key, name);
+	p = strstr(out, want);
+	ck_assert_msg(p != NULL, "the workload did not report %s %s:\n%s", key, name, out);
+	return strtoull(p + strlen(want), NULL, 10);
+}
+
+static unsigned long long sum(const char *out, const char *const *names)
+{
+	unsigned long long n = 0;
+
+	for (; *names; names++)
+		n += said(out, "COUNT", *names);
+	return n;
+}
+
+/* The workload's path, or NULL after a skip message. */
+static const char *cudart_workload(const char *test, char *buf, size_t len, const char *name)
+{
+	char rel[64], fake[512];
+
+	if (tu_skip_unless_root(test))
+		return NULL;
+	if (access(CUDART, R_OK) != 0) {
+		fprintf(stderr, "SKIP %s: no CUDA toolkit (%s)\n", test, CUDART);
+		return NULL;
+	}
+	snprintf(rel, sizeof(rel), "tests/workloads/%s", name);
+	tu_build_path(buf, len, rel);
+	tu_build_path(fake, sizeof(fake), "tests/fakes/driver/libcuda.so.1");
+	if (access(buf, X_OK) != 0 || access(fake, R_OK) != 0) {
+		tu_skip_missing("%s: %s or %s is not built\n", test, buf, fake);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Starts bin "wait" over the fake driver, with extra environment (NAME=VALUE or NULL). */
+static void cudart_start(struct tp_workload *w, const char *bin, const char *env)
+{
+	char dir[512], *argv[] = { (char *)bin, "wait", NULL };
+	char *name = env ? strdup(env) : NULL, *eq = name ? strchr(name, '=') : NULL;
+
+	tu_build_path(dir, sizeof(dir), "tests/fakes/driver");
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	if (eq) {
+		*eq = '\0';
+		setenv(name, eq + 1, 1);
+	}
+	ck_assert_int_eq(tp_workload_start(w, argv), 0);
+	unsetenv("LD_LIBRARY_PATH");
+	if (eq)
+		unsetenv(name);
+	free(name);
+}
+
+/* Waits until the collector watches pid for CUDA (its libraries are probed by then). */
+static void wait_watched(struct tp_collector *c, pid_t pid)
+{
+	const struct shm_proc *p = NULL;
+
+	for (int i = 0; i < 100; i++) {
+		if (tp_snapshot(c) == 0 && (p = tp_proc(c, (uint32_t)pid)) &&
+		    (p->watch_reason & SHM_WATCH_CUDA))
+			return;
+		tu_sleep_ms(50);
+	}
+	ck_abort_msg("pid %d was not watched (see %s)", (int)pid, c->log);
+}
+
+static void check_counted_once(const char *test, const char *name)
+{
+	static const char *const allocs[] = { "cudaMalloc", "cudaMallocAsync",
+		"cudaMallocFromPoolAsync", "cudaMallocPitch", NULL };
+	static const char *const frees[] = { "cudaFree", "cudaFreeAsync", NULL };
+	static const char *const launches[] = { "triple_chevron", "cudaLaunchKernel",
+		"captured_launch", "cudaLaunchCooperativeKernel", NULL };
+	static const char *const graphs[] = { "cudaGraphLaunch", NULL };
+	static const char *const syncs[] = { "cudaStreamSynchronize", "cudaDeviceSynchronize",
+		NULL };
+	unsigned long long alloc_calls = 0, free_calls = 0, want_launch, want_sync;
+	char bin[512], out[4096], dev[16];
+	const struct shm_proc *p = NULL;
+	const struct shm_gpu_mem *m;
+	struct tp_collector c;
+	struct tp_workload w;
+	int n_dev, ok = 0;
+
+	if (!cudart_workload(test, bin, sizeof(bin), name))
+		return;
+	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
+	cudart_start(&w, bin, NULL);
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 20000), 0);
+	wait_watched(&c, w.pid);
+	tp_workload_go(&w);
+	ck_assert_msg(tp_workload_collect(&w, "DONE", out, sizeof(out), 30000) == 0,
+		      "the workload did not finish:\n%s", out);
+	/* One HELD line per device the fake shows. */
+	n_dev = 0;
+	for (const char *h = out; (h = strstr(h, "HELD ")) != NULL; h++)
+		n_dev++;
+	ck_assert_int_ge(n_dev, 2);
+	want_launch = sum(out, launches);
+	want_sync = sum(out, syncs);
+	for (int i = 0; i < 100 && !ok; i++) {
+		tu_sleep_ms(50);
+		ok = tp_snapshot(&c) == 0 && (p = tp_proc(&c, (uint32_t)w.pid)) != NULL &&
+		     p->lat[SHM_FAMILY_CUDA_LAUNCH].count >= want_launch &&
+		     p->lat[SHM_FAMILY_CUDA_SYNC].count >= want_sync;
+	}
+	ck_assert_msg(ok, "the launches and syncs were not all seen (see %s)", c.log);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_CUDA_LAUNCH].count, want_launch);
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_CUDA_GRAPH_LAUNCH].count, sum(out, graphs));
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_CUDA_SYNC].count, want_sync);
+	/* Every device the workload used has its row, holding what it says it holds. */
+	ck_assert_int_eq(tp_gpu_mem_rows(&c, (uint32_t)w.pid), (unsigned int)n_dev);
+	for (int d = 0; d < n_dev; d++) {
+		snprintf(dev, sizeof(dev), "%d", d);
+		m = tp_gpu_mem(&c, (uint32_t)w.pid, (uint32_t)d);
+		ck_assert_msg(m != NULL, "no memory row for device %d", d);
+		ck_assert_uint_eq(m->used_bytes, said(out, "HELD", dev));
+		ck_assert_uint_eq(m->failed_calls, 0);
+		alloc_calls += m->alloc_calls;
+		free_calls += m->free_calls;
+	}
+	ck_assert_uint_eq(alloc_calls, sum(out, allocs));
+	ck_assert_uint_eq(free_calls, sum(out, frees));
+	ck_assert_int_eq(tp_workload_finish(&w), 0);
+	tp_collector_stop(&c);
+}
+
+START_TEST(test_real_runtime_calls_counted_once_each)
+{
+	check_counted_once("test_real_runtime_calls_counted_once_each", "zw_cudart");
+}
+END_TEST
+
+/* Only the driver's entry points: cuCtxSynchronize_v2, cooperative and pool calls among them. */
+START_TEST(test_static_runtime_calls_counted_once_each)
+{
+	check_counted_once("test_static_runtime_calls_counted_once_each", "zw_cudart_static");
+}
+END_TEST
+
+START_TEST(test_real_runtime_calls_counted_once_each_per_thread_stream)
+{
+	check_counted_once("test_real_runtime_calls_counted_once_each_per_thread_stream",
+			   "zw_cudart_ptds");
+}
+END_TEST
+
+Suite *probes_cudart_suite(void);
+Suite *probes_cudart_suite(void)
+{
+	Suite *s = suite_create("probes_cudart");
+	TCase *tc = tcase_create("root");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_real_runtime_calls_counted_once_each);
+	tcase_add_test(tc, test_real_runtime_calls_counted_once_each_per_thread_stream);
+	tcase_add_test(tc, test_static_runtime_calls_counted_once_each);
+	suite_add_tcase(s, tc);
+	return s;
+}
