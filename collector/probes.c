@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
+#include "collector/gpu_ident.h"
 #include "collector/launch_hist.h"
 #include "collector/probe_loader.h"
 #include "common/log.h"
@@ -67,6 +68,15 @@ static void probes_forget(void *ctx, uint32_t pid)
 
 	bpf_map_delete_elem(p->watched_fd, &pid);
 	launch_hist_release(p->lh, p->agg, pid);
+	gpu_ident_forget(p->ident, pid);
+}
+
+/* decode_ops.gpu_of: the physical GPU of pid's CUDA ordinal. */
+static uint32_t probes_gpu_of(void *ctx, uint32_t pid, uint32_t ordinal, uint32_t *gpu_id)
+{
+	struct probes *p = ctx;
+
+	return gpu_ident_map(p->ident, pid, ordinal, gpu_id);
 }
 
 /* Libraries to probe and processes to watch, from one /proc scan. */
@@ -184,7 +194,13 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	if ((unsigned long long)sysconf(_SC_CLK_TCK) != 1000000000ull / ZW_START_TICK_NS)
 		log_warnx("clock ticks are not 1/%llu s: start times from BPF and /proc differ",
 			  1000000000ull / ZW_START_TICK_NS);
-	ops = (struct decode_ops){ .proc_exit = probes_forget, .libc_probe = probes_libc, .ctx = p };
+	p->ident = gpu_ident_new(opts->gpus, opts->n_gpus);
+	if (!p->ident) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	ops = (struct decode_ops){ .proc_exit = probes_forget, .libc_probe = probes_libc,
+				   .gpu_of = probes_gpu_of, .ctx = p };
 	err = decode_init(&p->dec, agg, &ops);
 	if (err)
 		goto cleanup;
@@ -280,5 +296,6 @@ void probes_stop(struct probes *p)
 	decode_destroy(&p->dec);
 	free(p->links);
 	free(p->drop_vals);
+	gpu_ident_free(p->ident);
 	free(p);
 }

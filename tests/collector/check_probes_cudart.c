@@ -64,23 +64,32 @@ static const char *cudart_workload(const char *test, char *buf, size_t len, cons
 	return buf;
 }
 
-/* Starts bin "wait" over the fake driver, with extra environment (NAME=VALUE or NULL). */
-static void cudart_start(struct tp_workload *w, const char *bin, const char *env)
+/* Sets (set) or unsets each NAME=VALUE of env (NULL-terminated, may be NULL). */
+static void env_apply(const char *const *env, int set)
+{
+	for (; env && *env; env++) {
+		char name[64];
+		const char *eq = strchr(*env, '=');
+
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - *env), *env);
+		if (set)
+			setenv(name, eq + 1, 1);
+		else
+			unsetenv(name);
+	}
+}
+
+/* Starts bin "wait" over the fake driver, with extra environment. */
+static void cudart_start(struct tp_workload *w, const char *bin, const char *const *env)
 {
 	char dir[512], *argv[] = { (char *)bin, "wait", NULL };
-	char *name = env ? strdup(env) : NULL, *eq = name ? strchr(name, '=') : NULL;
 
 	tu_build_path(dir, sizeof(dir), "tests/fakes/driver");
 	setenv("LD_LIBRARY_PATH", dir, 1);
-	if (eq) {
-		*eq = '\0';
-		setenv(name, eq + 1, 1);
-	}
+	env_apply(env, 1);
 	ck_assert_int_eq(tp_workload_start(w, argv), 0);
 	unsetenv("LD_LIBRARY_PATH");
-	if (eq)
-		unsetenv(name);
-	free(name);
+	env_apply(env, 0);
 }
 
 /* Waits until the collector watches pid for CUDA (its libraries are probed by then). */
@@ -181,6 +190,109 @@ START_TEST(test_real_runtime_calls_counted_once_each_per_thread_stream)
 }
 END_TEST
 
+/* A GPU row of the snapshot, or NULL. */
+static const struct shm_gpu *gpu_of(const struct tp_collector *c, uint32_t id)
+{
+	uint32_t n;
+	const struct shm_gpu *g = shm_snapshot_gpus(&c->snap, &n);
+
+	for (uint32_t i = 0; g && i < n; i++)
+		if (g[i].gpu_id == id)
+			return &g[i];
+	return NULL;
+}
+
+/*
+ * Runs zw_cudart on one fake device with env, under a collector that sees
+ * four GPUs through NVML, and returns (in *row) its memory row.
+ */
+static void run_selected(struct tp_collector *c, const char *bin, const char *const *env,
+			 struct shm_gpu_mem *row, unsigned long long *held)
+{
+	char out[4096];
+	const struct shm_gpu_mem *m;
+	struct tp_workload w;
+	uint32_t n;
+	int ok = 0;
+
+	cudart_start(&w, bin, env);
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 20000), 0);
+	wait_watched(c, w.pid);
+	tp_workload_go(&w);
+	ck_assert_msg(tp_workload_collect(&w, "DONE", out, sizeof(out), 30000) == 0,
+		      "the workload did not finish:\n%s", out);
+	*held = said(out, "HELD", "0");
+	for (int i = 0; i < 100 && !ok; i++) {
+		tu_sleep_ms(50);
+		if (tp_snapshot(c) != 0)
+			continue;
+		m = shm_snapshot_gpu_mem(&c->snap, &n);
+		for (uint32_t k = 0; m && k < n && !ok; k++)
+			if (m[k].pid == (uint32_t)w.pid && m[k].used_bytes == *held) {
+				*row = m[k];
+				ok = 1;
+			}
+	}
+	ck_assert_msg(ok, "no memory row of pid %d holding %llu bytes (see %s)", (int)w.pid,
+		      *held, c->log);
+	ck_assert_uint_eq(tp_gpu_mem_rows(c, (uint32_t)w.pid), 1);
+	ck_assert_int_eq(tp_workload_finish(&w), 0);
+}
+
+START_TEST(test_visible_device_three_is_gpu_three)
+{
+	static const char *const pci_order[] = { "CUDA_VISIBLE_DEVICES=3",
+		"CUDA_DEVICE_ORDER=PCI_BUS_ID", "FAKE_CUDA_DEVICES=1", NULL };
+	static const char *const default_order[] = { "CUDA_VISIBLE_DEVICES=3",
+		"FAKE_CUDA_DEVICES=1", NULL };
+	static const char *const uuid[] = {
+		"CUDA_VISIBLE_DEVICES=GPU-00000002-1111-4222-8333-000000000002",
+		"FAKE_CUDA_DEVICES=1", NULL };
+	static const char *const nvml[] = { "FAKE_NVML_TOTALS=1000,2000,3000,4000", NULL };
+	char bin[512], lib[512];
+	unsigned long long held;
+	const struct shm_gpu *g;
+	struct shm_gpu_mem row;
+	struct tp_collector c;
+
+	if (!cudart_workload("test_visible_device_three_is_gpu_three", bin, sizeof(bin),
+			     "zw_cudart"))
+		return;
+	/* The collector finds the fake NVML where the loader looks for libnvidia-ml.so.1. */
+	tu_build_path(lib, sizeof(lib), "tests/fakes/nvml");
+	setenv("LD_LIBRARY_PATH", lib, 1);
+	env_apply(nvml, 1);
+	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
+	unsetenv("LD_LIBRARY_PATH");
+	env_apply(nvml, 0);
+
+	/* Index 3 in PCI order: NVML's GPU 3, named as NVML names it. */
+	run_selected(&c, bin, pci_order, &row, &held);
+	ck_assert_uint_eq(row.gpu_id, 3);
+	ck_assert_uint_eq(row.cuda_device, 0);
+	ck_assert_str_eq(shm_gpu_map_name(row.gpu_map), "pci_order");
+	ck_assert_uint_gt(held, 0);
+	g = gpu_of(&c, 3);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_str_eq(g->uuid, "GPU-00000003-1111-4222-8333-000000000003");
+	ck_assert_str_eq(g->model_name, "NVIDIA Fake GPU");
+	ck_assert_uint_eq(g->total_bytes, 4000);
+	ck_assert_uint_ge(g->used_bytes, held);
+
+	/* A UUID names its GPU in any order. */
+	run_selected(&c, bin, uuid, &row, &held);
+	ck_assert_uint_eq(row.gpu_id, 2);
+	ck_assert_str_eq(shm_gpu_map_name(row.gpu_map), "uuid");
+
+	/* CUDA's default order is not documented: not known, and said so, never GPU 0. */
+	run_selected(&c, bin, default_order, &row, &held);
+	ck_assert_uint_eq(row.gpu_id, SHM_GPU_UNKNOWN);
+	ck_assert_uint_eq(row.cuda_device, 0);
+	ck_assert_str_eq(shm_gpu_map_name(row.gpu_map), "fastest_first");
+	tp_collector_stop(&c);
+}
+END_TEST
+
 Suite *probes_cudart_suite(void);
 Suite *probes_cudart_suite(void)
 {
@@ -191,6 +303,7 @@ Suite *probes_cudart_suite(void)
 	tcase_add_test(tc, test_real_runtime_calls_counted_once_each);
 	tcase_add_test(tc, test_real_runtime_calls_counted_once_each_per_thread_stream);
 	tcase_add_test(tc, test_static_runtime_calls_counted_once_each);
+	tcase_add_test(tc, test_visible_device_three_is_gpu_three);
 	suite_add_tcase(s, tc);
 	return s;
 }
