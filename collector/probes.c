@@ -21,6 +21,7 @@
 
 #include "bpf/probe_abi.h"
 #include "collector/gpu_ident.h"
+#include "collector/syslibs.h"
 #include "collector/launch_hist.h"
 #include "collector/probe_loader.h"
 #include "common/log.h"
@@ -149,6 +150,16 @@ static void watch_named_pids(struct probes *p)
 	}
 }
 
+/* The node's own CUDA/NCCL libraries, probed before any process loads them. */
+static void syslib_found(void *ctx, const char *path, unsigned int kind)
+{
+	struct probes *p = ctx;
+	int err = probe_attach_lib(p, path, kind);
+
+	if (err < 0 && err != -ENOENT)
+		log_info("%s: not probed at start: %s", path, strerror(-err));
+}
+
 /* --lib: a library with an unusual name is probed for every GPU symbol. */
 static int attach_named_libs(struct probes *p)
 {
@@ -224,6 +235,8 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	probes_libc(p, 0);
 	if (!libc_links(p))
 		log_warnx("no libc with pthread_barrier_wait found: barrier waits are not measured");
+	log_info("%zu CUDA/NCCL library paths found on the node (loader cache, driver "
+		 "directories)", syslibs_scan(NULL, NULL, syslib_found, p));
 	err = attach_named_libs(p);
 	if (err)
 		goto cleanup;

@@ -190,6 +190,54 @@ START_TEST(test_real_runtime_calls_counted_once_each_per_thread_stream)
 }
 END_TEST
 
+/*
+ * The node's own runtime is probed when the collector starts, so a program
+ * that loads it and calls it at once, before any /proc scan could see it,
+ * is counted completely from its first call.
+ */
+START_TEST(test_system_runtime_probed_before_any_process_loads_it)
+{
+	static const char *const launches[] = { "triple_chevron", "cudaLaunchKernel",
+		"captured_launch", "cudaLaunchCooperativeKernel", NULL };
+	static const char *const syncs[] = { "cudaStreamSynchronize", "cudaDeviceSynchronize",
+		NULL };
+	char bin[512], dir[512], out[4096], *log, *argv[] = { bin, "hold", NULL };
+	const struct shm_proc *p = NULL;
+	struct tp_collector c;
+	struct tp_workload w;
+	int ok = 0;
+
+	if (!cudart_workload("test_system_runtime_probed_before_any_process_loads_it", bin,
+			     sizeof(bin), "zw_cudart"))
+		return;
+	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
+	log = tu_read_file(c.log, NULL);
+	ck_assert_msg(log && strstr(log, "libcudart.so") && strstr(log, "found on the node"),
+		      "the system runtime was not probed at start:\n%s", log ? log : "");
+	free(log);
+	tu_build_path(dir, sizeof(dir), "tests/fakes/driver");
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	unsetenv("LD_LIBRARY_PATH");
+	ck_assert_msg(tp_workload_collect(&w, "DONE", out, sizeof(out), 30000) == 0,
+		      "the workload did not finish:\n%s", out);
+	for (int i = 0; i < 100 && !ok; i++) {
+		tu_sleep_ms(50);
+		ok = tp_snapshot(&c) == 0 && (p = tp_proc(&c, (uint32_t)w.pid)) != NULL &&
+		     p->lat[SHM_FAMILY_CUDA_LAUNCH].count >= sum(out, launches);
+	}
+	ck_assert_msg(ok, "the launches were not all seen (see %s)", c.log);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_CUDA_LAUNCH].count, sum(out, launches));
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_CUDA_SYNC].count, sum(out, syncs));
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_CUDA_GRAPH_LAUNCH].count,
+			  said(out, "COUNT", "cudaGraphLaunch"));
+	ck_assert_int_eq(tp_workload_finish(&w), 0);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 /* A GPU row of the snapshot, or NULL. */
 static const struct shm_gpu *gpu_of(const struct tp_collector *c, uint32_t id)
 {
@@ -304,6 +352,7 @@ Suite *probes_cudart_suite(void)
 	tcase_add_test(tc, test_real_runtime_calls_counted_once_each_per_thread_stream);
 	tcase_add_test(tc, test_static_runtime_calls_counted_once_each);
 	tcase_add_test(tc, test_visible_device_three_is_gpu_three);
+	tcase_add_test(tc, test_system_runtime_probed_before_any_process_loads_it);
 	suite_add_tcase(s, tc);
 	return s;
 }

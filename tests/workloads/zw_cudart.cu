@@ -13,6 +13,8 @@
  * runtime's error.  No privilege.
  *
  *   zw_cudart            run and exit
+ *   zw_cudart hold       run at once, then print DONE and wait for stdin to
+ *                        close
  *   zw_cudart wait       print WAIT once the runtime has loaded the driver
  *                        (it does at its first call, cudaGetDeviceCount here)
  *                        and wait for a line on stdin; once done print DONE
@@ -109,6 +111,7 @@ static void on_device(int dev, int n_malloc, int n_free)
 int main(int argc, char **argv)
 {
 	int wait = argc > 1 && strcmp(argv[1], "wait") == 0;
+	int hold = wait || (argc > 1 && strcmp(argv[1], "hold") == 0);
 	int n_dev = 0, *host, back[32], *d, *a[4], *pooled[2];
 	cudaMemPool_t pool;
 	void *pitched;
@@ -229,7 +232,7 @@ int main(int argc, char **argv)
 		printf("HELD %d %llu\n", i, zw_held[i]);
 	printf("DONE\n");
 	fflush(stdout);
-	if (wait)
+	if (hold)
 		while (getchar() != EOF)
 			;
 	return 0;
