@@ -7,6 +7,7 @@
 #   make demo       build, then run the simulated collector + exporter
 #   make test       install what the tests need (as root), build, run all tests
 #   make deps       install the Debian packages the build needs (as root)
+#   make gpu-check  Zernel vs PyTorch and nvidia-smi, on a node with a GPU (as root)
 #   make install    PREFIX=/usr/local DESTDIR= : binaries and systemd units
 #   make deb        the Debian package, built by dpkg-buildpackage, lintian clean
 #   make images     the exporter and collector images (podman), on Debian 12
@@ -97,8 +98,8 @@ CLI       := $(BUILD)/zernel
 
 PROGRAMS := $(COLLECTOR) $(EXPORTER) $(CLI)
 
-.PHONY: FORCE all deps test-deps bench-deps demo test check-unit test-asan install clean bench \
-	feed-contract deb images
+.PHONY: FORCE all deps test-deps bench-deps demo gpu-check test check-unit test-asan install clean \
+	bench feed-contract deb images
 .DEFAULT_GOAL := all
 # Keep the BPF objects: the skeletons embed them, and rebuilding is slow.
 .SECONDARY: $(BPF_OBJS)
@@ -281,6 +282,12 @@ feed-contract: tests-build
 	$(Q)ZERNEL_RECORD=1 $(TEST_ENV) $(call test_runner,exporter) feed_contract
 
 # ---------------------------------------------------------------------------
+
+# `make gpu-check` compares Zernel with PyTorch and nvidia-smi on a node with
+# an NVIDIA GPU and CUDA PyTorch (tools/gpu_check.py; root).  Elsewhere it
+# says it was not run and exits 77.
+gpu-check: all
+	$(Q)$(or $(GPU_CHECK_PYTHON),python3) tools/gpu_check.py --build $(BUILD)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -52,7 +52,12 @@ static uint32_t stage_mem_and_gpus(struct agg *a)
 
 		if (!keyindex_live(&a->mem_idx, s))
 			continue;
-		a->stage_mem[n++] = *m;
+		a->stage_mem[n] = *m;
+		if (m->gpu_id & AGG_GPU_UNMAPPED) {
+			a->stage_mem[n++].gpu_id = SHM_GPU_UNKNOWN;
+			continue;	/* on no GPU we could name */
+		}
+		n++;
 		for (uint32_t g = 0; g < a->n_gpus; g++) {
 			struct shm_gpu *sg = &a->stage_gpus[g];
 

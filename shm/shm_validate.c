@@ -255,6 +255,10 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		}
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
+		if (mem[i].gpu_map >= SHM_GPU_MAP_COUNT ||
+		    shm_gpu_map_resolved(mem[i].gpu_map) != (mem[i].gpu_id != SHM_GPU_UNKNOWN))
+			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): gpu map %u",
+				    i, mem[i].pid, mem[i].gpu_id, mem[i].gpu_map);
 		if (mem[i].peak_bytes < mem[i].used_bytes)
 			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): peak %llu below used %llu",
 				    i, mem[i].pid, mem[i].gpu_id,
