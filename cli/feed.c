@@ -159,6 +159,9 @@ static void parse_procs(struct json_object *root, struct cli_feed *f)
 		if (uint_at(e, CAT_ID_PROC_PPID, UINT32_MAX, &v))
 			p->ppid = (uint32_t)v;
 		str_at(e, CAT_ID_PROC_COMM, p->comm, sizeof(p->comm));
+		str_at(e, CAT_ID_PROC_POD, p->pod, sizeof(p->pod));
+		str_at(e, CAT_ID_PROC_SLURM_JOB, p->slurm_job, sizeof(p->slurm_job));
+		str_at(e, CAT_ID_PROC_RANK, p->rank, sizeof(p->rank));
 		lat(e, CAT_ID_PROC_CUDA_LAUNCH, &p->launch);
 		lat(e, CAT_ID_PROC_DATALOADER, &p->dataloader);
 		lat(e, CAT_ID_PROC_FUTEX, &p->futex);

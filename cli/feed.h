@@ -55,6 +55,10 @@ struct cli_proc {
 	uint32_t pid;
 	uint32_t ppid;
 	char comm[CLI_FEED_COMM_LEN];
+	/* Who it is: "unknown" (or "") where the collector found none. */
+	char pod[CLI_FEED_NAME_LEN];
+	char slurm_job[24];
+	char rank[16];
 	struct cli_lat launch;
 	struct cli_lat dataloader;
 	struct cli_lat futex;

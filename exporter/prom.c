@@ -12,7 +12,7 @@
 
 #include "exporter/prom.h"
 
-#define LABEL_TEXT_MAX	128	/* a sanitised process name fits three times over */
+#define LABEL_TEXT_MAX	512	/* a pod name (253 bytes) with room to spare */
 
 static int add_labels(char *buf, size_t len, const struct cat_label *l, unsigned int n,
 		      const struct cat_input *in, const void *row)
