@@ -388,3 +388,24 @@ const struct cli_proc *cli_feed_proc(const struct cli_feed *f, uint32_t pid)
 			return &f->proc[i];
 	return NULL;
 }
+
+static int known(const char *s)
+{
+	return s[0] && strcmp(s, "unknown") != 0;
+}
+
+/* "pod r3", "job 77 r5", "r0" or "-": where a process belongs, in one column. */
+void cli_proc_who(char *buf, size_t len, const struct cli_proc *p)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if (known(p->pod))
+		o = (size_t)snprintf(buf, len, "%s", p->pod);
+	else if (known(p->slurm_job))
+		o = (size_t)snprintf(buf, len, "job %s", p->slurm_job);
+	if (o < len && known(p->rank))
+		snprintf(buf + o, len - o, "%sr%s", o ? " " : "", p->rank);
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}

@@ -432,27 +432,6 @@ static void sched(struct frame *fr, const struct cli_feed *f)
 }
 
 
-static int known(const char *s)
-{
-	return s[0] && strcmp(s, "unknown") != 0;
-}
-
-/* "pod r3", "job 77 r5", "r0" or "-": where a process belongs, in one column. */
-static void proc_who(char *buf, size_t len, const struct cli_proc *p)
-{
-	size_t o = 0;
-
-	buf[0] = '\0';
-	if (known(p->pod))
-		o = (size_t)snprintf(buf, len, "%s", p->pod);
-	else if (known(p->slurm_job))
-		o = (size_t)snprintf(buf, len, "job %s", p->slurm_job);
-	if (o < len && known(p->rank))
-		snprintf(buf + o, len - o, "%sr%s", o ? " " : "", p->rank);
-	if (!buf[0])
-		snprintf(buf, len, "-");
-}
-
 static void processes(struct frame *fr, const struct cli_feed *f)
 {
 	char m[CLI_FMT_LEN], l99[CLI_FMT_LEN], dl[CLI_FMT_LEN], fx[CLI_FMT_LEN], rq[CLI_FMT_LEN];
@@ -470,7 +449,7 @@ static void processes(struct frame *fr, const struct cli_feed *f)
 		char who[CLI_FEED_NAME_LEN + 32];
 
 		l = ln_new(fr, P_LOW);
-		proc_who(who, sizeof(who), p);
+		cli_proc_who(who, sizeof(who), p);
 		ln_printf(fr, l, " %-8u %-15.15s %-18.18s %-9s %-9s %-9s %-9s %-9s %s", p->pid, p->comm,
 			  who,
 			  cli_fmt_bytes(m, sizeof(m), p->gpu_bytes),
