@@ -47,6 +47,16 @@ void agg_proc_exit(struct agg *a, uint32_t pid);
 int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid);
 
 /*
+ * Who a watched process is (struct shm_identity; its pid and reserved
+ * fields are set here).  -ENOENT when pid is not watched.  The time it was
+ * last set (now_ns), 0 when never or not watched, tells the caller when
+ * to read it again.
+ */
+int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity *id,
+			  uint64_t now_ns);
+uint64_t agg_proc_identity_time(const struct agg *a, uint32_t pid);
+
+/*
  * One latency sample of a watched process; it also counts in the node-wide
  * series of its family (header.node).
  */
