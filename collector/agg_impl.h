@@ -25,6 +25,7 @@ struct agg_proc {
 	uint64_t involuntary_switches;
 	uint64_t voluntary_switches;
 	uint64_t migrations;
+	uint64_t thread_state_ns[SHM_STATE_COUNT];	/* training threads' */
 };
 
 struct agg_nccl {

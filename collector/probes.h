@@ -22,6 +22,8 @@ struct probes_opts {
 	const char *const *libs;	/* --lib PATH, repeatable */
 	size_t n_libs;
 	uint32_t discovery_interval_ms;	/* /proc scan period */
+	int all_threads;		/* every thread is a training thread */
+	uint32_t dataloader_gap_us;	/* input blocks closer than this: one wait */
 };
 
 struct probes;
