@@ -100,12 +100,16 @@ START_TEST(states_of_a_thread_sum_to_its_wall_time_and_match_each_wait)
 	/* Plus joining the two helper threads. */
 	st_assert_in("lock", p->thread_state_ns[SHM_STATE_LOCK], tw_value(&w, "cond_slept_ns"),
 		     0.85, 1.0, 15 * TW_MS);
-	/* The kernel's own accounting, over the same work. */
+	/*
+	 * The kernel's own accounting, over the work; the collector's window
+	 * also holds the results' printing, still pinned beside the hog: a
+	 * slice (4 ms) or three on the CPU and as many waiting for it.
+	 */
 	st_assert_in("runq", p->thread_state_ns[SHM_STATE_RUNQ],
-		     tw_value(&w, "states_run_delay_ns"), 0.9, 1.1, 5 * TW_MS);
+		     tw_value(&w, "states_run_delay_ns"), 0.9, 1.1, 15 * TW_MS);
 	ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_RUNQ], 50 * TW_MS);
 	st_assert_in("oncpu", p->thread_state_ns[SHM_STATE_ONCPU], tw_value(&w, "states_cpu_ns"),
-		     0.9, 1.1, 5 * TW_MS);
+		     0.9, 1.1, 15 * TW_MS);
 	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_GPU], 0);
 	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_COLLECTIVE], 0);
 	ck_assert_uint_le(p->thread_state_ns[SHM_STATE_OTHER], 5 * TW_MS + (uint64_t)wall / 50);
