@@ -370,10 +370,11 @@ int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *
 	g = gpu_get(a, gpu, 1);
 	if (!g)
 		return -ENOSPC;
+	/* Zero-padded, as the segment's readers check. */
 	if (uuid)
-		snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+		strncpy(g->uuid, uuid, sizeof(g->uuid) - 1);
 	if (model_name)
-		snprintf(g->model_name, sizeof(g->model_name), "%s", model_name);
+		strncpy(g->model_name, model_name, sizeof(g->model_name) - 1);
 	return 0;
 }
 

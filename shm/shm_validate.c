@@ -228,6 +228,30 @@ static int check_unique(const void *buf, const struct shm_header_fields *h,
 	return err;
 }
 
+/* A text as the collector writes it: NUL-terminated, only zeros after the NUL. */
+static int text_padded(const char *s, size_t n)
+{
+	const char *nul = memchr(s, '\0', n);
+
+	if (!nul)
+		return 0;
+	for (const char *c = nul; c < s + n; c++)
+		if (*c)
+			return 0;
+	return 1;
+}
+
+static int identity_texts_padded(const struct shm_identity *id)
+{
+	return text_padded(id->slurm_step, sizeof(id->slurm_step)) &&
+	       text_padded(id->container_id, sizeof(id->container_id)) &&
+	       text_padded(id->pod_uid, sizeof(id->pod_uid)) &&
+	       text_padded(id->namespace, sizeof(id->namespace)) &&
+	       text_padded(id->pod, sizeof(id->pod)) &&
+	       text_padded(id->container, sizeof(id->container)) &&
+	       text_padded(id->run_id, sizeof(id->run_id));
+}
+
 static int check_rows(const void *buf, const struct shm_header_fields *h,
 		      char *reason, size_t len)
 {
@@ -257,12 +281,17 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 	}
 	/*
 	 * Identity texts are judged where they are read (cat_ident.c), since a
-	 * workload names them; here only what the collector itself decides.
+	 * workload names them; here only what the collector itself decides:
+	 * row i describes procs row i, and every text is zero-padded.
 	 */
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_IDENTITY].count; i++) {
 		if (ids[i].runtime > SHM_ID_RUNTIME_MAX || (ids[i].flags & ~SHM_ID_F_ALL_BITS))
 			return fail(reason, len, "identity[%u] (pid %u): unknown runtime %u "
 				    "or flags 0x%x", i, ids[i].pid, ids[i].runtime, ids[i].flags);
+		if (i >= h->table[SHM_TABLE_PROCS].count || ids[i].pid != procs[i].pid ||
+		    ids[i].reserved0 || !identity_texts_padded(&ids[i]))
+			return fail(reason, len, "identity[%u] (pid %u): not its process's row, "
+				    "or a text not zero-padded", i, ids[i].pid);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
 		if (mem[i].gpu_map >= SHM_GPU_MAP_COUNT ||
@@ -279,6 +308,10 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if (gpus[i].total_source > SHM_TOTAL_MAX_SOURCE)
 			return fail(reason, len, "gpus[%u] (gpu %u): unknown total source %u",
 				    i, gpus[i].gpu_id, gpus[i].total_source);
+		if (gpus[i].reserved0 || !text_padded(gpus[i].uuid, sizeof(gpus[i].uuid)) ||
+		    !text_padded(gpus[i].model_name, sizeof(gpus[i].model_name)))
+			return fail(reason, len, "gpus[%u] (gpu %u): a text not zero-padded",
+				    i, gpus[i].gpu_id);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_OPS].count; i++) {
 		if (ops[i].op != i)
