@@ -500,8 +500,10 @@ void agg_count_dropped(struct agg *a, uint64_t n)
 	a->stats.events_dropped += n;
 }
 
-void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached)
+void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
+		    uint64_t refused)
 {
+	a->stats.probes_refused = refused;
 	a->stats.probes_attached = probes_attached;
 	a->stats.libraries_attached = libraries_attached;
 }
