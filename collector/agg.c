@@ -149,6 +149,16 @@ int agg_proc_is_watched(const struct agg *a, uint32_t pid)
 	return proc_get(a, pid) != NULL;
 }
 
+int agg_proc_start_time(const struct agg *a, uint32_t pid, uint64_t *start_ns)
+{
+	const struct agg_proc *p = proc_get(a, pid);
+
+	if (!p)
+		return -ENOENT;
+	*start_ns = p->start_time_ns;
+	return 0;
+}
+
 int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid)
 {
 	/* Slots stay put while they live: evicting one behind us moves none. */

@@ -114,6 +114,7 @@ struct probes {
 	uint64_t drops_reported;
 	uint64_t next_scan_ns;
 	struct gpu_ident *ident;	/* CUDA ordinals to physical GPUs */
+	int syslibs_due;		/* the node's libraries are still to probe */
 };
 
 /* probe_priv.c: privileges and kernel support; logs what is missing. */

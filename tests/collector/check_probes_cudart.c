@@ -211,10 +211,18 @@ START_TEST(test_system_runtime_probed_before_any_process_loads_it)
 			     sizeof(bin), "zw_cudart"))
 		return;
 	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
-	log = tu_read_file(c.log, NULL);
-	ck_assert_msg(log && strstr(log, "libcudart.so") && strstr(log, "found on the node"),
-		      "the system runtime was not probed at start:\n%s", log ? log : "");
-	free(log);
+	/* Right after its first publish, before any workload. */
+	for (int i = 0; i < 300 && !ok; i++) {
+		log = tu_read_file(c.log, NULL);
+		ok = log && strstr(log, "found on the node");
+		if (!ok)
+			tu_sleep_ms(100);
+		else
+			ck_assert_msg(strstr(log, "libcudart.so"), "no runtime probed:\n%s", log);
+		free(log);
+	}
+	ck_assert_msg(ok, "the node's libraries were not probed (see %s)", c.log);
+	ok = 0;
 	tu_build_path(dir, sizeof(dir), "tests/fakes/driver");
 	setenv("LD_LIBRARY_PATH", dir, 1);
 	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
