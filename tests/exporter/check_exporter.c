@@ -410,7 +410,7 @@ START_TEST(exporter_http_paths_methods_and_limits)
 	ck_assert_int_eq(raw_http(req, padded_request(req, big + 256, 16384), resp, BODY_MAX), 431);
 	ck_assert_int_eq(raw_http(req, padded_request(req, big + 256, big), resp, BODY_MAX), 400);
 
-	/* Connections: HTTP_MAX_CONNECTIONS idle ones fill the server up. */
+	/* Connections: idle ones from one address use up its share (HTTP_MAX_PER_ADDR). */
 	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++) {
 		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(rig.metrics_port) };
 
