@@ -509,6 +509,12 @@ void agg_count_dropped(struct agg *a, uint64_t n)
 	a->stats.events_dropped += n;
 }
 
+void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed)
+{
+	a->stats.entry_points_checked = checked;
+	a->stats.entry_points_bypassed = bypassed;
+}
+
 void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached)
 {
 	a->stats.probes_attached = probes_attached;

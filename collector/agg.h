@@ -110,6 +110,8 @@ int agg_nccl_comm(struct agg *a, uint32_t pid, int32_t rank, int32_t nranks,
 /* Self-telemetry. */
 void agg_count_events(struct agg *a, uint64_t n);
 void agg_count_dropped(struct agg *a, uint64_t n);
+/* The coverage check's figures (collector/coverage.h). */
+void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed);
 void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached);
 
 /*

@@ -165,6 +165,10 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind)
 	lib->dev = st.st_dev;
 	lib->ino = st.st_ino;
 	lib->kind = kind;
+	if (strlen(path) < sizeof(lib->path))
+		memcpy(lib->path, path, strlen(path) + 1);
+	else
+		lib->path[0] = '\0';
 	if (!(kind & PROBE_LIB_LIBC))
 		p->gpu_libs++;
 	lib->attached = attach_rows(p, path, kind, rows, names, offsets, n);

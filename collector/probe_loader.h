@@ -79,6 +79,7 @@ struct probe_lib {
 	ino_t ino;
 	unsigned int kind;		/* PROBE_LIB_* it was probed as */
 	unsigned int attached;		/* symbols probed */
+	char path[512];			/* as first found; "" when longer */
 };
 
 struct probes {

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
+#include "collector/coverage.h"
 #include "collector/gpu_ident.h"
 #include "collector/syslibs.h"
 #include "collector/launch_hist.h"
@@ -172,6 +173,27 @@ static void syslib_found(void *ctx, const char *path, unsigned int kind)
 		log_info("%s: not probed at start: %s", path, strerror(-err));
 }
 
+/*
+ * Each driver probed at start (the node's, --lib's) asked, unprivileged,
+ * whether its cuGetProcAddress answers are the probed symbols.
+ */
+static void check_coverage(struct probes *p)
+{
+	uint64_t checked = 0, bypassed = 0;
+	struct coverage_result r;
+
+	for (size_t i = 0; i < p->n_libs; i++) {
+		if (!(p->libs[i].kind & PROBE_LIB_CUDA) || !p->libs[i].attached ||
+		    !p->libs[i].path[0] || strncmp(p->libs[i].path, "/proc/", 6) == 0)
+			continue;
+		if (coverage_check(p->libs[i].path, &r) != 0)
+			continue;
+		checked += r.checked;
+		bypassed += r.differ;
+	}
+	agg_set_coverage(p->agg, checked, bypassed);
+}
+
 /* --lib: a library with an unusual name is probed for every GPU symbol. */
 static int attach_named_libs(struct probes *p)
 {
@@ -304,6 +326,7 @@ int probes_poll(struct probes *p, int timeout_ms)
 		p->syslibs_due = 0;
 		log_info("%zu CUDA/NCCL library paths found on the node (loader cache, driver "
 			 "directories)", syslibs_scan(NULL, NULL, syslib_found, p));
+		check_coverage(p);
 	}
 	now = now_mono_ns();
 	launch_hist_poll(p->lh, p->agg, now);
