@@ -151,6 +151,16 @@ int agg_proc_is_watched(const struct agg *a, uint32_t pid)
 	return proc_get(a, pid) != NULL;
 }
 
+int agg_proc_start_time(const struct agg *a, uint32_t pid, uint64_t *start_ns)
+{
+	const struct agg_proc *p = proc_get(a, pid);
+
+	if (!p)
+		return -ENOENT;
+	*start_ns = p->start_time_ns;
+	return 0;
+}
+
 int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity *id,
 			  uint64_t now_ns)
 {
@@ -498,6 +508,12 @@ void agg_count_events(struct agg *a, uint64_t n)
 void agg_count_dropped(struct agg *a, uint64_t n)
 {
 	a->stats.events_dropped += n;
+}
+
+void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed)
+{
+	a->stats.entry_points_checked = checked;
+	a->stats.entry_points_bypassed = bypassed;
 }
 
 void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,

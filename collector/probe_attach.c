@@ -192,7 +192,10 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int 
 	lib->kind = kind;
 	lib->pinned = pinned || (kind & PROBE_LIB_LIBC);
 	lib->seen_scan = p->scan;
-	snprintf(lib->path, sizeof(lib->path), "%s", path);
+	if (strlen(path) < sizeof(lib->path))
+		memcpy(lib->path, path, strlen(path) + 1);
+	else
+		lib->path[0] = '\0';
 	if (!(kind & PROBE_LIB_LIBC))
 		p->gpu_libs++;
 	lib->attached = attach_rows(p, lib, path, kind, rows, names, offsets, n);

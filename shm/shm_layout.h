@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	6u
+#define SHM_LAYOUT_VERSION	7u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -251,7 +251,10 @@ struct shm_stats {
 	uint64_t libraries_attached;
 	uint64_t processes_evicted;
 	uint64_t probes_refused;	/* uprobes and library files refused at the limits */
-	uint64_t reserved[8];		/* zero */
+	/* The driver asked through cuGetProcAddress at start (collector/coverage.h). */
+	uint64_t entry_points_checked;	/* probed driver entry points compared */
+	uint64_t entry_points_bypassed;	/* answered with another address than the probed symbol */
+	uint64_t reserved[6];		/* zero */
 };
 _Static_assert(sizeof(struct shm_stats) == 128, "shm_stats is 128 bytes");
 
