@@ -318,17 +318,27 @@ START_TEST(prom_histograms_are_cumulative_and_inf_equals_count)
 		unsigned int want = bounds[i] >= 10000 ? 15 : bounds[i] >= 1000 ? 5 : 0;
 
 		snprintf(line, sizeof(line),
-			 "zernel_cuda_launch_duration_seconds_bucket{pid=\"100\",le=\"%s\"} %u",
+			 "zernel_cuda_launch_duration_seconds_bucket{namespace=\"ml\",pod=\"trainer-0\",le=\"%s\"} %u",
 			 prom_le(i), want);
 		assert_line(line);
 		snprintf(line, sizeof(line),
-			 "zernel_dataloader_wait_duration_seconds_bucket{pid=\"101\",le=\"%s\"} %u",
+			 "zernel_dataloader_wait_duration_seconds_bucket{job=\"4242\",le=\"%s\"} %u",
 			 prom_le(i), 2 * want);
 		assert_line(line);
 	}
+	/* Per workload: 100 is pod ml/trainer-0, 101 Slurm job 4242. */
+	assert_line("zernel_cuda_launch_duration_seconds_bucket{namespace=\"ml\",pod=\"trainer-0\",le=\"+Inf\"} 16");
+	assert_line("zernel_cuda_launch_duration_seconds_count{namespace=\"ml\",pod=\"trainer-0\"} 16");
+	assert_line("zernel_dataloader_wait_duration_seconds_bucket{job=\"4242\",le=\"+Inf\"} 32");
+	assert_no_substring("_bucket{pid=");
+	/* One per process on request. */
+	prom_set_per_pid_histograms(1);
+	sbuf_reset(&fx.out);
+	render_all();
+	prom_set_per_pid_histograms(0);
 	assert_line("zernel_cuda_launch_duration_seconds_bucket{pid=\"100\",le=\"+Inf\"} 16");
-	assert_line("zernel_cuda_launch_duration_seconds_count{pid=\"100\"} 16");
 	assert_line("zernel_dataloader_wait_duration_seconds_bucket{pid=\"101\",le=\"+Inf\"} 32");
+	assert_no_substring("pod=\"trainer-0\",le=");
 	assert_line("zernel_nccl_collective_seconds_bucket{op=\"all_reduce\",le=\"1e-05\"} 15");
 	assert_line("zernel_nccl_wait_duration_seconds_bucket{op=\"all_reduce\",le=\"+Inf\"} 48");
 }
