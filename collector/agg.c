@@ -6,6 +6,7 @@
  * never on the number of events.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -322,9 +323,45 @@ static struct shm_gpu_mem *mem_get(struct agg *a, uint32_t pid, uint32_t gpu,
 	memset(&a->mem[s], 0, sizeof(a->mem[s]));
 	a->mem[s].pid = pid;
 	a->mem[s].gpu_id = gpu;
+	a->mem[s].cuda_device = gpu & ~AGG_GPU_UNMAPPED;
+	a->mem[s].gpu_map = SHM_GPU_MAP_ORDINAL;
 	/* A device seen through memory is a device of this node. */
-	gpu_get(a, gpu, 1);
+	if (!(gpu & AGG_GPU_UNMAPPED))
+		gpu_get(a, gpu, 1);
 	return &a->mem[s];
+}
+
+int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_device,
+		   uint32_t gpu_map)
+{
+	int err;
+	struct shm_gpu_mem *m;
+
+	if (gpu_map >= SHM_GPU_MAP_COUNT ||
+	    shm_gpu_map_resolved(gpu_map) == !!(gpu & AGG_GPU_UNMAPPED))
+		return -EINVAL;
+	m = mem_get(a, pid, gpu, &err);
+	if (!m)
+		return err;
+	m->cuda_device = cuda_device;
+	m->gpu_map = gpu_map;
+	return 0;
+}
+
+int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *model_name)
+{
+	struct shm_gpu *g;
+
+	if (gpu & AGG_GPU_UNMAPPED)
+		return -EINVAL;
+	g = gpu_get(a, gpu, 1);
+	if (!g)
+		return -ENOSPC;
+	if (uuid)
+		snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+	if (model_name)
+		snprintf(g->model_name, sizeof(g->model_name), "%s", model_name);
+	return 0;
 }
 
 int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes)
