@@ -58,25 +58,25 @@ struct sg_result {
 static const struct sg_result sg_expected[SIM_SCENARIO_COUNT] = {
 	/* steady */
 	{ 97215ull,
-	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, },
+	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, 0ull, },
 	  { 1048ull, 54ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
 	  { 47884271616ull, 53791948800ull, 49132077056ull, 51696893952ull, },
 	  8, 4, 0x6ae931b6f7988c65ull },
 	/* oom */
 	{ 96974ull,
-	  { 78300ull, 522ull, 2349ull, 3095ull, 261ull, 1822ull, },
+	  { 78300ull, 522ull, 2349ull, 3095ull, 261ull, 1822ull, 0ull, },
 	  { 1044ull, 53ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
 	  { 83156271104ull, 53791948800ull, 49132077056ull, 51520733184ull, },
 	  8, 4, 0x612c36d799811360ull },
 	/* straggler */
 	{ 78975ull,
-	  { 63600ull, 424ull, 1908ull, 2563ull, 212ull, 1521ull, },
+	  { 63600ull, 424ull, 1908ull, 2563ull, 212ull, 1521ull, 0ull, },
 	  { 848ull, 44ull, 24ull, 4ull, 8ull, 12ull, 12ull, },
 	  { 47966060544ull, 53791948800ull, 49132077056ull, 51686408192ull, },
 	  8, 4, 0x0dc8edf0b3ded9dcull },
 	/* dataloader-stall */
 	{ 52720ull,
-	  { 42000ull, 280ull, 1260ull, 1767ull, 140ull, 1093ull, },
+	  { 42000ull, 280ull, 1260ull, 1767ull, 140ull, 1093ull, 0ull, },
 	  { 560ull, 29ull, 16ull, 4ull, 4ull, 8ull, 8ull, },
 	  { 47974449152ull, 53791948800ull, 49132077056ull, 51566870528ull, },
 	  8, 4, 0x2b972cff9f20b090ull },
