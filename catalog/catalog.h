@@ -104,6 +104,14 @@ enum cat_shape {
 	CAT_SHAPE_MAP,		/* an object: row label -> the one entry's value */
 };
 
+/*
+ * The feed pushes the top processes only (every client, every interval);
+ * the whole table is served on request (GET /snapshot on the metrics port).
+ */
+#define CAT_FEED_TOP_PROCS	32
+#define CAT_STR_(x)		#x
+#define CAT_STR(x)		CAT_STR_(x)
+
 struct cat_obj_def {
 	const char *key;		/* in the parent; NULL for the root */
 	unsigned char parent;		/* enum cat_obj */

@@ -5,13 +5,18 @@
  * By default per-pid series are summaries, gauges and counters only, at
  * most 40 a process, and the latency histograms come once per workload
  * (pod), their buckets the exact sums of the processes'; with
- * --per-pid-histograms they come per process again.  Unprivileged.
+ * --per-pid-histograms they come per process again.  The WebSocket feed
+ * pushes the top processes only (GPU memory first), every process being
+ * one GET /snapshot away.  Unprivileged.
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
+#include "catalog/catalog.h"
 #include "tests/support/testutil.h"
 #include "tests/support/tu_exporter.h"
 
@@ -138,6 +143,57 @@ START_TEST(per_pid_histograms_on_request)
 }
 END_TEST
 
+START_TEST(feed_pushes_top_processes_and_serves_all_on_request)
+{
+	struct tu_stack st;
+	struct json_object *full, *procs, *p, *v;
+	char cmd[512], *m, *feed, *body = malloc(8u << 20);
+	int status, st_http, lines = 0;
+	size_t n;
+
+	ck_assert_ptr_nonnull(body);
+	if (!tu_have_binary("zernel-collector") || !tu_have_binary("zernel-exporter")) {
+		tu_skip_missing("feed_pushes_top_processes_and_serves_all_on_request: binaries not built\n");
+		free(body);
+		return;
+	}
+	m = scrape_job(&st, NULL);
+	free(m);
+
+	/* A push, read by a real client: the top 32, trainers (GPU memory) first. */
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/py/ws_processes.py %u %d 20",
+		 tu_src_dir(), st.ws_port, CAT_FEED_TOP_PROCS);
+	feed = tu_capture(cmd, &status);
+	ck_assert_msg(feed && status == 0, "ws_processes.py: %s", feed ? feed : "(no output)");
+	for (char *l = strchr(feed, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+		lines++;
+		/* The four trainers hold GPU memory: they come first. */
+		if (lines <= GPUS)
+			ck_assert_msg(strstr(l, "\"comm\":\"pt_main_thread\""), "push row %d: %.200s",
+				      lines, l + 1);
+	}
+	ck_assert_int_eq(lines, CAT_FEED_TOP_PROCS);
+	ck_assert_ptr_nonnull(strstr(feed, "\"processes_total\":64"));
+	ck_assert_ptr_nonnull(strstr(feed, "\"processes_truncated\":true"));
+	free(feed);
+
+	/* On request: every process. */
+	st_http = tu_http_request(st.metrics_port, "GET", "/snapshot", body, 8u << 20);
+	ck_assert_int_eq(st_http, 200);
+	full = json_tokener_parse(body);
+	ck_assert_ptr_nonnull(full);
+	ck_assert(json_object_object_get_ex(full, "processes", &procs));
+	n = json_object_array_length(procs);
+	ck_assert_uint_eq(n, PROCS);
+	p = json_object_array_get_idx(procs, 0);
+	ck_assert(json_object_object_get_ex(p, "pod", &v));
+	ck_assert_str_eq(json_object_get_string(v), "llama-ft-worker-0");
+	json_object_put(full);
+	free(body);
+	tu_stack_stop(&st);
+}
+END_TEST
+
 Suite *cardinality_suite(void);
 Suite *cardinality_suite(void)
 {
@@ -147,6 +203,7 @@ Suite *cardinality_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, per_process_series_stay_within_budget);
 	tcase_add_test(tc, per_pid_histograms_on_request);
+	tcase_add_test(tc, feed_pushes_top_processes_and_serves_all_on_request);
 	suite_add_tcase(s, tc);
 	return s;
 }
