@@ -76,6 +76,24 @@ static void fill_extremes(struct shm_writer *w)
 		c[i].gpu_id = UINT32_MAX - 1 - i;
 		c[i].comm_id = UINT64_MAX - i;
 	}
+	/* Identity: every text as long as its field allows, quotes and backslashes. */
+	for (uint32_t i = 0; i < ROWS; i++) {
+		struct shm_identity *id = &((struct shm_identity *)shm_writer_table(w, SHM_TABLE_IDENTITY))[i];
+
+		memset(id, 0, sizeof(*id));
+		id->pid = p[i].pid;
+		id->runtime = SHM_ID_RUNTIME_MAX;
+		id->flags = SHM_ID_F_ALL_BITS;
+		id->rank = id->local_rank = id->world_size = id->group_rank = INT_MAX;
+		id->slurm_job_id = UINT64_MAX;
+		memset(id->slurm_step, '"', sizeof(id->slurm_step) - 1);
+		memset(id->container_id, '\\', sizeof(id->container_id) - 1);
+		memset(id->pod_uid, '"', sizeof(id->pod_uid) - 1);
+		memset(id->namespace, '\\', sizeof(id->namespace) - 1);
+		memset(id->pod, '"', sizeof(id->pod) - 1);
+		memset(id->container, '\\', sizeof(id->container) - 1);
+		memset(id->run_id, '"', sizeof(id->run_id) - 1);
+	}
 	for (uint32_t op = 0; op < SHM_NCCL_OP_COUNT; op++) {
 		ops[op].op = op;
 		extreme_latency(&ops[op].duration);
