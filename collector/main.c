@@ -249,6 +249,8 @@ int main(int argc, char **argv)
 			.libs = o.libs, .n_libs = o.n_libs,
 			.discovery_interval_ms = DISCOVERY_MS,
 			.gpus = nv.node, .n_gpus = nv.n_nodes,
+			.all_threads = o.all_threads,
+			.dataloader_gap_us = o.dataloader_gap_us,
 		};
 
 		err = probes_start(&probes, agg, &po);

@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	4u
+#define SHM_LAYOUT_VERSION	5u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -83,6 +83,12 @@ struct shm_proc {
 	uint64_t voluntary_switches;
 	uint64_t migrations;
 	uint64_t reserved1[3];		/* zero */
+	/*
+	 * Time of its training threads (see README, "Where the training
+	 * thread's time goes") per enum shm_thread_state, counted when each
+	 * state ends.
+	 */
+	uint64_t thread_state_ns[SHM_STATE_COUNT];
 };
 
 /*
