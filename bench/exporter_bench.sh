@@ -112,6 +112,7 @@ kill "$WSC" 2>/dev/null || true
 wait "$WSC" 2>/dev/null || true
 head -1 "$TMP/ws.txt"
 echo "clients connected (exporter's view): $clients; snapshot size $snap bytes"
+echo "feed push: $snap bytes (the top 32 processes); GET /snapshot: $(size "http://127.0.0.1:$MPORT/snapshot") bytes (all $PROCS)"
 awk -v t0="$t0" -v t1="$t1" -v hz="$HZ" -v d="$DURATION" \
 	'BEGIN { printf "exporter CPU: %.1f%% of one core over %d s\n", (t1 - t0) / hz / d * 100, d }'
 echo "exporter RSS: $r0 kB at start of window, $peak kB peak"
