@@ -99,7 +99,9 @@ const struct cat_obj_def cat_objs[CAT_OBJ_COUNT] = {
 	[CAT_OBJ_GPUS] = { "gpus", CAT_OBJ_ROOT, 11, CAT_SHAPE_ARRAY, CAT_ROWS_GPUS, 0, 0,
 			   "GPU devices seen." },
 	[CAT_OBJ_PROCS] = { "processes", CAT_OBJ_ROOT, 12, CAT_SHAPE_ARRAY, CAT_ROWS_PROCS, 0,
-			    1024, "Watched processes, at most 1024 (see processes_total)." },
+			    CAT_FEED_TOP_PROCS, "The top watched processes, at most "
+			    CAT_STR(CAT_FEED_TOP_PROCS) " (by GPU memory, then CUDA launches; see "
+			    "processes_total); every one in GET /snapshot on the metrics port." },
 	[CAT_OBJ_NCCL] = { "nccl", CAT_OBJ_ROOT, 15, CAT_SHAPE_ARRAY, CAT_ROWS_NCCL_OPS, 0, 0,
 			   "NCCL operations, all processes together." },
 	[CAT_OBJ_COMMS] = { "nccl_comms", CAT_OBJ_ROOT, 16, CAT_SHAPE_ARRAY,
@@ -482,7 +484,7 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "Watched processes, including those past the bound of processes.",
 	  FEED(CAT_OBJ_ROOT, 13, "processes_total") },
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, .unit = CAT_UNIT_BOOL, .get = cat_procs_truncated,
-	  .help = "processes holds only the first 1024 watched processes.",
+	  .help = "processes holds only the top " CAT_STR(CAT_FEED_TOP_PROCS) " watched processes.",
 	  FEED(CAT_OBJ_ROOT, 14, "processes_truncated"), .feed_fmt = CAT_FMT_BOOL },
 
 	/* What the exporter knows of the collector: rendered at every scrape. */
