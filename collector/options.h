@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "collector/kube_pods.h"
 #include "collector/simulate.h"
 #include "shm/shm_layout.h"
 
@@ -44,6 +45,8 @@ struct collector_opts {
 	size_t n_libs;
 	uint64_t gpu_total[SHM_LIMIT_GPUS];	/* --gpu-memory-total, per GPU index */
 	size_t n_gpu_total;
+	const char *pods_dir;		/* --pods-dir; "" for none */
+	const char *containers_dir;	/* --containers-dir; "" for none */
 	int all_threads;		/* --all-threads */
 	uint32_t dataloader_gap_us;	/* --dataloader-gap-us */
 };

@@ -25,7 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/agg.h"
+#include "collector/decode.h"
 #include "collector/sim_emit.h"
+#include "collector/sim_ident.h"
 #include "collector/simulate.h"
 #include "common/util.h"
 
@@ -70,6 +73,7 @@ struct sim {
 	uint64_t start_ns;
 	uint64_t last_ns;
 	uint64_t rng;
+	uint64_t rng_seed;		/* the seed: the identities derive from it */
 	double launch_scale;		/* share of launches actually sampled */
 	double bg_scale;
 	struct sim_trainer *trainers;
@@ -267,6 +271,8 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 		last_wait = w;
 	}
 	step += last_wait;	/* the others overlap with backward */
+	/* The step ends in a stream synchronisation: it waits for the last bucket. */
+	lat(s, tr->pid, SHM_FAMILY_CUDA_SYNC, now, last_wait);
 
 	if (tr->steps % 5 == 0)
 		nccl(s, tr->pid, SHM_NCCL_ALL_GATHER, 8 * MIB, &p->other_call, &p->other_wait, now);
@@ -332,6 +338,18 @@ static void worker_background(struct sim *s, struct sim_worker *wk,
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Identity is not a probe record (the collector reads it from /proc): the
+ * simulator gives it to the aggregation as ident_scan would.
+ */
+static void identify(struct sim *s, uint32_t pid, uint32_t rank, uint64_t now)
+{
+	struct shm_identity id;
+
+	sim_ident_build(s->rng_seed, rank, s->n_trainers, &id);
+	agg_proc_set_identity(s->out.dec->agg, pid, &id, now);
+}
+
 static void sim_register(struct sim *s, uint64_t now)
 {
 	uint32_t pid = SIM_PID_BASE + 1000 + (uint32_t)(rng_next(s) % 4000);
@@ -348,6 +366,7 @@ static void sim_register(struct sim *s, uint64_t now)
 			       "pt_main_thread", now - 2 * NSEC_PER_SEC);
 		sim_emit_nccl_comm(&s->out, now, tr->pid, tr->gpu, (int32_t)i,
 				   (int32_t)s->n_trainers, 0x55d0c4a00000ULL + ((uint64_t)i << 24));
+		identify(s, tr->pid, i, now);
 	}
 	/* Workers are forked once the trainers have built their DataLoader. */
 	for (uint32_t w = 0; w < s->n_workers; w++) {
@@ -358,6 +377,7 @@ static void sim_register(struct sim *s, uint64_t now)
 		sim_emit_watch(&s->out, now, wk->pid, s->trainers[wk->trainer].pid,
 			       SHM_WATCH_SIMULATED | SHM_WATCH_DESCENDANT, "pt_data_worker",
 			       now - NSEC_PER_SEC);
+		identify(s, wk->pid, wk->trainer, now);
 	}
 }
 
@@ -383,6 +403,7 @@ struct sim *sim_new(struct decode *dec, const struct sim_opts *opts, uint64_t no
 	s->opts = *opts;
 	s->start_ns = s->last_ns = now_ns;
 	s->rng = opts->seed ? opts->seed : 0x5eed;
+	s->rng_seed = s->rng;
 	s->n_trainers = opts->processes < opts->gpus ? opts->processes : opts->gpus;
 	s->n_workers = opts->processes - s->n_trainers;
 	s->trainers = calloc(s->n_trainers, sizeof(*s->trainers));
