@@ -133,6 +133,8 @@ int probe_priv_check(void);
 
 /* sched_config.c: the scheduler probe's settings; refuses a kernel it cannot use. */
 int sched_configure(void *skel, struct probes *p);
+/* Logs how many blocks it could not tie to a 64-bit syscall (counted as other). */
+void sched_report_counts(struct probes *p);
 
 /* probe_objects.c: opens, configures and loads every object, sharing the maps. */
 int probe_objects_load(struct probes *p);

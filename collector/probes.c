@@ -348,6 +348,8 @@ void probes_stop(struct probes *p)
 {
 	if (!p)
 		return;
+	if (p->n_obj == PROBE_OBJ_COUNT)
+		sched_report_counts(p);
 	probe_attach_destroy(p);
 	probe_objects_destroy(p);
 	decode_destroy(&p->dec);
