@@ -670,7 +670,8 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 	res = prom_query("zernel_gpu_memory_used_bytes", t, &root);
 	ck_assert_msg(res && json_object_array_length(res) > 0, "no zernel_gpu_memory_used_bytes");
 	json_object_put(root);
-	ck_assert(prom_scalar("count(zernel_nccl_collective_duration_seconds{quantile=\"0.99\"})", t) == 7);
+	ck_assert(prom_scalar("count(zernel_nccl_collective_duration_seconds{quantile=\"0.99\"})", t) ==
+		  SHM_NCCL_OP_COUNT);
 
 	/* histogram_quantile over each histogram family against its summary. */
 	res = prom_query("zernel_cuda_launch_latency_seconds_count", t, &root);
