@@ -18,6 +18,12 @@ int cat_text_mode(char *buf, size_t len, const struct cat_input *in, const void 
 int cat_text_scenario(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_table(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_mem_key(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_mem_gpu(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_gpu_uuid(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_gpu_model(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_mem_uuid(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_mem_model(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_gpu_map(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_op(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_comm_origin(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_status(char *buf, size_t len, const struct cat_input *in, const void *row);

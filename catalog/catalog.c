@@ -47,12 +47,29 @@ static const struct cat_label mem_labels[] = {
 	  .text = cat_text_mem_key, .help = "\"pid:gpu_id\"." },
 	{ .id = CAT_ID_MEM_PID, .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 3,
 	  .off = offsetof(struct shm_gpu_mem, pid), .help = "Process id." },
-	{ .id = CAT_ID_MEM_GPU, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 4,
-	  .off = offsetof(struct shm_gpu_mem, gpu_id), .help = "GPU device." },
+	/* Prometheus: "cuda<N>" when not known, so that two such rows of a process differ. */
+	{ .type = CAT_L_TEXT, .name = "gpu_id", .text = cat_text_mem_gpu,
+	  .help = "Physical GPU, its index as nvidia-smi numbers it; cuda<N> (the process's CUDA "
+	  "device N) when not known, zernel_gpu_memory_info says why." },
+	{ .id = CAT_ID_MEM_GPU, .type = CAT_L_GPU, .feed = "gpu_id", .feed_pos = 4,
+	  .off = offsetof(struct shm_gpu_mem, gpu_id),
+	  .help = "Physical GPU, its index as nvidia-smi numbers it; null when not known." },
+};
+/* dcgm-exporter's spellings (UUID, modelName), so that its series join these. */
+static const struct cat_label mem_info_labels[] = {
+	{ .type = CAT_L_TEXT, .name = "UUID", .text = cat_text_mem_uuid },
+	{ .type = CAT_L_TEXT, .name = "modelName", .text = cat_text_mem_model },
+	{ .type = CAT_L_U32, .name = "cuda_device", .off = offsetof(struct shm_gpu_mem, cuda_device) },
+	{ .type = CAT_L_TEXT, .name = "gpu_map", .text = cat_text_gpu_map },
 };
 static const struct cat_label gpus_labels[] = {
 	{ .id = CAT_ID_GPU_ID, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 0,
-	  .off = offsetof(struct shm_gpu, gpu_id), .help = "GPU device." },
+	  .off = offsetof(struct shm_gpu, gpu_id),
+	  .help = "Physical GPU, its index as nvidia-smi numbers it." },
+};
+static const struct cat_label gpu_info_labels[] = {
+	{ .type = CAT_L_TEXT, .name = "UUID", .text = cat_text_gpu_uuid },
+	{ .type = CAT_L_TEXT, .name = "modelName", .text = cat_text_gpu_model },
 };
 static const struct cat_label ops_labels[] = {
 	{ .id = CAT_ID_NCCL_OP, .type = CAT_L_TEXT, .name = "op", .feed = "op", .feed_pos = 0,
@@ -265,6 +282,9 @@ const struct cat_metric cat_metrics[] = {
 	  .unit = CAT_UNIT_BYTES, MEM(peak_bytes), .prom = "zernel_gpu_memory_peak_bytes",
 	  .help = "High-water mark of the GPU memory a process held on a device, bytes.",
 	  FEED(CAT_OBJ_GPU_MEM, 2, "peak_bytes") },
+	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_INFO, .prom = "zernel_gpu_memory_info",
+	  .labels = mem_info_labels, .n_labels = ARRAY_SIZE(mem_info_labels),
+	  .help = "Always 1 for each (pid, gpu_id) memory row: the GPU's UUID and modelName (NVML), the process's own CUDA device, and how gpu_id was found (only_one, pci_order, uuid, mig_parent, open_node; ordinal: not mapped, no GPU list) or why it is not known (fastest_first, no_node_list, no_pci_id, container, ambiguous, not_on_node, mig, invalid_env, unreadable, unknown)." },
 	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_COUNTER, MEM(alloc_calls),
 	  .prom = "zernel_gpu_memory_alloc_calls_total",
 	  .help = "Successful GPU memory allocations by a process on a device." },
@@ -276,6 +296,9 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "GPU memory allocations by a process on a device that returned an error." },
 
 	/* GPU devices. */
+	{ .rows = CAT_ROWS_GPUS, .kind = CAT_INFO, .prom = "zernel_gpu_info",
+	  .labels = gpu_info_labels, .n_labels = ARRAY_SIZE(gpu_info_labels),
+	  .help = "Always 1 for each GPU device: its UUID and modelName as NVML gives them (dcgm-exporter's label names; empty when not known)." },
 	{ .id = CAT_ID_GPU_TOTAL, .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
 	  .flags = CAT_F_KNOWN, GPU(total_bytes), .prom = "zernel_gpu_memory_total_bytes",
 	  .help = "Memory of a GPU device, bytes (devices whose size is known).",
@@ -341,6 +364,12 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "Run-queue delay per process (wakeup or preemption to running), seconds.",
 	  FEED(CAT_OBJ_PROCS, 10, "runq_delay"), .feed_fmt = CAT_FMT_US,
 	  .feed_parts = CAT_PART_P99, .alert = "process_sched_runqueue" },
+	{ .rows = CAT_ROWS_PROCS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
+	  PROC(lat[SHM_FAMILY_CUDA_SYNC]),
+	  .prom = "zernel_cuda_sync_latency_seconds",
+	  .prom_hist = "zernel_cuda_sync_duration_seconds",
+	  .help = "Time a process waited in CUDA stream and device synchronisation (host side, entry to return), seconds.",
+	  .alert = "process_cuda_sync" },
 
 	/* NCCL per op, all processes together. */
 	{ .id = CAT_ID_NCCL_DURATION, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_LATENCY,
@@ -419,6 +448,9 @@ const struct cat_metric cat_metrics[] = {
 	  .alert = "barrier_wait" },
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_RUNQ_DELAY]),
 	  .help = "Run-queue delay of every watched process, seconds.", .alert = "sched_runqueue" },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_CUDA_SYNC]),
+	  .help = "CUDA stream and device synchronisation waits of every watched process, seconds.",
+	  .alert = "cuda_sync" },
 	{ .id = CAT_ID_NCCL_ALLREDUCE, .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY,
 	  .get_latency = cat_allreduce_duration,
 	  .help = "Host-side duration of ncclAllReduce calls, all processes, seconds.",

@@ -89,10 +89,19 @@ static void parse_mem(struct json_object *root, struct cli_feed *f)
 		uint64_t pid, gpu, v;
 
 		if (!uint_at(e, CAT_ID_MEM_PID, UINT32_MAX, &pid) ||
-		    !uint_at(e, CAT_ID_MEM_GPU, UINT32_MAX, &gpu) ||
 		    !uint_at(e, CAT_ID_MEM_USED, INT64_MAX, &m.used_bytes)) {
 			f->rows_skipped++;
 			continue;
+		}
+		/* null: the physical GPU is not known; the row still counts for its process. */
+		if (!uint_at(e, CAT_ID_MEM_GPU, UINT32_MAX - 1, &gpu)) {
+			struct json_object *g = NULL;
+
+			if (!json_object_object_get_ex(e, cat_feed_key(CAT_ID_MEM_GPU, 0), &g) || g) {
+				f->rows_skipped++;
+				continue;
+			}
+			gpu = UINT32_MAX;
 		}
 		m.pid = (uint32_t)pid;
 		m.gpu_id = (uint32_t)gpu;

@@ -6,6 +6,7 @@
  * never on the number of events.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,18 +178,29 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 	agg_nccl_proc_exit(a, pid);
 }
 
+/* The process's latency window for family, or NULL with *err saying why. */
+static struct latency_series *proc_window(struct agg *a, uint32_t pid, enum shm_family family, int *err)
+{
+	struct agg_proc *p;
+
+	*err = -EINVAL;
+	if ((unsigned int)family >= SHM_FAMILY_COUNT)
+		return NULL;
+	*err = -ENOENT;
+	p = proc_get(a, pid);
+	return p ? &p->lat[family] : NULL;
+}
+
 int agg_latency(struct agg *a, uint32_t pid, enum shm_family family,
 		uint64_t now_ns, uint64_t value_ns)
 {
-	struct agg_proc *p;
+	struct latency_series *w;
 	int err, err2;
 
-	if ((unsigned int)family >= SHM_FAMILY_COUNT)
-		return -EINVAL;
-	p = proc_get(a, pid);
-	if (!p)
-		return -ENOENT;
-	err = latency_record(&p->lat[family], now_ns, value_ns);
+	w = proc_window(a, pid, family, &err);
+	if (!w)
+		return err;
+	err = latency_record(w, now_ns, value_ns);
 	err2 = latency_record(&a->node[family], now_ns, value_ns);
 	return err ? err : err2;
 }
@@ -197,16 +209,13 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 		      const uint64_t *hist_counts, const uint64_t *prom_counts,
 		      uint64_t count, uint64_t sum_ns, uint64_t max_ns)
 {
-	struct agg_proc *p;
+	struct latency_series *w;
 	int err, err2;
 
-	if ((unsigned int)family >= SHM_FAMILY_COUNT)
-		return -EINVAL;
-	p = proc_get(a, pid);
-	if (!p)
-		return -ENOENT;
-	err = latency_record_batch(&p->lat[family], now_ns, hist_counts, prom_counts, count,
-				   sum_ns, max_ns);
+	w = proc_window(a, pid, family, &err);
+	if (!w)
+		return err;
+	err = latency_record_batch(w, now_ns, hist_counts, prom_counts, count, sum_ns, max_ns);
 	if (err == -EINVAL)
 		return err;
 	err2 = latency_record_batch(&a->node[family], now_ns, hist_counts, prom_counts, count,
@@ -282,9 +291,45 @@ static struct shm_gpu_mem *mem_get(struct agg *a, uint32_t pid, uint32_t gpu,
 	memset(&a->mem[s], 0, sizeof(a->mem[s]));
 	a->mem[s].pid = pid;
 	a->mem[s].gpu_id = gpu;
+	a->mem[s].cuda_device = gpu & ~AGG_GPU_UNMAPPED;
+	a->mem[s].gpu_map = SHM_GPU_MAP_ORDINAL;
 	/* A device seen through memory is a device of this node. */
-	gpu_get(a, gpu, 1);
+	if (!(gpu & AGG_GPU_UNMAPPED))
+		gpu_get(a, gpu, 1);
 	return &a->mem[s];
+}
+
+int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_device,
+		   uint32_t gpu_map)
+{
+	int err;
+	struct shm_gpu_mem *m;
+
+	if (gpu_map >= SHM_GPU_MAP_COUNT ||
+	    shm_gpu_map_resolved(gpu_map) == !!(gpu & AGG_GPU_UNMAPPED))
+		return -EINVAL;
+	m = mem_get(a, pid, gpu, &err);
+	if (!m)
+		return err;
+	m->cuda_device = cuda_device;
+	m->gpu_map = gpu_map;
+	return 0;
+}
+
+int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *model_name)
+{
+	struct shm_gpu *g;
+
+	if (gpu & AGG_GPU_UNMAPPED)
+		return -EINVAL;
+	g = gpu_get(a, gpu, 1);
+	if (!g)
+		return -ENOSPC;
+	if (uuid)
+		snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+	if (model_name)
+		snprintf(g->model_name, sizeof(g->model_name), "%s", model_name);
+	return 0;
 }
 
 int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes)

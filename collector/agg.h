@@ -66,10 +66,21 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary);
 int agg_migration(struct agg *a, uint32_t pid);
 
-/* GPU memory per (pid, gpu); frees never take used below zero. */
+/*
+ * GPU memory per (pid, gpu); frees never take used below zero.  gpu is the
+ * physical GPU's index, or AGG_GPU_UNMAPPED | the process's CUDA ordinal
+ * when its physical GPU is not known (published with gpu_id
+ * SHM_GPU_UNKNOWN).  A row is created with cuda_device = gpu and gpu_map
+ * "ordinal" unless agg_gpu_mapped said otherwise.
+ */
+#define AGG_GPU_UNMAPPED	0x80000000u
+int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_device,
+		   uint32_t gpu_map);
 int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_free(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_alloc_failed(struct agg *a, uint32_t pid, uint32_t gpu);
+/* What NVML says a GPU is: UUID and model name (NULL: unchanged). */
+int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *model_name);
 /* Device total memory; source is SHM_TOTAL_*. */
 int agg_gpu_total(struct agg *a, uint32_t gpu, uint64_t total_bytes, uint32_t source);
 

@@ -31,6 +31,12 @@ struct decode_ops {
 	void (*proc_exit)(void *ctx, uint32_t pid);
 	/* pid asks for pthread_barrier_wait to be probed in its libc. */
 	void (*libc_probe)(void *ctx, uint32_t pid);
+	/*
+	 * The physical GPU of pid's CUDA device ordinal: returns an enum
+	 * shm_gpu_map and sets *gpu_id (SHM_GPU_UNKNOWN when not known).
+	 * NULL: ordinals are published as they are (gpu_map "ordinal").
+	 */
+	uint32_t (*gpu_of)(void *ctx, uint32_t pid, uint32_t ordinal, uint32_t *gpu_id);
 	void *ctx;
 };
 

@@ -63,22 +63,32 @@ static void sleep_ms(uint64_t ms)
 	nanosleep(&ts, NULL);
 }
 
-/* GPU totals from NVML, when the driver's library is there (BPF mode only). */
+/* The node's GPUs from NVML, when the driver's library is there (BPF mode only). */
 struct nvml_totals {
 	uint64_t total[SHM_LIMIT_GPUS];
 	size_t n;
+	struct nvml_gpu gpu[GPU_NODES_MAX];
+	struct gpu_node node[GPU_NODES_MAX];
+	size_t n_nodes;
 };
 
 static void nvml_read(struct nvml_totals *nv)
 {
 	char why[512];
-	int err = nvml_gpu_totals(NULL, nv->total, SHM_LIMIT_GPUS, &nv->n, why, sizeof(why));
+	int err = nvml_gpus(NULL, nv->gpu, GPU_NODES_MAX, &nv->n, why, sizeof(why));
 
+	for (size_t i = 0; i < nv->n; i++) {
+		nv->total[i] = nv->gpu[i].total;
+		nv->node[i] = nv->gpu[i].node;
+	}
+	nv->n_nodes = nv->n;
 	if (err == -ENOENT)
 		log_info("NVML: %s is not available (%s); GPU totals come only from "
-			 "--gpu-memory-total", NVML_LIBRARY, why);
+			 "--gpu-memory-total, and CUDA devices are not mapped to physical GPUs "
+			 "(gpu_map \"ordinal\" or the reason)", NVML_LIBRARY, why);
 	else if (err < 0)
-		log_warnx("NVML: %s; GPU totals come only from --gpu-memory-total", why);
+		log_warnx("NVML: %s; GPU totals come only from --gpu-memory-total and CUDA "
+			  "devices are not mapped to physical GPUs", why);
 	else if (why[0])
 		log_warnx("NVML: %zu GPUs read, %s", nv->n, why);
 	else
@@ -91,6 +101,9 @@ static void set_gpu_totals(struct agg *agg, const struct collector_opts *o,
 {
 	size_t n = o->n_gpu_total > nv->n ? o->n_gpu_total : nv->n;
 
+	for (size_t i = 0; i < nv->n_nodes; i++)
+		agg_gpu_identity(agg, (uint32_t)nv->node[i].index, nv->node[i].uuid,
+				 nv->node[i].name);
 	for (size_t i = 0; i < n; i++) {
 		if (i < o->n_gpu_total)
 			agg_gpu_total(agg, (uint32_t)i, o->gpu_total[i], SHM_TOTAL_FLAG);
@@ -229,13 +242,11 @@ int main(int argc, char **argv)
 			 o.processes, o.gpus, sim_scenario_name(o.scenario));
 	} else {
 		struct probes_opts po = {
-			.pids = o.pids,
-			.n_pids = o.n_pids,
-			.comms = o.comms,
-			.n_comms = o.n_comms,
-			.libs = o.libs,
-			.n_libs = o.n_libs,
+			.pids = o.pids, .n_pids = o.n_pids,
+			.comms = o.comms, .n_comms = o.n_comms,
+			.libs = o.libs, .n_libs = o.n_libs,
 			.discovery_interval_ms = DISCOVERY_MS,
+			.gpus = nv.node, .n_gpus = nv.n_nodes,
 		};
 
 		err = probes_start(&probes, agg, &po);

@@ -113,6 +113,7 @@ struct probes {
 	uint64_t *drop_vals;		/* ncpu values of one zw_drops slot */
 	uint64_t drops_reported;
 	uint64_t next_scan_ns;
+	struct gpu_ident *ident;	/* CUDA ordinals to physical GPUs */
 };
 
 /* probe_priv.c: privileges and kernel support; logs what is missing. */

@@ -145,6 +145,8 @@ static void nccl_call(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op, uin
 		i++;
 	sim_emit_nccl(&s->out, now, pid, op, bytes, call_ns, wait_ns, SIM_COMM_HANDLE(i),
 		      SIM_NCCL_STREAM(i));
+	/* The stream synchronisation that ended the wait blocked for the rest of it. */
+	lat(s, pid, SHM_FAMILY_CUDA_SYNC, now, wait_ns > call_ns ? wait_ns - call_ns : 0);
 	/* Waiting for the collective puts the thread to sleep. */
 	offcpu(s, pid, wait_ns, 0, now);
 }

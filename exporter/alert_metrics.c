@@ -14,7 +14,7 @@
 
 #include "exporter/alert_metrics.h"
 
-#define MAX_METRICS	64
+#define MAX_METRICS	128
 
 struct metric {
 	const struct cat_metric *m;
@@ -190,8 +190,11 @@ int alert_metric_collect(unsigned int id, const struct shm_snapshot *snap,
 			continue;
 		for (k = 0; k < rd->n_alert_labels && k < ALERT_SERIES_LABELS; k++) {
 			s.label_name[k] = rd->alert_labels[k].name;
+			/* A value that fills the buffer may have been cut: no series. */
 			if (cat_label_text(&rd->alert_labels[k], &in, row, s.label_value[k],
-					   sizeof(s.label_value[k]), &known) < 0)
+					   sizeof(s.label_value[k]), &known) < 0 ||
+			    strnlen(s.label_value[k], sizeof(s.label_value[k])) >=
+			    sizeof(s.label_value[k]) - 1)
 				break;
 		}
 		if (k < rd->n_alert_labels)

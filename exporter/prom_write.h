@@ -33,6 +33,14 @@
  */
 int prom_label_add(char *buf, size_t len, const char *name, const char *value);
 
+/*
+ * The same into a growable buffer, which no label set can outgrow short of
+ * the buffer's own limit: labels built from the segment or from a rules
+ * file go through this one, so a long legal value never truncates a line.
+ * Returns sbuf_error(b).
+ */
+int prom_label_put(struct sbuf *b, const char *name, const char *value);
+
 /* "# HELP name help" and "# TYPE name type". */
 void prom_family(struct sbuf *b, const char *name, const char *type, const char *help);
 /*

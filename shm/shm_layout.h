@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	2u
+#define SHM_LAYOUT_VERSION	4u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -85,15 +85,55 @@ struct shm_proc {
 	uint64_t reserved1[3];		/* zero */
 };
 
+/*
+ * How a memory row's CUDA device was mapped to a physical GPU
+ * (shm_gpu_mem.gpu_map).  Resolved: gpu_id is the GPU's index as
+ * nvidia-smi numbers it.  Unresolved: gpu_id is SHM_GPU_UNKNOWN and the
+ * value says why; nothing is guessed.  collector/gpu_map.h's enum gpu_how
+ * has the same values from 1 on (asserted in collector/gpu_ident.c).
+ */
+enum shm_gpu_map {
+	SHM_GPU_MAP_ORDINAL = 0,	/* not mapped (simulated, no GPU list): gpu_id is the ordinal */
+	SHM_GPU_MAP_ONLY_ONE,		/* the process sees one GPU */
+	SHM_GPU_MAP_PCI_ORDER,		/* an index under CUDA_DEVICE_ORDER=PCI_BUS_ID */
+	SHM_GPU_MAP_UUID,		/* a GPU-<uuid> in CUDA_VISIBLE_DEVICES */
+	SHM_GPU_MAP_MIG_PARENT,		/* a MIG instance: the GPU it is carved from */
+	SHM_GPU_MAP_OPEN_NODE,		/* one ordinal, and one /dev/nvidiaN open */
+	SHM_GPU_MAP_FASTEST_FIRST,	/* several GPUs in CUDA's default, undocumented order */
+	SHM_GPU_MAP_ORDER_VALUE,	/* CUDA_DEVICE_ORDER holds neither known value */
+	SHM_GPU_MAP_NO_NODE_LIST,	/* needs the node's GPU list (NVML) */
+	SHM_GPU_MAP_NO_PCI_ID,		/* PCI order, but a GPU's bus id is not known */
+	SHM_GPU_MAP_CONTAINER,		/* a container whose GPUs its environment does not name */
+	SHM_GPU_MAP_AMBIGUOUS,		/* a UUID prefix of several GPUs */
+	SHM_GPU_MAP_NOT_ON_NODE,	/* names a GPU the node list lacks */
+	SHM_GPU_MAP_MIG,		/* a MIG instance whose parent is not known */
+	SHM_GPU_MAP_INVALID_ENV,	/* a device variable was refused */
+	SHM_GPU_MAP_UNREADABLE,		/* the process could not be inspected (gone, denied) */
+	SHM_GPU_MAP_UNKNOWN,		/* no reason given */
+	SHM_GPU_MAP_COUNT
+};
+
+/* gpu_map values for which gpu_id names a physical GPU. */
+static inline int shm_gpu_map_resolved(uint32_t m)
+{
+	return (m >= SHM_GPU_MAP_ONLY_ONE && m <= SHM_GPU_MAP_OPEN_NODE) ||
+	       m == SHM_GPU_MAP_ORDINAL;
+}
+
+/* gpu_id of a row whose physical GPU is not known. */
+#define SHM_GPU_UNKNOWN		UINT32_MAX
+
 /* GPU memory held by one process on one device. */
 struct shm_gpu_mem {
 	uint32_t pid;
-	uint32_t gpu_id;
+	uint32_t gpu_id;		/* physical index; SHM_GPU_UNKNOWN (see gpu_map) */
 	uint64_t used_bytes;		/* allocated now */
 	uint64_t peak_bytes;		/* high-water mark of used_bytes */
 	uint64_t alloc_calls;		/* successful allocations */
 	uint64_t free_calls;		/* frees that matched an allocation */
 	uint64_t failed_calls;		/* allocations that returned an error */
+	uint32_t cuda_device;		/* the process's own CUDA device ordinal */
+	uint32_t gpu_map;		/* enum shm_gpu_map: how gpu_id was found */
 };
 
 /* Where shm_gpu.total_bytes came from. */
@@ -103,14 +143,19 @@ struct shm_gpu_mem {
 #define SHM_TOTAL_FLAG		3u	/* --gpu-memory-total */
 #define SHM_TOTAL_MAX_SOURCE	3u
 
+#define SHM_GPU_UUID_LEN	48u	/* "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6", NUL-padded */
+#define SHM_GPU_NAME_LEN	96u	/* "NVIDIA H100 80GB HBM3", NUL-padded */
+
 /* One GPU device seen on this node. */
 struct shm_gpu {
-	uint32_t gpu_id;
+	uint32_t gpu_id;		/* index as nvidia-smi numbers it */
 	uint32_t total_source;		/* SHM_TOTAL_* */
 	uint64_t total_bytes;		/* 0 when unknown */
 	uint64_t used_bytes;		/* sum of shm_gpu_mem.used_bytes */
 	uint32_t processes;		/* processes holding memory here */
 	uint32_t reserved0;
+	char uuid[SHM_GPU_UUID_LEN];	/* from NVML; "" when unknown; a reader bounds it */
+	char model_name[SHM_GPU_NAME_LEN];	/* from NVML; "" when unknown */
 };
 
 /*
@@ -251,8 +296,8 @@ _Static_assert(offsetof(struct shm_header_fields, table) % 8 == 0, "tables align
 _Static_assert(sizeof(struct shm_header_fields) <= SHM_HEADER_SIZE, "header fits its page");
 
 _Static_assert(sizeof(struct shm_proc) % 8 == 0, "shm_proc aligned");
-_Static_assert(sizeof(struct shm_gpu_mem) == 48, "shm_gpu_mem is 48 bytes");
-_Static_assert(sizeof(struct shm_gpu) == 32, "shm_gpu is 32 bytes");
+_Static_assert(sizeof(struct shm_gpu_mem) == 56, "shm_gpu_mem is 56 bytes");
+_Static_assert(sizeof(struct shm_gpu) == 176, "shm_gpu is 176 bytes");
 _Static_assert(sizeof(struct shm_nccl_comm) % 8 == 0, "shm_nccl_comm aligned");
 _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
 
@@ -261,9 +306,20 @@ static inline const char *shm_family_name(uint32_t family)
 {
 	static const char *const names[SHM_FAMILY_COUNT] = {
 		"cuda_launch", "cuda_graph_launch", "dataloader_wait",
-		"futex_wait", "barrier_wait", "runq_delay",
+		"futex_wait", "barrier_wait", "runq_delay", "cuda_sync",
 	};
 	return family < SHM_FAMILY_COUNT ? names[family] : NULL;
+}
+
+/* The label value of a gpu_map ("pci_order", ...); NULL when out of range. */
+static inline const char *shm_gpu_map_name(uint32_t m)
+{
+	static const char *const names[SHM_GPU_MAP_COUNT] = {
+		"ordinal", "only_one", "pci_order", "uuid", "mig_parent", "open_node",
+		"fastest_first", "order_value", "no_node_list", "no_pci_id", "container",
+		"ambiguous", "not_on_node", "mig", "invalid_env", "unreadable", "unknown",
+	};
+	return m < SHM_GPU_MAP_COUNT ? names[m] : NULL;
 }
 
 /* The label value of an NCCL op ("all_reduce", ...); NULL when out of range. */

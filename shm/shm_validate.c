@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "shm/shm_reader.h"
 
@@ -150,6 +152,82 @@ static const void *rows(const void *buf, const struct shm_header_fields *h,
 	return (const char *)buf + h->table[id].offset;
 }
 
+/* A row's identity: what names its series. */
+struct row_key {
+	uint64_t a, b;
+};
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct row_key *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/*
+ * Two rows with one identity would print the same series twice, and
+ * Prometheus rejects a scrape with a duplicate series whole: the collector
+ * keeps one row per identity, so the copy must too.  Returns the index of
+ * a row whose identity repeats, or -1.
+ */
+static long find_duplicate(const struct shm_header_fields *h, const void *buf,
+			   enum shm_table_id id, struct row_key *keys)
+{
+	const char *rows = (const char *)buf + h->table[id].offset;
+	uint32_t n = h->table[id].count;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const char *r = rows + (size_t)i * h->table[id].entry_size;
+
+		switch (id) {
+		case SHM_TABLE_PROCS:
+			keys[i] = (struct row_key){ ((const struct shm_proc *)r)->pid, 0 };
+			break;
+		case SHM_TABLE_GPU_MEM:
+			keys[i] = (struct row_key){ ((const struct shm_gpu_mem *)r)->pid,
+						    ((const struct shm_gpu_mem *)r)->gpu_id };
+			break;
+		case SHM_TABLE_GPUS:
+			keys[i] = (struct row_key){ ((const struct shm_gpu *)r)->gpu_id, 0 };
+			break;
+		case SHM_TABLE_NCCL_COMMS:
+			keys[i] = (struct row_key){ ((const struct shm_nccl_comm *)r)->pid,
+						    ((const struct shm_nccl_comm *)r)->comm_id };
+			break;
+		default:
+			return -1;	/* nccl_ops: row i is op i, checked apart */
+		}
+	}
+	qsort(keys, n, sizeof(*keys), cmp_key);
+	for (uint32_t i = 1; i < n; i++)
+		if (cmp_key(&keys[i - 1], &keys[i]) == 0)
+			return (long)i;
+	return -1;
+}
+
+static int check_unique(const void *buf, const struct shm_header_fields *h,
+			char *reason, size_t len)
+{
+	uint32_t most = 0;
+	struct row_key *keys;
+	int err = 0;
+
+	for (int i = 0; i < SHM_TABLE_COUNT; i++)
+		most = h->table[i].count > most ? h->table[i].count : most;
+	keys = malloc((most ? most : 1) * sizeof(*keys));
+	if (!keys)
+		return fail(reason, len, "no memory to check row identities");
+	for (int i = 0; i < SHM_TABLE_COUNT && !err; i++) {
+		if (find_duplicate(h, buf, (enum shm_table_id)i, keys) >= 0)
+			err = fail(reason, len, "table %s: two rows with the same identity",
+				   table_names[i]);
+	}
+	free(keys);
+	return err;
+}
+
 static int check_rows(const void *buf, const struct shm_header_fields *h,
 		      char *reason, size_t len)
 {
@@ -178,6 +256,10 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		}
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
+		if (mem[i].gpu_map >= SHM_GPU_MAP_COUNT ||
+		    shm_gpu_map_resolved(mem[i].gpu_map) != (mem[i].gpu_id != SHM_GPU_UNKNOWN))
+			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): gpu map %u",
+				    i, mem[i].pid, mem[i].gpu_id, mem[i].gpu_map);
 		if (mem[i].peak_bytes < mem[i].used_bytes)
 			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): peak %llu below used %llu",
 				    i, mem[i].pid, mem[i].gpu_id,
@@ -231,7 +313,8 @@ int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len)
 			    size, (unsigned long long)SHM_LIMIT_TOTAL_SIZE);
 	if ((err = check_header(h, size, reason, reason_len)) < 0 ||
 	    (err = check_tables(h, size, reason, reason_len)) < 0 ||
-	    (err = check_rows(buf, h, reason, reason_len)) < 0)
+	    (err = check_rows(buf, h, reason, reason_len)) < 0 ||
+	    (err = check_unique(buf, h, reason, reason_len)) < 0)
 		return err;
 	if (reason && reason_len)
 		reason[0] = '\0';

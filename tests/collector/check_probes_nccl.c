@@ -402,7 +402,7 @@ Suite *probes_nccl_suite(void)
 	Suite *s = suite_create("probes_nccl");
 	TCase *tc = tcase_create("root");
 
-	tcase_set_timeout(tc, 60);
+	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_nccl_ops_bytes_durations_waits_comms);
 	tcase_add_test(tc, test_ddp_waits_follow_events_across_threads);
 	tcase_add_test(tc, test_all_to_all_of_16_ranks_loses_nothing);
