@@ -731,6 +731,96 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 }
 END_TEST
 
+/* Starts Prometheus on the rig's exporter, with rules (a path) when not NULL. */
+static void start_prometheus(const char *rules)
+{
+	char path[512], cfg[256], data[256], listen[64], log[256];
+	FILE *f;
+
+	ck_assert_msg(access(PROMETHEUS, X_OK) == 0, PROMETHEUS " is missing (make test-deps)");
+	prom_port = tu_free_port();
+	snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", prom_dir);
+	snprintf(data, sizeof(data), "--storage.tsdb.path=%s/data", prom_dir);
+	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u", prom_port);
+	f = fopen(cfg, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n");
+	if (rules)
+		fprintf(f, "rule_files:\n  - %s\n", rules);
+	fprintf(f, "scrape_configs:\n  - job_name: zernel\n    scrape_timeout: 900ms\n"
+		"    static_configs:\n      - targets: ['127.0.0.1:%u']\n", rig.metrics_port);
+	fclose(f);
+	snprintf(path, sizeof(path), "--config.file=%s", cfg);
+	snprintf(log, sizeof(log), "%s/prometheus.log", prom_dir);
+	{
+		char *const argv[] = { PROMETHEUS, path, data, listen, "--log.level=warn", NULL };
+
+		prometheus = tu_spawn(argv, log);
+	}
+	ck_assert_int_gt(prometheus, 0);
+	ck_assert_msg(tu_wait_http(prom_port, "/-/ready", 200, 30000) == 0,
+		      "prometheus never became ready; see %s", log);
+}
+
+/*
+ * The simulator's straggler scenario, scraped by a real Prometheus running
+ * docs/prometheus-rules.yml: the job's four ranks join on one comm (NCCL's
+ * commHash of their shared uniqueId), and NcclStraggler names rank 1, the
+ * scenario's slow rank, and no other.  A 3 s summary window lets the
+ * waits after the onset (3 s) fill it.
+ */
+START_TEST(prometheus_rule_names_the_simulated_straggler)
+{
+	const char *args[] = { "--scenario", "straggler", "--publish-interval", "200",
+			       "--window", "3", NULL };
+	char rules[512];
+	struct json_object *root, *res = NULL, *metric, *v;
+	int n;
+
+	tu_stack_init(&rig);
+	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
+	ck_assert_int_eq(tu_stack_start_collector(&rig, args), 0);
+	start_exporter();
+	wait_healthy();
+	snprintf(rules, sizeof(rules), "%s/docs/prometheus-rules.yml", tu_src_dir());
+	start_prometheus(rules);
+
+	/* Four ranks of one communicator, on one world size. */
+	for (n = 0; n < 150; n++) {
+		if (prom_scalar("count(count by (comm) (zernel_nccl_comm_info{world_size=\"4\"}))",
+				now_real()) == 1 &&
+		    prom_scalar("count(zernel_nccl_comm_info{world_size=\"4\"})", now_real()) == 4)
+			break;
+		tu_sleep_ms(100);
+	}
+	ck_assert_msg(n < 150, "the four ranks never joined on one comm");
+
+	/* Pending from the first evaluation that finds it (the rule holds for 1m before firing). */
+	for (n = 0; n < 300; n++) {
+		res = prom_query("ALERTS{alertname=\"NcclStraggler\"}", now_real(), &root);
+		if (res && json_object_array_length(res) > 0)
+			break;
+		json_object_put(root);
+		res = NULL;
+		tu_sleep_ms(100);
+	}
+	ck_assert_msg(res, "NcclStraggler never became pending; see %s", prom_dir);
+	ck_assert_int_eq(json_object_array_length(res), 1);
+	json_object_object_get_ex(json_object_array_get_idx(res, 0), "metric", &metric);
+	ck_assert(json_object_object_get_ex(metric, "rank", &v));
+	ck_assert_str_eq(json_object_get_string(v), "1");
+	json_object_put(root);
+	/* The others wait about 60 ms, the straggler about 3 ms. */
+	ck_assert(prom_scalar("min(zernel_nccl_comm_wait_seconds{quantile=\"0.5\"})", now_real()) < 0.02);
+	ck_assert(prom_scalar("max(zernel_nccl_comm_wait_seconds{quantile=\"0.5\"})", now_real()) > 0.03);
+
+	tu_stop(prometheus, SIGTERM, 10000);
+	prometheus = 0;
+	stop_exporter_cleanly();
+}
+END_TEST
+
 /* Runs the exporter with args; returns its exit status, output in out. */
 static int run_exporter(const char *args, char *out, size_t len)
 {
@@ -818,6 +908,7 @@ Suite *exporter_suite(void)
 	tcase_add_checked_fixture(prom, NULL, rig_teardown);
 	tcase_set_timeout(prom, 90);
 	tcase_add_test(prom, prometheus_scrapes_and_histograms_match_summaries);
+	tcase_add_test(prom, prometheus_rule_names_the_simulated_straggler);
 	suite_add_tcase(s, prom);
 	return s;
 }
