@@ -29,6 +29,20 @@ int cat_text_comm_origin(char *buf, size_t len, const struct cat_input *in, cons
 int cat_text_status(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_stale_reason(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_version(char *buf, size_t len, const struct cat_input *in, const void *row);
+/* A process's identity (cat_ident.c): "unknown" where the collector found none. */
+int cat_text_pod(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_namespace(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_container(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_container_id(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_runtime(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_pod_uid(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_slurm_job(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_slurm_step(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_rank(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_local_rank(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_world_size(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_group_rank(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_run_id(char *buf, size_t len, const struct cat_input *in, const void *row);
 uint64_t cat_gpu_used_by_processes(const struct cat_input *in, const void *row);
 uint64_t cat_proc_gpu_bytes(const struct cat_input *in, const void *row);
 uint64_t cat_procs_truncated(const struct cat_input *in, const void *row);

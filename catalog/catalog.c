@@ -26,6 +26,10 @@
 
 /* ---- row sources ------------------------------------------------------- */
 
+#define THREAD_STATE_HELP	"Time of the process's training threads, seconds, by state: " \
+	"oncpu, runq (runnable, waiting for a CPU), or blocked in input, gpu (a CUDA call), " \
+	"collective (NCCL), lock, sleep, other.  Counted when each state ends."
+
 #define LABEL_PID(off_, pos)	{ .id = CAT_ID_PROC_PID, .type = CAT_L_U32, .name = "pid", \
 				  .feed = "pid", .feed_pos = (pos), .off = (off_), \
 				  .help = "Process id." }
@@ -143,6 +147,39 @@ static const struct cat_label process_info_labels[] = {
 	{ .type = CAT_L_TEXT, .name = "watch_reason", .feed = "watch_reason", .feed_pos = 3,
 	  .text = cat_text_watch_reason, .help = "Why it is watched: cuda, nccl, descendant, pid, "
 	  "comm, simulated, comma separated." },
+	/* Who it is (collector/ident_scan.h): "unknown" where not found. */
+	{ .id = CAT_ID_PROC_POD, .type = CAT_L_TEXT, .name = "pod", .feed = "pod", .feed_pos = 16,
+	  .text = cat_text_pod, .help = "Kubernetes pod name, from the kubelet's log directories." },
+	{ .id = CAT_ID_PROC_NAMESPACE, .type = CAT_L_TEXT, .name = "namespace", .feed = "namespace",
+	  .feed_pos = 17, .text = cat_text_namespace, .help = "Kubernetes namespace of the pod." },
+	{ .id = CAT_ID_PROC_CONTAINER, .type = CAT_L_TEXT, .name = "container", .feed = "container",
+	  .feed_pos = 18, .text = cat_text_container,
+	  .help = "Kubernetes container name, from the kubelet's log directories." },
+	{ .type = CAT_L_TEXT, .name = "container_runtime", .feed = "container_runtime",
+	  .feed_pos = 19, .text = cat_text_runtime,
+	  .help = "Container runtime named by the cgroup: containerd, cri-o, docker, podman." },
+	{ .type = CAT_L_TEXT, .name = "container_id", .feed = "container_id", .feed_pos = 20,
+	  .text = cat_text_container_id, .help = "Container id (64 hex digits), from the cgroup." },
+	{ .type = CAT_L_TEXT, .name = "pod_uid", .feed = "pod_uid", .feed_pos = 21,
+	  .text = cat_text_pod_uid, .help = "Kubernetes pod UID, from the cgroup." },
+	{ .id = CAT_ID_PROC_SLURM_JOB, .type = CAT_L_TEXT, .name = "slurm_job", .feed = "slurm_job",
+	  .feed_pos = 22, .text = cat_text_slurm_job,
+	  .help = "Slurm job id, from the cgroup, else SLURM_JOB_ID." },
+	{ .type = CAT_L_TEXT, .name = "slurm_step", .feed = "slurm_step", .feed_pos = 23,
+	  .text = cat_text_slurm_step, .help = "Slurm step: a number, batch, extern or interactive." },
+	{ .id = CAT_ID_PROC_RANK, .type = CAT_L_TEXT, .name = "rank", .feed = "rank",
+	  .feed_pos = 24, .text = cat_text_rank,
+	  .help = "Global rank: RANK, else OMPI_COMM_WORLD_RANK, else SLURM_PROCID." },
+	{ .id = CAT_ID_PROC_LOCAL_RANK, .type = CAT_L_TEXT, .name = "local_rank",
+	  .feed = "local_rank", .feed_pos = 25, .text = cat_text_local_rank,
+	  .help = "Rank on this node: LOCAL_RANK, else OMPI_COMM_WORLD_LOCAL_RANK, else SLURM_LOCALID." },
+	{ .id = CAT_ID_PROC_WORLD_SIZE, .type = CAT_L_TEXT, .name = "world_size",
+	  .feed = "world_size", .feed_pos = 26, .text = cat_text_world_size,
+	  .help = "Ranks in the job: WORLD_SIZE, else OMPI_COMM_WORLD_SIZE, else SLURM_NTASKS." },
+	{ .type = CAT_L_TEXT, .name = "group_rank", .feed = "group_rank", .feed_pos = 27,
+	  .text = cat_text_group_rank, .help = "GROUP_RANK: the node's index in a torchelastic job." },
+	{ .type = CAT_L_TEXT, .name = "torchelastic_run_id", .feed = "torchelastic_run_id",
+	  .feed_pos = 28, .text = cat_text_run_id, .help = "TORCHELASTIC_RUN_ID." },
 };
 /* The row's labels (comm, rank, pid) are Prometheus's; the feed names them here. */
 static const struct cat_label comm_info_labels[] = {
@@ -244,7 +281,7 @@ const struct cat_metric cat_metrics[] = {
 	/* Processes. */
 	{ .rows = CAT_ROWS_PROCS, .kind = CAT_INFO, .prom = "zernel_process_info",
 	  .labels = process_info_labels, .n_labels = ARRAY_SIZE(process_info_labels),
-	  .help = "Always 1 for each watched process; labels: parent pid, command name, why it is watched.",
+	  .help = "Always 1 for each watched process; labels: parent pid, command name, why it is watched, and who it is (pod, namespace, container, runtime and id, pod UID, Slurm job and step, ranks, torchelastic run id; unknown where not found).",
 	  .feed_obj = CAT_OBJ_PROCS },
 	{ .id = CAT_ID_PROC_PREEMPTED, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
 	  .unit = CAT_UNIT_NS, PROC(offcpu_preempted_ns),
@@ -268,6 +305,47 @@ const struct cat_metric cat_metrics[] = {
 	  PROC(migrations), .prom = "zernel_sched_migrations_total",
 	  .help = "Times the process's threads moved to another CPU.",
 	  FEED(CAT_OBJ_PROCS, 15, "migrations") },
+	/* One family: the states of enum shm_thread_state, in its order. */
+	{ .id = CAT_ID_PROC_STATE_ONCPU, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_ONCPU]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"oncpu\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 40, "state_oncpu_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_RUNQ, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_RUNQ]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"runq\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 41, "state_runq_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_INPUT, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_INPUT]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"input\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 42, "state_input_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_GPU, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_GPU]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"gpu\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 43, "state_gpu_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_COLLECTIVE, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_COLLECTIVE]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"collective\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 44, "state_collective_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_LOCK, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_LOCK]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"lock\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 45, "state_lock_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_SLEEP, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_SLEEP]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"sleep\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 46, "state_sleep_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_OTHER, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_OTHER]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"other\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 47, "state_other_s"), .feed_fmt = CAT_FMT_S },
 	{ .id = CAT_ID_PROC_GPU_BYTES, .rows = CAT_ROWS_PROCS, .kind = CAT_GAUGE,
 	  .unit = CAT_UNIT_BYTES, .get = cat_proc_gpu_bytes,
 	  .help = "GPU memory the process holds on every GPU together, bytes.",

@@ -39,10 +39,12 @@ struct agg *agg_new(const struct agg_opts *opts)
 	a->mem = calloc(cap->gpu_mem, sizeof(*a->mem));
 	a->gpus = calloc(cap->gpus, sizeof(*a->gpus));
 	a->stage_procs = calloc(cap->procs, sizeof(*a->stage_procs));
+	a->stage_ids = calloc(cap->procs, sizeof(*a->stage_ids));
 	a->stage_mem = calloc(cap->gpu_mem, sizeof(*a->stage_mem));
 	a->stage_gpus = calloc(cap->gpus, sizeof(*a->stage_gpus));
 	if (!a->procs || !a->mem || !a->gpus ||
-	    !a->stage_procs || !a->stage_mem || !a->stage_gpus || agg_nccl_init(a) < 0)
+	    !a->stage_procs || !a->stage_ids || !a->stage_mem || !a->stage_gpus ||
+	    agg_nccl_init(a) < 0)
 		goto fail;
 
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
@@ -89,6 +91,7 @@ void agg_free(struct agg *a)
 	free(a->mem);
 	free(a->gpus);
 	free(a->stage_procs);
+	free(a->stage_ids);
 	free(a->stage_mem);
 	free(a->stage_gpus);
 	free(a);
@@ -146,6 +149,28 @@ int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
 int agg_proc_is_watched(const struct agg *a, uint32_t pid)
 {
 	return proc_get(a, pid) != NULL;
+}
+
+int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity *id,
+			  uint64_t now_ns)
+{
+	struct agg_proc *p = proc_get(a, pid);
+
+	if (!p)
+		return -ENOENT;
+	p->id = *id;
+	p->id.pid = pid;
+	p->id.flags = (id->flags | SHM_ID_F_READ) & SHM_ID_F_ALL_BITS;
+	p->id.reserved0 = 0;
+	p->id_set_ns = now_ns ? now_ns : 1;
+	return 0;
+}
+
+uint64_t agg_proc_identity_time(const struct agg *a, uint32_t pid)
+{
+	const struct agg_proc *p = proc_get(a, pid);
+
+	return p ? p->id_set_ns : 0;
 }
 
 int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid)
@@ -221,6 +246,19 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 	err2 = latency_record_batch(&a->node[family], now_ns, hist_counts, prom_counts, count,
 				    sum_ns, max_ns);
 	return err ? err : err2;
+}
+
+int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, uint64_t ns)
+{
+	struct agg_proc *p;
+
+	if ((unsigned int)state >= SHM_STATE_COUNT)
+		return -EINVAL;
+	p = proc_get(a, pid);
+	if (!p)
+		return -ENOENT;
+	p->thread_state_ns[state] += ns;
+	return 0;
 }
 
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary)

@@ -47,6 +47,16 @@ void agg_proc_exit(struct agg *a, uint32_t pid);
 int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid);
 
 /*
+ * Who a watched process is (struct shm_identity; its pid and reserved
+ * fields are set here).  -ENOENT when pid is not watched.  The time it was
+ * last set (now_ns), 0 when never or not watched, tells the caller when
+ * to read it again.
+ */
+int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity *id,
+			  uint64_t now_ns);
+uint64_t agg_proc_identity_time(const struct agg *a, uint32_t pid);
+
+/*
  * One latency sample of a watched process; it also counts in the node-wide
  * series of its family (header.node).
  */
@@ -61,6 +71,9 @@ int agg_latency(struct agg *a, uint32_t pid, enum shm_family family,
 int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint64_t now_ns,
 		      const uint64_t *hist_counts, const uint64_t *prom_counts,
 		      uint64_t count, uint64_t sum_ns, uint64_t max_ns);
+
+/* ns more of a training thread of pid in state (enum shm_thread_state). */
+int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, uint64_t ns);
 
 /* Scheduler counters: one context switch off CPU for off_ns. */
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary);

@@ -25,6 +25,9 @@ struct agg_proc {
 	uint64_t involuntary_switches;
 	uint64_t voluntary_switches;
 	uint64_t migrations;
+	struct shm_identity id;		/* pid 0 until first set */
+	uint64_t id_set_ns;		/* when it was last set; 0 never */
+	uint64_t thread_state_ns[SHM_STATE_COUNT];	/* training threads' */
 };
 
 struct agg_nccl {
@@ -72,6 +75,7 @@ struct agg {
 
 	/* Rows prepared outside the seqlock, then copied in one go. */
 	struct shm_proc *stage_procs;
+	struct shm_identity *stage_ids;	/* row i for stage_procs row i */
 	struct shm_gpu_mem *stage_mem;
 	struct shm_gpu *stage_gpus;
 	struct shm_nccl_comm *stage_comms;

@@ -9,6 +9,18 @@
 #include "collector/agg_impl.h"
 #include "common/util.h"
 
+/* The identity row of a process: all unknown until it was read. */
+static void stage_identity(struct shm_identity *r, const struct agg_proc *p)
+{
+	if (p->id_set_ns) {
+		*r = p->id;
+		return;
+	}
+	memset(r, 0, sizeof(*r));
+	r->pid = p->pid;
+	r->rank = r->local_rank = r->world_size = r->group_rank = -1;
+}
+
 static uint32_t stage_procs(struct agg *a, uint64_t now_ns)
 {
 	uint32_t n = 0;
@@ -32,6 +44,8 @@ static uint32_t stage_procs(struct agg *a, uint64_t now_ns)
 		r->involuntary_switches = p->involuntary_switches;
 		r->voluntary_switches = p->voluntary_switches;
 		r->migrations = p->migrations;
+		stage_identity(&a->stage_ids[n], p);
+		memcpy(r->thread_state_ns, p->thread_state_ns, sizeof(r->thread_state_ns));
 		n++;
 	}
 	return n;
@@ -135,6 +149,7 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 
 	shm_writer_begin(w);
 	put_table(a, w, SHM_TABLE_PROCS, a->stage_procs, n_procs, sizeof(struct shm_proc));
+	put_table(a, w, SHM_TABLE_IDENTITY, a->stage_ids, n_procs, sizeof(struct shm_identity));
 	put_table(a, w, SHM_TABLE_GPU_MEM, a->stage_mem, n_mem, sizeof(struct shm_gpu_mem));
 	put_table(a, w, SHM_TABLE_GPUS, a->stage_gpus, a->n_gpus, sizeof(struct shm_gpu));
 	put_table(a, w, SHM_TABLE_NCCL_OPS, a->stage_nccl, SHM_NCCL_OP_COUNT,

@@ -14,6 +14,7 @@
 
 #include "collector/agg.h"
 #include "collector/decode.h"
+#include "collector/ident_scan.h"
 #include "collector/nvml.h"
 #include "collector/options.h"
 #include "collector/privileges.h"
@@ -157,6 +158,7 @@ int main(int argc, char **argv)
 	struct decode dec = { 0 };
 	struct sim *sim = NULL;
 	struct probes *probes = NULL;
+	struct ident_scan *ident = NULL;
 	static struct nvml_totals nv;
 	uint64_t interval_ns, next_publish, last_slow_warn = 0;
 	int created = 0, err, ret = 1;
@@ -247,6 +249,8 @@ int main(int argc, char **argv)
 			.libs = o.libs, .n_libs = o.n_libs,
 			.discovery_interval_ms = DISCOVERY_MS,
 			.gpus = nv.node, .n_gpus = nv.n_nodes,
+			.all_threads = o.all_threads,
+			.dataloader_gap_us = o.dataloader_gap_us,
 		};
 
 		err = probes_start(&probes, agg, &po);
@@ -256,6 +260,12 @@ int main(int argc, char **argv)
 		}
 		set_gpu_totals(agg, &o, &nv);
 		log_info("BPF probes attached");
+		/* Workload identity: cgroups, the kubelet's log directories, environments. */
+		ident = ident_scan_new(o.pods_dir, o.containers_dir);
+		if (!ident) {
+			log_warn("cannot allocate the identity reader");
+			goto cleanup;
+		}
 		/* Keep only what discovery needs to attach to new libraries. */
 		if (privileges_drop_to_steady() < 0)
 			goto cleanup;
@@ -264,6 +274,8 @@ int main(int argc, char **argv)
 		 o.shm_name, o.publish_interval_ms, o.window_s);
 
 	/* 5. Poll the source and publish at the cadence until told to stop. */
+	if (ident)
+		ident_scan_refresh(ident, agg, now_mono_ns());
 	publish(agg, &w, &o, &last_slow_warn);
 	next_publish = now_mono_ns() + interval_ns;
 	while (!exiting) {
@@ -287,6 +299,8 @@ int main(int argc, char **argv)
 		now = now_mono_ns();
 		if (now < next_publish)
 			continue;
+		if (ident)
+			ident_scan_refresh(ident, agg, now);
 		publish(agg, &w, &o, &last_slow_warn);
 		next_publish += interval_ns;
 		if (next_publish <= now) {
@@ -303,6 +317,7 @@ cleanup:
 	/* 6. Stop the source, then remove the segment: readers see it go. */
 	if (probes)
 		probes_stop(probes);
+	ident_scan_free(ident);
 	sim_free(sim);
 	decode_destroy(&dec);
 	if (created)

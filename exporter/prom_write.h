@@ -23,8 +23,8 @@
 #define PROM_Q50	"0.5"
 #define PROM_Q99	"0.99"
 
-/* Room for a series' labels: the longest process name escaped, and more. */
-#define PROM_LABELS_MAX	512u
+/* Room for a series' labels: a process's identity, every text escaped, fits. */
+#define PROM_LABELS_MAX	4096u
 
 /*
  * Appends name="value" to the label list in buf (a comma first when buf

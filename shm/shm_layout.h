@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	4u
+#define SHM_LAYOUT_VERSION	6u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -83,6 +83,12 @@ struct shm_proc {
 	uint64_t voluntary_switches;
 	uint64_t migrations;
 	uint64_t reserved1[3];		/* zero */
+	/*
+	 * Time of its training threads (see README, "Where the training
+	 * thread's time goes") per enum shm_thread_state, counted when each
+	 * state ends.
+	 */
+	uint64_t thread_state_ns[SHM_STATE_COUNT];
 };
 
 /*
@@ -206,6 +212,58 @@ struct shm_nccl_comm {
 	struct shm_latency gap;
 };
 
+/*
+ * Who a watched process is: its container, Kubernetes pod, Slurm job and
+ * torch.distributed coordinates, as the collector found them without an
+ * API server (collector/ident_scan.h says where each comes from).  Row i
+ * describes procs row i when its pid equals that row's pid; the table's
+ * count is the procs table's.  Texts are NUL-terminated within their
+ * field and "" when unknown; a reader checks both (they come from cgroup
+ * names, directory names and environments that workloads choose) and
+ * says "unknown" for anything else.  Numbers are -1 (ranks) or 0 (the
+ * Slurm job) when unknown.
+ */
+#define SHM_ID_RUNTIME_NONE		0u	/* not in a container */
+#define SHM_ID_RUNTIME_UNKNOWN		1u	/* a container id, no runtime in its name */
+#define SHM_ID_RUNTIME_CONTAINERD	2u
+#define SHM_ID_RUNTIME_CRIO		3u
+#define SHM_ID_RUNTIME_DOCKER		4u
+#define SHM_ID_RUNTIME_PODMAN		5u
+#define SHM_ID_RUNTIME_MAX		5u
+
+/* The pod's log directory is gone (pod deleted, processes still running): last names kept. */
+#define SHM_ID_F_POD_GONE	0x1u
+/* Identity was read at least once (else every field is unknown). */
+#define SHM_ID_F_READ		0x2u
+#define SHM_ID_F_ALL_BITS	0x3u
+
+#define SHM_ID_NAMESPACE_LEN	64u	/* DNS label, 63 + NUL */
+#define SHM_ID_POD_LEN		256u	/* DNS subdomain, 253 + NUL */
+#define SHM_ID_CONTAINER_LEN	64u
+#define SHM_ID_CONTAINER_ID_LEN	72u	/* 64 hex + NUL, padded */
+#define SHM_ID_POD_UID_LEN	40u	/* 36 + NUL, padded */
+#define SHM_ID_STEP_LEN		16u	/* Slurm step: a number, "batch", "extern" */
+#define SHM_ID_RUN_ID_LEN	128u	/* TORCHELASTIC_RUN_ID; longer ones are unknown */
+
+struct shm_identity {
+	uint32_t pid;			/* procs[i].pid, or this row describes nothing */
+	uint32_t runtime;		/* SHM_ID_RUNTIME_* */
+	uint32_t flags;			/* SHM_ID_F_* */
+	int32_t rank;			/* RANK */
+	int32_t local_rank;		/* LOCAL_RANK */
+	int32_t world_size;		/* WORLD_SIZE */
+	int32_t group_rank;		/* GROUP_RANK (the node's index in an elastic job) */
+	uint32_t reserved0;		/* zero */
+	uint64_t slurm_job_id;		/* from the cgroup path, else SLURM_JOB_ID; 0 unknown */
+	char slurm_step[SHM_ID_STEP_LEN];
+	char container_id[SHM_ID_CONTAINER_ID_LEN];
+	char pod_uid[SHM_ID_POD_UID_LEN];
+	char namespace[SHM_ID_NAMESPACE_LEN];
+	char pod[SHM_ID_POD_LEN];
+	char container[SHM_ID_CONTAINER_LEN];
+	char run_id[SHM_ID_RUN_ID_LEN];	/* TORCHELASTIC_RUN_ID */
+};
+
 /* Self-telemetry of the collector. */
 struct shm_stats {
 	uint64_t events_total;		/* events aggregated */
@@ -233,6 +291,7 @@ enum shm_table_id {
 	SHM_TABLE_GPUS,			/* struct shm_gpu */
 	SHM_TABLE_NCCL_OPS,		/* struct shm_nccl_op, capacity SHM_NCCL_OP_COUNT */
 	SHM_TABLE_NCCL_COMMS,		/* struct shm_nccl_comm */
+	SHM_TABLE_IDENTITY,		/* struct shm_identity, row i for procs row i */
 	SHM_TABLE_COUNT
 };
 
@@ -300,6 +359,7 @@ _Static_assert(sizeof(struct shm_gpu_mem) == 56, "shm_gpu_mem is 56 bytes");
 _Static_assert(sizeof(struct shm_gpu) == 176, "shm_gpu is 176 bytes");
 _Static_assert(sizeof(struct shm_nccl_comm) % 8 == 0, "shm_nccl_comm aligned");
 _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
+_Static_assert(sizeof(struct shm_identity) == 680, "shm_identity is 680 bytes");
 
 /* Short snake_case name of a family ("cuda_launch", ...); NULL when out of range. */
 static inline const char *shm_family_name(uint32_t family)

@@ -464,6 +464,11 @@ const struct shm_nccl_op *shm_snapshot_nccl_ops(const struct shm_snapshot *s, ui
 	return table_rows(s, SHM_TABLE_NCCL_OPS, n);
 }
 
+const struct shm_identity *shm_snapshot_identity(const struct shm_snapshot *s, uint32_t *n)
+{
+	return table_rows(s, SHM_TABLE_IDENTITY, n);
+}
+
 const struct shm_nccl_comm *shm_snapshot_nccl_comms(const struct shm_snapshot *s, uint32_t *n)
 {
 	return table_rows(s, SHM_TABLE_NCCL_COMMS, n);

@@ -98,5 +98,7 @@ const struct shm_gpu_mem *shm_snapshot_gpu_mem(const struct shm_snapshot *s, uin
 const struct shm_gpu *shm_snapshot_gpus(const struct shm_snapshot *s, uint32_t *n);
 const struct shm_nccl_op *shm_snapshot_nccl_ops(const struct shm_snapshot *s, uint32_t *n);
 const struct shm_nccl_comm *shm_snapshot_nccl_comms(const struct shm_snapshot *s, uint32_t *n);
+/* Row i describes procs row i when the pids agree. */
+const struct shm_identity *shm_snapshot_identity(const struct shm_snapshot *s, uint32_t *n);
 
 #endif /* ZERNEL_SHM_READER_H */

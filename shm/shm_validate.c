@@ -29,7 +29,7 @@ static int fail(char *reason, size_t len, const char *fmt, ...)
 }
 
 static const char *const table_names[SHM_TABLE_COUNT] = {
-	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms",
+	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms", "identity",
 };
 
 const char *shm_table_name(uint32_t table)
@@ -39,12 +39,12 @@ const char *shm_table_name(uint32_t table)
 
 static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
 	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
-	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm),
+	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm), sizeof(struct shm_identity),
 };
 
 static const uint32_t table_limit[SHM_TABLE_COUNT] = {
 	SHM_LIMIT_PROCS, SHM_LIMIT_GPU_MEM, SHM_LIMIT_GPUS,
-	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS,
+	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS, SHM_LIMIT_PROCS,
 };
 
 /*
@@ -236,6 +236,7 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 	const struct shm_gpu *gpus = rows(buf, h, SHM_TABLE_GPUS);
 	const struct shm_nccl_op *ops = rows(buf, h, SHM_TABLE_NCCL_OPS);
 	const struct shm_nccl_comm *comms = rows(buf, h, SHM_TABLE_NCCL_COMMS);
+	const struct shm_identity *ids = rows(buf, h, SHM_TABLE_IDENTITY);
 	char bad[160];
 
 	for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++) {
@@ -254,6 +255,15 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 				return fail(reason, len, "procs[%u] (pid %u) %s: %s", i,
 					    p->pid, shm_family_name(f), bad);
 		}
+	}
+	/*
+	 * Identity texts are judged where they are read (cat_ident.c), since a
+	 * workload names them; here only what the collector itself decides.
+	 */
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_IDENTITY].count; i++) {
+		if (ids[i].runtime > SHM_ID_RUNTIME_MAX || (ids[i].flags & ~SHM_ID_F_ALL_BITS))
+			return fail(reason, len, "identity[%u] (pid %u): unknown runtime %u "
+				    "or flags 0x%x", i, ids[i].pid, ids[i].runtime, ids[i].flags);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
 		if (mem[i].gpu_map >= SHM_GPU_MAP_COUNT ||

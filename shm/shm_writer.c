@@ -49,6 +49,10 @@ static void table_geometry(const struct shm_capacity *cap, enum shm_table_id id,
 		*entry_size = sizeof(struct shm_nccl_op);
 		*capacity = SHM_NCCL_OP_COUNT;
 		break;
+	case SHM_TABLE_IDENTITY:
+		*entry_size = sizeof(struct shm_identity);
+		*capacity = cap->procs;
+		break;
 	case SHM_TABLE_NCCL_COMMS:
 	default:
 		*entry_size = sizeof(struct shm_nccl_comm);

@@ -14,8 +14,7 @@
  * gather (more random draws), each wait is a call record followed by the
  * synchronisation of its stream, communicators carry their rank's wait,
  * gap and pending calls and are named by the commHash of one uniqueId, and
- * the straggler scenario's slow rank waits the usual time itself, and
- * each stream synchronisation that ends a wait is a cuda_sync sample.
+ * the straggler scenario's slow rank waits the usual time itself.
  * ZERNEL_GOLDEN_PRINT=1 prints the table this run produced.  Unprivileged.
  */
 #include <check.h>
@@ -121,7 +120,10 @@ static uint64_t sg_fold(uint64_t h, const struct shm_snapshot *s)
 	rows = shm_snapshot_nccl_ops(s, &n);
 	h = sg_fnv(h, rows, (size_t)n * sizeof(struct shm_nccl_op));
 	rows = shm_snapshot_nccl_comms(s, &n);
-	return sg_fnv(h, rows, (size_t)n * sizeof(struct shm_nccl_comm));
+	h = sg_fnv(h, rows, (size_t)n * sizeof(struct shm_nccl_comm));
+	/* Who the processes are: the job's pods, ranks and run id. */
+	rows = shm_snapshot_identity(s, &n);
+	return sg_fnv(h, rows, (size_t)n * sizeof(struct shm_identity));
 }
 
 static void sg_snapshot(struct shm_reader *r, struct shm_snapshot *snap)

@@ -236,6 +236,33 @@ static struct got collect(const char *metric, const struct shm_snapshot *snap)
 	return g;
 }
 
+/* Every alert name the catalog gives can be used in a rule, however many there are. */
+START_TEST(every_catalog_alert_name_resolves)
+{
+	unsigned int want = 0, id;
+	char name[ALERT_METRIC_NAME_MAX];
+
+	for (size_t i = 0; i < cat_metrics_count; i++) {
+		const struct cat_metric *m = &cat_metrics[i];
+
+		if (!m->alert)
+			continue;
+		for (unsigned int q = 0; q < (m->kind == CAT_LATENCY ? CAT_Q_COUNT : 1u); q++) {
+			if (m->kind == CAT_LATENCY)
+				snprintf(name, sizeof(name), "%s_%s_seconds", m->alert,
+					 cat_quantile_name((enum cat_quantile)q));
+			else
+				snprintf(name, sizeof(name), "%s", m->alert);
+			ck_assert_msg(alert_metric_lookup(name, &id) == 0, "no alert metric %s", name);
+			ck_assert_str_eq(alert_metric_name(id), name);
+			want++;
+		}
+	}
+	ck_assert_uint_eq(alert_metric_count(), want);
+	ck_assert_int_eq(alert_metric_lookup("collector_up", &id), 0);
+}
+END_TEST
+
 START_TEST(metric_gpu_ratio_sums_processes_and_divides_by_total)
 {
 	struct world wd = { .gpu0_used = { 50 * GB, 46 * GB }, .gpu1_used = 10 * GB };
@@ -761,6 +788,7 @@ Suite *alerts_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, every_catalog_alert_name_resolves);
 	tcase_add_test(tc, metric_gpu_ratio_sums_processes_and_divides_by_total);
 	tcase_add_test(tc, metric_latencies_without_samples_have_no_series);
 	tcase_add_test(tc, oom_fires_after_for_and_resolves);
