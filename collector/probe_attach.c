@@ -64,7 +64,7 @@ int probe_attach_static(struct probes *p)
 	return 0;
 }
 
-#define LIB_MAX_ROWS	128
+#define LIB_MAX_ROWS	256	/* rows of one library kind; the driver has about 120 */
 
 /* The uprobe rows for a library of kind; their symbols in names. */
 static size_t lib_rows(unsigned int kind, const struct probe_attach **rows, const char **names)
