@@ -64,7 +64,7 @@ int probe_attach_static(struct probes *p)
 	return 0;
 }
 
-#define LIB_MAX_ROWS	128
+#define LIB_MAX_ROWS	256	/* rows of one library kind; the driver has about 120 */
 
 /* The uprobe rows for a library of kind; their symbols in names. */
 static size_t lib_rows(unsigned int kind, const struct probe_attach **rows, const char **names)
@@ -192,7 +192,10 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int 
 	lib->kind = kind;
 	lib->pinned = pinned || (kind & PROBE_LIB_LIBC);
 	lib->seen_scan = p->scan;
-	snprintf(lib->path, sizeof(lib->path), "%s", path);
+	if (strlen(path) < sizeof(lib->path))
+		memcpy(lib->path, path, strlen(path) + 1);
+	else
+		lib->path[0] = '\0';
 	if (!(kind & PROBE_LIB_LIBC))
 		p->gpu_libs++;
 	lib->attached = attach_rows(p, lib, path, kind, rows, names, offsets, n);

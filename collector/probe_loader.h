@@ -91,7 +91,7 @@ struct probe_lib {
 	uint64_t seen_scan;		/* the last scan that found it mapped */
 	struct bpf_link **links;	/* its uprobes */
 	unsigned int n_links;
-	char path[256];			/* as first found, for the log */
+	char path[512];			/* as first found; "" when longer */
 };
 
 struct probes {
@@ -125,6 +125,7 @@ struct probes {
 	uint64_t drops_reported;
 	uint64_t next_scan_ns;
 	struct gpu_ident *ident;	/* CUDA ordinals to physical GPUs */
+	int syslibs_due;		/* the node's libraries are still to probe */
 };
 
 /* probe_priv.c: privileges and kernel support; logs what is missing. */
@@ -132,6 +133,8 @@ int probe_priv_check(void);
 
 /* sched_config.c: the scheduler probe's settings; refuses a kernel it cannot use. */
 int sched_configure(void *skel, struct probes *p);
+/* Logs how many blocks it could not tie to a 64-bit syscall (counted as other). */
+void sched_report_counts(struct probes *p);
 
 /* probe_objects.c: opens, configures and loads every object, sharing the maps. */
 int probe_objects_load(struct probes *p);

@@ -565,10 +565,11 @@ int alert_rules_default(struct alert_ruleset *out)
 		    "GPU {{ $labels.gpu_id }} memory used: {{ $value }} of the total",
 		    "Watched processes hold more than 95% of GPU {{ $labels.gpu_id }}'s memory; "
 		    "the next allocation may fail with out-of-memory.");
-	set_default(&r[1], "NcclAllReduceSlow", "nccl_collective_p99_seconds", ALERT_GT,
+	/* The wait, not the call: queueing is fast even when the network or a rank is slow. */
+	set_default(&r[1], "NcclAllReduceSlow", "nccl_wait_p99_seconds", ALERT_GT,
 		    ALERT_DEFAULT_NCCL_P99_S, ALERT_DEFAULT_SLOW_FOR_NS, "warning",
-		    "NCCL all_reduce p99 {{ $value }} s",
-		    "The 99th percentile of ncclAllReduce call duration is above 500 ms.");
+		    "NCCL all_reduce wait p99 {{ $value }} s",
+		    "The 99th percentile of the ncclAllReduce wait is above 500 ms.");
 	snprintf(r[1].scope[0].name, sizeof(r[1].scope[0].name), "op");
 	snprintf(r[1].scope[0].value, sizeof(r[1].scope[0].value), "all_reduce");
 	r[1].n_scope = 1;

@@ -81,10 +81,11 @@ static void fill_extremes(struct shm_writer *w)
 		id[i].pid = p[i].pid;
 		id[i].runtime = SHM_ID_RUNTIME_MAX;
 		id[i].flags = SHM_ID_F_ALL_BITS;
-		id[i].rank = id[i].local_rank = id[i].world_size = id[i].group_rank = INT_MIN;
+		id[i].rank = id[i].local_rank = id[i].world_size = id[i].group_rank = INT_MAX;
 		id[i].reserved0 = 0;
 		fill_text(id[i].slurm_step, sizeof(id[i].slurm_step), '9');
 		fill_text(id[i].container_id, sizeof(id[i].container_id), 'f');
+		memset(id[i].pod_uid, 0, sizeof(id[i].pod_uid));
 		memcpy(id[i].pod_uid, "ffffffff-ffff-ffff-ffff-ffffffffffff", 37);
 		fill_text(id[i].namespace, sizeof(id[i].namespace), 'a');
 		fill_text(id[i].pod, sizeof(id[i].pod), 'a');
@@ -92,11 +93,19 @@ static void fill_extremes(struct shm_writer *w)
 		fill_text(id[i].run_id, sizeof(id[i].run_id), 'a');
 		g[i].gpu_id = UINT32_MAX - 1 - i;
 		g[i].total_source = SHM_TOTAL_MAX_SOURCE;
+		g[i].reserved0 = 0;
+		fill_text(g[i].uuid, sizeof(g[i].uuid), '"');
+		fill_text(g[i].model_name, sizeof(g[i].model_name), '\\');
 		c[i].pid = UINT32_MAX - i;
-		c[i].rank = INT_MIN;
-		c[i].nranks = i % 2 ? INT_MAX : INT_MIN;
+		/* The widest ranks a reader takes: unknown (-1) or the last of INT_MAX. */
+		c[i].rank = i % 2 ? INT_MAX - 1 : -1;
+		c[i].nranks = i % 2 ? INT_MAX : -1;
 		c[i].gpu_id = UINT32_MAX - 1 - i;
 		c[i].comm_id = UINT64_MAX - i;
+		c[i].parent_id = UINT64_MAX;
+		c[i].origin = SHM_NCCL_ORIGIN_COUNT - 1;
+		extreme_latency(&c[i].wait);
+		extreme_latency(&c[i].gap);
 	}
 	for (uint32_t op = 0; op < SHM_NCCL_OP_COUNT; op++) {
 		ops[op].op = op;
@@ -211,7 +220,7 @@ START_TEST(every_family_at_extreme_values_passes_promtool)
 	assert_rows(out.data, "zernel_process_info", ROWS);
 	assert_rows(out.data, "zernel_nccl_comm_info", ROWS);
 	assert_rows(out.data, "zernel_gpu_memory_used_bytes", ROWS);
-	ck_assert_ptr_nonnull(strstr(out.data, "rank=\"-2147483648\""));
+	ck_assert_ptr_nonnull(strstr(out.data, "rank=\"2147483646\""));
 	ck_assert_ptr_nonnull(strstr(out.data, "pid=\"4294967295\""));
 	ck_assert_ptr_nonnull(strstr(out.data, "comm=\"0xffffffffffffffff\""));
 	fprintf(stderr, "extremes: %zu bytes, validator and promtool clean\n", out.len);
