@@ -166,8 +166,11 @@ START_TEST(test_library_files_come_and_go)
 		}
 		for (unsigned int k = 0; k < CHURN_WAVE; k++)
 			tp_workload_finish(&w[k]);
-		/* Once nothing maps them (3 scans), this wave's files lose their links. */
-		for (int tries = 0; tries < 300; tries++) {
+		/*
+		 * Once nothing maps them (3 scans), this wave's files lose their
+		 * links; scans wait on other processes' uprobe closes too.
+		 */
+		for (int tries = 0; tries < 1200; tries++) {
 			our_files(&c, &probed, &detached);
 			if (detached >= (wave + 1) * CHURN_WAVE)
 				break;
