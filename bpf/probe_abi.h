@@ -61,9 +61,12 @@ struct zev_hdr {
  */
 #define ZW_START_TICK_NS	10000000ull	/* 1 / USER_HZ (100 on x86 and arm64) */
 
+/* zev_watch.reasons: sent at exec; the program before it is gone. */
+#define ZEV_WATCH_F_EXEC	(1u << 31)
+
 struct zev_watch {
 	struct zev_hdr hdr;
-	__u32 reasons;		/* SHM_WATCH_* */
+	__u32 reasons;		/* SHM_WATCH_*, ZEV_WATCH_F_EXEC */
 	__u32 ppid;
 	__u64 start_ns;
 	char comm[SHM_COMM_LEN];	/* NUL-padded */

@@ -114,7 +114,9 @@ const struct cat_obj_def cat_objs[CAT_OBJ_COUNT] = {
 	[CAT_OBJ_GPUS] = { "gpus", CAT_OBJ_ROOT, 11, CAT_SHAPE_ARRAY, CAT_ROWS_GPUS, 0, 0,
 			   "GPU devices seen." },
 	[CAT_OBJ_PROCS] = { "processes", CAT_OBJ_ROOT, 12, CAT_SHAPE_ARRAY, CAT_ROWS_PROCS, 0,
-			    1024, "Watched processes, at most 1024 (see processes_total)." },
+			    CAT_FEED_TOP_PROCS, "The top watched processes, at most "
+			    CAT_STR(CAT_FEED_TOP_PROCS) " (by GPU memory, then CUDA launches; see "
+			    "processes_total); every one in GET /snapshot on the metrics port." },
 	[CAT_OBJ_NCCL] = { "nccl", CAT_OBJ_ROOT, 15, CAT_SHAPE_ARRAY, CAT_ROWS_NCCL_OPS, 0, 0,
 			   "NCCL operations, all processes together." },
 	[CAT_OBJ_COMMS] = { "nccl_comms", CAT_OBJ_ROOT, 16, CAT_SHAPE_ARRAY,
@@ -242,6 +244,15 @@ const struct cat_metric cat_metrics[] = {
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(stats.libraries_attached),
 	  .prom = "zernel_collector_libraries_attached",
 	  .help = "CUDA/NCCL library files with uprobes attached now." },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.probes_refused),
+	  .prom = "zernel_collector_probes_refused_total",
+	  .help = "Uprobes and library files refused at the collector's limits (not probed)." },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(stats.entry_points_checked),
+	  .prom = "zernel_collector_entry_points_checked",
+	  .help = "Probed driver entry points the collector compared at start with what the node's driver answers through cuGetProcAddress." },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(stats.entry_points_bypassed),
+	  .prom = "zernel_collector_entry_points_bypassed",
+	  .help = "Probed driver entry points for which the node's driver answers cuGetProcAddress with another address than the probed symbol: calls through them are not seen (the log names them)." },
 	{ .id = CAT_ID_EVENTS, .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.events_total),
 	  .prom = "zernel_events_total", .help = "Events the collector aggregated.",
 	  FEED(CAT_OBJ_TELEMETRY, 3, "events_total") },
@@ -541,7 +552,7 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "Watched processes, including those past the bound of processes.",
 	  FEED(CAT_OBJ_ROOT, 13, "processes_total") },
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, .unit = CAT_UNIT_BOOL, .get = cat_procs_truncated,
-	  .help = "processes holds only the first 1024 watched processes.",
+	  .help = "processes holds only the top " CAT_STR(CAT_FEED_TOP_PROCS) " watched processes.",
 	  FEED(CAT_OBJ_ROOT, 14, "processes_truncated"), .feed_fmt = CAT_FMT_BOOL },
 
 	/* What the exporter knows of the collector: rendered at every scrape. */

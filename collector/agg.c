@@ -151,6 +151,16 @@ int agg_proc_is_watched(const struct agg *a, uint32_t pid)
 	return proc_get(a, pid) != NULL;
 }
 
+int agg_proc_start_time(const struct agg *a, uint32_t pid, uint64_t *start_ns)
+{
+	const struct agg_proc *p = proc_get(a, pid);
+
+	if (!p)
+		return -ENOENT;
+	*start_ns = p->start_time_ns;
+	return 0;
+}
+
 int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity *id,
 			  uint64_t now_ns)
 {
@@ -363,10 +373,11 @@ int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *
 	g = gpu_get(a, gpu, 1);
 	if (!g)
 		return -ENOSPC;
+	/* Zero-padded, as the segment's readers check. */
 	if (uuid)
-		snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+		strncpy(g->uuid, uuid, sizeof(g->uuid) - 1);
 	if (model_name)
-		snprintf(g->model_name, sizeof(g->model_name), "%s", model_name);
+		strncpy(g->model_name, model_name, sizeof(g->model_name) - 1);
 	return 0;
 }
 
@@ -464,8 +475,16 @@ void agg_count_dropped(struct agg *a, uint64_t n)
 	a->stats.events_dropped += n;
 }
 
-void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached)
+void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed)
 {
+	a->stats.entry_points_checked = checked;
+	a->stats.entry_points_bypassed = bypassed;
+}
+
+void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
+		    uint64_t refused)
+{
+	a->stats.probes_refused = refused;
 	a->stats.probes_attached = probes_attached;
 	a->stats.libraries_attached = libraries_attached;
 }

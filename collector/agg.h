@@ -38,6 +38,8 @@ void agg_free(struct agg *a);
 int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
 		   const char *comm, uint64_t start_time_ns);
 int agg_proc_is_watched(const struct agg *a, uint32_t pid);
+/* pid's start time as known (0: unknown), or -ENOENT when it is not watched. */
+int agg_proc_start_time(const struct agg *a, uint32_t pid, uint64_t *start_ns);
 void agg_proc_exit(struct agg *a, uint32_t pid);
 /*
  * Walks the watched processes, the collector's one watched set: start
@@ -146,7 +148,10 @@ void agg_nccl_count(struct agg *a, enum agg_nccl_loss why, uint64_t n);
 /* Self-telemetry. */
 void agg_count_events(struct agg *a, uint64_t n);
 void agg_count_dropped(struct agg *a, uint64_t n);
-void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached);
+/* The coverage check's figures (collector/coverage.h). */
+void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed);
+void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
+		    uint64_t refused);
 
 /*
  * Writes the whole state into the segment under the seqlock, stamping the

@@ -27,10 +27,25 @@ static int dec_watch(struct decode *d, const void *rec)
 
 	memcpy(comm, e->comm, SHM_COMM_LEN);
 	comm[SHM_COMM_LEN] = '\0';
-	/* A full table is counted by the aggregation. */
-	agg_proc_watch(d->agg, e->hdr.pid, e->ppid, e->reasons & SHM_WATCH_ALL_BITS, comm,
-		       e->start_ns);
+	decode_proc_seen(d, e->hdr.pid, e->ppid, e->reasons & SHM_WATCH_ALL_BITS, comm, e->start_ns,
+			 (e->reasons & ZEV_WATCH_F_EXEC) != 0);
 	return 0;
+}
+
+void decode_proc_seen(struct decode *d, uint32_t pid, uint32_t ppid, uint32_t reasons,
+		      const char *comm, uint64_t start_ns, int is_exec)
+{
+	uint64_t known = 0;
+	int watched = agg_proc_start_time(d->agg, pid, &known) == 0;
+
+	if (watched && (is_exec || (start_ns && known && known != start_ns))) {
+		if (d->ops.proc_reset)
+			d->ops.proc_reset(d->ops.ctx, pid);
+		memtrack_evict_pid(d->mem, pid);
+		agg_proc_exit(d->agg, pid);
+	}
+	/* A full table is counted by the aggregation. */
+	agg_proc_watch(d->agg, pid, ppid, reasons, comm, start_ns);
 }
 
 static int dec_exit(struct decode *d, const void *rec)

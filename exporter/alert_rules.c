@@ -189,6 +189,10 @@ static int get_labels(struct ctx *c, struct json_object *v, const char *field,
 			return fail(c, field, "more than %u labels", max);
 		if (!alert_label_name_ok(key) || strlen(key) >= ALERT_NAME_MAX)
 			return fail(c, field, "\"%.64s\" is not a label name", key);
+		/* Prometheus keeps names starting with "__" for itself. */
+		if (strncmp(key, "__", 2) == 0)
+			return fail(c, field, "\"%.64s\" is reserved: label names starting with "
+				    "\"__\" are Prometheus's own", key);
 		if (scope && !alert_metric_has_label(r->metric, key)) {
 			alert_metric_label_list(r->metric, list, sizeof(list));
 			return fail(c, field, "metric %s has no label \"%s\" (its labels: %s)",

@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	6u
+#define SHM_LAYOUT_VERSION	8u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -278,6 +278,10 @@ struct shm_stats {
 	uint64_t probes_attached;
 	uint64_t libraries_attached;
 	uint64_t processes_evicted;
+	uint64_t probes_refused;	/* uprobes and library files refused at the limits */
+	/* The driver asked through cuGetProcAddress at start (collector/coverage.h). */
+	uint64_t entry_points_checked;	/* probed driver entry points compared */
+	uint64_t entry_points_bypassed;	/* answered with another address than the probed symbol */
 	/* NCCL calls and waits that could not be followed, per reason. */
 	uint64_t nccl_id_unreadable;	/* uniqueId not readable at entry: local comm_id */
 	uint64_t nccl_unknown_comm;	/* a call on a communicator never seen created */
@@ -286,9 +290,9 @@ struct shm_stats {
 	uint64_t nccl_pending_dropped;	/* pending over its bound: no wait */
 	uint64_t nccl_pending_expired;	/* never covered by a synchronisation in time */
 	uint64_t nccl_state_evicted;	/* streams or events evicted over their bound */
-	uint64_t reserved[2];		/* zero */
+	uint64_t reserved[15];		/* zero */
 };
-_Static_assert(sizeof(struct shm_stats) == 128, "shm_stats is 128 bytes");
+_Static_assert(sizeof(struct shm_stats) == 256, "shm_stats is 256 bytes");
 
 enum shm_table_id {
 	SHM_TABLE_PROCS = 0,		/* struct shm_proc */

@@ -508,7 +508,7 @@ START_TEST(publish_stamps_heartbeat_stats_and_scenario)
 	agg_count_events(fx.a, 40);
 	agg_count_events(fx.a, 2);
 	agg_count_dropped(fx.a, 3);
-	agg_set_probes(fx.a, 12, 2);
+	agg_set_probes(fx.a, 12, 2, 5);
 	h = publish_and_read();
 	ck_assert_uint_ge(h->heartbeat_mono_ns, before);
 	ck_assert_uint_le(h->heartbeat_mono_ns, now_mono_ns());
@@ -517,6 +517,7 @@ START_TEST(publish_stamps_heartbeat_stats_and_scenario)
 	ck_assert_uint_eq(h->stats.events_total, 42);
 	ck_assert_uint_eq(h->stats.events_dropped, 3);
 	ck_assert_uint_eq(h->stats.probes_attached, 12);
+	ck_assert_uint_eq(h->stats.probes_refused, 5);
 	ck_assert_uint_eq(h->stats.libraries_attached, 2);
 	ck_assert_uint_eq(h->stats.publishes, 1);
 	ck_assert_uint_eq(h->seq % 2, 0);
@@ -586,7 +587,7 @@ END_TEST
  * what catches most changes; names and pids cannot be judged.
  */
 #define ROW_DETECT_TRIALS	4000u
-#define ROW_DETECT_MIN_PERMILLE	830u	/* measured: 834 */
+#define ROW_DETECT_MIN_PERMILLE	660u	/* measured: 669 (layout 5: rows gained thread states) */
 
 START_TEST(random_changes_to_live_rows_are_detected)
 {

@@ -27,7 +27,7 @@ static struct {
 	struct shm_reader r;
 	struct shm_snapshot snap;
 	/* What the hooks saw. */
-	uint32_t exited, libc;
+	uint32_t exited, libc, reset;
 	int watched_at_exit;
 } fx;
 
@@ -39,6 +39,12 @@ static void hook_exit(void *ctx, uint32_t pid)
 	fx.watched_at_exit = agg_proc_is_watched(fx.a, pid);
 }
 
+static void hook_reset(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	fx.reset = pid;
+}
+
 static void hook_libc(void *ctx, uint32_t pid)
 {
 	(void)ctx;
@@ -47,7 +53,8 @@ static void hook_libc(void *ctx, uint32_t pid)
 
 static void setup(void)
 {
-	struct decode_ops ops = { .proc_exit = hook_exit, .libc_probe = hook_libc };
+	struct decode_ops ops = { .proc_exit = hook_exit, .libc_probe = hook_libc,
+				  .proc_reset = hook_reset };
 	struct shm_writer_opts wo;
 	struct agg_opts ao;
 
@@ -272,6 +279,50 @@ START_TEST(an_exit_asks_the_source_first_then_evicts)
 }
 END_TEST
 
+static void watch_at(uint32_t pid, uint64_t start_ns, uint32_t flags)
+{
+	struct zev_watch w = { .hdr = hdr(ZEV_WATCH, pid), .reasons = SHM_WATCH_CUDA | flags,
+			       .ppid = 1, .start_ns = start_ns };
+
+	memcpy(w.comm, "proc", 4);
+	ck_assert_int_eq(FEED(w), 0);
+}
+
+/* A reused pid (its exit missed) and an exec: the old allocations are nobody's now. */
+START_TEST(a_new_process_under_a_known_pid_inherits_nothing)
+{
+	const struct shm_gpu_mem *m;
+
+	watch_at(900, 10 * ZW_START_TICK_NS, 0);
+	alloc(900, 0, ZMEM_SPACE_PTR, 0x1000, 4096);
+	/* Same pid, another start time: a new process. */
+	watch_at(900, 20 * ZW_START_TICK_NS, 0);
+	ck_assert_uint_eq(fx.reset, 900);
+	release(900, ZMEM_SPACE_PTR, 0x1000);	/* the old process's pointer */
+	alloc(900, 0, ZMEM_SPACE_PTR, 0x2000, 100);
+	publish_and_read();
+	m = find_mem(900, 0);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->used_bytes, 100);
+	ck_assert_uint_eq(m->free_calls, 0);
+	ck_assert_uint_eq(m->alloc_calls, 1);
+	ck_assert_uint_eq(find_proc(900)->start_time_ns, 20 * ZW_START_TICK_NS);
+
+	/* The same start time again is the same process: nothing resets. */
+	fx.reset = 0;
+	watch_at(900, 20 * ZW_START_TICK_NS, 0);
+	ck_assert_uint_eq(fx.reset, 0);
+	/* Exec: a fresh row, still watched. */
+	watch_at(900, 20 * ZW_START_TICK_NS, ZEV_WATCH_F_EXEC);
+	ck_assert_uint_eq(fx.reset, 900);
+	release(900, ZMEM_SPACE_PTR, 0x2000);
+	publish_and_read();
+	ck_assert_ptr_null(find_mem(900, 0));
+	ck_assert_ptr_nonnull(find_proc(900));
+	ck_assert_uint_eq(find_proc(900)->watch_reason, SHM_WATCH_CUDA);
+}
+END_TEST
+
 START_TEST(records_of_the_wrong_size_or_type_are_refused)
 {
 	struct zev_latency lat = { .hdr = hdr(ZEV_LATENCY, 40), .family = SHM_FAMILY_CUDA_LAUNCH,
@@ -312,6 +363,7 @@ Suite *decode_suite(void)
 	tcase_add_test(tc, failures_latencies_nccl_and_scheduler_reach_their_rows);
 	tcase_add_test(tc, an_exit_asks_the_source_first_then_evicts);
 	tcase_add_test(tc, records_of_the_wrong_size_or_type_are_refused);
+	tcase_add_test(tc, a_new_process_under_a_known_pid_inherits_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -629,6 +629,21 @@ static void assert_consistent(const char *what, double hq, double sq)
 		      what, sq, lo, hi, hq);
 }
 
+/* The pod label of a process, as Prometheus stored its zernel_process_info. */
+static void pod_of(const char *pid, double t, char *pod, size_t len)
+{
+	struct json_object *root, *res, *metric, *v;
+	char q[128];
+
+	snprintf(q, sizeof(q), "zernel_process_info{pid=\"%s\"}", pid);
+	res = prom_query(q, t, &root);
+	ck_assert_msg(res && json_object_array_length(res) == 1, "no zernel_process_info of %s", pid);
+	json_object_object_get_ex(json_object_array_get_idx(res, 0), "metric", &metric);
+	ck_assert(json_object_object_get_ex(metric, "pod", &v));
+	snprintf(pod, len, "%s", json_object_get_string(v));
+	json_object_put(root);
+}
+
 START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 {
 	char path[512], cfg[256], data[256], listen[64], log[256], q[512], qs[512];
@@ -685,20 +700,27 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 	ck_assert(prom_scalar("count(zernel_nccl_collective_duration_seconds{quantile=\"0.99\"})", t) ==
 		  SHM_NCCL_OP_COUNT);
 
-	/* histogram_quantile over each histogram family against its summary. */
+	/*
+	 * histogram_quantile over each histogram family against its summary.
+	 * Histograms of processes are summed per pod; the simulator's pods
+	 * hold one trainer each (the only process that launches kernels) and
+	 * its DataLoader worker, so a pod's launch histogram is its trainer's.
+	 */
 	res = prom_query("zernel_cuda_launch_latency_seconds_count", t, &root);
 	ck_assert_msg(res && json_object_array_length(res) > 0, "no CUDA launch series");
 	for (size_t i = 0; i < json_object_array_length(res) && i < 4; i++) {
 		struct json_object *metric, *pid;
+		char pod[256];
 		const char *p;
 
 		json_object_object_get_ex(json_object_array_get_idx(res, i), "metric", &metric);
 		ck_assert(json_object_object_get_ex(metric, "pid", &pid));
 		p = json_object_get_string(pid);
+		pod_of(p, t, pod, sizeof(pod));
 		for (int k = 0; k < 2; k++) {
 			const char *qq = k ? "0.99" : "0.5";
 
-			snprintf(q, sizeof(q), "histogram_quantile(%s, zernel_cuda_launch_duration_seconds_bucket{pid=\"%s\"})", qq, p);
+			snprintf(q, sizeof(q), "histogram_quantile(%s, zernel_cuda_launch_duration_seconds_bucket{pod=\"%s\"})", qq, pod);
 			snprintf(qs, sizeof(qs), "zernel_cuda_launch_latency_seconds{pid=\"%s\",quantile=\"%s\"}", p, qq);
 			assert_consistent(qs, prom_scalar(q, t), prom_scalar(qs, t));
 			checked++;
@@ -708,20 +730,15 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 	assert_consistent("nccl all_reduce p50",
 			  prom_scalar("histogram_quantile(0.5, zernel_nccl_collective_seconds_bucket{op=\"all_reduce\"})", t),
 			  prom_scalar("zernel_nccl_collective_duration_seconds{op=\"all_reduce\",quantile=\"0.5\"}", t));
-	res = prom_query("zernel_dataloader_wait_seconds_count", t, &root);
-	ck_assert_msg(res && json_object_array_length(res) > 0, "no DataLoader series");
+	/* A pod's DataLoader histogram holds exactly its processes' samples. */
 	{
-		struct json_object *metric, *pid;
+		double pod_count = prom_scalar("sum(zernel_dataloader_wait_duration_seconds_count{pod=\"llama-ft-worker-0\"})", t);
+		double procs = prom_scalar("sum(zernel_dataloader_wait_seconds_count * on (pid) "
+					   "group_left (pod) zernel_process_info{pod=\"llama-ft-worker-0\"})", t);
 
-		json_object_object_get_ex(json_object_array_get_idx(res, 0), "metric", &metric);
-		ck_assert(json_object_object_get_ex(metric, "pid", &pid));
-		snprintf(q, sizeof(q), "histogram_quantile(0.5, zernel_dataloader_wait_duration_seconds_bucket{pid=\"%s\"})",
-			 json_object_get_string(pid));
-		snprintf(qs, sizeof(qs), "zernel_dataloader_wait_seconds{pid=\"%s\",quantile=\"0.5\"}",
-			 json_object_get_string(pid));
-		assert_consistent(qs, prom_scalar(q, t), prom_scalar(qs, t));
+		ck_assert_msg(pod_count > 0 && pod_count == procs,
+			      "pod DataLoader count %g, its processes' %g", pod_count, procs);
 	}
-	json_object_put(root);
 	/* Histograms aggregate across processes, as summaries cannot. */
 	ck_assert(isfinite(prom_scalar("histogram_quantile(0.99, sum by (le) (rate(zernel_cuda_launch_duration_seconds_bucket[3s])))", t)));
 	ck_assert_int_ge(checked, 2);

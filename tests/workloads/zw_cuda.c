@@ -39,6 +39,8 @@
  *                       communicator; the child becomes current
  *   sleep:MS
  *   exit                exit at once (no DONE)
+ *   exec ARGS...        replace itself with ARGS (a path, then its arguments),
+ *                       keeping stdin and stdout
  *
  * Before DONE it prints, for what it timed itself around each call,
  * "Q <series> <count> <p50 ns> <p99 ns>" for the series launch, graph and
@@ -435,8 +437,16 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	last_sync_end = fake_now_ns();
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "exec") && i + 1 < argc) {
+			printf("EXEC\n");
+			fflush(stdout);
+			execv(argv[i + 1], &argv[i + 1]);
+			perror("zw_cuda: exec");
+			return 1;
+		}
 		run(argv[i]);
+	}
 	print_series();
 	printf("DONE\n");
 	fflush(stdout);
