@@ -322,6 +322,12 @@ START_TEST(cgroup_wins_and_ranks_fall_back)
 	ck_assert_uint_eq(id.slurm_job_id, 10);
 	ck_assert_str_eq(id.slurm_step, "3");
 	ck_assert_str_eq(id.pod, "");
+
+	/* A Slurm job id past 32 bits is no Slurm job: unknown, from either source. */
+	cg.slurm_job_id = 1ull << 40;
+	env.slurm_job_id.value = 1ull << 33;
+	ident_scan_build(&cg, NULL, &env, &id);
+	ck_assert_uint_eq(id.slurm_job_id, 0);
 }
 END_TEST
 

@@ -84,8 +84,8 @@ static void fill_extremes(struct shm_writer *w)
 		id->pid = p[i].pid;
 		id->runtime = SHM_ID_RUNTIME_MAX;
 		id->flags = SHM_ID_F_ALL_BITS;
-		id->rank = id->local_rank = id->world_size = id->group_rank = INT_MAX;
-		id->slurm_job_id = UINT64_MAX;
+		id->rank = id->local_rank = id->world_size = id->group_rank = SHM_ID_RANK_MAX;
+		id->slurm_job_id = SHM_ID_SLURM_JOB_MAX;
 		memset(id->slurm_step, '"', sizeof(id->slurm_step) - 1);
 		memset(id->container_id, '\\', sizeof(id->container_id) - 1);
 		memset(id->pod_uid, '"', sizeof(id->pod_uid) - 1);
