@@ -269,6 +269,7 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 	const struct shm_gpu_mem *mem = rows(buf, h, SHM_TABLE_GPU_MEM);
 	const struct shm_gpu *gpus = rows(buf, h, SHM_TABLE_GPUS);
 	const struct shm_nccl_op *ops = rows(buf, h, SHM_TABLE_NCCL_OPS);
+	const struct shm_nccl_comm *comms = rows(buf, h, SHM_TABLE_NCCL_COMMS);
 	const struct shm_identity *ids = rows(buf, h, SHM_TABLE_IDENTITY);
 	char bad[160];
 
@@ -333,6 +334,10 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if (gpus[i].total_source > SHM_TOTAL_MAX_SOURCE)
 			return fail(reason, len, "gpus[%u] (gpu %u): unknown total source %u",
 				    i, gpus[i].gpu_id, gpus[i].total_source);
+		if (gpus[i].reserved0 || !padded_text(gpus[i].uuid, sizeof(gpus[i].uuid)) ||
+		    !padded_text(gpus[i].model_name, sizeof(gpus[i].model_name)))
+			return fail(reason, len, "gpus[%u] (gpu %u): a text not zero-padded",
+				    i, gpus[i].gpu_id);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_OPS].count; i++) {
 		if (ops[i].op != i)
@@ -341,6 +346,19 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 			return fail(reason, len, "nccl %s duration: %s", shm_nccl_op_name(i), bad);
 		if (check_latency(&ops[i].wait, bad, sizeof(bad)) < 0)
 			return fail(reason, len, "nccl %s wait: %s", shm_nccl_op_name(i), bad);
+	}
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_COMMS].count; i++) {
+		const struct shm_nccl_comm *c = &comms[i];
+
+		if (c->origin >= SHM_NCCL_ORIGIN_COUNT)
+			return fail(reason, len, "nccl_comms[%u] (pid %u): unknown origin %u", i,
+				    c->pid, c->origin);
+		if (c->rank < -1 || c->nranks < -1 || (c->nranks > 0 && c->rank >= c->nranks))
+			return fail(reason, len, "nccl_comms[%u] (pid %u): rank %d of %d", i,
+				    c->pid, c->rank, c->nranks);
+		if (check_latency(&c->wait, bad, sizeof(bad)) < 0 ||
+		    check_latency(&c->gap, bad, sizeof(bad)) < 0)
+			return fail(reason, len, "nccl_comms[%u] (pid %u): %s", i, c->pid, bad);
 	}
 	return 0;
 }

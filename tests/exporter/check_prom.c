@@ -143,7 +143,9 @@ static void setup(void)
 	fill_latency(&ops[SHM_NCCL_ALL_REDUCE].wait, 3);
 	c = shm_writer_table(&fx.w, SHM_TABLE_NCCL_COMMS);
 	c[0] = (struct shm_nccl_comm){ .pid = 100, .rank = 0, .nranks = 2, .gpu_id = UINT32_MAX,
-				       .comm_id = 0xabcdef };
+				       .comm_id = 0xabcdef, .calls = 5, .bytes = 640, .pending = 2,
+				       .stalled_ns = 1500000000ull };
+	fill_latency(&c[0].wait, 2);
 	h->table[SHM_TABLE_NCCL_COMMS].count = 1;
 
 	fill_latency(&h->node[SHM_FAMILY_CUDA_LAUNCH], 1);
@@ -264,7 +266,15 @@ START_TEST(prom_other_families_have_exact_labels)
 	/* GPU 1's size is unknown: no total rather than a false 0. */
 	assert_no_substring("zernel_gpu_memory_total_bytes{gpu_id=\"1\"}");
 	assert_line("zernel_gpu_memory_device_used_bytes{gpu_id=\"1\"} 5");
-	assert_line("zernel_nccl_comm_info{pid=\"100\",rank=\"0\",world_size=\"2\",comm=\"0xabcdef\",gpu_id=\"\"} 1");
+	assert_line("zernel_nccl_comm_info{comm=\"0xabcdef\",rank=\"0\",pid=\"100\",world_size=\"2\",gpu_id=\"\",origin=\"init_rank\",parent=\"0x0\"} 1");
+	assert_line("zernel_nccl_comm_calls_total{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 5");
+	assert_line("zernel_nccl_comm_bytes_total{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 640");
+	assert_line("zernel_nccl_comm_pending{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 2");
+	assert_line("zernel_nccl_comm_stalled_seconds{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 1.5");
+	assert_line("zernel_nccl_comm_wait_seconds_count{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 32");
+	/* No gap sample yet: no series. */
+	assert_no_substring("zernel_nccl_comm_gap_seconds{");
+	assert_line("zernel_nccl_untracked_total{reason=\"captured\"} 0");
 	assert_line("zernel_nccl_wait_seconds_count{op=\"all_reduce\"} 48");
 	assert_line("zernel_process_info{pid=\"100\",ppid=\"1\",comm=\"trainer\",watch_reason=\"cuda,nccl\","
 		    "pod=\"trainer-0\",namespace=\"ml\",container=\"trainer\",container_runtime=\"containerd\","

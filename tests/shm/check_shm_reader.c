@@ -194,7 +194,7 @@ START_TEST(rejects_counts_and_capacities)
 	EXPECT_REJECT(H(img)->table[SHM_TABLE_PROCS].count = 7, "table procs: count 7 exceeds capacity 6");
 	EXPECT_REJECT(H(img)->table[SHM_TABLE_NCCL_COMMS].count = UINT32_MAX, "nccl_comms: count");
 	EXPECT_REJECT(H(img)->table[SHM_TABLE_GPUS].capacity = SHM_LIMIT_GPUS + 1, "exceeds the limit");
-	EXPECT_REJECT(H(img)->table[SHM_TABLE_NCCL_OPS].capacity = 8, "nccl_ops: capacity 8, expected 7");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_NCCL_OPS].capacity = 8, "nccl_ops: capacity 8, expected 10");
 	/* A capacity within the limit but past the end of the segment. */
 	EXPECT_REJECT(H(img)->table[SHM_TABLE_GPU_MEM].capacity = SHM_LIMIT_GPU_MEM, "run past");
 }
