@@ -242,6 +242,11 @@ struct shm_nccl_comm {
 #define SHM_ID_F_READ		0x2u
 #define SHM_ID_F_ALL_BITS	0x3u
 
+/* Ranks and sizes above this are nonsense (the collector refuses them). */
+#define SHM_ID_RANK_MAX		((1 << 24) - 1)
+/* Slurm numbers jobs with 32-bit ids. */
+#define SHM_ID_SLURM_JOB_MAX	0xffffffffull
+
 #define SHM_ID_NAMESPACE_LEN	64u	/* DNS label, 63 + NUL */
 #define SHM_ID_POD_LEN		256u	/* DNS subdomain, 253 + NUL */
 #define SHM_ID_CONTAINER_LEN	64u

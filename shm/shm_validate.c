@@ -250,6 +250,11 @@ static int padded_text(const char *f, size_t n)
 	return 1;
 }
 
+static int rank_ok(int32_t r)
+{
+	return r >= -1 && r <= SHM_ID_RANK_MAX;
+}
+
 /* The name of the first identity text that is not padded_text, or NULL. */
 static const char *identity_bad_text(const struct shm_identity *id)
 {
@@ -312,9 +317,13 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		    ids[i].reserved0)
 			return fail(reason, len, "identity[%u] (pid %u): unknown runtime %u, flags "
 				    "0x%x or reserved bits", i, ids[i].pid, ids[i].runtime, ids[i].flags);
-		if (ids[i].rank < -1 || ids[i].local_rank < -1 || ids[i].world_size < -1 ||
-		    ids[i].group_rank < -1)
-			return fail(reason, len, "identity[%u] (pid %u): a rank below -1", i, ids[i].pid);
+		if (!rank_ok(ids[i].rank) || !rank_ok(ids[i].local_rank) ||
+		    !rank_ok(ids[i].world_size) || !rank_ok(ids[i].group_rank))
+			return fail(reason, len, "identity[%u] (pid %u): a rank outside -1..%d",
+				    i, ids[i].pid, SHM_ID_RANK_MAX);
+		if (ids[i].slurm_job_id > SHM_ID_SLURM_JOB_MAX)
+			return fail(reason, len, "identity[%u] (pid %u): Slurm job %llu", i,
+				    ids[i].pid, (unsigned long long)ids[i].slurm_job_id);
 		if (bad_text)
 			return fail(reason, len, "identity[%u] (pid %u): %s is not a terminated, "
 				    "zero-padded text", i, ids[i].pid, bad_text);

@@ -89,7 +89,8 @@ static void fill_extremes(struct shm_writer *w)
 		id[i].pid = p[i].pid;
 		id[i].runtime = SHM_ID_RUNTIME_MAX;
 		id[i].flags = SHM_ID_F_ALL_BITS;
-		id[i].rank = id[i].local_rank = id[i].world_size = id[i].group_rank = INT_MAX;
+		id[i].rank = id[i].local_rank = id[i].world_size = id[i].group_rank = SHM_ID_RANK_MAX;
+		id[i].slurm_job_id = SHM_ID_SLURM_JOB_MAX;
 		id[i].reserved0 = 0;
 		fill_text(id[i].slurm_step, sizeof(id[i].slurm_step), '9');
 		fill_text(id[i].container_id, sizeof(id[i].container_id), 'f');
