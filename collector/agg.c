@@ -41,8 +41,9 @@ struct agg *agg_new(const struct agg_opts *opts)
 	a->stage_procs = calloc(cap->procs, sizeof(*a->stage_procs));
 	a->stage_mem = calloc(cap->gpu_mem, sizeof(*a->stage_mem));
 	a->stage_gpus = calloc(cap->gpus, sizeof(*a->stage_gpus));
+	a->stalls = agg_stalls_new();
 	if (!a->procs || !a->mem || !a->gpus || !a->comms ||
-	    !a->stage_procs || !a->stage_mem || !a->stage_gpus)
+	    !a->stage_procs || !a->stage_mem || !a->stage_gpus || !a->stalls)
 		goto fail;
 
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
@@ -91,6 +92,7 @@ void agg_free(struct agg *a)
 	free(a->stage_procs);
 	free(a->stage_mem);
 	free(a->stage_gpus);
+	agg_stalls_free(a->stalls);
 	free(a);
 }
 
@@ -183,6 +185,7 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 		else
 			i++;
 	}
+	agg_stalls_forget(a->stalls, pid);
 }
 
 int agg_latency(struct agg *a, uint32_t pid, enum shm_family family,

@@ -64,6 +64,15 @@ struct agg {
 	struct shm_nccl_op stage_nccl[SHM_NCCL_OP_COUNT];
 	struct shm_latency stage_node[SHM_FAMILY_COUNT];
 	uint32_t published[SHM_TABLE_COUNT];	/* counts of the last publish */
+
+	struct agg_stalls *stalls;	/* Python stall sites (agg_stall.c) */
 };
+
+/* agg_stall.c, for agg.c and agg_publish.c. */
+struct agg_stalls *agg_stalls_new(void);
+void agg_stalls_free(struct agg_stalls *s);
+void agg_stalls_forget(struct agg_stalls *s, uint32_t pid);
+void agg_stalls_rows(const struct agg_stalls *s, const struct shm_py_proc **py,
+		     uint32_t *n_py, const struct shm_stall_site **site, uint32_t *n_site);
 
 #endif /* ZERNEL_AGG_IMPL_H */

@@ -116,7 +116,9 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 {
 	struct shm_header_fields *h = &w->base->h;
 	uint64_t t0 = now_mono_ns();
-	uint32_t n_procs, n_mem;
+	const struct shm_stall_site *site;
+	const struct shm_py_proc *py;
+	uint32_t n_procs, n_mem, n_py, n_site;
 
 	/* Everything costly (quantiles above all) happens before begin. */
 	n_procs = stage_procs(a, mono_ns);
@@ -134,6 +136,9 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 		  sizeof(struct shm_nccl_op));
 	put_table(a, w, SHM_TABLE_NCCL_COMMS, a->comms, a->n_comms,
 		  sizeof(struct shm_nccl_comm));
+	agg_stalls_rows(a->stalls, &py, &n_py, &site, &n_site);
+	put_table(a, w, SHM_TABLE_PY_PROCS, py, n_py, sizeof(*py));
+	put_table(a, w, SHM_TABLE_STALL_SITES, site, n_site, sizeof(*site));
 	memcpy(h->node, a->stage_node, sizeof(h->node));
 	h->heartbeat_mono_ns = mono_ns;
 	h->heartbeat_real_ns = real_ns;

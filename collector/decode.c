@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bpf/probe_abi.h"
+#include "collector/agg_stall.h"
 #include "collector/decode.h"
 #include "collector/memtrack.h"
 #include "common/log.h"
@@ -153,6 +154,26 @@ static int dec_libc_probe(struct decode *d, const void *rec)
 	return 0;
 }
 
+/*
+ * A Python stall: named by the event source (it alone can read the
+ * process), counted without a site when it cannot be; the stalls the
+ * kernel held back over the rate bound come with it, time included.
+ */
+static int dec_py_stall(struct decode *d, const void *rec)
+{
+	const struct zev_py_stall *e = rec;
+	struct stall_where where;
+	int named;
+
+	if (e->state >= SHM_STALL_STATE_COUNT || e->nframes > ZP_MAX_FRAMES)
+		return -EINVAL;
+	if (e->skipped)
+		agg_stall_unsampled(d->agg, e->hdr.pid, e->skipped, e->skipped_ns);
+	named = d->ops.py_where && d->ops.py_where(d->ops.ctx, e, &where) == 0;
+	agg_stall(d->agg, e->hdr.pid, e->state, e->ns, e->hdr.ts_ns, named ? &where : NULL);
+	return 0;
+}
+
 static const struct {
 	size_t size;
 	int (*handle)(struct decode *d, const void *rec);
@@ -169,6 +190,7 @@ static const struct {
 	[ZEV_SCHED_SWITCH]	= { sizeof(struct zev_sched_switch), dec_sched_switch },
 	[ZEV_SCHED_MIGRATE]	= { sizeof(struct zev_sched_migrate), dec_sched_migrate },
 	[ZEV_LIBC_PROBE]	= { sizeof(struct zev_libc_probe), dec_libc_probe },
+	[ZEV_PY_STALL]		= { sizeof(struct zev_py_stall), dec_py_stall },
 };
 
 int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)

@@ -22,12 +22,16 @@
 #include "collector/agg.h"
 
 struct memtrack;
+struct stall_where;
+struct zev_py_stall;
 
 struct decode_ops {
 	/* pid is gone: flush and drop what the source keeps for it. */
 	void (*proc_exit)(void *ctx, uint32_t pid);
 	/* pid asks for pthread_barrier_wait to be probed in its libc. */
 	void (*libc_probe)(void *ctx, uint32_t pid);
+	/* Names a Python stall's site from the process; 0, or -errno when it cannot. */
+	int (*py_where)(void *ctx, const struct zev_py_stall *rec, struct stall_where *out);
 	void *ctx;
 };
 

@@ -236,6 +236,9 @@ int main(int argc, char **argv)
 			.libs = o.libs,
 			.n_libs = o.n_libs,
 			.discovery_interval_ms = DISCOVERY_MS,
+			.stall_threshold_ms = o.stall_threshold_ms,
+			.stall_rate = o.stall_rate,
+			.no_python_frames = o.no_python_frames,
 		};
 
 		err = probes_start(&probes, agg, &po);

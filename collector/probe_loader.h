@@ -22,6 +22,7 @@
 struct bpf_object;
 struct bpf_link;
 struct launch_hist;
+struct pyprocs;
 struct probes;
 struct ring_buffer;
 
@@ -34,6 +35,7 @@ enum probe_obj {
 	PROBE_OBJ_DATALOAD,
 	PROBE_OBJ_DIST,
 	PROBE_OBJ_SCHED,
+	PROBE_OBJ_PYSTACK,
 	PROBE_OBJ_COUNT
 };
 
@@ -113,6 +115,7 @@ struct probes {
 	uint64_t *drop_vals;		/* ncpu values of one zw_drops slot */
 	uint64_t drops_reported;
 	uint64_t next_scan_ns;
+	struct pyprocs *py;		/* watched CPython processes */
 };
 
 /* probe_priv.c: privileges and kernel support; logs what is missing. */

@@ -118,6 +118,9 @@ const struct probe_attach probe_attach_table[] = {
 	AUTO(PROBE_OBJ_SCHED, "zs_switch"),
 	AUTO(PROBE_OBJ_SCHED, "zs_migrate"),
 	AUTO(PROBE_OBJ_SCHED, "zs_task_exit"),
+
+	/* Python frames of watched threads' stalls. */
+	AUTO(PROBE_OBJ_PYSTACK, "zp_switch"),
 };
 
 const size_t probe_attach_count = sizeof(probe_attach_table) / sizeof(probe_attach_table[0]);

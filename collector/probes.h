@@ -22,6 +22,9 @@ struct probes_opts {
 	const char *const *libs;	/* --lib PATH, repeatable */
 	size_t n_libs;
 	uint32_t discovery_interval_ms;	/* /proc scan period */
+	uint32_t stall_threshold_ms;	/* 0: default (2) */
+	uint32_t stall_rate;		/* 0: default (50) */
+	int no_python_frames;
 };
 
 struct probes;

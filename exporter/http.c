@@ -30,6 +30,7 @@
 #include "exporter/prom.h"
 #include "common/sbuf.h"
 #include "exporter/source.h"
+#include "exporter/stalls_json.h"
 #include "exporter/stats.h"
 #include "exporter/web/web_assets.h"
 
@@ -223,6 +224,32 @@ static void serve_index(struct http_server *s, h2o_req_t *req)
 	respond(req, 200, "OK", "text/html; charset=utf-8", &body, 1);
 }
 
+/* Stall sites of Python processes, as JSON (exporter/stalls_json.h). */
+static void serve_stalls(struct http_server *s, h2o_req_t *req)
+{
+	const struct shm_snapshot *snap;
+	h2o_iovec_t body;
+	char reason[320];
+	size_t len = 0;
+	char *doc;
+
+	source_refresh(&s->src);
+	snap = source_fresh(&s->src);
+	if (!snap) {
+		snprintf(reason, sizeof(reason), "no fresh data: %s\n", s->src.reason);
+		respond_text(req, 503, "Service Unavailable", reason);
+		return;
+	}
+	doc = stalls_json_render(snap, &len);
+	if (!doc) {
+		respond_text(req, 500, "Internal Server Error", "stalls rendering failed\n");
+		return;
+	}
+	body = h2o_strdup(&req->pool, doc, len);
+	free(doc);
+	respond(req, 200, "OK", "application/json", &body, 1);
+}
+
 static size_t request_header_bytes(const h2o_req_t *req)
 {
 	size_t n = req->input.method.len + req->input.path.len + 16;
@@ -258,10 +285,12 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 		serve_metrics(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/healthz")))
 		serve_healthz(s, req);
+	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/api/stalls")))
+		serve_stalls(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/")))
 		serve_index(s, req);
 	else
-		respond_text(req, 404, "Not Found", "not found: try /metrics, /healthz or /\n");
+		respond_text(req, 404, "Not Found", "not found: try /metrics, /healthz, /api/stalls or /\n");
 	return 0;
 }
 

@@ -25,6 +25,22 @@ enum shm_family {
 	SHM_FAMILY_COUNT
 };
 
+/*
+ * What a training thread was doing during a stall whose Python site is
+ * kept (shm_stall_site.state): waiting for a CPU, or blocked, by what it
+ * blocked in.
+ */
+enum shm_stall_state {
+	SHM_STALL_RUNQ = 0,		/* runnable, waiting for a CPU */
+	SHM_STALL_INPUT,		/* reads, polls: data, DataLoader workers */
+	SHM_STALL_GPU,			/* in the GPU driver (ioctl) */
+	SHM_STALL_COLLECTIVE,		/* in a NCCL call */
+	SHM_STALL_LOCK,			/* futex: locks, conditions, queues */
+	SHM_STALL_SLEEP,		/* nanosleep, clock_nanosleep */
+	SHM_STALL_OTHER,		/* any other blocking syscall */
+	SHM_STALL_STATE_COUNT
+};
+
 /* Why a process is watched (bits of shm_proc.watch_reason). */
 #define SHM_WATCH_CUDA		(1u << 0)	/* mapped libcuda/libcudart */
 #define SHM_WATCH_NCCL		(1u << 1)	/* mapped libnccl */

@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	1u
+#define SHM_LAYOUT_VERSION	2u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -138,6 +138,55 @@ struct shm_nccl_comm {
 	uint64_t comm_id;		/* the ncclComm_t value, as an identifier */
 };
 
+/*
+ * Python in one watched process: whether its interpreter's frames are
+ * read, and the stalls whose site is not known (sent over the per-process
+ * rate bound, or taken without Python frames).
+ */
+#define SHM_PY_NONE		0u	/* not (yet) recognised as CPython */
+#define SHM_PY_FRAMES		1u	/* supported: stall sites are kept */
+#define SHM_PY_UNSUPPORTED	2u	/* CPython of a version without a layout */
+#define SHM_PY_MISMATCH		3u	/* layout did not match the live process */
+#define SHM_PY_MAX_STATUS	3u
+#define SHM_PY_PROCS		256u
+
+struct shm_py_proc {
+	uint32_t pid;
+	uint32_t status;		/* SHM_PY_* */
+	uint32_t major, minor;		/* the interpreter's version; 0 unknown */
+	uint64_t unsampled_stalls;	/* stalls over the threshold with no site */
+	uint64_t unsampled_ns;
+};
+
+/*
+ * Where a watched Python process lost time: one (pid, state, site) row.
+ * The site is the innermost frame of the user's own code (not the
+ * standard library, site-packages or dist-packages; the innermost frame
+ * when there is none); leaf is the innermost frame.  Lines are 0 when
+ * unknown.  Strings are NUL-padded; file keeps the end of a long path.
+ */
+#define SHM_SITE_FILE_LEN	128u
+#define SHM_SITE_FUNC_LEN	64u
+#define SHM_STALL_SITES		512u
+#define SHM_SITE_TRUNCATED	(1u << 0)	/* deeper than the frames read */
+
+struct shm_stall_site {
+	uint32_t pid;
+	uint32_t state;			/* enum shm_stall_state */
+	uint32_t line;
+	uint32_t leaf_line;
+	uint64_t stalls;		/* episodes over the threshold */
+	uint64_t total_ns;		/* their time */
+	uint64_t max_ns;
+	uint64_t last_mono_ns;		/* when the last one ended */
+	int32_t native_stack;		/* the last one's user stack id; -1 none */
+	uint32_t flags;			/* SHM_SITE_* */
+	char file[SHM_SITE_FILE_LEN];
+	char func[SHM_SITE_FUNC_LEN];
+	char leaf_file[SHM_SITE_FILE_LEN];
+	char leaf_func[SHM_SITE_FUNC_LEN];
+};
+
 /* Self-telemetry of the collector. */
 struct shm_stats {
 	uint64_t events_total;		/* events aggregated */
@@ -157,6 +206,8 @@ enum shm_table_id {
 	SHM_TABLE_GPUS,			/* struct shm_gpu */
 	SHM_TABLE_NCCL_OPS,		/* struct shm_nccl_op, capacity SHM_NCCL_OP_COUNT */
 	SHM_TABLE_NCCL_COMMS,		/* struct shm_nccl_comm */
+	SHM_TABLE_PY_PROCS,		/* struct shm_py_proc, capacity SHM_PY_PROCS */
+	SHM_TABLE_STALL_SITES,		/* struct shm_stall_site, capacity SHM_STALL_SITES */
 	SHM_TABLE_COUNT
 };
 
@@ -224,6 +275,17 @@ _Static_assert(sizeof(struct shm_gpu_mem) == 48, "shm_gpu_mem is 48 bytes");
 _Static_assert(sizeof(struct shm_gpu) == 32, "shm_gpu is 32 bytes");
 _Static_assert(sizeof(struct shm_nccl_comm) == 24, "shm_nccl_comm is 24 bytes");
 _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
+_Static_assert(sizeof(struct shm_py_proc) == 32, "shm_py_proc is 32 bytes");
+_Static_assert(sizeof(struct shm_stall_site) == 440, "shm_stall_site is 440 bytes");
+
+/* Short name of a stall state ("input", ...); NULL when out of range. */
+static inline const char *shm_stall_state_name(uint32_t state)
+{
+	static const char *const names[SHM_STALL_STATE_COUNT] = {
+		"runq", "input", "gpu", "collective", "lock", "sleep", "other",
+	};
+	return state < SHM_STALL_STATE_COUNT ? names[state] : NULL;
+}
 
 /* Short snake_case name of a family ("cuda_launch", ...); NULL when out of range. */
 static inline const char *shm_family_name(uint32_t family)

@@ -27,7 +27,7 @@ static int fail(char *reason, size_t len, const char *fmt, ...)
 }
 
 static const char *const table_names[SHM_TABLE_COUNT] = {
-	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms",
+	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms", "py_procs", "stall_sites",
 };
 
 const char *shm_table_name(uint32_t table)
@@ -38,11 +38,12 @@ const char *shm_table_name(uint32_t table)
 static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
 	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
 	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm),
+	sizeof(struct shm_py_proc), sizeof(struct shm_stall_site),
 };
 
 static const uint32_t table_limit[SHM_TABLE_COUNT] = {
 	SHM_LIMIT_PROCS, SHM_LIMIT_GPU_MEM, SHM_LIMIT_GPUS,
-	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS,
+	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS, SHM_PY_PROCS, SHM_STALL_SITES,
 };
 
 /*
@@ -150,6 +151,29 @@ static const void *rows(const void *buf, const struct shm_header_fields *h,
 	return (const char *)buf + h->table[id].offset;
 }
 
+/* Python rows: known states and statuses; strings are bounded by readers. */
+static int check_python(const void *buf, const struct shm_header_fields *h,
+			char *reason, size_t len)
+{
+	const struct shm_py_proc *py = rows(buf, h, SHM_TABLE_PY_PROCS);
+	const struct shm_stall_site *site = rows(buf, h, SHM_TABLE_STALL_SITES);
+
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_PY_PROCS].count; i++) {
+		if (py[i].status > SHM_PY_MAX_STATUS)
+			return fail(reason, len, "py_procs[%u] (pid %u): unknown status %u",
+				    i, py[i].pid, py[i].status);
+	}
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_STALL_SITES].count; i++) {
+		if (site[i].state >= SHM_STALL_STATE_COUNT)
+			return fail(reason, len, "stall_sites[%u] (pid %u): unknown state %u",
+				    i, site[i].pid, site[i].state);
+		if (site[i].max_ns > site[i].total_ns)
+			return fail(reason, len, "stall_sites[%u] (pid %u): longest stall "
+				    "above their total", i, site[i].pid);
+	}
+	return 0;
+}
+
 static int check_rows(const void *buf, const struct shm_header_fields *h,
 		      char *reason, size_t len)
 {
@@ -196,7 +220,7 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if (check_latency(&ops[i].wait, bad, sizeof(bad)) < 0)
 			return fail(reason, len, "nccl %s wait: %s", shm_nccl_op_name(i), bad);
 	}
-	return 0;
+	return check_python(buf, h, reason, len);
 }
 
 int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len)

@@ -49,6 +49,14 @@ static void table_geometry(const struct shm_capacity *cap, enum shm_table_id id,
 		*entry_size = sizeof(struct shm_nccl_op);
 		*capacity = SHM_NCCL_OP_COUNT;
 		break;
+	case SHM_TABLE_PY_PROCS:
+		*entry_size = sizeof(struct shm_py_proc);
+		*capacity = SHM_PY_PROCS;
+		break;
+	case SHM_TABLE_STALL_SITES:
+		*entry_size = sizeof(struct shm_stall_site);
+		*capacity = SHM_STALL_SITES;
+		break;
 	case SHM_TABLE_NCCL_COMMS:
 	default:
 		*entry_size = sizeof(struct shm_nccl_comm);
