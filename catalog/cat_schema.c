@@ -84,6 +84,26 @@ static void type(struct sbuf *b, int depth, const char *t, int minimum)
 	}
 }
 
+/* Opens an object's "properties"; block_close() ends it. */
+static void properties_open(struct sbuf *b, int depth)
+{
+	key(b, depth, "properties", 0);
+	sbuf_puts(b, "{");
+}
+
+static void block_close(struct sbuf *b, int depth)
+{
+	indent(b, depth);
+	sbuf_puts(b, "}");
+}
+
+/* Ends an object's schema: no keys beyond those listed. */
+static void no_more_keys(struct sbuf *b, int depth)
+{
+	key(b, depth, "additionalProperties", 0);
+	sbuf_puts(b, "false");
+}
+
 static void object(struct sbuf *b, int depth, unsigned int obj);
 
 /* The schema of one key, as the members of its object. */
@@ -201,14 +221,12 @@ static void object(struct sbuf *b, int depth, unsigned int obj)
 
 		map_keys(obj, names, &n);
 		type(b, depth, "object", 0);
-		key(b, depth, "properties", 0);
-		sbuf_puts(b, "{");
+		properties_open(b, depth);
 		for (size_t i = 0; i < n; i++) {
 			key(b, depth + 1, names[i], i == 0);
 			sbuf_puts(b, "{ \"type\": \"integer\", \"minimum\": 0 }");
 		}
-		indent(b, depth);
-		sbuf_puts(b, "}");
+		block_close(b, depth);
 		key(b, depth, "required", 0);
 		sbuf_puts(b, "[");
 		for (size_t i = 0; i < n; i++) {
@@ -216,15 +234,13 @@ static void object(struct sbuf *b, int depth, unsigned int obj)
 			str(b, names[i]);
 		}
 		sbuf_puts(b, "]");
-		key(b, depth, "additionalProperties", 0);
-		sbuf_puts(b, "false");
+		no_more_keys(b, depth);
 		return;
 	}
 	fs = cat_feed_fields(obj, &n);
 	if (cat_objs[obj].shape == CAT_SHAPE_OBJECT && obj != CAT_OBJ_ROOT)
 		type(b, depth, "object", 0);
-	key(b, depth, "properties", 0);
-	sbuf_puts(b, "{");
+	properties_open(b, depth);
 	for (size_t i = 0; i < n; i++) {
 		key(b, depth + 1, fs[i].key, i == 0);
 		sbuf_puts(b, "{");
@@ -232,8 +248,7 @@ static void object(struct sbuf *b, int depth, unsigned int obj)
 		indent(b, depth + 1);
 		sbuf_puts(b, "}");
 	}
-	indent(b, depth);
-	sbuf_puts(b, "}");
+	block_close(b, depth);
 	key(b, depth, "required", 0);
 	sbuf_puts(b, "[");
 	for (size_t i = 0; i < n; i++) {
@@ -249,8 +264,7 @@ static void object(struct sbuf *b, int depth, unsigned int obj)
 	if (n_req)
 		indent(b, depth);
 	sbuf_puts(b, "]");
-	key(b, depth, "additionalProperties", 0);
-	sbuf_puts(b, "false");
+	no_more_keys(b, depth);
 }
 
 int cat_schema_write(struct sbuf *out)

@@ -188,18 +188,29 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 	agg_stalls_forget(a->stalls, pid);
 }
 
+/* The process's latency window for family, or NULL with *err saying why. */
+static struct latency_series *proc_window(struct agg *a, uint32_t pid, enum shm_family family, int *err)
+{
+	struct agg_proc *p;
+
+	*err = -EINVAL;
+	if ((unsigned int)family >= SHM_FAMILY_COUNT)
+		return NULL;
+	*err = -ENOENT;
+	p = proc_get(a, pid);
+	return p ? &p->lat[family] : NULL;
+}
+
 int agg_latency(struct agg *a, uint32_t pid, enum shm_family family,
 		uint64_t now_ns, uint64_t value_ns)
 {
-	struct agg_proc *p;
+	struct latency_series *w;
 	int err, err2;
 
-	if ((unsigned int)family >= SHM_FAMILY_COUNT)
-		return -EINVAL;
-	p = proc_get(a, pid);
-	if (!p)
-		return -ENOENT;
-	err = latency_record(&p->lat[family], now_ns, value_ns);
+	w = proc_window(a, pid, family, &err);
+	if (!w)
+		return err;
+	err = latency_record(w, now_ns, value_ns);
 	err2 = latency_record(&a->node[family], now_ns, value_ns);
 	return err ? err : err2;
 }
@@ -208,16 +219,13 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 		      const uint64_t *hist_counts, const uint64_t *prom_counts,
 		      uint64_t count, uint64_t sum_ns, uint64_t max_ns)
 {
-	struct agg_proc *p;
+	struct latency_series *w;
 	int err, err2;
 
-	if ((unsigned int)family >= SHM_FAMILY_COUNT)
-		return -EINVAL;
-	p = proc_get(a, pid);
-	if (!p)
-		return -ENOENT;
-	err = latency_record_batch(&p->lat[family], now_ns, hist_counts, prom_counts, count,
-				   sum_ns, max_ns);
+	w = proc_window(a, pid, family, &err);
+	if (!w)
+		return err;
+	err = latency_record_batch(w, now_ns, hist_counts, prom_counts, count, sum_ns, max_ns);
 	if (err == -EINVAL)
 		return err;
 	err2 = latency_record_batch(&a->node[family], now_ns, hist_counts, prom_counts, count,

@@ -152,18 +152,30 @@ static void scan_bad(struct kube_scan *sc)
 	sc->why = KUBE_WHY_BAD_ENTRY;
 }
 
-int kube_logdir_find_pod(int pods_fd, const char *uid, struct kube_pod_entry *e,
-			 struct kube_scan *sc)
+/* What one search of a directory looks for. */
+struct scan_spec {
+	int fd;				/* the directory searched */
+	const char *sep, *key, *ext;	/* wanted names end in sep, key, ext */
+	/* Checks one candidate name; fills cand and returns 0 when it fits. */
+	int (*check)(const struct scan_spec *spec, const struct dirent *d, size_t n, void *cand);
+	const void *ctx;		/* what check needs besides the entry */
+	size_t size;			/* of the entry the search fills */
+};
+
+/*
+ * Fills out with the one entry that fits; none or several leave it zeroed and
+ * say why in sc.  At most KUBE_SCAN_MAX names are looked at.
+ */
+static int scan_unique(const struct scan_spec *spec, void *out, void *cand, struct kube_scan *sc)
 {
-	struct kube_pod_entry cand;
-	struct dirent *d;
 	unsigned int seen = 0, found = 0;
+	struct dirent *d;
 	DIR *dir;
 
 	memset(sc, 0, sizeof(*sc));
-	memset(e, 0, sizeof(*e));
+	memset(out, 0, spec->size);
 	sc->why = KUBE_WHY_NO_ENTRY;
-	dir = pods_fd >= 0 ? dir_open(pods_fd) : NULL;
+	dir = spec->fd >= 0 ? dir_open(spec->fd) : NULL;
 	if (!dir) {
 		sc->why = KUBE_WHY_NO_SOURCE;
 		return -ENOENT;
@@ -175,15 +187,14 @@ int kube_logdir_find_pod(int pods_fd, const char *uid, struct kube_pod_entry *e,
 			sc->cut = 1;
 			break;
 		}
-		if (!has_suffix(d->d_name, n, "_", uid, ""))
+		if (!has_suffix(d->d_name, n, spec->sep, spec->key, spec->ext))
 			continue;
-		if (kube_logdir_parse_pod_dir(d->d_name, n, &cand) != 0 ||
-		    entry_type(pods_fd, d) != DT_DIR) {
-			scan_bad(sc);	/* a link, a file, or names that are not DNS names */
+		if (spec->check(spec, d, n, cand) != 0) {
+			scan_bad(sc);
 			continue;
 		}
 		if (found++ == 0)
-			*e = cand;
+			memcpy(out, cand, spec->size);
 	}
 	closedir(dir);
 	if (found == 1) {
@@ -192,8 +203,29 @@ int kube_logdir_find_pod(int pods_fd, const char *uid, struct kube_pod_entry *e,
 	}
 	if (found > 1)
 		sc->why = KUBE_WHY_AMBIGUOUS;
-	memset(e, 0, sizeof(*e));
+	memset(out, 0, spec->size);
 	return -ENOENT;
+}
+
+/* A pod directory "<namespace>_<pod>_<uid>" that is a real directory. */
+static int pod_dir_check(const struct scan_spec *spec, const struct dirent *d, size_t n, void *cand)
+{
+	if (kube_logdir_parse_pod_dir(d->d_name, n, cand) != 0 ||
+	    entry_type(spec->fd, d) != DT_DIR)
+		return -EINVAL;	/* a link, a file, or names that are not DNS names */
+	return 0;
+}
+
+int kube_logdir_find_pod(int pods_fd, const char *uid, struct kube_pod_entry *e,
+			 struct kube_scan *sc)
+{
+	const struct scan_spec spec = {
+		.fd = pods_fd, .sep = "_", .key = uid, .ext = "",
+		.check = pod_dir_check, .size = sizeof(*e),
+	};
+	struct kube_pod_entry cand;
+
+	return scan_unique(&spec, e, &cand, sc);
 }
 
 int kube_logdir_pod_exists(int pods_fd, const struct kube_pod_entry *e)
@@ -225,23 +257,30 @@ static int container_dir_exists(int pods_fd, const struct kube_container_entry *
 	return ok;
 }
 
+/* Where a container link must point: the pod's uid and its log directories. */
+struct link_ctx {
+	int pods_fd;
+	const char *uid;
+};
+
 /* Checks one candidate link; returns 0 when it is the container's. */
-static int link_check(int containers_fd, int pods_fd, const struct dirent *d, size_t n,
-		      const char *uid, struct kube_container_entry *c)
+static int link_check(const struct scan_spec *spec, const struct dirent *d, size_t n, void *cand)
 {
+	const struct link_ctx *lc = spec->ctx;
+	struct kube_container_entry *c = cand;
 	char target[PATH_MAX];
 	ssize_t tlen;
 
 	if (kube_logdir_parse_link(d->d_name, n, c) != 0 ||
-	    entry_type(containers_fd, d) != DT_LNK)
+	    entry_type(spec->fd, d) != DT_LNK)
 		return -EINVAL;
-	tlen = readlinkat(containers_fd, d->d_name, target, sizeof(target) - 1);
+	tlen = readlinkat(spec->fd, d->d_name, target, sizeof(target) - 1);
 	if (tlen <= 0 || (size_t)tlen >= sizeof(target) - 1)
 		return -EINVAL;
 	target[tlen] = '\0';
-	if (kube_logdir_parse_target(target, (size_t)tlen, c) != 0 || strcmp(c->uid, uid) != 0)
+	if (kube_logdir_parse_target(target, (size_t)tlen, c) != 0 || strcmp(c->uid, lc->uid) != 0)
 		return -EINVAL;	/* the link is another pod's, or not the kubelet's */
-	if (!container_dir_exists(pods_fd, c))
+	if (!container_dir_exists(lc->pods_fd, c))
 		return -EINVAL;
 	return 0;
 }
@@ -250,42 +289,12 @@ int kube_logdir_find_container(int containers_fd, int pods_fd, const char *id,
 			       const char *uid, struct kube_container_entry *e,
 			       struct kube_scan *sc)
 {
+	const struct link_ctx lc = { .pods_fd = pods_fd, .uid = uid };
+	const struct scan_spec spec = {
+		.fd = pods_fd >= 0 ? containers_fd : -1, .sep = "-", .key = id, .ext = ".log",
+		.check = link_check, .ctx = &lc, .size = sizeof(*e),
+	};
 	struct kube_container_entry cand;
-	struct dirent *d;
-	unsigned int seen = 0, found = 0;
-	DIR *dir;
 
-	memset(sc, 0, sizeof(*sc));
-	memset(e, 0, sizeof(*e));
-	sc->why = KUBE_WHY_NO_ENTRY;
-	dir = containers_fd >= 0 && pods_fd >= 0 ? dir_open(containers_fd) : NULL;
-	if (!dir) {
-		sc->why = KUBE_WHY_NO_SOURCE;
-		return -ENOENT;
-	}
-	while ((d = readdir(dir))) {
-		size_t n = strlen(d->d_name);
-
-		if (++seen > KUBE_SCAN_MAX) {
-			sc->cut = 1;
-			break;
-		}
-		if (!has_suffix(d->d_name, n, "-", id, ".log"))
-			continue;
-		if (link_check(containers_fd, pods_fd, d, n, uid, &cand) != 0) {
-			scan_bad(sc);
-			continue;
-		}
-		if (found++ == 0)
-			*e = cand;
-	}
-	closedir(dir);
-	if (found == 1) {
-		sc->why = KUBE_WHY_NONE;
-		return 0;
-	}
-	if (found > 1)
-		sc->why = KUBE_WHY_AMBIGUOUS;
-	memset(e, 0, sizeof(*e));
-	return -ENOENT;
+	return scan_unique(&spec, e, &cand, sc);
 }

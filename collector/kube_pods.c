@@ -5,6 +5,7 @@
  * there is room, negative ones while the directory is unchanged).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,44 +103,56 @@ static int ts_eq(struct timespec a, struct timespec b)
 	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
 }
 
+/* One of the LRU tables above: where each slot keeps its key and its tick. */
+struct lru_table {
+	void *slots;
+	size_t count, stride, key_off, used_off;
+};
+
+#define LRU_TABLE(arr, key) { (arr), ARRAY_SIZE(arr), sizeof((arr)[0]),			\
+			      offsetof(__typeof__((arr)[0]), key),				\
+			      offsetof(__typeof__((arr)[0]), used) }
+
 /*
- * Each table: the slot holding key, or NULL with *victim the least
- * recently used slot (a free one first: free slots have used == 0).
+ * The slot holding key, or NULL with *victim the least recently used slot
+ * (a free one first: free slots have used == 0).  The build uses
+ * -fno-strict-aliasing, so victim may point at any slot type's pointer.
  */
+static void *lru_find(const struct lru_table *t, const char *key, void **victim)
+{
+	char *slot = t->slots, *oldest = slot;
+
+	for (size_t i = 0; i < t->count; i++, slot += t->stride) {
+		uint64_t used = *(const uint64_t *)(slot + t->used_off);
+
+		if (used && strcmp(slot + t->key_off, key) == 0)
+			return slot;
+		if (used < *(const uint64_t *)(oldest + t->used_off))
+			oldest = slot;
+	}
+	*victim = oldest;
+	return NULL;
+}
+
 static struct kp_pod *pod_find(struct kube_pods *kp, const char *uid, struct kp_pod **victim)
 {
-	*victim = &kp->pods[0];
-	for (size_t i = 0; i < KUBE_PODS_CACHE; i++) {
-		if (kp->pods[i].used && strcmp(kp->pods[i].e.uid, uid) == 0)
-			return &kp->pods[i];
-		if (kp->pods[i].used < (*victim)->used)
-			*victim = &kp->pods[i];
-	}
-	return NULL;
+	const struct lru_table t = LRU_TABLE(kp->pods, e.uid);
+
+	return lru_find(&t, uid, (void **)victim);
 }
 
 static struct kp_ctr *ctr_find(struct kube_pods *kp, const char *id, struct kp_ctr **victim)
 {
-	*victim = &kp->ctrs[0];
-	for (size_t i = 0; i < KUBE_CONTAINERS_CACHE; i++) {
-		if (kp->ctrs[i].used && strcmp(kp->ctrs[i].e.id, id) == 0)
-			return &kp->ctrs[i];
-		if (kp->ctrs[i].used < (*victim)->used)
-			*victim = &kp->ctrs[i];
-	}
-	return NULL;
+	const struct lru_table t = LRU_TABLE(kp->ctrs, e.id);
+
+	return lru_find(&t, id, (void **)victim);
 }
 
 static struct kp_miss *miss_find(struct kube_pods *kp, const char *key, struct kp_miss **victim)
 {
-	*victim = &kp->misses[0];
-	for (size_t i = 0; i < KUBE_MISSES_CACHE; i++) {
-		if (kp->misses[i].used && strcmp(kp->misses[i].key, key) == 0)
-			return &kp->misses[i];
-		if (kp->misses[i].used < (*victim)->used)
-			*victim = &kp->misses[i];
-	}
-	return NULL;
+	const struct lru_table t = LRU_TABLE(kp->misses, key);
+
+	return lru_find(&t, key, (void **)victim);
 }
 
 /* 1 when a remembered miss for key still holds. */
@@ -194,6 +207,25 @@ static void count_scan(struct kube_pods *kp, const struct kube_scan *sc)
 	kp->st.scans_cut += sc->cut;
 }
 
+/*
+ * Books a finished search for key.  A miss is remembered and its reason
+ * given in *why (returns -1); a hit that takes a slot still in use counts
+ * an eviction (returns 0).
+ */
+static int scan_done(struct kube_pods *kp, int err, const struct kube_scan *sc, const char *key,
+		     int fd, struct timespec before, uint64_t victim_used, uint32_t *why)
+{
+	count_scan(kp, sc);
+	if (err != 0) {
+		*why = sc->why;
+		miss_note(kp, key, fd, before, sc->why);
+		return -1;
+	}
+	if (victim_used)
+		kp->st.evictions++;
+	return 0;
+}
+
 /* Marks a remembered pod GONE once its directory has been removed. */
 static void pod_recheck(struct kube_pods *kp, struct kp_pod *p)
 {
@@ -214,21 +246,17 @@ static void lookup_pod(struct kube_pods *kp, const char *uid, struct kube_names 
 	struct kube_pod_entry e;
 	struct kube_scan sc;
 	struct timespec before = { 0, 0 };
+	int err;
 
 	hit = pod_find(kp, uid, &victim);
 	if (!hit) {
 		if (miss_holds(kp, uid, kp->pods_fd, &out->pod_why))
 			return;
 		dir_mtime(kp->pods_fd, &before);
-		if (kube_logdir_find_pod(kp->pods_fd, uid, &e, &sc) != 0) {
-			count_scan(kp, &sc);
-			out->pod_why = sc.why;
-			miss_note(kp, uid, kp->pods_fd, before, sc.why);
+		err = kube_logdir_find_pod(kp->pods_fd, uid, &e, &sc);
+		if (scan_done(kp, err, &sc, uid, kp->pods_fd, before, victim->used,
+			      &out->pod_why) != 0)
 			return;
-		}
-		count_scan(kp, &sc);
-		if (victim->used)
-			kp->st.evictions++;
 		hit = victim;
 		memset(hit, 0, sizeof(*hit));
 		hit->e = e;
@@ -251,6 +279,7 @@ static void lookup_container(struct kube_pods *kp, const char *uid, const char *
 	struct kube_container_entry e;
 	struct kube_scan sc;
 	struct timespec before = { 0, 0 };
+	int err;
 
 	hit = ctr_find(kp, id, &victim);
 	if (hit && strcmp(hit->e.uid, uid) != 0) {
@@ -261,15 +290,10 @@ static void lookup_container(struct kube_pods *kp, const char *uid, const char *
 		if (miss_holds(kp, id, kp->containers_fd, &out->container_why))
 			return;
 		dir_mtime(kp->containers_fd, &before);
-		if (kube_logdir_find_container(kp->containers_fd, kp->pods_fd, id, uid, &e, &sc) != 0) {
-			count_scan(kp, &sc);
-			out->container_why = sc.why;
-			miss_note(kp, id, kp->containers_fd, before, sc.why);
+		err = kube_logdir_find_container(kp->containers_fd, kp->pods_fd, id, uid, &e, &sc);
+		if (scan_done(kp, err, &sc, id, kp->containers_fd, before, victim->used,
+			      &out->container_why) != 0)
 			return;
-		}
-		count_scan(kp, &sc);
-		if (victim->used)
-			kp->st.evictions++;
 		hit = victim;
 		memset(hit, 0, sizeof(*hit));
 		hit->e = e;

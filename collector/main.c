@@ -229,12 +229,9 @@ int main(int argc, char **argv)
 			 o.processes, o.gpus, sim_scenario_name(o.scenario));
 	} else {
 		struct probes_opts po = {
-			.pids = o.pids,
-			.n_pids = o.n_pids,
-			.comms = o.comms,
-			.n_comms = o.n_comms,
-			.libs = o.libs,
-			.n_libs = o.n_libs,
+			.pids = o.pids, .n_pids = o.n_pids,
+			.comms = o.comms, .n_comms = o.n_comms,
+			.libs = o.libs, .n_libs = o.n_libs,
 			.discovery_interval_ms = DISCOVERY_MS,
 			.stall_threshold_ms = o.stall_threshold_ms,
 			.stall_rate = o.stall_rate,

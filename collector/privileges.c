@@ -25,14 +25,18 @@ struct priv_cap {
 	const char *without;	/* what does not work without it */
 };
 
+/* What finding the libraries of other users' processes needs, on any kernel. */
+#define CAP_ROWS_INSPECT  \
+	{ CAP_SYS_PTRACE, "CAP_SYS_PTRACE", 0, 1, \
+	  "processes of other users cannot be inspected for CUDA/NCCL libraries" }, \
+	{ CAP_DAC_READ_SEARCH, "CAP_DAC_READ_SEARCH", 0, 1, \
+	  "libraries under directories that are not world-searchable cannot be probed" }
+
 /* Before Linux 5.8, CAP_SYS_ADMIN stands in for these two (priv_table()). */
 static const struct priv_cap priv_modern[] = {
 	{ CAP_BPF, "CAP_BPF", 1, 1, "the BPF programs cannot be loaded" },
 	{ CAP_PERFMON, "CAP_PERFMON", 1, 1, "tracepoints and uprobes cannot be attached" },
-	{ CAP_SYS_PTRACE, "CAP_SYS_PTRACE", 0, 1,
-	  "processes of other users cannot be inspected for CUDA/NCCL libraries" },
-	{ CAP_DAC_READ_SEARCH, "CAP_DAC_READ_SEARCH", 0, 1,
-	  "libraries under directories that are not world-searchable cannot be probed" },
+	CAP_ROWS_INSPECT,
 	{ CAP_SYS_RESOURCE, "CAP_SYS_RESOURCE", 0, 0,
 	  "on kernels before 5.11 the BPF maps may exceed RLIMIT_MEMLOCK" },
 };
@@ -40,10 +44,7 @@ static const struct priv_cap priv_modern[] = {
 static const struct priv_cap priv_legacy[] = {
 	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN", 1, 1,
 	  "this kernel predates CAP_BPF: the BPF programs cannot be loaded" },
-	{ CAP_SYS_PTRACE, "CAP_SYS_PTRACE", 0, 1,
-	  "processes of other users cannot be inspected for CUDA/NCCL libraries" },
-	{ CAP_DAC_READ_SEARCH, "CAP_DAC_READ_SEARCH", 0, 1,
-	  "libraries under directories that are not world-searchable cannot be probed" },
+	CAP_ROWS_INSPECT,
 	{ CAP_SYS_RESOURCE, "CAP_SYS_RESOURCE", 0, 0,
 	  "the BPF maps may exceed RLIMIT_MEMLOCK" },
 };

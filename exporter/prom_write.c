@@ -118,22 +118,23 @@ void prom_series_sec(struct sbuf *b, const char *name, const char *suffix,
 	sbuf_append(b, "\n", 1);
 }
 
+/* No sample in the window: the quantile is unknown, as client libraries say. */
+static void prom_quantile(struct sbuf *b, const char *name, const char *labels,
+			  const char *quantile, const struct shm_latency *l, uint64_t ns)
+{
+	prom_series_head(b, name, "", labels, quantile);
+	if (l->window_count)
+		sbuf_seconds(b, ns);
+	else
+		sbuf_puts(b, "NaN");
+	sbuf_append(b, "\n", 1);
+}
+
 void prom_summary(struct sbuf *b, const char *name, const char *labels,
 		    const struct shm_latency *l)
 {
-	/* No sample in the window: the quantile is unknown, as client libraries say. */
-	prom_series_head(b, name, "", labels, "quantile=\"" PROM_Q50 "\"");
-	if (l->window_count)
-		sbuf_seconds(b, l->window_p50_ns);
-	else
-		sbuf_puts(b, "NaN");
-	sbuf_append(b, "\n", 1);
-	prom_series_head(b, name, "", labels, "quantile=\"" PROM_Q99 "\"");
-	if (l->window_count)
-		sbuf_seconds(b, l->window_p99_ns);
-	else
-		sbuf_puts(b, "NaN");
-	sbuf_append(b, "\n", 1);
+	prom_quantile(b, name, labels, "quantile=\"" PROM_Q50 "\"", l, l->window_p50_ns);
+	prom_quantile(b, name, labels, "quantile=\"" PROM_Q99 "\"", l, l->window_p99_ns);
 	prom_series_sec(b, name, "_sum", labels, l->sum_ns);
 	prom_series_u64(b, name, "_count", labels, l->count);
 }
