@@ -41,7 +41,7 @@ struct agg *agg_new(const struct agg_opts *opts)
 	a->stage_procs = calloc(cap->procs, sizeof(*a->stage_procs));
 	a->stage_mem = calloc(cap->gpu_mem, sizeof(*a->stage_mem));
 	a->stage_gpus = calloc(cap->gpus, sizeof(*a->stage_gpus));
-	a->stalls = agg_stalls_new();
+	a->stalls = agg_stalls_new(cap->procs);
 	if (!a->procs || !a->mem || !a->gpus || !a->comms ||
 	    !a->stage_procs || !a->stage_mem || !a->stage_gpus || !a->stalls)
 		goto fail;

@@ -11,21 +11,86 @@
 #include "collector/agg_impl.h"
 #include "collector/agg_stall.h"
 
+/* The cumulative counters shm_proc_recent is the difference of. */
+enum recent_value {
+	RV_INPUT, RV_FUTEX, RV_BARRIER, RV_COLLECTIVE, RV_RUNQ, RV_BLOCKED, RV_PREEMPTED,
+	RV_INVOLUNTARY, RV_FAILED_ALLOCS, RV_SITES, RV_STALL0,
+	RV_COUNT = RV_STALL0 + SHM_STALL_STATE_COUNT
+};
+
+struct recent_sample {
+	uint64_t mono_ns;
+	uint64_t v[RV_COUNT];
+};
+
+/* Per process slot of the aggregation (agg.proc_idx), reset when its pid changes. */
+struct proc_extra {
+	uint32_t pid;
+	uint64_t collective_ns;
+	uint64_t sites_ns;
+	uint64_t stall_ns[SHM_STALL_STATE_COUNT];
+	struct recent_sample ring[SHM_RECENT_SLOTS + 1];
+	uint32_t n, head;		/* samples kept; the next to write */
+};
+
 struct agg_stalls {
 	struct shm_py_proc py[SHM_PY_PROCS];
 	uint32_t n_py;
 	struct shm_stall_site site[SHM_STALL_SITES];
 	uint32_t n_site;
+	struct proc_extra *extra;	/* cap.procs */
+	struct shm_proc_recent *stage;	/* cap.procs */
+	uint32_t n_stage;
 };
 
-struct agg_stalls *agg_stalls_new(void)
+struct agg_stalls *agg_stalls_new(uint32_t procs)
 {
-	return calloc(1, sizeof(struct agg_stalls));
+	struct agg_stalls *s = calloc(1, sizeof(struct agg_stalls));
+
+	if (!s)
+		return NULL;
+	s->extra = calloc(procs, sizeof(*s->extra));
+	s->stage = calloc(procs, sizeof(*s->stage));
+	if (!s->extra || !s->stage) {
+		agg_stalls_free(s);
+		return NULL;
+	}
+	return s;
 }
 
 void agg_stalls_free(struct agg_stalls *s)
 {
+	if (!s)
+		return;
+	free(s->extra);
+	free(s->stage);
 	free(s);
+}
+
+/* The extra counters of a watched pid, or NULL. */
+static struct proc_extra *extra_of(struct agg *a, uint32_t pid)
+{
+	int32_t slot = keyindex_find(&a->proc_idx, pid, 0);
+	struct proc_extra *e;
+
+	if (slot < 0)
+		return NULL;
+	e = &a->stalls->extra[slot];
+	if (e->pid != pid) {
+		memset(e, 0, sizeof(*e));
+		e->pid = pid;
+	}
+	return e;
+}
+
+int agg_collective_wait(struct agg *a, uint32_t pid, uint64_t ns)
+{
+	struct proc_extra *e = extra_of(a, pid);
+
+	if (!e)
+		return -ENOENT;
+	e->collective_ns += ns;
+	return 0;
 }
 
 static struct shm_py_proc *py_row(struct agg *a, uint32_t pid)
@@ -74,6 +139,18 @@ int agg_stall_unsampled(struct agg *a, uint32_t pid, uint64_t stalls, uint64_t n
 	return 0;
 }
 
+/* Stall time by state, for the recent table; sites_ns when a site is known. */
+static void count_state(struct agg *a, uint32_t pid, uint32_t state, uint64_t ns, int site)
+{
+	struct proc_extra *e = extra_of(a, pid);
+
+	if (!e || state >= SHM_STALL_STATE_COUNT)
+		return;
+	e->stall_ns[state] += ns;
+	if (site)
+		e->sites_ns += ns;
+}
+
 static int same_site(const struct shm_stall_site *r, uint32_t pid, uint32_t state,
 		     const struct stall_frame *f)
 {
@@ -100,14 +177,17 @@ int agg_stall(struct agg *a, uint32_t pid, uint32_t state, uint64_t ns, uint64_t
 		return -ENOENT;
 	if (state >= SHM_STALL_STATE_COUNT)
 		return -EINVAL;
-	if (!where)
+	if (!where) {
+		count_state(a, pid, state, ns, 0);
 		return agg_stall_unsampled(a, pid, 1, ns);
+	}
 	for (uint32_t i = 0; i < s->n_site && !r; i++)
 		if (same_site(&s->site[i], pid, state, &where->site))
 			r = &s->site[i];
 	if (!r) {
 		if (s->n_site == SHM_STALL_SITES) {
 			a->overflows[SHM_TABLE_STALL_SITES]++;
+			count_state(a, pid, state, ns, 0);
 			return agg_stall_unsampled(a, pid, 1, ns);
 		}
 		r = &s->site[s->n_site++];
@@ -122,6 +202,7 @@ int agg_stall(struct agg *a, uint32_t pid, uint32_t state, uint64_t ns, uint64_t
 	r->leaf_line = where->leaf.line;
 	copy_text(r->leaf_file, where->leaf.file, sizeof(r->leaf_file));
 	copy_text(r->leaf_func, where->leaf.func, sizeof(r->leaf_func));
+	count_state(a, pid, state, ns, 1);
 	r->stalls++;
 	r->total_ns += ns;
 	if (ns > r->max_ns)
@@ -154,4 +235,86 @@ void agg_stalls_rows(const struct agg_stalls *s, const struct shm_py_proc **py,
 	*n_py = s->n_py;
 	*site = s->site;
 	*n_site = s->n_site;
+}
+
+static void current_values(struct agg *a, uint32_t slot, const struct proc_extra *e,
+			   uint64_t *v)
+{
+	const struct agg_proc *p = &a->procs[slot];
+
+	memset(v, 0, RV_COUNT * sizeof(*v));
+	v[RV_INPUT] = p->lat[SHM_FAMILY_DATALOADER_WAIT].sum_ns;
+	v[RV_FUTEX] = p->lat[SHM_FAMILY_FUTEX_WAIT].sum_ns;
+	v[RV_BARRIER] = p->lat[SHM_FAMILY_BARRIER_WAIT].sum_ns;
+	v[RV_RUNQ] = p->lat[SHM_FAMILY_RUNQ_DELAY].sum_ns;
+	v[RV_BLOCKED] = p->offcpu_blocked_ns;
+	v[RV_PREEMPTED] = p->offcpu_preempted_ns;
+	v[RV_INVOLUNTARY] = p->involuntary_switches;
+	v[RV_COLLECTIVE] = e->collective_ns;
+	v[RV_SITES] = e->sites_ns;
+	for (uint32_t st = 0; st < SHM_STALL_STATE_COUNT; st++)
+		v[RV_STALL0 + st] = e->stall_ns[st];
+	for (uint32_t m = 0; m < keyindex_top(&a->mem_idx); m++)
+		if (keyindex_live(&a->mem_idx, m) && a->mem[m].pid == p->pid)
+			v[RV_FAILED_ALLOCS] += a->mem[m].failed_calls;
+}
+
+/*
+ * One process's recent row: a sample of its counters at least every
+ * window / SHM_RECENT_SLOTS, and the difference with the oldest sample
+ * still inside the window (the first one, while it is younger).
+ */
+static void recent_row(struct agg *a, uint32_t slot, uint64_t now_ns, struct shm_proc_recent *r)
+{
+	struct proc_extra *e = extra_of(a, a->procs[slot].pid);
+	uint64_t step = a->opts.window_ns / SHM_RECENT_SLOTS, cur[RV_COUNT];
+	const struct recent_sample *base = NULL, *last;
+	uint32_t ring = SHM_RECENT_SLOTS + 1;
+
+	current_values(a, slot, e, cur);
+	last = e->n ? &e->ring[(e->head + ring - 1) % ring] : NULL;
+	if (!last || now_ns - last->mono_ns >= step) {
+		e->ring[e->head].mono_ns = now_ns;
+		memcpy(e->ring[e->head].v, cur, sizeof(cur));
+		e->head = (e->head + 1) % ring;
+		if (e->n < ring)
+			e->n++;
+	}
+	for (uint32_t k = 0; k < e->n; k++) {
+		const struct recent_sample *smp = &e->ring[(e->head + ring - e->n + k) % ring];
+
+		if (now_ns - smp->mono_ns <= a->opts.window_ns) {
+			base = smp;
+			break;
+		}
+	}
+	memset(r, 0, sizeof(*r));
+	r->pid = e->pid;
+	if (!base)
+		return;
+	r->covered_ns = now_ns - base->mono_ns;
+	r->input_wait_ns = cur[RV_INPUT] - base->v[RV_INPUT];
+	r->futex_wait_ns = cur[RV_FUTEX] - base->v[RV_FUTEX];
+	r->barrier_wait_ns = cur[RV_BARRIER] - base->v[RV_BARRIER];
+	r->collective_wait_ns = cur[RV_COLLECTIVE] - base->v[RV_COLLECTIVE];
+	r->runq_ns = cur[RV_RUNQ] - base->v[RV_RUNQ];
+	r->blocked_ns = cur[RV_BLOCKED] - base->v[RV_BLOCKED];
+	r->preempted_ns = cur[RV_PREEMPTED] - base->v[RV_PREEMPTED];
+	r->involuntary_switches = cur[RV_INVOLUNTARY] - base->v[RV_INVOLUNTARY];
+	r->failed_allocs = cur[RV_FAILED_ALLOCS] - base->v[RV_FAILED_ALLOCS];
+	r->stall_sites_ns = cur[RV_SITES] - base->v[RV_SITES];
+	for (uint32_t st = 0; st < SHM_STALL_STATE_COUNT; st++)
+		r->stall_ns[st] = cur[RV_STALL0 + st] - base->v[RV_STALL0 + st];
+}
+
+const struct shm_proc_recent *agg_stalls_recent(struct agg *a, uint64_t now_ns, uint32_t *n)
+{
+	struct agg_stalls *s = a->stalls;
+
+	s->n_stage = 0;
+	for (uint32_t slot = 0; slot < keyindex_top(&a->proc_idx); slot++)
+		if (keyindex_live(&a->proc_idx, slot))
+			recent_row(a, slot, now_ns, &s->stage[s->n_stage++]);
+	*n = s->n_stage;
+	return s->stage;
 }

@@ -41,6 +41,9 @@ int agg_py_status(struct agg *a, uint32_t pid, uint32_t status, uint32_t major,
 int agg_stall(struct agg *a, uint32_t pid, uint32_t state, uint64_t ns, uint64_t now_ns,
 	      const struct stall_where *where);
 
+/* A collective's wait (NCCL call to its sync) in pid. */
+int agg_collective_wait(struct agg *a, uint32_t pid, uint64_t ns);
+
 /* Stalls over the rate bound: time without a site. */
 int agg_stall_unsampled(struct agg *a, uint32_t pid, uint64_t stalls, uint64_t ns);
 

@@ -114,6 +114,7 @@ static int dec_nccl_wait(struct decode *d, const void *rec)
 	if (e->op >= SHM_NCCL_OP_COUNT)
 		return -EINVAL;
 	agg_nccl_wait(d->agg, (enum shm_nccl_op_kind)e->op, e->ns, e->hdr.ts_ns);
+	agg_collective_wait(d->agg, e->hdr.pid, e->ns);
 	return 0;
 }
 

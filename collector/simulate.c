@@ -25,7 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/agg_stall.h"
+#include "collector/decode.h"
 #include "collector/sim_emit.h"
+#include "collector/sim_sites.h"
 #include "collector/simulate.h"
 #include "common/util.h"
 
@@ -57,6 +60,9 @@ struct sim_trainer {
 	uint32_t n_blocks;
 	uint64_t next_addr;		/* addresses are never reused */
 };
+
+/* The probe's default threshold (--stall-threshold-ms). */
+#define SIM_STALL_THRESHOLD_NS	2000000ull
 
 struct sim_worker {
 	uint32_t pid;
@@ -216,6 +222,14 @@ static void worker_batch(struct sim *s, const struct sim_worker *wk,
 	lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, draw(s, &p->runq));
 }
 
+/* A trainer's wait long enough for the probe to keep its Python site. */
+static void py_stall(struct sim *s, const struct sim_trainer *tr, uint32_t state, uint64_t ns,
+		     uint32_t site, uint64_t now)
+{
+	if (ns >= SIM_STALL_THRESHOLD_NS)
+		sim_emit_py_stall(&s->out, now, tr->pid, state, ns, site);
+}
+
 /* Returns the length of the step: compute plus the waits it could not hide. */
 static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 			     const struct scn_params *p, uint64_t now)
@@ -231,6 +245,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 		v = draw(s, &p->batch_wait);
 	lat(s, tr->pid, SHM_FAMILY_DATALOADER_WAIT, now, v);
 	offcpu(s, tr->pid, v, 0, now);
+	py_stall(s, tr, SHM_STALL_INPUT, v, SIM_SITE_NEXT_BATCH, now);
 	step += v;
 	if (tr->n_workers)
 		worker_batch(s, &s->workers[tr->first_worker + tr->steps % tr->n_workers],
@@ -257,6 +272,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 		last_wait = w;
 	}
 	step += last_wait;	/* the others overlap with backward */
+	py_stall(s, tr, SHM_STALL_COLLECTIVE, last_wait, SIM_SITE_BACKWARD, now);
 
 	if (tr->steps % 5 == 0)
 		nccl(s, tr->pid, SHM_NCCL_ALL_GATHER, 8 * MIB, &p->other_call, &p->other_wait, now);
@@ -281,6 +297,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	v = draw(s, &p->barrier);
 	lat(s, tr->pid, SHM_FAMILY_BARRIER_WAIT, now, v);
 	offcpu(s, tr->pid, v, 0, now);
+	py_stall(s, tr, SHM_STALL_COLLECTIVE, v, SIM_SITE_BARRIER, now);
 	for (int i = 0; i < 5; i++) {
 		v = draw(s, &p->runq);
 		lat(s, tr->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
@@ -337,6 +354,8 @@ static void sim_register(struct sim *s, uint64_t now)
 			       "pt_main_thread", now - 2 * NSEC_PER_SEC);
 		sim_emit_nccl_comm(&s->out, now, tr->pid, tr->gpu, (int32_t)i,
 				   (int32_t)s->n_trainers, 0x55d0c4a00000ULL + ((uint64_t)i << 24));
+		/* What the loader finds for a real one: Python 3.11, frames read. */
+		agg_py_status(s->out.dec->agg, tr->pid, SHM_PY_FRAMES, 3, 11);
 	}
 	/* Workers are forked once the trainers have built their DataLoader. */
 	for (uint32_t w = 0; w < s->n_workers; w++) {
@@ -414,7 +433,7 @@ struct sim *sim_new(struct decode *dec, const struct sim_opts *opts, uint64_t no
 
 uint64_t sim_tick(struct sim *s, uint64_t now_ns)
 {
-	struct scn_params p;
+	struct scn_params p, slow;
 	uint64_t dt, t, n;
 
 	if (now_ns <= s->last_ns)
@@ -426,15 +445,23 @@ uint64_t sim_tick(struct sim *s, uint64_t now_ns)
 		dt = SIM_MAX_DT_NS;
 	t = now_ns - s->start_ns;
 	scn_params_at(s->opts.scenario, t, &p);
+	/* The straggler is the last rank: computing longer, it never waits on the others. */
+	scn_params_at(SIM_STEADY, t, &slow);
+	slow.step_compute_ns = p.step_compute_ns + (double)(p.allreduce_wait.median_ns -
+							     slow.allreduce_wait.median_ns);
 
 	for (uint32_t i = 0; i < s->n_trainers; i++) {
 		struct sim_trainer *tr = &s->trainers[i];
+		const struct scn_params *tp = &p;
 		int steps = 0;
 
+		if (s->opts.scenario == SIM_STRAGGLER && t >= SCN_ONSET_NS &&
+		    i + 1 == s->n_trainers && s->n_trainers > 1)
+			tp = &slow;
 		tr->into_step_ns += dt;
 		while (tr->into_step_ns >= tr->step_ns && steps++ < SIM_MAX_STEPS_PER_TICK) {
 			tr->into_step_ns -= tr->step_ns;
-			tr->step_ns = trainer_step(s, tr, &p, now_ns);
+			tr->step_ns = trainer_step(s, tr, tp, now_ns);
 		}
 		if (tr->into_step_ns >= tr->step_ns)
 			tr->into_step_ns = 0;

@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * stalls_json.h.  Shape:
- *   {"window": "since the process was first watched",
+ *   {"window_seconds": the collector's window (header.window_ns),
  *    "overflows": {"sites": N, "processes": N},
- *    "processes": [{"pid", "comm", "python": {"status", "version"},
+ *    "processes": [{"pid", "comm", "rank", "nranks" (-1: no communicator),
+ *                   "python": {"status", "version"},
  *                   "unsampled_stalls", "unsampled_seconds",
+ *                   "recent": {"seconds" (span covered), "input_wait",
+ *                              "futex_wait", "barrier_wait",
+ *                              "collective_wait", "runq", "blocked",
+ *                              "preempted" (seconds), "involuntary_switches",
+ *                              "failed_allocs", "stalls": {state: seconds},
+ *                              "stall_sites"},
+ *                   "gpus": [{"gpu", "used_bytes", "peak_bytes",
+ *                             "total_bytes" (0 unknown), "failed_calls"}],
  *                   "sites": [{"state", "file", "line", "function",
  *                              "leaf": {"file", "line", "function"},
  *                              "stalls", "seconds", "max_seconds",
@@ -81,6 +90,79 @@ static int by_time(const void *a, const void *b)
 	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
 }
 
+static struct json_object *recent_json(const struct shm_snapshot *snap, uint32_t pid)
+{
+	const struct shm_proc_recent *r = NULL, *rows_;
+	struct json_object *o = json_object_new_object(), *st = json_object_new_object();
+	uint32_t n;
+
+	rows_ = rows(snap, SHM_TABLE_PROC_RECENT, &n);
+	for (uint32_t i = 0; i < n && !r; i++)
+		if (rows_[i].pid == pid)
+			r = &rows_[i];
+	if (!r) {
+		json_object_put(st);
+		json_object_put(o);
+		return NULL;
+	}
+	json_object_object_add(o, "seconds", seconds(r->covered_ns));
+	json_object_object_add(o, "input_wait", seconds(r->input_wait_ns));
+	json_object_object_add(o, "futex_wait", seconds(r->futex_wait_ns));
+	json_object_object_add(o, "barrier_wait", seconds(r->barrier_wait_ns));
+	json_object_object_add(o, "collective_wait", seconds(r->collective_wait_ns));
+	json_object_object_add(o, "runq", seconds(r->runq_ns));
+	json_object_object_add(o, "blocked", seconds(r->blocked_ns));
+	json_object_object_add(o, "preempted", seconds(r->preempted_ns));
+	json_object_object_add(o, "involuntary_switches",
+			       json_object_new_uint64(r->involuntary_switches));
+	json_object_object_add(o, "failed_allocs", json_object_new_uint64(r->failed_allocs));
+	for (uint32_t s = 0; s < SHM_STALL_STATE_COUNT; s++)
+		json_object_object_add(st, shm_stall_state_name(s), seconds(r->stall_ns[s]));
+	json_object_object_add(o, "stalls", st);
+	json_object_object_add(o, "stall_sites", seconds(r->stall_sites_ns));
+	return o;
+}
+
+static void comm_and_gpus(const struct shm_snapshot *snap, uint32_t pid, struct json_object *o)
+{
+	const struct shm_nccl_comm *comm;
+	const struct shm_gpu_mem *mem;
+	const struct shm_gpu *gpu;
+	struct json_object *list = json_object_new_array();
+	int32_t rank = -1, nranks = -1;
+	uint32_t n, n_gpu;
+
+	comm = rows(snap, SHM_TABLE_NCCL_COMMS, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		if (comm[i].pid == pid && (rank < 0 || comm[i].nranks > nranks)) {
+			rank = comm[i].rank;
+			nranks = comm[i].nranks;
+		}
+	}
+	json_object_object_add(o, "rank", json_object_new_int(rank));
+	json_object_object_add(o, "nranks", json_object_new_int(nranks));
+	mem = rows(snap, SHM_TABLE_GPU_MEM, &n);
+	gpu = rows(snap, SHM_TABLE_GPUS, &n_gpu);
+	for (uint32_t i = 0; i < n; i++) {
+		struct json_object *g;
+		uint64_t total = 0;
+
+		if (mem[i].pid != pid)
+			continue;
+		for (uint32_t k = 0; k < n_gpu; k++)
+			if (gpu[k].gpu_id == mem[i].gpu_id)
+				total = gpu[k].total_bytes;
+		g = json_object_new_object();
+		json_object_object_add(g, "gpu", json_object_new_uint64(mem[i].gpu_id));
+		json_object_object_add(g, "used_bytes", json_object_new_uint64(mem[i].used_bytes));
+		json_object_object_add(g, "peak_bytes", json_object_new_uint64(mem[i].peak_bytes));
+		json_object_object_add(g, "total_bytes", json_object_new_uint64(total));
+		json_object_object_add(g, "failed_calls", json_object_new_uint64(mem[i].failed_calls));
+		json_object_array_add(list, g);
+	}
+	json_object_object_add(o, "gpus", list);
+}
+
 static struct json_object *process_json(const struct shm_snapshot *snap,
 					const struct shm_proc *p,
 					const struct shm_stall_site **order, uint32_t n_order)
@@ -106,6 +188,8 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 	json_object_object_add(o, "unsampled_stalls",
 			       json_object_new_uint64(mine ? mine->unsampled_stalls : 0));
 	json_object_object_add(o, "unsampled_seconds", seconds(mine ? mine->unsampled_ns : 0));
+	json_object_object_add(o, "recent", recent_json(snap, p->pid));
+	comm_and_gpus(snap, p->pid, o);
 	for (uint32_t i = 0; i < n_order; i++)
 		if (order[i]->pid == p->pid)
 			json_object_array_add(sites, site_json(order[i]));
@@ -145,6 +229,7 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 			       json_object_new_uint64(snap->hdr->table[SHM_TABLE_STALL_SITES].overflows));
 	json_object_object_add(ovf, "processes",
 			       json_object_new_uint64(snap->hdr->table[SHM_TABLE_PY_PROCS].overflows));
+	json_object_object_add(doc, "window_seconds", seconds(snap->hdr->window_ns));
 	json_object_object_add(doc, "overflows", ovf);
 	json_object_object_add(doc, "processes", list);
 	free(order);

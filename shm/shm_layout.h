@@ -187,6 +187,32 @@ struct shm_stall_site {
 	char leaf_func[SHM_SITE_FUNC_LEN];
 };
 
+/*
+ * What one watched process did over the last header.window_ns (or since it
+ * was first watched, when that is shorter: covered_ns says which), for
+ * `zernel explain`: the waits of its threads by kind, its scheduler time,
+ * and the Python stall time by state (sites and unsampled together).
+ * Differences of cumulative counters sampled at least every window / 12.
+ */
+#define SHM_RECENT_SLOTS	12u
+
+struct shm_proc_recent {
+	uint32_t pid;
+	uint32_t reserved0;
+	uint64_t covered_ns;		/* the span the figures below cover */
+	uint64_t input_wait_ns;		/* DataLoader (read/poll) waits */
+	uint64_t futex_wait_ns;
+	uint64_t barrier_wait_ns;
+	uint64_t collective_wait_ns;	/* NCCL call to the end of its sync */
+	uint64_t runq_ns;		/* run-queue delay */
+	uint64_t blocked_ns;		/* off CPU while sleeping */
+	uint64_t preempted_ns;		/* off CPU while runnable */
+	uint64_t involuntary_switches;
+	uint64_t failed_allocs;		/* GPU allocations that returned an error */
+	uint64_t stall_ns[SHM_STALL_STATE_COUNT];	/* Python stalls by state */
+	uint64_t stall_sites_ns;	/* of which a site is known */
+};
+
 /* Self-telemetry of the collector. */
 struct shm_stats {
 	uint64_t events_total;		/* events aggregated */
@@ -208,6 +234,7 @@ enum shm_table_id {
 	SHM_TABLE_NCCL_COMMS,		/* struct shm_nccl_comm */
 	SHM_TABLE_PY_PROCS,		/* struct shm_py_proc, capacity SHM_PY_PROCS */
 	SHM_TABLE_STALL_SITES,		/* struct shm_stall_site, capacity SHM_STALL_SITES */
+	SHM_TABLE_PROC_RECENT,		/* struct shm_proc_recent, capacity procs */
 	SHM_TABLE_COUNT
 };
 
@@ -277,6 +304,7 @@ _Static_assert(sizeof(struct shm_nccl_comm) == 24, "shm_nccl_comm is 24 bytes");
 _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
 _Static_assert(sizeof(struct shm_py_proc) == 32, "shm_py_proc is 32 bytes");
 _Static_assert(sizeof(struct shm_stall_site) == 440, "shm_stall_site is 440 bytes");
+_Static_assert(sizeof(struct shm_proc_recent) % 8 == 0, "shm_proc_recent aligned");
 
 /* Short name of a stall state ("input", ...); NULL when out of range. */
 static inline const char *shm_stall_state_name(uint32_t state)

@@ -28,6 +28,7 @@ static int fail(char *reason, size_t len, const char *fmt, ...)
 
 static const char *const table_names[SHM_TABLE_COUNT] = {
 	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms", "py_procs", "stall_sites",
+	"proc_recent",
 };
 
 const char *shm_table_name(uint32_t table)
@@ -38,12 +39,13 @@ const char *shm_table_name(uint32_t table)
 static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
 	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
 	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm),
-	sizeof(struct shm_py_proc), sizeof(struct shm_stall_site),
+	sizeof(struct shm_py_proc), sizeof(struct shm_stall_site), sizeof(struct shm_proc_recent),
 };
 
 static const uint32_t table_limit[SHM_TABLE_COUNT] = {
 	SHM_LIMIT_PROCS, SHM_LIMIT_GPU_MEM, SHM_LIMIT_GPUS,
 	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS, SHM_PY_PROCS, SHM_STALL_SITES,
+	SHM_LIMIT_PROCS,
 };
 
 /*

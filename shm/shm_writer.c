@@ -57,6 +57,10 @@ static void table_geometry(const struct shm_capacity *cap, enum shm_table_id id,
 		*entry_size = sizeof(struct shm_stall_site);
 		*capacity = SHM_STALL_SITES;
 		break;
+	case SHM_TABLE_PROC_RECENT:
+		*entry_size = sizeof(struct shm_proc_recent);
+		*capacity = cap->procs;
+		break;
 	case SHM_TABLE_NCCL_COMMS:
 	default:
 		*entry_size = sizeof(struct shm_nccl_comm);

@@ -55,29 +55,29 @@ struct sg_result {
  */
 static const struct sg_result sg_expected[SIM_SCENARIO_COUNT] = {
 	/* steady */
-	{ 97215ull,
+	{ 97469ull,
 	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, },
 	  { 1048ull, 54ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
 	  { 47884271616ull, 53791948800ull, 49132077056ull, 51696893952ull, },
-	  8, 4, 0x030f3195f6a34321ull },
+	  8, 4, 0x257cb7bcd4445f0dull },
 	/* oom */
-	{ 96974ull,
+	{ 97223ull,
 	  { 78300ull, 522ull, 2349ull, 3095ull, 261ull, 1822ull, },
 	  { 1044ull, 53ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
 	  { 83156271104ull, 53791948800ull, 49132077056ull, 51520733184ull, },
-	  8, 4, 0x04808dd162599530ull },
+	  8, 4, 0x86c9184ec282a118ull },
 	/* straggler */
-	{ 78975ull,
-	  { 63600ull, 424ull, 1908ull, 2563ull, 212ull, 1521ull, },
-	  { 848ull, 44ull, 24ull, 4ull, 8ull, 12ull, 12ull, },
-	  { 47966060544ull, 53791948800ull, 49132077056ull, 51686408192ull, },
-	  8, 4, 0x5c08ef6cc13c04f8ull },
+	{ 80034ull,
+	  { 64200ull, 428ull, 1926ull, 2584ull, 214ull, 1534ull, },
+	  { 856ull, 44ull, 24ull, 4ull, 8ull, 12ull, 12ull, },
+	  { 48096083968ull, 53791948800ull, 49132077056ull, 51606716416ull, },
+	  8, 4, 0x6efc572afe164b10ull },
 	/* dataloader-stall */
-	{ 52720ull,
+	{ 52934ull,
 	  { 42000ull, 280ull, 1260ull, 1767ull, 140ull, 1093ull, },
 	  { 560ull, 29ull, 16ull, 4ull, 4ull, 8ull, 8ull, },
 	  { 47974449152ull, 53791948800ull, 49132077056ull, 51566870528ull, },
-	  8, 4, 0xa8f9b808d73459e8ull },
+	  8, 4, 0x2c2ccdbd8fe015b4ull },
 };
 
 /* FNV-1a, 64-bit. */
