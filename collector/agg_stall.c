@@ -167,9 +167,11 @@ static void copy_text(char *dst, const char *src, size_t len)
 	memset(dst + n, 0, len - n);
 }
 
-int agg_stall(struct agg *a, uint32_t pid, uint32_t state, uint64_t ns, uint64_t now_ns,
-	      const struct stall_where *where)
+int agg_stall(struct agg *a, uint32_t pid, uint32_t tid, uint32_t state, uint64_t ns,
+	      uint64_t now_ns, const struct stall_where *where)
 {
+	int main_thread = tid == pid;
+
 	struct agg_stalls *s = a->stalls;
 	struct shm_stall_site *r = NULL;
 
@@ -178,7 +180,8 @@ int agg_stall(struct agg *a, uint32_t pid, uint32_t state, uint64_t ns, uint64_t
 	if (state >= SHM_STALL_STATE_COUNT)
 		return -EINVAL;
 	if (!where) {
-		count_state(a, pid, state, ns, 0);
+		if (main_thread)
+			count_state(a, pid, state, ns, 0);
 		return agg_stall_unsampled(a, pid, 1, ns);
 	}
 	for (uint32_t i = 0; i < s->n_site && !r; i++)
@@ -187,7 +190,8 @@ int agg_stall(struct agg *a, uint32_t pid, uint32_t state, uint64_t ns, uint64_t
 	if (!r) {
 		if (s->n_site == SHM_STALL_SITES) {
 			a->overflows[SHM_TABLE_STALL_SITES]++;
-			count_state(a, pid, state, ns, 0);
+			if (main_thread)
+				count_state(a, pid, state, ns, 0);
 			return agg_stall_unsampled(a, pid, 1, ns);
 		}
 		r = &s->site[s->n_site++];
@@ -202,7 +206,8 @@ int agg_stall(struct agg *a, uint32_t pid, uint32_t state, uint64_t ns, uint64_t
 	r->leaf_line = where->leaf.line;
 	copy_text(r->leaf_file, where->leaf.file, sizeof(r->leaf_file));
 	copy_text(r->leaf_func, where->leaf.func, sizeof(r->leaf_func));
-	count_state(a, pid, state, ns, 1);
+	if (main_thread)
+		count_state(a, pid, state, ns, 1);
 	r->stalls++;
 	r->total_ns += ns;
 	if (ns > r->max_ns)

@@ -34,12 +34,15 @@ int agg_py_status(struct agg *a, uint32_t pid, uint32_t status, uint32_t major,
 		  uint32_t minor);
 
 /*
- * One stall of ns that ended at now_ns.  where NULL: its site is not
- * known (no Python frame, or not read), counted as unsampled.
- * -ENOENT for an unwatched pid.
+ * One stall of thread tid of ns that ended at now_ns.  where NULL: its
+ * site is not known (no Python frame, or not read), counted as
+ * unsampled.  Sites come from every thread; the process's time by state
+ * (shm_proc_recent.stall_ns) from its main thread alone, where a
+ * training loop runs: helper threads (queue feeders, timers) wait most
+ * of their life and would drown it.  -ENOENT for an unwatched pid.
  */
-int agg_stall(struct agg *a, uint32_t pid, uint32_t state, uint64_t ns, uint64_t now_ns,
-	      const struct stall_where *where);
+int agg_stall(struct agg *a, uint32_t pid, uint32_t tid, uint32_t state, uint64_t ns,
+	      uint64_t now_ns, const struct stall_where *where);
 
 /* A collective's wait (NCCL call to its sync) in pid. */
 int agg_collective_wait(struct agg *a, uint32_t pid, uint64_t ns);

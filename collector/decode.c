@@ -171,7 +171,8 @@ static int dec_py_stall(struct decode *d, const void *rec)
 	if (e->skipped)
 		agg_stall_unsampled(d->agg, e->hdr.pid, e->skipped, e->skipped_ns);
 	named = d->ops.py_where && d->ops.py_where(d->ops.ctx, e, &where) == 0;
-	agg_stall(d->agg, e->hdr.pid, e->state, e->ns, e->hdr.ts_ns, named ? &where : NULL);
+	agg_stall(d->agg, e->hdr.pid, e->hdr.tid, e->state, e->ns, e->hdr.ts_ns,
+		  named ? &where : NULL);
 	return 0;
 }
 

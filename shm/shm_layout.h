@@ -209,7 +209,8 @@ struct shm_proc_recent {
 	uint64_t preempted_ns;		/* off CPU while runnable */
 	uint64_t involuntary_switches;
 	uint64_t failed_allocs;		/* GPU allocations that returned an error */
-	uint64_t stall_ns[SHM_STALL_STATE_COUNT];	/* Python stalls by state */
+	/* Python stalls of its main thread (the training loop's) by state. */
+	uint64_t stall_ns[SHM_STALL_STATE_COUNT];
 	uint64_t stall_sites_ns;	/* of which a site is known */
 };
 

@@ -12,3 +12,6 @@ $(PY_UNSUPPORTED): tests/workloads_py/py_unsupported.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -rdynamic $< -o $@
+
+# The Python-stack tests read `zernel explain --json`.
+TEST_LIBS_collector += -ljson-c

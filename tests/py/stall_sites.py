@@ -6,7 +6,8 @@
 # "# site: NAME"; the script times each wait itself (ground truth).
 # Run with Debian's /usr/bin/python3.
 #
-# usage: stall_sites.py ROUNDS DELAY_MS [torch]
+# usage: stall_sites.py ROUNDS DELAY_MS [torch | torch-only]
+# (torch-only: the DataLoader alone, ROUNDS items)
 #
 # Protocol (tests/collector/tu_waits.h): prints "ready pid=N", waits for
 # SIGUSR1, works, prints key=value lines (nanoseconds) and "done", then
@@ -19,7 +20,8 @@ import time
 
 ROUNDS = int(sys.argv[1])
 DELAY = int(sys.argv[2]) / 1000.0
-TORCH = len(sys.argv) > 3 and sys.argv[3] == "torch"
+MODE = sys.argv[3] if len(sys.argv) > 3 else ""
+TORCH = MODE in ("torch", "torch-only")
 
 if TORCH:
     import torch
@@ -72,7 +74,7 @@ def main():
     print("ready pid=%d" % __import__("os").getpid(), flush=True)
     wait_signal()
     sleep_ns, lock_ns, data_ns = [0], [0], [0]
-    for _ in range(ROUNDS):
+    for _ in range(ROUNDS if MODE != "torch-only" else 0):
         sleeper(sleep_ns)
         locked(lock_ns)
     if TORCH:
