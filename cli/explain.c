@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_explain (explain.h): one GET of /api/stalls, then per training
- * process (a rank of a NCCL job, or a Python process whose frames are
- * read): shares of wall time over the collector's window, the top stall
- * sites, and explain_verdict.c's verdict.  Shares come from the Python
- * stalls of the process's threads by state when its frames are read,
- * else from its wait counters (DataLoader, futex, barrier and collective
- * waits, run-queue delay).
+ * process the exporter judged (its "explain": shares of wall time over
+ * the collector's window, verdict, evidence, recommendation; see
+ * exporter/stalls_json.c and common/explain_verdict.c) with its top
+ * stall sites, as text or JSON.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +14,6 @@
 #include <json-c/json.h>
 
 #include "cli/explain.h"
-#include "cli/explain_verdict.h"
 #include "cli/http_get.h"
 #include "cli/jvalue.h"
 #include "common/url.h"
@@ -25,8 +22,11 @@
 #define EXPLAIN_TOP_SITES	5
 
 struct proc_view {
-	struct json_object *j;
-	struct ev_process ev;
+	struct json_object *j;		/* the process */
+	struct json_object *x;		/* its "explain" */
+	uint32_t pid;
+	int32_t rank, nranks;
+	double window_s;
 	char comm[32];
 	char python[16];		/* "3.11", or why there are no frames */
 };
@@ -39,88 +39,33 @@ static double num(struct json_object *o, const char *key)
 	return v < 0 ? 0 : v;
 }
 
-static void shares(struct proc_view *v, struct json_object *recent, int frames)
-{
-	struct json_object *st = jv_get(recent, "stalls");
-	double w = v->ev.window_s, sum = 0, *s = v->ev.share;
-
-	if (w <= 0)
-		return;
-	if (frames) {
-		s[EV_INPUT] = num(st, "input") / w;
-		s[EV_GPU] = num(st, "gpu") / w;
-		s[EV_COLLECTIVE] = num(st, "collective") / w;
-		s[EV_LOCK] = num(st, "lock") / w;
-		s[EV_SLEEP] = num(st, "sleep") / w;
-		s[EV_RUNQ] = num(st, "runq") / w;
-		s[EV_OTHER] = num(st, "other") / w;
-	} else {
-		s[EV_INPUT] = num(recent, "input_wait") / w;
-		s[EV_LOCK] = num(recent, "futex_wait") / w;
-		s[EV_COLLECTIVE] = (num(recent, "barrier_wait") + num(recent, "collective_wait")) / w;
-		s[EV_RUNQ] = num(recent, "runq") / w;
-	}
-	for (int i = 0; i < EV_ONCPU; i++) {
-		if (s[i] > 1)
-			s[i] = 1;	/* overlapping waits of several threads */
-		sum += s[i];
-	}
-	s[EV_ONCPU] = sum < 1 ? 1 - sum : 0;
-}
-
-static void gpus(struct proc_view *v)
-{
-	struct json_object *list = jv_array(v->j, "gpus");
-	size_t n = list ? json_object_array_length(list) : 0;
-
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *g = json_object_array_get_idx(list, i);
-		double total = num(g, "total_bytes"), peak = num(g, "peak_bytes");
-		uint64_t id = 0;
-
-		jv_uint(g, "gpu", UINT32_MAX, &id);
-		if (total > 0 && peak / total > v->ev.gpu_peak_fraction) {
-			v->ev.gpu_peak_fraction = peak / total;
-			v->ev.gpu_peak_id = (uint32_t)id;
-		}
-	}
-}
-
-/* A process worth explaining; fills v.  0, or -1 to skip it. */
+/* A process to explain (one the exporter judged); fills v.  0, or -1 to skip it. */
 static int view(struct json_object *p, uint32_t want, struct proc_view *v)
 {
-	struct json_object *py = jv_get(p, "python"), *recent = jv_get(p, "recent");
+	struct json_object *py = jv_get(p, "python");
 	char status[16] = "";
 	uint64_t pid = 0;
 	double rank = -1, nranks = -1;
-	int frames;
 
 	memset(v, 0, sizeof(*v));
-	if (!jv_uint(p, "pid", UINT32_MAX, &pid) || !recent)
+	if (!jv_uint(p, "pid", UINT32_MAX, &pid) || (want && pid != want))
 		return -1;
-	jv_str(py, "status", status, sizeof(status));
-	frames = strcmp(status, "frames") == 0;
-	if (jv_get(p, "rank"))
-		jv_num(p, "rank", &rank);
-	if (jv_get(p, "nranks"))
-		jv_num(p, "nranks", &nranks);
-	if (want ? pid != want : (!frames && rank < 0))
+	v->x = jv_get(p, "explain");
+	if (!v->x && !want)
 		return -1;
 	v->j = p;
-	v->ev.pid = (uint32_t)pid;
-	v->ev.rank = (int32_t)rank;
-	v->ev.nranks = (int32_t)nranks;
-	v->ev.window_s = num(recent, "seconds");
+	v->pid = (uint32_t)pid;
+	jv_num(p, "rank", &rank);
+	jv_num(p, "nranks", &nranks);
+	v->rank = (int32_t)rank;
+	v->nranks = (int32_t)nranks;
+	v->window_s = num(v->x, "window_seconds");
 	jv_str(p, "comm", v->comm, sizeof(v->comm));
-	if (frames)
+	jv_str(py, "status", status, sizeof(status));
+	if (strcmp(status, "frames") == 0)
 		jv_str(py, "version", v->python, sizeof(v->python));
 	else if (strcmp(status, "unsupported") == 0 || strcmp(status, "mismatch") == 0)
 		snprintf(v->python, sizeof(v->python), "%s", status);
-	shares(v, recent, frames);
-	v->ev.involuntary_per_s = v->ev.window_s > 0 ?
-				  num(recent, "involuntary_switches") / v->ev.window_s : 0;
-	v->ev.failed_allocs = (uint64_t)num(recent, "failed_allocs");
-	gpus(v);
 	return 0;
 }
 
@@ -134,27 +79,31 @@ static double site_total(struct json_object *sites)
 	return t;
 }
 
-static void print_text(const struct proc_view *v, enum ev_verdict verdict, const char *evidence,
-		       const char *advice)
+static void print_text(const struct proc_view *v)
 {
-	struct json_object *sites = jv_array(v->j, "sites");
+	struct json_object *sites = jv_array(v->j, "sites"), *shares = jv_get(v->x, "shares");
 	size_t n = sites ? json_object_array_length(sites) : 0;
 	double total = site_total(sites);
+	char verdict[64] = "", evidence[512] = "", advice[512] = "";
 
-	printf("pid %u %s", v->ev.pid, v->comm);
-	if (v->ev.rank >= 0)
-		printf(" (rank %d of %d)", v->ev.rank, v->ev.nranks);
+	printf("pid %u %s", v->pid, v->comm);
+	if (v->rank >= 0)
+		printf(" (rank %d of %d)", v->rank, v->nranks);
 	if (v->python[0])
 		printf(", Python %s", v->python);
-	printf(", last %.0f s\n", v->ev.window_s);
-	if (v->ev.window_s <= 0) {
-		printf("  not enough data yet: try again in a few seconds\n\n");
+	if (!v->x) {
+		printf("\n  not a training process the exporter can judge yet (no rank, no "
+		       "Python frames, or no data so far)\n\n");
 		return;
 	}
+	printf(", last %.0f s\n", v->window_s);
 	printf("  where the wall time went:");
-	for (int s = 0; s < EV_SHARE_COUNT; s++)
-		if (v->ev.share[s] >= 0.005 || s == EV_ONCPU)
-			printf("  %s %.0f%%", ev_share_name(s), v->ev.share[s] * 100.0);
+	json_object_object_foreach(shares, name, val) {
+		double f = json_object_get_double(val);
+
+		if (f >= 0.005 || strcmp(name, "on CPU or short waits") == 0)
+			printf("  %s %.0f%%", name, f * 100.0);
+	}
 	printf("\n");
 	if (strcmp(v->python, "unsupported") == 0 || strcmp(v->python, "mismatch") == 0)
 		printf("  stall sites: none (this interpreter's frames are not read; see the "
@@ -182,26 +131,33 @@ static void print_text(const struct proc_view *v, enum ev_verdict verdict, const
 			       lfunc);
 		printf("\n");
 	}
-	printf("  verdict: %s: %s\n", ev_verdict_name(verdict), evidence);
+	jv_str(v->x, "verdict", verdict, sizeof(verdict));
+	jv_str(v->x, "evidence", evidence, sizeof(evidence));
+	jv_str(v->x, "recommendation", advice, sizeof(advice));
+	printf("  verdict: %s: %s\n", verdict, evidence);
 	printf("  recommendation: %s\n\n", advice);
 }
 
-static struct json_object *json_out(const struct proc_view *v, enum ev_verdict verdict,
-				    const char *evidence, const char *advice)
+static struct json_object *json_out(const struct proc_view *v)
 {
-	struct json_object *o = json_object_new_object(), *sh = json_object_new_object();
+	struct json_object *o = json_object_new_object();
 	struct json_object *sites = jv_array(v->j, "sites"), *top = json_object_new_array();
 	size_t n = sites ? json_object_array_length(sites) : 0;
 	double total = site_total(sites);
+	static const char *const copied[] = { "shares", "verdict", "evidence", "recommendation" };
 
-	json_object_object_add(o, "pid", json_object_new_uint64(v->ev.pid));
+	json_object_object_add(o, "pid", json_object_new_uint64(v->pid));
 	json_object_object_add(o, "comm", json_object_new_string(v->comm));
-	json_object_object_add(o, "rank", json_object_new_int(v->ev.rank));
+	json_object_object_add(o, "rank", json_object_new_int(v->rank));
 	json_object_object_add(o, "python", json_object_new_string(v->python));
-	json_object_object_add(o, "window_seconds", json_object_new_double(v->ev.window_s));
-	for (int s = 0; s < EV_SHARE_COUNT; s++)
-		json_object_object_add(sh, ev_share_name(s), json_object_new_double(v->ev.share[s]));
-	json_object_object_add(o, "shares", sh);
+	json_object_object_add(o, "window_seconds", json_object_new_double(v->window_s));
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
+		struct json_object *c = NULL, *src = jv_get(v->x, copied[i]);
+
+		if (src)
+			json_object_deep_copy(src, &c, NULL);
+		json_object_object_add(o, copied[i], c);
+	}
 	for (size_t i = 0; i < n && i < EXPLAIN_TOP_SITES; i++) {
 		struct json_object *s = json_object_array_get_idx(sites, i);
 		struct json_object *t = NULL;
@@ -213,9 +169,6 @@ static struct json_object *json_out(const struct proc_view *v, enum ev_verdict v
 		json_object_array_add(top, t);
 	}
 	json_object_object_add(o, "top_sites", top);
-	json_object_object_add(o, "verdict", json_object_new_string(ev_verdict_name(verdict)));
-	json_object_object_add(o, "evidence", json_object_new_string(evidence));
-	json_object_object_add(o, "recommendation", json_object_new_string(advice));
 	return o;
 }
 
@@ -264,7 +217,6 @@ static struct json_object *fetch(const struct cli_explain_opts *o, int *status)
 int cli_explain(const struct cli_explain_opts *o)
 {
 	struct proc_view *v = calloc(EXPLAIN_MAX_PROCS, sizeof(*v));
-	struct ev_process *evp[EXPLAIN_MAX_PROCS];
 	struct json_object *doc, *list, *out = NULL;
 	double window = 0;
 	size_t n = 0, all;
@@ -299,20 +251,13 @@ int cli_explain(const struct cli_explain_opts *o)
 		free(v);
 		return 1;
 	}
-	for (size_t i = 0; i < n; i++)
-		evp[i] = &v[i].ev;
-	ev_stragglers(evp, n);
 	if (o->json)
 		out = json_object_new_array();
 	for (size_t i = 0; i < n; i++) {
-		char evidence[512];
-		const char *advice = "";
-		enum ev_verdict verdict = ev_decide(&v[i].ev, evidence, sizeof(evidence), &advice);
-
 		if (out)
-			json_object_array_add(out, json_out(&v[i], verdict, evidence, advice));
+			json_object_array_add(out, json_out(&v[i]));
 		else
-			print_text(&v[i], verdict, evidence, advice);
+			print_text(&v[i]);
 	}
 	if (out) {
 		struct json_object *top = json_object_new_object();

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/explain.h"
+#include "cli/trace.h"
 #include "cli/url.h"
 #include "cli/watch.h"
 #include "common/log.h"
@@ -24,6 +25,7 @@ static void usage(FILE *f)
 		"usage: zernel watch [--url ws://HOST:PORT] [--once | --json [--count N]]\n"
 		"                    [--timeout-ms MS] [--ascii] [--no-color]\n"
 		"       zernel explain [--url http://HOST:PORT] [--pid PID] [--since 60s] [--json]\n"
+		"       zernel trace [--url http://HOST:PORT] [--seconds N] -o FILE\n"
 		"       zernel --help | --version\n"
 		"\n"
 		"watch      live view of a zernel-exporter's WebSocket feed (default %s)\n"
@@ -43,6 +45,11 @@ static void usage(FILE *f)
 		"  --pid PID        only this process\n"
 		"  --since 60s      the span to explain; the collector keeps its --window\n"
 		"  --json           one JSON document instead of text\n"
+		"\n"
+		"trace      the recent stalls and NCCL calls per thread, in Chrome's trace\n"
+		"           format (Perfetto, chrome://tracing), from /api/trace\n"
+		"  --seconds N      how far back, 1..3600 (default 30)\n"
+		"  -o FILE          where to write it (- for standard output)\n"
 		"ZERNEL_LOG=debug|info|warn|error sets the log level (logs go to stderr).\n",
 		CLI_URL_DEFAULT, CLI_WATCH_ONCE_TIMEOUT_MS);
 }
@@ -202,6 +209,53 @@ static int cmd_explain(int argc, char **argv)
 	return cli_explain(&o);
 }
 
+static int cmd_trace(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "url", required_argument, NULL, 'u' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_trace_opts o = { .url_text = CLI_EXPLAIN_URL_DEFAULT, .seconds = 30,
+				    .timeout_ms = 10000 };
+	uint64_t v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+u:s:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u':
+			o.url_text = optarg;
+			break;
+		case 's':
+			if (parse_u64(optarg, 1, 3600, &v) < 0) {
+				fprintf(stderr, "zernel trace: --seconds wants 1 to 3600, not \"%s\"\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.seconds = (uint32_t)v;
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_SUCCESS;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc || !o.out) {
+		fprintf(stderr, "zernel trace: %s\n", optind < argc ? "unexpected argument" :
+			"-o FILE is required (- for standard output)");
+		return EXIT_USAGE;
+	}
+	return cli_trace(&o);
+}
+
 int main(int argc, char **argv)
 {
 	/* Only the character set: numbers keep their C-locale decimal point. */
@@ -226,6 +280,8 @@ int main(int argc, char **argv)
 		return cmd_watch(argc - 1, argv + 1);
 	if (strcmp(argv[1], "explain") == 0)
 		return cmd_explain(argc - 1, argv + 1);
+	if (strcmp(argv[1], "trace") == 0)
+		return cmd_trace(argc - 1, argv + 1);
 	fprintf(stderr, "zernel: unknown command \"%s\" (try zernel --help)\n", argv[1]);
 	return EXIT_USAGE;
 }

@@ -42,8 +42,9 @@ struct agg *agg_new(const struct agg_opts *opts)
 	a->stage_mem = calloc(cap->gpu_mem, sizeof(*a->stage_mem));
 	a->stage_gpus = calloc(cap->gpus, sizeof(*a->stage_gpus));
 	a->stalls = agg_stalls_new(cap->procs);
+	a->trace = agg_trace_new();
 	if (!a->procs || !a->mem || !a->gpus || !a->comms ||
-	    !a->stage_procs || !a->stage_mem || !a->stage_gpus || !a->stalls)
+	    !a->stage_procs || !a->stage_mem || !a->stage_gpus || !a->stalls || !a->trace)
 		goto fail;
 
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
@@ -93,6 +94,7 @@ void agg_free(struct agg *a)
 	free(a->stage_mem);
 	free(a->stage_gpus);
 	agg_stalls_free(a->stalls);
+	agg_trace_free(a->trace);
 	free(a);
 }
 
@@ -186,6 +188,7 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 			i++;
 	}
 	agg_stalls_forget(a->stalls, pid);
+	agg_trace_forget(a->trace, pid);
 }
 
 /* The process's latency window for family, or NULL with *err saying why. */

@@ -66,7 +66,14 @@ struct agg {
 	uint32_t published[SHM_TABLE_COUNT];	/* counts of the last publish */
 
 	struct agg_stalls *stalls;	/* Python stall sites (agg_stall.c) */
+	struct agg_trace_ring *trace;	/* recent notable events (agg_trace.c) */
 };
+
+/* agg_trace.c, for agg.c and agg_publish.c. */
+struct agg_trace_ring *agg_trace_new(void);
+void agg_trace_free(struct agg_trace_ring *r);
+void agg_trace_forget(struct agg_trace_ring *r, uint32_t pid);
+const struct shm_trace_event *agg_trace_rows(struct agg *a, uint32_t *n);
 
 /* agg_stall.c, for agg.c and agg_publish.c. */
 struct agg_stalls *agg_stalls_new(uint32_t procs);

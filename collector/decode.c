@@ -7,10 +7,12 @@
  * loop.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bpf/probe_abi.h"
 #include "collector/agg_stall.h"
+#include "collector/agg_trace.h"
 #include "collector/decode.h"
 #include "collector/memtrack.h"
 #include "common/log.h"
@@ -104,6 +106,8 @@ static int dec_nccl_call(struct decode *d, const void *rec)
 		return -EINVAL;
 	agg_nccl_call(d->agg, (enum shm_nccl_op_kind)e->op, e->bytes, e->ns, e->ret != 0,
 		      e->hdr.ts_ns);
+	agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_NCCL_CALL, e->op, e->hdr.ts_ns, e->ns,
+		  NULL);
 	return 0;
 }
 
@@ -115,6 +119,8 @@ static int dec_nccl_wait(struct decode *d, const void *rec)
 		return -EINVAL;
 	agg_nccl_wait(d->agg, (enum shm_nccl_op_kind)e->op, e->ns, e->hdr.ts_ns);
 	agg_collective_wait(d->agg, e->hdr.pid, e->ns);
+	agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_NCCL_WAIT, e->op, e->hdr.ts_ns, e->ns,
+		  NULL);
 	return 0;
 }
 
@@ -155,6 +161,20 @@ static int dec_libc_probe(struct decode *d, const void *rec)
 	return 0;
 }
 
+/* "file:line in function", the end of the path kept when it is too long. */
+static void site_name(const struct stall_frame *f, char *out, size_t len)
+{
+	char tail[SHM_TRACE_NAME_LEN / 2];
+	size_t n = strnlen(f->file, sizeof(f->file));
+	const char *file = f->file;
+
+	if (n >= sizeof(tail))
+		file += n - (sizeof(tail) - 1);
+	memcpy(tail, file, strnlen(file, sizeof(tail) - 1));
+	tail[strnlen(file, sizeof(tail) - 1)] = '\0';
+	snprintf(out, len, "%s:%u in %.40s", tail, f->line, f->func);
+}
+
 /*
  * A Python stall: named by the event source (it alone can read the
  * process), counted without a site when it cannot be; the stalls the
@@ -171,6 +191,16 @@ static int dec_py_stall(struct decode *d, const void *rec)
 	if (e->skipped)
 		agg_stall_unsampled(d->agg, e->hdr.pid, e->skipped, e->skipped_ns);
 	named = d->ops.py_where && d->ops.py_where(d->ops.ctx, e, &where) == 0;
+	if (named) {
+		char name[SHM_TRACE_NAME_LEN];
+
+		site_name(&where.site, name, sizeof(name));
+		agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_STALL, e->state, e->hdr.ts_ns,
+			  e->ns, name);
+	} else {
+		agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_STALL, e->state, e->hdr.ts_ns,
+			  e->ns, NULL);
+	}
 	agg_stall(d->agg, e->hdr.pid, e->hdr.tid, e->state, e->ns, e->hdr.ts_ns,
 		  named ? &where : NULL);
 	return 0;

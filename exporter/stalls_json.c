@@ -14,11 +14,19 @@
  *                              "stall_sites"},
  *                   "gpus": [{"gpu", "used_bytes", "peak_bytes",
  *                             "total_bytes" (0 unknown), "failed_calls"}],
+ *                   "explain" (training processes: a rank, or Python frames
+ *                              read): {"window_seconds", "shares":
+ *                              {state: fraction of wall time}, "verdict",
+ *                              "evidence", "recommendation"},
  *                   "sites": [{"state", "file", "line", "function",
  *                              "leaf": {"file", "line", "function"},
  *                              "stalls", "seconds", "max_seconds",
  *                              "native_stack", "truncated"}]}]}
- * Sites of a process are sorted by time, longest first.
+ * Sites of a process are sorted by time, longest first.  Shares come from
+ * the Python stalls of the process's main thread by state when its frames
+ * are read, else from its wait counters (DataLoader, futex, barrier and
+ * collective waits, run-queue delay); the rest of the wall time is "on
+ * CPU or short waits".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +35,7 @@
 
 #include <json-c/json.h>
 
+#include "common/explain_verdict.h"
 #include "exporter/stalls_json.h"
 
 static const void *rows(const struct shm_snapshot *snap, enum shm_table_id id, uint32_t *n)
@@ -123,6 +132,95 @@ static struct json_object *recent_json(const struct shm_snapshot *snap, uint32_t
 	return o;
 }
 
+static const struct shm_proc_recent *recent_of(const struct shm_snapshot *snap, uint32_t pid)
+{
+	const struct shm_proc_recent *r;
+	uint32_t n;
+
+	r = rows(snap, SHM_TABLE_PROC_RECENT, &n);
+	for (uint32_t i = 0; i < n; i++)
+		if (r[i].pid == pid)
+			return &r[i];
+	return NULL;
+}
+
+static double frac(uint64_t ns, double window_s)
+{
+	double f = (double)ns / 1e9 / window_s;
+
+	return f > 1 ? 1 : f;	/* waits of several threads overlap */
+}
+
+/* What the verdict is drawn from; 0, or -1 when there is no window yet. */
+static int ev_fill(const struct shm_snapshot *snap, const struct shm_proc_recent *r, int frames,
+		   struct ev_process *ev)
+{
+	const struct shm_gpu_mem *mem;
+	const struct shm_gpu *gpu;
+	double w, sum = 0;
+	uint32_t n, n_gpu;
+
+	ev->window_s = w = (double)r->covered_ns / 1e9;
+	if (w <= 0)
+		return -1;
+	if (frames) {
+		static const enum ev_share of_state[SHM_STALL_STATE_COUNT] = {
+			[SHM_STALL_RUNQ] = EV_RUNQ, [SHM_STALL_INPUT] = EV_INPUT,
+			[SHM_STALL_GPU] = EV_GPU, [SHM_STALL_COLLECTIVE] = EV_COLLECTIVE,
+			[SHM_STALL_LOCK] = EV_LOCK, [SHM_STALL_SLEEP] = EV_SLEEP,
+			[SHM_STALL_OTHER] = EV_OTHER,
+		};
+
+		for (uint32_t st = 0; st < SHM_STALL_STATE_COUNT; st++)
+			ev->share[of_state[st]] = frac(r->stall_ns[st], w);
+	} else {
+		ev->share[EV_INPUT] = frac(r->input_wait_ns, w);
+		ev->share[EV_LOCK] = frac(r->futex_wait_ns, w);
+		ev->share[EV_COLLECTIVE] = frac(r->barrier_wait_ns + r->collective_wait_ns, w);
+		ev->share[EV_RUNQ] = frac(r->runq_ns, w);
+	}
+	for (int i = 0; i < EV_ONCPU; i++)
+		sum += ev->share[i];
+	ev->share[EV_ONCPU] = sum < 1 ? 1 - sum : 0;
+	ev->involuntary_per_s = (double)r->involuntary_switches / w;
+	ev->failed_allocs = r->failed_allocs;
+	mem = rows(snap, SHM_TABLE_GPU_MEM, &n);
+	gpu = rows(snap, SHM_TABLE_GPUS, &n_gpu);
+	for (uint32_t i = 0; i < n; i++) {
+		if (mem[i].pid != ev->pid)
+			continue;
+		for (uint32_t k = 0; k < n_gpu; k++) {
+			double f;
+
+			if (gpu[k].gpu_id != mem[i].gpu_id || !gpu[k].total_bytes)
+				continue;
+			f = (double)mem[i].peak_bytes / (double)gpu[k].total_bytes;
+			if (f > ev->gpu_peak_fraction) {
+				ev->gpu_peak_fraction = f;
+				ev->gpu_peak_id = mem[i].gpu_id;
+			}
+		}
+	}
+	return 0;
+}
+
+static struct json_object *explain_json(const struct ev_process *ev)
+{
+	struct json_object *o = json_object_new_object(), *sh = json_object_new_object();
+	const char *advice = "";
+	char evidence[512];
+	enum ev_verdict v = ev_decide(ev, evidence, sizeof(evidence), &advice);
+
+	json_object_object_add(o, "window_seconds", json_object_new_double(ev->window_s));
+	for (int s = 0; s < EV_SHARE_COUNT; s++)
+		json_object_object_add(sh, ev_share_name(s), json_object_new_double(ev->share[s]));
+	json_object_object_add(o, "shares", sh);
+	json_object_object_add(o, "verdict", json_object_new_string(ev_verdict_name(v)));
+	json_object_object_add(o, "evidence", json_object_new_string(evidence));
+	json_object_object_add(o, "recommendation", json_object_new_string(advice));
+	return o;
+}
+
 static void comm_and_gpus(const struct shm_snapshot *snap, uint32_t pid, struct json_object *o)
 {
 	const struct shm_nccl_comm *comm;
@@ -165,8 +263,12 @@ static void comm_and_gpus(const struct shm_snapshot *snap, uint32_t pid, struct 
 
 static struct json_object *process_json(const struct shm_snapshot *snap,
 					const struct shm_proc *p,
-					const struct shm_stall_site **order, uint32_t n_order)
+					const struct shm_stall_site **order, uint32_t n_order,
+					struct ev_process *ev, int *training)
 {
+	const struct shm_proc_recent *r = recent_of(snap, p->pid);
+	const struct shm_nccl_comm *comm;
+	uint32_t n_comm;
 	const struct shm_py_proc *py;
 	struct json_object *o = json_object_new_object(), *pj = json_object_new_object();
 	struct json_object *sites = json_object_new_array();
@@ -194,6 +296,18 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 		if (order[i]->pid == p->pid)
 			json_object_array_add(sites, site_json(order[i]));
 	json_object_object_add(o, "sites", sites);
+	memset(ev, 0, sizeof(*ev));
+	ev->pid = p->pid;
+	ev->rank = ev->nranks = -1;
+	comm = rows(snap, SHM_TABLE_NCCL_COMMS, &n_comm);
+	for (uint32_t i = 0; i < n_comm; i++) {
+		if (comm[i].pid == p->pid && comm[i].nranks > ev->nranks) {
+			ev->rank = comm[i].rank;
+			ev->nranks = comm[i].nranks;
+		}
+	}
+	*training = r && (ev->rank >= 0 || (mine && mine->status == SHM_PY_FRAMES)) &&
+		    ev_fill(snap, r, mine && mine->status == SHM_PY_FRAMES, ev) == 0;
 	return o;
 }
 
@@ -201,6 +315,10 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 {
 	const struct shm_stall_site *site, **order;
 	const struct shm_proc *procs;
+	struct ev_process *ev, **evp;
+	struct json_object **pj;
+	int *training;
+	size_t n_ev = 0;
 	struct json_object *doc, *list, *ovf;
 	uint32_t n_site, n_procs;
 	const char *s;
@@ -209,11 +327,19 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 	site = rows(snap, SHM_TABLE_STALL_SITES, &n_site);
 	procs = rows(snap, SHM_TABLE_PROCS, &n_procs);
 	order = calloc(n_site ? n_site : 1, sizeof(*order));
+	ev = calloc(n_procs ? n_procs : 1, sizeof(*ev));
+	evp = calloc(n_procs ? n_procs : 1, sizeof(*evp));
+	pj = calloc(n_procs ? n_procs : 1, sizeof(*pj));
+	training = calloc(n_procs ? n_procs : 1, sizeof(*training));
 	doc = json_object_new_object();
 	list = json_object_new_array();
 	ovf = json_object_new_object();
-	if (!order || !doc || !list || !ovf) {
+	if (!order || !ev || !evp || !pj || !training || !doc || !list || !ovf) {
 		free(order);
+		free(ev);
+		free(evp);
+		free(pj);
+		free(training);
 		json_object_put(doc);
 		json_object_put(list);
 		json_object_put(ovf);
@@ -223,8 +349,21 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 	for (uint32_t i = 0; i < n_site; i++)
 		order[i] = &site[i];
 	qsort(order, n_site, sizeof(*order), by_time);
+	for (uint32_t i = 0; i < n_procs; i++) {
+		pj[i] = process_json(snap, &procs[i], order, n_site, &ev[i], &training[i]);
+		json_object_array_add(list, pj[i]);
+		if (training[i])
+			evp[n_ev++] = &ev[i];
+	}
+	/* Ranks are judged together: the straggler is the one the others wait for. */
+	ev_stragglers(evp, n_ev);
 	for (uint32_t i = 0; i < n_procs; i++)
-		json_object_array_add(list, process_json(snap, &procs[i], order, n_site));
+		if (training[i])
+			json_object_object_add(pj[i], "explain", explain_json(&ev[i]));
+	free(ev);
+	free(evp);
+	free(pj);
+	free(training);
 	json_object_object_add(ovf, "sites",
 			       json_object_new_uint64(snap->hdr->table[SHM_TABLE_STALL_SITES].overflows));
 	json_object_object_add(ovf, "processes",

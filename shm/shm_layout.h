@@ -214,6 +214,33 @@ struct shm_proc_recent {
 	uint64_t stall_sites_ns;	/* of which a site is known */
 };
 
+/*
+ * The recent notable events, for `zernel trace` (Chrome's trace format):
+ * Python stalls with their site, NCCL calls, and the waits from a NCCL
+ * call to the end of its synchronisation.  A ring of SHM_TRACE_EVENTS
+ * kept by the collector, published oldest first; events the ring had to
+ * drop to make room count as the table's overflows.
+ */
+#define SHM_TRACE_EVENTS	4096u
+#define SHM_TRACE_NAME_LEN	96u
+
+enum shm_trace_kind {
+	SHM_TRACE_STALL = 0,		/* detail: enum shm_stall_state; name: its site */
+	SHM_TRACE_NCCL_CALL,		/* detail: enum shm_nccl_op_kind */
+	SHM_TRACE_NCCL_WAIT,		/* detail: enum shm_nccl_op_kind */
+	SHM_TRACE_KIND_COUNT
+};
+
+struct shm_trace_event {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t kind;			/* enum shm_trace_kind */
+	uint32_t detail;
+	uint64_t end_mono_ns;		/* when it ended (CLOCK_MONOTONIC) */
+	uint64_t dur_ns;
+	char name[SHM_TRACE_NAME_LEN];	/* NUL-padded; "" when it has none */
+};
+
 /* Self-telemetry of the collector. */
 struct shm_stats {
 	uint64_t events_total;		/* events aggregated */
@@ -236,6 +263,7 @@ enum shm_table_id {
 	SHM_TABLE_PY_PROCS,		/* struct shm_py_proc, capacity SHM_PY_PROCS */
 	SHM_TABLE_STALL_SITES,		/* struct shm_stall_site, capacity SHM_STALL_SITES */
 	SHM_TABLE_PROC_RECENT,		/* struct shm_proc_recent, capacity procs */
+	SHM_TABLE_TRACE,		/* struct shm_trace_event, capacity SHM_TRACE_EVENTS */
 	SHM_TABLE_COUNT
 };
 
@@ -306,6 +334,7 @@ _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
 _Static_assert(sizeof(struct shm_py_proc) == 32, "shm_py_proc is 32 bytes");
 _Static_assert(sizeof(struct shm_stall_site) == 440, "shm_stall_site is 440 bytes");
 _Static_assert(sizeof(struct shm_proc_recent) % 8 == 0, "shm_proc_recent aligned");
+_Static_assert(sizeof(struct shm_trace_event) == 128, "shm_trace_event is 128 bytes");
 
 /* Short name of a stall state ("input", ...); NULL when out of range. */
 static inline const char *shm_stall_state_name(uint32_t state)

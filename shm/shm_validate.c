@@ -28,7 +28,7 @@ static int fail(char *reason, size_t len, const char *fmt, ...)
 
 static const char *const table_names[SHM_TABLE_COUNT] = {
 	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms", "py_procs", "stall_sites",
-	"proc_recent",
+	"proc_recent", "trace",
 };
 
 const char *shm_table_name(uint32_t table)
@@ -40,12 +40,13 @@ static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
 	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
 	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm),
 	sizeof(struct shm_py_proc), sizeof(struct shm_stall_site), sizeof(struct shm_proc_recent),
+	sizeof(struct shm_trace_event),
 };
 
 static const uint32_t table_limit[SHM_TABLE_COUNT] = {
 	SHM_LIMIT_PROCS, SHM_LIMIT_GPU_MEM, SHM_LIMIT_GPUS,
 	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS, SHM_PY_PROCS, SHM_STALL_SITES,
-	SHM_LIMIT_PROCS,
+	SHM_LIMIT_PROCS, SHM_TRACE_EVENTS,
 };
 
 /*
@@ -159,11 +160,20 @@ static int check_python(const void *buf, const struct shm_header_fields *h,
 {
 	const struct shm_py_proc *py = rows(buf, h, SHM_TABLE_PY_PROCS);
 	const struct shm_stall_site *site = rows(buf, h, SHM_TABLE_STALL_SITES);
+	const struct shm_trace_event *ev = rows(buf, h, SHM_TABLE_TRACE);
 
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_PY_PROCS].count; i++) {
 		if (py[i].status > SHM_PY_MAX_STATUS)
 			return fail(reason, len, "py_procs[%u] (pid %u): unknown status %u",
 				    i, py[i].pid, py[i].status);
+	}
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_TRACE].count; i++) {
+		if (ev[i].kind >= SHM_TRACE_KIND_COUNT)
+			return fail(reason, len, "trace[%u] (pid %u): unknown kind %u", i,
+				    ev[i].pid, ev[i].kind);
+		if (ev[i].dur_ns > ev[i].end_mono_ns)
+			return fail(reason, len, "trace[%u] (pid %u): lasted longer than the clock",
+				    i, ev[i].pid);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_STALL_SITES].count; i++) {
 		if (site[i].state >= SHM_STALL_STATE_COUNT)

@@ -303,13 +303,9 @@ static void check_data_site(const struct tp_collector *c, pid_t pid, long long t
 	ck_assert_ptr_null(strstr(r->leaf_file, "stall_sites.py"));
 }
 
-/*
- * `zernel explain --pid --json` through a real exporter on the
- * collector's segment: the process's entry, parsed.
- */
-static struct json_object *explain(const struct tp_collector *c, pid_t pid)
+/* `zernel ARGS` through a real exporter on the collector's segment: its output. */
+static char *through_exporter(const struct tp_collector *c, const char *args)
 {
-	struct json_object *doc, *list = NULL, *p;
 	struct tu_stack st;
 	char cmd[1200], bin[1024], *out;
 	int status;
@@ -318,12 +314,23 @@ static struct json_object *explain(const struct tp_collector *c, pid_t pid)
 	snprintf(st.shm, sizeof(st.shm), "%s", c->shm);
 	ck_assert_int_eq(tu_stack_start_exporter(&st), 0);
 	ck_assert_int_eq(tu_stack_wait_up(&st, 10000), 0);
-	snprintf(cmd, sizeof(cmd), "%s explain --url http://127.0.0.1:%u --pid %d --json",
-		 tu_build_path(bin, sizeof(bin), "zernel"), st.metrics_port, (int)pid);
+	snprintf(cmd, sizeof(cmd), "%s %s --url http://127.0.0.1:%u",
+		 tu_build_path(bin, sizeof(bin), "zernel"), args, st.metrics_port);
 	out = tu_capture(cmd, &status);
 	tu_stack_stop_exporter(&st);
 	ck_assert_ptr_nonnull(out);
-	ck_assert_msg(status == 0, "explain: %s", out);
+	ck_assert_msg(status == 0, "zernel %s: %s", args, out);
+	return out;
+}
+
+/* `zernel explain --pid --json`: the process's entry, parsed. */
+static struct json_object *explain(const struct tp_collector *c, pid_t pid)
+{
+	struct json_object *doc, *list = NULL, *p;
+	char args[64], *out;
+
+	snprintf(args, sizeof(args), "explain --pid %d --json", (int)pid);
+	out = through_exporter(c, args);
 	doc = json_tokener_parse(out);
 	ck_assert_msg(doc && json_object_object_get_ex(doc, "processes", &list) &&
 		      json_object_array_length(list) == 1, "explain: %s", out);
@@ -357,6 +364,7 @@ static double explained_site(struct json_object *p, uint32_t line, const char *s
 START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 {
 	static const char *const args[] = { "15", "30", NULL };
+	char want[128], *trace;
 	struct json_object *p;
 	struct tp_collector c;
 	struct tw_work w;
@@ -382,6 +390,15 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 				find_site(&c, (uint32_t)w.pid, site_line("lock"),
 					  SHM_STALL_LOCK)->total_ns / 1e9, 1e-6);
 	json_object_put(p);
+	/* The trace draws the stalls on the main thread, named by their line. */
+	trace = through_exporter(&c, "trace --seconds 60 -o -");
+	snprintf(want, sizeof(want), "stall_sites.py:%u in sleeper\"", site_line("sleep"));
+	ck_assert_msg(strstr(trace, want) != NULL, "no %s in the trace", want);
+	snprintf(want, sizeof(want), "stall_sites.py:%u in locked\"", site_line("lock"));
+	ck_assert_msg(strstr(trace, want) != NULL, "no %s in the trace", want);
+	snprintf(want, sizeof(want), "\"main (tid %d)\"", (int)w.pid);
+	ck_assert_msg(strstr(trace, want) != NULL, "no %s in the trace", want);
+	free(trace);
 	tw_finish(&w);
 	tp_collector_stop(&c);
 }

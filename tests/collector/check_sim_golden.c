@@ -59,25 +59,25 @@ static const struct sg_result sg_expected[SIM_SCENARIO_COUNT] = {
 	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, },
 	  { 1048ull, 54ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
 	  { 47884271616ull, 53791948800ull, 49132077056ull, 51696893952ull, },
-	  8, 4, 0x257cb7bcd4445f0dull },
+	  8, 4, 0xdb1601d7a8ecbd6full },
 	/* oom */
 	{ 97223ull,
 	  { 78300ull, 522ull, 2349ull, 3095ull, 261ull, 1822ull, },
 	  { 1044ull, 53ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
 	  { 83156271104ull, 53791948800ull, 49132077056ull, 51520733184ull, },
-	  8, 4, 0x86c9184ec282a118ull },
+	  8, 4, 0xd84c2e71e189e644ull },
 	/* straggler */
 	{ 80034ull,
 	  { 64200ull, 428ull, 1926ull, 2584ull, 214ull, 1534ull, },
 	  { 856ull, 44ull, 24ull, 4ull, 8ull, 12ull, 12ull, },
 	  { 48096083968ull, 53791948800ull, 49132077056ull, 51606716416ull, },
-	  8, 4, 0x6efc572afe164b10ull },
+	  8, 4, 0xf7784f8671ccc192ull },
 	/* dataloader-stall */
 	{ 52934ull,
 	  { 42000ull, 280ull, 1260ull, 1767ull, 140ull, 1093ull, },
 	  { 560ull, 29ull, 16ull, 4ull, 4ull, 8ull, 8ull, },
 	  { 47974449152ull, 53791948800ull, 49132077056ull, 51566870528ull, },
-	  8, 4, 0x2c2ccdbd8fe015b4ull },
+	  8, 4, 0x7406dbc25ce1adafull },
 };
 
 /* FNV-1a, 64-bit. */

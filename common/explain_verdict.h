@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The verdict of `zernel explain` from one process's shares of wall time,
- * kept apart from the I/O so its rules read in one place.  Unprivileged,
- * pure computation.
+ * The verdict on one training process from its shares of wall time: the
+ * exporter draws it for /api/stalls, which `zernel explain` and the live
+ * page show.  Kept apart from any I/O so its rules read in one place.
+ * Unprivileged, pure computation.
  */
-#ifndef ZERNEL_CLI_EXPLAIN_VERDICT_H
-#define ZERNEL_CLI_EXPLAIN_VERDICT_H
+#ifndef ZERNEL_EXPLAIN_VERDICT_H
+#define ZERNEL_EXPLAIN_VERDICT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -49,4 +50,4 @@ enum ev_verdict ev_decide(const struct ev_process *p, char *evidence, size_t ev_
  */
 void ev_stragglers(struct ev_process *const *procs, size_t n);
 
-#endif /* ZERNEL_CLI_EXPLAIN_VERDICT_H */
+#endif /* ZERNEL_EXPLAIN_VERDICT_H */

@@ -11,7 +11,7 @@
  */
 #include <stdio.h>
 
-#include "cli/explain_verdict.h"
+#include "common/explain_verdict.h"
 
 #define EV_BOUND		0.15
 #define EV_RUNQ_BOUND		0.10
