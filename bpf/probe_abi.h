@@ -126,6 +126,16 @@ struct zev_nccl_wait {
 
 #define ZEV_GPU_UNKNOWN		0xffffffffu
 
+/*
+ * A thread's CUDA device and current context, kept by the probes for the
+ * thread's life (bpf/watch.h's zw_curdev); the collector only sizes it.
+ */
+struct zw_thread_gpu {
+	__s32 dev;		/* valid when has_dev */
+	__u32 has_dev;
+	__u64 ctx;		/* the current CUcontext as last seen; 0: not known */
+};
+
 /* A communicator the process created: its rank, size and device. */
 struct zev_nccl_comm {
 	struct zev_hdr hdr;
@@ -206,6 +216,7 @@ _Static_assert(sizeof(struct zev_sched_switch) == 48, "zev_sched_switch is 48 by
 _Static_assert(sizeof(struct zev_sched_migrate) == 32, "zev_sched_migrate is 32 bytes");
 _Static_assert(sizeof(struct zev_libc_probe) == 24, "zev_libc_probe is 24 bytes");
 _Static_assert(sizeof(struct zev_py_stall) == 64 + 16 * ZP_MAX_FRAMES, "zev_py_stall size");
+_Static_assert(sizeof(struct zw_thread_gpu) == 16, "zw_thread_gpu is 16 bytes");
 
 /* Slots of the per-CPU loss counter (zw_drops). */
 enum zw_drop_slot {

@@ -46,12 +46,29 @@ static const struct cat_label mem_labels[] = {
 	  .text = cat_text_mem_key, .help = "\"pid:gpu_id\"." },
 	{ .id = CAT_ID_MEM_PID, .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 3,
 	  .off = offsetof(struct shm_gpu_mem, pid), .help = "Process id." },
-	{ .id = CAT_ID_MEM_GPU, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 4,
-	  .off = offsetof(struct shm_gpu_mem, gpu_id), .help = "GPU device." },
+	/* Prometheus: "cuda<N>" when not known, so that two such rows of a process differ. */
+	{ .type = CAT_L_TEXT, .name = "gpu_id", .text = cat_text_mem_gpu,
+	  .help = "Physical GPU, its index as nvidia-smi numbers it; cuda<N> (the process's CUDA "
+	  "device N) when not known, zernel_gpu_memory_info says why." },
+	{ .id = CAT_ID_MEM_GPU, .type = CAT_L_GPU, .feed = "gpu_id", .feed_pos = 4,
+	  .off = offsetof(struct shm_gpu_mem, gpu_id),
+	  .help = "Physical GPU, its index as nvidia-smi numbers it; null when not known." },
+};
+/* dcgm-exporter's spellings (UUID, modelName), so that its series join these. */
+static const struct cat_label mem_info_labels[] = {
+	{ .type = CAT_L_TEXT, .name = "UUID", .text = cat_text_mem_uuid },
+	{ .type = CAT_L_TEXT, .name = "modelName", .text = cat_text_mem_model },
+	{ .type = CAT_L_U32, .name = "cuda_device", .off = offsetof(struct shm_gpu_mem, cuda_device) },
+	{ .type = CAT_L_TEXT, .name = "gpu_map", .text = cat_text_gpu_map },
 };
 static const struct cat_label gpus_labels[] = {
 	{ .id = CAT_ID_GPU_ID, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 0,
-	  .off = offsetof(struct shm_gpu, gpu_id), .help = "GPU device." },
+	  .off = offsetof(struct shm_gpu, gpu_id),
+	  .help = "Physical GPU, its index as nvidia-smi numbers it." },
+};
+static const struct cat_label gpu_info_labels[] = {
+	{ .type = CAT_L_TEXT, .name = "UUID", .text = cat_text_gpu_uuid },
+	{ .type = CAT_L_TEXT, .name = "modelName", .text = cat_text_gpu_model },
 };
 static const struct cat_label ops_labels[] = {
 	{ .id = CAT_ID_NCCL_OP, .type = CAT_L_TEXT, .name = "op", .feed = "op", .feed_pos = 0,
@@ -111,6 +128,39 @@ static const struct cat_label process_info_labels[] = {
 	{ .type = CAT_L_TEXT, .name = "watch_reason", .feed = "watch_reason", .feed_pos = 3,
 	  .text = cat_text_watch_reason, .help = "Why it is watched: cuda, nccl, descendant, pid, "
 	  "comm, simulated, comma separated." },
+	/* Who it is (collector/ident_scan.h): "unknown" where not found. */
+	{ .id = CAT_ID_PROC_POD, .type = CAT_L_TEXT, .name = "pod", .feed = "pod", .feed_pos = 16,
+	  .text = cat_text_pod, .help = "Kubernetes pod name, from the kubelet's log directories." },
+	{ .id = CAT_ID_PROC_NAMESPACE, .type = CAT_L_TEXT, .name = "namespace", .feed = "namespace",
+	  .feed_pos = 17, .text = cat_text_namespace, .help = "Kubernetes namespace of the pod." },
+	{ .id = CAT_ID_PROC_CONTAINER, .type = CAT_L_TEXT, .name = "container", .feed = "container",
+	  .feed_pos = 18, .text = cat_text_container,
+	  .help = "Kubernetes container name, from the kubelet's log directories." },
+	{ .type = CAT_L_TEXT, .name = "container_runtime", .feed = "container_runtime",
+	  .feed_pos = 19, .text = cat_text_runtime,
+	  .help = "Container runtime named by the cgroup: containerd, cri-o, docker, podman." },
+	{ .type = CAT_L_TEXT, .name = "container_id", .feed = "container_id", .feed_pos = 20,
+	  .text = cat_text_container_id, .help = "Container id (64 hex digits), from the cgroup." },
+	{ .type = CAT_L_TEXT, .name = "pod_uid", .feed = "pod_uid", .feed_pos = 21,
+	  .text = cat_text_pod_uid, .help = "Kubernetes pod UID, from the cgroup." },
+	{ .id = CAT_ID_PROC_SLURM_JOB, .type = CAT_L_TEXT, .name = "slurm_job", .feed = "slurm_job",
+	  .feed_pos = 22, .text = cat_text_slurm_job,
+	  .help = "Slurm job id, from the cgroup, else SLURM_JOB_ID." },
+	{ .type = CAT_L_TEXT, .name = "slurm_step", .feed = "slurm_step", .feed_pos = 23,
+	  .text = cat_text_slurm_step, .help = "Slurm step: a number, batch, extern or interactive." },
+	{ .id = CAT_ID_PROC_RANK, .type = CAT_L_TEXT, .name = "rank", .feed = "rank",
+	  .feed_pos = 24, .text = cat_text_rank,
+	  .help = "Global rank: RANK, else OMPI_COMM_WORLD_RANK, else SLURM_PROCID." },
+	{ .id = CAT_ID_PROC_LOCAL_RANK, .type = CAT_L_TEXT, .name = "local_rank",
+	  .feed = "local_rank", .feed_pos = 25, .text = cat_text_local_rank,
+	  .help = "Rank on this node: LOCAL_RANK, else OMPI_COMM_WORLD_LOCAL_RANK, else SLURM_LOCALID." },
+	{ .id = CAT_ID_PROC_WORLD_SIZE, .type = CAT_L_TEXT, .name = "world_size",
+	  .feed = "world_size", .feed_pos = 26, .text = cat_text_world_size,
+	  .help = "Ranks in the job: WORLD_SIZE, else OMPI_COMM_WORLD_SIZE, else SLURM_NTASKS." },
+	{ .type = CAT_L_TEXT, .name = "group_rank", .feed = "group_rank", .feed_pos = 27,
+	  .text = cat_text_group_rank, .help = "GROUP_RANK: the node's index in a torchelastic job." },
+	{ .type = CAT_L_TEXT, .name = "torchelastic_run_id", .feed = "torchelastic_run_id",
+	  .feed_pos = 28, .text = cat_text_run_id, .help = "TORCHELASTIC_RUN_ID." },
 };
 static const struct cat_label comm_info_labels[] = {
 	{ .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 0,
@@ -187,7 +237,7 @@ const struct cat_metric cat_metrics[] = {
 	/* Processes. */
 	{ .rows = CAT_ROWS_PROCS, .kind = CAT_INFO, .prom = "zernel_process_info",
 	  .labels = process_info_labels, .n_labels = ARRAY_SIZE(process_info_labels),
-	  .help = "Always 1 for each watched process; labels: parent pid, command name, why it is watched.",
+	  .help = "Always 1 for each watched process; labels: parent pid, command name, why it is watched, and who it is (pod, namespace, container, runtime and id, pod UID, Slurm job and step, ranks, torchelastic run id; unknown where not found).",
 	  .feed_obj = CAT_OBJ_PROCS },
 	{ .id = CAT_ID_PROC_PREEMPTED, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
 	  .unit = CAT_UNIT_NS, PROC(offcpu_preempted_ns),
@@ -225,6 +275,9 @@ const struct cat_metric cat_metrics[] = {
 	  .unit = CAT_UNIT_BYTES, MEM(peak_bytes), .prom = "zernel_gpu_memory_peak_bytes",
 	  .help = "High-water mark of the GPU memory a process held on a device, bytes.",
 	  FEED(CAT_OBJ_GPU_MEM, 2, "peak_bytes") },
+	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_INFO, .prom = "zernel_gpu_memory_info",
+	  .labels = mem_info_labels, .n_labels = ARRAY_SIZE(mem_info_labels),
+	  .help = "Always 1 for each (pid, gpu_id) memory row: the GPU's UUID and modelName (NVML), the process's own CUDA device, and how gpu_id was found (only_one, pci_order, uuid, mig_parent, open_node; ordinal: not mapped, no GPU list) or why it is not known (fastest_first, no_node_list, no_pci_id, container, ambiguous, not_on_node, mig, invalid_env, unreadable, unknown)." },
 	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_COUNTER, MEM(alloc_calls),
 	  .prom = "zernel_gpu_memory_alloc_calls_total",
 	  .help = "Successful GPU memory allocations by a process on a device." },
@@ -236,6 +289,9 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "GPU memory allocations by a process on a device that returned an error." },
 
 	/* GPU devices. */
+	{ .rows = CAT_ROWS_GPUS, .kind = CAT_INFO, .prom = "zernel_gpu_info",
+	  .labels = gpu_info_labels, .n_labels = ARRAY_SIZE(gpu_info_labels),
+	  .help = "Always 1 for each GPU device: its UUID and modelName as NVML gives them (dcgm-exporter's label names; empty when not known)." },
 	{ .id = CAT_ID_GPU_TOTAL, .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
 	  .flags = CAT_F_KNOWN, GPU(total_bytes), .prom = "zernel_gpu_memory_total_bytes",
 	  .help = "Memory of a GPU device, bytes (devices whose size is known).",
@@ -301,6 +357,12 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "Run-queue delay per process (wakeup or preemption to running), seconds.",
 	  FEED(CAT_OBJ_PROCS, 10, "runq_delay"), .feed_fmt = CAT_FMT_US,
 	  .feed_parts = CAT_PART_P99, .alert = "process_sched_runqueue" },
+	{ .rows = CAT_ROWS_PROCS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
+	  PROC(lat[SHM_FAMILY_CUDA_SYNC]),
+	  .prom = "zernel_cuda_sync_latency_seconds",
+	  .prom_hist = "zernel_cuda_sync_duration_seconds",
+	  .help = "Time a process waited in CUDA stream and device synchronisation (host side, entry to return), seconds.",
+	  .alert = "process_cuda_sync" },
 
 	/* NCCL per op, all processes together. */
 	{ .id = CAT_ID_NCCL_DURATION, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_LATENCY,
@@ -351,6 +413,9 @@ const struct cat_metric cat_metrics[] = {
 	  .alert = "barrier_wait" },
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_RUNQ_DELAY]),
 	  .help = "Run-queue delay of every watched process, seconds.", .alert = "sched_runqueue" },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_CUDA_SYNC]),
+	  .help = "CUDA stream and device synchronisation waits of every watched process, seconds.",
+	  .alert = "cuda_sync" },
 	{ .id = CAT_ID_NCCL_ALLREDUCE, .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY,
 	  .get_latency = cat_allreduce_duration,
 	  .help = "Host-side duration of ncclAllReduce calls, all processes, seconds.",

@@ -158,6 +158,8 @@ enum cat_id {
 	CAT_ID_PROC_CUDA_LAUNCH, CAT_ID_PROC_DATALOADER, CAT_ID_PROC_FUTEX,
 	CAT_ID_PROC_BARRIER, CAT_ID_PROC_RUNQ, CAT_ID_PROC_PREEMPTED, CAT_ID_PROC_BLOCKED,
 	CAT_ID_PROC_INVOLUNTARY, CAT_ID_PROC_VOLUNTARY, CAT_ID_PROC_MIGRATIONS,
+	CAT_ID_PROC_POD, CAT_ID_PROC_NAMESPACE, CAT_ID_PROC_CONTAINER, CAT_ID_PROC_RANK,
+	CAT_ID_PROC_LOCAL_RANK, CAT_ID_PROC_WORLD_SIZE, CAT_ID_PROC_SLURM_JOB,
 	/* nccl */
 	CAT_ID_NCCL_OP, CAT_ID_NCCL_CALLS, CAT_ID_NCCL_BYTES, CAT_ID_NCCL_ERRORS,
 	CAT_ID_NCCL_DURATION, CAT_ID_NCCL_WAIT,
@@ -329,6 +331,15 @@ int cat_label_text(const struct cat_label *l, const struct cat_input *in, const 
 		   char *buf, size_t len, int *known);
 /* A numeric label's value (CAT_L_U32, CAT_L_I32, CAT_L_GPU). */
 int64_t cat_label_int(const struct cat_label *l, const void *row);
+
+/*
+ * The workload a process row belongs to (cat_ident.c), the narrowest one
+ * known: kind "pod" (buf "namespace/pod"), "container" (the container
+ * id), "job" (the Slurm job id, else the torchelastic run id) or "node"
+ * (buf "").  Returns 0.
+ */
+int cat_proc_workload(char *buf, size_t len, const struct cat_input *in, const void *row,
+		      const char **kind);
 
 /* ---- the feed's layout (cat_feed.c) ------------------------------------- */
 

@@ -431,6 +431,7 @@ static void sched(struct frame *fr, const struct cli_feed *f)
 		ln_printf(fr, l, " (worst futex: pid %u %s)", fx->pid, fx->comm);
 }
 
+
 static void processes(struct frame *fr, const struct cli_feed *f)
 {
 	char m[CLI_FMT_LEN], l99[CLI_FMT_LEN], dl[CLI_FMT_LEN], fx[CLI_FMT_LEN], rq[CLI_FMT_LEN];
@@ -441,13 +442,16 @@ static void processes(struct frame *fr, const struct cli_feed *f)
 		return;
 	l = ln_new(fr, P_LOW);
 	ln_style(fr, l, "1;36");
-	ln_printf(fr, l, " %-8s %-15s %-9s %-9s %-9s %-9s %-9s %s", "pid", "comm", "gpu mem",
-		  "launch99", "dl p99", "futex99", "runq99", "preempted");
+	ln_printf(fr, l, " %-8s %-15s %-18s %-9s %-9s %-9s %-9s %-9s %s", "pid", "comm",
+		  "pod/rank", "gpu mem", "launch99", "dl p99", "futex99", "runq99", "preempted");
 	for (size_t i = 0; i < f->n_proc; i++) {
 		const struct cli_proc *p = &f->proc[i];
+		char who[CLI_FEED_NAME_LEN + 32];
 
 		l = ln_new(fr, P_LOW);
-		ln_printf(fr, l, " %-8u %-15.15s %-9s %-9s %-9s %-9s %-9s %s", p->pid, p->comm,
+		cli_proc_who(who, sizeof(who), p);
+		ln_printf(fr, l, " %-8u %-15.15s %-18.18s %-9s %-9s %-9s %-9s %-9s %s", p->pid, p->comm,
+			  who,
 			  cli_fmt_bytes(m, sizeof(m), p->gpu_bytes),
 			  cli_fmt_dur(l99, sizeof(l99), p->launch.p99_ns),
 			  cli_fmt_dur(dl, sizeof(dl), p->dataloader.p99_ns),

@@ -6,6 +6,7 @@
  * never on the number of events.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,12 +40,14 @@ struct agg *agg_new(const struct agg_opts *opts)
 	a->gpus = calloc(cap->gpus, sizeof(*a->gpus));
 	a->comms = calloc(cap->nccl_comms, sizeof(*a->comms));
 	a->stage_procs = calloc(cap->procs, sizeof(*a->stage_procs));
+	a->stage_ids = calloc(cap->procs, sizeof(*a->stage_ids));
 	a->stage_mem = calloc(cap->gpu_mem, sizeof(*a->stage_mem));
 	a->stage_gpus = calloc(cap->gpus, sizeof(*a->stage_gpus));
 	a->stalls = agg_stalls_new(cap->procs);
 	a->trace = agg_trace_new();
 	if (!a->procs || !a->mem || !a->gpus || !a->comms ||
-	    !a->stage_procs || !a->stage_mem || !a->stage_gpus || !a->stalls || !a->trace)
+	    !a->stage_procs || !a->stage_ids || !a->stage_mem || !a->stage_gpus ||
+	    !a->stalls || !a->trace)
 		goto fail;
 
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
@@ -91,6 +94,7 @@ void agg_free(struct agg *a)
 	free(a->gpus);
 	free(a->comms);
 	free(a->stage_procs);
+	free(a->stage_ids);
 	free(a->stage_mem);
 	free(a->stage_gpus);
 	agg_stalls_free(a->stalls);
@@ -150,6 +154,28 @@ int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
 int agg_proc_is_watched(const struct agg *a, uint32_t pid)
 {
 	return proc_get(a, pid) != NULL;
+}
+
+int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity *id,
+			  uint64_t now_ns)
+{
+	struct agg_proc *p = proc_get(a, pid);
+
+	if (!p)
+		return -ENOENT;
+	p->id = *id;
+	p->id.pid = pid;
+	p->id.flags = (id->flags | SHM_ID_F_READ) & SHM_ID_F_ALL_BITS;
+	p->id.reserved0 = 0;
+	p->id_set_ns = now_ns ? now_ns : 1;
+	return 0;
+}
+
+uint64_t agg_proc_identity_time(const struct agg *a, uint32_t pid)
+{
+	const struct agg_proc *p = proc_get(a, pid);
+
+	return p ? p->id_set_ns : 0;
 }
 
 int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid)
@@ -304,9 +330,45 @@ static struct shm_gpu_mem *mem_get(struct agg *a, uint32_t pid, uint32_t gpu,
 	memset(&a->mem[s], 0, sizeof(a->mem[s]));
 	a->mem[s].pid = pid;
 	a->mem[s].gpu_id = gpu;
+	a->mem[s].cuda_device = gpu & ~AGG_GPU_UNMAPPED;
+	a->mem[s].gpu_map = SHM_GPU_MAP_ORDINAL;
 	/* A device seen through memory is a device of this node. */
-	gpu_get(a, gpu, 1);
+	if (!(gpu & AGG_GPU_UNMAPPED))
+		gpu_get(a, gpu, 1);
 	return &a->mem[s];
+}
+
+int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_device,
+		   uint32_t gpu_map)
+{
+	int err;
+	struct shm_gpu_mem *m;
+
+	if (gpu_map >= SHM_GPU_MAP_COUNT ||
+	    shm_gpu_map_resolved(gpu_map) == !!(gpu & AGG_GPU_UNMAPPED))
+		return -EINVAL;
+	m = mem_get(a, pid, gpu, &err);
+	if (!m)
+		return err;
+	m->cuda_device = cuda_device;
+	m->gpu_map = gpu_map;
+	return 0;
+}
+
+int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *model_name)
+{
+	struct shm_gpu *g;
+
+	if (gpu & AGG_GPU_UNMAPPED)
+		return -EINVAL;
+	g = gpu_get(a, gpu, 1);
+	if (!g)
+		return -ENOSPC;
+	if (uuid)
+		snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+	if (model_name)
+		snprintf(g->model_name, sizeof(g->model_name), "%s", model_name);
+	return 0;
 }
 
 int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes)

@@ -47,6 +47,16 @@ void agg_proc_exit(struct agg *a, uint32_t pid);
 int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid);
 
 /*
+ * Who a watched process is (struct shm_identity; its pid and reserved
+ * fields are set here).  -ENOENT when pid is not watched.  The time it was
+ * last set (now_ns), 0 when never or not watched, tells the caller when
+ * to read it again.
+ */
+int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity *id,
+			  uint64_t now_ns);
+uint64_t agg_proc_identity_time(const struct agg *a, uint32_t pid);
+
+/*
  * One latency sample of a watched process; it also counts in the node-wide
  * series of its family (header.node).
  */
@@ -66,10 +76,21 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary);
 int agg_migration(struct agg *a, uint32_t pid);
 
-/* GPU memory per (pid, gpu); frees never take used below zero. */
+/*
+ * GPU memory per (pid, gpu); frees never take used below zero.  gpu is the
+ * physical GPU's index, or AGG_GPU_UNMAPPED | the process's CUDA ordinal
+ * when its physical GPU is not known (published with gpu_id
+ * SHM_GPU_UNKNOWN).  A row is created with cuda_device = gpu and gpu_map
+ * "ordinal" unless agg_gpu_mapped said otherwise.
+ */
+#define AGG_GPU_UNMAPPED	0x80000000u
+int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_device,
+		   uint32_t gpu_map);
 int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_free(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_alloc_failed(struct agg *a, uint32_t pid, uint32_t gpu);
+/* What NVML says a GPU is: UUID and model name (NULL: unchanged). */
+int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *model_name);
 /* Device total memory; source is SHM_TOTAL_*. */
 int agg_gpu_total(struct agg *a, uint32_t gpu, uint64_t total_bytes, uint32_t source);
 

@@ -25,6 +25,8 @@ struct agg_proc {
 	uint64_t involuntary_switches;
 	uint64_t voluntary_switches;
 	uint64_t migrations;
+	struct shm_identity id;		/* pid 0 until first set */
+	uint64_t id_set_ns;		/* when it was last set; 0 never */
 };
 
 struct agg_nccl {
@@ -59,6 +61,7 @@ struct agg {
 
 	/* Rows prepared outside the seqlock, then copied in one go. */
 	struct shm_proc *stage_procs;
+	struct shm_identity *stage_ids;	/* row i for stage_procs row i */
 	struct shm_gpu_mem *stage_mem;
 	struct shm_gpu *stage_gpus;
 	struct shm_nccl_op stage_nccl[SHM_NCCL_OP_COUNT];

@@ -43,16 +43,36 @@ static int dec_exit(struct decode *d, const void *rec)
 	return 0;
 }
 
+/*
+ * The aggregation's key of pid's CUDA device ordinal: the physical GPU, or
+ * the ordinal marked unmapped; the row is told how.  Allocations keep the
+ * key, so a free lands where its allocation did.
+ */
+static uint32_t gpu_key(struct decode *d, uint32_t pid, uint32_t ordinal)
+{
+	uint32_t gpu = ordinal, how = SHM_GPU_MAP_ORDINAL;
+
+	if (!d->ops.gpu_of)
+		return ordinal;
+	how = d->ops.gpu_of(d->ops.ctx, pid, ordinal, &gpu);
+	if (!shm_gpu_map_resolved(how) || gpu & AGG_GPU_UNMAPPED)
+		gpu = AGG_GPU_UNMAPPED | (ordinal & ~AGG_GPU_UNMAPPED);
+	if (how != SHM_GPU_MAP_ORDINAL || gpu != ordinal)
+		agg_gpu_mapped(d->agg, pid, gpu, ordinal, how);
+	return gpu;
+}
+
 static int dec_mem_alloc(struct decode *d, const void *rec)
 {
 	const struct zev_mem_alloc *e = rec;
-	uint32_t old_gpu;
+	uint32_t old_gpu, gpu;
 	uint64_t old_bytes;
 	int r;
 
 	if (e->space > ZMEM_SPACE_VMM)
 		return -EINVAL;
-	r = memtrack_add(d->mem, e->hdr.pid, e->space, e->addr, e->gpu, e->bytes, &old_gpu,
+	gpu = gpu_key(d, e->hdr.pid, e->gpu);
+	r = memtrack_add(d->mem, e->hdr.pid, e->space, e->addr, gpu, e->bytes, &old_gpu,
 			 &old_bytes);
 	if (r == 1) {
 		/* Its free went unseen (an unprobed path): it is gone now. */
@@ -61,7 +81,7 @@ static int dec_mem_alloc(struct decode *d, const void *rec)
 		/* Untracked: counted, but its free will not subtract. */
 		agg_count_dropped(d->agg, 1);
 	}
-	agg_gpu_alloc(d->agg, e->hdr.pid, e->gpu, e->bytes);
+	agg_gpu_alloc(d->agg, e->hdr.pid, gpu, e->bytes);
 	return 0;
 }
 
@@ -84,7 +104,7 @@ static int dec_mem_fail(struct decode *d, const void *rec)
 {
 	const struct zev_mem_fail *e = rec;
 
-	agg_gpu_alloc_failed(d->agg, e->hdr.pid, e->gpu);
+	agg_gpu_alloc_failed(d->agg, e->hdr.pid, gpu_key(d, e->hdr.pid, e->gpu));
 	return 0;
 }
 
@@ -128,7 +148,13 @@ static int dec_nccl_comm(struct decode *d, const void *rec)
 {
 	const struct zev_nccl_comm *e = rec;
 
-	agg_nccl_comm(d->agg, e->hdr.pid, e->rank, e->nranks, e->gpu, e->comm);
+	uint32_t gpu = e->gpu;
+
+	/* The communicator's physical GPU, when its ordinal maps to one. */
+	if (gpu != ZEV_GPU_UNKNOWN && d->ops.gpu_of &&
+	    !shm_gpu_map_resolved(d->ops.gpu_of(d->ops.ctx, e->hdr.pid, e->gpu, &gpu)))
+		gpu = ZEV_GPU_UNKNOWN;
+	agg_nccl_comm(d->agg, e->hdr.pid, e->rank, e->nranks, gpu, e->comm);
 	return 0;
 }
 

@@ -32,6 +32,12 @@ struct decode_ops {
 	void (*libc_probe)(void *ctx, uint32_t pid);
 	/* Names a Python stall's site from the process; 0, or -errno when it cannot. */
 	int (*py_where)(void *ctx, const struct zev_py_stall *rec, struct stall_where *out);
+	/*
+	 * The physical GPU of pid's CUDA device ordinal: returns an enum
+	 * shm_gpu_map and sets *gpu_id (SHM_GPU_UNKNOWN when not known).
+	 * NULL: ordinals are published as they are (gpu_map "ordinal").
+	 */
+	uint32_t (*gpu_of)(void *ctx, uint32_t pid, uint32_t ordinal, uint32_t *gpu_id);
 	void *ctx;
 };
 

@@ -44,6 +44,11 @@ static const char usage_text[] =
 "  --gpu-memory-total BYTES[,BYTES...]\n"
 "                           total memory of GPU 0, 1, ... in bytes; without\n"
 "                           it, from NVML (libnvidia-ml.so.1) when present\n"
+"  --pods-dir DIR           the kubelet's pod log directories, for pod,\n"
+"                           namespace and container names (default\n"
+"                           /var/log/pods; '' for none)\n"
+"  --containers-dir DIR     the kubelet's container log links (default\n"
+"                           /var/log/containers; '' for none)\n"
 "\n"
 "Publishing:\n"
 "  --shm NAME               segment name (default " SHM_DEFAULT_NAME ")\n"
@@ -72,6 +77,8 @@ enum {
 	OPT_STALL_THRESHOLD,
 	OPT_STALL_RATE,
 	OPT_NO_PY_FRAMES,
+	OPT_PODS_DIR,
+	OPT_CONTAINERS_DIR,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -92,6 +99,8 @@ static const struct option long_opts[] = {
 	{ "stall-threshold-ms", required_argument, NULL, OPT_STALL_THRESHOLD },
 	{ "stall-rate", required_argument, NULL, OPT_STALL_RATE },
 	{ "no-python-frames", no_argument, NULL, OPT_NO_PY_FRAMES },
+	{ "pods-dir", required_argument, NULL, OPT_PODS_DIR },
+	{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -235,6 +244,15 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 	case OPT_NO_PY_FRAMES:
 		o->no_python_frames = 1;
 		break;
+	case OPT_PODS_DIR:
+	case OPT_CONTAINERS_DIR:
+		if (strlen(arg) > MAX_PATH_LEN || (arg[0] && arg[0] != '/'))
+			return bad_value(err, c, arg, "expected an absolute directory path or ''");
+		if (c == OPT_PODS_DIR)
+			o->pods_dir = arg;
+		else
+			o->containers_dir = arg;
+		break;
 	case OPT_HELP:
 		fputs(usage_text, out);
 		return OPTS_EXIT_OK;
@@ -278,6 +296,8 @@ enum opts_result opts_parse(struct collector_opts *o, int argc, char **argv,
 	o->processes = SIM_DEFAULT_PROCESSES;
 	o->gpus = SIM_DEFAULT_GPUS;
 	o->max_procs = SHM_DEFAULT_MAX_PROCS;
+	o->pods_dir = KUBE_PODS_DIR;
+	o->containers_dir = KUBE_CONTAINERS_DIR;
 
 	opterr = 0;
 	optind = 1;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "collector/kube_pods.h"
 #include "collector/simulate.h"
 #include "shm/shm_layout.h"
 
@@ -44,6 +45,8 @@ struct collector_opts {
 	uint32_t stall_threshold_ms;	/* Python sites of stalls this long */
 	uint32_t stall_rate;		/* stacks a second per process */
 	int no_python_frames;
+	const char *pods_dir;		/* --pods-dir; "" for none */
+	const char *containers_dir;	/* --containers-dir; "" for none */
 };
 
 enum opts_result {

@@ -116,6 +116,7 @@ struct probes {
 	uint64_t drops_reported;
 	uint64_t next_scan_ns;
 	struct pyprocs *py;		/* watched CPython processes */
+	struct gpu_ident *ident;	/* CUDA ordinals to physical GPUs */
 };
 
 /* probe_priv.c: privileges and kernel support; logs what is missing. */

@@ -116,7 +116,7 @@ static const struct {
 	{ "zw_watched", sizeof(uint32_t) },	/* SHM_WATCH_* */
 	{ "zw_events", 0 },
 	{ "zw_drops", sizeof(uint64_t) },
-	{ "zw_curdev", sizeof(int32_t) },
+	{ "zw_curdev", sizeof(struct zw_thread_gpu) },
 };
 
 enum { SHARED_WATCHED, SHARED_EVENTS, SHARED_DROPS };

@@ -55,6 +55,9 @@ const struct probe_attach probe_attach_table[] = {
 	MEM(DRV, "cuMemAlloc_v2",		"zm_alloc",	"zm_mem_ret"),
 	MEM(DRV, "cuMemAllocAsync",		"zm_alloc",	"zm_mem_ret"),
 	MEM(DRV, "cuMemAllocAsync_ptsz",	"zm_alloc",	"zm_mem_ret"),
+	MEM(DRV, "cuMemAllocFromPoolAsync",	"zm_alloc",	"zm_mem_ret"),
+	MEM(DRV, "cuMemAllocFromPoolAsync_ptsz", "zm_alloc",	"zm_mem_ret"),
+	MEM(DRV, "cuMemAllocPitch_v2",		"zm_alloc_pitch", "zm_mem_ret"),
 	MEM(DRV, "cuMemFree_v2",		"zm_free",	"zm_mem_ret"),
 	MEM(DRV, "cuMemFreeAsync",		"zm_free",	"zm_mem_ret"),
 	MEM(DRV, "cuMemFreeAsync_ptsz",		"zm_free",	"zm_mem_ret"),
@@ -62,12 +65,15 @@ const struct probe_attach probe_attach_table[] = {
 	MEM(DRV, "cuMemRelease",		"zm_release",	"zm_mem_ret"),
 	MEM(RT,  "cudaMalloc",			"zm_alloc",	"zm_mem_ret"),
 	MEM(RT,  "cudaFree",			"zm_free",	"zm_mem_ret"),
-	MEM(DRV, "cuDevicePrimaryCtxRetain",	"zm_ctx_retain", "zm_ctx_ret"),
-	MEM(DRV, "cuCtxCreate_v2",		"zm_ctx_create2", "zm_ctx_ret"),
-	MEM(DRV, "cuCtxCreate_v3",		"zm_ctx_create3", "zm_ctx_ret"),
-	MEM(DRV, "cuCtxCreate_v4",		"zm_ctx_create4", "zm_ctx_ret"),
-	MEM(DRV, "cuCtxSetCurrent",		"zm_ctx_current", "zm_ctx_ret"),
-	MEM(DRV, "cuCtxPushCurrent_v2",		"zm_ctx_current", "zm_ctx_ret"),
+	MEM(DRV, "cuDevicePrimaryCtxRetain",	"zm_ctx_retain", "zm_drv_ctx_ret"),
+	MEM(DRV, "cuCtxCreate_v2",		"zm_ctx_create2", "zm_drv_ctx_ret"),
+	MEM(DRV, "cuCtxCreate_v3",		"zm_ctx_create3", "zm_drv_ctx_ret"),
+	MEM(DRV, "cuCtxCreate_v4",		"zm_ctx_create4", "zm_drv_ctx_ret"),
+	MEM(DRV, "cuCtxSetCurrent",		"zm_ctx_current", "zm_drv_ctx_ret"),
+	MEM(DRV, "cuCtxPushCurrent_v2",		"zm_ctx_current", "zm_drv_ctx_ret"),
+	MEM(DRV, "cuCtxGetCurrent",		"zm_ctx_get",	"zm_drv_ctx_ret"),
+	MEM(DRV, "cuCtxGetDevice",		"zm_ctx_get_device", "zm_drv_ctx_ret"),
+	MEM(DRV, "cuCtxGetDevice_v2",		"zm_ctx_get_device2", "zm_drv_ctx_ret"),
 	MEM(RT,  "cudaSetDevice",		"zm_set_device", "zm_ctx_ret"),
 
 	/* Kernel launches (_ptsz: per-thread default stream) and graph launches. */
@@ -79,10 +85,23 @@ const struct probe_attach probe_attach_table[] = {
 	LAUNCH(RT,  "cudaLaunchKernel_ptsz",	"zt_launch",	"zt_launch_ret"),
 	LAUNCH(RT,  "cudaLaunchKernelExC",	"zt_launch",	"zt_launch_ret"),
 	LAUNCH(RT,  "cudaLaunchKernelExC_ptsz",	"zt_launch",	"zt_launch_ret"),
+	LAUNCH(DRV, "cuLaunchCooperativeKernel", "zt_launch",	"zt_launch_ret"),
+	LAUNCH(DRV, "cuLaunchCooperativeKernel_ptsz", "zt_launch", "zt_launch_ret"),
+	LAUNCH(RT,  "cudaLaunchCooperativeKernel", "zt_launch",	"zt_launch_ret"),
+	LAUNCH(RT,  "cudaLaunchCooperativeKernel_ptsz", "zt_launch", "zt_launch_ret"),
 	LAUNCH(DRV, "cuGraphLaunch",		"zt_graph",	"zt_graph_ret"),
 	LAUNCH(DRV, "cuGraphLaunch_ptsz",	"zt_graph",	"zt_graph_ret"),
 	LAUNCH(RT,  "cudaGraphLaunch",		"zt_graph",	"zt_graph_ret"),
 	LAUNCH(RT,  "cudaGraphLaunch_ptsz",	"zt_graph",	"zt_graph_ret"),
+
+	/* Host waits for the GPU: stream and device synchronisation. */
+	LAUNCH(RT,  "cudaStreamSynchronize",	"zt_sync",	"zt_sync_ret"),
+	LAUNCH(RT,  "cudaStreamSynchronize_ptsz", "zt_sync",	"zt_sync_ret"),
+	LAUNCH(RT,  "cudaDeviceSynchronize",	"zt_sync",	"zt_sync_ret"),
+	LAUNCH(DRV, "cuStreamSynchronize",	"zt_sync",	"zt_sync_ret"),
+	LAUNCH(DRV, "cuStreamSynchronize_ptsz",	"zt_sync",	"zt_sync_ret"),
+	LAUNCH(DRV, "cuCtxSynchronize",		"zt_sync",	"zt_sync_ret"),
+	LAUNCH(DRV, "cuCtxSynchronize_v2",	"zt_sync",	"zt_sync_ret"),
 
 	/* NCCL: collectives, point-to-point, communicators, and the syncs that end a wait. */
 	COLL(NCCL, "ncclAllReduce",		"zn_all_reduce",	"zn_coll_ret"),
@@ -101,6 +120,7 @@ const struct probe_attach probe_attach_table[] = {
 	SYNC(DRV, "cuStreamSynchronize"),
 	SYNC(DRV, "cuStreamSynchronize_ptsz"),
 	SYNC(DRV, "cuCtxSynchronize"),
+	SYNC(DRV, "cuCtxSynchronize_v2"),
 
 	/* DataLoader waits: only these syscalls run the programs. */
 	SYS(PROBE_OBJ_DATALOAD, "zs_dl_enter", "zs_dl_exit", dataload_syscalls, 0),

@@ -20,6 +20,8 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
+#include "collector/gpu_ident.h"
+#include "collector/syslibs.h"
 #include "collector/launch_hist.h"
 #include "collector/probe_loader.h"
 #include "collector/pyprocs.h"
@@ -68,8 +70,17 @@ static void probes_forget(void *ctx, uint32_t pid)
 
 	bpf_map_delete_elem(p->watched_fd, &pid);
 	launch_hist_release(p->lh, p->agg, pid);
+	gpu_ident_forget(p->ident, pid);
 	if (p->py)
 		pyprocs_forget(p->py, pid);
+}
+
+/* decode_ops.gpu_of: the physical GPU of pid's CUDA ordinal. */
+static uint32_t probes_gpu_of(void *ctx, uint32_t pid, uint32_t ordinal, uint32_t *gpu_id)
+{
+	struct probes *p = ctx;
+
+	return gpu_ident_map(p->ident, pid, ordinal, gpu_id);
 }
 
 /* decode_ops.py_where: the frames of a stall, named from the process. */
@@ -166,6 +177,16 @@ static void watch_named_pids(struct probes *p)
 	}
 }
 
+/* The node's own CUDA/NCCL libraries, probed before any process loads them. */
+static void syslib_found(void *ctx, const char *path, unsigned int kind)
+{
+	struct probes *p = ctx;
+	int err = probe_attach_lib(p, path, kind);
+
+	if (err < 0 && err != -ENOENT)
+		log_info("%s: not probed at start: %s", path, strerror(-err));
+}
+
 /* --lib: a library with an unusual name is probed for every GPU symbol. */
 static int attach_named_libs(struct probes *p)
 {
@@ -211,8 +232,13 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	if ((unsigned long long)sysconf(_SC_CLK_TCK) != 1000000000ull / ZW_START_TICK_NS)
 		log_warnx("clock ticks are not 1/%llu s: start times from BPF and /proc differ",
 			  1000000000ull / ZW_START_TICK_NS);
+	p->ident = gpu_ident_new(opts->gpus, opts->n_gpus);
+	if (!p->ident) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	ops = (struct decode_ops){ .proc_exit = probes_forget, .libc_probe = probes_libc,
-				   .py_where = probes_py_where, .ctx = p };
+				   .gpu_of = probes_gpu_of, .py_where = probes_py_where, .ctx = p };
 	err = decode_init(&p->dec, agg, &ops);
 	if (err)
 		goto cleanup;
@@ -239,6 +265,8 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	probes_libc(p, 0);
 	if (!libc_links(p))
 		log_warnx("no libc with pthread_barrier_wait found: barrier waits are not measured");
+	log_info("%zu CUDA/NCCL library paths found on the node (loader cache, driver "
+		 "directories)", syslibs_scan(NULL, NULL, syslib_found, p));
 	err = attach_named_libs(p);
 	if (err)
 		goto cleanup;
@@ -316,5 +344,6 @@ void probes_stop(struct probes *p)
 	decode_destroy(&p->dec);
 	free(p->links);
 	free(p->drop_vals);
+	gpu_ident_free(p->ident);
 	free(p);
 }

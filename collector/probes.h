@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "collector/agg.h"
+#include "collector/gpu_map.h"
 
 struct probes_opts {
 	const uint32_t *pids;		/* --pid, repeatable */
@@ -25,6 +26,9 @@ struct probes_opts {
 	uint32_t stall_threshold_ms;	/* 0: default (2) */
 	uint32_t stall_rate;		/* 0: default (50) */
 	int no_python_frames;
+	/* The node's GPUs as NVML lists them (NULL, 0: none): CUDA ordinals map onto them. */
+	const struct gpu_node *gpus;
+	size_t n_gpus;
 };
 
 struct probes;

@@ -25,9 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/agg.h"
 #include "collector/agg_stall.h"
 #include "collector/decode.h"
 #include "collector/sim_emit.h"
+#include "collector/sim_ident.h"
 #include "collector/sim_sites.h"
 #include "collector/simulate.h"
 #include "common/util.h"
@@ -76,6 +78,7 @@ struct sim {
 	uint64_t start_ns;
 	uint64_t last_ns;
 	uint64_t rng;
+	uint64_t rng_seed;		/* the seed: the identities derive from it */
 	double launch_scale;		/* share of launches actually sampled */
 	double bg_scale;
 	struct sim_trainer *trainers;
@@ -338,6 +341,18 @@ static void worker_background(struct sim *s, struct sim_worker *wk,
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Identity is not a probe record (the collector reads it from /proc): the
+ * simulator gives it to the aggregation as ident_scan would.
+ */
+static void identify(struct sim *s, uint32_t pid, uint32_t rank, uint64_t now)
+{
+	struct shm_identity id;
+
+	sim_ident_build(s->rng_seed, rank, s->n_trainers, &id);
+	agg_proc_set_identity(s->out.dec->agg, pid, &id, now);
+}
+
 static void sim_register(struct sim *s, uint64_t now)
 {
 	uint32_t pid = SIM_PID_BASE + 1000 + (uint32_t)(rng_next(s) % 4000);
@@ -356,6 +371,7 @@ static void sim_register(struct sim *s, uint64_t now)
 				   (int32_t)s->n_trainers, 0x55d0c4a00000ULL + ((uint64_t)i << 24));
 		/* What the loader finds for a real one: Python 3.11, frames read. */
 		agg_py_status(s->out.dec->agg, tr->pid, SHM_PY_FRAMES, 3, 11);
+		identify(s, tr->pid, i, now);
 	}
 	/* Workers are forked once the trainers have built their DataLoader. */
 	for (uint32_t w = 0; w < s->n_workers; w++) {
@@ -366,6 +382,7 @@ static void sim_register(struct sim *s, uint64_t now)
 		sim_emit_watch(&s->out, now, wk->pid, s->trainers[wk->trainer].pid,
 			       SHM_WATCH_SIMULATED | SHM_WATCH_DESCENDANT, "pt_data_worker",
 			       now - NSEC_PER_SEC);
+		identify(s, wk->pid, wk->trainer, now);
 	}
 }
 
@@ -391,6 +408,7 @@ struct sim *sim_new(struct decode *dec, const struct sim_opts *opts, uint64_t no
 	s->opts = *opts;
 	s->start_ns = s->last_ns = now_ns;
 	s->rng = opts->seed ? opts->seed : 0x5eed;
+	s->rng_seed = s->rng;
 	s->n_trainers = opts->processes < opts->gpus ? opts->processes : opts->gpus;
 	s->n_workers = opts->processes - s->n_trainers;
 	s->trainers = calloc(s->n_trainers, sizeof(*s->trainers));

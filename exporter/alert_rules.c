@@ -18,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "common/utf8.h"
 #include "exporter/alert_rules.h"
 #include "exporter/alert_template.h"
 
@@ -162,6 +163,8 @@ static int get_string(struct ctx *c, struct json_object *v, const char *field,
 	s = json_object_get_string(v);
 	if ((size_t)json_object_get_string_len(v) != strlen(s))
 		return fail(c, field, "contains a NUL byte");
+	if (!utf8_valid(s, strlen(s)))
+		return fail(c, field, "is not valid UTF-8");
 	if (!allow_empty && !*s)
 		return fail(c, field, "must not be empty");
 	if (strlen(s) >= len)
@@ -197,6 +200,11 @@ static int get_labels(struct ctx *c, struct json_object *v, const char *field,
 		if (!json_object_is_type(val, json_type_string))
 			return fail(c, field, "value of \"%s\": expected a string, got %s", key,
 				    type_name(val));
+		/* Written raw into /metrics and the webhook's JSON: text, or refused. */
+		if ((size_t)json_object_get_string_len(val) != strlen(json_object_get_string(val)))
+			return fail(c, field, "value of \"%s\" contains a NUL byte", key);
+		if (!utf8_valid(json_object_get_string(val), strlen(json_object_get_string(val))))
+			return fail(c, field, "value of \"%s\" is not valid UTF-8", key);
 		if (strlen(json_object_get_string(val)) >= ALERT_LABEL_VALUE_MAX)
 			return fail(c, field, "value of \"%s\" longer than %u bytes", key,
 				    ALERT_LABEL_VALUE_MAX - 1);

@@ -22,6 +22,7 @@ enum shm_family {
 	SHM_FAMILY_FUTEX_WAIT,		/* FUTEX_WAIT* durations */
 	SHM_FAMILY_BARRIER_WAIT,	/* pthread_barrier_wait durations */
 	SHM_FAMILY_RUNQ_DELAY,		/* wakeup to running */
+	SHM_FAMILY_CUDA_SYNC,		/* cu/cudaStreamSynchronize, cuCtx/cudaDeviceSynchronize */
 	SHM_FAMILY_COUNT
 };
 

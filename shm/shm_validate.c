@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "shm/shm_reader.h"
 
@@ -27,8 +29,8 @@ static int fail(char *reason, size_t len, const char *fmt, ...)
 }
 
 static const char *const table_names[SHM_TABLE_COUNT] = {
-	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms", "py_procs", "stall_sites",
-	"proc_recent", "trace",
+	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms", "identity",
+	"py_procs", "stall_sites", "proc_recent", "trace",
 };
 
 const char *shm_table_name(uint32_t table)
@@ -38,15 +40,15 @@ const char *shm_table_name(uint32_t table)
 
 static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
 	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
-	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm),
+	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm), sizeof(struct shm_identity),
 	sizeof(struct shm_py_proc), sizeof(struct shm_stall_site), sizeof(struct shm_proc_recent),
 	sizeof(struct shm_trace_event),
 };
 
 static const uint32_t table_limit[SHM_TABLE_COUNT] = {
 	SHM_LIMIT_PROCS, SHM_LIMIT_GPU_MEM, SHM_LIMIT_GPUS,
-	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS, SHM_PY_PROCS, SHM_STALL_SITES,
-	SHM_LIMIT_PROCS, SHM_TRACE_EVENTS,
+	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS, SHM_LIMIT_PROCS,
+	SHM_PY_PROCS, SHM_STALL_SITES, SHM_LIMIT_PROCS, SHM_TRACE_EVENTS,
 };
 
 /*
@@ -186,6 +188,82 @@ static int check_python(const void *buf, const struct shm_header_fields *h,
 	return 0;
 }
 
+/* A row's identity: what names its series. */
+struct row_key {
+	uint64_t a, b;
+};
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct row_key *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/*
+ * Two rows with one identity would print the same series twice, and
+ * Prometheus rejects a scrape with a duplicate series whole: the collector
+ * keeps one row per identity, so the copy must too.  Returns the index of
+ * a row whose identity repeats, or -1.
+ */
+static long find_duplicate(const struct shm_header_fields *h, const void *buf,
+			   enum shm_table_id id, struct row_key *keys)
+{
+	const char *rows = (const char *)buf + h->table[id].offset;
+	uint32_t n = h->table[id].count;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const char *r = rows + (size_t)i * h->table[id].entry_size;
+
+		switch (id) {
+		case SHM_TABLE_PROCS:
+			keys[i] = (struct row_key){ ((const struct shm_proc *)r)->pid, 0 };
+			break;
+		case SHM_TABLE_GPU_MEM:
+			keys[i] = (struct row_key){ ((const struct shm_gpu_mem *)r)->pid,
+						    ((const struct shm_gpu_mem *)r)->gpu_id };
+			break;
+		case SHM_TABLE_GPUS:
+			keys[i] = (struct row_key){ ((const struct shm_gpu *)r)->gpu_id, 0 };
+			break;
+		case SHM_TABLE_NCCL_COMMS:
+			keys[i] = (struct row_key){ ((const struct shm_nccl_comm *)r)->pid,
+						    ((const struct shm_nccl_comm *)r)->comm_id };
+			break;
+		default:
+			return -1;	/* nccl_ops: row i is op i, checked apart */
+		}
+	}
+	qsort(keys, n, sizeof(*keys), cmp_key);
+	for (uint32_t i = 1; i < n; i++)
+		if (cmp_key(&keys[i - 1], &keys[i]) == 0)
+			return (long)i;
+	return -1;
+}
+
+static int check_unique(const void *buf, const struct shm_header_fields *h,
+			char *reason, size_t len)
+{
+	uint32_t most = 0;
+	struct row_key *keys;
+	int err = 0;
+
+	for (int i = 0; i < SHM_TABLE_COUNT; i++)
+		most = h->table[i].count > most ? h->table[i].count : most;
+	keys = malloc((most ? most : 1) * sizeof(*keys));
+	if (!keys)
+		return fail(reason, len, "no memory to check row identities");
+	for (int i = 0; i < SHM_TABLE_COUNT && !err; i++) {
+		if (find_duplicate(h, buf, (enum shm_table_id)i, keys) >= 0)
+			err = fail(reason, len, "table %s: two rows with the same identity",
+				   table_names[i]);
+	}
+	free(keys);
+	return err;
+}
+
 static int check_rows(const void *buf, const struct shm_header_fields *h,
 		      char *reason, size_t len)
 {
@@ -193,6 +271,7 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 	const struct shm_gpu_mem *mem = rows(buf, h, SHM_TABLE_GPU_MEM);
 	const struct shm_gpu *gpus = rows(buf, h, SHM_TABLE_GPUS);
 	const struct shm_nccl_op *ops = rows(buf, h, SHM_TABLE_NCCL_OPS);
+	const struct shm_identity *ids = rows(buf, h, SHM_TABLE_IDENTITY);
 	char bad[160];
 
 	for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++) {
@@ -212,7 +291,20 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 					    p->pid, shm_family_name(f), bad);
 		}
 	}
+	/*
+	 * Identity texts are judged where they are read (cat_ident.c), since a
+	 * workload names them; here only what the collector itself decides.
+	 */
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_IDENTITY].count; i++) {
+		if (ids[i].runtime > SHM_ID_RUNTIME_MAX || (ids[i].flags & ~SHM_ID_F_ALL_BITS))
+			return fail(reason, len, "identity[%u] (pid %u): unknown runtime %u "
+				    "or flags 0x%x", i, ids[i].pid, ids[i].runtime, ids[i].flags);
+	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
+		if (mem[i].gpu_map >= SHM_GPU_MAP_COUNT ||
+		    shm_gpu_map_resolved(mem[i].gpu_map) != (mem[i].gpu_id != SHM_GPU_UNKNOWN))
+			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): gpu map %u",
+				    i, mem[i].pid, mem[i].gpu_id, mem[i].gpu_map);
 		if (mem[i].peak_bytes < mem[i].used_bytes)
 			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): peak %llu below used %llu",
 				    i, mem[i].pid, mem[i].gpu_id,
@@ -253,7 +345,8 @@ int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len)
 			    size, (unsigned long long)SHM_LIMIT_TOTAL_SIZE);
 	if ((err = check_header(h, size, reason, reason_len)) < 0 ||
 	    (err = check_tables(h, size, reason, reason_len)) < 0 ||
-	    (err = check_rows(buf, h, reason, reason_len)) < 0)
+	    (err = check_rows(buf, h, reason, reason_len)) < 0 ||
+	    (err = check_unique(buf, h, reason, reason_len)) < 0)
 		return err;
 	if (reason && reason_len)
 		reason[0] = '\0';

@@ -3,16 +3,27 @@
  * The loader's attach table against the BPF objects it attaches: every
  * program of every object has a row, every row names a program of its
  * object whose section fits how the row attaches it, and every uprobe
- * entry row is followed by its return.  Opening an object needs no
- * privilege, so neither does this.
+ * entry row is followed by its return.  And the table against what
+ * NVIDIA's runtime asks the driver for (cuGetProcAddress_v2, recorded in
+ * tests/fakes/fake_driver/cudart13_requests.txt): every driver function it
+ * gets for an allocation, a free, a launch, a graph launch or a
+ * synchronisation is probed, unless listed here as not counted and why,
+ * and every driver symbol probed is one it asks for or one programs call
+ * by themselves.  Opening an object needs no privilege, so neither does
+ * this.
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
 
 #include "collector/probe_loader.h"
+#include "tests/support/testutil.h"
+
+#define REQUESTS	"tests/fakes/fake_driver/cudart13_requests.txt"
 
 static const char *section_of(const struct probe_attach *r, struct bpf_object *obj)
 {
@@ -106,6 +117,121 @@ START_TEST(libc_rows_are_the_barrier_pair)
 }
 END_TEST
 
+/* Driver symbol names that count memory, launches or waits, by their start. */
+static const char *const counted_prefixes[] = {
+	"cuMemAlloc", "cuMemFree", "cuMemCreate", "cuMemRelease", "cuLaunch", "cuGraphLaunch",
+	"cuStreamSynchronize", "cuCtxSynchronize", NULL,
+};
+
+/* Asked for, of a counted kind, and deliberately not probed. */
+static const char *const not_counted[] = {
+	"cuMemAllocManaged",		/* managed memory: host and device, migrates */
+	"cuMemFreeHost",		/* page-locked host memory */
+	"cuLaunchHostFunc",		/* a host function on a stream, not a kernel */
+	"cuLaunchHostFunc_ptsz",
+	NULL,
+};
+
+/* Probed without the runtime asking: programs and frameworks call them themselves. */
+static const char *const called_directly[] = {
+	"cuCtxCreate_v3", "cuCtxCreate_v4",	/* newer context creation */
+	"cuMemCreate", "cuMemRelease",		/* VMM: PyTorch's expandable segments */
+	NULL,
+};
+
+static int listed(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (strcmp(*list, name) == 0)
+			return 1;
+	return 0;
+}
+
+static int counted_kind(const char *name)
+{
+	for (const char *const *p = counted_prefixes; *p; p++)
+		if (strncmp(name, *p, strlen(*p)) == 0)
+			return 1;
+	return 0;
+}
+
+static int probed_in_driver(const char *sym)
+{
+	for (size_t i = 0; i < probe_attach_count; i++)
+		if (probe_attach_table[i].how == PROBE_UPROBE &&
+		    (probe_attach_table[i].libs & PROBE_LIB_CUDA) &&
+		    strcmp(probe_attach_table[i].symbol, sym) == 0)
+			return 1;
+	return 0;
+}
+
+/* The driver symbols the runtime's requests resolve to, one per line, into syms. */
+static size_t requested_symbols(char syms[][64], size_t max)
+{
+	char path[512], *text, *line, *save = NULL;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", tu_src_dir(), REQUESTS);
+	text = tu_read_file(path, NULL);
+	ck_assert_msg(text != NULL, "cannot read %s", path);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[64], sym[64];
+		unsigned int version, flags;
+		int result;
+
+		if (line[0] == '#')
+			continue;
+		if (sscanf(line, "%63s %u %u %63s %d", name, &version, &flags, sym, &result) != 5)
+			ck_abort_msg("%s: cannot read \"%s\"", REQUESTS, line);
+		if (result != 0 || n >= max)
+			continue;
+		snprintf(syms[n++], 64, "%s", sym);
+	}
+	free(text);
+	return n;
+}
+
+START_TEST(every_counted_driver_function_the_runtime_asks_for_is_probed)
+{
+	static char syms[1024][64];
+	size_t n = requested_symbols(syms, 1024), counted = 0;
+
+	ck_assert_uint_gt(n, 400);
+	for (size_t i = 0; i < n; i++) {
+		if (!counted_kind(syms[i]) || listed(not_counted, syms[i]))
+			continue;
+		counted++;
+		ck_assert_msg(probed_in_driver(syms[i]),
+			      "the runtime calls %s and it is not probed in the driver", syms[i]);
+	}
+	/* cuCtxSynchronize_v2, the cooperative launches and the pool allocations among them. */
+	ck_assert_uint_ge(counted, 20);
+	ck_assert(probed_in_driver("cuCtxSynchronize_v2"));
+	ck_assert(probed_in_driver("cuLaunchCooperativeKernel_ptsz"));
+	ck_assert(probed_in_driver("cuMemAllocFromPoolAsync"));
+}
+END_TEST
+
+START_TEST(every_probed_driver_symbol_is_one_the_runtime_asks_for_or_programs_call)
+{
+	static char syms[1024][64];
+	size_t n = requested_symbols(syms, 1024);
+
+	for (size_t i = 0; i < probe_attach_count; i++) {
+		const struct probe_attach *r = &probe_attach_table[i];
+		int found = 0;
+
+		if (r->how != PROBE_UPROBE || !(r->libs & PROBE_LIB_CUDA))
+			continue;
+		for (size_t k = 0; k < n && !found; k++)
+			found = strcmp(syms[k], r->symbol) == 0;
+		ck_assert_msg(found || listed(called_directly, r->symbol),
+			      "%s is probed but no one asks the driver for it: a wrong name?",
+			      r->symbol);
+	}
+}
+END_TEST
+
 Suite *probe_table_suite(void);
 Suite *probe_table_suite(void)
 {
@@ -114,6 +240,8 @@ Suite *probe_table_suite(void)
 
 	tcase_add_test(tc, every_program_has_a_row_and_every_row_a_program);
 	tcase_add_test(tc, libc_rows_are_the_barrier_pair);
+	tcase_add_test(tc, every_counted_driver_function_the_runtime_asks_for_is_probed);
+	tcase_add_test(tc, every_probed_driver_symbol_is_one_the_runtime_asks_for_or_programs_call);
 	suite_add_tcase(s, tc);
 	return s;
 }

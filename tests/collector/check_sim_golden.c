@@ -9,7 +9,9 @@
  * before the simulator went through the probes' decoder, and must not
  * move, with one intended difference: the simulator now makes its
  * processes and communicators known by records, as the probes do, and the
- * decoder counts every record as an event (see SG_REGISTRATION).
+ * decoder counts every record as an event (see SG_REGISTRATION).  The
+ * identity table (pods, ranks, run id of the simulated job) is folded in
+ * too, last.
  * ZERNEL_GOLDEN_PRINT=1 prints the table this run produced.  Unprivileged.
  */
 #include <check.h>
@@ -56,28 +58,28 @@ struct sg_result {
 static const struct sg_result sg_expected[SIM_SCENARIO_COUNT] = {
 	/* steady */
 	{ 97469ull,
-	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, },
+	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, 0ull, },
 	  { 1048ull, 54ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
 	  { 47884271616ull, 53791948800ull, 49132077056ull, 51696893952ull, },
-	  8, 4, 0xdb1601d7a8ecbd6full },
+	  8, 4, 0x84f851939138d1e3ull },
 	/* oom */
 	{ 97223ull,
-	  { 78300ull, 522ull, 2349ull, 3095ull, 261ull, 1822ull, },
+	  { 78300ull, 522ull, 2349ull, 3095ull, 261ull, 1822ull, 0ull, },
 	  { 1044ull, 53ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
 	  { 83156271104ull, 53791948800ull, 49132077056ull, 51520733184ull, },
-	  8, 4, 0xd84c2e71e189e644ull },
+	  8, 4, 0x2313a8d662980340ull },
 	/* straggler */
 	{ 80034ull,
-	  { 64200ull, 428ull, 1926ull, 2584ull, 214ull, 1534ull, },
+	  { 64200ull, 428ull, 1926ull, 2584ull, 214ull, 1534ull, 0ull, },
 	  { 856ull, 44ull, 24ull, 4ull, 8ull, 12ull, 12ull, },
 	  { 48096083968ull, 53791948800ull, 49132077056ull, 51606716416ull, },
-	  8, 4, 0xf7784f8671ccc192ull },
+	  8, 4, 0xaab99fb6c4005686ull },
 	/* dataloader-stall */
 	{ 52934ull,
-	  { 42000ull, 280ull, 1260ull, 1767ull, 140ull, 1093ull, },
+	  { 42000ull, 280ull, 1260ull, 1767ull, 140ull, 1093ull, 0ull, },
 	  { 560ull, 29ull, 16ull, 4ull, 4ull, 8ull, 8ull, },
 	  { 47974449152ull, 53791948800ull, 49132077056ull, 51566870528ull, },
-	  8, 4, 0x7406dbc25ce1adafull },
+	  8, 4, 0x52f4b551720b50ebull },
 };
 
 /* FNV-1a, 64-bit. */
@@ -115,7 +117,10 @@ static uint64_t sg_fold(uint64_t h, const struct shm_snapshot *s)
 	rows = shm_snapshot_nccl_ops(s, &n);
 	h = sg_fnv(h, rows, (size_t)n * sizeof(struct shm_nccl_op));
 	rows = shm_snapshot_nccl_comms(s, &n);
-	return sg_fnv(h, rows, (size_t)n * sizeof(struct shm_nccl_comm));
+	h = sg_fnv(h, rows, (size_t)n * sizeof(struct shm_nccl_comm));
+	/* Who the processes are: the job's pods, ranks and run id. */
+	rows = shm_snapshot_identity(s, &n);
+	return sg_fnv(h, rows, (size_t)n * sizeof(struct shm_identity));
 }
 
 static void sg_snapshot(struct shm_reader *r, struct shm_snapshot *snap)

@@ -232,6 +232,36 @@ int tp_workload_series(struct tp_workload *w, const char *name, uint64_t *count,
 	return 0;
 }
 
+struct collect {
+	const char *until;
+	char *out;
+	size_t len, used;
+};
+
+static int match_collect(const char *line, void *arg)
+{
+	struct collect *c = arg;
+	int n;
+
+	if (strcmp(line, c->until) == 0)
+		return 1;
+	n = snprintf(c->out + c->used, c->len - c->used, "%s\n", line);
+	if (n > 0 && (size_t)n < c->len - c->used)
+		c->used += (size_t)n;
+	return 0;
+}
+
+int tp_workload_collect(struct tp_workload *w, const char *until, char *out, size_t len,
+			int timeout_ms)
+{
+	struct collect c = { .until = until, .out = out, .len = len };
+
+	if (len == 0)
+		return -1;
+	out[0] = '\0';
+	return read_until(w, match_collect, &c, timeout_ms);
+}
+
 void tp_workload_go(struct tp_workload *w)
 {
 	if (write(w->in_fd, "\n", 1) != 1)

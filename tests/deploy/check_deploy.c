@@ -107,6 +107,7 @@ START_TEST(manifests_and_containerfiles_have_every_property)
 	ck_assert_ptr_nonnull(strstr(out, "ok   exporter: /dev/shm mounted readOnly\n"));
 	ck_assert_ptr_nonnull(strstr(out, "ok   collector: not privileged\n"));
 	ck_assert_ptr_nonnull(strstr(out, "ok   emptyDir medium: Memory\n"));
+	ck_assert_ptr_nonnull(strstr(out, "ok   PodMonitor scrapes the annotated port by name\n"));
 	ck_assert_ptr_nonnull(strstr(out, "ok   Containerfile.exporter: runtime installs every "
 				     "library zernel-exporter links\n"));
 	free(out);
@@ -168,6 +169,35 @@ START_TEST(the_checker_catches_each_broken_property)
 		ck_assert_int_eq(tu_system("rm -rf %s && cp -r %s/deploy/kubernetes %s",
 					   k8s, tu_src_dir(), k8s), 0);
 		mutate(ds, cases[i].old, cases[i].new, cases[i].n);
+		ck_assert_msg(run_checker(k8s, 1, &out) == 1, "case %zu passed:\n%s", i, out);
+		ck_assert_msg(strstr(out, cases[i].complaint) != NULL,
+			      "case %zu: no \"%s\" in:\n%s", i, cases[i].complaint, out);
+		free(out);
+	}
+}
+END_TEST
+
+START_TEST(the_checker_catches_a_broken_podmonitor)
+{
+	static const struct { const char *old, *new, *complaint; } cases[] = {
+		{ "- port: metrics", "- port: feed", "FAIL PodMonitor scrapes the annotated port" },
+		{ "path: /metrics", "path: /stats", "FAIL PodMonitor path and scheme" },
+		{ "    matchLabels:\n      app.kubernetes.io/name: zernel",
+		  "    matchLabels:\n      app.kubernetes.io/name: other",
+		  "FAIL PodMonitor selects the DaemonSet's pods" },
+		{ "namespace: zernel", "namespace: monitoring", "FAIL PodMonitor in the DaemonSet's" },
+		{ "  - podmonitor.yaml\n", "", "FAIL prometheus-operator overlay" },
+	};
+	char k8s[256], file[320], *out = NULL;
+
+	assert_tool(PY);
+	snprintf(k8s, sizeof(k8s), "%s/k8s", scratch);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(tu_system("rm -rf %s && cp -r %s/deploy/kubernetes %s",
+					   k8s, tu_src_dir(), k8s), 0);
+		snprintf(file, sizeof(file), "%s/prometheus-operator/%s", k8s,
+			 i == 4 ? "kustomization.yaml" : "podmonitor.yaml");
+		mutate(file, cases[i].old, cases[i].new, 1);
 		ck_assert_msg(run_checker(k8s, 1, &out) == 1, "case %zu passed:\n%s", i, out);
 		ck_assert_msg(strstr(out, cases[i].complaint) != NULL,
 			      "case %zu: no \"%s\" in:\n%s", i, cases[i].complaint, out);
@@ -339,6 +369,7 @@ Suite *deploy_suite(void)
 	tcase_add_checked_fixture(k, scratch_setup, scratch_teardown);
 	tcase_add_test(k, manifests_and_containerfiles_have_every_property);
 	tcase_add_test(k, the_checker_catches_each_broken_property);
+	tcase_add_test(k, the_checker_catches_a_broken_podmonitor);
 	tcase_set_timeout(k, 60);
 	suite_add_tcase(s, k);
 

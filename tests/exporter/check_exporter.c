@@ -283,7 +283,18 @@ START_TEST(exporter_output_passes_promtool_and_validator)
 		fputs(body, f);
 		fclose(f);
 		ck_assert_msg(access(PROMTOOL, X_OK) == 0, PROMTOOL " is missing (make test-deps)");
-		rc = tu_system(PROMTOOL " check metrics < %s > %s 2>&1", file, out);
+		/*
+		 * One lint rule is broken on purpose: the two GPU info families
+		 * carry dcgm-exporter's label names (UUID, modelName) so that
+		 * its series join ours.  Every other complaint fails.
+		 */
+		rc = tu_system(PROMTOOL " check metrics < %s > %s.all 2>&1; rc=$?; "
+			       "grep -v -x -e \"zernel_gpu_info label names should be written in "
+			       "'snake_case' not 'camelCase'\" -e \"zernel_gpu_memory_info label "
+			       "names should be written in 'snake_case' not 'camelCase'\" "
+			       "%s.all > %s; rm -f %s.all; "
+			       "[ $rc = 0 ] || { [ $rc = 3 ] && [ ! -s %s ]; }",
+			       file, out, out, out, out, out);
 		complaints = tu_read_file(out, &clen);
 		ck_assert_msg(rc == 0 && clen == 0, "scenario %s: promtool exit %d: %s",
 			      scenarios[s], rc, complaints ? complaints : "");
@@ -399,7 +410,7 @@ START_TEST(exporter_http_paths_methods_and_limits)
 	ck_assert_int_eq(raw_http(req, padded_request(req, big + 256, 16384), resp, BODY_MAX), 431);
 	ck_assert_int_eq(raw_http(req, padded_request(req, big + 256, big), resp, BODY_MAX), 400);
 
-	/* Connections: HTTP_MAX_CONNECTIONS idle ones fill the server up. */
+	/* Connections: idle ones from one address use up its share (HTTP_MAX_PER_ADDR). */
 	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++) {
 		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(rig.metrics_port) };
 

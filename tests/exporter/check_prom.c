@@ -66,6 +66,7 @@ static void setup(void)
 	struct shm_gpu *g;
 	struct shm_nccl_op *ops;
 	struct shm_nccl_comm *c;
+	struct shm_identity *id;
 	char reason[256];
 
 	memset(&fx, 0, sizeof(fx));
@@ -97,6 +98,29 @@ static void setup(void)
 	p[2].watch_reason = SHM_WATCH_PID;
 	snprintf(p[2].comm, SHM_COMM_LEN, "idle");
 	h->table[SHM_TABLE_PROCS].count = 3;
+
+	/*
+	 * Identity: process 100 in a pod with ranks; 101's texts are what a
+	 * hostile writer could leave (no terminating NUL, a control
+	 * character, a quote); 102's row names another pid.
+	 */
+	id = shm_writer_table(&fx.w, SHM_TABLE_IDENTITY);
+	id[0] = (struct shm_identity){ .pid = 100, .runtime = SHM_ID_RUNTIME_CONTAINERD,
+				       .flags = SHM_ID_F_READ, .rank = 3, .local_rank = 1,
+				       .world_size = 8, .group_rank = -1, .slurm_job_id = 0 };
+	snprintf(id[0].pod, sizeof(id[0].pod), "trainer-0");
+	snprintf(id[0].namespace, sizeof(id[0].namespace), "ml");
+	snprintf(id[0].container, sizeof(id[0].container), "trainer");
+	snprintf(id[0].run_id, sizeof(id[0].run_id), "run \"7\"");
+	id[1] = (struct shm_identity){ .pid = 101, .flags = SHM_ID_F_READ, .rank = -1,
+				       .local_rank = -1, .world_size = -1, .group_rank = -1,
+				       .slurm_job_id = 4242 };
+	memset(id[1].pod, 'a', sizeof(id[1].pod));
+	snprintf(id[1].namespace, sizeof(id[1].namespace), "ml\tx");
+	snprintf(id[1].slurm_step, sizeof(id[1].slurm_step), "batch");
+	id[2] = (struct shm_identity){ .pid = 999, .flags = SHM_ID_F_READ, .rank = 5 };
+	snprintf(id[2].pod, sizeof(id[2].pod), "not-102");
+	h->table[SHM_TABLE_IDENTITY].count = 3;
 
 	m = shm_writer_table(&fx.w, SHM_TABLE_GPU_MEM);
 	m[0] = (struct shm_gpu_mem){ .pid = 100, .gpu_id = 0, .used_bytes = 1000,
@@ -172,10 +196,15 @@ static void render_all(void)
 /* The exact line "<series> <value>\n" is in the output. */
 static void assert_line(const char *line)
 {
-	char want[512];
+	char want[2048];
 
 	snprintf(want, sizeof(want), "\n%s\n", line);
 	ck_assert_msg(strstr(fx.out.data, want), "missing line: %s", line);
+}
+
+static void assert_substring(const char *s)
+{
+	ck_assert_msg(strstr(fx.out.data, s), "missing text: %s", s);
 }
 
 static void assert_no_substring(const char *s)
@@ -238,7 +267,18 @@ START_TEST(prom_other_families_have_exact_labels)
 	assert_line("zernel_gpu_memory_device_used_bytes{gpu_id=\"1\"} 5");
 	assert_line("zernel_nccl_comm_info{pid=\"100\",rank=\"0\",world_size=\"2\",comm=\"0xabcdef\",gpu_id=\"\"} 1");
 	assert_line("zernel_nccl_wait_seconds_count{op=\"all_reduce\"} 48");
-	assert_line("zernel_process_info{pid=\"100\",ppid=\"1\",comm=\"trainer\",watch_reason=\"cuda,nccl\"} 1");
+	assert_line("zernel_process_info{pid=\"100\",ppid=\"1\",comm=\"trainer\",watch_reason=\"cuda,nccl\","
+		    "pod=\"trainer-0\",namespace=\"ml\",container=\"trainer\",container_runtime=\"containerd\","
+		    "container_id=\"unknown\",pod_uid=\"unknown\",slurm_job=\"unknown\",slurm_step=\"unknown\","
+		    "rank=\"3\",local_rank=\"1\",world_size=\"8\",group_rank=\"unknown\","
+		    "torchelastic_run_id=\"run \\\"7\\\"\"} 1");
+	/* Unterminated and control-character texts say unknown; the row's own job stays. */
+	assert_substring("pod=\"unknown\",namespace=\"unknown\",container=\"unknown\","
+			 "container_runtime=\"unknown\",container_id=\"unknown\",pod_uid=\"unknown\","
+			 "slurm_job=\"4242\",slurm_step=\"batch\"");
+	/* A row that names another pid describes nothing. */
+	assert_no_substring("not-102");
+	assert_no_substring("rank=\"5\"");
 	assert_line("zernel_events_total 77");
 	assert_line("zernel_events_dropped_total 3");
 	assert_line("zernel_processes_tracked 3");

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Checks the deployment files against the security model, for
-# tests/check_deploy.c: the Kubernetes DaemonSet (deploy/kubernetes/*.yaml)
+# tests/check_deploy.c: the Kubernetes DaemonSet (deploy/kubernetes/*.yaml), the
+# PodMonitor of the prometheus-operator overlay
 # and the two Containerfiles (deploy/containers/).  Prints one line per
 # check ("ok ..." or "FAIL ..."), exits 1 if any failed, 2 on bad usage.
 # Needs Debian's python3-yaml: run it with /usr/bin/python3.
@@ -145,7 +146,7 @@ def check_daemonset(docs, segment_bytes):
           f"collector: adds only {sorted(COLLECTOR_ALLOWED_CAPS)} (adds {sorted(add)})")
     check(COLLECTOR_REQUIRED_CAPS <= add,
           f"collector: adds {sorted(COLLECTOR_REQUIRED_CAPS)}")
-    for path in ("/sys/kernel/btf", "/sys/kernel/tracing"):
+    for path in ("/sys/kernel/btf", "/sys/kernel/tracing", "/var/log/pods", "/var/log/containers"):
         m = [m for m in col.get("volumeMounts") or [] if m.get("mountPath") == path]
         if check(len(m) == 1, f"collector: mounts {path}"):
             check(m[0].get("readOnly") is True, f"collector: {path} readOnly")
@@ -177,26 +178,31 @@ def check_daemonset(docs, segment_bytes):
 
 
 def parse_containerfile(path):
-    """Stages as dicts: base, packages installed, make targets, copies, user, entrypoint."""
+    """Global ARG defaults, then stages as dicts: base, packages, runs, copies, user, entrypoint."""
     with open(path) as f:
         text = f.read().replace("\\\n", " ")
-    stages = []
+    args, stages = {}, []
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         word, _, rest = line.partition(" ")
         word = word.upper()
-        if word == "FROM":
-            stages.append({"from": rest.split()[0], "as": rest.split()[-1] if " AS " in
+        if word == "ARG" and not stages:
+            name, _, default = rest.partition("=")
+            args[name.strip()] = default.strip()
+        elif word == "FROM":
+            base = re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), ""), rest.split()[0])
+            stages.append({"from": base, "as": rest.split()[-1] if " AS " in
                            rest.upper() else None, "pkgs": set(), "run": [], "copy": [],
                            "user": None, "entrypoint": None})
         elif not stages:
             continue
         elif word == "RUN":
             stages[-1]["run"].append(rest)
-            for m in re.finditer(r"apt-get install ([^&;]*)", rest):
-                stages[-1]["pkgs"] |= {w for w in m.group(1).split() if not w.startswith("-")}
+            for m in re.finditer(r'apt-get install ([^&;$]*)|pkgs="([^"]*)"', rest):
+                words = (m.group(1) or m.group(2)).split()
+                stages[-1]["pkgs"] |= {w for w in words if not w.startswith("-")}
         elif word == "COPY":
             stages[-1]["copy"].append(rest.split())
         elif word == "USER":
@@ -204,13 +210,6 @@ def parse_containerfile(path):
         elif word == "ENTRYPOINT":
             stages[-1]["entrypoint"] = yaml.safe_load(rest)
     return stages
-
-
-def makefile_build_deps(src):
-    with open(os.path.join(src, "Makefile")) as f:
-        text = f.read().replace("\\\n", " ")
-    m = re.search(r"^BUILD_DEPS\s*:=(.*)$", text, re.M)
-    return set(m.group(1).split()) if m else set()
 
 
 def runtime_packages(binary):
@@ -232,41 +231,62 @@ def runtime_packages(binary):
     return pkgs
 
 
-def check_containerfile(path, prog, src, build, needs_bpf):
+def check_podmonitor(k8s_dir, docs):
+    """The Prometheus Operator overlay: a PodMonitor scraping what the annotations name."""
+    over = os.path.join(k8s_dir, "prometheus-operator")
+    try:
+        odocs = load_docs(over)
+    except (OSError, yaml.YAMLError) as e:
+        check(False, f"prometheus-operator overlay parses: {e}")
+        return
+    kust = [d for _, d in odocs if d.get("kind") == "Kustomization"]
+    check(len(kust) == 1 and set(kust[0].get("resources") or []) == {"..", "podmonitor.yaml"},
+          "prometheus-operator overlay: the base plus podmonitor.yaml")
+    pm = [d for _, d in odocs if d.get("kind") == "PodMonitor"]
+    if not check(len(pm) == 1, "one PodMonitor"):
+        return
+    pm = pm[0]
+    check(pm.get("apiVersion") == "monitoring.coreos.com/v1",
+          "PodMonitor apiVersion monitoring.coreos.com/v1")
+    ds = [d for _, d in docs if d.get("kind") == "DaemonSet"]
+    if not ds:
+        return
+    tmpl = ds[0]["spec"]["template"]
+    check((pm.get("metadata") or {}).get("namespace") == ds[0]["metadata"].get("namespace"),
+          "PodMonitor in the DaemonSet's namespace")
+    labels = (tmpl.get("metadata") or {}).get("labels") or {}
+    sel = ((pm.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    check(sel and all(labels.get(k) == v for k, v in sel.items()),
+          "PodMonitor selects the DaemonSet's pods")
+    ann = (tmpl.get("metadata") or {}).get("annotations") or {}
+    eps = (pm.get("spec") or {}).get("podMetricsEndpoints") or []
+    ports = {p.get("name"): p.get("containerPort") for c in tmpl["spec"].get("containers", [])
+             for p in c.get("ports") or []}
+    check(len(eps) == 1 and ports.get(eps[0].get("port")) == int(ann.get("prometheus.io/port", 0)),
+          "PodMonitor scrapes the annotated port by name")
+    check(len(eps) == 1 and eps[0].get("path") == ann.get("prometheus.io/path") and
+          eps[0].get("scheme", "http") == ann.get("prometheus.io/scheme", "http"),
+          "PodMonitor path and scheme are the annotations'")
+
+
+def check_containerfile(path, prog, src, build):
+    """A Debian 12 stage installs the libraries and stages the binary; the image is that alone."""
     name = os.path.basename(path)
     stages = parse_containerfile(path)
-    if not check(len(stages) == 2, f"{name}: two stages (build, runtime)"):
+    if not check(len(stages) == 2, f"{name}: two stages (runtime, image)"):
         return
-    b, r = stages
-    check(b["from"].endswith("debian:12"), f"{name}: builds on debian:12")
-    check(r["from"].endswith("debian:12") or r["from"].endswith("debian:12-slim"),
-          f"{name}: runs on debian:12")
-    # The build stage installs what the Makefile's dependency list says.
-    deps = makefile_build_deps(src) - {"check"}
-    if not needs_bpf:
-        deps -= {"clang", "llvm", "bpftool", "libbpf-dev", "libelf-dev", "zlib1g-dev"}
-    check(deps <= b["pkgs"], f"{name}: build stage installs {sorted(deps - b['pkgs']) or 'all'}"
-          " of the Makefile's BUILD_DEPS" if deps - b["pkgs"] else
-          f"{name}: build stage installs the Makefile's BUILD_DEPS")
-    target = None
-    for run in b["run"]:
-        m = re.search(r"make (BUILD=(\S+)) (\S+)", run)
-        if m:
-            target = (m.group(2), m.group(3))
-    if check(target is not None and target[1] == f"{target[0]}/{prog}",
-             f"{name}: builds {prog} with make BUILD=..."):
-        # The target exists in the Makefile (dry run, nothing built).
-        dry = subprocess.run(["make", "-n", "-C", src, f"BUILD={target[0]}", target[1]],
-                             capture_output=True, text=True,
-                             env={k: v for k, v in os.environ.items()
-                                  if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")})
-        check(dry.returncode == 0, f"{name}: `make {target[1]}` is a valid target")
-        copied = [c for c in r["copy"] if any(a.startswith("--from=") for a in c)]
-        check(any(c[-2] == target[1] for c in copied), f"{name}: runtime copies {target[1]}")
-        check(r["entrypoint"] and any(c[-1] == r["entrypoint"][0] for c in copied),
-              f"{name}: ENTRYPOINT is the copied binary")
+    r, img = stages
+    check(r["from"].endswith("debian:12"), f"{name}: runtime stage on debian:12")
+    check(img["from"] == "scratch", f"{name}: image FROM scratch")
+    dest = f"/usr/bin/{prog}"
+    check(any(c[:-1] == [prog, "stage-root.sh"] for c in r["copy"]) and
+          any(f"stage-root.sh /rootfs /stage/{prog} {dest}" in run for run in r["run"]),
+          f"{name}: stages {prog} at {dest} with its libraries")
+    check(any(c == ["--from=runtime", "/rootfs/", "/"] for c in img["copy"]) and
+          len(img["copy"]) == 1, f"{name}: image holds only the staged root")
+    check(img["entrypoint"] and img["entrypoint"][0] == dest, f"{name}: ENTRYPOINT is {dest}")
     if prog == "zernel-exporter":
-        check(r["user"] in ("65534", "65534:65534", "nobody", "nobody:nogroup"),
+        check(img["user"] in ("65534", "65534:65534", "nobody", "nobody:nogroup"),
               f"{name}: runs as 65534")
     if build and os.access(os.path.join(build, prog), os.X_OK):
         need = runtime_packages(os.path.join(build, prog)) - {"libc6"}
@@ -293,11 +313,12 @@ def main():
         docs = []
     if check(len(docs) > 0, f"manifests found in {k8s}"):
         check_daemonset(docs, a.segment_bytes)
+        check_podmonitor(k8s, docs)
     if not a.k8s_only:
         check_containerfile(os.path.join(cont, "Containerfile.collector"), "zernel-collector",
-                            a.src, a.build, True)
+                            a.src, a.build)
         check_containerfile(os.path.join(cont, "Containerfile.exporter"), "zernel-exporter",
-                            a.src, a.build, False)
+                            a.src, a.build)
     print(f"{failures} failed")
     return 1 if failures else 0
 

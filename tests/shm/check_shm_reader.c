@@ -169,7 +169,7 @@ END_TEST
 START_TEST(rejects_bad_magic_version_header_size_mode)
 {
 	EXPECT_REJECT(H(img)->magic ^= 1, "bad magic");
-	EXPECT_REJECT(H(img)->layout_version = 99, "layout version 99");
+	EXPECT_REJECT(H(img)->layout_version = SHM_LAYOUT_VERSION + 1, "layout version");
 	EXPECT_REJECT(H(img)->header_size = 2048, "header size 2048");
 	EXPECT_REJECT(H(img)->mode = 0, "unknown mode 0");
 }
@@ -230,6 +230,27 @@ START_TEST(rejects_bad_enums_and_row_invariants)
 		      "nccl_ops[4]: holds op 3");
 	EXPECT_REJECT(MEM(img, 2).peak_bytes = 0,
 		      "gpu_mem[2] (pid 1002, gpu 2): peak 0 below used");
+}
+END_TEST
+
+/* One series per identity: a repeated one would make the whole scrape invalid. */
+START_TEST(rejects_rows_with_the_same_identity)
+{
+	EXPECT_REJECT(PROC(img, 3).pid = 1001, "table procs: two rows with the same identity");
+	EXPECT_REJECT((MEM(img, 2).pid = 1000, MEM(img, 2).gpu_id = 0),
+		      "table gpu_mem: two rows with the same identity");
+	EXPECT_REJECT(GPU(img, 1).gpu_id = 0, "table gpus: two rows with the same identity");
+	/* The same pid on another GPU, or another pid on the same GPU, is fine. */
+	{
+		size_t size;
+		void *img = valid_image(&size);
+		char why[256];
+
+		MEM(img, 2).pid = 1000;
+		MEM(img, 1).gpu_id = 2;
+		ck_assert_msg(shm_validate(img, size, why, sizeof(why)) == 0, "%s", why);
+		free(img);
+	}
 }
 END_TEST
 
@@ -655,6 +676,7 @@ Suite *shm_reader_suite(void)
 	tcase_add_test(tc, rejects_broken_histograms);
 	tcase_add_test(tc, rejects_bad_enums_and_row_invariants);
 	tcase_add_test(tc, rows_past_count_are_not_judged);
+	tcase_add_test(tc, rejects_rows_with_the_same_identity);
 	tcase_add_test(tc, fuzz_byte_flips_never_crash);
 	suite_add_tcase(s, tc);
 

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The DaemonSet's pod, run for real: `make images` builds both images,
+ * deploy/podman/zernel-pod.py runs the pod with every setting taken from
+ * deploy/kubernetes/daemonset.yaml, and then:
+ *   - the collector, in its container, finds a workload running on the
+ *     host with the fake CUDA/NCCL libraries (hostPID) and the exporter
+ *     serves that workload's figures, equal to what the workload did;
+ *   - the host's /proc shows the exporter as uid 65534 with every
+ *     capability set 0, NoNewPrivs 1, Seccomp 2 and the segment r--s, on
+ *     a read-only tmpfs; the collector unprivileged, holding no capability
+ *     outside the manifest's list, in the host's PID namespace;
+ *   - killing and restarting the collector container takes
+ *     zernel_collector_up to 0 and back to 1 with the same exporter.
+ * Root only (BPF, podman).
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support/testutil.h"
+#include "tests/deploy/tu_deploy.h"
+
+#define PY	"/usr/bin/python3"
+#define MAKE	"env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make"
+/* Capabilities the manifest adds to the collector: DAC_READ_SEARCH, SYS_PTRACE,
+ * SYS_ADMIN, SYS_RESOURCE, PERFMON, BPF. */
+#define COLLECTOR_CAPS	((1ull << 2) | (1ull << 19) | (1ull << 21) | (1ull << 24) | \
+			 (1ull << 38) | (1ull << 39))
+
+static char pod[64];
+
+static void pod_name(void)
+{
+	snprintf(pod, sizeof(pod), "zernel-test-%d", (int)getpid());
+}
+
+/* Whatever happened in the tests, the pod and its volume go. */
+static void pod_down(void)
+{
+	tu_system(PY " %s/deploy/podman/zernel-pod.py down --name %s "
+		  "--manifest %s/deploy/kubernetes/daemonset.yaml >/dev/null 2>&1",
+		  tu_src_dir(), pod, tu_src_dir());
+}
+
+static void runner_setup(void)
+{
+	char conf[512];
+
+	pod_name();
+	/* make-images wrote the settings podman needs on this host, if any. */
+	tu_build_path(conf, sizeof(conf), "images/containers.conf");
+	setenv("CONTAINERS_CONF", conf, 1);
+}
+
+static void runner_teardown(void)
+{
+	pod_down();
+}
+
+static void build_images(void)
+{
+	char *out;
+	int st;
+
+	if (access("/usr/bin/podman", X_OK) != 0) {
+		tu_skip_missing("podman is missing: run make test-deps");
+		ck_abort_msg("podman is missing");
+	}
+	out = td_capture(&st, MAKE " -s -C %s BUILD=%s images 2>&1", tu_src_dir(), tu_build_dir());
+	ck_assert_msg(out && st == 0, "make images failed:\n%s", out ? out : "");
+	fprintf(stderr, "%s", out);
+	free(out);
+	/* containers.conf exists only where podman's defaults fail here. */
+	{
+		char conf[512];
+
+		tu_build_path(conf, sizeof(conf), "images/containers.conf");
+		if (access(conf, R_OK) != 0)
+			unsetenv("CONTAINERS_CONF");
+	}
+}
+
+static pid_t container_pid(const char *container)
+{
+	char *out;
+	int st, pid = 0;
+
+	out = td_capture(&st, "podman inspect --format '{{.State.Pid}}' %s-%s", pod, container);
+	if (out && st == 0)
+		pid = atoi(out);
+	free(out);
+	return (pid_t)pid;
+}
+
+static char *metrics(uint16_t port)
+{
+	static char body[1 << 20];
+
+	if (tu_http_request(port, "GET", "/metrics", body, sizeof(body)) != 200)
+		return NULL;
+	return body;
+}
+
+/* Waits until series has value want on /metrics; returns the last value seen. */
+static double wait_metric(uint16_t port, const char *series, double want, int timeout_ms)
+{
+	double v = NAN;
+
+	for (int t = 0; t < timeout_ms; t += 250) {
+		char *body = metrics(port);
+
+		v = body ? td_metric(body, series) : NAN;
+		if (v == want)
+			break;
+		tu_sleep_ms(250);
+	}
+	return v;
+}
+
+static unsigned long long status_hex(pid_t pid, const char *key)
+{
+	char path[64], want[32], *text, *p;
+	unsigned long long v = ~0ull;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	snprintf(want, sizeof(want), "%s:\t", key);
+	text = tu_read_file(path, NULL);
+	if (text && (p = strstr(text, want)))
+		v = strtoull(p + strlen(want), NULL, 16);
+	free(text);
+	return v;
+}
+
+START_TEST(pod_runs_probes_host_workload_and_recovers)
+{
+	char fakes[400], libs[3][512], log[512], series[160], why[256], *out;
+	char *argv[12];
+	uint16_t mport = tu_free_port(), fport;
+	int in[2], st;
+	pid_t wl, exporter, collector, exporter_again;
+	double v;
+
+	if (tu_skip_unless_root("pod_runs_probes_host_workload_and_recovers"))
+		return;
+	build_images();
+	do
+		fport = tu_free_port();
+	while (fport == mport);
+
+	/* The pod, from the manifest. */
+	out = td_capture(&st, PY " %s/deploy/podman/zernel-pod.py up --name %s --manifest "
+			 "%s/deploy/kubernetes/daemonset.yaml --publish metrics=127.0.0.1:%u "
+			 "--publish feed=127.0.0.1:%u 2>&1", tu_src_dir(), pod, tu_src_dir(),
+			 mport, fport);
+	ck_assert_msg(out && st == 0, "zernel-pod.py up:\n%s", out ? out : "");
+	free(out);
+	v = wait_metric(mport, "zernel_collector_up", 1, 20000);
+	ck_assert_msg(v == 1, "zernel_collector_up is %g after 20 s", v);
+
+	/* A workload on the host, the fake libraries loaded, held at "wait". */
+	tu_build_path(fakes, sizeof(fakes), "tests/fakes");
+	snprintf(libs[0], sizeof(libs[0]), "lib:%s/libcuda.so.1", fakes);
+	snprintf(libs[1], sizeof(libs[1]), "lib:%s/libcudart.so", fakes);
+	snprintf(libs[2], sizeof(libs[2]), "lib:%s/libnccl.so.2", fakes);
+	tu_build_path(log, sizeof(log), "tests/workloads/zw_cuda");
+	if (access(log, X_OK) != 0) {
+		tu_skip_missing("%s is missing: run make tests-build", log);
+		return;
+	}
+	argv[0] = log;
+	argv[1] = libs[0];
+	argv[2] = libs[1];
+	argv[3] = libs[2];
+	argv[4] = "wait";
+	argv[5] = "dev:0";
+	argv[6] = "malloc:1048576";
+	argv[7] = "launch:50:1000";
+	argv[8] = "wait";
+	argv[9] = NULL;
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	wl = tu_spawn_io(argv, "/dev/null", in[0], -1);
+	ck_assert_int_gt(wl, 0);
+	close(in[0]);
+
+	/* The collector in its container sees it through the host's PID namespace. */
+	snprintf(series, sizeof(series), "zernel_process_info{pid=\"%d\",ppid=\"%d\","
+		 "comm=\"zw_cuda\",watch_reason=\"cuda,nccl\"}", (int)wl, (int)getpid());
+	v = wait_metric(mport, series, 1, 20000);
+	ck_assert_msg(v == 1, "%s is %g", series, v);
+	v = wait_metric(mport, "zernel_collector_libraries_attached", 3, 10000);
+	ck_assert_msg(v >= 3, "libraries attached: %g", v);
+	ck_assert_int_eq(write(in[1], "go\n", 3), 3);
+
+	/* Its figures: what it did, 1 MiB on GPU 0 and 50 launches. */
+	snprintf(series, sizeof(series), "zernel_gpu_memory_used_bytes{pid=\"%d\",gpu_id=\"0\"}",
+		 (int)wl);
+	v = wait_metric(mport, series, 1048576, 10000);
+	ck_assert_msg(v == 1048576, "%s is %g", series, v);
+	snprintf(series, sizeof(series), "zernel_cuda_launch_latency_seconds_count{pid=\"%d\"}",
+		 (int)wl);
+	v = wait_metric(mport, series, 50, 10000);
+	ck_assert_msg(v == 50, "%s is %g", series, v);
+
+	/* The exporter's sandbox, from the host's /proc. */
+	exporter = container_pid("exporter");
+	collector = container_pid("collector");
+	ck_assert_int_gt(exporter, 0);
+	ck_assert_int_gt(collector, 0);
+	ck_assert_msg(td_exporter_sandboxed(exporter, why, sizeof(why)) == 0, "%s", why);
+	/* Its /dev/shm: the pod's memory-backed volume, read-only. */
+	out = td_capture(&st, "awk '$5 == \"/dev/shm\" { print $6, $(NF-2) }' /proc/%d/mountinfo",
+			 (int)exporter);
+	ck_assert_msg(out && strncmp(out, "ro,", 3) == 0 && strstr(out, " tmpfs\n"),
+		      "exporter /dev/shm: %s", out ? out : "");
+	free(out);
+	/* The collector: not privileged, nothing beyond the manifest's capabilities, host PIDs. */
+	ck_assert_msg((status_hex(collector, "CapBnd") & ~COLLECTOR_CAPS) == 0,
+		      "collector CapBnd %llx", status_hex(collector, "CapBnd"));
+	out = td_capture(&st, "podman inspect --format '{{.HostConfig.Privileged}} "
+			 "{{.HostConfig.ReadonlyRootfs}}' %s-collector %s-exporter", pod, pod);
+	ck_assert_msg(out && strcmp(out, "false true\nfalse true\n") == 0,
+		      "privileged, read-only root: %s", out ? out : "");
+	free(out);
+	ck_assert_int_eq(tu_system("test \"$(readlink /proc/%d/ns/pid)\" = \"$(readlink "
+				   "/proc/self/ns/pid)\"", (int)collector), 0);
+
+	/* Kill the collector container: the exporter reports it down, then up again. */
+	tu_system("podman kill %s-collector >/dev/null 2>&1", pod);
+	v = wait_metric(mport, "zernel_collector_up", 0, 20000);
+	ck_assert_msg(v == 0, "zernel_collector_up is %g with the collector killed", v);
+	ck_assert_int_eq(tu_system("podman start %s-collector >/dev/null", pod), 0);
+	v = wait_metric(mport, "zernel_collector_up", 1, 20000);
+	ck_assert_msg(v == 1, "zernel_collector_up is %g after the restart", v);
+	exporter_again = container_pid("exporter");
+	ck_assert_int_eq(exporter_again, exporter);
+	ck_assert_msg(td_exporter_sandboxed(exporter, why, sizeof(why)) == 0, "%s", why);
+	/* The new collector finds the workload again. */
+	snprintf(series, sizeof(series), "zernel_process_info{pid=\"%d\",ppid=\"%d\","
+		 "comm=\"zw_cuda\",watch_reason=\"cuda,nccl\"}", (int)wl, (int)getpid());
+	v = wait_metric(mport, series, 1, 20000);
+	ck_assert_msg(v == 1, "after the restart %s is %g", series, v);
+
+	close(in[1]);
+	ck_assert_int_eq(tu_stop(wl, SIGTERM, 5000) >= 0, 1);
+	pod_down();
+	ck_assert_int_ne(tu_system("podman pod exists %s", pod), 0);
+}
+END_TEST
+
+START_TEST(pod_runner_refuses_what_it_cannot_carry)
+{
+	char dir[256], *out;
+	int st;
+
+	snprintf(dir, sizeof(dir), "/tmp/zernel-pod-%d", (int)getpid());
+	/* A Localhost seccomp profile has no podman equivalent here: refused, not dropped. */
+	out = td_capture(&st, "mkdir -p %s && sed 's/type: RuntimeDefault/type: Localhost/' "
+			 "%s/deploy/kubernetes/daemonset.yaml > %s/ds.yaml && " PY
+			 " %s/deploy/podman/zernel-pod.py show --manifest %s/ds.yaml 2>&1; "
+			 "rm -rf %s", dir, tu_src_dir(), dir, tu_src_dir(), dir, dir);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_msg(strstr(out, "seccompProfile Localhost not carried"), "%s", out);
+	free(out);
+	/* And the commands for the real manifest carry each setting. */
+	out = td_capture(&st, PY " %s/deploy/podman/zernel-pod.py show --manifest "
+			 "%s/deploy/kubernetes/daemonset.yaml", tu_src_dir(), tu_src_dir());
+	ck_assert_msg(out && st == 0, "show failed");
+	ck_assert_ptr_nonnull(strstr(out, "--opt type=tmpfs"));
+	ck_assert_ptr_nonnull(strstr(out, "--user 65534:65534 --cap-drop ALL --read-only "));
+	ck_assert_ptr_nonnull(strstr(out, "--security-opt no-new-privileges"));
+	ck_assert_ptr_nonnull(strstr(out, "dst=/dev/shm,ro=true"));
+	ck_assert_ptr_nonnull(strstr(out, "--pid host"));
+	ck_assert_ptr_null(strstr(out, "--privileged"));
+	free(out);
+}
+END_TEST
+
+Suite *pod_suite(void);
+
+Suite *pod_suite(void)
+{
+	Suite *s = suite_create("pod");
+	TCase *t = tcase_create("podman");
+
+	tcase_add_unchecked_fixture(t, runner_setup, runner_teardown);
+	tcase_add_test(t, pod_runner_refuses_what_it_cannot_carry);
+	tcase_add_test(t, pod_runs_probes_host_workload_and_recovers);
+	/* The first run makes a Debian 12 with debootstrap and builds both images. */
+	tcase_set_timeout(t, 900);
+	suite_add_tcase(s, t);
+	return s;
+}
