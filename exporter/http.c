@@ -226,7 +226,7 @@ static void serve_index(struct http_server *s, h2o_req_t *req)
 	h2o_add_header_by_str(&req->pool, &req->res.headers,
 			      H2O_STRLIT("content-security-policy"), 0, NULL,
 			      H2O_STRLIT("default-src 'none'; script-src 'unsafe-inline'; "
-					 "style-src 'unsafe-inline'; img-src data:; connect-src ws: wss:; "
+					 "style-src 'unsafe-inline'; img-src data:; connect-src 'self' ws: wss:; "
 					 "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"));
 	h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-content-type-options"),
 			      0, NULL, H2O_STRLIT("nosniff"));
