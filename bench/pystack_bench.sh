@@ -12,11 +12,14 @@ set -eu
 COLLECTOR=$1
 ROUNDS=${ROUNDS:-7}
 STEPS=${STEPS:-400}
+FRAMES=${FRAMES:-1}
+EXTRA=""
+[ "$FRAMES" = 0 ] && EXTRA=--no-python-frames
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SHM=/zernel-bench-pystack-$$
 LOG=$(mktemp /tmp/zernel-bench-pystack.XXXXXX)
 
-"$COLLECTOR" --comm zb_watched --shm "$SHM" --stall-threshold-ms 1 >"$LOG" 2>&1 &
+"$COLLECTOR" --comm zb_watched --shm "$SHM" $EXTRA >"$LOG" 2>&1 &
 cpid=$!
 trap 'kill $cpid 2>/dev/null; wait $cpid 2>/dev/null; rm -f "$LOG" /dev/shm"$SHM"' EXIT INT TERM
 i=0
@@ -36,12 +39,12 @@ r=1
 while [ $r -le "$ROUNDS" ]; do
 	if [ $((r % 2)) -eq 1 ]; then a=$(run zb_plain); b=$(run zb_watched)
 	else b=$(run zb_watched); a=$(run zb_plain); fi
-	printf 'round %d: not watched %.3f s, watched with Python frames %.3f s\n' "$r" "$a" "$b"
+	printf 'round %d: not watched %.3f s, watched %.3f s\n' "$r" "$a" "$b"
 	plain="$plain $a"; watched="$watched $b"
 	r=$((r + 1))
 done
 median() { printf '%s\n' $1 | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 mp=$(median "$plain"); mw=$(median "$watched")
-printf 'median of %d rounds, %d steps: not watched %.3f s, watched %.3f s, ratio %.4f\n' \
-	"$ROUNDS" "$STEPS" "$mp" "$mw" "$(echo "$mw $mp" | awk '{print $1 / $2}')"
+printf 'median of %d rounds, %d steps (Python frames %s): not watched %.3f s, watched %.3f s, ratio %.4f\n' \
+	"$ROUNDS" "$STEPS" "$([ "$FRAMES" = 0 ] && echo off || echo on)" "$mp" "$mw" "$(echo "$mw $mp" | awk '{print $1 / $2}')"
 grep -c "runs CPython" "$LOG" | awk '{print "processes whose Python frames were read: " $1}'

@@ -36,6 +36,7 @@ enum zev_type {
 	ZEV_SCHED_MIGRATE,	/* struct zev_sched_migrate */
 	ZEV_LIBC_PROBE,		/* struct zev_libc_probe */
 	ZEV_PY_STALL,		/* struct zev_py_stall */
+	ZEV_THREAD_EXIT,	/* struct zev_thread_exit */
 	ZEV_TYPE_COUNT
 };
 
@@ -149,14 +150,34 @@ struct zev_nccl_comm {
 #define ZS_SW_OFFCPU		(1u << 0)	/* offcpu_ns is valid */
 #define ZS_SW_INVOLUNTARY	(1u << 1)	/* it left the CPU still runnable */
 #define ZS_SW_RUNQ		(1u << 2)	/* runq_ns is valid */
+#define ZS_SW_ONCPU		(1u << 3)	/* oncpu_ns is valid */
+#define ZS_SW_BLOCKED		(1u << 4)	/* blocked_ns and blocked_state are valid */
+#define ZS_SW_TRAINING		(1u << 5)	/* a training thread: count its states */
+#define ZS_SW_FUTEX		(1u << 6)	/* the block was a futex wait, outside
+						   pthread_barrier_wait: a sync sample */
 
-/* A watched thread got a CPU back. */
+/*
+ * A watched thread got a CPU back.  Its time since it last got one is
+ * oncpu_ns + blocked_ns + runq_ns, in that order: on the CPU, blocked
+ * (left it sleeping, until its wakeup), then runnable (from the wakeup,
+ * or from a preemption, until now).  offcpu_ns is blocked_ns + runq_ns.
+ */
 struct zev_sched_switch {
 	struct zev_hdr hdr;
 	__u32 flags;		/* ZS_SW_* */
-	__u32 pad;
+	__u32 blocked_state;	/* enum shm_thread_state, one of the blocked ones */
+	__u64 oncpu_ns;		/* its previous time on a CPU */
 	__u64 offcpu_ns;	/* since it left the CPU */
 	__u64 runq_ns;		/* since it became runnable */
+	__u64 blocked_ns;	/* from leaving the CPU to its wakeup */
+};
+
+/* A watched thread exits: its last time on a CPU. */
+struct zev_thread_exit {
+	struct zev_hdr hdr;
+	__u32 flags;		/* ZS_SW_ONCPU, ZS_SW_TRAINING */
+	__u32 pad;
+	__u64 oncpu_ns;
 };
 
 /* A watched thread moved to another CPU. */
@@ -212,7 +233,8 @@ _Static_assert(sizeof(struct zev_latency) == 40, "zev_latency is 40 bytes");
 _Static_assert(sizeof(struct zev_nccl_call) == 48, "zev_nccl_call is 48 bytes");
 _Static_assert(sizeof(struct zev_nccl_wait) == 40, "zev_nccl_wait is 40 bytes");
 _Static_assert(sizeof(struct zev_nccl_comm) == 48, "zev_nccl_comm is 48 bytes");
-_Static_assert(sizeof(struct zev_sched_switch) == 48, "zev_sched_switch is 48 bytes");
+_Static_assert(sizeof(struct zev_sched_switch) == 64, "zev_sched_switch is 64 bytes");
+_Static_assert(sizeof(struct zev_thread_exit) == 40, "zev_thread_exit is 40 bytes");
 _Static_assert(sizeof(struct zev_sched_migrate) == 32, "zev_sched_migrate is 32 bytes");
 _Static_assert(sizeof(struct zev_libc_probe) == 24, "zev_libc_probe is 24 bytes");
 _Static_assert(sizeof(struct zev_py_stall) == 64 + 16 * ZP_MAX_FRAMES, "zev_py_stall size");
@@ -225,6 +247,32 @@ enum zw_drop_slot {
 	ZW_DROP_STATE_FULL,	/* per-thread call table refused an entry */
 	ZW_DROP_PENDING_FULL,	/* too many NCCL calls before one sync */
 	ZW_DROP_SLOTS
+};
+
+/*
+ * Blocks of watched threads the scheduler probe could not tie to a 64-bit
+ * system call (per-CPU counters of bpf/sched.bpf.c, zs_counts): they are
+ * counted as SHM_STATE_OTHER, and these say how often.
+ */
+enum zs_count_slot {
+	ZS_COUNT_NOT_SYSCALL = 0,	/* blocked outside a syscall (page fault I/O) */
+	ZS_COUNT_COMPAT,		/* inside a 32-bit (compat) syscall */
+	ZS_COUNT_NO_REGS,		/* no saved user registers (kernel thread) */
+	ZS_COUNT_SLOTS
+};
+
+/*
+ * System calls the scheduler probe sorts blocks by (its sysclass table,
+ * filled by the collector from <sys/syscall.h> of the machine it runs on).
+ */
+#define ZS_SYSCALL_MAX		512
+enum zs_sysclass {
+	ZS_SYS_OTHER = 0,
+	ZS_SYS_INPUT,		/* read/recv families, poll/select/epoll */
+	ZS_SYS_URING,		/* io_uring_enter: input when it waits for completions */
+	ZS_SYS_FUTEX,		/* futex(2): lock when its op waits */
+	ZS_SYS_FUTEX2,		/* futex_waitv, futex_wait: always lock */
+	ZS_SYS_SLEEP,		/* nanosleep, clock_nanosleep */
 };
 
 /* --comm names the kernel matches at exec. */

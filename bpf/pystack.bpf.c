@@ -49,6 +49,7 @@ struct zp_thread {
 	__s32 native_stack;
 	__u32 truncated;
 	struct zev_py_frame frames[ZP_MAX_FRAMES];
+	__u64 stack_code, stack_instr;	/* the innermost frame native_stack was taken at */
 };
 
 struct {
@@ -158,7 +159,16 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	if (!t->nframes)
 		return;
 	t->state = runnable ? SHM_STALL_RUNQ : zss_blocked_state(prev);
-	t->native_stack = bpf_get_stackid(ctx, &zp_native, BPF_F_USER_STACK);
+	/*
+	 * Unwinding the user stack costs more than the whole Python walk: a
+	 * thread that leaves the CPU again at the same instruction of the same
+	 * code (a loop waiting on the same call) keeps the stack it had.
+	 */
+	if (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr) {
+		t->native_stack = bpf_get_stackid(ctx, &zp_native, BPF_F_USER_STACK);
+		t->stack_code = t->frames[0].code;
+		t->stack_instr = t->frames[0].instr;
+	}
 	t->out_ns = now;
 }
 

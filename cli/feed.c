@@ -32,6 +32,9 @@ static int val(struct json_object *o, enum cat_id id, unsigned int part, double 
 }
 
 /* The same, a duration in nanoseconds (the key says its unit). */
+_Static_assert(CAT_ID_PROC_STATE_OTHER - CAT_ID_PROC_STATE_ONCPU == SHM_STATE_OTHER,
+	       "catalog ids of the thread states follow enum shm_thread_state");
+
 static int dur(struct json_object *o, enum cat_id id, unsigned int part, double *ns)
 {
 	const struct cat_field *f = cat_feed_field(id, part);
@@ -183,6 +186,10 @@ static void parse_procs(struct json_object *root, struct cli_feed *f)
 		p->voluntary_switches = num_or_unknown(e, CAT_ID_PROC_VOLUNTARY);
 		p->migrations = num_or_unknown(e, CAT_ID_PROC_MIGRATIONS);
 		p->gpu_bytes = num_or_unknown(e, CAT_ID_PROC_GPU_BYTES);
+		for (unsigned int s = 0; s < SHM_STATE_COUNT; s++) {
+			p->state_ns[s] = -1;
+			dur(e, (enum cat_id)(CAT_ID_PROC_STATE_ONCPU + s), 0, &p->state_ns[s]);
+		}
 	}
 }
 

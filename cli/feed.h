@@ -70,6 +70,7 @@ struct cli_proc {
 	double voluntary_switches;
 	double migrations;
 	double gpu_bytes;		/* on all GPUs */
+	double state_ns[SHM_STATE_COUNT];	/* training threads; < 0 when unknown */
 };
 
 struct cli_nccl {

@@ -262,6 +262,19 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 	return err ? err : err2;
 }
 
+int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, uint64_t ns)
+{
+	struct agg_proc *p;
+
+	if ((unsigned int)state >= SHM_STATE_COUNT)
+		return -EINVAL;
+	p = proc_get(a, pid);
+	if (!p)
+		return -ENOENT;
+	p->thread_state_ns[state] += ns;
+	return 0;
+}
+
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary)
 {
 	struct agg_proc *p = proc_get(a, pid);

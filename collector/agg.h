@@ -72,6 +72,9 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 		      const uint64_t *hist_counts, const uint64_t *prom_counts,
 		      uint64_t count, uint64_t sum_ns, uint64_t max_ns);
 
+/* ns more of a training thread of pid in state (enum shm_thread_state). */
+int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, uint64_t ns);
+
 /* Scheduler counters: one context switch off CPU for off_ns. */
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary);
 int agg_migration(struct agg *a, uint32_t pid);

@@ -15,7 +15,8 @@
 enum recent_value {
 	RV_INPUT, RV_FUTEX, RV_BARRIER, RV_COLLECTIVE, RV_RUNQ, RV_BLOCKED, RV_PREEMPTED,
 	RV_INVOLUNTARY, RV_FAILED_ALLOCS, RV_SITES, RV_STALL0,
-	RV_COUNT = RV_STALL0 + SHM_STALL_STATE_COUNT
+	RV_THREAD0 = RV_STALL0 + SHM_STALL_STATE_COUNT,
+	RV_COUNT = RV_THREAD0 + SHM_STATE_COUNT
 };
 
 struct recent_sample {
@@ -259,6 +260,8 @@ static void current_values(struct agg *a, uint32_t slot, const struct proc_extra
 	v[RV_SITES] = e->sites_ns;
 	for (uint32_t st = 0; st < SHM_STALL_STATE_COUNT; st++)
 		v[RV_STALL0 + st] = e->stall_ns[st];
+	for (uint32_t st = 0; st < SHM_STATE_COUNT; st++)
+		v[RV_THREAD0 + st] = p->thread_state_ns[st];
 	for (uint32_t m = 0; m < keyindex_top(&a->mem_idx); m++)
 		if (keyindex_live(&a->mem_idx, m) && a->mem[m].pid == p->pid)
 			v[RV_FAILED_ALLOCS] += a->mem[m].failed_calls;
@@ -310,6 +313,8 @@ static void recent_row(struct agg *a, uint32_t slot, uint64_t now_ns, struct shm
 	r->stall_sites_ns = cur[RV_SITES] - base->v[RV_SITES];
 	for (uint32_t st = 0; st < SHM_STALL_STATE_COUNT; st++)
 		r->stall_ns[st] = cur[RV_STALL0 + st] - base->v[RV_STALL0 + st];
+	for (uint32_t st = 0; st < SHM_STATE_COUNT; st++)
+		r->thread_state_ns[st] = cur[RV_THREAD0 + st] - base->v[RV_THREAD0 + st];
 }
 
 const struct shm_proc_recent *agg_stalls_recent(struct agg *a, uint64_t now_ns, uint32_t *n)

@@ -158,15 +158,43 @@ static int dec_nccl_comm(struct decode *d, const void *rec)
 	return 0;
 }
 
-/* One context switch, counted once its off-CPU time is known. */
+/*
+ * One context switch, counted once its off-CPU time is known; its thread
+ * states when it is a training thread; a futex wait when it blocked in one.
+ */
 static int dec_sched_switch(struct decode *d, const void *rec)
 {
 	const struct zev_sched_switch *e = rec;
+	uint32_t pid = e->hdr.pid;
 
+	if ((e->flags & ZS_SW_BLOCKED) &&
+	    (e->blocked_state >= SHM_STATE_COUNT || e->blocked_state <= SHM_STATE_RUNQ))
+		return -EINVAL;
 	if (e->flags & ZS_SW_OFFCPU)
-		agg_offcpu(d->agg, e->hdr.pid, e->offcpu_ns, (e->flags & ZS_SW_INVOLUNTARY) != 0);
+		agg_offcpu(d->agg, pid, e->offcpu_ns, (e->flags & ZS_SW_INVOLUNTARY) != 0);
 	if (e->flags & ZS_SW_RUNQ)
-		agg_latency(d->agg, e->hdr.pid, SHM_FAMILY_RUNQ_DELAY, e->hdr.ts_ns, e->runq_ns);
+		agg_latency(d->agg, pid, SHM_FAMILY_RUNQ_DELAY, e->hdr.ts_ns, e->runq_ns);
+	if ((e->flags & (ZS_SW_BLOCKED | ZS_SW_FUTEX)) == (ZS_SW_BLOCKED | ZS_SW_FUTEX))
+		agg_latency(d->agg, pid, SHM_FAMILY_FUTEX_WAIT, e->hdr.ts_ns, e->blocked_ns);
+	if (!(e->flags & ZS_SW_TRAINING))
+		return 0;
+	if (e->flags & ZS_SW_ONCPU)
+		agg_thread_state(d->agg, pid, SHM_STATE_ONCPU, e->oncpu_ns);
+	if (e->flags & ZS_SW_BLOCKED)
+		agg_thread_state(d->agg, pid, (enum shm_thread_state)e->blocked_state,
+				 e->blocked_ns);
+	if (e->flags & ZS_SW_RUNQ)
+		agg_thread_state(d->agg, pid, SHM_STATE_RUNQ, e->runq_ns);
+	return 0;
+}
+
+/* A thread's last time on a CPU, before it exited. */
+static int dec_thread_exit(struct decode *d, const void *rec)
+{
+	const struct zev_thread_exit *e = rec;
+
+	if ((e->flags & (ZS_SW_TRAINING | ZS_SW_ONCPU)) == (ZS_SW_TRAINING | ZS_SW_ONCPU))
+		agg_thread_state(d->agg, e->hdr.pid, SHM_STATE_ONCPU, e->oncpu_ns);
 	return 0;
 }
 
@@ -249,6 +277,7 @@ static const struct {
 	[ZEV_SCHED_MIGRATE]	= { sizeof(struct zev_sched_migrate), dec_sched_migrate },
 	[ZEV_LIBC_PROBE]	= { sizeof(struct zev_libc_probe), dec_libc_probe },
 	[ZEV_PY_STALL]		= { sizeof(struct zev_py_stall), dec_py_stall },
+	[ZEV_THREAD_EXIT]	= { sizeof(struct zev_thread_exit), dec_thread_exit },
 };
 
 int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)

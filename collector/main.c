@@ -255,6 +255,8 @@ int main(int argc, char **argv)
 			.stall_rate = o.stall_rate,
 			.no_python_frames = o.no_python_frames,
 			.gpus = nv.node, .n_gpus = nv.n_nodes,
+			.all_threads = o.all_threads,
+			.dataloader_gap_us = o.dataloader_gap_us,
 		};
 
 		err = probes_start(&probes, agg, &po);

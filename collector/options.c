@@ -41,6 +41,12 @@ static const char usage_text[] =
 "                           process, 1..10000 (default 50); the rest count\n"
 "                           as unsampled time\n"
 "  --no-python-frames       do not read Python frames\n"
+"  --all-threads            count every thread of a watched process in its\n"
+"                           thread states and DataLoader waits, not only\n"
+"                           its training threads\n"
+"  --dataloader-gap-us US   input blocks of a thread closer than this merge\n"
+"                           into one DataLoader wait, 0..1000000 (default\n"
+"                           1000)\n"
 "  --gpu-memory-total BYTES[,BYTES...]\n"
 "                           total memory of GPU 0, 1, ... in bytes; without\n"
 "                           it, from NVML (libnvidia-ml.so.1) when present\n"
@@ -79,6 +85,8 @@ enum {
 	OPT_NO_PY_FRAMES,
 	OPT_PODS_DIR,
 	OPT_CONTAINERS_DIR,
+	OPT_ALL_THREADS,
+	OPT_DL_GAP,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -101,6 +109,8 @@ static const struct option long_opts[] = {
 	{ "no-python-frames", no_argument, NULL, OPT_NO_PY_FRAMES },
 	{ "pods-dir", required_argument, NULL, OPT_PODS_DIR },
 	{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
+	{ "all-threads", no_argument, NULL, OPT_ALL_THREADS },
+	{ "dataloader-gap-us", required_argument, NULL, OPT_DL_GAP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -253,6 +263,13 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 		else
 			o->containers_dir = arg;
 		break;
+	case OPT_ALL_THREADS:
+		o->all_threads = 1;
+		break;
+	case OPT_DL_GAP:
+		if (parse_u32(arg, 0, OPTS_MAX_DL_GAP_US, &o->dataloader_gap_us) < 0)
+			return bad_value(err, c, arg, "expected microseconds in 0..1000000");
+		break;
 	case OPT_HELP:
 		fputs(usage_text, out);
 		return OPTS_EXIT_OK;
@@ -298,6 +315,7 @@ enum opts_result opts_parse(struct collector_opts *o, int argc, char **argv,
 	o->max_procs = SHM_DEFAULT_MAX_PROCS;
 	o->pods_dir = KUBE_PODS_DIR;
 	o->containers_dir = KUBE_CONTAINERS_DIR;
+	o->dataloader_gap_us = OPTS_DEFAULT_DL_GAP_US;
 
 	opterr = 0;
 	optind = 1;

@@ -24,6 +24,9 @@
 #define OPTS_MAX_INTERVAL_MS		60000u
 #define OPTS_DEFAULT_WINDOW_S		60u
 #define OPTS_MAX_WINDOW_S		86400u
+/* Why 1 ms: README, "DataLoader wait per batch". */
+#define OPTS_DEFAULT_DL_GAP_US		1000u
+#define OPTS_MAX_DL_GAP_US		1000000u
 
 struct collector_opts {
 	int simulate;
@@ -47,6 +50,8 @@ struct collector_opts {
 	int no_python_frames;
 	const char *pods_dir;		/* --pods-dir; "" for none */
 	const char *containers_dir;	/* --containers-dir; "" for none */
+	int all_threads;		/* --all-threads */
+	uint32_t dataloader_gap_us;	/* --dataloader-gap-us */
 };
 
 enum opts_result {

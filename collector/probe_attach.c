@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,9 +18,6 @@
 #include "collector/elfsyms.h"
 #include "collector/probe_loader.h"
 #include "common/log.h"
-
-#define PROBE_TRACEFS		"/sys/kernel/tracing"
-#define PROBE_TRACEFS_DEBUG	"/sys/kernel/debug/tracing"
 
 static struct bpf_program *row_prog(const struct probes *p, const struct probe_attach *r)
 {
@@ -36,67 +32,8 @@ static int keep_link(struct probes *p, struct bpf_link *link)
 	return 0;
 }
 
-/*
- * The tracefs directory libbpf will read tracepoint ids from (it prefers
- * the debugfs one where that exists).  A minimal system may not mount it:
- * then it is mounted where libbpf looks next.
- */
-static const char *probe_tracefs(void)
-{
-	static const char *const dirs[] = { PROBE_TRACEFS_DEBUG, PROBE_TRACEFS };
-	char path[128];
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/events/syscalls", dirs[i]);
-		if (access(path, F_OK) == 0)
-			return dirs[i];
-	}
-	if (access(PROBE_TRACEFS_DEBUG, F_OK) != 0 &&
-	    mount("tracefs", PROBE_TRACEFS, "tracefs", 0, NULL) == 0) {
-		snprintf(path, sizeof(path), "%s/events/syscalls", PROBE_TRACEFS);
-		if (access(path, F_OK) == 0) {
-			log_info("mounted tracefs on %s for the syscall tracepoints",
-				 PROBE_TRACEFS);
-			return PROBE_TRACEFS;
-		}
-	}
-	return NULL;
-}
-
-/*
- * A syscall row: its program on sys_enter_NAME or sys_exit_NAME of every
- * NAME this kernel has.  0 when at least one attached.
- */
-static int attach_syscalls(struct probes *p, const struct probe_attach *r, const char *tracefs)
-{
-	const char *side = r->how == PROBE_SYS_ENTER ? "enter" : "exit";
-	struct bpf_program *prog = row_prog(p, r);
-	size_t attached = 0;
-	char tp[96], path[192];
-	int err;
-
-	if (!prog)
-		return -EINVAL;
-	for (const char *const *name = r->syscalls; *name; name++) {
-		snprintf(tp, sizeof(tp), "sys_%s_%s", side, *name);
-		snprintf(path, sizeof(path), "%s/events/syscalls/%s", tracefs, tp);
-		if (access(path, F_OK) != 0) {
-			log_debug("no syscall %s on this kernel or architecture", *name);
-			continue;
-		}
-		if (p->n_links >= PROBES_MAX_LINKS)
-			return -ENOSPC;
-		err = keep_link(p, bpf_program__attach_tracepoint(prog, "syscalls", tp));
-		if (err)
-			return err;
-		attached++;
-	}
-	return attached > 0 ? 0 : -ENOENT;
-}
-
 int probe_attach_static(struct probes *p)
 {
-	const char *tracefs = NULL;
 	int err;
 
 	for (size_t i = 0; i < probe_attach_count; i++) {
@@ -112,24 +49,6 @@ int probe_attach_static(struct probes *p)
 			if (err) {
 				log_error("cannot attach %s (%s): %s", r->prog,
 					  bpf_program__section_name(prog), strerror(-err));
-				return err;
-			}
-			break;
-		case PROBE_SYS_ENTER:
-		case PROBE_SYS_EXIT:
-			if (!tracefs && !(tracefs = probe_tracefs())) {
-				log_error("no syscall tracepoints: tracefs is not mounted and cannot be "
-					  "(mount -t tracefs nodev %s), or the kernel lacks "
-					  "CONFIG_FTRACE_SYSCALLS", PROBE_TRACEFS);
-				return -ENOENT;
-			}
-			err = attach_syscalls(p, r, tracefs);
-			if (err && r->optional) {
-				log_debug("%s: not on %s's syscall tracepoints: %s", r->prog,
-					  r->syscalls[0], strerror(-err));
-			} else if (err) {
-				log_error("cannot attach %s to the syscall tracepoints: %s",
-					  r->prog, strerror(-err));
 				return err;
 			}
 			break;

@@ -32,8 +32,6 @@ enum probe_obj {
 	PROBE_OBJ_GPU_MEM,
 	PROBE_OBJ_CUDA_TRACE,
 	PROBE_OBJ_NCCL,
-	PROBE_OBJ_DATALOAD,
-	PROBE_OBJ_DIST,
 	PROBE_OBJ_SCHED,
 	PROBE_OBJ_PYSTACK,
 	PROBE_OBJ_COUNT
@@ -53,8 +51,6 @@ extern const struct probe_object probe_objects[PROBE_OBJ_COUNT];
 /* How a row of the attach table attaches its program. */
 enum probe_how {
 	PROBE_AUTO = 1,		/* where its section says (tp_btf/...) */
-	PROBE_SYS_ENTER,	/* syscalls/sys_enter_NAME, for each NAME of the row */
-	PROBE_SYS_EXIT,		/* syscalls/sys_exit_NAME, likewise */
 	PROBE_UPROBE,		/* entry of symbol, in every library of the row's kinds */
 	PROBE_URETPROBE,	/* return of symbol, likewise */
 };
@@ -71,8 +67,6 @@ struct probe_attach {
 	enum probe_how how;
 	unsigned int libs;		/* uprobes: PROBE_LIB_* the symbol may live in */
 	const char *symbol;		/* uprobes */
-	const char *const *syscalls;	/* PROBE_SYS_*: NULL-terminated names */
-	int optional;			/* PROBE_SYS_*: none of them here is fine */
 };
 
 extern const struct probe_attach probe_attach_table[];
@@ -121,6 +115,9 @@ struct probes {
 
 /* probe_priv.c: privileges and kernel support; logs what is missing. */
 int probe_priv_check(void);
+
+/* sched_config.c: the scheduler probe's settings; refuses a kernel it cannot use. */
+int sched_configure(void *skel, struct probes *p);
 
 /* probe_objects.c: opens, configures and loads every object, sharing the maps. */
 int probe_objects_load(struct probes *p);

@@ -12,8 +12,6 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/cuda_trace.skel.h"
-#include "bpf/dataload.skel.h"
-#include "bpf/dist.skel.h"
 #include "bpf/gpu_mem.skel.h"
 #include "bpf/launch_hist.h"
 #include "bpf/nccl.skel.h"
@@ -49,8 +47,6 @@ SKELETON(watch)
 SKELETON(gpu_mem)
 SKELETON(cuda_trace)
 SKELETON(nccl)
-SKELETON(dataload)
-SKELETON(dist)
 SKELETON(sched)
 SKELETON(pystack)
 
@@ -102,9 +98,7 @@ const struct probe_object probe_objects[PROBE_OBJ_COUNT] = {
 	[PROBE_OBJ_GPU_MEM]	= OBJECT(gpu_mem, NULL),
 	[PROBE_OBJ_CUDA_TRACE]	= OBJECT(cuda_trace, cuda_trace_configure),
 	[PROBE_OBJ_NCCL]	= OBJECT(nccl, NULL),
-	[PROBE_OBJ_DATALOAD]	= OBJECT(dataload, NULL),
-	[PROBE_OBJ_DIST]	= OBJECT(dist, NULL),
-	[PROBE_OBJ_SCHED]	= OBJECT(sched, NULL),
+	[PROBE_OBJ_SCHED]	= OBJECT(sched, sched_configure),
 	[PROBE_OBJ_PYSTACK]	= OBJECT(pystack, pystack_configure),
 };
 

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Every attachment of every BPF program, in one table (probe_loader.h):
- * tracepoints attached once at start, syscall tracepoints by name, and
- * uprobes on symbols of the CUDA driver and runtime, NCCL and libc,
+ * tracepoints attached once at start, and uprobes on symbols of the CUDA driver and runtime, NCCL and libc,
  * attached in each library of their kind as discovery finds it.  Table
  * order is attach order.  Root-only code.
  */
@@ -15,35 +14,20 @@
 #define NCCL	PROBE_LIB_NCCL
 #define LIBC	PROBE_LIB_LIBC
 
-#define AUTO(obj, prog)		{ obj, prog, PROBE_AUTO, 0, NULL, NULL, 0 }
-#define SYS(obj, enter, exit, names, opt) \
-	{ obj, enter, PROBE_SYS_ENTER, 0, NULL, names, opt }, \
-	{ obj, exit, PROBE_SYS_EXIT, 0, NULL, names, opt }
+#define AUTO(obj, prog)		{ obj, prog, PROBE_AUTO, 0, NULL }
 /* A symbol's entry and return programs: two rows, entry first. */
-#define UPROBE(obj, lib, sym, entry)	{ obj, entry, PROBE_UPROBE, lib, sym, NULL, 0 }
-#define URETPROBE(obj, lib, sym, ret)	{ obj, ret, PROBE_URETPROBE, lib, sym, NULL, 0 }
+#define UPROBE(obj, lib, sym, entry)	{ obj, entry, PROBE_UPROBE, lib, sym }
+#define URETPROBE(obj, lib, sym, ret)	{ obj, ret, PROBE_URETPROBE, lib, sym }
 #define PAIR(obj, lib, sym, entry, ret)	UPROBE(obj, lib, sym, entry), URETPROBE(obj, lib, sym, ret)
 
 #define MEM(lib, sym, entry, ret)	PAIR(PROBE_OBJ_GPU_MEM, lib, sym, entry, ret)
 #define LAUNCH(lib, sym, entry, ret)	PAIR(PROBE_OBJ_CUDA_TRACE, lib, sym, entry, ret)
 #define COLL(lib, sym, entry, ret)	PAIR(PROBE_OBJ_NCCL, lib, sym, entry, ret)
 #define SYNC(lib, sym)			URETPROBE(PROBE_OBJ_NCCL, lib, sym, "zn_sync_ret")
-
-/*
- * DataLoader waits: the reads, polls and io_uring waits; those an
- * architecture lacks (arm64: poll, select, epoll_wait) are skipped, and
- * io_uring (5.1) may be absent or disabled.
- */
-static const char *const dataload_syscalls[] = {
-	"read", "readv", "pread64", "preadv", "preadv2",
-	"recvfrom", "recvmsg", "recvmmsg",
-	"poll", "ppoll", "select", "pselect6",
-	"epoll_wait", "epoll_pwait", "epoll_pwait2", NULL,
-};
-static const char *const dataload_uring[] = { "io_uring_enter", NULL };
-/* Distributed sync: futex(2); futex_waitv (5.16) and futex_wait (6.7) where present. */
-static const char *const dist_futex[] = { "futex", NULL };
-static const char *const dist_futex2[] = { "futex_waitv", "futex_wait", NULL };
+/* What a thread is inside when it blocks, and which threads train. */
+#define SCHED_MARK(lib, sym)		UPROBE(PROBE_OBJ_SCHED, lib, sym, "zs_cuda_launch")
+#define SCHED_GPU(lib, sym, entry)	PAIR(PROBE_OBJ_SCHED, lib, sym, entry, "zs_cuda_ret")
+#define SCHED_NCCL(sym)			PAIR(PROBE_OBJ_SCHED, NCCL, sym, "zs_nccl_call", "zs_nccl_ret")
 
 const struct probe_attach probe_attach_table[] = {
 	/* The watched set follows forks, execs and exits from the first. */
@@ -122,22 +106,55 @@ const struct probe_attach probe_attach_table[] = {
 	SYNC(DRV, "cuCtxSynchronize"),
 	SYNC(DRV, "cuCtxSynchronize_v2"),
 
-	/* DataLoader waits: only these syscalls run the programs. */
-	SYS(PROBE_OBJ_DATALOAD, "zs_dl_enter", "zs_dl_exit", dataload_syscalls, 0),
-	SYS(PROBE_OBJ_DATALOAD, "zs_dl_uring_enter", "zs_dl_exit", dataload_uring, 1),
-
-	/* Distributed sync: futex waits, and pthread_barrier_wait in each libc. */
-	SYS(PROBE_OBJ_DIST, "zs_futex_enter", "zs_futex_exit", dist_futex, 0),
-	SYS(PROBE_OBJ_DIST, "zs_futex2_enter", "zs_futex_exit", dist_futex2, 1),
-	PAIR(PROBE_OBJ_DIST, LIBC, "pthread_barrier_wait", "zs_barrier_enter", "zs_barrier_exit"),
-	AUTO(PROBE_OBJ_DIST, "zs_dist_exit_proc"),
-
-	/* Scheduler. */
+	/*
+	 * Scheduler: where threads' time goes, waits included (no syscall
+	 * tracepoint); pthread_barrier_wait in each libc.
+	 */
 	AUTO(PROBE_OBJ_SCHED, "zs_wakeup"),
 	AUTO(PROBE_OBJ_SCHED, "zs_wakeup_new"),
 	AUTO(PROBE_OBJ_SCHED, "zs_switch"),
 	AUTO(PROBE_OBJ_SCHED, "zs_migrate"),
 	AUTO(PROBE_OBJ_SCHED, "zs_task_exit"),
+	PAIR(PROBE_OBJ_SCHED, LIBC, "pthread_barrier_wait", "zs_barrier_enter", "zs_barrier_exit"),
+
+	/* Training threads: those that launch, allocate or synchronise. */
+	SCHED_MARK(DRV, "cuLaunchKernel"),
+	SCHED_MARK(DRV, "cuLaunchKernel_ptsz"),
+	SCHED_MARK(DRV, "cuLaunchKernelEx"),
+	SCHED_MARK(DRV, "cuLaunchKernelEx_ptsz"),
+	SCHED_MARK(RT,  "cudaLaunchKernel"),
+	SCHED_MARK(RT,  "cudaLaunchKernel_ptsz"),
+	SCHED_MARK(RT,  "cudaLaunchKernelExC"),
+	SCHED_MARK(RT,  "cudaLaunchKernelExC_ptsz"),
+	SCHED_MARK(DRV, "cuGraphLaunch"),
+	SCHED_MARK(DRV, "cuGraphLaunch_ptsz"),
+	SCHED_MARK(RT,  "cudaGraphLaunch"),
+	SCHED_MARK(RT,  "cudaGraphLaunch_ptsz"),
+	/* Blocked inside these: gpu (collective for a sync that ends collectives). */
+	SCHED_GPU(RT,  "cudaMalloc",			"zs_cuda_block"),
+	SCHED_GPU(RT,  "cudaFree",			"zs_cuda_block"),
+	SCHED_GPU(RT,  "cudaMemcpy",			"zs_cuda_block"),
+	SCHED_GPU(DRV, "cuMemAlloc_v2",			"zs_cuda_block"),
+	SCHED_GPU(DRV, "cuMemFree_v2",			"zs_cuda_block"),
+	SCHED_GPU(DRV, "cuMemcpy",			"zs_cuda_block"),
+	SCHED_GPU(DRV, "cuMemcpyDtoH_v2",		"zs_cuda_block"),
+	SCHED_GPU(DRV, "cuMemcpyHtoD_v2",		"zs_cuda_block"),
+	SCHED_GPU(RT,  "cudaStreamSynchronize",		"zs_cuda_sync"),
+	SCHED_GPU(RT,  "cudaStreamSynchronize_ptsz",	"zs_cuda_sync"),
+	SCHED_GPU(RT,  "cudaDeviceSynchronize",		"zs_cuda_sync"),
+	SCHED_GPU(RT,  "cudaEventSynchronize",		"zs_cuda_sync"),
+	SCHED_GPU(DRV, "cuStreamSynchronize",		"zs_cuda_sync"),
+	SCHED_GPU(DRV, "cuStreamSynchronize_ptsz",	"zs_cuda_sync"),
+	SCHED_GPU(DRV, "cuCtxSynchronize",		"zs_cuda_sync"),
+	SCHED_GPU(DRV, "cuEventSynchronize",		"zs_cuda_sync"),
+	SCHED_NCCL("ncclAllReduce"),
+	SCHED_NCCL("ncclAllGather"),
+	SCHED_NCCL("ncclReduceScatter"),
+	SCHED_NCCL("ncclBroadcast"),
+	SCHED_NCCL("ncclReduce"),
+	SCHED_NCCL("ncclSend"),
+	SCHED_NCCL("ncclRecv"),
+	SCHED_NCCL("ncclGroupEnd"),
 
 	/* Python frames of watched threads' stalls. */
 	AUTO(PROBE_OBJ_PYSTACK, "zp_switch"),

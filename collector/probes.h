@@ -29,6 +29,8 @@ struct probes_opts {
 	/* The node's GPUs as NVML lists them (NULL, 0: none): CUDA ordinals map onto them. */
 	const struct gpu_node *gpus;
 	size_t n_gpus;
+	int all_threads;		/* every thread is a training thread */
+	uint32_t dataloader_gap_us;	/* input blocks closer than this: one wait */
 };
 
 struct probes;

@@ -51,12 +51,31 @@ void sim_emit_latency(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_f
 }
 
 void sim_emit_offcpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns,
-		     int involuntary)
+		     int involuntary, enum shm_thread_state state)
 {
 	struct zev_sched_switch r = {
 		.hdr = hdr(ZEV_SCHED_SWITCH, pid, now),
-		.flags = ZS_SW_OFFCPU | (involuntary ? ZS_SW_INVOLUNTARY : 0),
+		.flags = ZS_SW_OFFCPU | ZS_SW_TRAINING,
 		.offcpu_ns = ns,
+	};
+
+	if (involuntary) {
+		r.flags |= ZS_SW_INVOLUNTARY | ZS_SW_RUNQ;
+		r.runq_ns = ns;
+	} else {
+		r.flags |= ZS_SW_BLOCKED;
+		r.blocked_state = state;
+		r.blocked_ns = ns;
+	}
+	send(e, &r, sizeof(r));
+}
+
+void sim_emit_oncpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns)
+{
+	struct zev_sched_switch r = {
+		.hdr = hdr(ZEV_SCHED_SWITCH, pid, now),
+		.flags = ZS_SW_ONCPU | ZS_SW_TRAINING,
+		.oncpu_ns = ns,
 	};
 
 	send(e, &r, sizeof(r));

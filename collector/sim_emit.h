@@ -25,8 +25,11 @@ void sim_emit_nccl_comm(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t
 void sim_emit_latency(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_family f,
 		      uint64_t ns);
 /* A switch back onto the CPU after ns off it, preempted or blocked. */
+/* A training thread back on a CPU after ns preempted, or blocked in state. */
 void sim_emit_offcpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns,
-		     int involuntary);
+		     int involuntary, enum shm_thread_state state);
+/* A training thread's ns on a CPU. */
+void sim_emit_oncpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns);
 void sim_emit_migrate(struct sim_emit *e, uint64_t now, uint32_t pid);
 /* A successful NCCL call of call_ns, and its wait of wait_ns: two records. */
 void sim_emit_nccl(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_nccl_op_kind op,

@@ -128,15 +128,22 @@ static unsigned int draw_count(struct sim *s, double expected)
 /* ---------------------------------------------------------------------- */
 /* What the job does, as the probes would report it (sim_emit.c). */
 
+#define SIM_WORKER_COLLATE_NS	2000000ull	/* a worker's CPU time per batch */
+
 static void lat(struct sim *s, uint32_t pid, enum shm_family f, uint64_t now,
 		uint64_t v)
 {
 	sim_emit_latency(&s->out, now, pid, f, v);
 }
 
-static void offcpu(struct sim *s, uint32_t pid, uint64_t ns, int involuntary, uint64_t now)
+/*
+ * Back on a CPU after ns blocked in state, or preempted (SHM_STATE_RUNQ:
+ * that also records the run-queue delay sample, as a probe's switch does).
+ */
+static void offcpu(struct sim *s, uint32_t pid, uint64_t ns, enum shm_thread_state state,
+		   uint64_t now)
 {
-	sim_emit_offcpu(&s->out, now, pid, ns, involuntary);
+	sim_emit_offcpu(&s->out, now, pid, ns, state == SHM_STATE_RUNQ, state);
 }
 
 /* A successful call of bytes that took call_ns, done wait_ns after it began. */
@@ -145,7 +152,7 @@ static void nccl_call(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op, uin
 {
 	sim_emit_nccl(&s->out, now, pid, op, bytes, call_ns, wait_ns);
 	/* Waiting for the collective puts the thread to sleep. */
-	offcpu(s, pid, wait_ns, 0, now);
+	offcpu(s, pid, wait_ns, SHM_STATE_COLLECTIVE, now);
 }
 
 static void nccl(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op,
@@ -219,8 +226,10 @@ static void worker_batch(struct sim *s, const struct sim_worker *wk,
 		uint64_t r = draw(s, &p->worker_read);
 
 		lat(s, wk->pid, SHM_FAMILY_DATALOADER_WAIT, now, r);
-		offcpu(s, wk->pid, r, 0, now);
+		offcpu(s, wk->pid, r, SHM_STATE_INPUT, now);
 	}
+	/* Decoding and collating the batch (no draw: the job's numbers stay as they were). */
+	sim_emit_oncpu(&s->out, now, wk->pid, SIM_WORKER_COLLATE_NS);
 	lat(s, wk->pid, SHM_FAMILY_FUTEX_WAIT, now, draw(s, &p->futex));
 	lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, draw(s, &p->runq));
 }
@@ -247,8 +256,9 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	else
 		v = draw(s, &p->batch_wait);
 	lat(s, tr->pid, SHM_FAMILY_DATALOADER_WAIT, now, v);
-	offcpu(s, tr->pid, v, 0, now);
+	offcpu(s, tr->pid, v, SHM_STATE_INPUT, now);
 	py_stall(s, tr, SHM_STALL_INPUT, v, SIM_SITE_NEXT_BATCH, now);
+	sim_emit_oncpu(&s->out, now, tr->pid, step);
 	step += v;
 	if (tr->n_workers)
 		worker_batch(s, &s->workers[tr->first_worker + tr->steps % tr->n_workers],
@@ -276,6 +286,8 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	}
 	step += last_wait;	/* the others overlap with backward */
 	py_stall(s, tr, SHM_STALL_COLLECTIVE, last_wait, SIM_SITE_BACKWARD, now);
+	/* The step ends in a stream synchronisation: it waits for the last bucket. */
+	lat(s, tr->pid, SHM_FAMILY_CUDA_SYNC, now, last_wait);
 
 	if (tr->steps % 5 == 0)
 		nccl(s, tr->pid, SHM_NCCL_ALL_GATHER, 8 * MIB, &p->other_call, &p->other_wait, now);
@@ -295,17 +307,19 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	for (int i = 0; i < 10; i++) {
 		v = draw(s, &p->futex);
 		lat(s, tr->pid, SHM_FAMILY_FUTEX_WAIT, now, v);
-		offcpu(s, tr->pid, v, 0, now);
+		offcpu(s, tr->pid, v, SHM_STATE_LOCK, now);
 	}
 	v = draw(s, &p->barrier);
 	lat(s, tr->pid, SHM_FAMILY_BARRIER_WAIT, now, v);
-	offcpu(s, tr->pid, v, 0, now);
+	offcpu(s, tr->pid, v, SHM_STATE_LOCK, now);
 	py_stall(s, tr, SHM_STALL_COLLECTIVE, v, SIM_SITE_BARRIER, now);
 	for (int i = 0; i < 5; i++) {
 		v = draw(s, &p->runq);
-		lat(s, tr->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
-		if (i < 2)	/* preempted, then waited this long to run again */
-			offcpu(s, tr->pid, v, 1, now);
+		/* Preempted, then waited this long to run again: the sample comes with it. */
+		if (i < 2)
+			offcpu(s, tr->pid, v, SHM_STATE_RUNQ, now);
+		else
+			lat(s, tr->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
 	}
 	if (rng_unit(s) < 0.3)
 		sim_emit_migrate(&s->out, now, tr->pid);
@@ -328,11 +342,10 @@ static void worker_background(struct sim *s, struct sim_worker *wk,
 		if (rng_unit(s) < 0.5) {
 			v = draw(s, &p->futex);
 			lat(s, wk->pid, SHM_FAMILY_FUTEX_WAIT, now, v);
-			offcpu(s, wk->pid, v, 0, now);
+			offcpu(s, wk->pid, v, SHM_STATE_LOCK, now);
 		} else {
 			v = draw(s, &p->runq);
-			lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
-			offcpu(s, wk->pid, v, 1, now);
+			offcpu(s, wk->pid, v, SHM_STATE_RUNQ, now);
 		}
 	}
 	if (rng_unit(s) < 0.2 * dt_s)

@@ -23,8 +23,10 @@
  *                              "stalls", "seconds", "max_seconds",
  *                              "native_stack", "truncated"}]}]}
  * Sites of a process are sorted by time, longest first.  Shares come from
- * the Python stalls of the process's main thread by state when its frames
- * are read, else from its wait counters (DataLoader, futex, barrier and
+ * the scheduler's states of its training threads (they add up to those
+ * threads' wall time); where the scheduler has none for it, from the
+ * Python stalls of its main thread by state when its frames are read,
+ * else from its wait counters (DataLoader, futex, barrier and
  * collective waits, run-queue delay); the rest of the wall time is "on
  * CPU or short waits".
  */
@@ -163,6 +165,23 @@ static int ev_fill(const struct shm_snapshot *snap, const struct shm_proc_recent
 	ev->window_s = w = (double)r->covered_ns / 1e9;
 	if (w <= 0)
 		return -1;
+	for (uint32_t st = 0; st < SHM_STATE_COUNT; st++)
+		sum += (double)r->thread_state_ns[st];
+	if (sum > 0) {
+		/* The scheduler's states of its training threads: they add up to their time. */
+		static const enum ev_share of_thread[SHM_STATE_COUNT] = {
+			[SHM_STATE_ONCPU] = EV_ONCPU, [SHM_STATE_RUNQ] = EV_RUNQ,
+			[SHM_STATE_INPUT] = EV_INPUT, [SHM_STATE_GPU] = EV_GPU,
+			[SHM_STATE_COLLECTIVE] = EV_COLLECTIVE, [SHM_STATE_LOCK] = EV_LOCK,
+			[SHM_STATE_SLEEP] = EV_SLEEP, [SHM_STATE_OTHER] = EV_OTHER,
+		};
+
+		for (uint32_t st = 0; st < SHM_STATE_COUNT; st++)
+			ev->share[of_thread[st]] = (double)r->thread_state_ns[st] / sum;
+		sum = 0;
+		goto rest;
+	}
+	sum = 0;
 	if (frames) {
 		static const enum ev_share of_state[SHM_STALL_STATE_COUNT] = {
 			[SHM_STALL_RUNQ] = EV_RUNQ, [SHM_STALL_INPUT] = EV_INPUT,
@@ -182,6 +201,7 @@ static int ev_fill(const struct shm_snapshot *snap, const struct shm_proc_recent
 	for (int i = 0; i < EV_ONCPU; i++)
 		sum += ev->share[i];
 	ev->share[EV_ONCPU] = sum < 1 ? 1 - sum : 0;
+rest:
 	ev->involuntary_per_s = (double)r->involuntary_switches / w;
 	ev->failed_allocs = r->failed_allocs;
 	mem = rows(snap, SHM_TABLE_GPU_MEM, &n);

@@ -42,6 +42,37 @@ enum shm_stall_state {
 	SHM_STALL_STATE_COUNT
 };
 
+/*
+ * Where a thread's time goes, per the scheduler (bpf/sched.bpf.c): on a
+ * CPU, runnable but waiting for one (the run queue), or blocked, split by
+ * what it blocked in.  The states of a thread cover its whole watched
+ * life, with no gap and no overlap.  Index of shm_proc.thread_state_ns and
+ * the "state" label of zernel_thread_state_seconds_total.
+ *   INPUT       read/recv families, poll/select/epoll, io_uring_enter
+ *               waiting for completions
+ *   GPU         inside a blocking CUDA call (synchronisation, blocking
+ *               copy, allocation, free)
+ *   COLLECTIVE  inside an NCCL call, or in a synchronisation while NCCL
+ *               collectives the thread queued are outstanding (that
+ *               synchronisation also waits for compute kernels: the two
+ *               cannot be told apart from the host)
+ *   LOCK        futex waits, pthread_barrier_wait
+ *   SLEEP       nanosleep, clock_nanosleep
+ *   OTHER       anything else: page-fault I/O, other syscalls, 32-bit
+ *               (compat) syscalls
+ */
+enum shm_thread_state {
+	SHM_STATE_ONCPU = 0,
+	SHM_STATE_RUNQ,
+	SHM_STATE_INPUT,
+	SHM_STATE_GPU,
+	SHM_STATE_COLLECTIVE,
+	SHM_STATE_LOCK,
+	SHM_STATE_SLEEP,
+	SHM_STATE_OTHER,
+	SHM_STATE_COUNT
+};
+
 /* Why a process is watched (bits of shm_proc.watch_reason). */
 #define SHM_WATCH_CUDA		(1u << 0)	/* mapped libcuda/libcudart */
 #define SHM_WATCH_NCCL		(1u << 1)	/* mapped libnccl */

@@ -83,6 +83,12 @@ struct shm_proc {
 	uint64_t voluntary_switches;
 	uint64_t migrations;
 	uint64_t reserved1[3];		/* zero */
+	/*
+	 * Time of its training threads (see README, "Where the training
+	 * thread's time goes") per enum shm_thread_state, counted when each
+	 * state ends.
+	 */
+	uint64_t thread_state_ns[SHM_STATE_COUNT];
 };
 
 /*
@@ -257,6 +263,8 @@ struct shm_proc_recent {
 	/* Python stalls of its main thread (the training loop's) by state. */
 	uint64_t stall_ns[SHM_STALL_STATE_COUNT];
 	uint64_t stall_sites_ns;	/* of which a site is known */
+	/* Its training threads' time by enum shm_thread_state (shm_proc's, windowed). */
+	uint64_t thread_state_ns[SHM_STATE_COUNT];
 };
 
 /*

@@ -246,9 +246,13 @@ static int start_collector(struct tp_collector *c, pid_t pid)
 	const char *extra[] = { "--pid", pidbuf, "--stall-rate", "1000", NULL };
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	if (tp_collector_start(c, extra, 0) != 0)
+	/*
+	 * Still starting is not failing: a node with many CUDA libraries
+	 * mapped (other jobs, other tests) takes the collector longer to probe.
+	 */
+	if (tp_collector_start(c, extra, 0) != 0 && c->pid <= 0)
 		return -1;
-	for (int waited = 0; waited < 10000; waited += 50) {
+	for (int waited = 0; waited < 120000; waited += 50) {
 		const struct shm_py_proc *py;
 
 		if (tp_snapshot(c) == 0 && (py = find_py(c, (uint32_t)pid)) && py->status)
@@ -482,7 +486,7 @@ Suite *pystack_suite(void)
 	Suite *s = suite_create("pystack");
 	TCase *t = tcase_create("core");
 
-	tcase_set_timeout(t, 180);
+	tcase_set_timeout(t, 400);
 	tcase_add_test(t, pystack_line_table_matches_cpython_co_lines);
 	tcase_add_test(t, pystack_layout_matches_interpreter_headers);
 	tcase_add_test(t, pystack_sleep_and_lock_sites_at_their_lines);
