@@ -16,10 +16,6 @@
 #include "collector/agg_stall.h"
 #include "collector/pyfind.h"
 
-/* Names one frame.  0, or -errno when it cannot be named. */
-int pyread_frame(int mem, const struct py_interp *pi, const struct zev_py_frame *f,
-		 struct stall_frame *out);
-
 /* 1 when file is the standard library's or an installed package's. */
 int pyread_is_library(const char *file);
 
