@@ -140,12 +140,13 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 	const struct shm_proc_recent *recent;
 	const struct shm_trace_event *trace;
 	const struct shm_py_proc *py;
-	uint32_t n_procs, n_mem, n_py, n_site, n_recent, n_trace;
+	uint32_t n_procs, n_mem, n_comms, n_py, n_site, n_recent, n_trace;
 
 	/* Everything costly (quantiles above all) happens before begin. */
 	n_procs = stage_procs(a, mono_ns);
 	n_mem = stage_mem_and_gpus(a);
 	stage_nccl(a, mono_ns);
+	n_comms = agg_nccl_stage(a, mono_ns);
 	recent = agg_stalls_recent(a, mono_ns, &n_recent);
 	trace = agg_trace_rows(a, &n_trace);
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
@@ -159,7 +160,7 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 	put_table(a, w, SHM_TABLE_GPUS, a->stage_gpus, a->n_gpus, sizeof(struct shm_gpu));
 	put_table(a, w, SHM_TABLE_NCCL_OPS, a->stage_nccl, SHM_NCCL_OP_COUNT,
 		  sizeof(struct shm_nccl_op));
-	put_table(a, w, SHM_TABLE_NCCL_COMMS, a->comms, a->n_comms,
+	put_table(a, w, SHM_TABLE_NCCL_COMMS, a->stage_comms, n_comms,
 		  sizeof(struct shm_nccl_comm));
 	agg_stalls_rows(a->stalls, &py, &n_py, &site, &n_site);
 	put_table(a, w, SHM_TABLE_PY_PROCS, py, n_py, sizeof(*py));

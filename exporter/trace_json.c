@@ -81,13 +81,14 @@ static struct json_object *us(uint64_t ns)
 	return json_object_new_double((double)ns / 1000.0);
 }
 
-static const char *nccl_call_name(uint32_t op)
+/* "nccl all_reduce": the op's label, which every op has. */
+static struct json_object *nccl_call_name(uint32_t op)
 {
-	static const char *const names[SHM_NCCL_OP_COUNT] = {
-		"ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast",
-		"ncclReduce", "ncclSend", "ncclRecv",
-	};
-	return op < SHM_NCCL_OP_COUNT ? names[op] : "nccl";
+	const char *name = shm_nccl_op_name(op);
+	char text[64];
+
+	snprintf(text, sizeof(text), "nccl %s", name ? name : "?");
+	return json_object_new_string(text);
 }
 
 static struct json_object *event(const struct shm_trace_event *e, uint64_t end_ns)
@@ -106,7 +107,7 @@ static struct json_object *event(const struct shm_trace_event *e, uint64_t end_n
 		json_object_object_add(o, "cat", json_object_new_string("stall"));
 		json_object_object_add(args, "state", json_object_new_string(state ? state : "?"));
 	} else {
-		json_object_object_add(o, "name", json_object_new_string(nccl_call_name(e->detail)));
+		json_object_object_add(o, "name", nccl_call_name(e->detail));
 		json_object_object_add(o, "cat", json_object_new_string("nccl"));
 	}
 	json_object_object_add(args, "duration_ms", json_object_new_double((double)e->dur_ns / 1e6));

@@ -164,6 +164,8 @@ static const void *rows(const void *buf, const struct shm_header_fields *h,
  * table's: so a corrupted word is told from a real row most of the time.
  */
 #define RECENT_MAX_THREADS	4096u	/* waits of more threads than this: not plausible */
+/* Events stamped after the heartbeat (the simulator's end in the step ahead): at most this. */
+#define LATER_THAN_HEARTBEAT_NS	10000000000ull
 
 static int cmp_u32(const void *x, const void *y)
 {
@@ -214,7 +216,8 @@ static int check_sites(const void *buf, const struct shm_header_fields *h, const
 			return fail(reason, len, "stall_sites[%u] (pid %u): longest stall "
 				    "above their total", i, r->pid);
 		if (!known_pid(pids, n_pids, r->pid) || r->stalls == 0 || r->stalls > r->total_ns ||
-		    r->last_mono_ns > h->heartbeat_mono_ns || r->native_stack < -1 ||
+		    r->last_mono_ns > h->heartbeat_mono_ns + LATER_THAN_HEARTBEAT_NS ||
+		    r->native_stack < -1 ||
 		    (r->flags & ~SHM_SITE_TRUNCATED) ||
 		    !clean_text(r->file, sizeof(r->file)) || !clean_text(r->func, sizeof(r->func)) ||
 		    !clean_text(r->leaf_file, sizeof(r->leaf_file)) ||
@@ -269,7 +272,8 @@ static int check_trace(const void *buf, const struct shm_header_fields *h, const
 		if (e->kind >= SHM_TRACE_KIND_COUNT)
 			return fail(reason, len, "trace[%u] (pid %u): unknown kind %u", i,
 				    e->pid, e->kind);
-		if (e->dur_ns > e->end_mono_ns || e->end_mono_ns > h->heartbeat_mono_ns ||
+		if (e->dur_ns > e->end_mono_ns ||
+		    e->end_mono_ns > h->heartbeat_mono_ns + LATER_THAN_HEARTBEAT_NS ||
 		    e->detail >= details || e->tid == 0 || !known_pid(pids, n_pids, e->pid) ||
 		    !clean_text(e->name, sizeof(e->name)))
 			return fail(reason, len, "trace[%u] (pid %u): not a real event", i, e->pid);
@@ -375,6 +379,35 @@ static int check_unique(const void *buf, const struct shm_header_fields *h,
 	return err;
 }
 
+/* 1 when f[0..n) is a string terminated inside it with only zeros after. */
+static int padded_text(const char *f, size_t n)
+{
+	size_t l = strnlen(f, n);
+
+	if (l == n)
+		return 0;
+	for (size_t i = l; i < n; i++)
+		if (f[i])
+			return 0;
+	return 1;
+}
+
+/* The name of the first identity text that is not padded_text, or NULL. */
+static const char *identity_bad_text(const struct shm_identity *id)
+{
+#define TEXT(field)	{ #field, id->field, sizeof(id->field) }
+	const struct { const char *name; const char *f; size_t n; } t[] = {
+		TEXT(slurm_step), TEXT(container_id), TEXT(pod_uid), TEXT(namespace),
+		TEXT(pod), TEXT(container), TEXT(run_id),
+	};
+#undef TEXT
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!padded_text(t[i].f, t[i].n))
+			return t[i].name;
+	return NULL;
+}
+
 static int check_rows(const void *buf, const struct shm_header_fields *h,
 		      char *reason, size_t len)
 {
@@ -382,6 +415,7 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 	const struct shm_gpu_mem *mem = rows(buf, h, SHM_TABLE_GPU_MEM);
 	const struct shm_gpu *gpus = rows(buf, h, SHM_TABLE_GPUS);
 	const struct shm_nccl_op *ops = rows(buf, h, SHM_TABLE_NCCL_OPS);
+	const struct shm_nccl_comm *comms = rows(buf, h, SHM_TABLE_NCCL_COMMS);
 	const struct shm_identity *ids = rows(buf, h, SHM_TABLE_IDENTITY);
 	char bad[160];
 
@@ -403,13 +437,29 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		}
 	}
 	/*
-	 * Identity texts are judged where they are read (cat_ident.c), since a
-	 * workload names them; here only what the collector itself decides.
+	 * Identity: what the collector decides (pid, enums, ranks) and the
+	 * texts' shape (terminated inside the field, zero after); their
+	 * content is a workload's choice, judged where it is read (cat_ident.c).
 	 */
+	if (h->table[SHM_TABLE_IDENTITY].count > h->table[SHM_TABLE_PROCS].count)
+		return fail(reason, len, "identity: %u rows for %u processes",
+			    h->table[SHM_TABLE_IDENTITY].count, h->table[SHM_TABLE_PROCS].count);
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_IDENTITY].count; i++) {
-		if (ids[i].runtime > SHM_ID_RUNTIME_MAX || (ids[i].flags & ~SHM_ID_F_ALL_BITS))
-			return fail(reason, len, "identity[%u] (pid %u): unknown runtime %u "
-				    "or flags 0x%x", i, ids[i].pid, ids[i].runtime, ids[i].flags);
+		const char *bad_text = identity_bad_text(&ids[i]);
+
+		if (ids[i].pid != procs[i].pid)
+			return fail(reason, len, "identity[%u]: pid %u, procs[%u] is pid %u",
+				    i, ids[i].pid, i, procs[i].pid);
+		if (ids[i].runtime > SHM_ID_RUNTIME_MAX || (ids[i].flags & ~SHM_ID_F_ALL_BITS) ||
+		    ids[i].reserved0)
+			return fail(reason, len, "identity[%u] (pid %u): unknown runtime %u, flags "
+				    "0x%x or reserved bits", i, ids[i].pid, ids[i].runtime, ids[i].flags);
+		if (ids[i].rank < -1 || ids[i].local_rank < -1 || ids[i].world_size < -1 ||
+		    ids[i].group_rank < -1)
+			return fail(reason, len, "identity[%u] (pid %u): a rank below -1", i, ids[i].pid);
+		if (bad_text)
+			return fail(reason, len, "identity[%u] (pid %u): %s is not a terminated, "
+				    "zero-padded text", i, ids[i].pid, bad_text);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
 		if (mem[i].gpu_map >= SHM_GPU_MAP_COUNT ||
@@ -426,6 +476,10 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if (gpus[i].total_source > SHM_TOTAL_MAX_SOURCE)
 			return fail(reason, len, "gpus[%u] (gpu %u): unknown total source %u",
 				    i, gpus[i].gpu_id, gpus[i].total_source);
+		if (gpus[i].reserved0 || !padded_text(gpus[i].uuid, sizeof(gpus[i].uuid)) ||
+		    !padded_text(gpus[i].model_name, sizeof(gpus[i].model_name)))
+			return fail(reason, len, "gpus[%u] (gpu %u): a text not zero-padded",
+				    i, gpus[i].gpu_id);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_OPS].count; i++) {
 		if (ops[i].op != i)
@@ -434,6 +488,19 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 			return fail(reason, len, "nccl %s duration: %s", shm_nccl_op_name(i), bad);
 		if (check_latency(&ops[i].wait, bad, sizeof(bad)) < 0)
 			return fail(reason, len, "nccl %s wait: %s", shm_nccl_op_name(i), bad);
+	}
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_COMMS].count; i++) {
+		const struct shm_nccl_comm *c = &comms[i];
+
+		if (c->origin >= SHM_NCCL_ORIGIN_COUNT)
+			return fail(reason, len, "nccl_comms[%u] (pid %u): unknown origin %u", i,
+				    c->pid, c->origin);
+		if (c->rank < -1 || c->nranks < -1 || (c->nranks > 0 && c->rank >= c->nranks))
+			return fail(reason, len, "nccl_comms[%u] (pid %u): rank %d of %d", i,
+				    c->pid, c->rank, c->nranks);
+		if (check_latency(&c->wait, bad, sizeof(bad)) < 0 ||
+		    check_latency(&c->gap, bad, sizeof(bad)) < 0)
+			return fail(reason, len, "nccl_comms[%u] (pid %u): %s", i, c->pid, bad);
 	}
 	return check_python(buf, h, reason, len);
 }

@@ -154,7 +154,7 @@ START_TEST(trace_file_is_a_well_formed_chrome_trace)
 	ck_assert_int_gt(complete, 100);
 	out = tu_read_file(path, NULL);
 	ck_assert_ptr_nonnull(strstr(out, "\"name\":\"\\/workspace\\/train.py:151 in train\""));
-	ck_assert_ptr_nonnull(strstr(out, "\"name\":\"ncclAllReduce\""));
+	ck_assert_ptr_nonnull(strstr(out, "\"name\":\"nccl all_reduce\""));
 	ck_assert_ptr_nonnull(strstr(out, "\"name\":\"pt_main_thread (pid "));
 	free(out);
 	json_object_put(doc);
