@@ -182,6 +182,11 @@ struct shm_nccl_op {
 
 /* shm_nccl_comm.flags */
 #define SHM_NCCL_COMM_LOCAL_ID	(1u << 0)	/* comm_id is not NCCL's: made from (pid, handle) */
+/* Bounds a reader enforces on a communicator row (decades of a busy job). */
+#define SHM_NCCL_MAX_RANKS	(1 << 24)
+#define SHM_NCCL_MAX_CALLS	(1ull << 48)
+#define SHM_NCCL_MAX_BYTES	(1ull << 62)
+#define SHM_NCCL_MAX_STALL_NS	(1ull << 60)
 
 /*
  * One NCCL communicator a watched process holds: one rank of it.  comm_id
