@@ -35,6 +35,7 @@ enum zev_type {
 	ZEV_SCHED_SWITCH,	/* struct zev_sched_switch */
 	ZEV_SCHED_MIGRATE,	/* struct zev_sched_migrate */
 	ZEV_LIBC_PROBE,		/* struct zev_libc_probe */
+	ZEV_PY_STALL,		/* struct zev_py_stall */
 	ZEV_NCCL_ALLOC,		/* struct zev_nccl_alloc */
 	ZEV_NCCL_GROUP,		/* struct zev_nccl_group */
 	ZEV_CUDA_SYNC,		/* struct zev_cuda_sync */
@@ -288,6 +289,34 @@ struct zev_libc_probe {
 	struct zev_hdr hdr;
 };
 
+/*
+ * A watched Python thread stalled for ns (above the threshold): its
+ * Python frames as the interpreter held them when the stall began,
+ * innermost first.  A frame is its code object's address and the address
+ * of its last instruction; the collector reads the code object (file,
+ * function, line table) from the process, which still holds it.
+ */
+#define ZP_MAX_FRAMES		16
+
+struct zev_py_frame {
+	__u64 code;		/* PyCodeObject * */
+	__u64 instr;		/* _Py_CODEUNIT *: the instruction being run */
+};
+
+struct zev_py_stall {
+	struct zev_hdr hdr;	/* ts_ns: when the stall ended */
+	__u32 state;		/* enum shm_stall_state */
+	__u32 nframes;		/* frames[] in use; 0: no Python frame */
+	__u64 ns;		/* how long it lasted */
+	__s32 native_stack;	/* user stack id in zp_native; < 0: none */
+	__u32 truncated;	/* 1: the stack has more than ZP_MAX_FRAMES */
+	/* Stalls of this process not sent since the last one (rate bound). */
+	__u32 skipped;
+	__u32 pad;
+	__u64 skipped_ns;
+	struct zev_py_frame frames[ZP_MAX_FRAMES];
+};
+
 _Static_assert(sizeof(struct zev_hdr) == 24, "zev_hdr is 24 bytes");
 _Static_assert(sizeof(struct zev_watch) == 56, "zev_watch is 56 bytes");
 _Static_assert(sizeof(struct zev_exit) == 24, "zev_exit is 24 bytes");
@@ -306,6 +335,7 @@ _Static_assert(sizeof(struct zev_sched_switch) == 64, "zev_sched_switch is 64 by
 _Static_assert(sizeof(struct zev_thread_exit) == 40, "zev_thread_exit is 40 bytes");
 _Static_assert(sizeof(struct zev_sched_migrate) == 32, "zev_sched_migrate is 32 bytes");
 _Static_assert(sizeof(struct zev_libc_probe) == 24, "zev_libc_probe is 24 bytes");
+_Static_assert(sizeof(struct zev_py_stall) == 64 + 16 * ZP_MAX_FRAMES, "zev_py_stall size");
 _Static_assert(sizeof(struct zw_thread_gpu) == 16, "zw_thread_gpu is 16 bytes");
 
 /* Slots of the per-CPU loss counter (zw_drops). */

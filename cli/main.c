@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/explain.h"
+#include "cli/trace.h"
 #include "cli/url.h"
 #include "cli/watch.h"
 #include "common/log.h"
@@ -22,6 +24,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: zernel watch [--url ws://HOST:PORT] [--once | --json [--count N]]\n"
 		"                    [--timeout-ms MS] [--ascii] [--no-color]\n"
+		"       zernel explain [--url http://HOST:PORT] [--pid PID] [--since 60s] [--json]\n"
+		"       zernel trace [--url http://HOST:PORT] [--seconds N] -o FILE\n"
 		"       zernel --help | --version\n"
 		"\n"
 		"watch      live view of a zernel-exporter's WebSocket feed (default %s)\n"
@@ -34,6 +38,18 @@ static void usage(FILE *f)
 		"  --no-color       no colour (NO_COLOR=1 in the environment does the same)\n"
 		"\n"
 		"In the live view: q or Ctrl-C quits, Ctrl-L redraws.\n"
+		"\n"
+		"explain    where each training process's time went, its top stall sites\n"
+		"           (file:line in function), a verdict and a recommendation, from\n"
+		"           zernel-exporter's /api/stalls (default " CLI_EXPLAIN_URL_DEFAULT ")\n"
+		"  --pid PID        only this process\n"
+		"  --since 60s      the span to explain; the collector keeps its --window\n"
+		"  --json           one JSON document instead of text\n"
+		"\n"
+		"trace      the recent stalls and NCCL calls per thread, in Chrome's trace\n"
+		"           format (Perfetto, chrome://tracing), from /api/trace\n"
+		"  --seconds N      how far back, 1..3600 (default 30)\n"
+		"  -o FILE          where to write it (- for standard output)\n"
 		"ZERNEL_LOG=debug|info|warn|error sets the log level (logs go to stderr).\n",
 		CLI_URL_DEFAULT, CLI_WATCH_ONCE_TIMEOUT_MS);
 }
@@ -124,6 +140,122 @@ static int cmd_watch(int argc, char **argv)
 	return cli_watch(&o);
 }
 
+/* "60s", "2m", "60": seconds. */
+static int parse_span(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (end == s || v == 0 || v > 86400)
+		return -1;
+	if (*end == 'm' && end[1] == '\0')
+		v *= 60;
+	else if (!((*end == 's' && end[1] == '\0') || *end == '\0'))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int cmd_explain(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "url", required_argument, NULL, 'u' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "since", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_explain_opts o = { .url_text = CLI_EXPLAIN_URL_DEFAULT, .timeout_ms = 5000 };
+	uint64_t v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+u:p:s:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u':
+			o.url_text = optarg;
+			break;
+		case 'p':
+			if (parse_u64(optarg, 1, 4194304, &v) < 0) {
+				fprintf(stderr, "zernel explain: --pid wants a process id, not \"%s\"\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.pid = (uint32_t)v;
+			break;
+		case 's':
+			if (parse_span(optarg, &o.since_s) < 0) {
+				fprintf(stderr, "zernel explain: --since wants a span such as 60s or 5m "
+					"(at most a day), not \"%s\"\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			o.json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_SUCCESS;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "zernel explain: unexpected argument \"%s\"\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return cli_explain(&o);
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "url", required_argument, NULL, 'u' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_trace_opts o = { .url_text = CLI_EXPLAIN_URL_DEFAULT, .seconds = 30,
+				    .timeout_ms = 10000 };
+	uint64_t v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+u:s:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u':
+			o.url_text = optarg;
+			break;
+		case 's':
+			if (parse_u64(optarg, 1, 3600, &v) < 0) {
+				fprintf(stderr, "zernel trace: --seconds wants 1 to 3600, not \"%s\"\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.seconds = (uint32_t)v;
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_SUCCESS;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc || !o.out) {
+		fprintf(stderr, "zernel trace: %s\n", optind < argc ? "unexpected argument" :
+			"-o FILE is required (- for standard output)");
+		return EXIT_USAGE;
+	}
+	return cli_trace(&o);
+}
+
 int main(int argc, char **argv)
 {
 	/* Only the character set: numbers keep their C-locale decimal point. */
@@ -146,6 +278,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "watch") == 0)
 		return cmd_watch(argc - 1, argv + 1);
+	if (strcmp(argv[1], "explain") == 0)
+		return cmd_explain(argc - 1, argv + 1);
+	if (strcmp(argv[1], "trace") == 0)
+		return cmd_trace(argc - 1, argv + 1);
 	fprintf(stderr, "zernel: unknown command \"%s\" (try zernel --help)\n", argv[1]);
 	return EXIT_USAGE;
 }

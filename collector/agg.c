@@ -42,9 +42,11 @@ struct agg *agg_new(const struct agg_opts *opts)
 	a->stage_ids = calloc(cap->procs, sizeof(*a->stage_ids));
 	a->stage_mem = calloc(cap->gpu_mem, sizeof(*a->stage_mem));
 	a->stage_gpus = calloc(cap->gpus, sizeof(*a->stage_gpus));
+	a->stalls = agg_stalls_new(cap->procs);
+	a->trace = agg_trace_new();
 	if (!a->procs || !a->mem || !a->gpus ||
 	    !a->stage_procs || !a->stage_ids || !a->stage_mem || !a->stage_gpus ||
-	    agg_nccl_init(a) < 0)
+	    !a->stalls || !a->trace || agg_nccl_init(a) < 0)
 		goto fail;
 
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
@@ -94,6 +96,8 @@ void agg_free(struct agg *a)
 	free(a->stage_ids);
 	free(a->stage_mem);
 	free(a->stage_gpus);
+	agg_stalls_free(a->stalls);
+	agg_trace_free(a->trace);
 	free(a);
 }
 
@@ -211,6 +215,8 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 		if (keyindex_live(&a->mem_idx, m) && a->mem[m].pid == pid)
 			keyindex_remove(&a->mem_idx, (int32_t)m);
 	agg_nccl_proc_exit(a, pid);
+	agg_stalls_forget(a->stalls, pid);
+	agg_trace_forget(a->trace, pid);
 }
 
 /* The process's latency window for family, or NULL with *err saying why. */

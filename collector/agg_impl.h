@@ -82,8 +82,25 @@ struct agg {
 	struct shm_nccl_op stage_nccl[SHM_NCCL_OP_COUNT];
 	struct shm_latency stage_node[SHM_FAMILY_COUNT];
 	uint32_t published[SHM_TABLE_COUNT];	/* counts of the last publish */
+
+	struct agg_stalls *stalls;	/* Python stall sites (agg_stall.c) */
+	struct agg_trace_ring *trace;	/* recent notable events (agg_trace.c) */
 };
 
+/* agg_trace.c, for agg.c and agg_publish.c. */
+struct agg_trace_ring *agg_trace_new(void);
+void agg_trace_free(struct agg_trace_ring *r);
+void agg_trace_forget(struct agg_trace_ring *r, uint32_t pid);
+const struct shm_trace_event *agg_trace_rows(struct agg *a, uint32_t *n);
+
+/* agg_stall.c, for agg.c and agg_publish.c. */
+struct agg_stalls *agg_stalls_new(uint32_t procs);
+void agg_stalls_free(struct agg_stalls *s);
+void agg_stalls_forget(struct agg_stalls *s, uint32_t pid);
+void agg_stalls_rows(const struct agg_stalls *s, const struct shm_py_proc **py,
+		     uint32_t *n_py, const struct shm_stall_site **site, uint32_t *n_site);
+/* Stages and returns the recent rows, one per watched process. */
+const struct shm_proc_recent *agg_stalls_recent(struct agg *a, uint64_t now_ns, uint32_t *n);
 /* agg_nccl.c, for agg.c and agg_publish.c */
 int agg_nccl_init(struct agg *a);
 void agg_nccl_destroy(struct agg *a);

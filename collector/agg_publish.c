@@ -136,13 +136,19 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 {
 	struct shm_header_fields *h = &w->base->h;
 	uint64_t t0 = now_mono_ns();
-	uint32_t n_procs, n_mem, n_comms;
+	const struct shm_stall_site *site;
+	const struct shm_proc_recent *recent;
+	const struct shm_trace_event *trace;
+	const struct shm_py_proc *py;
+	uint32_t n_procs, n_mem, n_comms, n_py, n_site, n_recent, n_trace;
 
 	/* Everything costly (quantiles above all) happens before begin. */
 	n_procs = stage_procs(a, mono_ns);
 	n_mem = stage_mem_and_gpus(a);
 	stage_nccl(a, mono_ns);
 	n_comms = agg_nccl_stage(a, mono_ns);
+	recent = agg_stalls_recent(a, mono_ns, &n_recent);
+	trace = agg_trace_rows(a, &n_trace);
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
 		latency_export(&a->node[f], mono_ns, &a->stage_node[f]);
 	a->stats.publishes++;
@@ -156,6 +162,11 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 		  sizeof(struct shm_nccl_op));
 	put_table(a, w, SHM_TABLE_NCCL_COMMS, a->stage_comms, n_comms,
 		  sizeof(struct shm_nccl_comm));
+	agg_stalls_rows(a->stalls, &py, &n_py, &site, &n_site);
+	put_table(a, w, SHM_TABLE_PY_PROCS, py, n_py, sizeof(*py));
+	put_table(a, w, SHM_TABLE_STALL_SITES, site, n_site, sizeof(*site));
+	put_table(a, w, SHM_TABLE_PROC_RECENT, recent, n_recent, sizeof(*recent));
+	put_table(a, w, SHM_TABLE_TRACE, trace, n_trace, sizeof(*trace));
 	memcpy(h->node, a->stage_node, sizeof(h->node));
 	h->heartbeat_mono_ns = mono_ns;
 	h->heartbeat_real_ns = real_ns;

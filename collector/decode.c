@@ -7,9 +7,12 @@
  * loop.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bpf/probe_abi.h"
+#include "collector/agg_stall.h"
+#include "collector/agg_trace.h"
 #include "collector/decode.h"
 #include "collector/memtrack.h"
 #include "collector/nccl_hash.h"
@@ -146,6 +149,8 @@ static int dec_nccl_call(struct decode *d, const void *rec)
 		agg_nccl_count(d->agg, AGG_NCCL_BAD_ARGS, 1);
 	agg_nccl_call(d->agg, (enum shm_nccl_op_kind)e->op, e->bytes, e->ns, !queued,
 		      e->hdr.ts_ns);
+	agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_NCCL_CALL, e->op, e->hdr.ts_ns, e->ns,
+		  NULL);
 	if (queued && agg_proc_is_watched(d->agg, e->hdr.pid))
 		nccltrack_call(d->nccl, e);
 	return 0;
@@ -158,6 +163,9 @@ static int dec_nccl_wait(struct decode *d, const void *rec)
 	if (e->op >= SHM_NCCL_OP_COUNT)
 		return -EINVAL;
 	agg_nccl_wait(d->agg, (enum shm_nccl_op_kind)e->op, e->ns, e->hdr.ts_ns);
+	agg_collective_wait(d->agg, e->hdr.pid, e->ns);
+	agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_NCCL_WAIT, e->op, e->hdr.ts_ns, e->ns,
+		  NULL);
 	return 0;
 }
 
@@ -271,6 +279,51 @@ static int dec_libc_probe(struct decode *d, const void *rec)
 	return 0;
 }
 
+/* "file:line in function", the end of the path kept when it is too long. */
+static void site_name(const struct stall_frame *f, char *out, size_t len)
+{
+	char tail[SHM_TRACE_NAME_LEN / 2];
+	size_t n = strnlen(f->file, sizeof(f->file));
+	const char *file = f->file;
+
+	if (n >= sizeof(tail))
+		file += n - (sizeof(tail) - 1);
+	memcpy(tail, file, strnlen(file, sizeof(tail) - 1));
+	tail[strnlen(file, sizeof(tail) - 1)] = '\0';
+	snprintf(out, len, "%s:%u in %.40s", tail, f->line, f->func);
+}
+
+/*
+ * A Python stall: named by the event source (it alone can read the
+ * process), counted without a site when it cannot be; the stalls the
+ * kernel held back over the rate bound come with it, time included.
+ */
+static int dec_py_stall(struct decode *d, const void *rec)
+{
+	const struct zev_py_stall *e = rec;
+	struct stall_where where;
+	int named;
+
+	if (e->state >= SHM_STALL_STATE_COUNT || e->nframes > ZP_MAX_FRAMES)
+		return -EINVAL;
+	if (e->skipped)
+		agg_stall_unsampled(d->agg, e->hdr.pid, e->skipped, e->skipped_ns);
+	named = d->ops.py_where && d->ops.py_where(d->ops.ctx, e, &where) == 0;
+	if (named) {
+		char name[SHM_TRACE_NAME_LEN];
+
+		site_name(&where.site, name, sizeof(name));
+		agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_STALL, e->state, e->hdr.ts_ns,
+			  e->ns, name);
+	} else {
+		agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_STALL, e->state, e->hdr.ts_ns,
+			  e->ns, NULL);
+	}
+	agg_stall(d->agg, e->hdr.pid, e->hdr.tid, e->state, e->ns, e->hdr.ts_ns,
+		  named ? &where : NULL);
+	return 0;
+}
+
 static const struct {
 	size_t size;
 	int (*handle)(struct decode *d, const void *rec);
@@ -287,6 +340,7 @@ static const struct {
 	[ZEV_SCHED_SWITCH]	= { sizeof(struct zev_sched_switch), dec_sched_switch },
 	[ZEV_SCHED_MIGRATE]	= { sizeof(struct zev_sched_migrate), dec_sched_migrate },
 	[ZEV_LIBC_PROBE]	= { sizeof(struct zev_libc_probe), dec_libc_probe },
+	[ZEV_PY_STALL]		= { sizeof(struct zev_py_stall), dec_py_stall },
 	[ZEV_NCCL_ALLOC]	= { sizeof(struct zev_nccl_alloc), dec_nccl_alloc },
 	[ZEV_NCCL_GROUP]	= { sizeof(struct zev_nccl_group), dec_nccl_group },
 	[ZEV_CUDA_SYNC]		= { sizeof(struct zev_cuda_sync), dec_cuda_sync },

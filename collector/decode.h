@@ -24,6 +24,8 @@
 #include "collector/agg.h"
 
 struct memtrack;
+struct stall_where;
+struct zev_py_stall;
 struct nccltrack;
 
 struct decode_ops {
@@ -31,6 +33,8 @@ struct decode_ops {
 	void (*proc_exit)(void *ctx, uint32_t pid);
 	/* pid asks for pthread_barrier_wait to be probed in its libc. */
 	void (*libc_probe)(void *ctx, uint32_t pid);
+	/* Names a Python stall's site from the process; 0, or -errno when it cannot. */
+	int (*py_where)(void *ctx, const struct zev_py_stall *rec, struct stall_where *out);
 	/*
 	 * The physical GPU of pid's CUDA device ordinal: returns an enum
 	 * shm_gpu_map and sets *gpu_id (SHM_GPU_UNKNOWN when not known).

@@ -19,6 +19,7 @@
 #include "collector/options.h"
 #include "collector/privileges.h"
 #include "collector/probes.h"
+#include "collector/sim_sites.h"
 #include "collector/simulate.h"
 #include "collector/latency.h"
 #include "common/log.h"
@@ -210,6 +211,8 @@ int main(int argc, char **argv)
 
 	/* 4. The event source. */
 	if (o.simulate) {
+		/* Its trainers' stalls name the simulated script's lines. */
+		const struct decode_ops sim_ops = { .py_where = sim_py_where };
 		struct sim_opts so = {
 			.scenario = o.scenario,
 			.processes = o.processes,
@@ -226,7 +229,7 @@ int main(int argc, char **argv)
 			agg_gpu_total(agg, g, sim_gpu_total(&so, g),
 				      g < so.n_gpu_total ? SHM_TOTAL_FLAG : SHM_TOTAL_SIMULATED);
 		/* Its records take the probes' path: a decoder of its own. */
-		err = decode_init(&dec, agg, NULL);
+		err = decode_init(&dec, agg, &sim_ops);
 		if (err < 0) {
 			errno = -err;
 			log_warn("cannot allocate the decoder");
@@ -248,6 +251,9 @@ int main(int argc, char **argv)
 			.comms = o.comms, .n_comms = o.n_comms,
 			.libs = o.libs, .n_libs = o.n_libs,
 			.discovery_interval_ms = DISCOVERY_MS,
+			.stall_threshold_ms = o.stall_threshold_ms,
+			.stall_rate = o.stall_rate,
+			.no_python_frames = o.no_python_frames,
 			.gpus = nv.node, .n_gpus = nv.n_nodes,
 			.all_threads = o.all_threads,
 			.dataloader_gap_us = o.dataloader_gap_us,

@@ -34,6 +34,13 @@ static const char usage_text[] =
 "  --comm NAME              also watch processes with this command name\n"
 "                           (repeatable)\n"
 "  --lib PATH               also probe this CUDA/NCCL library (repeatable)\n"
+"  --stall-threshold-ms MS  keep the Python site of a watched thread's stall\n"
+"                           (blocked or waiting for a CPU) this long or\n"
+"                           longer, 1..60000 (default 2)\n"
+"  --stall-rate N           Python stacks taken at most per second and\n"
+"                           process, 1..10000 (default 50); the rest count\n"
+"                           as unsampled time\n"
+"  --no-python-frames       do not read Python frames\n"
 "  --all-threads            count every thread of a watched process in its\n"
 "                           thread states and DataLoader waits, not only\n"
 "                           its training threads\n"
@@ -73,6 +80,9 @@ enum {
 	OPT_COMM,
 	OPT_LIB,
 	OPT_GPU_TOTAL,
+	OPT_STALL_THRESHOLD,
+	OPT_STALL_RATE,
+	OPT_NO_PY_FRAMES,
 	OPT_PODS_DIR,
 	OPT_CONTAINERS_DIR,
 	OPT_ALL_THREADS,
@@ -94,6 +104,9 @@ static const struct option long_opts[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "gpu-memory-total", required_argument, NULL, OPT_GPU_TOTAL },
+	{ "stall-threshold-ms", required_argument, NULL, OPT_STALL_THRESHOLD },
+	{ "stall-rate", required_argument, NULL, OPT_STALL_RATE },
+	{ "no-python-frames", no_argument, NULL, OPT_NO_PY_FRAMES },
 	{ "pods-dir", required_argument, NULL, OPT_PODS_DIR },
 	{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 	{ "all-threads", no_argument, NULL, OPT_ALL_THREADS },
@@ -229,6 +242,17 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 		if (e < 0)
 			return bad_value(err, c, arg,
 					 "expected positive byte counts separated by commas");
+		break;
+	case OPT_STALL_THRESHOLD:
+		if (parse_u32(arg, 1, 60000, &o->stall_threshold_ms) < 0)
+			return bad_value(err, c, arg, "expected milliseconds in 1..60000");
+		break;
+	case OPT_STALL_RATE:
+		if (parse_u32(arg, 1, 10000, &o->stall_rate) < 0)
+			return bad_value(err, c, arg, "expected a count in 1..10000");
+		break;
+	case OPT_NO_PY_FRAMES:
+		o->no_python_frames = 1;
 		break;
 	case OPT_PODS_DIR:
 	case OPT_CONTAINERS_DIR:

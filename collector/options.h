@@ -45,6 +45,9 @@ struct collector_opts {
 	size_t n_libs;
 	uint64_t gpu_total[SHM_LIMIT_GPUS];	/* --gpu-memory-total, per GPU index */
 	size_t n_gpu_total;
+	uint32_t stall_threshold_ms;	/* Python sites of stalls this long */
+	uint32_t stall_rate;		/* stacks a second per process */
+	int no_python_frames;
 	const char *pods_dir;		/* --pods-dir; "" for none */
 	const char *containers_dir;	/* --containers-dir; "" for none */
 	int all_threads;		/* --all-threads */

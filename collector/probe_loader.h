@@ -22,6 +22,7 @@
 struct bpf_object;
 struct bpf_link;
 struct launch_hist;
+struct pyprocs;
 struct probes;
 struct ring_buffer;
 
@@ -32,6 +33,7 @@ enum probe_obj {
 	PROBE_OBJ_CUDA_TRACE,
 	PROBE_OBJ_NCCL,
 	PROBE_OBJ_SCHED,
+	PROBE_OBJ_PYSTACK,
 	PROBE_OBJ_COUNT
 };
 
@@ -124,6 +126,7 @@ struct probes {
 	uint64_t *drop_vals;		/* ncpu values of one zw_drops slot */
 	uint64_t drops_reported;
 	uint64_t next_scan_ns;
+	struct pyprocs *py;		/* watched CPython processes */
 	struct gpu_ident *ident;	/* CUDA ordinals to physical GPUs */
 	int syslibs_due;		/* the node's libraries are still to probe */
 };

@@ -16,6 +16,7 @@
 #include "bpf/launch_hist.h"
 #include "bpf/nccl.skel.h"
 #include "bpf/probe_abi.h"
+#include "bpf/pystack.skel.h"
 #include "bpf/sched.skel.h"
 #include "bpf/watch.skel.h"
 #include "collector/launch_hist.h"
@@ -47,6 +48,7 @@ SKELETON(gpu_mem)
 SKELETON(cuda_trace)
 SKELETON(nccl)
 SKELETON(sched)
+SKELETON(pystack)
 
 /* --comm names, matched by the kernel at exec. */
 static int watch_configure(void *skel, struct probes *p)
@@ -76,6 +78,18 @@ static int cuda_trace_configure(void *skel, struct probes *p)
 	return 0;
 }
 
+/* Python stacks: the stall threshold and rate bound, or none at all. */
+static int pystack_configure(void *skel, struct probes *p)
+{
+	struct pystack_bpf *s = skel;
+
+	if (p->opts.stall_threshold_ms)
+		s->rodata->zp_threshold_ns = p->opts.stall_threshold_ms * 1000000ull;
+	if (p->opts.stall_rate)
+		s->rodata->zp_rate = p->opts.stall_rate;
+	return 0;
+}
+
 #define OBJECT(name, configure) \
 	{ #name, name##_open, configure, name##_load, name##_destroy }
 
@@ -85,6 +99,7 @@ const struct probe_object probe_objects[PROBE_OBJ_COUNT] = {
 	[PROBE_OBJ_CUDA_TRACE]	= OBJECT(cuda_trace, cuda_trace_configure),
 	[PROBE_OBJ_NCCL]	= OBJECT(nccl, NULL),
 	[PROBE_OBJ_SCHED]	= OBJECT(sched, sched_configure),
+	[PROBE_OBJ_PYSTACK]	= OBJECT(pystack, pystack_configure),
 };
 
 /* The maps of bpf/watch.h, and the value each must hold for the collector. */

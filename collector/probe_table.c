@@ -193,6 +193,9 @@ const struct probe_attach probe_attach_table[] = {
 	SCHED_NCCL("ncclSend"),
 	SCHED_NCCL("ncclRecv"),
 	SCHED_NCCL("ncclGroupEnd"),
+
+	/* Python frames of watched threads' stalls. */
+	AUTO(PROBE_OBJ_PYSTACK, "zp_switch"),
 };
 
 const size_t probe_attach_count = sizeof(probe_attach_table) / sizeof(probe_attach_table[0]);

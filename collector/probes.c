@@ -25,6 +25,7 @@
 #include "collector/syslibs.h"
 #include "collector/launch_hist.h"
 #include "collector/probe_loader.h"
+#include "collector/pyprocs.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -70,6 +71,8 @@ static void probes_forget(void *ctx, uint32_t pid)
 	bpf_map_delete_elem(p->watched_fd, &pid);
 	launch_hist_release(p->lh, p->agg, pid);
 	gpu_ident_forget(p->ident, pid);
+	if (p->py)
+		pyprocs_forget(p->py, pid);
 }
 
 /* decode_ops.proc_reset: a new program or process under a watched pid. */
@@ -91,6 +94,30 @@ static uint32_t probes_gpu_of(void *ctx, uint32_t pid, uint32_t ordinal, uint32_
 	struct probes *p = ctx;
 
 	return gpu_ident_map(p->ident, pid, ordinal, gpu_id);
+}
+
+/* decode_ops.py_where: the frames of a stall, named from the process. */
+static int probes_py_where(void *ctx, const struct zev_py_stall *rec, struct stall_where *out)
+{
+	struct probes *p = ctx;
+
+	return p->py ? pyprocs_where(p->py, rec, out) : -ENOENT;
+}
+
+/* The Python-stack probe's process map, from its object. */
+static int python_start(struct probes *p)
+{
+	struct bpf_map *map;
+
+	if (p->opts.no_python_frames) {
+		log_info("Python frames are not read (--no-python-frames)");
+		return 0;
+	}
+	map = bpf_object__find_map_by_name(p->obj[PROBE_OBJ_PYSTACK], "zp_procs");
+	if (!map)
+		return -ENOENT;
+	p->py = pyprocs_new(p->agg, bpf_map__fd(map));
+	return p->py ? 0 : -ENOMEM;
 }
 
 /* Libraries to probe and processes to watch, from one /proc scan. */
@@ -249,7 +276,8 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 		goto cleanup;
 	}
 	ops = (struct decode_ops){ .proc_exit = probes_forget, .libc_probe = probes_libc,
-				   .gpu_of = probes_gpu_of, .proc_reset = probes_reset, .ctx = p };
+				   .gpu_of = probes_gpu_of, .proc_reset = probes_reset,
+				   .py_where = probes_py_where, .ctx = p };
 	err = decode_init(&p->dec, agg, &ops);
 	if (err)
 		goto cleanup;
@@ -263,6 +291,9 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 
 	/* 1. open, share maps, load */
 	err = probe_objects_load(p);
+	if (err)
+		goto cleanup;
+	err = python_start(p);
 	if (err)
 		goto cleanup;
 	/* 2. tracepoints: the watched set follows forks and exits from now on */
@@ -281,6 +312,8 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	/* 4. processes named by hand, then whatever maps a library already */
 	watch_named_pids(p);
 	probes_scan(p);
+	if (p->py)
+		pyprocs_scan(p->py, now_mono_ns());
 	p->next_scan_ns = now_mono_ns() + p->opts.discovery_interval_ms * NSEC_PER_MSEC;
 	log_info("BPF probes loaded: %zu objects, %llu libraries, %llu uprobes", p->n_obj,
 		 (unsigned long long)p->gpu_libs, (unsigned long long)p->gpu_links);
@@ -337,6 +370,8 @@ int probes_poll(struct probes *p, int timeout_ms)
 	if (now >= p->next_scan_ns) {
 		probes_scan(p);
 		probes_sweep(p);
+		if (p->py)
+			pyprocs_scan(p->py, now);
 		p->next_scan_ns = now + p->opts.discovery_interval_ms * NSEC_PER_MSEC;
 	}
 	report_drops(p);
@@ -351,6 +386,7 @@ void probes_stop(struct probes *p)
 	if (p->n_obj == PROBE_OBJ_COUNT)
 		sched_report_counts(p);
 	probe_attach_destroy(p);
+	pyprocs_free(p->py);
 	probe_objects_destroy(p);
 	decode_destroy(&p->dec);
 	free(p->links);

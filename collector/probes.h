@@ -23,6 +23,9 @@ struct probes_opts {
 	const char *const *libs;	/* --lib PATH, repeatable */
 	size_t n_libs;
 	uint32_t discovery_interval_ms;	/* /proc scan period */
+	uint32_t stall_threshold_ms;	/* 0: default (2) */
+	uint32_t stall_rate;		/* 0: default (50) */
+	int no_python_frames;
 	/* The node's GPUs as NVML lists them (NULL, 0: none): CUDA ordinals map onto them. */
 	const struct gpu_node *gpus;
 	size_t n_gpus;

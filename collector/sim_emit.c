@@ -130,3 +130,18 @@ void sim_emit_alloc_failed(struct sim_emit *e, uint64_t now, uint32_t pid, uint3
 
 	send(e, &r, sizeof(r));
 }
+
+void sim_emit_py_stall(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t state,
+		       uint64_t ns, uint32_t site)
+{
+	struct zev_py_stall r = {
+		.hdr = hdr(ZEV_PY_STALL, pid, now),
+		.state = state,
+		.nframes = 1,
+		.ns = ns,
+		.native_stack = -1,
+	};
+
+	r.frames[0].code = site;
+	send(e, &r, sizeof(r));
+}

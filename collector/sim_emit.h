@@ -48,4 +48,8 @@ void sim_emit_free(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t addr
 void sim_emit_alloc_failed(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
 			   uint64_t bytes);
 
+/* A Python stall of ns in state at one of sim_sites.h's sites. */
+void sim_emit_py_stall(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t state,
+		       uint64_t ns, uint32_t site);
+
 #endif /* ZERNEL_SIM_EMIT_H */

@@ -26,10 +26,12 @@
 #include <string.h>
 
 #include "collector/agg.h"
+#include "collector/agg_stall.h"
 #include "collector/decode.h"
 #include "collector/nccl_hash.h"
 #include "collector/sim_emit.h"
 #include "collector/sim_ident.h"
+#include "collector/sim_sites.h"
 #include "collector/simulate.h"
 #include "common/util.h"
 
@@ -61,6 +63,9 @@ struct sim_trainer {
 	uint32_t n_blocks;
 	uint64_t next_addr;		/* addresses are never reused */
 };
+
+/* The probe's default threshold (--stall-threshold-ms). */
+#define SIM_STALL_THRESHOLD_NS	2000000ull
 
 struct sim_worker {
 	uint32_t pid;
@@ -239,6 +244,14 @@ static void worker_batch(struct sim *s, const struct sim_worker *wk,
 	lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, draw(s, &p->runq));
 }
 
+/* A trainer's wait long enough for the probe to keep its Python site. */
+static void py_stall(struct sim *s, const struct sim_trainer *tr, uint32_t state, uint64_t ns,
+		     uint32_t site, uint64_t now)
+{
+	if (ns >= SIM_STALL_THRESHOLD_NS)
+		sim_emit_py_stall(&s->out, now, tr->pid, state, ns, site);
+}
+
 /* Returns the length of the step: compute plus the waits it could not hide. */
 static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 			     const struct scn_params *p, uint64_t now)
@@ -254,6 +267,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 		v = draw(s, &p->batch_wait);
 	lat(s, tr->pid, SHM_FAMILY_DATALOADER_WAIT, now, v);
 	offcpu(s, tr->pid, v, SHM_STATE_INPUT, now);
+	py_stall(s, tr, SHM_STALL_INPUT, v, SIM_SITE_NEXT_BATCH, now);
 	sim_emit_oncpu(&s->out, now, tr->pid, step);
 	step += v;
 	if (tr->n_workers)
@@ -282,6 +296,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 		last_wait = w;
 	}
 	step += last_wait;	/* the others overlap with backward */
+	py_stall(s, tr, SHM_STALL_COLLECTIVE, last_wait, SIM_SITE_BACKWARD, now);
 	/* The step ends in a stream synchronisation: it waits for the last bucket. */
 	lat(s, tr->pid, SHM_FAMILY_CUDA_SYNC, now, last_wait);
 
@@ -315,6 +330,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	v = draw(s, &p->barrier);
 	lat(s, tr->pid, SHM_FAMILY_BARRIER_WAIT, now, v);
 	offcpu(s, tr->pid, v, SHM_STATE_LOCK, now);
+	py_stall(s, tr, SHM_STALL_COLLECTIVE, v, SIM_SITE_BARRIER, now);
 	for (int i = 0; i < 5; i++) {
 		v = draw(s, &p->runq);
 		/* Preempted, then waited this long to run again: the sample comes with it. */
@@ -389,6 +405,8 @@ static void sim_register(struct sim *s, uint64_t now)
 			       "pt_main_thread", now - 2 * NSEC_PER_SEC);
 		sim_emit_nccl_comm(&s->out, now, tr->pid, tr->gpu, (int32_t)i,
 				   (int32_t)s->n_trainers, SIM_COMM_HANDLE(i), unique_id);
+		/* What the loader finds for a real one: Python 3.11, frames read. */
+		agg_py_status(s->out.dec->agg, tr->pid, SHM_PY_FRAMES, 3, 11);
 		identify(s, tr->pid, i, now);
 	}
 	/* Workers are forked once the trainers have built their DataLoader. */

@@ -32,7 +32,9 @@
 #include "exporter/prom.h"
 #include "common/sbuf.h"
 #include "exporter/source.h"
+#include "exporter/stalls_json.h"
 #include "exporter/stats.h"
+#include "exporter/trace_json.h"
 #include "exporter/web/web_assets.h"
 
 /* A rendered body shared by every response that sends it. */
@@ -249,13 +251,96 @@ static void serve_index(struct http_server *s, h2o_req_t *req)
 	h2o_add_header_by_str(&req->pool, &req->res.headers,
 			      H2O_STRLIT("content-security-policy"), 0, NULL,
 			      H2O_STRLIT("default-src 'none'; script-src 'unsafe-inline'; "
-					 "style-src 'unsafe-inline'; img-src data:; connect-src ws: wss:; "
+					 "style-src 'unsafe-inline'; img-src data:; connect-src 'self' ws: wss:; "
 					 "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"));
 	h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-content-type-options"),
 			      0, NULL, H2O_STRLIT("nosniff"));
 	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL, NULL,
 		       H2O_STRLIT("no-cache"));
 	respond(req, 200, "OK", "text/html; charset=utf-8", &body, 1);
+}
+
+/* Stall sites of Python processes, as JSON (exporter/stalls_json.h). */
+static void serve_stalls(struct http_server *s, h2o_req_t *req)
+{
+	const struct shm_snapshot *snap;
+	h2o_iovec_t body;
+	char reason[320];
+	size_t len = 0;
+	char *doc;
+
+	source_refresh(&s->src);
+	snap = source_fresh(&s->src);
+	if (!snap) {
+		snprintf(reason, sizeof(reason), "no fresh data: %s\n", s->src.reason);
+		respond_text(req, 503, "Service Unavailable", reason);
+		return;
+	}
+	doc = stalls_json_render(snap, &len);
+	if (!doc) {
+		respond_text(req, 500, "Internal Server Error", "stalls rendering failed\n");
+		return;
+	}
+	body = h2o_strdup(&req->pool, doc, len);
+	free(doc);
+	respond(req, 200, "OK", "application/json", &body, 1);
+}
+
+/* ?seconds=N of the request, within 1..TRACE_MAX_SECONDS; default otherwise, -1 bad. */
+static long trace_seconds(const h2o_req_t *req)
+{
+	const char *q, *end = req->path.base + req->path.len;
+	char num[16];
+	size_t n;
+	long v;
+
+	if (req->query_at == SIZE_MAX)
+		return TRACE_DEFAULT_SECONDS;
+	q = req->path.base + req->query_at + 1;
+	if ((size_t)(end - q) < 8 || strncmp(q, "seconds=", 8) != 0)
+		return -1;
+	q += 8;
+	n = (size_t)(end - q);
+	if (n == 0 || n >= sizeof(num))
+		return -1;
+	memcpy(num, q, n);
+	num[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (num[i] < '0' || num[i] > '9')
+			return -1;
+	v = atol(num);
+	return v >= 1 && v <= TRACE_MAX_SECONDS ? v : -1;
+}
+
+/* Recent events in Chrome's trace format (exporter/trace_json.h). */
+static void serve_trace(struct http_server *s, h2o_req_t *req)
+{
+	const struct shm_snapshot *snap;
+	long secs = trace_seconds(req);
+	h2o_iovec_t body;
+	char reason[320];
+	size_t len = 0;
+	char *doc;
+
+	if (secs < 0) {
+		respond_text(req, 400, "Bad Request", "expected /api/trace?seconds=N, N in 1..3600\n");
+		return;
+	}
+	source_refresh(&s->src);
+	snap = source_fresh(&s->src);
+	if (!snap) {
+		snprintf(reason, sizeof(reason), "no fresh data: %s\n", s->src.reason);
+		respond_text(req, 503, "Service Unavailable", reason);
+		return;
+	}
+	doc = trace_json_render(snap, (uint32_t)secs, &len);
+	if (!doc) {
+		respond_text(req, 500, "Internal Server Error", "trace rendering failed\n");
+		return;
+	}
+	body = h2o_strdup(&req->pool, doc, len);
+	free(doc);
+	respond(req, 200, "OK", "application/json", &body, 1);
 }
 
 static size_t request_header_bytes(const h2o_req_t *req)
@@ -295,10 +380,15 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 		serve_healthz(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/snapshot")))
 		serve_snapshot(s, req);
+	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/api/stalls")))
+		serve_stalls(s, req);
+	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/api/trace")))
+		serve_trace(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/")))
 		serve_index(s, req);
 	else
-		respond_text(req, 404, "Not Found", "not found: try /metrics, /healthz, /snapshot or /\n");
+		respond_text(req, 404, "Not Found",
+			     "not found: try /metrics, /healthz, /snapshot, /api/stalls, /api/trace or /\n");
 	return 0;
 }
 

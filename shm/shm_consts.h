@@ -27,6 +27,22 @@ enum shm_family {
 };
 
 /*
+ * What a training thread was doing during a stall whose Python site is
+ * kept (shm_stall_site.state): waiting for a CPU, or blocked, by what it
+ * blocked in.
+ */
+enum shm_stall_state {
+	SHM_STALL_RUNQ = 0,		/* runnable, waiting for a CPU */
+	SHM_STALL_INPUT,		/* reads, polls: data, DataLoader workers */
+	SHM_STALL_GPU,			/* in the GPU driver (ioctl) */
+	SHM_STALL_COLLECTIVE,		/* in a NCCL call */
+	SHM_STALL_LOCK,			/* futex: locks, conditions, queues */
+	SHM_STALL_SLEEP,		/* nanosleep, clock_nanosleep */
+	SHM_STALL_OTHER,		/* any other blocking syscall */
+	SHM_STALL_STATE_COUNT
+};
+
+/*
  * Where a thread's time goes, per the scheduler (bpf/sched.bpf.c): on a
  * CPU, runnable but waiting for one (the run queue), or blocked, split by
  * what it blocked in.  The states of a thread cover its whole watched

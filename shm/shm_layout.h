@@ -218,6 +218,111 @@ struct shm_nccl_comm {
 };
 
 /*
+ * Python in one watched process: whether its interpreter's frames are
+ * read, and the stalls whose site is not known (sent over the per-process
+ * rate bound, or taken without Python frames).
+ */
+#define SHM_PY_NONE		0u	/* not (yet) recognised as CPython */
+#define SHM_PY_FRAMES		1u	/* supported: stall sites are kept */
+#define SHM_PY_UNSUPPORTED	2u	/* CPython of a version without a layout */
+#define SHM_PY_MISMATCH		3u	/* layout did not match the live process */
+#define SHM_PY_MAX_STATUS	3u
+#define SHM_PY_PROCS		256u
+
+struct shm_py_proc {
+	uint32_t pid;
+	uint32_t status;		/* SHM_PY_* */
+	uint32_t major, minor;		/* the interpreter's version; 0 unknown */
+	uint64_t unsampled_stalls;	/* stalls over the threshold with no site */
+	uint64_t unsampled_ns;
+};
+
+/*
+ * Where a watched Python process lost time: one (pid, state, site) row.
+ * The site is the innermost frame of the user's own code (not the
+ * standard library, site-packages or dist-packages; the innermost frame
+ * when there is none); leaf is the innermost frame.  Lines are 0 when
+ * unknown.  Strings are NUL-padded; file keeps the end of a long path.
+ */
+#define SHM_SITE_FILE_LEN	128u
+#define SHM_SITE_FUNC_LEN	64u
+#define SHM_STALL_SITES		512u
+#define SHM_SITE_TRUNCATED	(1u << 0)	/* deeper than the frames read */
+
+struct shm_stall_site {
+	uint32_t pid;
+	uint32_t state;			/* enum shm_stall_state */
+	uint32_t line;
+	uint32_t leaf_line;
+	uint64_t stalls;		/* episodes over the threshold */
+	uint64_t total_ns;		/* their time */
+	uint64_t max_ns;
+	uint64_t last_mono_ns;		/* when the last one ended */
+	int32_t native_stack;		/* the last one's user stack id; -1 none */
+	uint32_t flags;			/* SHM_SITE_* */
+	char file[SHM_SITE_FILE_LEN];
+	char func[SHM_SITE_FUNC_LEN];
+	char leaf_file[SHM_SITE_FILE_LEN];
+	char leaf_func[SHM_SITE_FUNC_LEN];
+};
+
+/*
+ * What one watched process did over the last header.window_ns (or since it
+ * was first watched, when that is shorter: covered_ns says which), for
+ * `zernel explain`: the waits of its threads by kind, its scheduler time,
+ * and the Python stall time by state (sites and unsampled together).
+ * Differences of cumulative counters sampled at least every window / 12.
+ */
+#define SHM_RECENT_SLOTS	12u
+
+struct shm_proc_recent {
+	uint32_t pid;
+	uint32_t reserved0;
+	uint64_t covered_ns;		/* the span the figures below cover */
+	uint64_t input_wait_ns;		/* DataLoader (read/poll) waits */
+	uint64_t futex_wait_ns;
+	uint64_t barrier_wait_ns;
+	uint64_t collective_wait_ns;	/* NCCL call to the end of its sync */
+	uint64_t runq_ns;		/* run-queue delay */
+	uint64_t blocked_ns;		/* off CPU while sleeping */
+	uint64_t preempted_ns;		/* off CPU while runnable */
+	uint64_t involuntary_switches;
+	uint64_t failed_allocs;		/* GPU allocations that returned an error */
+	/* Python stalls of its main thread (the training loop's) by state. */
+	uint64_t stall_ns[SHM_STALL_STATE_COUNT];
+	uint64_t stall_sites_ns;	/* of which a site is known */
+	/* Its training threads' time by enum shm_thread_state (shm_proc's, windowed). */
+	uint64_t thread_state_ns[SHM_STATE_COUNT];
+};
+
+/*
+ * The recent notable events, for `zernel trace` (Chrome's trace format):
+ * Python stalls with their site, NCCL calls, and the waits from a NCCL
+ * call to the end of its synchronisation.  A ring of SHM_TRACE_EVENTS
+ * kept by the collector, published oldest first; events the ring had to
+ * drop to make room count as the table's overflows.
+ */
+#define SHM_TRACE_EVENTS	4096u
+#define SHM_TRACE_NAME_LEN	96u
+
+enum shm_trace_kind {
+	SHM_TRACE_STALL = 0,		/* detail: enum shm_stall_state; name: its site */
+	SHM_TRACE_NCCL_CALL,		/* detail: enum shm_nccl_op_kind */
+	SHM_TRACE_NCCL_WAIT,		/* detail: enum shm_nccl_op_kind */
+	SHM_TRACE_KIND_COUNT
+};
+
+struct shm_trace_event {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t kind;			/* enum shm_trace_kind */
+	uint32_t detail;
+	uint64_t end_mono_ns;		/* when it ended (CLOCK_MONOTONIC) */
+	uint64_t dur_ns;
+	char name[SHM_TRACE_NAME_LEN];	/* NUL-padded; "" when it has none */
+};
+
+/*
  * Who a watched process is: its container, Kubernetes pod, Slurm job and
  * torch.distributed coordinates, as the collector found them without an
  * API server (collector/ident_scan.h says where each comes from).  Row i
@@ -306,6 +411,10 @@ enum shm_table_id {
 	SHM_TABLE_NCCL_OPS,		/* struct shm_nccl_op, capacity SHM_NCCL_OP_COUNT */
 	SHM_TABLE_NCCL_COMMS,		/* struct shm_nccl_comm */
 	SHM_TABLE_IDENTITY,		/* struct shm_identity, row i for procs row i */
+	SHM_TABLE_PY_PROCS,		/* struct shm_py_proc, capacity SHM_PY_PROCS */
+	SHM_TABLE_STALL_SITES,		/* struct shm_stall_site, capacity SHM_STALL_SITES */
+	SHM_TABLE_PROC_RECENT,		/* struct shm_proc_recent, capacity procs */
+	SHM_TABLE_TRACE,		/* struct shm_trace_event, capacity SHM_TRACE_EVENTS */
 	SHM_TABLE_COUNT
 };
 
@@ -373,6 +482,19 @@ _Static_assert(sizeof(struct shm_gpu_mem) == 56, "shm_gpu_mem is 56 bytes");
 _Static_assert(sizeof(struct shm_gpu) == 176, "shm_gpu is 176 bytes");
 _Static_assert(sizeof(struct shm_nccl_comm) % 8 == 0, "shm_nccl_comm aligned");
 _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
+_Static_assert(sizeof(struct shm_py_proc) == 32, "shm_py_proc is 32 bytes");
+_Static_assert(sizeof(struct shm_stall_site) == 440, "shm_stall_site is 440 bytes");
+_Static_assert(sizeof(struct shm_proc_recent) % 8 == 0, "shm_proc_recent aligned");
+_Static_assert(sizeof(struct shm_trace_event) == 128, "shm_trace_event is 128 bytes");
+
+/* Short name of a stall state ("input", ...); NULL when out of range. */
+static inline const char *shm_stall_state_name(uint32_t state)
+{
+	static const char *const names[SHM_STALL_STATE_COUNT] = {
+		"runq", "input", "gpu", "collective", "lock", "sleep", "other",
+	};
+	return state < SHM_STALL_STATE_COUNT ? names[state] : NULL;
+}
 _Static_assert(sizeof(struct shm_identity) == 680, "shm_identity is 680 bytes");
 
 /* Short snake_case name of a family ("cuda_launch", ...); NULL when out of range. */

@@ -30,6 +30,7 @@ static int fail(char *reason, size_t len, const char *fmt, ...)
 
 static const char *const table_names[SHM_TABLE_COUNT] = {
 	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms", "identity",
+	"py_procs", "stall_sites", "proc_recent", "trace",
 };
 
 const char *shm_table_name(uint32_t table)
@@ -40,11 +41,14 @@ const char *shm_table_name(uint32_t table)
 static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
 	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
 	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm), sizeof(struct shm_identity),
+	sizeof(struct shm_py_proc), sizeof(struct shm_stall_site), sizeof(struct shm_proc_recent),
+	sizeof(struct shm_trace_event),
 };
 
 static const uint32_t table_limit[SHM_TABLE_COUNT] = {
 	SHM_LIMIT_PROCS, SHM_LIMIT_GPU_MEM, SHM_LIMIT_GPUS,
 	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS, SHM_LIMIT_PROCS,
+	SHM_PY_PROCS, SHM_STALL_SITES, SHM_LIMIT_PROCS, SHM_TRACE_EVENTS,
 };
 
 /*
@@ -159,6 +163,153 @@ static const void *rows(const void *buf, const struct shm_header_fields *h,
 			enum shm_table_id id)
 {
 	return (const char *)buf + h->table[id].offset;
+}
+
+/*
+ * The Python, recent and trace rows.  Their numbers come with bounds a
+ * real row keeps (times no later than the heartbeat, durations within
+ * what their window allows, counts no larger than their time), their
+ * texts are printable and NUL-padded, and every pid is one of the procs
+ * table's: so a corrupted word is told from a real row most of the time.
+ */
+#define RECENT_MAX_THREADS	4096u	/* waits of more threads than this: not plausible */
+/* Events stamped after the heartbeat (the simulator's end in the step ahead): at most this. */
+#define LATER_THAN_HEARTBEAT_NS	10000000000ull
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int known_pid(const uint32_t *pids, uint32_t n, uint32_t pid)
+{
+	return bsearch(&pid, pids, n, sizeof(*pids), cmp_u32) != NULL;
+}
+
+/* NUL-terminated within len, printable before, zero after. */
+static int clean_text(const char *t, size_t len)
+{
+	size_t n = strnlen(t, len);
+
+	if (n == len)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)t[i] < 32 || (unsigned char)t[i] > 126)
+			return 0;
+	for (size_t i = n; i < len; i++)
+		if (t[i])
+			return 0;
+	return 1;
+}
+
+static int check_sites(const void *buf, const struct shm_header_fields *h, const uint32_t *pids,
+		       uint32_t n_pids, char *reason, size_t len)
+{
+	const struct shm_stall_site *site = rows(buf, h, SHM_TABLE_STALL_SITES);
+	const struct shm_py_proc *py = rows(buf, h, SHM_TABLE_PY_PROCS);
+
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_PY_PROCS].count; i++) {
+		if (py[i].status > SHM_PY_MAX_STATUS || py[i].major > 255 || py[i].minor > 255 ||
+		    !known_pid(pids, n_pids, py[i].pid) || py[i].unsampled_stalls > py[i].unsampled_ns)
+			return fail(reason, len, "py_procs[%u] (pid %u): not a real row", i, py[i].pid);
+	}
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_STALL_SITES].count; i++) {
+		const struct shm_stall_site *r = &site[i];
+
+		if (r->state >= SHM_STALL_STATE_COUNT)
+			return fail(reason, len, "stall_sites[%u] (pid %u): unknown state %u",
+				    i, r->pid, r->state);
+		if (r->max_ns > r->total_ns)
+			return fail(reason, len, "stall_sites[%u] (pid %u): longest stall "
+				    "above their total", i, r->pid);
+		if (!known_pid(pids, n_pids, r->pid) || r->stalls == 0 || r->stalls > r->total_ns ||
+		    r->last_mono_ns > h->heartbeat_mono_ns + LATER_THAN_HEARTBEAT_NS ||
+		    r->native_stack < -1 ||
+		    (r->flags & ~SHM_SITE_TRUNCATED) ||
+		    !clean_text(r->file, sizeof(r->file)) || !clean_text(r->func, sizeof(r->func)) ||
+		    !clean_text(r->leaf_file, sizeof(r->leaf_file)) ||
+		    !clean_text(r->leaf_func, sizeof(r->leaf_func)))
+			return fail(reason, len, "stall_sites[%u] (pid %u): not a real row", i, r->pid);
+	}
+	return 0;
+}
+
+static int check_recent(const void *buf, const struct shm_header_fields *h, const uint32_t *pids,
+			uint32_t n_pids, char *reason, size_t len)
+{
+	const struct shm_proc_recent *r = rows(buf, h, SHM_TABLE_PROC_RECENT);
+
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_PROC_RECENT].count; i++) {
+		uint64_t c = r[i].covered_ns, most = c * RECENT_MAX_THREADS;
+		const uint64_t waits[] = { r[i].input_wait_ns, r[i].futex_wait_ns,
+					   r[i].barrier_wait_ns, r[i].collective_wait_ns, r[i].runq_ns,
+					   r[i].blocked_ns, r[i].preempted_ns };
+		uint64_t stalls = 0;
+		int bad = !known_pid(pids, n_pids, r[i].pid) || r[i].reserved0 ||
+			  c > h->window_ns + h->window_ns / 4 ||
+			  r[i].involuntary_switches > c || r[i].failed_allocs > c;
+
+		for (size_t k = 0; k < sizeof(waits) / sizeof(waits[0]); k++)
+			bad |= waits[k] > most;
+		for (uint32_t st = 0; st < SHM_STALL_STATE_COUNT; st++) {
+			/* One thread's: a stall that began before the window counts whole. */
+			bad |= r[i].stall_ns[st] > c + h->window_ns;
+			stalls += r[i].stall_ns[st];
+		}
+		bad |= r[i].stall_sites_ns > stalls;
+		for (uint32_t st = 0; st < SHM_STATE_COUNT; st++)
+			bad |= r[i].thread_state_ns[st] > most;
+		if (bad)
+			return fail(reason, len, "proc_recent[%u] (pid %u): not a real row", i,
+				    r[i].pid);
+	}
+	return 0;
+}
+
+static int check_trace(const void *buf, const struct shm_header_fields *h, const uint32_t *pids,
+		       uint32_t n_pids, char *reason, size_t len)
+{
+	const struct shm_trace_event *ev = rows(buf, h, SHM_TABLE_TRACE);
+
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_TRACE].count; i++) {
+		const struct shm_trace_event *e = &ev[i];
+		uint32_t details = e->kind == SHM_TRACE_STALL ? SHM_STALL_STATE_COUNT
+							      : SHM_NCCL_OP_COUNT;
+
+		if (e->kind >= SHM_TRACE_KIND_COUNT)
+			return fail(reason, len, "trace[%u] (pid %u): unknown kind %u", i,
+				    e->pid, e->kind);
+		if (e->dur_ns > e->end_mono_ns ||
+		    e->end_mono_ns > h->heartbeat_mono_ns + LATER_THAN_HEARTBEAT_NS ||
+		    e->detail >= details || e->tid == 0 || !known_pid(pids, n_pids, e->pid) ||
+		    !clean_text(e->name, sizeof(e->name)))
+			return fail(reason, len, "trace[%u] (pid %u): not a real event", i, e->pid);
+	}
+	return 0;
+}
+
+static int check_python(const void *buf, const struct shm_header_fields *h,
+			char *reason, size_t len)
+{
+	const struct shm_proc *procs = rows(buf, h, SHM_TABLE_PROCS);
+	uint32_t n = h->table[SHM_TABLE_PROCS].count;
+	uint32_t *pids = malloc((n ? n : 1) * sizeof(*pids));
+	int err;
+
+	if (!pids)
+		return fail(reason, len, "no memory to check the Python rows");
+	for (uint32_t i = 0; i < n; i++)
+		pids[i] = procs[i].pid;
+	qsort(pids, n, sizeof(*pids), cmp_u32);
+	err = check_sites(buf, h, pids, n, reason, len);
+	if (!err)
+		err = check_recent(buf, h, pids, n, reason, len);
+	if (!err)
+		err = check_trace(buf, h, pids, n, reason, len);
+	free(pids);
+	return err;
 }
 
 /* A row's identity: what names its series. */
@@ -380,7 +531,7 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		    check_latency(&c->gap, bad, sizeof(bad)) < 0)
 			return fail(reason, len, "nccl_comms[%u] (pid %u): %s", i, c->pid, bad);
 	}
-	return 0;
+	return check_python(buf, h, reason, len);
 }
 
 int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len)

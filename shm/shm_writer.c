@@ -53,6 +53,22 @@ static void table_geometry(const struct shm_capacity *cap, enum shm_table_id id,
 		*entry_size = sizeof(struct shm_identity);
 		*capacity = cap->procs;
 		break;
+	case SHM_TABLE_PY_PROCS:
+		*entry_size = sizeof(struct shm_py_proc);
+		*capacity = SHM_PY_PROCS;
+		break;
+	case SHM_TABLE_STALL_SITES:
+		*entry_size = sizeof(struct shm_stall_site);
+		*capacity = SHM_STALL_SITES;
+		break;
+	case SHM_TABLE_PROC_RECENT:
+		*entry_size = sizeof(struct shm_proc_recent);
+		*capacity = cap->procs;
+		break;
+	case SHM_TABLE_TRACE:
+		*entry_size = sizeof(struct shm_trace_event);
+		*capacity = SHM_TRACE_EVENTS;
+		break;
 	case SHM_TABLE_NCCL_COMMS:
 	default:
 		*entry_size = sizeof(struct shm_nccl_comm);

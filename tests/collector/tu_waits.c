@@ -61,6 +61,11 @@ static int tw_spawn(struct tw_work *w, char *const argv[])
 	return tw_wait_line(w, NULL, 60000);
 }
 
+int tw_start_argv(struct tw_work *w, char *const argv[])
+{
+	return tw_spawn(w, argv);
+}
+
 int tw_start(struct tw_work *w, const char *const *args)
 {
 	char bin[512];

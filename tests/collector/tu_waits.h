@@ -21,6 +21,8 @@ struct tw_work {
 
 /* Starts zs_work with args (NULL-terminated) and waits for "ready". */
 int tw_start(struct tw_work *w, const char *const *args);
+/* Starts argv (argv[0] a path) and waits for "ready". */
+int tw_start_argv(struct tw_work *w, char *const argv[]);
 /* Starts /usr/bin/python3 tests/py/<script> args and waits for "ready". */
 int tw_start_py(struct tw_work *w, const char *script, const char *const *args);
 /* Waits until the output holds the line `line`; 0 or -1 on timeout/exit. */

@@ -215,6 +215,10 @@ START_TEST(test_page_in_chromium_shows_and_updates_the_feed)
 	ck_assert_int_ge((int)json_object_array_length(nccl), 1);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nccl, 0)), "all_reduce");
 	ck_assert_ptr_nonnull(strstr(js(later, "cuda"), "p99 "));
+	/* The explain pane: /api/stalls's verdict and a stall site of each trainer. */
+	ck_assert_msg(strstr(js(later, "explain"), " rank 0: GPU-bound (") != NULL, "explain pane: %s",
+		      js(later, "explain"));
+	ck_assert_ptr_nonnull(strstr(js(later, "explain"), "/workspace/train.py:151 in train"));
 	ck_assert_ptr_null(strstr(js(later, "cuda"), "p99 -"));
 	/* Dark mode is a real switch of colours, not only a media query that matches. */
 	ck_assert(json_object_get_boolean(jo(jo(res, "dark"), "dark")));

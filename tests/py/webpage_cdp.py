@@ -40,6 +40,7 @@ JSON.stringify({
   nccl: Array.from(document.querySelectorAll('#nccl tbody tr')).map(r => r.dataset.op || ''),
   procs: document.querySelectorAll('#procs tbody tr').length,
   alerts: document.getElementById('alerts').textContent,
+  explain: (document.getElementById('explain') || {}).textContent || '',
   history: (window.zernel && window.zernel.history.length) || 0,
   dark: matchMedia('(prefers-color-scheme: dark)').matches,
   bg: getComputedStyle(document.body).backgroundColor

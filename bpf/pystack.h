@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the Python-stack probe (bpf/pystack.bpf.c) and the collector share:
+ * where one watched interpreter keeps its state (struct zp_proc, written by
+ * the collector into zp_procs when it recognises a supported CPython in a
+ * watched process) and the structure offsets the frame walk follows.  The
+ * offsets come from the collector's per-version table (collector/pyoffsets.c),
+ * checked against the running process before they are used.  Fixed-width
+ * types only: included by BPF code (after vmlinux.h) and by C.
+ */
+#ifndef ZERNEL_BPF_PYSTACK_H
+#define ZERNEL_BPF_PYSTACK_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Interpreters watched at once, and threads with a remembered stack. */
+#define ZP_MAX_PROCS		4096
+#define ZP_MAX_THREADS		16384
+/* Threads one interpreter's list is searched through for the caller's state. */
+#define ZP_MAX_TSTATES		64
+/* A thread not found in its interpreter's list is looked for again after this. */
+#define ZP_RECHECK_NS		1000000000ull
+
+/* Structure offsets of one CPython version, in bytes. */
+struct zp_offsets {
+	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
+	__u16 interp_threads_head;	/* PyInterpreterState.threads.head */
+	__u16 tstate_next;		/* PyThreadState.next */
+	__u16 tstate_native_tid;	/* PyThreadState.native_thread_id */
+	__u16 tstate_cframe;		/* PyThreadState.cframe (0: frame in tstate) */
+	__u16 cframe_current_frame;	/* _PyCFrame.current_frame */
+	__u16 frame_code;		/* _PyInterpreterFrame.f_code */
+	__u16 frame_previous;		/* _PyInterpreterFrame.previous */
+	__u16 frame_prev_instr;		/* _PyInterpreterFrame.prev_instr */
+	__u16 pad[7];
+};
+
+/* One watched interpreter: zp_procs[tgid]. */
+struct zp_proc {
+	__u64 runtime;			/* address of _PyRuntime in the process */
+	struct zp_offsets off;
+	__u64 window_start_ns;		/* rate bound: this one-second window */
+	__u32 window_sent;		/* stacks sent in it */
+	__u32 pad;
+	__u64 skipped;			/* stalls over the bound since the last sent */
+	__u64 skipped_ns;		/* and their time */
+};
+
+#endif /* ZERNEL_BPF_PYSTACK_H */

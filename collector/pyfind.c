@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pyfind.h.  A file is a CPython candidate by its name (python3.X,
+ * libpython3.X.so*); its version comes from Py_Version (3.11 and later),
+ * read from the live process, or else from the name.  The layout check
+ * follows the same pointers the BPF walk will: _PyRuntime's first
+ * interpreter, its first thread state, whose interp must point back and
+ * whose native thread id must be one of the process's threads.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collector/pyfind.h"
+
+#define PY_DEBUG_COOKIE	"xdebugpy"	/* _Py_DebugOffsets.cookie, 3.13+ */
+
+int pymem_read(int fd, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len, (off_t)addr);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* python3.11, libpython3.11.so.1.0: sets minor from the name. */
+static int python_name(const char *path, uint32_t *minor)
+{
+	const char *base = strrchr(path, '/');
+	unsigned int m;
+	char tail;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "lib", 3) == 0)
+		base += 3;
+	if (sscanf(base, "python3.%u%c", &m, &tail) < 1)
+		return 0;
+	*minor = m;
+	return 1;
+}
+
+struct elf_syms {
+	uint64_t runtime, version, code_type;	/* link-time addresses */
+	uint64_t first_load;			/* p_vaddr of the first PT_LOAD */
+};
+
+static void scan_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_syms *s)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count;
+
+	if (!data || sh->sh_entsize == 0)
+		return;
+	count = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < count; i++) {
+		const char *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		if (GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name)
+			continue;
+		if (strcmp(name, "_PyRuntime") == 0)
+			s->runtime = sym.st_value;
+		else if (strcmp(name, "Py_Version") == 0)
+			s->version = sym.st_value;
+		else if (strcmp(name, "PyCode_Type") == 0)
+			s->code_type = sym.st_value;
+	}
+}
+
+static int read_elf(const char *file, struct elf_syms *s)
+{
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	size_t nph = 0;
+	int fd, err = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph) != 0) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	s->first_load = UINT64_MAX;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    ph.p_offset == 0) {
+			s->first_load = ph.p_vaddr;
+			break;
+		}
+	}
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
+			scan_syms(elf, scn, &sh, s);
+	}
+	if (s->first_load == UINT64_MAX)
+		err = -ENOEXEC;
+
+cleanup:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+/*
+ * The first CPython file pid maps, and where its offset-0 mapping
+ * starts.  0, or -ENOENT.
+ */
+static int find_file(uint32_t pid, char *path, size_t len, uint64_t *start, uint32_t *minor)
+{
+	char maps[64], line[PATH_MAX + 128];
+	int found = -ENOENT;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, off;
+		char *file;
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &lo, &off, &pos) < 2 || !pos)
+			continue;
+		file = line + pos;
+		file[strcspn(file, "\n")] = '\0';
+		if (file[0] != '/' || off != 0 || !python_name(file, minor))
+			continue;
+		if (strstr(strrchr(file, '/'), "python3.") == NULL)
+			continue;
+		snprintf(path, len, "%s", file);
+		*start = lo;
+		found = 0;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+static int tid_exists(uint32_t pid, uint64_t tid)
+{
+	char p[64];
+	struct stat st;
+
+	if (tid == 0 || tid > INT32_MAX)
+		return 0;
+	snprintf(p, sizeof(p), "/proc/%u/task/%llu", pid, (unsigned long long)tid);
+	return stat(p, &st) == 0;
+}
+
+/* The layout against the live interpreter: a thread id, or -errno. */
+static int check_layout(int mem, const struct py_interp *pi, char *why, size_t why_len)
+{
+	const struct py_layout *l = pi->layout;
+	uint64_t interp = 0, ts = 0, back = 0, tid = 0;
+
+	if (pymem_read(mem, pi->runtime + l->walk.runtime_interp_head, &interp, 8) != 0)
+		return snprintf(why, why_len, "cannot read _PyRuntime"), -EIO;
+	if (!interp)
+		return snprintf(why, why_len, "interpreter not initialised yet"), -EAGAIN;
+	if (pymem_read(mem, interp + l->walk.interp_threads_head, &ts, 8) != 0)
+		return snprintf(why, why_len, "_PyRuntime's interpreter is unreadable"), -EPROTO;
+	if (!ts)
+		return snprintf(why, why_len, "no thread state yet"), -EAGAIN;
+	if (pymem_read(mem, ts + l->tstate_interp, &back, 8) != 0 || back != interp ||
+	    pymem_read(mem, ts + l->walk.tstate_native_tid, &tid, 8) != 0 ||
+	    tid == 0 || tid > INT32_MAX)
+		return snprintf(why, why_len, "thread state does not match the %u.%u layout",
+				pi->major, pi->minor), -EPROTO;
+	return (int)tid;
+}
+
+/* The probe reads a frame as 8 words: its offsets must be word indices below 8. */
+static int l_bad_walk(const struct py_layout *l)
+{
+	const uint16_t off[] = { l->walk.frame_code, l->walk.frame_previous,
+				 l->walk.frame_prev_instr };
+
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		if (off[i] % 8 || off[i] >= 64)
+			return 1;
+	return 0;
+}
+
+int pyfind(uint32_t pid, struct py_interp *pi, char *why, size_t why_len)
+{
+	char file[PATH_MAX + 64], mempath[64];
+	struct elf_syms s;
+	uint64_t start = 0, bias, version = 0;
+	uint32_t minor = 0;
+	char cookie[8];
+	int mem = -1, err, tid;
+
+	memset(pi, 0, sizeof(*pi));
+	snprintf(why, why_len, "no CPython");
+	err = find_file(pid, pi->path, sizeof(pi->path), &start, &minor);
+	if (err)
+		return err;
+	snprintf(file, sizeof(file), "/proc/%u/root%s", pid, pi->path);
+	err = read_elf(file, &s);
+	if (err) {
+		snprintf(why, why_len, "%s: not a readable ELF file", pi->path);
+		return err;
+	}
+	if (!s.runtime) {
+		snprintf(why, why_len, "%s has no _PyRuntime symbol", pi->path);
+		return -ENOENT;
+	}
+	bias = start - (s.first_load & ~0xfffull);
+	pi->runtime = s.runtime + bias;
+	pi->code_type = s.code_type ? s.code_type + bias : 0;
+	pi->major = 3;
+	pi->minor = minor;
+	snprintf(mempath, sizeof(mempath), "/proc/%u/mem", pid);
+	mem = open(mempath, O_RDONLY | O_CLOEXEC);
+	if (mem < 0) {
+		err = -errno;
+		snprintf(why, why_len, "cannot open %s", mempath);
+		return err;
+	}
+	if (s.version && pymem_read(mem, s.version + bias, &version, 8) == 0 && version) {
+		pi->major = (uint32_t)(version >> 24) & 0xff;
+		pi->minor = (uint32_t)(version >> 16) & 0xff;
+		pi->micro = (uint32_t)(version >> 8) & 0xff;
+	}
+	pi->layout = py_layout_find(pi->major, pi->minor);
+	if (!pi->layout) {
+		int debug = pymem_read(mem, pi->runtime, cookie, sizeof(cookie)) == 0 &&
+			    memcmp(cookie, PY_DEBUG_COOKIE, sizeof(cookie)) == 0;
+
+		snprintf(why, why_len, "CPython %u.%u is not supported for Python frames "
+			 "(supported: %s%s); its stalls are kept without Python sites",
+			 pi->major, pi->minor, py_layout_supported(),
+			 debug ? "; its _Py_DebugOffsets are not read yet" : "");
+		err = -EPROTONOSUPPORT;
+		goto cleanup;
+	}
+	if (l_bad_walk(pi->layout)) {
+		snprintf(why, why_len, "the %u.%u frame layout is outside what the probe reads",
+			 pi->major, pi->minor);
+		err = -EPROTO;
+		goto cleanup;
+	}
+	if (!pi->code_type) {
+		snprintf(why, why_len, "%s has no PyCode_Type symbol", pi->path);
+		err = -EPROTO;
+		goto cleanup;
+	}
+	tid = check_layout(mem, pi, why, why_len);
+	if (tid < 0) {
+		err = tid;
+		goto cleanup;
+	}
+	if (!tid_exists(pid, (uint64_t)tid)) {
+		snprintf(why, why_len, "thread state names thread %d, not one of pid %u's",
+			 tid, pid);
+		err = -EPROTO;
+		goto cleanup;
+	}
+	err = 0;
+
+cleanup:
+	close(mem);
+	return err;
+}

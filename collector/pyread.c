@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pyread.h.  Strings: compact ASCII str objects are read as they are
+ * stored; other kinds are named by their ASCII characters only ('?' for
+ * the rest), which never happens for the files and names of real code
+ * often enough to warrant decoding UCS-2/4.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "collector/pyline.h"
+#include "collector/pyread.h"
+
+#define CODE_HEADER	256		/* bytes of a code object read at once */
+#define LINETABLE_MAX	(64u << 10)	/* longer tables: line unknown */
+#define STR_ASCII	(1u << 6)	/* PyASCIIObject.state.ascii */
+#define STR_COMPACT	(1u << 5)	/* PyASCIIObject.state.compact */
+#define STR_KIND(st)	(((st) >> 2) & 7u)
+
+static uint64_t u64_at(const uint8_t *b, uint16_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/* A str object's text into out (len bytes), keeping the end when too long. */
+static int read_str(int mem, const struct py_layout *l, uint64_t obj, char *out, size_t len)
+{
+	uint8_t head[96];
+	uint64_t n, data, skip = 0;
+	uint32_t state;
+	char buf[256];
+
+	if (!obj || l->str_compact_data > sizeof(head))
+		return -EINVAL;
+	if (pymem_read(mem, obj, head, l->str_compact_data) != 0)
+		return -EIO;
+	n = u64_at(head, l->str_length);
+	memcpy(&state, head + l->str_state, sizeof(state));
+	if (!(state & STR_COMPACT) || STR_KIND(state) != 1 || n > (1u << 20))
+		return -EPROTO;
+	data = obj + ((state & STR_ASCII) ? l->str_ascii_data : l->str_compact_data);
+	if (n > len - 1) {
+		skip = n - (len - 4);
+		n = len - 4;
+	}
+	if (n > sizeof(buf) || pymem_read(mem, data + skip, buf, n) != 0)
+		return -EIO;
+	memset(out, 0, len);
+	if (skip)
+		memcpy(out, "...", 3);
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		out[(skip ? 3 : 0) + i] = (c >= 32 && c < 127) ? (char)c : '?';
+	}
+	return 0;
+}
+
+/*
+ * Code objects named before, by (pid, address): a stall names the same
+ * few code objects again and again, and reading one costs seven reads of
+ * the other process.  An entry is used only when the code object's
+ * header still reads the same, byte for byte: its file, name and line
+ * table are immutable objects it holds, so they are the same too.
+ */
+#define CODE_CACHE	1024u		/* entries, direct-mapped */
+#define CACHED_TABLE	4096u		/* longer line tables are read each time */
+
+struct code_entry {
+	uint32_t pid;
+	uint64_t code;
+	uint8_t head[CODE_HEADER];
+	char file[SHM_SITE_FILE_LEN];
+	char func[SHM_SITE_FUNC_LEN];
+	uint32_t tab_len;		/* 0: no table kept */
+	uint8_t tab[CACHED_TABLE];
+};
+
+static struct code_entry *code_cache;
+
+static struct code_entry *cache_slot(uint32_t pid, uint64_t code)
+{
+	uint64_t h = (code >> 4) * 0x9e3779b97f4a7c15ull ^ pid;
+
+	if (!code_cache)
+		code_cache = calloc(CODE_CACHE, sizeof(*code_cache));
+	return code_cache ? &code_cache[(h >> 32) % CODE_CACHE] : NULL;
+}
+
+/* The line of f from the code object's table (cached or read). */
+static uint32_t frame_line(int mem, const struct py_layout *l, const struct zev_py_frame *f,
+			   const uint8_t *head, struct code_entry *ce)
+{
+	static uint8_t table[LINETABLE_MAX];
+	uint64_t first_unit = f->code + l->code_units, tab, tab_len;
+	const uint8_t *t = table;
+	uint8_t tab_head[48];
+	int32_t firstlineno;
+	int line;
+
+	memcpy(&firstlineno, head + l->code_firstlineno, sizeof(firstlineno));
+	if (f->instr < first_unit || (f->instr - first_unit) % 2 || firstlineno < 0)
+		return 0;
+	if (ce && ce->tab_len) {
+		t = ce->tab;
+		tab_len = ce->tab_len;
+	} else {
+		tab = u64_at(head, l->code_linetable);
+		if (!tab || pymem_read(mem, tab, tab_head, l->bytes_data) != 0)
+			return 0;
+		tab_len = u64_at(tab_head, l->var_size);
+		if (tab_len == 0 || tab_len > LINETABLE_MAX ||
+		    pymem_read(mem, tab + l->bytes_data, table, tab_len) != 0)
+			return 0;
+		if (ce && tab_len <= CACHED_TABLE) {
+			memcpy(ce->tab, table, tab_len);
+			ce->tab_len = (uint32_t)tab_len;
+		}
+	}
+	line = pyline_311(t, tab_len, firstlineno, f->instr - first_unit);
+	return line > 0 ? (uint32_t)line : 0;
+}
+
+static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
+		      const struct zev_py_frame *f, struct stall_frame *out)
+{
+	const struct py_layout *l = pi->layout;
+	struct code_entry *ce;
+	uint8_t head[CODE_HEADER];
+
+	memset(out, 0, sizeof(*out));
+	if (!l || !f->code || pymem_read(mem, f->code, head, sizeof(head)) != 0)
+		return -EIO;
+	/* Freed and reused since the stall: not a code object any more. */
+	if (u64_at(head, l->object_type) != pi->code_type)
+		return -ESTALE;
+	ce = cache_slot(pid, f->code);
+	if (ce && ce->pid == pid && ce->code == f->code && memcmp(ce->head, head, sizeof(head)) == 0) {
+		memcpy(out->file, ce->file, sizeof(out->file));
+		memcpy(out->func, ce->func, sizeof(out->func));
+		out->line = frame_line(mem, l, f, head, ce);
+		return 0;
+	}
+	if (read_str(mem, l, u64_at(head, l->code_filename), out->file, sizeof(out->file)) != 0)
+		return -EPROTO;
+	if (read_str(mem, l, u64_at(head, l->code_qualname), out->func, sizeof(out->func)) != 0)
+		snprintf(out->func, sizeof(out->func), "?");
+	if (ce) {
+		ce->pid = pid;
+		ce->code = f->code;
+		memcpy(ce->head, head, sizeof(head));
+		memcpy(ce->file, out->file, sizeof(ce->file));
+		memcpy(ce->func, out->func, sizeof(ce->func));
+		ce->tab_len = 0;
+	}
+	out->line = frame_line(mem, l, f, head, ce);
+	return 0;
+}
+
+int pyread_is_library(const char *file)
+{
+	return file[0] == '<' || strstr(file, "/lib/python") || strstr(file, "/site-packages/") ||
+	       strstr(file, "/dist-packages/");
+}
+
+int pyread_where(int mem, const struct py_interp *pi, const struct zev_py_stall *rec,
+		 struct stall_where *out)
+{
+	struct stall_frame f;
+	uint32_t n = rec->nframes < ZP_MAX_FRAMES ? rec->nframes : ZP_MAX_FRAMES;
+	int named = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->native_stack = rec->native_stack < 0 ? -1 : rec->native_stack;
+	out->flags = rec->truncated ? SHM_SITE_TRUNCATED : 0;
+	/* Innermost first: stop at the user's own frame, reading no more. */
+	for (uint32_t i = 0; i < n; i++) {
+		if (name_frame(mem, pi, rec->hdr.pid, &rec->frames[i], &f) != 0) {
+			if (!named)
+				return -ESTALE;
+			continue;
+		}
+		if (!named++) {
+			out->leaf = f;
+			out->site = f;
+		}
+		if (!pyread_is_library(f.file)) {
+			out->site = f;
+			break;
+		}
+	}
+	return named ? 0 : -ENOENT;
+}

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * stalls_json.h.  Shape:
+ *   {"window_seconds": the collector's window (header.window_ns),
+ *    "overflows": {"sites": N, "processes": N},
+ *    "processes": [{"pid", "comm", "rank", "nranks" (-1: no communicator),
+ *                   "python": {"status", "version"},
+ *                   "unsampled_stalls", "unsampled_seconds",
+ *                   "recent": {"seconds" (span covered), "input_wait",
+ *                              "futex_wait", "barrier_wait",
+ *                              "collective_wait", "runq", "blocked",
+ *                              "preempted" (seconds), "involuntary_switches",
+ *                              "failed_allocs", "stalls": {state: seconds},
+ *                              "stall_sites"},
+ *                   "gpus": [{"gpu", "used_bytes", "peak_bytes",
+ *                             "total_bytes" (0 unknown), "failed_calls"}],
+ *                   "explain" (training processes: a rank, or Python frames
+ *                              read): {"window_seconds", "shares":
+ *                              {state: fraction of wall time}, "verdict",
+ *                              "evidence", "recommendation"},
+ *                   "sites": [{"state", "file", "line", "function",
+ *                              "leaf": {"file", "line", "function"},
+ *                              "stalls", "seconds", "max_seconds",
+ *                              "native_stack", "truncated"}]}]}
+ * Sites of a process are sorted by time, longest first.  Shares come from
+ * the scheduler's states of its training threads (they add up to those
+ * threads' wall time); where the scheduler has none for it, from the
+ * Python stalls of its main thread by state when its frames are read,
+ * else from its wait counters (DataLoader, futex, barrier and
+ * collective waits, run-queue delay); the rest of the wall time is "on
+ * CPU or short waits".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "common/explain_verdict.h"
+#include "exporter/stalls_json.h"
+
+static const void *rows(const struct shm_snapshot *snap, enum shm_table_id id, uint32_t *n)
+{
+	const struct shm_table *t = &snap->hdr->table[id];
+
+	*n = t->count;
+	return (const char *)snap->buf + t->offset;
+}
+
+/* Segment text (untrusted): bounded, printable ASCII only. */
+static struct json_object *text(const char *s, size_t cap)
+{
+	char buf[SHM_SITE_FILE_LEN + 1];
+	size_t n = strnlen(s, cap < sizeof(buf) - 1 ? cap : sizeof(buf) - 1);
+
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (s[i] >= 32 && s[i] < 127) ? s[i] : '?';
+	buf[n] = '\0';
+	return json_object_new_string(buf);
+}
+
+static struct json_object *seconds(uint64_t ns)
+{
+	return json_object_new_double((double)ns / 1e9);
+}
+
+static const char *status_name(uint32_t status)
+{
+	static const char *const names[] = { "none", "frames", "unsupported", "mismatch" };
+
+	return status <= SHM_PY_MAX_STATUS ? names[status] : "none";
+}
+
+static struct json_object *site_json(const struct shm_stall_site *r)
+{
+	struct json_object *o = json_object_new_object(), *leaf = json_object_new_object();
+
+	json_object_object_add(o, "state", json_object_new_string(shm_stall_state_name(r->state)));
+	json_object_object_add(o, "file", text(r->file, sizeof(r->file)));
+	json_object_object_add(o, "line", json_object_new_uint64(r->line));
+	json_object_object_add(o, "function", text(r->func, sizeof(r->func)));
+	json_object_object_add(leaf, "file", text(r->leaf_file, sizeof(r->leaf_file)));
+	json_object_object_add(leaf, "line", json_object_new_uint64(r->leaf_line));
+	json_object_object_add(leaf, "function", text(r->leaf_func, sizeof(r->leaf_func)));
+	json_object_object_add(o, "leaf", leaf);
+	json_object_object_add(o, "stalls", json_object_new_uint64(r->stalls));
+	json_object_object_add(o, "seconds", seconds(r->total_ns));
+	json_object_object_add(o, "max_seconds", seconds(r->max_ns));
+	json_object_object_add(o, "native_stack", json_object_new_int(r->native_stack));
+	json_object_object_add(o, "truncated",
+			       json_object_new_boolean((r->flags & SHM_SITE_TRUNCATED) != 0));
+	return o;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct shm_stall_site *x = *(const struct shm_stall_site *const *)a;
+	const struct shm_stall_site *y = *(const struct shm_stall_site *const *)b;
+
+	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+static struct json_object *recent_json(const struct shm_snapshot *snap, uint32_t pid)
+{
+	const struct shm_proc_recent *r = NULL, *rows_;
+	struct json_object *o = json_object_new_object(), *st = json_object_new_object();
+	uint32_t n;
+
+	rows_ = rows(snap, SHM_TABLE_PROC_RECENT, &n);
+	for (uint32_t i = 0; i < n && !r; i++)
+		if (rows_[i].pid == pid)
+			r = &rows_[i];
+	if (!r) {
+		json_object_put(st);
+		json_object_put(o);
+		return NULL;
+	}
+	json_object_object_add(o, "seconds", seconds(r->covered_ns));
+	json_object_object_add(o, "input_wait", seconds(r->input_wait_ns));
+	json_object_object_add(o, "futex_wait", seconds(r->futex_wait_ns));
+	json_object_object_add(o, "barrier_wait", seconds(r->barrier_wait_ns));
+	json_object_object_add(o, "collective_wait", seconds(r->collective_wait_ns));
+	json_object_object_add(o, "runq", seconds(r->runq_ns));
+	json_object_object_add(o, "blocked", seconds(r->blocked_ns));
+	json_object_object_add(o, "preempted", seconds(r->preempted_ns));
+	json_object_object_add(o, "involuntary_switches",
+			       json_object_new_uint64(r->involuntary_switches));
+	json_object_object_add(o, "failed_allocs", json_object_new_uint64(r->failed_allocs));
+	for (uint32_t s = 0; s < SHM_STALL_STATE_COUNT; s++)
+		json_object_object_add(st, shm_stall_state_name(s), seconds(r->stall_ns[s]));
+	json_object_object_add(o, "stalls", st);
+	json_object_object_add(o, "stall_sites", seconds(r->stall_sites_ns));
+	return o;
+}
+
+static const struct shm_proc_recent *recent_of(const struct shm_snapshot *snap, uint32_t pid)
+{
+	const struct shm_proc_recent *r;
+	uint32_t n;
+
+	r = rows(snap, SHM_TABLE_PROC_RECENT, &n);
+	for (uint32_t i = 0; i < n; i++)
+		if (r[i].pid == pid)
+			return &r[i];
+	return NULL;
+}
+
+static double frac(uint64_t ns, double window_s)
+{
+	double f = (double)ns / 1e9 / window_s;
+
+	return f > 1 ? 1 : f;	/* waits of several threads overlap */
+}
+
+/* What the verdict is drawn from; 0, or -1 when there is no window yet. */
+static int ev_fill(const struct shm_snapshot *snap, const struct shm_proc_recent *r, int frames,
+		   struct ev_process *ev)
+{
+	const struct shm_gpu_mem *mem;
+	const struct shm_gpu *gpu;
+	double w, sum = 0;
+	uint32_t n, n_gpu;
+
+	ev->window_s = w = (double)r->covered_ns / 1e9;
+	if (w <= 0)
+		return -1;
+	for (uint32_t st = 0; st < SHM_STATE_COUNT; st++)
+		sum += (double)r->thread_state_ns[st];
+	if (sum > 0) {
+		/* The scheduler's states of its training threads: they add up to their time. */
+		static const enum ev_share of_thread[SHM_STATE_COUNT] = {
+			[SHM_STATE_ONCPU] = EV_ONCPU, [SHM_STATE_RUNQ] = EV_RUNQ,
+			[SHM_STATE_INPUT] = EV_INPUT, [SHM_STATE_GPU] = EV_GPU,
+			[SHM_STATE_COLLECTIVE] = EV_COLLECTIVE, [SHM_STATE_LOCK] = EV_LOCK,
+			[SHM_STATE_SLEEP] = EV_SLEEP, [SHM_STATE_OTHER] = EV_OTHER,
+		};
+
+		for (uint32_t st = 0; st < SHM_STATE_COUNT; st++)
+			ev->share[of_thread[st]] = (double)r->thread_state_ns[st] / sum;
+		sum = 0;
+		goto rest;
+	}
+	sum = 0;
+	if (frames) {
+		static const enum ev_share of_state[SHM_STALL_STATE_COUNT] = {
+			[SHM_STALL_RUNQ] = EV_RUNQ, [SHM_STALL_INPUT] = EV_INPUT,
+			[SHM_STALL_GPU] = EV_GPU, [SHM_STALL_COLLECTIVE] = EV_COLLECTIVE,
+			[SHM_STALL_LOCK] = EV_LOCK, [SHM_STALL_SLEEP] = EV_SLEEP,
+			[SHM_STALL_OTHER] = EV_OTHER,
+		};
+
+		for (uint32_t st = 0; st < SHM_STALL_STATE_COUNT; st++)
+			ev->share[of_state[st]] = frac(r->stall_ns[st], w);
+	} else {
+		ev->share[EV_INPUT] = frac(r->input_wait_ns, w);
+		ev->share[EV_LOCK] = frac(r->futex_wait_ns, w);
+		ev->share[EV_COLLECTIVE] = frac(r->barrier_wait_ns + r->collective_wait_ns, w);
+		ev->share[EV_RUNQ] = frac(r->runq_ns, w);
+	}
+	for (int i = 0; i < EV_ONCPU; i++)
+		sum += ev->share[i];
+	ev->share[EV_ONCPU] = sum < 1 ? 1 - sum : 0;
+rest:
+	ev->involuntary_per_s = (double)r->involuntary_switches / w;
+	ev->failed_allocs = r->failed_allocs;
+	mem = rows(snap, SHM_TABLE_GPU_MEM, &n);
+	gpu = rows(snap, SHM_TABLE_GPUS, &n_gpu);
+	for (uint32_t i = 0; i < n; i++) {
+		if (mem[i].pid != ev->pid)
+			continue;
+		for (uint32_t k = 0; k < n_gpu; k++) {
+			double f;
+
+			if (gpu[k].gpu_id != mem[i].gpu_id || !gpu[k].total_bytes)
+				continue;
+			f = (double)mem[i].peak_bytes / (double)gpu[k].total_bytes;
+			if (f > ev->gpu_peak_fraction) {
+				ev->gpu_peak_fraction = f;
+				ev->gpu_peak_id = mem[i].gpu_id;
+			}
+		}
+	}
+	return 0;
+}
+
+static struct json_object *explain_json(const struct ev_process *ev)
+{
+	struct json_object *o = json_object_new_object(), *sh = json_object_new_object();
+	const char *advice = "";
+	char evidence[512];
+	enum ev_verdict v = ev_decide(ev, evidence, sizeof(evidence), &advice);
+
+	json_object_object_add(o, "window_seconds", json_object_new_double(ev->window_s));
+	for (int s = 0; s < EV_SHARE_COUNT; s++)
+		json_object_object_add(sh, ev_share_name(s), json_object_new_double(ev->share[s]));
+	json_object_object_add(o, "shares", sh);
+	json_object_object_add(o, "verdict", json_object_new_string(ev_verdict_name(v)));
+	json_object_object_add(o, "evidence", json_object_new_string(evidence));
+	json_object_object_add(o, "recommendation", json_object_new_string(advice));
+	return o;
+}
+
+static void comm_and_gpus(const struct shm_snapshot *snap, uint32_t pid, struct json_object *o)
+{
+	const struct shm_nccl_comm *comm;
+	const struct shm_gpu_mem *mem;
+	const struct shm_gpu *gpu;
+	struct json_object *list = json_object_new_array();
+	int32_t rank = -1, nranks = -1;
+	uint32_t n, n_gpu;
+
+	comm = rows(snap, SHM_TABLE_NCCL_COMMS, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		if (comm[i].pid == pid && (rank < 0 || comm[i].nranks > nranks)) {
+			rank = comm[i].rank;
+			nranks = comm[i].nranks;
+		}
+	}
+	json_object_object_add(o, "rank", json_object_new_int(rank));
+	json_object_object_add(o, "nranks", json_object_new_int(nranks));
+	mem = rows(snap, SHM_TABLE_GPU_MEM, &n);
+	gpu = rows(snap, SHM_TABLE_GPUS, &n_gpu);
+	for (uint32_t i = 0; i < n; i++) {
+		struct json_object *g;
+		uint64_t total = 0;
+
+		if (mem[i].pid != pid)
+			continue;
+		for (uint32_t k = 0; k < n_gpu; k++)
+			if (gpu[k].gpu_id == mem[i].gpu_id)
+				total = gpu[k].total_bytes;
+		g = json_object_new_object();
+		json_object_object_add(g, "gpu", json_object_new_uint64(mem[i].gpu_id));
+		json_object_object_add(g, "used_bytes", json_object_new_uint64(mem[i].used_bytes));
+		json_object_object_add(g, "peak_bytes", json_object_new_uint64(mem[i].peak_bytes));
+		json_object_object_add(g, "total_bytes", json_object_new_uint64(total));
+		json_object_object_add(g, "failed_calls", json_object_new_uint64(mem[i].failed_calls));
+		json_object_array_add(list, g);
+	}
+	json_object_object_add(o, "gpus", list);
+}
+
+static struct json_object *process_json(const struct shm_snapshot *snap,
+					const struct shm_proc *p,
+					const struct shm_stall_site **order, uint32_t n_order,
+					struct ev_process *ev, int *training)
+{
+	const struct shm_proc_recent *r = recent_of(snap, p->pid);
+	const struct shm_nccl_comm *comm;
+	uint32_t n_comm;
+	const struct shm_py_proc *py;
+	struct json_object *o = json_object_new_object(), *pj = json_object_new_object();
+	struct json_object *sites = json_object_new_array();
+	const struct shm_py_proc *mine = NULL;
+	uint32_t n_py;
+	char version[16] = "";
+
+	py = rows(snap, SHM_TABLE_PY_PROCS, &n_py);
+	for (uint32_t i = 0; i < n_py && !mine; i++)
+		if (py[i].pid == p->pid)
+			mine = &py[i];
+	json_object_object_add(o, "pid", json_object_new_uint64(p->pid));
+	json_object_object_add(o, "comm", text(p->comm, sizeof(p->comm)));
+	json_object_object_add(pj, "status", json_object_new_string(status_name(mine ? mine->status : 0)));
+	if (mine && mine->major)
+		snprintf(version, sizeof(version), "%u.%u", mine->major % 100, mine->minor % 1000);
+	json_object_object_add(pj, "version", json_object_new_string(version));
+	json_object_object_add(o, "python", pj);
+	json_object_object_add(o, "unsampled_stalls",
+			       json_object_new_uint64(mine ? mine->unsampled_stalls : 0));
+	json_object_object_add(o, "unsampled_seconds", seconds(mine ? mine->unsampled_ns : 0));
+	json_object_object_add(o, "recent", recent_json(snap, p->pid));
+	comm_and_gpus(snap, p->pid, o);
+	for (uint32_t i = 0; i < n_order; i++)
+		if (order[i]->pid == p->pid)
+			json_object_array_add(sites, site_json(order[i]));
+	json_object_object_add(o, "sites", sites);
+	memset(ev, 0, sizeof(*ev));
+	ev->pid = p->pid;
+	ev->rank = ev->nranks = -1;
+	comm = rows(snap, SHM_TABLE_NCCL_COMMS, &n_comm);
+	for (uint32_t i = 0; i < n_comm; i++) {
+		if (comm[i].pid == p->pid && comm[i].nranks > ev->nranks) {
+			ev->rank = comm[i].rank;
+			ev->nranks = comm[i].nranks;
+		}
+	}
+	*training = r && (ev->rank >= 0 || (mine && mine->status == SHM_PY_FRAMES)) &&
+		    ev_fill(snap, r, mine && mine->status == SHM_PY_FRAMES, ev) == 0;
+	return o;
+}
+
+char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
+{
+	const struct shm_stall_site *site, **order;
+	const struct shm_proc *procs;
+	struct ev_process *ev, **evp;
+	struct json_object **pj;
+	int *training;
+	size_t n_ev = 0;
+	struct json_object *doc, *list, *ovf;
+	uint32_t n_site, n_procs;
+	const char *s;
+	char *out;
+
+	site = rows(snap, SHM_TABLE_STALL_SITES, &n_site);
+	procs = rows(snap, SHM_TABLE_PROCS, &n_procs);
+	order = calloc(n_site ? n_site : 1, sizeof(*order));
+	ev = calloc(n_procs ? n_procs : 1, sizeof(*ev));
+	evp = calloc(n_procs ? n_procs : 1, sizeof(*evp));
+	pj = calloc(n_procs ? n_procs : 1, sizeof(*pj));
+	training = calloc(n_procs ? n_procs : 1, sizeof(*training));
+	doc = json_object_new_object();
+	list = json_object_new_array();
+	ovf = json_object_new_object();
+	if (!order || !ev || !evp || !pj || !training || !doc || !list || !ovf) {
+		free(order);
+		free(ev);
+		free(evp);
+		free(pj);
+		free(training);
+		json_object_put(doc);
+		json_object_put(list);
+		json_object_put(ovf);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n_site; i++)
+		order[i] = &site[i];
+	qsort(order, n_site, sizeof(*order), by_time);
+	for (uint32_t i = 0; i < n_procs; i++) {
+		pj[i] = process_json(snap, &procs[i], order, n_site, &ev[i], &training[i]);
+		json_object_array_add(list, pj[i]);
+		if (training[i])
+			evp[n_ev++] = &ev[i];
+	}
+	/* Ranks are judged together: the straggler is the one the others wait for. */
+	ev_stragglers(evp, n_ev);
+	for (uint32_t i = 0; i < n_procs; i++)
+		if (training[i])
+			json_object_object_add(pj[i], "explain", explain_json(&ev[i]));
+	free(ev);
+	free(evp);
+	free(pj);
+	free(training);
+	json_object_object_add(ovf, "sites",
+			       json_object_new_uint64(snap->hdr->table[SHM_TABLE_STALL_SITES].overflows));
+	json_object_object_add(ovf, "processes",
+			       json_object_new_uint64(snap->hdr->table[SHM_TABLE_PY_PROCS].overflows));
+	json_object_object_add(doc, "window_seconds", seconds(snap->hdr->window_ns));
+	json_object_object_add(doc, "overflows", ovf);
+	json_object_object_add(doc, "processes", list);
+	free(order);
+	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
+	out = s ? strdup(s) : NULL;
+	if (out)
+		*len = strlen(out);
+	json_object_put(doc);
+	if (!out)
+		errno = ENOMEM;
+	return out;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * /api/stalls: where watched Python processes lose time, from the
+ * segment's stall-site and Python tables, as JSON.  Sites are text of
+ * unbounded variety, so they are served here and in no Prometheus label.
+ * Runs unprivileged on a validated private snapshot; every string is
+ * bounded and made printable ASCII before it is written.
+ */
+#ifndef ZERNEL_STALLS_JSON_H
+#define ZERNEL_STALLS_JSON_H
+
+#include <stddef.h>
+
+#include "shm/shm_reader.h"
+
+/*
+ * The document for snap, malloc'ed and NUL-terminated, *len its length;
+ * NULL with errno set on failure.
+ */
+char *stalls_json_render(const struct shm_snapshot *snap, size_t *len);
+
+#endif /* ZERNEL_STALLS_JSON_H */

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * `zernel explain` against a real collector and exporter: each simulator
+ * scenario gives its verdict with its evidence and names its stall sites
+ * as file:line in function; the JSON form is well-formed and agrees with
+ * the text; bad arguments and an unreachable exporter say so.
+ */
+#include <check.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/testutil.h"
+#include "tests/support/tu_exporter.h"
+
+static char zernel_bin[1024];
+
+static int have_explain_stack(const char *test)
+{
+	if (tu_have_binary("zernel") && tu_have_binary("zernel-collector") &&
+	    tu_have_binary("zernel-exporter")) {
+		tu_build_path(zernel_bin, sizeof(zernel_bin), "zernel");
+		return 1;
+	}
+	tu_skip_missing("%s: zernel, zernel-collector or zernel-exporter is not built\n", test);
+	return 0;
+}
+
+/* Runs the scenario for secs, then `zernel explain` with args; its output. */
+static char *explain_on(const char *scenario, unsigned int secs, const char *args, int *status)
+{
+	struct tu_stack st;
+	char cmd[2048], *out;
+
+	ck_assert_int_eq(tu_stack_start(&st, scenario, 500, 0), 0);
+	tu_sleep_ms(secs * 1000);
+	snprintf(cmd, sizeof(cmd), "%s explain --url http://127.0.0.1:%u %s 2>&1", zernel_bin,
+		 st.metrics_port, args);
+	out = tu_capture(cmd, status);
+	tu_stack_stop(&st);
+	ck_assert_ptr_nonnull(out);
+	return out;
+}
+
+/* The process of rank in explain's JSON. */
+static struct json_object *rank_of(struct json_object *doc, int rank)
+{
+	struct json_object *list = NULL;
+
+	ck_assert(json_object_object_get_ex(doc, "processes", &list));
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		struct json_object *p = json_object_array_get_idx(list, i), *r = NULL;
+
+		if (json_object_object_get_ex(p, "rank", &r) && json_object_get_int(r) == rank)
+			return p;
+	}
+	ck_abort_msg("no rank %d in explain's output", rank);
+	return NULL;
+}
+
+static const char *str_at(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+	return json_object_get_string(v);
+}
+
+static double num_at(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+	return json_object_get_double(v);
+}
+
+/* Shares add up to the wall time; the top site is the one named. */
+static void check_process(struct json_object *p, const char *verdict, const char *file_line)
+{
+	struct json_object *shares = NULL, *sites = NULL, *top;
+	double sum = 0;
+	char where[256];
+
+	ck_assert_str_eq(str_at(p, "verdict"), verdict);
+	ck_assert(json_object_object_get_ex(p, "shares", &shares));
+	json_object_object_foreach(shares, k, v) {
+		(void)k;
+		ck_assert(json_object_get_double(v) >= 0);
+		sum += json_object_get_double(v);
+	}
+	ck_assert_msg(sum > 0.99 && sum < 1.01, "shares add up to %f", sum);
+	ck_assert_double_gt(num_at(p, "window_seconds"), 4);
+	ck_assert(json_object_object_get_ex(p, "top_sites", &sites));
+	ck_assert_int_gt(json_object_array_length(sites), 0);
+	top = json_object_array_get_idx(sites, 0);
+	snprintf(where, sizeof(where), "%s:%d", str_at(top, "file"),
+		 (int)num_at(top, "line"));
+	ck_assert_str_eq(where, file_line);
+	ck_assert_double_gt(num_at(top, "share"), 0.5);
+	ck_assert_double_gt(num_at(top, "seconds"), 0);
+	ck_assert(strlen(str_at(p, "recommendation")) > 20);
+}
+
+START_TEST(explain_dataloader_stall_is_data_bound)
+{
+	struct json_object *doc;
+	char *out;
+	int status;
+
+	if (!have_explain_stack("explain_dataloader_stall_is_data_bound"))
+		return;
+	out = explain_on("dataloader-stall", 8, "--json", &status);
+	ck_assert_msg(status == 0, "explain failed: %s", out);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc != NULL, "not JSON: %s", out);
+	check_process(rank_of(doc, 0), "data-bound", "/workspace/train.py:142");
+	ck_assert_double_gt(num_at(json_object_object_get(rank_of(doc, 0), "shares"), "input"),
+			    0.2);
+	json_object_put(doc);
+	free(out);
+}
+END_TEST
+
+START_TEST(explain_straggler_is_communication_bound_and_names_the_rank)
+{
+	struct json_object *doc, *p;
+	char *out;
+	int status;
+
+	if (!have_explain_stack("explain_straggler_is_communication_bound_and_names_the_rank"))
+		return;
+	out = explain_on("straggler", 9, "--json", &status);
+	ck_assert_msg(status == 0, "explain failed: %s", out);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc != NULL, "not JSON: %s", out);
+	p = rank_of(doc, 0);
+	check_process(p, "communication-bound", "/workspace/train.py:151");
+	/* The simulator's slow rank is rank 1, which the others wait for. */
+	ck_assert_msg(strstr(str_at(p, "evidence"), "rank 1 ") != NULL, "evidence: %s",
+		      str_at(p, "evidence"));
+	ck_assert_str_eq(str_at(rank_of(doc, 1), "verdict"), "GPU-bound");
+	json_object_put(doc);
+	free(out);
+}
+END_TEST
+
+START_TEST(explain_oom_is_gpu_bound_with_memory_evidence)
+{
+	struct json_object *doc, *p;
+	char *out;
+	int status;
+
+	if (!have_explain_stack("explain_oom_is_gpu_bound_with_memory_evidence"))
+		return;
+	/* GPU 0's trainer passes 95% of its memory 8 s in. */
+	out = explain_on("oom", 10, "--json", &status);
+	ck_assert_msg(status == 0, "explain failed: %s", out);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc != NULL, "not JSON: %s", out);
+	p = rank_of(doc, 0);
+	ck_assert_str_eq(str_at(p, "verdict"), "GPU-bound");
+	ck_assert_msg(strstr(str_at(p, "evidence"), "GPU 0 peaked at 9") != NULL, "evidence: %s",
+		      str_at(p, "evidence"));
+	ck_assert_ptr_nonnull(strstr(str_at(p, "recommendation"), "batch size"));
+	/* The other ranks are in good health: no memory advice for them. */
+	ck_assert_ptr_null(strstr(str_at(rank_of(doc, 1), "evidence"), "peaked"));
+	json_object_put(doc);
+	free(out);
+}
+END_TEST
+
+START_TEST(explain_text_names_sites_file_line_in_function)
+{
+	char *out;
+	int status;
+
+	if (!have_explain_stack("explain_text_names_sites_file_line_in_function"))
+		return;
+	out = explain_on("dataloader-stall", 6, "", &status);
+	ck_assert_msg(status == 0, "explain failed: %s", out);
+	ck_assert_msg(strstr(out, "/workspace/train.py:142 in train  input") != NULL, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "waiting in /usr/lib/python3/dist-packages/torch/"
+				      "utils/data/dataloader.py:1328"));
+	ck_assert_ptr_nonnull(strstr(out, "verdict: data-bound: "));
+	ck_assert_ptr_nonnull(strstr(out, "recommendation: "));
+	ck_assert_ptr_nonnull(strstr(out, "where the wall time went:"));
+	free(out);
+}
+END_TEST
+
+START_TEST(explain_bad_arguments_and_no_exporter_are_said)
+{
+	char cmd[1200], *out;
+	int status;
+
+	if (!have_explain_stack("explain_bad_arguments_and_no_exporter_are_said"))
+		return;
+	snprintf(cmd, sizeof(cmd), "%s explain --since soon 2>&1", zernel_bin);
+	out = tu_capture(cmd, &status);
+	ck_assert_int_eq(status, 2);
+	ck_assert_ptr_nonnull(strstr(out, "--since wants a span"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s explain --url ws://127.0.0.1:9 2>&1", zernel_bin);
+	out = tu_capture(cmd, &status);
+	ck_assert_int_eq(status, 2);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s explain --url http://127.0.0.1:%u 2>&1", zernel_bin,
+		 tu_free_port());
+	out = tu_capture(cmd, &status);
+	ck_assert_int_eq(status, 1);
+	ck_assert_ptr_nonnull(strstr(out, "cannot connect"));
+	free(out);
+}
+END_TEST
+
+Suite *explain_suite(void);
+Suite *explain_suite(void)
+{
+	Suite *s = suite_create("explain");
+	TCase *t = tcase_create("core");
+
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, explain_dataloader_stall_is_data_bound);
+	tcase_add_test(t, explain_straggler_is_communication_bound_and_names_the_rank);
+	tcase_add_test(t, explain_oom_is_gpu_bound_with_memory_evidence);
+	tcase_add_test(t, explain_text_names_sites_file_line_in_function);
+	tcase_add_test(t, explain_bad_arguments_and_no_exporter_are_said);
+	suite_add_tcase(s, t);
+	return s;
+}

@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Python frames at stalls, against CPython itself: the line table decoder
+ * against co_lines() of Debian's /usr/bin/python3 for every instruction
+ * of real code; the 3.11 layout against offsetof() compiled with the
+ * installed interpreter's own headers; then (root, BPF) a script that
+ * sleeps, waits on a lock and waits on a real PyTorch DataLoader at
+ * known lines, and a CPython 3.12 stand-in that must be refused.
+ */
+#include <check.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector/pyline.h"
+#include "collector/pyoffsets.h"
+#include "common/util.h"
+#include "tests/collector/tu_waits.h"
+#include "tests/support/testutil.h"
+#include "tests/support/tu_exporter.h"
+
+#define PYTHON	"/usr/bin/python3"
+
+static int have_python(const char *test)
+{
+	if (access(PYTHON, X_OK) == 0)
+		return 1;
+	tu_skip_missing("%s: %s is not installed", test, PYTHON);
+	return 0;
+}
+
+/*
+ * CPython prints, for each code object of its own standard library
+ * modules: firstlineno, the line table in hex, then every (start, end,
+ * line) of co_lines(); we decode each address and compare.
+ */
+static const char lines_script[] =
+	"import dis, threading, json, argparse, collections, types\n"
+	"def walk(co):\n"
+	"    yield co\n"
+	"    for c in co.co_consts:\n"
+	"        if isinstance(c, types.CodeType):\n"
+	"            yield from walk(c)\n"
+	"n = 0\n"
+	"for m in (threading, json.decoder, argparse, collections):\n"
+	"    src = open(m.__file__).read()\n"
+	"    for co in walk(compile(src, m.__file__, 'exec')):\n"
+	"        print('C', co.co_firstlineno, co.co_linetable.hex())\n"
+	"        for s, e, l in co.co_lines():\n"
+	"            print('L', s, e, -1 if l is None else l)\n"
+	"        n += 1\n"
+	"print('E', n)\n";
+
+static int hexval(char c)
+{
+	return c >= 'a' ? c - 'a' + 10 : c - '0';
+}
+
+START_TEST(pystack_line_table_matches_cpython_co_lines)
+{
+	static uint8_t tab[1 << 16];
+	char cmd[4096], *out, *line, *save = NULL;
+	size_t tab_len = 0;
+	long codes = 0, checked = 0, first = 0;
+	int status;
+
+	if (!have_python("pystack_line_table_matches_cpython_co_lines"))
+		return;
+	snprintf(cmd, sizeof(cmd), "%s -c \"$(cat <<'PYEOF'\n%sPYEOF\n)\"", PYTHON, lines_script);
+	out = tu_capture(cmd, &status);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(status, 0);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == 'C') {
+			char *hex = strchr(line + 2, ' ');
+
+			ck_assert_ptr_nonnull(hex);
+			first = atol(line + 2);
+			hex++;
+			tab_len = strlen(hex) / 2;
+			ck_assert_uint_le(tab_len, sizeof(tab));
+			for (size_t i = 0; i < tab_len; i++)
+				tab[i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+			codes++;
+		} else if (line[0] == 'L') {
+			long s, e, l;
+
+			ck_assert_int_eq(sscanf(line, "L %ld %ld %ld", &s, &e, &l), 3);
+			for (long a = s; a < e; a += 2) {
+				int got = pyline_311(tab, tab_len, (int)first, (uint64_t)a);
+
+				ck_assert_msg(got == (int)l, "code at line %ld, offset %ld: %d, CPython says %ld",
+					      first, a, got, l);
+				checked++;
+			}
+		} else if (line[0] == 'E') {
+			ck_assert_int_eq(atol(line + 2), codes);
+		}
+	}
+	/* Thousands of code objects and instructions, not a handful. */
+	ck_assert_int_gt(codes, 500);
+	ck_assert_int_gt(checked, 20000);
+	/* Malformed tables: no line, no read past the end. */
+	ck_assert_int_eq(pyline_311(tab, 0, 1, 0), -1);
+	tab[0] = 0x7f;
+	ck_assert_int_eq(pyline_311(tab, 1, 1, 0), -1);
+	tab[0] = 0xf0 | 0x80;	/* long form with its varints cut off */
+	ck_assert_int_eq(pyline_311(tab, 1, 1, 0), -1);
+	free(out);
+}
+END_TEST
+
+START_TEST(pystack_layout_matches_interpreter_headers)
+{
+	static const char prog[] =
+		"#define Py_BUILD_CORE 1\n"
+		"#include <Python.h>\n"
+		"#include <internal/pycore_runtime.h>\n"
+		"#include <internal/pycore_interp.h>\n"
+		"#include <internal/pycore_frame.h>\n"
+		"#include <stdio.h>\n"
+		"#include <stddef.h>\n"
+		"#define O(t, f) printf(\"%zu \", offsetof(t, f))\n"
+		"int main(void) {\n"
+		"printf(\"%d %d \", PY_MAJOR_VERSION, PY_MINOR_VERSION);\n"
+		"O(_PyRuntimeState, interpreters.head); O(PyInterpreterState, threads.head);\n"
+		"O(PyThreadState, next); O(PyThreadState, native_thread_id);\n"
+		"O(PyThreadState, cframe); O(_PyCFrame, current_frame);\n"
+		"O(_PyInterpreterFrame, f_code); O(_PyInterpreterFrame, previous);\n"
+		"O(_PyInterpreterFrame, prev_instr); O(PyThreadState, interp);\n"
+		"O(PyObject, ob_type); O(PyCodeObject, co_filename);\n"
+		"O(PyCodeObject, co_qualname); O(PyCodeObject, co_firstlineno);\n"
+		"O(PyCodeObject, co_linetable); O(PyCodeObject, co_code_adaptive);\n"
+		"O(PyVarObject, ob_size); O(PyBytesObject, ob_sval);\n"
+		"O(PyASCIIObject, length); O(PyASCIIObject, state);\n"
+		"printf(\"%zu %zu\\n\", sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject));\n"
+		"return 0; }\n";
+	char dir[] = "/tmp/zernel-pylayout-XXXXXX", cmd[1024], path[256], *out;
+	unsigned int v[24];
+	const struct py_layout *l;
+	FILE *f;
+	int status;
+
+	if (tu_system("python3.11-config --includes >/dev/null 2>&1") != 0) {
+		tu_skip_missing("pystack_layout_matches_interpreter_headers: "
+				"python3.11-dev (python3.11-config) is not installed");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/layout.c", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(prog, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc $(python3.11-config --includes) %s -o %s/layout && %s/layout",
+		 path, dir, dir);
+	out = tu_capture(cmd, &status);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_msg(status == 0, "could not build against the headers: %s", out);
+	ck_assert_int_eq(sscanf(out, "%u %u %u %u %u %u %u %u %u %u %u %u %u %u %u %u %u %u "
+				"%u %u %u %u %u %u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+				&v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12], &v[13],
+				&v[14], &v[15], &v[16], &v[17], &v[18], &v[19], &v[20], &v[21],
+				&v[22], &v[23]), 24);
+	l = py_layout_find(v[0], v[1]);
+	ck_assert_msg(l != NULL, "no layout for the installed CPython %u.%u", v[0], v[1]);
+	ck_assert_uint_eq(l->walk.runtime_interp_head, v[2]);
+	ck_assert_uint_eq(l->walk.interp_threads_head, v[3]);
+	ck_assert_uint_eq(l->walk.tstate_next, v[4]);
+	ck_assert_uint_eq(l->walk.tstate_native_tid, v[5]);
+	ck_assert_uint_eq(l->walk.tstate_cframe, v[6]);
+	ck_assert_uint_eq(l->walk.cframe_current_frame, v[7]);
+	ck_assert_uint_eq(l->walk.frame_code, v[8]);
+	ck_assert_uint_eq(l->walk.frame_previous, v[9]);
+	ck_assert_uint_eq(l->walk.frame_prev_instr, v[10]);
+	ck_assert_uint_eq(l->tstate_interp, v[11]);
+	ck_assert_uint_eq(l->object_type, v[12]);
+	ck_assert_uint_eq(l->code_filename, v[13]);
+	ck_assert_uint_eq(l->code_qualname, v[14]);
+	ck_assert_uint_eq(l->code_firstlineno, v[15]);
+	ck_assert_uint_eq(l->code_linetable, v[16]);
+	ck_assert_uint_eq(l->code_units, v[17]);
+	ck_assert_uint_eq(l->var_size, v[18]);
+	ck_assert_uint_eq(l->bytes_data, v[19]);
+	ck_assert_uint_eq(l->str_length, v[20]);
+	ck_assert_uint_eq(l->str_state, v[21]);
+	ck_assert_uint_eq(l->str_ascii_data, v[22]);
+	ck_assert_uint_eq(l->str_compact_data, v[23]);
+	/* Versions without a row are refused, not guessed. */
+	ck_assert_ptr_null(py_layout_find(3, 12));
+	ck_assert_ptr_null(py_layout_find(3, 10));
+	free(out);
+	tu_system("rm -rf %s", dir);
+}
+END_TEST
+
+/* The line of "# site: NAME" in tests/py/stall_sites.py. */
+static uint32_t site_line(const char *name)
+{
+	char path[512], mark[64], *text, *s;
+	uint32_t line = 1;
+
+	snprintf(path, sizeof(path), "%s/tests/py/stall_sites.py", tu_src_dir());
+	snprintf(mark, sizeof(mark), "# site: %s\n", name);
+	text = tu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(text);
+	s = strstr(text, mark);
+	ck_assert_ptr_nonnull(s);
+	for (char *p = text; p < s; p++)
+		line += *p == '\n';
+	free(text);
+	return line;
+}
+
+static const struct shm_stall_site *find_site(const struct tp_collector *c, uint32_t pid,
+					      uint32_t line, uint32_t state)
+{
+	const struct shm_header_fields *h = c->snap.hdr;
+	const struct shm_stall_site *r = (const void *)((const char *)c->snap.buf +
+							h->table[SHM_TABLE_STALL_SITES].offset);
+
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_STALL_SITES].count; i++)
+		if (r[i].pid == pid && r[i].line == line && r[i].state == state &&
+		    strstr(r[i].file, "stall_sites.py"))
+			return &r[i];
+	return NULL;
+}
+
+static const struct shm_py_proc *find_py(const struct tp_collector *c, uint32_t pid)
+{
+	const struct shm_header_fields *h = c->snap.hdr;
+	const struct shm_py_proc *r = (const void *)((const char *)c->snap.buf +
+						     h->table[SHM_TABLE_PY_PROCS].offset);
+
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_PY_PROCS].count; i++)
+		if (r[i].pid == pid)
+			return &r[i];
+	return NULL;
+}
+
+static int start_collector(struct tp_collector *c, pid_t pid)
+{
+	char pidbuf[16];
+	const char *extra[] = { "--pid", pidbuf, "--stall-rate", "1000", NULL };
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	/*
+	 * Still starting is not failing: a node with many CUDA libraries
+	 * mapped (other jobs, other tests) takes the collector longer to probe.
+	 */
+	if (tp_collector_start(c, extra, 0) != 0 && c->pid <= 0)
+		return -1;
+	for (int waited = 0; waited < 120000; waited += 50) {
+		const struct shm_py_proc *py;
+
+		if (tp_snapshot(c) == 0 && (py = find_py(c, (uint32_t)pid)) && py->status)
+			return 0;
+		tu_sleep_ms(50);
+	}
+	return -1;
+}
+
+/*
+ * Two publishes after now, so that everything sent so far is in: with
+ * the patience of a loaded node, where the collector's loop also probes
+ * the CUDA libraries other processes keep mapping.
+ */
+static int settle(struct tp_collector *c)
+{
+	uint64_t since = now_mono_ns();
+	int seen = 0;
+
+	for (int waited = 0; waited < 120000; waited += 50) {
+		if (tp_snapshot(c) == 0 && c->snap.hdr->heartbeat_mono_ns > since) {
+			since = c->snap.hdr->heartbeat_mono_ns;
+			if (++seen == 2)
+				return 0;
+		}
+		tu_sleep_ms(50);
+	}
+	return -1;
+}
+
+/*
+ * A site's time against what the script measured around the call: the
+ * collector counts from leaving the CPU to getting it back, which the
+ * script's timing contains, less the call's own CPU time; one stall may
+ * also fall under the threshold on a loaded machine.  So: within
+ * [90% - 10 ms, 100% + 5 ms] of the script's.
+ */
+static void check_site(const struct tp_collector *c, pid_t pid, const char *name,
+		       uint32_t state, long long truth_ns, uint32_t rounds)
+{
+	const struct shm_stall_site *r = find_site(c, (uint32_t)pid, site_line(name), state);
+
+	ck_assert_msg(r != NULL, "no %s stall site at the %s line %u", shm_stall_state_name(state),
+		      name, site_line(name));
+	ck_assert_str_eq(r->func, name[0] == 's' ? "sleeper" : name[0] == 'l' ? "locked" : "train");
+	ck_assert_int_gt(truth_ns, 0);
+	ck_assert_msg(r->total_ns >= (uint64_t)truth_ns * 9 / 10 - 10 * TW_MS &&
+		      r->total_ns <= (uint64_t)truth_ns + 5 * TW_MS,
+		      "%s: collector %llu ns, script %lld ns", name,
+		      (unsigned long long)r->total_ns, truth_ns);
+	ck_assert_uint_ge(r->stalls, rounds - 1);
+	/* A wait woken early (a spurious futex wakeup) blocks again: two stalls, one call. */
+	ck_assert_uint_le(r->stalls, 2 * rounds);
+}
+
+static void check_data_site(const struct tp_collector *c, pid_t pid, long long truth_ns,
+			    uint32_t rounds)
+{
+	const struct shm_stall_site *r = find_site(c, (uint32_t)pid, site_line("data"),
+						   SHM_STALL_INPUT);
+
+	ck_assert_msg(r != NULL, "no input stall site at the DataLoader line %u", site_line("data"));
+	ck_assert_str_eq(r->func, "train");
+	ck_assert_int_gt(truth_ns, 0);
+	ck_assert_msg(r->total_ns >= (uint64_t)truth_ns * 7 / 10 &&
+		      r->total_ns <= (uint64_t)truth_ns + 5 * TW_MS,
+		      "data: collector %llu ns, script %lld ns",
+		      (unsigned long long)r->total_ns, truth_ns);
+	ck_assert_uint_ge(r->stalls, rounds - 1);
+	/* Each batch is one wait, sometimes cut in two by a wakeup that was not the data's. */
+	ck_assert_uint_le(r->stalls, 2 * rounds + 1);
+	/* The innermost frame is inside PyTorch or multiprocessing, not the script. */
+	ck_assert_ptr_null(strstr(r->leaf_file, "stall_sites.py"));
+}
+
+/* `zernel ARGS` through a real exporter on the collector's segment: its output. */
+static char *through_exporter(const struct tp_collector *c, const char *args)
+{
+	struct tu_stack st;
+	char cmd[1200], bin[1024], *out;
+	int status;
+
+	tu_stack_init(&st);
+	snprintf(st.shm, sizeof(st.shm), "%s", c->shm);
+	ck_assert_int_eq(tu_stack_start_exporter(&st), 0);
+	ck_assert_int_eq(tu_stack_wait_up(&st, 10000), 0);
+	snprintf(cmd, sizeof(cmd), "%s %s --url http://127.0.0.1:%u",
+		 tu_build_path(bin, sizeof(bin), "zernel"), args, st.metrics_port);
+	out = tu_capture(cmd, &status);
+	tu_stack_stop_exporter(&st);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_msg(status == 0, "zernel %s: %s", args, out);
+	return out;
+}
+
+/* `zernel explain --pid --json`: the process's entry, parsed. */
+static struct json_object *explain(const struct tp_collector *c, pid_t pid)
+{
+	struct json_object *doc, *list = NULL, *p;
+	char args[64], *out;
+
+	snprintf(args, sizeof(args), "explain --pid %d --json", (int)pid);
+	out = through_exporter(c, args);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc && json_object_object_get_ex(doc, "processes", &list) &&
+		      json_object_array_length(list) == 1, "explain: %s", out);
+	p = json_object_get(json_object_array_get_idx(list, 0));
+	json_object_put(doc);
+	free(out);
+	return p;
+}
+
+/* explain's top site at line of stall_sites.py, with its time: seconds. */
+static double explained_site(struct json_object *p, uint32_t line, const char *state)
+{
+	struct json_object *sites = NULL;
+
+	ck_assert(json_object_object_get_ex(p, "top_sites", &sites));
+	for (size_t i = 0; i < json_object_array_length(sites); i++) {
+		struct json_object *s = json_object_array_get_idx(sites, i), *v;
+		const char *file, *st;
+
+		file = json_object_get_string(json_object_object_get(s, "file"));
+		st = json_object_get_string(json_object_object_get(s, "state"));
+		v = json_object_object_get(s, "line");
+		if (file && strstr(file, "/tests/py/stall_sites.py") && v &&
+		    json_object_get_int(v) == (int)line && st && strcmp(st, state) == 0)
+			return json_object_get_double(json_object_object_get(s, "seconds"));
+	}
+	ck_abort_msg("explain names no %s site at stall_sites.py:%u", state, line);
+	return 0;
+}
+
+START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
+{
+	static const char *const args[] = { "15", "30", NULL };
+	char want[128], *trace;
+	struct json_object *p;
+	struct tp_collector c;
+	struct tw_work w;
+
+	if (tu_skip_unless_root("pystack_sleep_and_lock_sites_at_their_lines") ||
+	    !have_python("pystack_sleep_and_lock_sites_at_their_lines"))
+		return;
+	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
+	ck_assert_msg(start_collector(&c, w.pid) == 0, "collector did not start; see %s", c.log);
+	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->status, SHM_PY_FRAMES);
+	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->minor, 11);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
+	ck_assert_int_eq(settle(&c), 0);
+	check_site(&c, w.pid, "sleep", SHM_STALL_SLEEP, tw_value(&w, "sleep_ns"), 15);
+	check_site(&c, w.pid, "lock", SHM_STALL_LOCK, tw_value(&w, "lock_ns"), 15);
+	/* explain names both, with the same times the segment holds. */
+	p = explain(&c, w.pid);
+	ck_assert_double_eq_tol(explained_site(p, site_line("sleep"), "sleep"),
+				find_site(&c, (uint32_t)w.pid, site_line("sleep"),
+					  SHM_STALL_SLEEP)->total_ns / 1e9, 1e-6);
+	ck_assert_double_eq_tol(explained_site(p, site_line("lock"), "lock"),
+				find_site(&c, (uint32_t)w.pid, site_line("lock"),
+					  SHM_STALL_LOCK)->total_ns / 1e9, 1e-6);
+	json_object_put(p);
+	/* The trace draws the stalls on the main thread, named by their line. */
+	trace = through_exporter(&c, "trace --seconds 60 -o -");
+	snprintf(want, sizeof(want), "stall_sites.py:%u in sleeper\"", site_line("sleep"));
+	ck_assert_msg(strstr(trace, want) != NULL, "no %s in the trace", want);
+	snprintf(want, sizeof(want), "stall_sites.py:%u in locked\"", site_line("lock"));
+	ck_assert_msg(strstr(trace, want) != NULL, "no %s in the trace", want);
+	snprintf(want, sizeof(want), "\"main (tid %d)\"", (int)w.pid);
+	ck_assert_msg(strstr(trace, want) != NULL, "no %s in the trace", want);
+	free(trace);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+START_TEST(pystack_dataloader_wait_site_is_input)
+{
+	static const char *const args[] = { "20", "50", "torch-only", NULL };
+	struct json_object *p;
+	struct tp_collector c;
+	struct tw_work w;
+	double secs;
+
+	if (tu_skip_unless_root("pystack_dataloader_wait_site_is_input") ||
+	    !have_python("pystack_dataloader_wait_site_is_input"))
+		return;
+	if (tu_system("%s -c 'import torch' 2>/dev/null", PYTHON) != 0) {
+		tu_skip_missing("pystack_dataloader_wait_site_is_input: python3-torch is not installed");
+		return;
+	}
+	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
+	ck_assert_msg(start_collector(&c, w.pid) == 0, "collector did not start; see %s", c.log);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "done", 60000), 0);
+	ck_assert_int_eq(settle(&c), 0);
+	/*
+	 * Waiting for a batch is mostly blocked on the worker's pipe (input),
+	 * and partly on-CPU work of next() and run-queue waits on this busy
+	 * machine: the input row must hold at least 70% of the time the
+	 * script measured, and no more than all of it.
+	 */
+	check_data_site(&c, w.pid, tw_value(&w, "data_ns"), 20);
+	/* explain: the DataLoader line with its time, and the data-bound verdict. */
+	p = explain(&c, w.pid);
+	secs = explained_site(p, site_line("data"), "input");
+	ck_assert_msg(secs * 1e9 >= tw_value(&w, "data_ns") * 0.7 &&
+		      secs * 1e9 <= tw_value(&w, "data_ns") + 5e6, "explain: %f s, script %lld ns",
+		      secs, tw_value(&w, "data_ns"));
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(p, "verdict")), "data-bound");
+	json_object_put(p);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+START_TEST(pystack_unsupported_version_is_refused)
+{
+	char bin[512], *log;
+	char *argv[] = { bin, NULL };
+	const struct shm_py_proc *py;
+	struct tp_collector c;
+	struct tw_work w;
+
+	if (tu_skip_unless_root("pystack_unsupported_version_is_refused"))
+		return;
+	tu_build_path(bin, sizeof(bin), "tests/workloads_py/python3.12");
+	ck_assert_int_eq(tw_start_argv(&w, argv), 0);
+	ck_assert_msg(start_collector(&c, w.pid) == 0, "collector did not start; see %s", c.log);
+	py = find_py(&c, (uint32_t)w.pid);
+	ck_assert_uint_eq(py->status, SHM_PY_UNSUPPORTED);
+	ck_assert_uint_eq(py->major, 3);
+	ck_assert_uint_eq(py->minor, 12);
+	tu_sleep_ms(300);
+	ck_assert_int_eq(settle(&c), 0);
+	/* Its stalls (20 ms sleeps) are never given a site. */
+	ck_assert_uint_eq(c.snap.hdr->table[SHM_TABLE_STALL_SITES].count, 0);
+	log = tu_read_file(c.log, NULL);
+	ck_assert_ptr_nonnull(log);
+	ck_assert_msg(strstr(log, "CPython 3.12 is not supported for Python frames (supported: 3.11)"),
+		      "no clear refusal in %s", c.log);
+	free(log);
+	kill(w.pid, SIGKILL);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+Suite *pystack_suite(void);
+Suite *pystack_suite(void)
+{
+	Suite *s = suite_create("pystack");
+	TCase *t = tcase_create("core");
+
+	tcase_set_timeout(t, 400);
+	tcase_add_test(t, pystack_line_table_matches_cpython_co_lines);
+	tcase_add_test(t, pystack_layout_matches_interpreter_headers);
+	tcase_add_test(t, pystack_sleep_and_lock_sites_at_their_lines);
+	tcase_add_test(t, pystack_dataloader_wait_site_is_input);
+	tcase_add_test(t, pystack_unsupported_version_is_refused);
+	suite_add_tcase(s, t);
+	return s;
+}

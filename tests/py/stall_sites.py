@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Python stalls at known lines: a sleep, a lock held by another thread,
+# and (with "torch") a real PyTorch DataLoader whose worker takes DELAY
+# per item, so the training loop waits on it.  Each site's line is marked
+# "# site: NAME"; the script times each wait itself (ground truth).
+# Run with Debian's /usr/bin/python3.
+#
+# usage: stall_sites.py ROUNDS DELAY_MS [torch | torch-only]
+# (torch-only: the DataLoader alone, ROUNDS items)
+#
+# Protocol (tests/collector/tu_waits.h): prints "ready pid=N", waits for
+# SIGUSR1, works, prints key=value lines (nanoseconds) and "done", then
+# waits for a second SIGUSR1.
+
+import signal
+import sys
+import threading
+import time
+
+ROUNDS = int(sys.argv[1])
+DELAY = int(sys.argv[2]) / 1000.0
+MODE = sys.argv[3] if len(sys.argv) > 3 else ""
+TORCH = MODE in ("torch", "torch-only")
+
+if TORCH:
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    class Slow(Dataset):
+        def __len__(self):
+            return ROUNDS
+
+        def __getitem__(self, i):
+            time.sleep(DELAY)
+            return torch.ones(4) * i
+
+
+def wait_signal():
+    signal.sigwait([signal.SIGUSR1])
+
+
+def sleeper(total):
+    t0 = time.monotonic_ns()
+    time.sleep(DELAY)  # site: sleep
+    total[0] += time.monotonic_ns() - t0
+
+
+def locked(total):
+    lock = threading.Lock()
+    lock.acquire()
+    threading.Timer(DELAY, lock.release).start()
+    t0 = time.monotonic_ns()
+    lock.acquire()  # site: lock
+    total[0] += time.monotonic_ns() - t0
+    lock.release()
+
+
+def train(total):
+    loader = DataLoader(Slow(), batch_size=1, num_workers=1)
+    it = iter(loader)
+    while True:
+        t0 = time.monotonic_ns()
+        try:
+            batch = next(it)  # site: data
+        except StopIteration:
+            break
+        total[0] += time.monotonic_ns() - t0
+        batch.sum()
+
+
+def main():
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    print("ready pid=%d" % __import__("os").getpid(), flush=True)
+    wait_signal()
+    sleep_ns, lock_ns, data_ns = [0], [0], [0]
+    for _ in range(ROUNDS if MODE != "torch-only" else 0):
+        sleeper(sleep_ns)
+        locked(lock_ns)
+    if TORCH:
+        train(data_ns)
+    print("sleep_ns=%d" % sleep_ns[0])
+    print("lock_ns=%d" % lock_ns[0])
+    print("data_ns=%d" % data_ns[0])
+    print("done", flush=True)
+    wait_signal()
+
+
+main()
