@@ -72,6 +72,7 @@ extern const size_t probe_attach_count;
 
 #define PROBES_MAX_LINKS	8192
 #define PROBES_MAX_LIBS		320
+#define PROBES_MAX_SYSLIBS	64
 
 /* A library file probed, once per (dev, ino) whatever its name. */
 struct probe_lib {
@@ -80,6 +81,7 @@ struct probe_lib {
 	unsigned int kind;		/* PROBE_LIB_* it was probed as */
 	unsigned int attached;		/* symbols probed */
 	char path[512];			/* as first found; "" when longer */
+	uint64_t probed_boot_ns;	/* CLOCK_BOOTTIME when its probes were attached */
 };
 
 struct probes {
@@ -109,7 +111,15 @@ struct probes {
 	uint64_t drops_reported;
 	uint64_t next_scan_ns;
 	struct gpu_ident *ident;	/* CUDA ordinals to physical GPUs */
-	int syslibs_due;		/* the node's libraries are still to probe */
+	/*
+	 * The node's libraries, found after the first publish and probed one
+	 * per poll, so that a 200 MB NCCL never holds up the event drain.
+	 */
+	struct probe_syslib {
+		char path[512];
+		unsigned int kind;
+	} syslibs[PROBES_MAX_SYSLIBS];
+	size_t n_syslibs, next_syslib;
 };
 
 /* probe_priv.c: privileges and kernel support; logs what is missing. */

@@ -4,6 +4,7 @@
  * exporter on bytes it does not trust: nothing here dereferences a row before
  * the table that holds it has been checked against the copy's size.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -228,6 +229,28 @@ static int check_unique(const void *buf, const struct shm_header_fields *h,
 	return err;
 }
 
+/*
+ * A GPU's UUID or model name as NVML gives them: printable ASCII (a UUID:
+ * letters, digits and '-'), then NULs to the end of the field.
+ */
+static int gpu_text_ok(const char *s, size_t len, int uuid)
+{
+	size_t n = strnlen(s, len);
+
+	if (n == len)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (uuid ? !(isalnum(c) || c == '-') : (c < 0x20 || c > 0x7e))
+			return 0;
+	}
+	for (size_t i = n; i < len; i++)
+		if (s[i])
+			return 0;
+	return 1;
+}
+
 static int check_rows(const void *buf, const struct shm_header_fields *h,
 		      char *reason, size_t len)
 {
@@ -265,6 +288,12 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 				    "or flags 0x%x", i, ids[i].pid, ids[i].runtime, ids[i].flags);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
+		if (mem[i].reserved0 || mem[i].cuda_device >= SHM_LIMIT_GPUS)
+			return fail(reason, len, "gpu_mem[%u] (pid %u): cuda device %u", i,
+				    mem[i].pid, mem[i].cuda_device);
+		if (mem[i].flags & ~SHM_GPU_MEM_F_ALL_BITS)
+			return fail(reason, len, "gpu_mem[%u] (pid %u): unknown flags 0x%x", i,
+				    mem[i].pid, mem[i].flags);
 		if (mem[i].gpu_map >= SHM_GPU_MAP_COUNT ||
 		    shm_gpu_map_resolved(mem[i].gpu_map) != (mem[i].gpu_id != SHM_GPU_UNKNOWN))
 			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): gpu map %u",
@@ -279,6 +308,10 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if (gpus[i].total_source > SHM_TOTAL_MAX_SOURCE)
 			return fail(reason, len, "gpus[%u] (gpu %u): unknown total source %u",
 				    i, gpus[i].gpu_id, gpus[i].total_source);
+		if (gpus[i].reserved0 || !gpu_text_ok(gpus[i].uuid, sizeof(gpus[i].uuid), 1) ||
+		    !gpu_text_ok(gpus[i].model_name, sizeof(gpus[i].model_name), 0))
+			return fail(reason, len, "gpus[%u] (gpu %u): malformed identity", i,
+				    gpus[i].gpu_id);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_OPS].count; i++) {
 		if (ops[i].op != i)

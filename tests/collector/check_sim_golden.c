@@ -63,25 +63,25 @@ static const struct sg_result sg_expected[SIM_SCENARIO_COUNT] = {
 	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, 262ull, },
 	  { 1048ull, 54ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
 	  { 47884271616ull, 53791948800ull, 49132077056ull, 51696893952ull, },
-	  8, 4, 0xe9dca71148a588c9ull },
+	  8, 4, 0xe5b3f6542e733549ull },
 	/* oom */
 	{ 96979ull,
 	  { 78300ull, 522ull, 2349ull, 3095ull, 261ull, 1822ull, 261ull, },
 	  { 1044ull, 53ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
 	  { 83156271104ull, 53791948800ull, 49132077056ull, 51520733184ull, },
-	  8, 4, 0x348ef56193b8caebull },
+	  8, 4, 0x4bc24ede26bd181full },
 	/* straggler */
 	{ 78938ull,
 	  { 63600ull, 424ull, 1908ull, 2563ull, 212ull, 1521ull, 212ull, },
 	  { 848ull, 44ull, 24ull, 4ull, 8ull, 12ull, 12ull, },
 	  { 47966060544ull, 53791948800ull, 49132077056ull, 51686408192ull, },
-	  8, 4, 0xcedfb58ffca3b9beull },
+	  8, 4, 0xb1379037bd752946ull },
 	/* dataloader-stall */
 	{ 52607ull,
 	  { 42000ull, 280ull, 1260ull, 1767ull, 140ull, 1093ull, 140ull, },
 	  { 560ull, 29ull, 16ull, 4ull, 4ull, 8ull, 8ull, },
 	  { 47974449152ull, 53791948800ull, 49132077056ull, 51566870528ull, },
-	  8, 4, 0x5a57ecdd1a861b09ull },
+	  8, 4, 0x5dedbf830fc85775ull },
 };
 
 /* FNV-1a, 64-bit. */
