@@ -171,6 +171,21 @@ int cat_text_op(char *buf, size_t len, const struct cat_input *in, const void *r
 	return 0;
 }
 
+int cat_text_comm_origin(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	static const char *const names[SHM_NCCL_ORIGIN_COUNT] = {
+		"init_rank", "scalable", "init_all", "split", "shrink",
+	};
+	const struct shm_nccl_comm *c = row;
+
+	(void)in;
+	if (c->origin >= SHM_NCCL_ORIGIN_COUNT)
+		return -ENOENT;
+	snprintf(buf, len, "%s%s", names[c->origin],
+		 c->flags & SHM_NCCL_COMM_LOCAL_ID ? ",local" : "");
+	return 0;
+}
+
 int cat_text_status(char *buf, size_t len, const struct cat_input *in, const void *row)
 {
 	(void)in;

@@ -25,6 +25,7 @@ int cat_text_mem_uuid(char *buf, size_t len, const struct cat_input *in, const v
 int cat_text_mem_model(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_gpu_map(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_op(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_comm_origin(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_status(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_stale_reason(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_version(char *buf, size_t len, const struct cat_input *in, const void *row);

@@ -116,40 +116,39 @@ int cat_text_runtime(char *buf, size_t len, const struct cat_input *in, const vo
 	return 0;
 }
 
-int cat_proc_workload(char *buf, size_t len, const struct cat_input *in, const void *row,
-		      const char **kind)
+static int known(const char *s)
+{
+	return strcmp(s, UNKNOWN) != 0;
+}
+
+void cat_proc_workload(const struct cat_input *in, const void *row, struct cat_workload *w)
 {
 	const struct shm_identity *id = ident_of(in, row);
-	char a[SHM_ID_NAMESPACE_LEN + 8], b[SHM_ID_POD_LEN + 8];
 
-	/* Pod, else container, else job, else the node: the narrowest that is known. */
-	if (id) {
-		text_or_unknown(a, sizeof(a), id->namespace, sizeof(id->namespace));
-		text_or_unknown(b, sizeof(b), id->pod, sizeof(id->pod));
-		if (strcmp(b, UNKNOWN) != 0) {
-			*kind = "pod";
-			snprintf(buf, len, "%s/%s", a, b);
-			return 0;
-		}
-		text_or_unknown(b, sizeof(b), id->container_id, sizeof(id->container_id));
-		if (strcmp(b, UNKNOWN) != 0) {
-			*kind = "container";
-			snprintf(buf, len, "%s", b);
-			return 0;
-		}
-		if (id->slurm_job_id) {
-			*kind = "job";
-			snprintf(buf, len, "%llu", (unsigned long long)id->slurm_job_id);
-			return 0;
-		}
-		text_or_unknown(b, sizeof(b), id->run_id, sizeof(id->run_id));
-		if (strcmp(b, UNKNOWN) != 0) {
-			*kind = "job";
-			snprintf(buf, len, "%s", b);
-			return 0;
-		}
+	memset(w, 0, sizeof(*w));
+	if (!id)
+		return;
+	text_or_unknown(w->b, sizeof(w->b), id->pod, sizeof(id->pod));
+	if (known(w->b)) {
+		w->kind = CAT_WORKLOAD_POD;
+		text_or_unknown(w->a, sizeof(w->a), id->namespace, sizeof(id->namespace));
+		return;
 	}
-	*kind = "node";
-	snprintf(buf, len, "%s", "");
-	return 0;
+	w->b[0] = '\0';
+	text_or_unknown(w->a, sizeof(w->a), id->container_id, sizeof(id->container_id));
+	if (known(w->a)) {
+		w->kind = CAT_WORKLOAD_CONTAINER;
+		return;
+	}
+	if (id->slurm_job_id) {
+		w->kind = CAT_WORKLOAD_JOB;
+		snprintf(w->a, sizeof(w->a), "%llu", (unsigned long long)id->slurm_job_id);
+		return;
+	}
+	text_or_unknown(w->a, sizeof(w->a), id->run_id, sizeof(id->run_id));
+	if (known(w->a)) {
+		w->kind = CAT_WORKLOAD_JOB;
+		return;
+	}
+	w->a[0] = '\0';
 }

@@ -18,6 +18,7 @@
 #define MEM(member)		FIELD(struct shm_gpu_mem, member)
 #define GPU(member)		FIELD(struct shm_gpu, member)
 #define OP(member)		FIELD(struct shm_nccl_op, member)
+#define COMM(member)		FIELD(struct shm_nccl_comm, member)
 #define TABLE(member)		FIELD(struct shm_table, member)
 #define STATUS(member)		FIELD(struct cat_status, member)
 #define STAT(id)		.off = (id), .width = 8
@@ -77,7 +78,20 @@ static const struct cat_label gpu_info_labels[] = {
 static const struct cat_label ops_labels[] = {
 	{ .id = CAT_ID_NCCL_OP, .type = CAT_L_TEXT, .name = "op", .feed = "op", .feed_pos = 0,
 	  .text = cat_text_op, .help = "NCCL operation: all_reduce, all_gather, reduce_scatter, "
-	  "broadcast, reduce, send or recv." },
+	  "broadcast, reduce, send, recv, all_to_all, gather or scatter." },
+};
+/*
+ * One rank of one communicator: comm (NCCL's commHash, the same on every
+ * rank and node) and rank join the ranks in PromQL; pid keeps two
+ * processes apart where a local id could repeat.
+ */
+static const struct cat_label comms_labels[] = {
+	{ .type = CAT_L_HEX64, .name = "comm", .off = offsetof(struct shm_nccl_comm, comm_id),
+	  .help = "NCCL's commHash of the communicator, 0x..." },
+	{ .type = CAT_L_I32, .name = "rank", .off = offsetof(struct shm_nccl_comm, rank),
+	  .help = "Its rank; -1 while unknown." },
+	{ .type = CAT_L_U32, .name = "pid", .off = offsetof(struct shm_nccl_comm, pid),
+	  .help = "Process that holds it." },
 };
 
 const struct cat_rows_def cat_rows_defs[CAT_ROWS_COUNT] = {
@@ -87,6 +101,7 @@ const struct cat_rows_def cat_rows_defs[CAT_ROWS_COUNT] = {
 	[CAT_ROWS_GPU_MEM] = { mem_labels, ARRAY_SIZE(mem_labels), mem_labels + 1, 2 },
 	[CAT_ROWS_GPUS] = { gpus_labels, ARRAY_SIZE(gpus_labels), gpus_labels, 1 },
 	[CAT_ROWS_NCCL_OPS] = { ops_labels, ARRAY_SIZE(ops_labels), ops_labels, 1 },
+	[CAT_ROWS_NCCL_COMMS] = { comms_labels, ARRAY_SIZE(comms_labels), comms_labels, 2 },
 };
 
 /* ---- the feed's objects ------------------------------------------------ */
@@ -99,7 +114,9 @@ const struct cat_obj_def cat_objs[CAT_OBJ_COUNT] = {
 	[CAT_OBJ_GPUS] = { "gpus", CAT_OBJ_ROOT, 11, CAT_SHAPE_ARRAY, CAT_ROWS_GPUS, 0, 0,
 			   "GPU devices seen." },
 	[CAT_OBJ_PROCS] = { "processes", CAT_OBJ_ROOT, 12, CAT_SHAPE_ARRAY, CAT_ROWS_PROCS, 0,
-			    1024, "Watched processes, at most 1024 (see processes_total)." },
+			    CAT_FEED_TOP_PROCS, "The top watched processes, at most "
+			    CAT_STR(CAT_FEED_TOP_PROCS) " (by GPU memory, then CUDA launches; see "
+			    "processes_total); every one in GET /snapshot on the metrics port." },
 	[CAT_OBJ_NCCL] = { "nccl", CAT_OBJ_ROOT, 15, CAT_SHAPE_ARRAY, CAT_ROWS_NCCL_OPS, 0, 0,
 			   "NCCL operations, all processes together." },
 	[CAT_OBJ_COMMS] = { "nccl_comms", CAT_OBJ_ROOT, 16, CAT_SHAPE_ARRAY,
@@ -166,17 +183,27 @@ static const struct cat_label process_info_labels[] = {
 	{ .type = CAT_L_TEXT, .name = "torchelastic_run_id", .feed = "torchelastic_run_id",
 	  .feed_pos = 28, .text = cat_text_run_id, .help = "TORCHELASTIC_RUN_ID." },
 };
+/* The row's labels (comm, rank, pid) are Prometheus's; the feed names them here. */
 static const struct cat_label comm_info_labels[] = {
-	{ .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 0,
+	{ .type = CAT_L_U32, .feed = "pid", .feed_pos = 0,
 	  .off = offsetof(struct shm_nccl_comm, pid), .help = "Process that created it." },
-	{ .type = CAT_L_I32, .name = "rank", .feed = "rank", .feed_pos = 1,
-	  .off = offsetof(struct shm_nccl_comm, rank), .help = "Its rank." },
+	{ .type = CAT_L_I32, .feed = "rank", .feed_pos = 1,
+	  .off = offsetof(struct shm_nccl_comm, rank), .help = "Its rank; -1 while unknown." },
 	{ .type = CAT_L_I32, .name = "world_size", .feed = "world_size", .feed_pos = 2,
-	  .off = offsetof(struct shm_nccl_comm, nranks), .help = "Ranks in the communicator." },
-	{ .type = CAT_L_HEX64, .name = "comm", .feed = "comm", .feed_pos = 3,
-	  .off = offsetof(struct shm_nccl_comm, comm_id), .help = "Communicator id, 0x..." },
+	  .off = offsetof(struct shm_nccl_comm, nranks),
+	  .help = "Ranks in the communicator; -1 while unknown." },
+	{ .type = CAT_L_HEX64, .feed = "comm", .feed_pos = 3,
+	  .off = offsetof(struct shm_nccl_comm, comm_id),
+	  .help = "NCCL's commHash of the communicator (its \"commId\" in NCCL's log), 0x..." },
 	{ .type = CAT_L_GPU, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 4,
 	  .off = offsetof(struct shm_nccl_comm, gpu_id), .help = "GPU device; null when unknown." },
+	{ .type = CAT_L_TEXT, .name = "origin", .feed = "origin", .feed_pos = 5,
+	  .text = cat_text_comm_origin,
+	  .help = "How it was made: init_rank, scalable, init_all, split or shrink; "
+	  "\"local\" appended when comm is not NCCL's hash (joins only within the process)." },
+	{ .type = CAT_L_HEX64, .name = "parent", .feed = "parent", .feed_pos = 6,
+	  .off = offsetof(struct shm_nccl_comm, parent_id),
+	  .help = "A split or shrunk communicator's parent comm; 0x0 otherwise." },
 };
 static const struct cat_label status_labels[] = {
 	{ .id = CAT_ID_STATUS, .type = CAT_L_TEXT, .name = "status", .feed = "status",
@@ -217,6 +244,9 @@ const struct cat_metric cat_metrics[] = {
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(stats.libraries_attached),
 	  .prom = "zernel_collector_libraries_attached",
 	  .help = "CUDA/NCCL library files with uprobes attached now." },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.probes_refused),
+	  .prom = "zernel_collector_probes_refused_total",
+	  .help = "Uprobes and library files refused at the collector's limits (not probed)." },
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(stats.entry_points_checked),
 	  .prom = "zernel_collector_entry_points_checked",
 	  .help = "Probed driver entry points the collector compared at start with what the node's driver answers through cuGetProcAddress." },
@@ -237,6 +267,21 @@ const struct cat_metric cat_metrics[] = {
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.processes_evicted),
 	  .prom = "zernel_collector_processes_evicted_total",
 	  .help = "Watched processes removed after they exited." },
+#define UNTRACKED(member, why, text) \
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.member), \
+	  .prom = "zernel_nccl_untracked_total", .prom_labels = "reason=\"" why "\"", \
+	  .help = "NCCL calls, communicators or wait state the collector could not follow, " \
+	  "per reason: " text }
+	UNTRACKED(nccl_id_unreadable, "id_unreadable", "id_unreadable: a communicator whose ncclUniqueId could not be read at entry (its comm is local to the process); "
+		  "unknown_comm: a call on a communicator never seen created; bad_args: an unknown datatype or a negative count (0 bytes counted); "
+		  "captured: a call captured into a CUDA graph (it runs at graph launches, unseen); pending_dropped: a queued call given up over the per-stream bound; "
+		  "pending_expired: a queued call no synchronisation covered within 10 minutes; state_evicted: stream, event or group state evicted over its bound."),
+	UNTRACKED(nccl_unknown_comm, "unknown_comm", ""),
+	UNTRACKED(nccl_bad_args, "bad_args", ""),
+	UNTRACKED(nccl_captured, "captured", ""),
+	UNTRACKED(nccl_pending_dropped, "pending_dropped", ""),
+	UNTRACKED(nccl_pending_expired, "pending_expired", ""),
+	UNTRACKED(nccl_state_evicted, "state_evicted", ""),
 	{ .id = CAT_ID_TABLE_OVERFLOWS, .rows = CAT_ROWS_TABLES, .kind = CAT_COUNTER,
 	  TABLE(overflows), .prom = "zernel_table_overflows_total",
 	  .help = "Rows refused because a segment table was full.",
@@ -427,7 +472,7 @@ const struct cat_metric cat_metrics[] = {
 	  .feed_parts = CAT_PART_P50 | CAT_PART_P99, .alert = "nccl_collective" },
 	{ .id = CAT_ID_NCCL_WAIT, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_LATENCY, OP(wait),
 	  .prom = "zernel_nccl_wait_seconds", .prom_hist = "zernel_nccl_wait_duration_seconds",
-	  .help = "From an NCCL call to the end of the next stream/device synchronisation on its thread (upper bound of GPU completion), seconds.",
+	  .help = "From an NCCL collective's launch to the return of the first host-blocking CUDA call that covered its stream (upper bound of GPU completion), all processes, seconds.",
 	  FEED(CAT_OBJ_NCCL, 5, "wait"), .feed_fmt = CAT_FMT_MS,
 	  .feed_parts = CAT_PART_P50 | CAT_PART_P99, .alert = "nccl_wait" },
 	{ .id = CAT_ID_NCCL_CALLS, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_COUNTER, OP(calls),
@@ -443,8 +488,36 @@ const struct cat_metric cat_metrics[] = {
 	  FEED(CAT_OBJ_NCCL, 3, "errors") },
 	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_INFO, .prom = "zernel_nccl_comm_info",
 	  .labels = comm_info_labels, .n_labels = ARRAY_SIZE(comm_info_labels),
-	  .help = "Always 1 for each NCCL communicator a watched process created; labels: rank, world size, communicator id, GPU (empty when unknown).",
+	  .help = "Always 1 for each rank of an NCCL communicator a watched process holds; labels: communicator (NCCL's commHash), rank, world size, GPU (empty when unknown), origin, parent.",
 	  .feed_obj = CAT_OBJ_COMMS },
+	/* Per communicator and rank: what names a straggler and a hang across nodes. */
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
+	  COMM(wait), .prom = "zernel_nccl_comm_wait_seconds",
+	  .prom_hist = "zernel_nccl_comm_wait_duration_seconds",
+	  .help = "Per communicator and rank: from a collective's launch (its call, or the ncclGroupEnd that launched it) to the return of the first host-blocking CUDA call that covered its stream, an upper bound of its GPU completion, seconds. The rank the others wait for has the shortest.",
+	  FEED(CAT_OBJ_COMMS, 7, "wait"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99 },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
+	  COMM(gap), .prom = "zernel_nccl_comm_gap_seconds",
+	  .prom_hist = "zernel_nccl_comm_gap_duration_seconds",
+	  .help = "Per communicator and rank: from a completion to its next call while none was pending, the rank's own time between collectives, seconds.",
+	  FEED(CAT_OBJ_COMMS, 8, "gap"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99 },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_COUNTER, COMM(calls),
+	  .prom = "zernel_nccl_comm_calls_total",
+	  .help = "Collective and point-to-point calls queued on the communicator by this rank.",
+	  FEED(CAT_OBJ_COMMS, 9, "calls") },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_COUNTER, .unit = CAT_UNIT_BYTES, COMM(bytes),
+	  .prom = "zernel_nccl_comm_bytes_total",
+	  .help = "Bytes those calls were asked to move (count times datatype size)." },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_GAUGE, COMM(pending),
+	  .prom = "zernel_nccl_comm_pending",
+	  .help = "Calls queued on the communicator by this rank and not yet seen to complete.",
+	  FEED(CAT_OBJ_COMMS, 10, "pending") },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_GAUGE, .unit = CAT_UNIT_NS, COMM(stalled_ns),
+	  .prom = "zernel_nccl_comm_stalled_seconds",
+	  .help = "While calls are pending: seconds since this rank last saw a collective of the communicator complete (or since calls became pending, if later); 0 when none is pending. A hang grows it without bound.",
+	  FEED(CAT_OBJ_COMMS, 11, "stalled"), .feed_fmt = CAT_FMT_S, .alert = "nccl_comm_stalled_seconds" },
 
 	/* Node-wide latencies (every sample of every watched process): feed and alerts. */
 	{ .id = CAT_ID_CUDA_LATENCY, .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY,
@@ -482,7 +555,7 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "Watched processes, including those past the bound of processes.",
 	  FEED(CAT_OBJ_ROOT, 13, "processes_total") },
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, .unit = CAT_UNIT_BOOL, .get = cat_procs_truncated,
-	  .help = "processes holds only the first 1024 watched processes.",
+	  .help = "processes holds only the top " CAT_STR(CAT_FEED_TOP_PROCS) " watched processes.",
 	  FEED(CAT_OBJ_ROOT, 14, "processes_truncated"), .feed_fmt = CAT_FMT_BOOL },
 
 	/* What the exporter knows of the collector: rendered at every scrape. */

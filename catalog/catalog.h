@@ -104,6 +104,14 @@ enum cat_shape {
 	CAT_SHAPE_MAP,		/* an object: row label -> the one entry's value */
 };
 
+/*
+ * The feed pushes the top processes only (every client, every interval);
+ * the whole table is served on request (GET /snapshot on the metrics port).
+ */
+#define CAT_FEED_TOP_PROCS	32
+#define CAT_STR_(x)		#x
+#define CAT_STR(x)		CAT_STR_(x)
+
 struct cat_obj_def {
 	const char *key;		/* in the parent; NULL for the root */
 	unsigned char parent;		/* enum cat_obj */
@@ -338,12 +346,24 @@ int64_t cat_label_int(const struct cat_label *l, const void *row);
 
 /*
  * The workload a process row belongs to (cat_ident.c), the narrowest one
- * known: kind "pod" (buf "namespace/pod"), "container" (the container
- * id), "job" (the Slurm job id, else the torchelastic run id) or "node"
- * (buf "").  Returns 0.
+ * known: a pod (namespace and pod), else a container (its id), else a job
+ * (the Slurm job id, else the torchelastic run id), else the node.  Texts
+ * are checked as the identity labels are.
  */
-int cat_proc_workload(char *buf, size_t len, const struct cat_input *in, const void *row,
-		      const char **kind);
+enum cat_workload_kind {
+	CAT_WORKLOAD_NODE = 0,
+	CAT_WORKLOAD_POD,
+	CAT_WORKLOAD_CONTAINER,
+	CAT_WORKLOAD_JOB,
+};
+
+struct cat_workload {
+	unsigned int kind;		/* enum cat_workload_kind */
+	char a[SHM_ID_RUN_ID_LEN];	/* namespace, container id or job; "" for the node */
+	char b[SHM_ID_POD_LEN];		/* the pod; "" otherwise */
+};
+
+void cat_proc_workload(const struct cat_input *in, const void *row, struct cat_workload *w);
 
 /* ---- the feed's layout (cat_feed.c) ------------------------------------- */
 

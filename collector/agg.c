@@ -38,13 +38,13 @@ struct agg *agg_new(const struct agg_opts *opts)
 	a->procs = calloc(cap->procs, sizeof(*a->procs));
 	a->mem = calloc(cap->gpu_mem, sizeof(*a->mem));
 	a->gpus = calloc(cap->gpus, sizeof(*a->gpus));
-	a->comms = calloc(cap->nccl_comms, sizeof(*a->comms));
 	a->stage_procs = calloc(cap->procs, sizeof(*a->stage_procs));
 	a->stage_ids = calloc(cap->procs, sizeof(*a->stage_ids));
 	a->stage_mem = calloc(cap->gpu_mem, sizeof(*a->stage_mem));
 	a->stage_gpus = calloc(cap->gpus, sizeof(*a->stage_gpus));
-	if (!a->procs || !a->mem || !a->gpus || !a->comms ||
-	    !a->stage_procs || !a->stage_ids || !a->stage_mem || !a->stage_gpus)
+	if (!a->procs || !a->mem || !a->gpus ||
+	    !a->stage_procs || !a->stage_ids || !a->stage_mem || !a->stage_gpus ||
+	    agg_nccl_init(a) < 0)
 		goto fail;
 
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
@@ -84,12 +84,12 @@ void agg_free(struct agg *a)
 			latency_destroy(&a->nccl[op].wait);
 		}
 	}
+	agg_nccl_destroy(a);
 	keyindex_destroy(&a->proc_idx);
 	keyindex_destroy(&a->mem_idx);
 	free(a->procs);
 	free(a->mem);
 	free(a->gpus);
-	free(a->comms);
 	free(a->stage_procs);
 	free(a->stage_ids);
 	free(a->stage_mem);
@@ -200,8 +200,6 @@ int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid)
 void agg_proc_exit(struct agg *a, uint32_t pid)
 {
 	int32_t s = keyindex_find(&a->proc_idx, pid, 0);
-	uint32_t i;
-
 	if (s < 0)
 		return;
 	proc_release(&a->procs[s]);
@@ -212,12 +210,7 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 	for (uint32_t m = 0; m < keyindex_top(&a->mem_idx); m++)
 		if (keyindex_live(&a->mem_idx, m) && a->mem[m].pid == pid)
 			keyindex_remove(&a->mem_idx, (int32_t)m);
-	for (i = 0; i < a->n_comms;) {
-		if (a->comms[i].pid == pid)
-			a->comms[i] = a->comms[--a->n_comms];
-		else
-			i++;
-	}
+	agg_nccl_proc_exit(a, pid);
 }
 
 /* The process's latency window for family, or NULL with *err saying why. */
@@ -401,10 +394,11 @@ int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *
 	g = gpu_get(a, gpu, 1);
 	if (!g)
 		return -ENOSPC;
+	/* Zero-padded, as the segment's readers check. */
 	if (uuid)
-		snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+		strncpy(g->uuid, uuid, sizeof(g->uuid) - 1);
 	if (model_name)
-		snprintf(g->model_name, sizeof(g->model_name), "%s", model_name);
+		strncpy(g->model_name, model_name, sizeof(g->model_name) - 1);
 	return 0;
 }
 
@@ -489,34 +483,6 @@ void agg_nccl_wait(struct agg *a, enum shm_nccl_op_kind op, uint64_t wait_ns,
 	latency_record(&a->nccl[op].wait, now_ns, wait_ns);
 }
 
-int agg_nccl_comm(struct agg *a, uint32_t pid, int32_t rank, int32_t nranks,
-		  uint32_t gpu, uint64_t comm_id)
-{
-	struct shm_nccl_comm *c = NULL;
-
-	if (!proc_get(a, pid))
-		return -ENOENT;
-	for (uint32_t i = 0; i < a->n_comms; i++) {
-		if (a->comms[i].pid == pid && a->comms[i].comm_id == comm_id) {
-			c = &a->comms[i];
-			break;
-		}
-	}
-	if (!c) {
-		if (a->n_comms >= a->opts.cap.nccl_comms) {
-			a->overflows[SHM_TABLE_NCCL_COMMS]++;
-			return -ENOSPC;
-		}
-		c = &a->comms[a->n_comms++];
-	}
-	c->pid = pid;
-	c->rank = rank;
-	c->nranks = nranks;
-	c->gpu_id = gpu;
-	c->comm_id = comm_id;
-	return 0;
-}
-
 /* ---------------------------------------------------------------------- */
 /* Self-telemetry */
 
@@ -536,8 +502,10 @@ void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed)
 	a->stats.entry_points_bypassed = bypassed;
 }
 
-void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached)
+void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
+		    uint64_t refused)
 {
+	a->stats.probes_refused = refused;
 	a->stats.probes_attached = probes_attached;
 	a->stats.libraries_attached = libraries_attached;
 }

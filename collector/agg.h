@@ -107,15 +107,54 @@ void agg_nccl_call(struct agg *a, enum shm_nccl_op_kind op, uint64_t bytes,
 		   uint64_t duration_ns, int failed, uint64_t now_ns);
 void agg_nccl_wait(struct agg *a, enum shm_nccl_op_kind op, uint64_t wait_ns,
 		   uint64_t now_ns);
-int agg_nccl_comm(struct agg *a, uint32_t pid, int32_t rank, int32_t nranks,
-		  uint32_t gpu, uint64_t comm_id);
+
+/*
+ * NCCL communicators, one row per (pid, ncclComm_t handle): one rank each
+ * (collector/agg_nccl.c).  A communicator call that returned says how it
+ * was made; its comm_id follows NCCL's commHash rules (nccl_hash.h).
+ */
+struct agg_comm_made {
+	uint32_t origin;		/* enum shm_nccl_origin */
+	uint64_t handle;		/* the new ncclComm_t; 0: a split that made none here */
+	uint64_t parent;		/* split, shrink: the parent's ncclComm_t */
+	int32_t rank;			/* -1: not known (yet) */
+	int32_t nranks;
+	int32_t color;			/* split */
+	uint32_t gpu;			/* UINT32_MAX: unknown */
+	const uint8_t *id;		/* the 128-byte ncclUniqueId, or NULL when unreadable */
+};
+int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *m);
+/* NCCL's own rank and size of a communicator (libnccl's commAlloc). */
+int agg_nccl_comm_size(struct agg *a, uint32_t pid, uint64_t handle, int32_t rank,
+		       int32_t nranks);
+/*
+ * A call queued on a communicator at call_ns: counted, and a gap sample
+ * when none was pending.  -ENOENT when the communicator is unknown.
+ */
+int agg_nccl_comm_call(struct agg *a, uint32_t pid, uint64_t handle, uint64_t bytes,
+		       uint64_t call_ns);
+/* A queued call completed (done_ns > 0: its wait is done_ns - start_ns) or was given up (0). */
+void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t start_ns,
+			uint64_t done_ns);
+/* Calls and waits that could not be followed, per reason (shm_stats.nccl_*). */
+enum agg_nccl_loss {
+	AGG_NCCL_ID_UNREADABLE = 0,
+	AGG_NCCL_UNKNOWN_COMM,
+	AGG_NCCL_BAD_ARGS,
+	AGG_NCCL_CAPTURED,
+	AGG_NCCL_PENDING_DROPPED,
+	AGG_NCCL_PENDING_EXPIRED,
+	AGG_NCCL_STATE_EVICTED,
+};
+void agg_nccl_count(struct agg *a, enum agg_nccl_loss why, uint64_t n);
 
 /* Self-telemetry. */
 void agg_count_events(struct agg *a, uint64_t n);
 void agg_count_dropped(struct agg *a, uint64_t n);
 /* The coverage check's figures (collector/coverage.h). */
 void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed);
-void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached);
+void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
+		    uint64_t refused);
 
 /*
  * Writes the whole state into the segment under the seqlock, stamping the

@@ -136,12 +136,13 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 {
 	struct shm_header_fields *h = &w->base->h;
 	uint64_t t0 = now_mono_ns();
-	uint32_t n_procs, n_mem;
+	uint32_t n_procs, n_mem, n_comms;
 
 	/* Everything costly (quantiles above all) happens before begin. */
 	n_procs = stage_procs(a, mono_ns);
 	n_mem = stage_mem_and_gpus(a);
 	stage_nccl(a, mono_ns);
+	n_comms = agg_nccl_stage(a, mono_ns);
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
 		latency_export(&a->node[f], mono_ns, &a->stage_node[f]);
 	a->stats.publishes++;
@@ -153,7 +154,7 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 	put_table(a, w, SHM_TABLE_GPUS, a->stage_gpus, a->n_gpus, sizeof(struct shm_gpu));
 	put_table(a, w, SHM_TABLE_NCCL_OPS, a->stage_nccl, SHM_NCCL_OP_COUNT,
 		  sizeof(struct shm_nccl_op));
-	put_table(a, w, SHM_TABLE_NCCL_COMMS, a->comms, a->n_comms,
+	put_table(a, w, SHM_TABLE_NCCL_COMMS, a->stage_comms, n_comms,
 		  sizeof(struct shm_nccl_comm));
 	memcpy(h->node, a->stage_node, sizeof(h->node));
 	h->heartbeat_mono_ns = mono_ns;

@@ -12,10 +12,13 @@
 #include "bpf/probe_abi.h"
 #include "collector/decode.h"
 #include "collector/memtrack.h"
+#include "collector/nccl_hash.h"
+#include "collector/nccl_track.h"
 #include "common/log.h"
 
 _Static_assert(ZEV_GPU_UNKNOWN == UINT32_MAX, "unknown device as shm_nccl_comm has it");
 _Static_assert(SHM_COMM_LEN == 16, "the kernel's TASK_COMM_LEN");
+_Static_assert(ZN_ID_BYTES == NCCL_HASH_ID_BYTES, "one ncclUniqueId size");
 
 static int dec_watch(struct decode *d, const void *rec)
 {
@@ -132,14 +135,21 @@ static int dec_latency(struct decode *d, const void *rec)
 	return 0;
 }
 
+#define NCCL_IN_PROGRESS	7	/* ncclInProgress: queued by a non-blocking communicator */
+
 static int dec_nccl_call(struct decode *d, const void *rec)
 {
 	const struct zev_nccl_call *e = rec;
+	int queued = e->ret == 0 || e->ret == NCCL_IN_PROGRESS;
 
 	if (e->op >= SHM_NCCL_OP_COUNT)
 		return -EINVAL;
-	agg_nccl_call(d->agg, (enum shm_nccl_op_kind)e->op, e->bytes, e->ns, e->ret != 0,
+	if (e->flags & (ZN_CALL_BAD_DTYPE | ZN_CALL_BAD_COUNT))
+		agg_nccl_count(d->agg, AGG_NCCL_BAD_ARGS, 1);
+	agg_nccl_call(d->agg, (enum shm_nccl_op_kind)e->op, e->bytes, e->ns, !queued,
 		      e->hdr.ts_ns);
+	if (queued && agg_proc_is_watched(d->agg, e->hdr.pid))
+		nccltrack_call(d->nccl, e);
 	return 0;
 }
 
@@ -156,14 +166,53 @@ static int dec_nccl_wait(struct decode *d, const void *rec)
 static int dec_nccl_comm(struct decode *d, const void *rec)
 {
 	const struct zev_nccl_comm *e = rec;
+	struct agg_comm_made m = {
+		.origin = e->origin, .handle = e->comm, .parent = e->parent, .rank = e->rank,
+		.nranks = e->nranks, .color = e->color, .gpu = e->gpu,
+		.id = e->id_ok ? e->id : NULL,
+	};
 
-	uint32_t gpu = e->gpu;
-
+	if (e->origin >= SHM_NCCL_ORIGIN_COUNT)
+		return -EINVAL;
 	/* The communicator's physical GPU, when its ordinal maps to one. */
-	if (gpu != ZEV_GPU_UNKNOWN && d->ops.gpu_of &&
-	    !shm_gpu_map_resolved(d->ops.gpu_of(d->ops.ctx, e->hdr.pid, e->gpu, &gpu)))
-		gpu = ZEV_GPU_UNKNOWN;
-	agg_nccl_comm(d->agg, e->hdr.pid, e->rank, e->nranks, gpu, e->comm);
+	if (m.gpu != ZEV_GPU_UNKNOWN && d->ops.gpu_of &&
+	    !shm_gpu_map_resolved(d->ops.gpu_of(d->ops.ctx, e->hdr.pid, e->gpu, &m.gpu)))
+		m.gpu = ZEV_GPU_UNKNOWN;
+	agg_nccl_comm_made(d->agg, e->hdr.pid, &m);
+	return 0;
+}
+
+static int dec_nccl_alloc(struct decode *d, const void *rec)
+{
+	const struct zev_nccl_alloc *e = rec;
+
+	agg_nccl_comm_size(d->agg, e->hdr.pid, e->comm, e->rank, e->nranks);
+	return 0;
+}
+
+static int dec_nccl_group(struct decode *d, const void *rec)
+{
+	nccltrack_group(d->nccl, rec);
+	return 0;
+}
+
+static int dec_cuda_sync(struct decode *d, const void *rec)
+{
+	const struct zev_cuda_sync *e = rec;
+
+	if (e->kind >= ZN_SYNC_KIND_COUNT)
+		return -EINVAL;
+	nccltrack_sync(d->nccl, e);
+	return 0;
+}
+
+static int dec_cuda_order(struct decode *d, const void *rec)
+{
+	const struct zev_cuda_order *e = rec;
+
+	if (e->kind >= ZN_ORDER_KIND_COUNT)
+		return -EINVAL;
+	nccltrack_order(d->nccl, e);
 	return 0;
 }
 
@@ -240,6 +289,10 @@ static const struct {
 	[ZEV_SCHED_SWITCH]	= { sizeof(struct zev_sched_switch), dec_sched_switch },
 	[ZEV_SCHED_MIGRATE]	= { sizeof(struct zev_sched_migrate), dec_sched_migrate },
 	[ZEV_LIBC_PROBE]	= { sizeof(struct zev_libc_probe), dec_libc_probe },
+	[ZEV_NCCL_ALLOC]	= { sizeof(struct zev_nccl_alloc), dec_nccl_alloc },
+	[ZEV_NCCL_GROUP]	= { sizeof(struct zev_nccl_group), dec_nccl_group },
+	[ZEV_CUDA_SYNC]		= { sizeof(struct zev_cuda_sync), dec_cuda_sync },
+	[ZEV_CUDA_ORDER]	= { sizeof(struct zev_cuda_order), dec_cuda_order },
 	[ZEV_THREAD_EXIT]	= { sizeof(struct zev_thread_exit), dec_thread_exit },
 };
 
@@ -250,12 +303,14 @@ int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)
 	if (ops)
 		d->ops = *ops;
 	d->mem = memtrack_new(DECODE_MAX_ALLOCS);
-	return d->mem ? 0 : -ENOMEM;
+	d->nccl = nccltrack_new(agg);
+	return d->mem && d->nccl ? 0 : -ENOMEM;
 }
 
 void decode_destroy(struct decode *d)
 {
 	memtrack_free(d->mem);
+	nccltrack_free(d->nccl);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -273,6 +328,11 @@ int decode_event(struct decode *d, const void *rec, size_t size)
 		goto refuse;
 	d->events++;
 	agg_count_events(d->agg, 1);
+	if (h->ts_ns >= d->next_expire_ns) {
+		/* Once a second of event time: waits nothing will ever cover. */
+		nccltrack_expire(d->nccl, h->ts_ns);
+		d->next_expire_ns = h->ts_ns + 1000000000ull;
+	}
 	return decoders[type].handle(d, rec);
 
 refuse:
@@ -292,5 +352,6 @@ int decode_ringbuf(void *ctx, void *data, size_t size)
 void decode_proc_gone(struct decode *d, uint32_t pid)
 {
 	memtrack_evict_pid(d->mem, pid);
+	nccltrack_proc_gone(d->nccl, pid);
 	agg_proc_exit(d->agg, pid);
 }

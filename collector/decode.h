@@ -7,7 +7,9 @@
  * does not match its type is refused before any field is read.
  *
  * It owns what pairing events needs across records: the live GPU
- * allocations (memtrack), so that a free subtracts what was allocated.
+ * allocations (memtrack), so that a free subtracts what was allocated,
+ * and the NCCL calls waiting for a synchronisation of their streams
+ * (nccl_track).
  * What it cannot do itself belongs to the event source and is asked of it
  * through decode_ops: forget the kernel's state of a process that is gone
  * (before the aggregation forgets the process), and probe a process's
@@ -22,6 +24,7 @@
 #include "collector/agg.h"
 
 struct memtrack;
+struct nccltrack;
 
 struct decode_ops {
 	/* pid is gone: flush and drop what the source keeps for it. */
@@ -51,6 +54,8 @@ struct decode_ops {
 struct decode {
 	struct agg *agg;
 	struct memtrack *mem;
+	struct nccltrack *nccl;		/* NCCL calls waiting for their streams */
+	uint64_t next_expire_ns;
 	struct decode_ops ops;
 	uint64_t events;		/* records decoded */
 	uint64_t refused;		/* unknown types, wrong sizes */

@@ -23,7 +23,7 @@
 #define MEM(lib, sym, entry, ret)	PAIR(PROBE_OBJ_GPU_MEM, lib, sym, entry, ret)
 #define LAUNCH(lib, sym, entry, ret)	PAIR(PROBE_OBJ_CUDA_TRACE, lib, sym, entry, ret)
 #define COLL(lib, sym, entry, ret)	PAIR(PROBE_OBJ_NCCL, lib, sym, entry, ret)
-#define SYNC(lib, sym)			URETPROBE(PROBE_OBJ_NCCL, lib, sym, "zn_sync_ret")
+#define CUDA(lib, sym, entry)		PAIR(PROBE_OBJ_NCCL, lib, sym, entry, "zn_cuda_ret")
 /* What a thread is inside when it blocks, and which threads train. */
 #define SCHED_MARK(lib, sym)		UPROBE(PROBE_OBJ_SCHED, lib, sym, "zs_cuda_launch")
 #define SCHED_GPU(lib, sym, entry)	PAIR(PROBE_OBJ_SCHED, lib, sym, entry, "zs_cuda_ret")
@@ -87,24 +87,62 @@ const struct probe_attach probe_attach_table[] = {
 	LAUNCH(DRV, "cuCtxSynchronize",		"zt_sync",	"zt_sync_ret"),
 	LAUNCH(DRV, "cuCtxSynchronize_v2",	"zt_sync",	"zt_sync_ret"),
 
-	/* NCCL: collectives, point-to-point, communicators, and the syncs that end a wait. */
+	/*
+	 * NCCL: collectives, point-to-point, groups, communicators (commAlloc:
+	 * libnccl's internal symbol, where NCCL settles a split child's rank),
+	 * then the CUDA calls that order streams or end a wait.
+	 */
 	COLL(NCCL, "ncclAllReduce",		"zn_all_reduce",	"zn_coll_ret"),
 	COLL(NCCL, "ncclAllGather",		"zn_all_gather",	"zn_coll_ret"),
 	COLL(NCCL, "ncclReduceScatter",		"zn_reduce_scatter",	"zn_coll_ret"),
 	COLL(NCCL, "ncclBroadcast",		"zn_broadcast",		"zn_coll_ret"),
+	COLL(NCCL, "ncclBcast",			"zn_bcast",		"zn_coll_ret"),
 	COLL(NCCL, "ncclReduce",		"zn_reduce",		"zn_coll_ret"),
 	COLL(NCCL, "ncclSend",			"zn_send",		"zn_coll_ret"),
 	COLL(NCCL, "ncclRecv",			"zn_recv",		"zn_coll_ret"),
+	COLL(NCCL, "ncclAlltoAll",		"zn_all_to_all",	"zn_coll_ret"),
+	COLL(NCCL, "ncclGather",		"zn_gather",		"zn_coll_ret"),
+	COLL(NCCL, "ncclScatter",		"zn_scatter",		"zn_coll_ret"),
+	UPROBE(PROBE_OBJ_NCCL, NCCL, "ncclGroupStart", "zn_group_start"),
+	COLL(NCCL, "ncclGroupEnd",		"zn_group_end",		"zn_coll_ret"),
 	COLL(NCCL, "ncclCommInitRank",		"zn_init_rank",		"zn_init_ret"),
 	COLL(NCCL, "ncclCommInitRankConfig",	"zn_init_rank",		"zn_init_ret"),
+	COLL(NCCL, "ncclCommInitRankScalable",	"zn_init_scalable",	"zn_init_ret"),
 	COLL(NCCL, "ncclCommInitAll",		"zn_init_all",		"zn_init_ret"),
-	SYNC(RT,  "cudaStreamSynchronize"),
-	SYNC(RT,  "cudaStreamSynchronize_ptsz"),
-	SYNC(RT,  "cudaDeviceSynchronize"),
-	SYNC(DRV, "cuStreamSynchronize"),
-	SYNC(DRV, "cuStreamSynchronize_ptsz"),
-	SYNC(DRV, "cuCtxSynchronize"),
-	SYNC(DRV, "cuCtxSynchronize_v2"),
+	COLL(NCCL, "ncclCommSplit",		"zn_split",		"zn_init_ret"),
+	COLL(NCCL, "ncclCommShrink",		"zn_shrink",		"zn_init_ret"),
+	UPROBE(PROBE_OBJ_NCCL, NCCL, "_ZL9commAllocP8ncclCommS0_ii", "zn_comm_alloc"),
+	CUDA(RT,  "cudaStreamSynchronize",	"zn_stream_sync"),
+	CUDA(RT,  "cudaStreamSynchronize_ptsz",	"zn_stream_sync"),
+	CUDA(DRV, "cuStreamSynchronize",	"zn_stream_sync"),
+	CUDA(DRV, "cuStreamSynchronize_ptsz",	"zn_stream_sync"),
+	CUDA(RT,  "cudaEventSynchronize",	"zn_event_sync"),
+	CUDA(DRV, "cuEventSynchronize",		"zn_event_sync"),
+	CUDA(RT,  "cudaEventQuery",		"zn_event_query"),
+	CUDA(DRV, "cuEventQuery",		"zn_event_query"),
+	CUDA(RT,  "cudaDeviceSynchronize",	"zn_device_sync"),
+	CUDA(DRV, "cuCtxSynchronize",		"zn_device_sync"),
+	CUDA(DRV, "cuCtxSynchronize_v2",	"zn_device_sync"),
+	CUDA(RT,  "cudaEventRecord",		"zn_event_record"),
+	CUDA(RT,  "cudaEventRecord_ptsz",	"zn_event_record"),
+	CUDA(RT,  "cudaEventRecordWithFlags",	"zn_event_record"),
+	CUDA(RT,  "cudaEventRecordWithFlags_ptsz", "zn_event_record"),
+	CUDA(DRV, "cuEventRecord",		"zn_event_record"),
+	CUDA(DRV, "cuEventRecord_ptsz",		"zn_event_record"),
+	CUDA(DRV, "cuEventRecordWithFlags",	"zn_event_record"),
+	CUDA(DRV, "cuEventRecordWithFlags_ptsz", "zn_event_record"),
+	CUDA(RT,  "cudaStreamWaitEvent",	"zn_stream_wait"),
+	CUDA(RT,  "cudaStreamWaitEvent_ptsz",	"zn_stream_wait"),
+	CUDA(DRV, "cuStreamWaitEvent",		"zn_stream_wait"),
+	CUDA(DRV, "cuStreamWaitEvent_ptsz",	"zn_stream_wait"),
+	CUDA(RT,  "cudaStreamBeginCapture",	"zn_capture_begin"),
+	CUDA(RT,  "cudaStreamBeginCapture_ptsz", "zn_capture_begin"),
+	CUDA(DRV, "cuStreamBeginCapture_v2",	"zn_capture_begin"),
+	CUDA(DRV, "cuStreamBeginCapture_v2_ptsz", "zn_capture_begin"),
+	CUDA(RT,  "cudaStreamEndCapture",	"zn_capture_end"),
+	CUDA(RT,  "cudaStreamEndCapture_ptsz",	"zn_capture_end"),
+	CUDA(DRV, "cuStreamEndCapture",		"zn_capture_end"),
+	CUDA(DRV, "cuStreamEndCapture_ptsz",	"zn_capture_end"),
 
 	/*
 	 * Scheduler: where threads' time goes, waits included (no syscall

@@ -137,13 +137,16 @@ static void probes_scan(struct probes *p)
 		log_warn("opendir /proc");
 		return;
 	}
+	p->scan++;
 	while (discovery_next(&d, &it)) {
 		if (it.what == DISCOVERY_PROC)
 			probes_watch(p, it.pid, it.ppid, it.reasons, it.comm, it.start_ns);
-		else if (probe_attach_lib(p, it.path, it.kind) < 0)
+		else if (probe_attach_lib(p, it.path, it.kind, 0) < 0)
 			log_debug("cannot probe %s of pid %u", it.path, it.pid);
 	}
 	discovery_close(&d);
+	/* A whole scan found every file still mapped: the others can go. */
+	probe_attach_idle(p);
 }
 
 /* Watched processes that are gone without an exit record (ring buffer full). */
@@ -173,7 +176,7 @@ static void probes_libc(void *ctx, uint32_t pid)
 	if (discovery_open_pid(&d, pid, PROBE_LIB_LIBC) != 0)
 		return;
 	while (discovery_next(&d, &it)) {
-		err = probe_attach_lib(p, it.path, PROBE_LIB_LIBC);
+		err = probe_attach_lib(p, it.path, PROBE_LIB_LIBC, 1);
 		if (err < 0 && err != -ENOENT)
 			log_warnx("%s: cannot probe it for barrier waits: %s", it.path,
 				  strerror(-err));
@@ -258,7 +261,8 @@ static void syslibs_step(struct probes *p)
 {
 	if (p->next_syslib < p->n_syslibs) {
 		const struct probe_syslib *s = &p->syslibs[p->next_syslib++];
-		int err = probe_attach_lib(p, s->path, s->kind);
+		/* Kept: probed so that a process that loads them later is seen from its first call. */
+		int err = probe_attach_lib(p, s->path, s->kind, 1);
 
 		if (err < 0 && err != -ENOENT)
 			log_info("%s: not probed at start: %s", s->path, strerror(-err));
@@ -271,7 +275,7 @@ static int attach_named_libs(struct probes *p)
 	for (size_t i = 0; i < p->opts.n_libs; i++) {
 		const char *lib = p->opts.libs[i];
 		unsigned int kind = discovery_lib_kind(lib) & PROBE_LIB_GPU;
-		int err = probe_attach_lib(p, lib, kind ? kind : PROBE_LIB_GPU);
+		int err = probe_attach_lib(p, lib, kind ? kind : PROBE_LIB_GPU, 1);
 
 		if (err < 0) {
 			log_error("--lib %s: %s", lib, strerror(-err));
@@ -409,7 +413,7 @@ int probes_poll(struct probes *p, int timeout_ms)
 		p->next_scan_ns = now + p->opts.discovery_interval_ms * NSEC_PER_MSEC;
 	}
 	report_drops(p);
-	agg_set_probes(p->agg, p->gpu_links, p->gpu_libs);
+	agg_set_probes(p->agg, p->gpu_links, p->gpu_libs, p->refused);
 	return (int)(p->dec.events - events0);
 }
 
@@ -417,6 +421,8 @@ void probes_stop(struct probes *p)
 {
 	if (!p)
 		return;
+	if (p->n_obj == PROBE_OBJ_COUNT)
+		sched_report_counts(p);
 	probe_attach_destroy(p);
 	probe_objects_destroy(p);
 	decode_destroy(&p->dec);

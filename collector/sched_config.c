@@ -8,9 +8,11 @@
  * cannot show a blocked thread's registers.  Root-only code.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
@@ -103,4 +105,34 @@ int sched_configure(void *skel, struct probes *p)
 	s->rodata->episode_gap_ns = (__u64)p->opts.dataloader_gap_us * 1000u;
 	s->rodata->all_threads = p->opts.all_threads ? 1 : 0;
 	return 0;
+}
+
+void sched_report_counts(struct probes *p)
+{
+	static const char *const what[ZS_COUNT_SLOTS] = {
+		[ZS_COUNT_NOT_SYSCALL] = "outside a syscall (page faults)",
+		[ZS_COUNT_COMPAT] = "in 32-bit syscalls",
+		[ZS_COUNT_NO_REGS] = "without saved registers",
+	};
+	struct sched_bpf *s = p->skel[PROBE_OBJ_SCHED];
+	uint64_t *vals;
+	int fd;
+
+	if (!s || p->ncpu <= 0 || (fd = bpf_map__fd(s->maps.zs_counts)) < 0)
+		return;
+	vals = calloc((size_t)p->ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (__u32 slot = 0; slot < ZS_COUNT_SLOTS; slot++) {
+		uint64_t total = 0;
+
+		if (bpf_map_lookup_elem(fd, &slot, vals) != 0)
+			continue;
+		for (int c = 0; c < p->ncpu; c++)
+			total += vals[c];
+		if (total)
+			log_info("%llu blocks of watched threads %s, counted as other",
+				 (unsigned long long)total, what[slot]);
+	}
+	free(vals);
 }

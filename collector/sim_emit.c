@@ -34,11 +34,13 @@ void sim_emit_watch(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t ppi
 }
 
 void sim_emit_nccl_comm(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
-			int32_t rank, int32_t nranks, uint64_t comm)
+			int32_t rank, int32_t nranks, uint64_t comm, const uint8_t *id)
 {
 	struct zev_nccl_comm r = { .hdr = hdr(ZEV_NCCL_COMM, pid, now), .gpu = gpu,
-				   .rank = rank, .nranks = nranks, .comm = comm };
+				   .rank = rank, .nranks = nranks, .comm = comm,
+				   .origin = SHM_NCCL_ORIGIN_INIT_RANK, .id_ok = 1 };
 
+	memcpy(r.id, id, sizeof(r.id));
 	send(e, &r, sizeof(r));
 }
 
@@ -89,14 +91,18 @@ void sim_emit_migrate(struct sim_emit *e, uint64_t now, uint32_t pid)
 }
 
 void sim_emit_nccl(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_nccl_op_kind op,
-		   uint64_t bytes, uint64_t call_ns, uint64_t wait_ns)
+		   uint64_t bytes, uint64_t call_ns, uint64_t wait_ns, uint64_t comm,
+		   uint64_t stream)
 {
-	struct zev_nccl_call c = { .hdr = hdr(ZEV_NCCL_CALL, pid, now), .op = op,
-				   .bytes = bytes, .ns = call_ns };
-	struct zev_nccl_wait w = { .hdr = hdr(ZEV_NCCL_WAIT, pid, now), .op = op, .ns = wait_ns };
+	uint64_t entry = now > wait_ns ? now - wait_ns : 0;
+	struct zev_nccl_call c = { .hdr = hdr(ZEV_NCCL_CALL, pid, entry + call_ns), .op = op,
+				   .bytes = bytes, .ns = call_ns, .comm = comm,
+				   .stream = stream };
+	struct zev_cuda_sync y = { .hdr = hdr(ZEV_CUDA_SYNC, pid, now), .kind = ZN_SYNC_STREAM,
+				   .handle = stream };
 
 	send(e, &c, sizeof(c));
-	send(e, &w, sizeof(w));
+	send(e, &y, sizeof(y));
 }
 
 void sim_emit_alloc(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,

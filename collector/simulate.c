@@ -27,6 +27,7 @@
 
 #include "collector/agg.h"
 #include "collector/decode.h"
+#include "collector/nccl_hash.h"
 #include "collector/sim_emit.h"
 #include "collector/sim_ident.h"
 #include "collector/simulate.h"
@@ -141,11 +142,20 @@ static void offcpu(struct sim *s, uint32_t pid, uint64_t ns, enum shm_thread_sta
 	sim_emit_offcpu(&s->out, now, pid, ns, state == SHM_STATE_RUNQ, state);
 }
 
+/* The job's one communicator: each trainer's handle to it, and its NCCL stream. */
+#define SIM_COMM_HANDLE(i)	(0x55d0c4a00000ULL + ((uint64_t)(i) << 24))
+#define SIM_NCCL_STREAM(i)	(0x55d0c5000000ULL + ((uint64_t)(i) << 24))
+
 /* A successful call of bytes that took call_ns, done wait_ns after it began. */
 static void nccl_call(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op, uint64_t bytes,
 		      uint64_t call_ns, uint64_t wait_ns, uint64_t now)
 {
-	sim_emit_nccl(&s->out, now, pid, op, bytes, call_ns, wait_ns);
+	uint32_t i = 0;
+
+	while (i + 1 < s->n_trainers && s->trainers[i].pid != pid)
+		i++;
+	sim_emit_nccl(&s->out, now, pid, op, bytes, call_ns, wait_ns, SIM_COMM_HANDLE(i),
+		      SIM_NCCL_STREAM(i));
 	/* Waiting for the collective puts the thread to sleep. */
 	offcpu(s, pid, wait_ns, SHM_STATE_COLLECTIVE, now);
 }
@@ -264,7 +274,8 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	for (int b = 0; b < SIM_ALLREDUCE_BUCKETS; b++) {
 		uint64_t bytes = b + 1 < SIM_ALLREDUCE_BUCKETS ? SIM_ALLREDUCE_BYTES
 							       : SIM_ALLREDUCE_BYTES / 3;
-		uint64_t w = draw(s, &p->allreduce_wait);
+		uint64_t w = draw(s, tr - s->trainers == p->slow_rank ? &p->slow_rank_wait
+								    : &p->allreduce_wait);
 
 		nccl_call(s, tr->pid, SHM_NCCL_ALL_REDUCE, bytes, draw(s, &p->allreduce_call), w,
 			  now);
@@ -288,6 +299,13 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	if (tr->steps % 100 == 0)
 		nccl(s, tr->pid, SHM_NCCL_BROADCAST, tr->steps ? 4096 : 512 * MIB,
 		     &p->other_call, &p->other_wait, now);
+	if (tr->steps % 5 == 2)	/* expert-parallel token exchange */
+		nccl(s, tr->pid, SHM_NCCL_ALL_TO_ALL, 4 * MIB, &p->other_call, &p->other_wait,
+		     now);
+	if (tr->steps % 10 == 5) {	/* evaluation shards out, results back */
+		nccl(s, tr->pid, SHM_NCCL_SCATTER, MIB, &p->other_call, &p->other_wait, now);
+		nccl(s, tr->pid, SHM_NCCL_GATHER, 4096, &p->other_call, &p->other_wait, now);
+	}
 
 	for (int i = 0; i < 10; i++) {
 		v = draw(s, &p->futex);
@@ -354,6 +372,11 @@ static void sim_register(struct sim *s, uint64_t now)
 {
 	uint32_t pid = SIM_PID_BASE + 1000 + (uint32_t)(rng_next(s) % 4000);
 	uint32_t launcher = pid++;	/* torchrun: not watched itself */
+	uint8_t unique_id[NCCL_HASH_ID_BYTES];
+
+	/* Rank 0's ncclGetUniqueId, handed to every rank: made from the launcher's pid. */
+	for (size_t b = 0; b < sizeof(unique_id); b++)
+		unique_id[b] = (uint8_t)((launcher * 2654435761u) >> (b % 4 * 8)) ^ (uint8_t)b;
 
 	for (uint32_t i = 0; i < s->n_trainers; i++) {
 		struct sim_trainer *tr = &s->trainers[i];
@@ -365,7 +388,7 @@ static void sim_register(struct sim *s, uint64_t now)
 			       SHM_WATCH_SIMULATED | SHM_WATCH_CUDA | SHM_WATCH_NCCL,
 			       "pt_main_thread", now - 2 * NSEC_PER_SEC);
 		sim_emit_nccl_comm(&s->out, now, tr->pid, tr->gpu, (int32_t)i,
-				   (int32_t)s->n_trainers, 0x55d0c4a00000ULL + ((uint64_t)i << 24));
+				   (int32_t)s->n_trainers, SIM_COMM_HANDLE(i), unique_id);
 		identify(s, tr->pid, i, now);
 	}
 	/* Workers are forked once the trainers have built their DataLoader. */

@@ -189,6 +189,10 @@ static int get_labels(struct ctx *c, struct json_object *v, const char *field,
 			return fail(c, field, "more than %u labels", max);
 		if (!alert_label_name_ok(key) || strlen(key) >= ALERT_NAME_MAX)
 			return fail(c, field, "\"%.64s\" is not a label name", key);
+		/* Prometheus keeps names starting with "__" for itself. */
+		if (strncmp(key, "__", 2) == 0)
+			return fail(c, field, "\"%.64s\" is reserved: label names starting with "
+				    "\"__\" are Prometheus's own", key);
 		if (scope && !alert_metric_has_label(r->metric, key)) {
 			alert_metric_label_list(r->metric, list, sizeof(list));
 			return fail(c, field, "metric %s has no label \"%s\" (its labels: %s)",
@@ -561,10 +565,11 @@ int alert_rules_default(struct alert_ruleset *out)
 		    "GPU {{ $labels.gpu_id }} memory used: {{ $value }} of the total",
 		    "Watched processes hold more than 95% of GPU {{ $labels.gpu_id }}'s memory; "
 		    "the next allocation may fail with out-of-memory.");
-	set_default(&r[1], "NcclAllReduceSlow", "nccl_collective_p99_seconds", ALERT_GT,
+	/* The wait, not the call: queueing is fast even when the network or a rank is slow. */
+	set_default(&r[1], "NcclAllReduceSlow", "nccl_wait_p99_seconds", ALERT_GT,
 		    ALERT_DEFAULT_NCCL_P99_S, ALERT_DEFAULT_SLOW_FOR_NS, "warning",
-		    "NCCL all_reduce p99 {{ $value }} s",
-		    "The 99th percentile of ncclAllReduce call duration is above 500 ms.");
+		    "NCCL all_reduce wait p99 {{ $value }} s",
+		    "The 99th percentile of the ncclAllReduce wait is above 500 ms.");
 	snprintf(r[1].scope[0].name, sizeof(r[1].scope[0].name), "op");
 	snprintf(r[1].scope[0].value, sizeof(r[1].scope[0].value), "all_reduce");
 	r[1].n_scope = 1;

@@ -27,6 +27,7 @@
 #include "common/util.h"
 #include "exporter/alerts.h"
 #include "exporter/fairshare.h"
+#include "exporter/feed_json.h"
 #include "exporter/http.h"
 #include "exporter/prom.h"
 #include "common/sbuf.h"
@@ -204,6 +205,30 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 	respond(req, 200, "OK", PROM_CONTENT_TYPE, parts, n);
 }
 
+/*
+ * The feed's snapshot with every watched process (the pushes carry the top
+ * ones): per-process detail on request, for the page or a script.
+ */
+static void serve_snapshot(struct http_server *s, h2o_req_t *req)
+{
+	struct cat_status st;
+	struct sbuf out;
+	h2o_iovec_t body;
+
+	source_refresh(&s->src);
+	source_status(&s->src, now_mono_ns(), &st);
+	sbuf_init(&out, FEED_MAX_BYTES, 0);
+	if (feed_render_full(&out, source_fresh(&s->src), &st, &exporter_stats, s->alerts) ||
+	    !out.len) {
+		sbuf_free(&out);
+		respond_text(req, 500, "Internal Server Error", "snapshot rendering failed\n");
+		return;
+	}
+	body = h2o_strdup(&req->pool, out.data, out.len);
+	sbuf_free(&out);
+	respond(req, 200, "OK", "application/json", &body, 1);
+}
+
 static void serve_healthz(struct http_server *s, h2o_req_t *req)
 {
 	char body[320];
@@ -268,10 +293,12 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 		serve_metrics(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/healthz")))
 		serve_healthz(s, req);
+	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/snapshot")))
+		serve_snapshot(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/")))
 		serve_index(s, req);
 	else
-		respond_text(req, 404, "Not Found", "not found: try /metrics, /healthz or /\n");
+		respond_text(req, 404, "Not Found", "not found: try /metrics, /healthz, /snapshot or /\n");
 	return 0;
 }
 

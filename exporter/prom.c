@@ -11,6 +11,15 @@
 #include <string.h>
 
 #include "exporter/prom.h"
+#include "exporter/prom_workload.h"
+
+/* Set once at start-up (--per-pid-histograms), before any render. */
+static int per_pid_histograms;
+
+void prom_set_per_pid_histograms(int on)
+{
+	per_pid_histograms = on;
+}
 
 /*
  * Room for one label's value: every text label is bounded by the segment
@@ -118,7 +127,7 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 
 /* The family of the n entries at g, which share its name. */
 static void family(struct sbuf *b, const struct cat_metric *g, size_t n,
-		   const struct cat_input *in)
+		   const struct cat_input *in, struct prom_workloads *wl)
 {
 	/* Before a segment was seen, its age and generation have no family. */
 	if ((g->flags & CAT_F_SEEN) && (!in->status || !in->status->seen))
@@ -130,11 +139,20 @@ static void family(struct sbuf *b, const struct cat_metric *g, size_t n,
 	}
 	rows_of(b, g, n, in, prom_summary);
 	prom_family_of(b, g, 1);
-	rows_of(b, g, n, in, prom_histogram);
+	if (g->rows != CAT_ROWS_PROCS || per_pid_histograms) {
+		rows_of(b, g, n, in, prom_histogram);
+		return;
+	}
+	/* Without memory for the grouping, the scrape fails (500) rather than lie. */
+	if (!wl->ready && prom_workloads_build(wl, in) < 0 && !b->error)
+		b->error = -ENOMEM;
+	prom_workload_histograms(b, g, n, in, wl);
 }
 
 int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segment)
 {
+	struct prom_workloads wl = { 0 };
+
 	for (size_t i = 0; i < cat_metrics_count;) {
 		const struct cat_metric *g = &cat_metrics[i];
 		size_t n = 1;
@@ -146,8 +164,9 @@ int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segmen
 		if (!g->prom || cat_rows_segment(g->rows) != segment ||
 		    g->rows == CAT_ROWS_ALERTS || g->rows == CAT_ROWS_WEBHOOKS)
 			continue;
-		family(out, g, n, in);
+		family(out, g, n, in, &wl);
 	}
+	prom_workloads_free(&wl);
 	return sbuf_error(out);
 }
 

@@ -78,7 +78,20 @@ enum shm_nccl_op_kind {
 	SHM_NCCL_REDUCE,
 	SHM_NCCL_SEND,
 	SHM_NCCL_RECV,
+	SHM_NCCL_ALL_TO_ALL,		/* NCCL 2.28 */
+	SHM_NCCL_GATHER,		/* NCCL 2.28 */
+	SHM_NCCL_SCATTER,		/* NCCL 2.28 */
 	SHM_NCCL_OP_COUNT
+};
+
+/* How an NCCL communicator was made, and so what its comm_id is. */
+enum shm_nccl_origin {
+	SHM_NCCL_ORIGIN_INIT_RANK = 0,	/* ncclCommInitRank(Config): commHash of the uniqueId */
+	SHM_NCCL_ORIGIN_SCALABLE,	/* ncclCommInitRankScalable: of commIds[0] */
+	SHM_NCCL_ORIGIN_INIT_ALL,	/* ncclCommInitAll: one process, no uniqueId seen */
+	SHM_NCCL_ORIGIN_SPLIT,		/* ncclCommSplit: from the parent's, NCCL's rule */
+	SHM_NCCL_ORIGIN_SHRINK,		/* ncclCommShrink: from the parent's, NCCL's rule */
+	SHM_NCCL_ORIGIN_COUNT
 };
 
 /*

@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	7u
+#define SHM_LAYOUT_VERSION	9u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -192,13 +192,36 @@ struct shm_nccl_op {
 	struct shm_latency wait;
 };
 
-/* One NCCL communicator a watched process created. */
+/* shm_nccl_comm.flags */
+#define SHM_NCCL_COMM_LOCAL_ID	(1u << 0)	/* comm_id is not NCCL's: made from (pid, handle) */
+
+/*
+ * One NCCL communicator a watched process holds: one rank of it.  comm_id
+ * is NCCL's commHash (the "commId 0x..." of NCCL's INFO log), the same in
+ * every rank on every node, so ranks join on it; origin says how it was
+ * derived.  wait: per collective, from its launch (the call, or the
+ * ncclGroupEnd that launched it) to the return of the first host-blocking
+ * CUDA call that covered its stream, an upper bound of its GPU completion.
+ * gap: from a completion to the next call on this communicator while none
+ * was pending, the rank's own time between collectives.  stalled_ns: while
+ * calls are pending, since the later of the last completion and the moment
+ * calls became pending; 0 when none is.
+ */
 struct shm_nccl_comm {
 	uint32_t pid;
-	int32_t rank;
-	int32_t nranks;
+	int32_t rank;			/* -1 when not known */
+	int32_t nranks;			/* -1 when not known */
 	uint32_t gpu_id;		/* UINT32_MAX when unknown */
-	uint64_t comm_id;		/* the ncclComm_t value, as an identifier */
+	uint64_t comm_id;		/* NCCL's commHash */
+	uint64_t parent_id;		/* split, shrink: the parent's comm_id; else 0 */
+	uint32_t origin;		/* enum shm_nccl_origin */
+	uint32_t flags;			/* SHM_NCCL_COMM_* */
+	uint64_t calls;			/* collective and p2p calls queued on it */
+	uint64_t bytes;			/* their count x datatype size */
+	uint64_t pending;		/* queued, not yet seen to complete */
+	uint64_t stalled_ns;
+	struct shm_latency wait;
+	struct shm_latency gap;
 };
 
 /*
@@ -262,12 +285,21 @@ struct shm_stats {
 	uint64_t probes_attached;
 	uint64_t libraries_attached;
 	uint64_t processes_evicted;
+	uint64_t probes_refused;	/* uprobes and library files refused at the limits */
 	/* The driver asked through cuGetProcAddress at start (collector/coverage.h). */
 	uint64_t entry_points_checked;	/* probed driver entry points compared */
 	uint64_t entry_points_bypassed;	/* answered with another address than the probed symbol */
-	uint64_t reserved[7];		/* zero */
+	/* NCCL calls and waits that could not be followed, per reason. */
+	uint64_t nccl_id_unreadable;	/* uniqueId not readable at entry: local comm_id */
+	uint64_t nccl_unknown_comm;	/* a call on a communicator never seen created */
+	uint64_t nccl_bad_args;		/* unknown datatype or negative count: 0 bytes */
+	uint64_t nccl_captured;		/* queued in a CUDA graph capture: no wait */
+	uint64_t nccl_pending_dropped;	/* pending over its bound: no wait */
+	uint64_t nccl_pending_expired;	/* never covered by a synchronisation in time */
+	uint64_t nccl_state_evicted;	/* streams or events evicted over their bound */
+	uint64_t reserved[15];		/* zero */
 };
-_Static_assert(sizeof(struct shm_stats) == 128, "shm_stats is 128 bytes");
+_Static_assert(sizeof(struct shm_stats) == 256, "shm_stats is 256 bytes");
 
 enum shm_table_id {
 	SHM_TABLE_PROCS = 0,		/* struct shm_proc */
@@ -341,7 +373,7 @@ _Static_assert(sizeof(struct shm_header_fields) <= SHM_HEADER_SIZE, "header fits
 _Static_assert(sizeof(struct shm_proc) % 8 == 0, "shm_proc aligned");
 _Static_assert(sizeof(struct shm_gpu_mem) == 64, "shm_gpu_mem is 64 bytes");
 _Static_assert(sizeof(struct shm_gpu) == 176, "shm_gpu is 176 bytes");
-_Static_assert(sizeof(struct shm_nccl_comm) == 24, "shm_nccl_comm is 24 bytes");
+_Static_assert(sizeof(struct shm_nccl_comm) % 8 == 0, "shm_nccl_comm aligned");
 _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
 _Static_assert(sizeof(struct shm_identity) == 680, "shm_identity is 680 bytes");
 
@@ -371,7 +403,7 @@ static inline const char *shm_nccl_op_name(uint32_t op)
 {
 	static const char *const names[SHM_NCCL_OP_COUNT] = {
 		"all_reduce", "all_gather", "reduce_scatter", "broadcast",
-		"reduce", "send", "recv",
+		"reduce", "send", "recv", "all_to_all", "gather", "scatter",
 	};
 	return op < SHM_NCCL_OP_COUNT ? names[op] : NULL;
 }

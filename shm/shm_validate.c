@@ -229,26 +229,33 @@ static int check_unique(const void *buf, const struct shm_header_fields *h,
 	return err;
 }
 
-/*
- * A GPU's UUID or model name as NVML gives them: printable ASCII (a UUID:
- * letters, digits and '-'), then NULs to the end of the field.
- */
-static int gpu_text_ok(const char *s, size_t len, int uuid)
+/* 1 when f[0..n) is a string terminated inside it with only zeros after. */
+static int padded_text(const char *f, size_t n)
 {
-	size_t n = strnlen(s, len);
+	size_t l = strnlen(f, n);
 
-	if (n == len)
+	if (l == n)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (uuid ? !(isalnum(c) || c == '-') : (c < 0x20 || c > 0x7e))
-			return 0;
-	}
-	for (size_t i = n; i < len; i++)
-		if (s[i])
+	for (size_t i = l; i < n; i++)
+		if (f[i])
 			return 0;
 	return 1;
+}
+
+/* The name of the first identity text that is not padded_text, or NULL. */
+static const char *identity_bad_text(const struct shm_identity *id)
+{
+#define TEXT(field)	{ #field, id->field, sizeof(id->field) }
+	const struct { const char *name; const char *f; size_t n; } t[] = {
+		TEXT(slurm_step), TEXT(container_id), TEXT(pod_uid), TEXT(namespace),
+		TEXT(pod), TEXT(container), TEXT(run_id),
+	};
+#undef TEXT
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!padded_text(t[i].f, t[i].n))
+			return t[i].name;
+	return NULL;
 }
 
 static int check_rows(const void *buf, const struct shm_header_fields *h,
@@ -258,6 +265,7 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 	const struct shm_gpu_mem *mem = rows(buf, h, SHM_TABLE_GPU_MEM);
 	const struct shm_gpu *gpus = rows(buf, h, SHM_TABLE_GPUS);
 	const struct shm_nccl_op *ops = rows(buf, h, SHM_TABLE_NCCL_OPS);
+	const struct shm_nccl_comm *comms = rows(buf, h, SHM_TABLE_NCCL_COMMS);
 	const struct shm_identity *ids = rows(buf, h, SHM_TABLE_IDENTITY);
 	char bad[160];
 
@@ -279,13 +287,29 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		}
 	}
 	/*
-	 * Identity texts are judged where they are read (cat_ident.c), since a
-	 * workload names them; here only what the collector itself decides.
+	 * Identity: what the collector decides (pid, enums, ranks) and the
+	 * texts' shape (terminated inside the field, zero after); their
+	 * content is a workload's choice, judged where it is read (cat_ident.c).
 	 */
+	if (h->table[SHM_TABLE_IDENTITY].count > h->table[SHM_TABLE_PROCS].count)
+		return fail(reason, len, "identity: %u rows for %u processes",
+			    h->table[SHM_TABLE_IDENTITY].count, h->table[SHM_TABLE_PROCS].count);
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_IDENTITY].count; i++) {
-		if (ids[i].runtime > SHM_ID_RUNTIME_MAX || (ids[i].flags & ~SHM_ID_F_ALL_BITS))
-			return fail(reason, len, "identity[%u] (pid %u): unknown runtime %u "
-				    "or flags 0x%x", i, ids[i].pid, ids[i].runtime, ids[i].flags);
+		const char *bad_text = identity_bad_text(&ids[i]);
+
+		if (ids[i].pid != procs[i].pid)
+			return fail(reason, len, "identity[%u]: pid %u, procs[%u] is pid %u",
+				    i, ids[i].pid, i, procs[i].pid);
+		if (ids[i].runtime > SHM_ID_RUNTIME_MAX || (ids[i].flags & ~SHM_ID_F_ALL_BITS) ||
+		    ids[i].reserved0)
+			return fail(reason, len, "identity[%u] (pid %u): unknown runtime %u, flags "
+				    "0x%x or reserved bits", i, ids[i].pid, ids[i].runtime, ids[i].flags);
+		if (ids[i].rank < -1 || ids[i].local_rank < -1 || ids[i].world_size < -1 ||
+		    ids[i].group_rank < -1)
+			return fail(reason, len, "identity[%u] (pid %u): a rank below -1", i, ids[i].pid);
+		if (bad_text)
+			return fail(reason, len, "identity[%u] (pid %u): %s is not a terminated, "
+				    "zero-padded text", i, ids[i].pid, bad_text);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
 		if (mem[i].reserved0 || mem[i].cuda_device >= SHM_LIMIT_GPUS)
@@ -308,10 +332,10 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if (gpus[i].total_source > SHM_TOTAL_MAX_SOURCE)
 			return fail(reason, len, "gpus[%u] (gpu %u): unknown total source %u",
 				    i, gpus[i].gpu_id, gpus[i].total_source);
-		if (gpus[i].reserved0 || !gpu_text_ok(gpus[i].uuid, sizeof(gpus[i].uuid), 1) ||
-		    !gpu_text_ok(gpus[i].model_name, sizeof(gpus[i].model_name), 0))
-			return fail(reason, len, "gpus[%u] (gpu %u): malformed identity", i,
-				    gpus[i].gpu_id);
+		if (gpus[i].reserved0 || !padded_text(gpus[i].uuid, sizeof(gpus[i].uuid)) ||
+		    !padded_text(gpus[i].model_name, sizeof(gpus[i].model_name)))
+			return fail(reason, len, "gpus[%u] (gpu %u): a text not zero-padded",
+				    i, gpus[i].gpu_id);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_OPS].count; i++) {
 		if (ops[i].op != i)
@@ -320,6 +344,19 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 			return fail(reason, len, "nccl %s duration: %s", shm_nccl_op_name(i), bad);
 		if (check_latency(&ops[i].wait, bad, sizeof(bad)) < 0)
 			return fail(reason, len, "nccl %s wait: %s", shm_nccl_op_name(i), bad);
+	}
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_COMMS].count; i++) {
+		const struct shm_nccl_comm *c = &comms[i];
+
+		if (c->origin >= SHM_NCCL_ORIGIN_COUNT)
+			return fail(reason, len, "nccl_comms[%u] (pid %u): unknown origin %u", i,
+				    c->pid, c->origin);
+		if (c->rank < -1 || c->nranks < -1 || (c->nranks > 0 && c->rank >= c->nranks))
+			return fail(reason, len, "nccl_comms[%u] (pid %u): rank %d of %d", i,
+				    c->pid, c->rank, c->nranks);
+		if (check_latency(&c->wait, bad, sizeof(bad)) < 0 ||
+		    check_latency(&c->gap, bad, sizeof(bad)) < 0)
+			return fail(reason, len, "nccl_comms[%u] (pid %u): %s", i, c->pid, bad);
 	}
 	return 0;
 }

@@ -227,6 +227,14 @@ int shm_writer_create(struct shm_writer *w, const struct shm_writer_opts *opts)
 		err = -errno;
 		goto fail_unlink;
 	}
+	/*
+	 * ftruncate only sets the size: on a full /dev/shm the first write to
+	 * a page would kill the collector with SIGBUS.  Take the memory now,
+	 * so a full /dev/shm is a clear error at start.
+	 */
+	err = -posix_fallocate(fd, 0, (off_t)w->size);
+	if (err < 0)
+		goto fail_unlink;
 	map = mmap(NULL, w->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		err = -errno;

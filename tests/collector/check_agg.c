@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "collector/agg.h"
+#include "collector/nccl_hash.h"
 #include "collector/hist.h"
 #include "collector/latency.h"
 #include "common/util.h"
@@ -119,6 +120,19 @@ static const struct shm_gpu *find_gpu(uint32_t id)
 	return NULL;
 }
 
+/* ncclCommInitRank of (pid, handle), its uniqueId made from the handle. */
+static int comm_init(uint32_t pid, int32_t rank, int32_t nranks, uint32_t gpu, uint64_t handle)
+{
+	uint8_t id[NCCL_HASH_ID_BYTES] = { 0 };
+	struct agg_comm_made m = {
+		.origin = SHM_NCCL_ORIGIN_INIT_RANK, .handle = handle, .rank = rank,
+		.nranks = nranks, .gpu = gpu, .id = id,
+	};
+
+	memcpy(id, &handle, sizeof(handle));
+	return agg_nccl_comm_made(fx.a, pid, &m);
+}
+
 START_TEST(memory_current_and_peak_are_exact)
 {
 	const struct shm_gpu_mem *m;
@@ -192,7 +206,7 @@ START_TEST(events_of_unwatched_pids_are_ignored)
 	ck_assert_int_eq(agg_latency(fx.a, 99, SHM_FAMILY_CUDA_LAUNCH, 1, 1), -ENOENT);
 	ck_assert_int_eq(agg_offcpu(fx.a, 99, 5, 1), -ENOENT);
 	ck_assert_int_eq(agg_migration(fx.a, 99), -ENOENT);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 99, 0, 2, 0, 1), -ENOENT);
+	ck_assert_int_eq(comm_init(99, 0, 2, 0, 1), -ENOENT);
 	ck_assert_int_eq(agg_proc_is_watched(fx.a, 99), 0);
 	agg_proc_watch(fx.a, 5, 1, SHM_WATCH_PID, "x", 1);
 	ck_assert_int_eq(agg_latency(fx.a, 5, SHM_FAMILY_COUNT, 1, 1), -EINVAL);
@@ -268,8 +282,8 @@ START_TEST(eviction_removes_memory_rows_and_comms)
 	agg_gpu_alloc(fx.a, 1, 0, 100);
 	agg_gpu_alloc(fx.a, 1, 1, 200);
 	agg_gpu_alloc(fx.a, 2, 0, 300);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 1, 0, 2, 0, 0xaa), 0);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 2, 1, 2, 0, 0xbb), 0);
+	ck_assert_int_eq(comm_init(1, 0, 2, 0, 0xaa), 0);
+	ck_assert_int_eq(comm_init(2, 1, 2, 0, 0xbb), 0);
 	h = publish_and_read();
 	ck_assert_uint_eq(h->table[SHM_TABLE_GPU_MEM].count, 3);
 	ck_assert_uint_eq(find_gpu(0)->used_bytes, 400);
@@ -326,10 +340,10 @@ START_TEST(full_tables_count_overflows_and_publish_them)
 	ck_assert_int_eq(agg_gpu_total(fx.a, 1, 1000, SHM_TOTAL_FLAG), 0);
 	ck_assert_int_eq(agg_gpu_total(fx.a, 2, 1000, SHM_TOTAL_FLAG), -ENOSPC);
 	ck_assert_int_eq(agg_gpu_total(fx.a, 0, 1000, 99), -EINVAL);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 1, 0, 4, 0, 1), 0);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 2, 1, 4, 0, 2), 0);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 3, 2, 4, 1, 3), -ENOSPC);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 1, 0, 4, 0, 1), 0);	/* update */
+	ck_assert_int_eq(comm_init(1, 0, 4, 0, 1), 0);
+	ck_assert_int_eq(comm_init(2, 1, 4, 0, 2), 0);
+	ck_assert_int_eq(comm_init(3, 2, 4, 1, 3), -ENOSPC);
+	ck_assert_int_eq(comm_init(1, 0, 4, 0, 1), 0);	/* update */
 
 	h = publish_and_read();
 	ck_assert_uint_eq(h->table[SHM_TABLE_PROCS].count, 4);
@@ -494,7 +508,7 @@ START_TEST(publish_stamps_heartbeat_stats_and_scenario)
 	agg_count_events(fx.a, 40);
 	agg_count_events(fx.a, 2);
 	agg_count_dropped(fx.a, 3);
-	agg_set_probes(fx.a, 12, 2);
+	agg_set_probes(fx.a, 12, 2, 5);
 	h = publish_and_read();
 	ck_assert_uint_ge(h->heartbeat_mono_ns, before);
 	ck_assert_uint_le(h->heartbeat_mono_ns, now_mono_ns());
@@ -503,6 +517,7 @@ START_TEST(publish_stamps_heartbeat_stats_and_scenario)
 	ck_assert_uint_eq(h->stats.events_total, 42);
 	ck_assert_uint_eq(h->stats.events_dropped, 3);
 	ck_assert_uint_eq(h->stats.probes_attached, 12);
+	ck_assert_uint_eq(h->stats.probes_refused, 5);
 	ck_assert_uint_eq(h->stats.libraries_attached, 2);
 	ck_assert_uint_eq(h->stats.publishes, 1);
 	ck_assert_uint_eq(h->seq % 2, 0);
@@ -572,7 +587,7 @@ END_TEST
  * what catches most changes; names and pids cannot be judged.
  */
 #define ROW_DETECT_TRIALS	4000u
-#define ROW_DETECT_MIN_PERMILLE	830u	/* measured: 834 */
+#define ROW_DETECT_MIN_PERMILLE	660u	/* measured: 669 (layout 5: rows gained thread states) */
 
 START_TEST(random_changes_to_live_rows_are_detected)
 {
@@ -590,7 +605,7 @@ START_TEST(random_changes_to_live_rows_are_detected)
 							     now_mono_ns(), k * k * 997), 0);
 		ck_assert_int_eq(agg_gpu_alloc(fx.a, pid, pid % 4, pid << 20), 0);
 		ck_assert_int_eq(agg_gpu_free(fx.a, pid, pid % 4, pid << 10), 0);
-		ck_assert_int_eq(agg_nccl_comm(fx.a, pid, (int32_t)(pid - 100), 8, pid % 4, pid), 0);
+		ck_assert_int_eq(comm_init(pid, (int32_t)(pid - 100), 8, pid % 4, pid), 0);
 	}
 	for (int op = 0; op < SHM_NCCL_OP_COUNT; op++)
 		for (uint64_t k = 1; k <= 20; k++) {

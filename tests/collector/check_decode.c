@@ -13,6 +13,7 @@
 #include "bpf/probe_abi.h"
 #include "collector/agg.h"
 #include "collector/decode.h"
+#include "collector/nccl_hash.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
@@ -198,7 +199,7 @@ START_TEST(failures_latencies_nccl_and_scheduler_reach_their_rows)
 	struct zev_nccl_wait wait = { .hdr = hdr(ZEV_NCCL_WAIT, 20), .op = SHM_NCCL_ALL_GATHER,
 				      .ns = 2000000 };
 	struct zev_nccl_comm comm = { .hdr = hdr(ZEV_NCCL_COMM, 20), .gpu = ZEV_GPU_UNKNOWN,
-				      .rank = 3, .nranks = 8, .comm = 0xabc };
+				      .rank = 3, .nranks = 8, .comm = 0xabc, .id_ok = 1 };
 	struct zev_sched_switch sw = { .hdr = hdr(ZEV_SCHED_SWITCH, 20),
 				       .flags = ZS_SW_OFFCPU | ZS_SW_INVOLUNTARY | ZS_SW_RUNQ,
 				       .offcpu_ns = 900, .runq_ns = 400 };
@@ -211,6 +212,7 @@ START_TEST(failures_latencies_nccl_and_scheduler_reach_their_rows)
 	const struct shm_proc *p;
 	uint32_t n;
 
+	memset(comm.id, 0x5a, sizeof(comm.id));
 	watch(20, 1, SHM_WATCH_NCCL, "rank");
 	ck_assert_int_eq(FEED(fail), 0);
 	ck_assert_int_eq(FEED(lat), 0);
@@ -246,7 +248,11 @@ START_TEST(failures_latencies_nccl_and_scheduler_reach_their_rows)
 	ck_assert_uint_eq(c[0].gpu_id, UINT32_MAX);
 	ck_assert_int_eq(c[0].rank, 3);
 	ck_assert_int_eq(c[0].nranks, 8);
-	ck_assert_uint_eq(c[0].comm_id, 0xabc);
+	ck_assert_uint_eq(c[0].comm_id, nccl_hash_unique_id(comm.id));
+	ck_assert_uint_eq(c[0].origin, SHM_NCCL_ORIGIN_INIT_RANK);
+	ck_assert_uint_eq(c[0].flags, 0);
+	/* The call came before its communicator was known: followed, not attributed. */
+	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 1);
 	ck_assert_uint_eq(h->stats.events_total, 10);
 }
 END_TEST

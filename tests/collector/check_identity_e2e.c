@@ -109,7 +109,7 @@ static void start_stack(void)
 	fx.st.collector = tu_spawn(argv, fx.st.col_log);
 	ck_assert_int_gt(fx.st.collector, 0);
 	ck_assert_int_eq(tu_stack_start_exporter(&fx.st), 0);
-	if (tu_stack_wait_up(&fx.st, 30000) != 0) {
+	if (tu_stack_wait_up(&fx.st, 120000) != 0) {
 		tu_stack_dump_logs(&fx.st);
 		ck_abort_msg("the collector never came up");
 	}
@@ -334,7 +334,7 @@ Suite *identity_e2e_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_unchecked_fixture(tc, sweep, sweep);
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, pods_jobs_and_ranks_reach_metrics_and_feed);
 	suite_add_tcase(s, tc);
 	tcase_add_test(unit, cgroup_wins_and_ranks_fall_back);

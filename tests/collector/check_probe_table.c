@@ -63,6 +63,16 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 		case PROBE_UPROBE:
 			ck_assert_msg(strcmp(sec, "uprobe") == 0, "%s: %s", r->prog, sec);
 			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC)));
+			/*
+			 * Its return row, when it has one, comes next (a failed
+			 * entry skips it); an entry alone (ncclGroupStart) is
+			 * followed by another symbol's row.
+			 */
+			if (i + 1 < probe_attach_count &&
+			    probe_attach_table[i + 1].how == PROBE_URETPROBE &&
+			    probe_attach_table[i + 1].symbol &&
+			    strcmp(probe_attach_table[i + 1].symbol, r->symbol) == 0)
+				ck_assert_uint_eq(probe_attach_table[i + 1].libs, r->libs);
 			break;
 		case PROBE_URETPROBE:
 			ck_assert_msg(strcmp(sec, "uretprobe") == 0, "%s: %s", r->prog, sec);

@@ -59,7 +59,7 @@ int tp_collector_start(struct tp_collector *c, const char *const *extra, unsigne
 	c->pid = tu_spawn(argv, c->log);
 	if (c->pid < 0)
 		return -1;
-	/* Up to 60 s: BPF verification and the first /proc scan slow down on a loaded machine. */
+	/* Attaching every library of the node takes seconds on a loaded machine. */
 	for (int waited = 0; waited < 60000; waited += 50) {
 		int status;
 

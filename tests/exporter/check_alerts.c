@@ -736,6 +736,9 @@ START_TEST(invalid_utf8_in_rules_is_refused_at_load_and_by_check_config)
 	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
 			  "\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"t\": \"a\\u0000b\"}}",
 			  "rule 2 (B)", "field \"labels\"", "NUL byte");
+	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
+			  "\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"__x\": \"1\"}}",
+			  "rule 2 (B)", "field \"labels\"", "\"__x\" is reserved");
 	/* Valid multi-byte text is kept as it is. */
 	{
 		static const char ok[] = "{\"rules\": [{\"name\": \"B\", \"metric\": \"collector_up\", "

@@ -354,8 +354,8 @@ static void flood_tick(struct slow_flood *f, unsigned int step)
 		char c = req[step % (sizeof(req) - 1)];
 
 		if (f->fd[i] >= 0 && (read(f->fd[i], sink, sizeof(sink)) == 0 ||
-				      (write(f->fd[i], &c, 1) < 0 && errno != EAGAIN &&
-				       errno != ENOTCONN))) {
+				      (send(f->fd[i], &c, 1, MSG_NOSIGNAL) < 0 &&
+				       errno != EAGAIN && errno != ENOTCONN))) {
 			close(f->fd[i]);
 			f->fd[i] = -1;
 		}
