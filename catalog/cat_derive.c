@@ -96,6 +96,12 @@ int cat_text_mem_gpu(char *buf, size_t len, const struct cat_input *in, const vo
 	return 0;
 }
 
+uint64_t cat_mem_from_start(const struct cat_input *in, const void *row)
+{
+	(void)in;
+	return (((const struct shm_gpu_mem *)row)->flags & SHM_GPU_MEM_F_FROM_START) != 0;
+}
+
 /* The row of GPU gpu_id in the snapshot, or NULL. */
 static const struct shm_gpu *gpu_row(const struct cat_input *in, uint32_t gpu_id)
 {

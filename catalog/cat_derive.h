@@ -43,6 +43,7 @@ int cat_text_local_rank(char *buf, size_t len, const struct cat_input *in, const
 int cat_text_world_size(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_group_rank(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_run_id(char *buf, size_t len, const struct cat_input *in, const void *row);
+uint64_t cat_mem_from_start(const struct cat_input *in, const void *row);
 uint64_t cat_gpu_used_by_processes(const struct cat_input *in, const void *row);
 uint64_t cat_proc_gpu_bytes(const struct cat_input *in, const void *row);
 uint64_t cat_procs_truncated(const struct cat_input *in, const void *row);

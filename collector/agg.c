@@ -347,6 +347,8 @@ static struct shm_gpu_mem *mem_get(struct agg *a, uint32_t pid, uint32_t gpu,
 	a->mem[s].gpu_id = gpu;
 	a->mem[s].cuda_device = gpu & ~AGG_GPU_UNMAPPED;
 	a->mem[s].gpu_map = SHM_GPU_MAP_ORDINAL;
+	/* Until the source says otherwise (the simulator sees everything). */
+	a->mem[s].flags = SHM_GPU_MEM_F_FROM_START;
 	/* A device seen through memory is a device of this node. */
 	if (!(gpu & AGG_GPU_UNMAPPED))
 		gpu_get(a, gpu, 1);
@@ -367,6 +369,25 @@ int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_devi
 		return err;
 	m->cuda_device = cuda_device;
 	m->gpu_map = gpu_map;
+	return 0;
+}
+
+int agg_gpu_has(const struct agg *a, uint32_t pid, uint32_t gpu)
+{
+	return keyindex_find(&a->mem_idx, (uint64_t)pid << 32 | gpu, 0) >= 0;
+}
+
+int agg_gpu_from_start(struct agg *a, uint32_t pid, uint32_t gpu, int from_start)
+{
+	int err;
+	struct shm_gpu_mem *m = mem_get(a, pid, gpu, &err);
+
+	if (!m)
+		return err;
+	if (from_start)
+		m->flags |= SHM_GPU_MEM_F_FROM_START;
+	else
+		m->flags &= ~SHM_GPU_MEM_F_FROM_START;
 	return 0;
 }
 

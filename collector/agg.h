@@ -91,6 +91,9 @@ int agg_migration(struct agg *a, uint32_t pid);
 #define AGG_GPU_UNMAPPED	0x80000000u
 int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_device,
 		   uint32_t gpu_map);
+/* Whether the (pid, gpu) row exists; and whether it was tracked from the process's start. */
+int agg_gpu_has(const struct agg *a, uint32_t pid, uint32_t gpu);
+int agg_gpu_from_start(struct agg *a, uint32_t pid, uint32_t gpu, int from_start);
 int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_free(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_alloc_failed(struct agg *a, uint32_t pid, uint32_t gpu);

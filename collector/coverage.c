@@ -57,6 +57,17 @@ const struct coverage_entry coverage_table[] = {
 	{ "cuMemcpy", "cuMemcpy", 4000, 0 },
 	{ "cuMemcpyDtoH_v2", "cuMemcpyDtoH", 3020, 0 },
 	{ "cuMemcpyHtoD_v2", "cuMemcpyHtoD", 3020, 0 },
+	{ "cuEventQuery", "cuEventQuery", 2000, 0 },
+	{ "cuEventRecord", "cuEventRecord", 2000, 0 },
+	{ "cuEventRecord_ptsz", "cuEventRecord", 7000, 1 },
+	{ "cuEventRecordWithFlags", "cuEventRecordWithFlags", 11010, 0 },
+	{ "cuEventRecordWithFlags_ptsz", "cuEventRecordWithFlags", 11010, 1 },
+	{ "cuStreamWaitEvent", "cuStreamWaitEvent", 3020, 0 },
+	{ "cuStreamWaitEvent_ptsz", "cuStreamWaitEvent", 7000, 1 },
+	{ "cuStreamBeginCapture_v2", "cuStreamBeginCapture", 10010, 0 },
+	{ "cuStreamBeginCapture_v2_ptsz", "cuStreamBeginCapture", 10010, 1 },
+	{ "cuStreamEndCapture", "cuStreamEndCapture", 10000, 0 },
+	{ "cuStreamEndCapture_ptsz", "cuStreamEndCapture", 10000, 1 },
 };
 const size_t coverage_count = sizeof(coverage_table) / sizeof(coverage_table[0]);
 _Static_assert(sizeof(coverage_table) / sizeof(coverage_table[0]) <=

@@ -70,11 +70,13 @@ static uint32_t gpu_key(struct decode *d, uint32_t pid, uint32_t ordinal)
 {
 	uint32_t gpu = ordinal, how = SHM_GPU_MAP_ORDINAL;
 
-	if (!d->ops.gpu_of)
-		return ordinal;
-	how = d->ops.gpu_of(d->ops.ctx, pid, ordinal, &gpu);
-	if (!shm_gpu_map_resolved(how) || gpu & AGG_GPU_UNMAPPED)
-		gpu = AGG_GPU_UNMAPPED | (ordinal & ~AGG_GPU_UNMAPPED);
+	if (d->ops.gpu_of) {
+		how = d->ops.gpu_of(d->ops.ctx, pid, ordinal, &gpu);
+		if (!shm_gpu_map_resolved(how) || gpu & AGG_GPU_UNMAPPED)
+			gpu = AGG_GPU_UNMAPPED | (ordinal & ~AGG_GPU_UNMAPPED);
+	}
+	if (d->ops.from_start && !agg_gpu_has(d->agg, pid, gpu))
+		agg_gpu_from_start(d->agg, pid, gpu, d->ops.from_start(d->ops.ctx, pid));
 	if (how != SHM_GPU_MAP_ORDINAL || gpu != ordinal)
 		agg_gpu_mapped(d->agg, pid, gpu, ordinal, how);
 	return gpu;

@@ -47,6 +47,11 @@ struct decode_ops {
 	 * the old one, but keep watching.
 	 */
 	void (*proc_reset)(void *ctx, uint32_t pid);
+	/*
+	 * 1 when every library pid calls the driver through was probed before
+	 * it started (asked once per new (pid, GPU) row).  NULL: always.
+	 */
+	int (*from_start)(void *ctx, uint32_t pid);
 	void *ctx;
 };
 

@@ -22,6 +22,7 @@
 #include "collector/elfsyms.h"
 #include "collector/probe_loader.h"
 #include "common/log.h"
+#include "common/util.h"
 
 static struct bpf_program *row_prog(const struct probes *p, const struct probe_attach *r)
 {
@@ -199,6 +200,7 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int 
 	if (!(kind & PROBE_LIB_LIBC))
 		p->gpu_libs++;
 	lib->attached = attach_rows(p, lib, path, kind, rows, names, offsets, n);
+	lib->probed_boot_ns = now_boot_ns();
 	log_info("probing %s (%u symbols)", path, lib->attached);
 	return 1;
 }

@@ -74,6 +74,7 @@ extern const size_t probe_attach_count;
 
 #define PROBES_MAX_LINKS	8192
 #define PROBES_MAX_LIBS		320
+#define PROBES_MAX_SYSLIBS	64
 /*
  * A library file no process has mapped for this many /proc scans in a row
  * loses its uprobes: with container churn every image brings new inodes,
@@ -94,6 +95,7 @@ struct probe_lib {
 	struct bpf_link **links;	/* its uprobes */
 	unsigned int n_links;
 	char path[512];			/* as first found; "" when longer */
+	uint64_t probed_boot_ns;	/* CLOCK_BOOTTIME when its probes were attached */
 };
 
 struct probes {
@@ -128,7 +130,15 @@ struct probes {
 	uint64_t next_scan_ns;
 	struct pyprocs *py;		/* watched CPython processes */
 	struct gpu_ident *ident;	/* CUDA ordinals to physical GPUs */
-	int syslibs_due;		/* the node's libraries are still to probe */
+	/*
+	 * The node's libraries, found after the first publish and probed one
+	 * per poll, so that a 200 MB NCCL never holds up the event drain.
+	 */
+	struct probe_syslib {
+		char path[512];
+		unsigned int kind;
+	} syslibs[PROBES_MAX_SYSLIBS];
+	size_t n_syslibs, next_syslib;
 };
 
 /* probe_priv.c: privileges and kernel support; logs what is missing. */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -86,6 +87,39 @@ static void probes_reset(void *ctx, uint32_t pid)
 	 */
 	launch_hist_poll(p->lh, p->agg, now_mono_ns());
 	gpu_ident_forget(p->ident, pid);
+}
+
+/*
+ * decode_ops.from_start: every CUDA library pid maps was probed before it
+ * started.  Start times are rounded down to the clock tick, so a library
+ * probed in the tick the process started counts as too late.
+ */
+static int probes_from_start(void *ctx, uint32_t pid)
+{
+	struct probes *p = ctx;
+	struct discovery_item it;
+	struct discovery d;
+	uint64_t start = 0;
+	int libs = 0, ok = 1;
+
+	if (agg_proc_start_time(p->agg, pid, &start) != 0 || start == 0)
+		return 0;
+	if (discovery_open_pid(&d, pid, PROBE_LIB_CUDA | PROBE_LIB_CUDART) != 0)
+		return 0;
+	while (discovery_next(&d, &it)) {
+		const struct probe_lib *lib = NULL;
+		struct stat st;
+
+		libs++;
+		if (stat(it.path, &st) == 0)
+			for (size_t i = 0; i < p->n_libs && !lib; i++)
+				if (p->libs[i].dev == st.st_dev && p->libs[i].ino == st.st_ino)
+					lib = &p->libs[i];
+		if (!lib || lib->probed_boot_ns >= start)
+			ok = 0;
+	}
+	discovery_close(&d);
+	return libs > 0 && ok;
 }
 
 /* decode_ops.gpu_of: the physical GPU of pid's CUDA ordinal. */
@@ -197,11 +231,16 @@ static void watch_named_pids(struct probes *p)
 static void syslib_found(void *ctx, const char *path, unsigned int kind)
 {
 	struct probes *p = ctx;
-	/* Kept: probed so that a process that loads them later is seen from its first call. */
-	int err = probe_attach_lib(p, path, kind, 1);
+	struct probe_syslib *s;
 
-	if (err < 0 && err != -ENOENT)
-		log_info("%s: not probed at start: %s", path, strerror(-err));
+	if (p->n_syslibs >= PROBES_MAX_SYSLIBS || strlen(path) >= sizeof(s->path)) {
+		log_info("%s: not probed at start (more than %d libraries, or a long path)", path,
+			 PROBES_MAX_SYSLIBS);
+		return;
+	}
+	s = &p->syslibs[p->n_syslibs++];
+	memcpy(s->path, path, strlen(path) + 1);
+	s->kind = kind;
 }
 
 /*
@@ -210,19 +249,51 @@ static void syslib_found(void *ctx, const char *path, unsigned int kind)
  */
 static void check_coverage(struct probes *p)
 {
-	uint64_t checked = 0, bypassed = 0;
+	uint64_t checked = 0, bypassed = 0, seen[PROBES_MAX_SYSLIBS][2];
+	size_t n_seen = 0, k;
 	struct coverage_result r;
+	const char *path;
+	struct stat st;
 
-	for (size_t i = 0; i < p->n_libs; i++) {
-		if (!(p->libs[i].kind & PROBE_LIB_CUDA) || !p->libs[i].attached ||
-		    !p->libs[i].path[0] || strncmp(p->libs[i].path, "/proc/", 6) == 0)
+	for (size_t i = 0; i < p->n_syslibs + p->opts.n_libs; i++) {
+		if (i < p->n_syslibs) {
+			if (!(p->syslibs[i].kind & PROBE_LIB_CUDA))
+				continue;
+			path = p->syslibs[i].path;
+		} else {
+			path = p->opts.libs[i - p->n_syslibs];
+			if (!(discovery_lib_kind(path) & PROBE_LIB_CUDA))
+				continue;
+		}
+		/* The loader's cache names one file several ways (libcuda.so, .so.1, ...). */
+		if (stat(path, &st) != 0)
 			continue;
-		if (coverage_check(p->libs[i].path, &r) != 0)
+		for (k = 0; k < n_seen; k++)
+			if (seen[k][0] == (uint64_t)st.st_dev && seen[k][1] == (uint64_t)st.st_ino)
+				break;
+		if (k < n_seen || n_seen == PROBES_MAX_SYSLIBS)
+			continue;
+		seen[n_seen][0] = (uint64_t)st.st_dev;
+		seen[n_seen++][1] = (uint64_t)st.st_ino;
+		if (coverage_check(path, &r) != 0)
 			continue;
 		checked += r.checked;
 		bypassed += r.differ;
 	}
 	agg_set_coverage(p->agg, checked, bypassed);
+}
+
+/* One step of probing the node's libraries. */
+static void syslibs_step(struct probes *p)
+{
+	if (p->next_syslib < p->n_syslibs) {
+		const struct probe_syslib *s = &p->syslibs[p->next_syslib++];
+		/* Kept: probed so that a process that loads them later is seen from its first call. */
+		int err = probe_attach_lib(p, s->path, s->kind, 1);
+
+		if (err < 0 && err != -ENOENT)
+			log_info("%s: not probed at start: %s", s->path, strerror(-err));
+	}
 }
 
 /* --lib: a library with an unusual name is probed for every GPU symbol. */
@@ -277,7 +348,7 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	}
 	ops = (struct decode_ops){ .proc_exit = probes_forget, .libc_probe = probes_libc,
 				   .gpu_of = probes_gpu_of, .proc_reset = probes_reset,
-				   .py_where = probes_py_where, .ctx = p };
+				   .py_where = probes_py_where, .from_start = probes_from_start, .ctx = p };
 	err = decode_init(&p->dec, agg, &ops);
 	if (err)
 		goto cleanup;
@@ -304,8 +375,14 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	probes_libc(p, 0);
 	if (!libc_links(p))
 		log_warnx("no libc with pthread_barrier_wait found: barrier waits are not measured");
-	/* The node's own libraries right after the first publish: NCCL alone is 200 MB. */
-	p->syslibs_due = 1;
+	/*
+	 * The node's own libraries: found now, probed one per poll from the
+	 * first (NCCL alone is 200 MB).  Its drivers and --lib's are checked
+	 * now, while the collector may still make a child of nobody.
+	 */
+	log_info("%zu CUDA/NCCL library paths found on the node (loader cache, driver "
+		 "directories)", syslibs_scan(NULL, NULL, syslib_found, p));
+	check_coverage(p);
 	err = attach_named_libs(p);
 	if (err)
 		goto cleanup;
@@ -359,12 +436,7 @@ int probes_poll(struct probes *p, int timeout_ms)
 	err = ring_buffer__consume(p->rb);
 	if (err < 0 && err != -EINTR)
 		return err;
-	if (p->syslibs_due) {
-		p->syslibs_due = 0;
-		log_info("%zu CUDA/NCCL library paths found on the node (loader cache, driver "
-			 "directories)", syslibs_scan(NULL, NULL, syslib_found, p));
-		check_coverage(p);
-	}
+	syslibs_step(p);
 	now = now_mono_ns();
 	launch_hist_poll(p->lh, p->agg, now);
 	if (now >= p->next_scan_ns) {

@@ -26,6 +26,11 @@ uint64_t now_real_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+uint64_t now_boot_ns(void)
+{
+	return clock_ns(CLOCK_BOOTTIME);
+}
+
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;

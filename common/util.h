@@ -15,6 +15,8 @@
 
 uint64_t now_mono_ns(void);
 uint64_t now_real_ns(void);
+/* Since boot, suspend included: the clock of process start times. */
+uint64_t now_boot_ns(void);
 
 /*
  * Parses a whole decimal string into [min, max].  Returns 0, -EINVAL for

@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	9u
+#define SHM_LAYOUT_VERSION	11u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -140,7 +140,19 @@ struct shm_gpu_mem {
 	uint64_t failed_calls;		/* allocations that returned an error */
 	uint32_t cuda_device;		/* the process's own CUDA device ordinal */
 	uint32_t gpu_map;		/* enum shm_gpu_map: how gpu_id was found */
+	uint32_t flags;			/* SHM_GPU_MEM_F_* */
+	uint32_t reserved0;		/* zero */
 };
+
+/*
+ * Every library the process calls the driver through was probed before the
+ * process started: no allocation of it can have been missed.  Without it,
+ * allocations made before the collector (re)started or before a library
+ * was probed are not in used_bytes (PyTorch's caching allocator reserves
+ * most of its memory early).
+ */
+#define SHM_GPU_MEM_F_FROM_START	0x1u
+#define SHM_GPU_MEM_F_ALL_BITS		0x1u
 
 /* Where shm_gpu.total_bytes came from. */
 #define SHM_TOTAL_UNKNOWN	0u
@@ -478,7 +490,7 @@ _Static_assert(offsetof(struct shm_header_fields, table) % 8 == 0, "tables align
 _Static_assert(sizeof(struct shm_header_fields) <= SHM_HEADER_SIZE, "header fits its page");
 
 _Static_assert(sizeof(struct shm_proc) % 8 == 0, "shm_proc aligned");
-_Static_assert(sizeof(struct shm_gpu_mem) == 56, "shm_gpu_mem is 56 bytes");
+_Static_assert(sizeof(struct shm_gpu_mem) == 64, "shm_gpu_mem is 64 bytes");
 _Static_assert(sizeof(struct shm_gpu) == 176, "shm_gpu is 176 bytes");
 _Static_assert(sizeof(struct shm_nccl_comm) % 8 == 0, "shm_nccl_comm aligned");
 _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");

@@ -4,6 +4,7 @@
  * exporter on bytes it does not trust: nothing here dereferences a row before
  * the table that holds it has been checked against the copy's size.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -480,6 +481,12 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 				    "zero-padded text", i, ids[i].pid, bad_text);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
+		if (mem[i].reserved0 || mem[i].cuda_device >= SHM_LIMIT_GPUS)
+			return fail(reason, len, "gpu_mem[%u] (pid %u): cuda device %u", i,
+				    mem[i].pid, mem[i].cuda_device);
+		if (mem[i].flags & ~SHM_GPU_MEM_F_ALL_BITS)
+			return fail(reason, len, "gpu_mem[%u] (pid %u): unknown flags 0x%x", i,
+				    mem[i].pid, mem[i].flags);
 		if (mem[i].gpu_map >= SHM_GPU_MAP_COUNT ||
 		    shm_gpu_map_resolved(mem[i].gpu_map) != (mem[i].gpu_id != SHM_GPU_UNKNOWN))
 			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): gpu map %u",

@@ -157,7 +157,7 @@ Suite *coverage_suite(void)
 	Suite *s = suite_create("coverage");
 	TCase *tc = tcase_create("check");
 
-	tcase_set_timeout(tc, 90);
+	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, every_probed_driver_symbol_is_checked_with_the_runtimes_request);
 	tcase_add_test(tc, answers_are_the_exported_symbols_unless_made_otherwise);
 	tcase_add_test(tc, a_driver_without_cugetprocaddress_or_none_at_all_is_said_so);
