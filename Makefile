@@ -7,6 +7,7 @@
 #   make demo       build, then run the simulated collector + exporter
 #   make test       install what the tests need (as root), build, run all tests
 #   make deps       install the Debian packages the build needs (as root)
+#   make gpu-check  Zernel vs PyTorch and nvidia-smi, on a node with a GPU (as root)
 #   make install    PREFIX=/usr/local DESTDIR= : binaries and systemd units
 #   make deb        the Debian package, built by dpkg-buildpackage, lintian clean
 #   make images     the exporter and collector images (podman), on Debian 12
@@ -97,8 +98,8 @@ CLI       := $(BUILD)/zernel
 
 PROGRAMS := $(COLLECTOR) $(EXPORTER) $(CLI)
 
-.PHONY: FORCE all deps test-deps bench-deps demo test check-unit test-asan install clean bench \
-	feed-contract deb images
+.PHONY: FORCE all deps test-deps bench-deps demo gpu-check test check-unit test-asan install clean \
+	bench feed-contract deb images
 .DEFAULT_GOAL := all
 # Keep the BPF objects: the skeletons embed them, and rebuilding is slow.
 .SECONDARY: $(BPF_OBJS)
@@ -113,7 +114,8 @@ BUILD_DEPS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev \
 	      zlib1g-dev libcap-dev libseccomp-dev libh2o-evloop-dev libssl-dev \
 	      libwebsockets-dev libjson-c-dev check
 TEST_DEPS  := prometheus python3 python3-websockets python3-yaml python3-jsonschema \
-	      python3-torch tmux chromium systemd procps util-linux binutils
+	      python3-torch tmux chromium systemd procps util-linux binutils \
+	      libclang-rt-14-dev
 # Packaging, images and the booted Debian 12 the deployment tests use.
 DEPLOY_DEPS := debhelper dpkg-dev lintian help2man podman buildah runc debootstrap \
 	       systemd-container
@@ -252,12 +254,14 @@ run_runners = ran=0; for r in $(2); do \
 	done; [ $$ran -eq 1 ] || { echo "no test suite named: $(1)" >&2; exit 2; }
 
 # The README's test command.  Every runner, then the parser and histogram
-# suites again under AddressSanitizer.  Strict: whatever test-deps installs
+# suites again under AddressSanitizer, then every fuzz target for a short
+# run over its corpus (tests/fuzz/fuzz.mk).  Strict: whatever test-deps installs
 # must be there, so nothing skips for want of it.
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)$(call run_runners,,$(TEST_RUNNERS),ZERNEL_TESTS_STRICT=1 $(TEST_ENV))
 	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 
 ASAN_SUITES ?= hist latency shm_reader prom ws_rx utf8 url proc_env cgroup_id kube_pods \
 	       gpu_visible gpu_map identity_fuzz
@@ -278,6 +282,12 @@ feed-contract: tests-build
 	$(Q)ZERNEL_RECORD=1 $(TEST_ENV) $(call test_runner,exporter) feed_contract
 
 # ---------------------------------------------------------------------------
+
+# `make gpu-check` compares Zernel with PyTorch and nvidia-smi on a node with
+# an NVIDIA GPU and CUDA PyTorch (tools/gpu_check.py; root).  Elsewhere it
+# says it was not run and exits 77.
+gpu-check: all
+	$(Q)$(or $(GPU_CHECK_PYTHON),python3) tools/gpu_check.py --build $(BUILD)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

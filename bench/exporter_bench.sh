@@ -39,6 +39,11 @@ pids="$pids $!"
 	--ws-listen "127.0.0.1:$WPORT" --ws-interval 1000 >"$TMP/exporter.log" 2>&1 &
 EXP=$!
 pids="$pids $EXP"
+# The same segment with one histogram per process, for comparison.
+PPORT=$(free_port); PWPORT=$(free_port)
+"$BUILD/zernel-exporter" --shm "$SHM" --metrics-listen "127.0.0.1:$PPORT" \
+	--ws-listen "127.0.0.1:$PWPORT" --per-pid-histograms >"$TMP/exporter-pid.log" 2>&1 &
+pids="$pids $!"
 prometheus-node-exporter --web.listen-address="127.0.0.1:$NPORT" >"$TMP/node.log" 2>&1 &
 pids="$pids $!"
 
@@ -62,6 +67,13 @@ series() { curl -s "$1" | grep -vc '^#'; }
 echo "== /metrics, simulator with $PROCS processes (wrk -t2 -c8 -d${DURATION}s, same machine, same run)"
 echo "zernel-exporter:          $(size "http://127.0.0.1:$MPORT/metrics") bytes, $(series "http://127.0.0.1:$MPORT/metrics") series"
 echo "prometheus-node-exporter: $(size "http://127.0.0.1:$NPORT/metrics") bytes, $(series "http://127.0.0.1:$NPORT/metrics") series"
+curl -s "http://127.0.0.1:$MPORT/metrics" >"$TMP/m.txt"
+curl -s "http://127.0.0.1:$PPORT/metrics" >"$TMP/mp.txt"
+awk -v n="$PROCS" '!/^#/ { all++; if ($0 ~ /[{,]pid="/) pid++ }
+	END { printf "zernel series per watched process: %.1f with a pid label, %.1f counting every series (target <= 40)\n", pid / n, all / n }' "$TMP/m.txt"
+awk -v n="$PROCS" -v b="$(wc -c <"$TMP/mp.txt")" '!/^#/ { all++ }
+	END { printf "with --per-pid-histograms:  %d series (%.1f per process), %d bytes\n", all, all / n, b }' "$TMP/mp.txt"
+awk -v b="$(wc -c <"$TMP/m.txt")" 'BEGIN { printf "text body %d bytes (target < 1000000): %s\n", b, b < 1000000 ? "met" : "NOT met" }' 
 for target in "zernel-exporter http://127.0.0.1:$MPORT/metrics" \
 	      "node-exporter http://127.0.0.1:$NPORT/metrics"; do
 	name=${target%% *}; url=${target#* }
@@ -100,6 +112,7 @@ kill "$WSC" 2>/dev/null || true
 wait "$WSC" 2>/dev/null || true
 head -1 "$TMP/ws.txt"
 echo "clients connected (exporter's view): $clients; snapshot size $snap bytes"
+echo "feed push: $snap bytes (the top 32 processes); GET /snapshot: $(size "http://127.0.0.1:$MPORT/snapshot") bytes (all $PROCS)"
 awk -v t0="$t0" -v t1="$t1" -v hz="$HZ" -v d="$DURATION" \
 	'BEGIN { printf "exporter CPU: %.1f%% of one core over %d s\n", (t1 - t0) / hz / d * 100, d }'
 echo "exporter RSS: $r0 kB at start of window, $peak kB peak"

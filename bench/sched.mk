@@ -1,24 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# `make bench-sched`: cost of the wait and scheduler probes on unwatched
-# processes' syscalls, against the kernel's floor (empty programs on the
-# same syscall tracepoints), and per watched event.  Needs root.
+# `make bench-sched`: cost of the scheduler probe on unwatched and watched
+# processes, and on a PyTorch training loop.  Needs root.
 
 BENCH_SCHED      := $(BUILD)/bench/bench_sched
-SCHED_FLOOR_SKEL := $(BUILD)/bench/sched_floor.skel.h
-
-$(BUILD)/bench/sched_floor.bpf.o: bench/sched_floor.bpf.c $(VMLINUX_H)
-	$(call msg,BPF,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD)/bpf -I. \
-		-Wall -Werror -c $< -o $@
-	$(Q)llvm-strip -g $@ 2>/dev/null || true
-
-$(SCHED_FLOOR_SKEL): $(BUILD)/bench/sched_floor.bpf.o
-	$(call msg,SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name sched_floor_bpf > $@.tmp && mv $@.tmp $@
-
-$(BUILD)/bench/bench_sched.o: | $(SCHED_FLOOR_SKEL)
 
 $(BENCH_SCHED): $(BUILD)/bench/bench_sched.o $(LIB_SHM) $(LIB_COMMON)
 	$(call msg,LD,$@)
@@ -27,6 +12,6 @@ $(BENCH_SCHED): $(BUILD)/bench/bench_sched.o $(LIB_SHM) $(LIB_COMMON)
 
 .PHONY: bench-sched
 bench-sched: $(BENCH_SCHED) $(COLLECTOR)
-	$(Q)$(BENCH_SCHED) $(abspath $(COLLECTOR))
+	$(Q)$(BENCH_SCHED) $(abspath $(COLLECTOR)) $(abspath bench/torch_train.py)
 
 bench: bench-sched

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * CPU-side latency of CUDA kernel launches and graph launches, entry to
- * return, once per API call: a runtime launch that reaches the driver's
+ * return, and the time the host waits in stream and device
+ * synchronisation, once per API call: a runtime launch that reaches the driver's
  * launch on the same thread is one launch, timed at the runtime level.
  * Latencies are added to in-kernel histograms (bpf/launch_hist.h) that
  * the collector reads at its poll cadence: no event per launch.  Uprobes
@@ -19,8 +20,12 @@
 /*
  * A launch's call class (calls.h) is its latency family: one class per
  * family, so a runtime launch nests over the driver's of the same family.
+ * Synchronisations are a third class: a runtime sync over the driver's is
+ * one wait.  They are few next to launches and go out as events.
  */
 _Static_assert(LH_FAMILIES <= ZC_CLASSES, "a call class per launch family");
+#define ZT_SYNC_CLASS	(SHM_FAMILY_CUDA_SYNC & (ZC_CLASSES - 1))
+_Static_assert(ZT_SYNC_CLASS >= LH_FAMILIES, "syncs have a call class of their own");
 
 /* The Prometheus bounds, the collector's own (read-only map, frozen at load). */
 const volatile __u64 lh_bounds[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
@@ -144,6 +149,10 @@ static __always_inline void launch_exit(__u32 family)
 	if (!t || !zc_task_exit(t, family, &c))
 		return;
 	ns = now - c.start_ns;
+	if (family >= LH_FAMILIES) {
+		lh_send(bpf_get_current_pid_tgid(), now, family, ns);
+		return;
+	}
 	if (!t->user) {
 		id = bpf_get_current_pid_tgid();
 		t->user = lh_slot_of(id >> 32);
@@ -207,6 +216,21 @@ SEC("uretprobe")
 int BPF_KRETPROBE(zt_graph_ret)
 {
 	launch_exit(SHM_FAMILY_CUDA_GRAPH_LAUNCH);
+	return 0;
+}
+
+/* cudaStreamSynchronize, cudaDeviceSynchronize, cuStreamSynchronize, cuCtxSynchronize(_v2) */
+SEC("uprobe")
+int BPF_KPROBE(zt_sync)
+{
+	launch_enter(SHM_FAMILY_CUDA_SYNC);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(zt_sync_ret)
+{
+	launch_exit(SHM_FAMILY_CUDA_SYNC);
 	return 0;
 }
 

@@ -6,19 +6,27 @@
  * allocate or free; the collector pairs frees with their allocation.
  * Uprobes attached by zernel-collector (root) to every libcuda/libcudart.
  *
- * Counted: cuMemAlloc_v2, cuMemAllocAsync(_ptsz), cudaMalloc and their
+ * Counted: cuMemAlloc_v2, cuMemAllocAsync(_ptsz), cuMemAllocFromPoolAsync
+ * (_ptsz), cuMemAllocPitch_v2 (pitch x height bytes), cudaMalloc and their
  * frees (cuMemFree_v2, cuMemFreeAsync(_ptsz), cudaFree); cuMemCreate and
  * cuMemRelease (VMM, PyTorch's expandable segments), device memory only.
  * A runtime call that reaches the driver on the same thread counts once,
  * as the runtime call.  The device is the allocation's own location for
  * cuMemCreate, else the calling thread's current device: cudaSetDevice,
- * cuCtxSetCurrent / cuCtxPushCurrent_v2 of a context whose device was seen
- * at cuDevicePrimaryCtxRetain / cuCtxCreate_v2/v3/v4, else device 0 (the
- * CUDA default).  Not followed: cuCtxPopCurrent (the previous context is
- * not known) and contexts made before the collector started.
+ * or the device of its current context (cuCtxSetCurrent,
+ * cuCtxPushCurrent_v2, cuCtxGetCurrent) as cuDevicePrimaryCtxRetain,
+ * cuCtxCreate_v2/v3/v4 and cuCtxGetDevice(_v2) tell it, else device 0 (the
+ * CUDA default).  The thread's device lives in task-local storage: it dies
+ * with the thread, and an exec forgets it (bpf/watch.bpf.c).  Not
+ * followed: cuCtxPopCurrent (the previous context is not known), and
+ * contexts made before the collector started until the program asks the
+ * driver for its current context or device.
  *
- * Not counted: cuMemAllocManaged, cuMemAllocPitch, cuMemHostAlloc and
- * other host or managed memory, cuMemAllocFromPoolAsync, IPC imports
+ * A pool allocation counts on the calling thread's current device, not
+ * on the pool's own (a pool of another device is not followed).
+ *
+ * Not counted: cuMemAllocManaged, cuMemHostAlloc and other host or
+ * managed memory, IPC imports
  * (cuIpcOpenMemHandle), cuMemMap of handles made elsewhere, and memory
  * that reaches the driver through internal, unexported entry points.
  */
@@ -32,7 +40,8 @@
 
 /* Call classes: allocation calls nest in each other, context calls too. */
 #define CLS_MEM		1
-#define CLS_CTX		2
+#define CLS_CTX		2	/* cudaSetDevice */
+#define CLS_DRV_CTX	3	/* the driver's context calls, which it may make */
 
 /* What a saved call is, for the shared return programs. */
 enum mem_fn {
@@ -44,6 +53,9 @@ enum mem_fn {
 	FN_CTX_RETAIN,		/* a0 CUcontext *, a1 device: primary context */
 	FN_CTX_CURRENT,		/* a0 CUcontext made current */
 	FN_SET_DEVICE,		/* a1 device */
+	FN_ALLOC_PITCH,		/* a0 out pointer, a1 height, a2 out pitch */
+	FN_CTX_GET,		/* a0 CUcontext *: the current context */
+	FN_CTX_GET_DEVICE,	/* a0 CUdevice *, a2 context (0: the current one) */
 };
 
 #define CU_MEM_LOCATION_TYPE_DEVICE	1
@@ -72,6 +84,14 @@ SEC("uprobe")
 int BPF_KPROBE(zm_alloc, void *dptr, __u64 size)
 {
 	mem_enter(CLS_MEM, FN_ALLOC, (__u64)dptr, size, 0);
+	return 0;
+}
+
+/* cuMemAllocPitch_v2(CUdeviceptr *, size_t *pitch, size_t width, size_t height, unsigned int) */
+SEC("uprobe")
+int BPF_KPROBE(zm_alloc_pitch, void *dptr, void *pitch, __u64 width, __u64 height)
+{
+	mem_enter(CLS_MEM, FN_ALLOC_PITCH, (__u64)dptr, height, (__u64)pitch);
 	return 0;
 }
 
@@ -118,7 +138,8 @@ static __always_inline void emit_free(__u64 id, const struct zc_call *c)
 	zw_submit(e);
 }
 
-static __always_inline void emit_alloc(__u64 id, const struct zc_call *c, __u32 dev, __u64 addr)
+static __always_inline void emit_alloc(__u64 id, const struct zc_call *c, __u32 dev, __u64 addr,
+				       __u64 bytes)
 {
 	struct zev_mem_alloc *e = zw_reserve(sizeof(*e), ZEV_MEM_ALLOC, id);
 
@@ -127,7 +148,7 @@ static __always_inline void emit_alloc(__u64 id, const struct zc_call *c, __u32 
 	e->gpu = dev;
 	e->space = c->fn == FN_CREATE ? ZMEM_SPACE_VMM : ZMEM_SPACE_PTR;
 	e->addr = addr;
-	e->bytes = c->a1;
+	e->bytes = bytes;
 	zw_submit(e);
 }
 
@@ -139,7 +160,8 @@ static __always_inline void emit_fail(__u64 id, const struct zc_call *c, __u32 d
 		return;
 	e->gpu = dev;
 	e->ret = ret;
-	e->bytes = c->a1;
+	/* A pitched allocation's asked size is width x height: not kept. */
+	e->bytes = c->fn == FN_ALLOC_PITCH ? 0 : c->a1;
 	zw_submit(e);
 }
 
@@ -148,7 +170,7 @@ int BPF_KRETPROBE(zm_mem_ret, int ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct zc_call c;
-	__u64 val = 0;
+	__u64 val = 0, bytes, pitch = 0;
 	__s64 dev;
 
 	if (!zc_exit(CLS_MEM, &c))
@@ -167,7 +189,13 @@ int BPF_KRETPROBE(zm_mem_ret, int ret)
 	}
 	if (!c.a0 || bpf_probe_read_user(&val, sizeof(val), (void *)c.a0) != 0)
 		return 0;	/* cannot tell what was allocated */
-	emit_alloc(id, &c, (__u32)dev, val);
+	bytes = c.a1;
+	if (c.fn == FN_ALLOC_PITCH) {
+		if (!c.a2 || bpf_probe_read_user(&pitch, sizeof(pitch), (void *)c.a2) != 0)
+			return 0;
+		bytes = pitch * c.a1;
+	}
+	emit_alloc(id, &c, (__u32)dev, val, bytes);
 	return 0;
 }
 
@@ -175,7 +203,7 @@ int BPF_KRETPROBE(zm_mem_ret, int ret)
 SEC("uprobe")
 int BPF_KPROBE(zm_ctx_retain, void *pctx, int dev)
 {
-	mem_enter(CLS_CTX, FN_CTX_RETAIN, (__u64)pctx, (__u64)(__s64)dev, 0);
+	mem_enter(CLS_DRV_CTX, FN_CTX_RETAIN, (__u64)pctx, (__u64)(__s64)dev, 0);
 	return 0;
 }
 
@@ -183,7 +211,7 @@ int BPF_KPROBE(zm_ctx_retain, void *pctx, int dev)
 SEC("uprobe")
 int BPF_KPROBE(zm_ctx_create2, void *pctx, unsigned int flags, int dev)
 {
-	mem_enter(CLS_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0);
+	mem_enter(CLS_DRV_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0);
 	return 0;
 }
 
@@ -191,7 +219,7 @@ int BPF_KPROBE(zm_ctx_create2, void *pctx, unsigned int flags, int dev)
 SEC("uprobe")
 int BPF_KPROBE(zm_ctx_create3, void *pctx, void *params, int n, unsigned int flags, int dev)
 {
-	mem_enter(CLS_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0);
+	mem_enter(CLS_DRV_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0);
 	return 0;
 }
 
@@ -199,7 +227,7 @@ int BPF_KPROBE(zm_ctx_create3, void *pctx, void *params, int n, unsigned int fla
 SEC("uprobe")
 int BPF_KPROBE(zm_ctx_create4, void *pctx, void *params, unsigned int flags, int dev)
 {
-	mem_enter(CLS_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0);
+	mem_enter(CLS_DRV_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0);
 	return 0;
 }
 
@@ -207,7 +235,31 @@ int BPF_KPROBE(zm_ctx_create4, void *pctx, void *params, unsigned int flags, int
 SEC("uprobe")
 int BPF_KPROBE(zm_ctx_current, void *ctx_)
 {
-	mem_enter(CLS_CTX, FN_CTX_CURRENT, (__u64)ctx_, 0, 0);
+	mem_enter(CLS_DRV_CTX, FN_CTX_CURRENT, (__u64)ctx_, 0, 0);
+	return 0;
+}
+
+/* cuCtxGetCurrent(CUcontext *pctx) */
+SEC("uprobe")
+int BPF_KPROBE(zm_ctx_get, void *pctx)
+{
+	mem_enter(CLS_DRV_CTX, FN_CTX_GET, (__u64)pctx, 0, 0);
+	return 0;
+}
+
+/* cuCtxGetDevice(CUdevice *dev): of the current context */
+SEC("uprobe")
+int BPF_KPROBE(zm_ctx_get_device, void *pdev)
+{
+	mem_enter(CLS_DRV_CTX, FN_CTX_GET_DEVICE, (__u64)pdev, 0, 0);
+	return 0;
+}
+
+/* cuCtxGetDevice_v2(CUdevice *dev, CUcontext ctx): ctx NULL is the current one */
+SEC("uprobe")
+int BPF_KPROBE(zm_ctx_get_device2, void *pdev, void *ctx_)
+{
+	mem_enter(CLS_DRV_CTX, FN_CTX_GET_DEVICE, (__u64)pdev, 0, (__u64)ctx_);
 	return 0;
 }
 
@@ -219,41 +271,91 @@ int BPF_KPROBE(zm_set_device, int dev)
 	return 0;
 }
 
+static __always_inline struct zw_thread_gpu *thread_gpu(void)
+{
+	return bpf_task_storage_get(&zw_curdev, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+static __always_inline void thread_set_dev(struct zw_thread_gpu *t, __s32 dev)
+{
+	if (dev < 0)
+		return;
+	t->dev = dev;
+	t->has_dev = 1;
+}
+
+/* cudaSetDevice: the runtime's own word for the thread's device. */
 SEC("uretprobe")
 int BPF_KRETPROBE(zm_ctx_ret, int ret)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct ctx_key key = { .tgid = id >> 32 };
+	struct zw_thread_gpu *t;
 	struct zc_call c;
-	__s32 dev, *known;
 
-	if (!zc_exit(CLS_CTX, &c) || ret != 0)
+	if (!zc_exit(CLS_CTX, &c) || ret != 0 || c.fn != FN_SET_DEVICE)
 		return 0;
-	dev = (__s32)c.a1;
+	t = thread_gpu();
+	if (t)
+		thread_set_dev(t, (__s32)c.a1);
+	return 0;
+}
+
+/*
+ * The driver's context calls.  A context's device is learnt where the
+ * driver says it (created, retained, asked for), and the thread's current
+ * context where it is set or asked for; whichever comes second sets the
+ * thread's device.  NVIDIA's runtime gets its primary contexts through a
+ * private entry point, makes one current, and only then retains it or asks
+ * for its device: the order this follows.
+ */
+SEC("uretprobe")
+int BPF_KRETPROBE(zm_drv_ctx_ret, int ret)
+{
+	struct ctx_key key = { .tgid = bpf_get_current_pid_tgid() >> 32 };
+	struct zw_thread_gpu *t;
+	struct zc_call c;
+	__s32 dev = -1, *known;
+	__u64 cur = 0;
+
+	if (!zc_exit(CLS_DRV_CTX, &c) || ret != 0)
+		return 0;
+	t = thread_gpu();
+	if (!t)
+		return 0;
 	switch (c.fn) {
 	case FN_CTX_RETAIN:
 	case FN_CTX_MADE:
 		if (!c.a0 || bpf_probe_read_user(&key.ctx, sizeof(key.ctx), (void *)c.a0) != 0)
 			return 0;
+		dev = (__s32)c.a1;
 		bpf_map_update_elem(&zm_ctx_dev, &key, &dev, BPF_ANY);
-		if (c.fn == FN_CTX_RETAIN)
-			return 0;	/* retained, not made current */
-		break;
+		if (c.fn == FN_CTX_MADE)
+			t->ctx = key.ctx;	/* a created context is made current */
+		if (t->ctx == key.ctx)
+			thread_set_dev(t, dev);
+		return 0;
 	case FN_CTX_CURRENT:
-		key.ctx = c.a0;
-		known = bpf_map_lookup_elem(&zm_ctx_dev, &key);
-		if (!known)
-			return 0;	/* a context we did not see created */
-		dev = *known;
-		break;
-	case FN_SET_DEVICE:
-		break;
-	default:
+	case FN_CTX_GET:
+		cur = c.a0;
+		if (c.fn == FN_CTX_GET &&
+		    (!c.a0 || bpf_probe_read_user(&cur, sizeof(cur), (void *)c.a0) != 0))
+			return 0;
+		t->ctx = cur;
+		key.ctx = cur;
+		known = cur ? bpf_map_lookup_elem(&zm_ctx_dev, &key) : NULL;
+		if (known)
+			thread_set_dev(t, *known);
+		return 0;
+	case FN_CTX_GET_DEVICE:
+		if (!c.a0 || bpf_probe_read_user(&dev, sizeof(dev), (void *)c.a0) != 0)
+			return 0;
+		key.ctx = c.a2 ? c.a2 : t->ctx;
+		if (key.ctx)
+			bpf_map_update_elem(&zm_ctx_dev, &key, &dev, BPF_ANY);
+		if (!c.a2 || c.a2 == t->ctx)
+			thread_set_dev(t, dev);
 		return 0;
 	}
-	if (dev < 0)
-		return 0;
-	bpf_map_update_elem(&zw_curdev, &id, &dev, BPF_ANY);
 	return 0;
 }
 

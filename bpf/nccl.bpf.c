@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * NCCL collectives: per call its op, bytes and host-side duration, then the
- * wait from the call to the end of the next stream/device synchronisation
- * on the same thread; communicator rank and size from the init calls.
- * Uprobes attached by zernel-collector (root) to every libnccl/libcuda/
- * libcudart.
+ * NCCL: per call its op, bytes, host-side duration, communicator and
+ * stream; communicators with the ncclUniqueId they were made from; and,
+ * in processes that use NCCL, the CUDA calls that order streams and
+ * events or block the host until they finish.  The collector pairs them
+ * (collector/nccl_track.c): a collective's wait ends at the first
+ * host-blocking call that covers its stream.  Uprobes attached by
+ * zernel-collector (root) to every libnccl/libcuda/libcudart.
  *
- * x86-64 calling convention matters here: ncclCommInitRank passes its
- * 128-byte ncclUniqueId by value in memory, so `rank` travels in the third
- * integer register, not the fourth.  No argument this file needs lies on
- * the stack (the 7th and 8th arguments, comm and stream, are not used).
+ * x86-64 calling convention matters here: the 128-byte ncclUniqueId of
+ * ncclCommInitRank(Config) is passed by value in memory, so it lies on the
+ * stack just above the return address at entry, and `rank` travels in the
+ * third integer register, not the fourth.  Arguments past the sixth
+ * (ncclAllReduce's stream, ncclReduce's comm and stream) are read from the
+ * stack the same way.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -19,29 +23,34 @@
 #include "bpf/watch.h"
 #include "bpf/calls.h"
 
-#define CLS_NCCL	1
-#define CLS_COMM	2
+#define CLS_NCCL	1	/* collectives and ncclGroupEnd */
+#define CLS_COMM	2	/* communicator creation */
+#define CLS_CUDA	3	/* synchronisations, events, stream waits */
 
-#define FN_INIT_RANK	1	/* a0 ncclComm_t *, a1 nranks, a2 rank */
+#define FN_GROUP_END	0xffu	/* CLS_NCCL: not an op */
+
+#define FN_INIT_RANK	1	/* a0 ncclComm_t *, a1 nranks, a2 rank; id on the stack */
 #define FN_INIT_ALL	2	/* a0 ncclComm_t *, a1 ndev, a2 const int *devlist */
+#define FN_SCALABLE	3	/* a0 ncclComm_t *, a1 nranks, a2 rank; id = commIds[0] */
+#define FN_SPLIT	4	/* a0 ncclComm_t *newcomm, a1 parent, a2 color */
+#define FN_SHRINK	5	/* a0 ncclComm_t *newcomm, a1 parent */
 
-#define PENDING_MAX	8
 #define INIT_ALL_MAX	16
+#define NCCL_IN_PROGRESS	7
 
-/* Collectives a thread issued since its last synchronisation. */
-struct pending {
-	__u32 n;
-	__u32 op[PENDING_MAX];
+/* The uniqueId read at a communicator call's entry, until its return. */
+struct zn_id {
+	__u32 ok;
 	__u32 pad;
-	__u64 start_ns[PENDING_MAX];
+	__u8 id[ZN_ID_BYTES];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ZW_MAX_THREADS);
+	__uint(max_entries, 1024);
 	__type(key, __u64);
-	__type(value, struct pending);
-} zn_pending SEC(".maps");
+	__type(value, struct zn_id);
+} zn_ids SEC(".maps");
 
 /* ncclDataType_t -> bytes (nccl.h: int8, uint8, int32, uint32, int64,
  * uint64, half, float, double, bfloat16, fp8 e4m3, fp8 e5m2). */
@@ -57,28 +66,54 @@ static __always_inline __u64 dtype_size(__u64 dt)
 	case 4: case 5: case 8:
 		return 8;
 	default:
-		return 0;	/* unknown type: bytes not counted */
+		return 0;	/* unknown type: bytes not counted, call flagged */
 	}
 }
 
-static __always_inline void coll_enter(__u32 op, __u64 count, __u64 dtype)
+/* The sixth integer argument: libbpf 1.1's BPF_KPROBE stops at five. */
+#if defined(__TARGET_ARCH_x86)
+#define ARG6(ctx)	((__u64)(ctx)->r9)
+#else
+#define ARG6(ctx)	((__u64)((struct user_pt_regs *)(ctx))->regs[5])
+#endif
+
+static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
 {
-	zc_enter(SHM_WATCH_NCCL, CLS_NCCL, op, count * dtype_size(dtype & 0xffffffff), 0, 0);
+	__u64 v = 0;
+
+	/* Argument n (7, 8, ...) of a function, read at its entry. */
+	bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8 * (n - 6)));
+	return v;
+}
+
+static __always_inline void coll_enter(__u32 op, __u64 count, __u64 dtype, __u64 comm,
+				       __u64 stream)
+{
+	__u64 size = dtype_size(dtype & 0xffffffff);
+	__u32 flags = 0;
+	__u64 bytes;
+
+	if (size == 0)
+		flags |= ZN_CALL_BAD_DTYPE;
+	if ((__s64)count < 0)
+		flags |= ZN_CALL_BAD_COUNT;
+	bytes = flags ? 0 : count * size;
+	zc_enter(SHM_WATCH_NCCL, CLS_NCCL, op | flags << 8, bytes, comm, stream);
 }
 
 /* ncclAllReduce(send, recv, count, datatype, op, comm, stream) */
 SEC("uprobe")
 int BPF_KPROBE(zn_all_reduce, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(SHM_NCCL_ALL_REDUCE, count, dt);
+	coll_enter(SHM_NCCL_ALL_REDUCE, count, dt, ARG6(ctx), stack_arg(ctx, 7));
 	return 0;
 }
 
 /* ncclAllGather(send, recv, sendcount, datatype, comm, stream): bytes sent per rank */
 SEC("uprobe")
-int BPF_KPROBE(zn_all_gather, void *s, void *r, __u64 count, __u64 dt)
+int BPF_KPROBE(zn_all_gather, void *s, void *r, __u64 count, __u64 dt, __u64 comm)
 {
-	coll_enter(SHM_NCCL_ALL_GATHER, count, dt);
+	coll_enter(SHM_NCCL_ALL_GATHER, count, dt, comm, ARG6(ctx));
 	return 0;
 }
 
@@ -86,7 +121,7 @@ int BPF_KPROBE(zn_all_gather, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_reduce_scatter, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(SHM_NCCL_REDUCE_SCATTER, count, dt);
+	coll_enter(SHM_NCCL_REDUCE_SCATTER, count, dt, ARG6(ctx), stack_arg(ctx, 7));
 	return 0;
 }
 
@@ -94,7 +129,15 @@ int BPF_KPROBE(zn_reduce_scatter, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_broadcast, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(SHM_NCCL_BROADCAST, count, dt);
+	coll_enter(SHM_NCCL_BROADCAST, count, dt, ARG6(ctx), stack_arg(ctx, 7));
+	return 0;
+}
+
+/* ncclBcast(buff, count, datatype, root, comm, stream): the in-place broadcast */
+SEC("uprobe")
+int BPF_KPROBE(zn_bcast, void *b, __u64 count, __u64 dt, __u64 root, __u64 comm)
+{
+	coll_enter(SHM_NCCL_BROADCAST, count, dt, comm, ARG6(ctx));
 	return 0;
 }
 
@@ -102,23 +145,76 @@ int BPF_KPROBE(zn_broadcast, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_reduce, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(SHM_NCCL_REDUCE, count, dt);
+	coll_enter(SHM_NCCL_REDUCE, count, dt, stack_arg(ctx, 7), stack_arg(ctx, 8));
 	return 0;
 }
 
 /* ncclSend(send, count, datatype, peer, comm, stream) */
 SEC("uprobe")
-int BPF_KPROBE(zn_send, void *b, __u64 count, __u64 dt)
+int BPF_KPROBE(zn_send, void *b, __u64 count, __u64 dt, __u64 peer, __u64 comm)
 {
-	coll_enter(SHM_NCCL_SEND, count, dt);
+	coll_enter(SHM_NCCL_SEND, count, dt, comm, ARG6(ctx));
 	return 0;
 }
 
 /* ncclRecv(recv, count, datatype, peer, comm, stream) */
 SEC("uprobe")
-int BPF_KPROBE(zn_recv, void *b, __u64 count, __u64 dt)
+int BPF_KPROBE(zn_recv, void *b, __u64 count, __u64 dt, __u64 peer, __u64 comm)
 {
-	coll_enter(SHM_NCCL_RECV, count, dt);
+	coll_enter(SHM_NCCL_RECV, count, dt, comm, ARG6(ctx));
+	return 0;
+}
+
+/* ncclAlltoAll(send, recv, count, datatype, comm, stream): bytes to each peer */
+SEC("uprobe")
+int BPF_KPROBE(zn_all_to_all, void *s, void *r, __u64 count, __u64 dt, __u64 comm)
+{
+	coll_enter(SHM_NCCL_ALL_TO_ALL, count, dt, comm, ARG6(ctx));
+	return 0;
+}
+
+/* ncclGather(send, recv, count, datatype, root, comm, stream): bytes sent per rank */
+SEC("uprobe")
+int BPF_KPROBE(zn_gather, void *s, void *r, __u64 count, __u64 dt)
+{
+	coll_enter(SHM_NCCL_GATHER, count, dt, ARG6(ctx), stack_arg(ctx, 7));
+	return 0;
+}
+
+/* ncclScatter(send, recv, count, datatype, root, comm, stream): bytes received per rank */
+SEC("uprobe")
+int BPF_KPROBE(zn_scatter, void *s, void *r, __u64 count, __u64 dt)
+{
+	coll_enter(SHM_NCCL_SCATTER, count, dt, ARG6(ctx), stack_arg(ctx, 7));
+	return 0;
+}
+
+static __always_inline void emit_group(__u32 end)
+{
+	struct zev_nccl_group *e;
+
+	e = zw_reserve(sizeof(*e), ZEV_NCCL_GROUP, bpf_get_current_pid_tgid());
+	if (!e)
+		return;
+	e->end = end;
+	e->pad = 0;
+	zw_submit(e);
+}
+
+/* ncclGroupStart(): calls until the matching ncclGroupEnd are only queued. */
+SEC("uprobe")
+int BPF_KPROBE(zn_group_start)
+{
+	emit_group(0);
+	return 0;
+}
+
+/* ncclGroupEnd(): the outermost one launches the group; its entry starts their time. */
+SEC("uprobe")
+int BPF_KPROBE(zn_group_end)
+{
+	emit_group(1);
+	zc_enter(SHM_WATCH_NCCL, CLS_NCCL, FN_GROUP_END, 0, 0, 0);
 	return 0;
 }
 
@@ -127,79 +223,60 @@ int BPF_KRETPROBE(zn_coll_ret, int ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();
-	struct pending fresh = {}, *p;
 	struct zev_nccl_call *e;
 	struct zc_call c;
 
-	if (!zc_exit(CLS_NCCL, &c))
+	if (!zc_exit(CLS_NCCL, &c) || c.fn == FN_GROUP_END)
 		return 0;
 	e = zw_reserve_at(sizeof(*e), ZEV_NCCL_CALL, id, now);
-	if (e) {
-		e->op = c.fn;
-		e->ret = ret;
-		e->bytes = c.a0;
-		e->ns = now - c.start_ns;
-		zw_submit(e);
-	}
-	if (ret != 0)
-		return 0;	/* nothing was queued: nothing to wait for */
-	p = bpf_map_lookup_elem(&zn_pending, &id);
-	if (!p) {
-		bpf_map_update_elem(&zn_pending, &id, &fresh, BPF_NOEXIST);
-		p = bpf_map_lookup_elem(&zn_pending, &id);
-		if (!p) {
-			zw_drop(ZW_DROP_STATE_FULL);
-			return 0;
-		}
-	}
-	if (p->n >= PENDING_MAX) {
-		zw_drop(ZW_DROP_PENDING_FULL);
+	if (!e)
 		return 0;
-	}
-	p->op[p->n & (PENDING_MAX - 1)] = c.fn;
-	p->start_ns[p->n & (PENDING_MAX - 1)] = c.start_ns;
-	p->n++;
+	e->op = c.fn & 0xff;
+	e->flags = c.fn >> 8;
+	e->ret = ret;
+	e->bytes = c.a0;
+	e->ns = now - c.start_ns;
+	e->comm = c.a1;
+	e->stream = c.a2;
+	e->dev = zw_current_device(id);
+	zw_submit(e);
 	return 0;
 }
 
-/*
- * Return of cudaStreamSynchronize, cuStreamSynchronize,
- * cudaDeviceSynchronize, cuCtxSynchronize: every collective the thread
- * queued since the last one has finished by now.
- */
-SEC("uretprobe")
-int BPF_KRETPROBE(zn_sync_ret)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u64 now = bpf_ktime_get_ns();
-	struct pending *p = bpf_map_lookup_elem(&zn_pending, &id);
-	struct zev_nccl_wait *e;
-	__u32 n;
+/* ---- communicators ------------------------------------------------------ */
 
-	if (!p || p->n == 0)
-		return 0;
-	n = p->n;
-	for (__u32 i = 0; i < PENDING_MAX; i++) {
-		if (i >= n)
-			break;
-		e = zw_reserve_at(sizeof(*e), ZEV_NCCL_WAIT, id, now);
-		if (!e)
-			break;
-		e->op = p->op[i];
-		e->pad = 0;
-		e->ns = now - p->start_ns[i];
-		zw_submit(e);
-	}
-	p->n = 0;
-	return 0;
+/* Saves the 128 bytes at src for the return; counted unreadable when they are not. */
+static __always_inline void save_id(__u64 pid_tgid, const void *src)
+{
+	static const struct zn_id zero;
+	struct zn_id *v;
+
+	if (bpf_map_update_elem(&zn_ids, &pid_tgid, &zero, BPF_ANY) != 0)
+		return;
+	v = bpf_map_lookup_elem(&zn_ids, &pid_tgid);
+	if (!v)
+		return;
+	v->ok = src && bpf_probe_read_user(v->id, sizeof(v->id), src) == 0;
 }
 
 /* ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) */
 SEC("uprobe")
 int BPF_KPROBE(zn_init_rank, void *comm, int nranks, int rank)
 {
-	zc_enter(SHM_WATCH_NCCL, CLS_COMM, FN_INIT_RANK, (__u64)comm, (__u64)(__s64)nranks,
-		 (__u64)(__s64)rank);
+	if (zc_enter(SHM_WATCH_NCCL, CLS_COMM, FN_INIT_RANK, (__u64)comm, (__u64)(__s64)nranks,
+		     (__u64)(__s64)rank))
+		save_id(bpf_get_current_pid_tgid(), (void *)(PT_REGS_SP(ctx) + 8));
+	return 0;
+}
+
+/* ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nId,
+ * ncclUniqueId *commIds, ncclConfig_t *config): NCCL hashes commIds[0]. */
+SEC("uprobe")
+int BPF_KPROBE(zn_init_scalable, void *comm, int nranks, int rank, int nid, void *ids)
+{
+	if (zc_enter(SHM_WATCH_NCCL, CLS_COMM, FN_SCALABLE, (__u64)comm, (__u64)(__s64)nranks,
+		     (__u64)(__s64)rank))
+		save_id(bpf_get_current_pid_tgid(), nid > 0 ? ids : NULL);
 	return 0;
 }
 
@@ -212,18 +289,65 @@ int BPF_KPROBE(zn_init_all, void *comms, int ndev, void *devlist)
 	return 0;
 }
 
-static __always_inline void emit_comm(__u64 id, __u64 comm, __s32 rank, __s32 nranks,
-				      __s32 gpu)
+/* ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, config) */
+SEC("uprobe")
+int BPF_KPROBE(zn_split, void *parent, int color, int key, void *newcomm)
+{
+	zc_enter(SHM_WATCH_NCCL, CLS_COMM, FN_SPLIT, (__u64)newcomm, (__u64)parent,
+		 (__u64)(__s64)color);
+	return 0;
+}
+
+/* ncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclComm_t *newcomm, ...) */
+SEC("uprobe")
+int BPF_KPROBE(zn_shrink, void *parent, void *exclude, int nexclude, void *newcomm)
+{
+	zc_enter(SHM_WATCH_NCCL, CLS_COMM, FN_SHRINK, (__u64)newcomm, (__u64)parent, 0);
+	return 0;
+}
+
+/* commAlloc(ncclComm *comm, ncclComm *parent, int nranks, int rank): libnccl-internal. */
+SEC("uprobe")
+int BPF_KPROBE(zn_comm_alloc, void *comm, void *parent, int nranks, int rank)
+{
+	struct zev_nccl_alloc *e;
+
+	e = zw_reserve(sizeof(*e), ZEV_NCCL_ALLOC, bpf_get_current_pid_tgid());
+	if (!e)
+		return 0;
+	e->comm = (__u64)comm;
+	e->rank = rank;
+	e->nranks = nranks;
+	zw_submit(e);
+	return 0;
+}
+
+static __always_inline void emit_comm(__u64 id, __u32 origin, __u64 comm, __s32 rank,
+				      __s32 nranks, __s32 gpu, struct zc_call *c, int ret)
 {
 	struct zev_nccl_comm *e = zw_reserve(sizeof(*e), ZEV_NCCL_COMM, id);
+	struct zn_id *v;
 
 	if (!e)
 		return;
 	e->gpu = gpu < 0 ? ZEV_GPU_UNKNOWN : (__u32)gpu;
 	e->rank = rank;
 	e->nranks = nranks;
-	e->pad = 0;
+	e->origin = origin;
 	e->comm = comm;
+	e->parent = origin == SHM_NCCL_ORIGIN_SPLIT || origin == SHM_NCCL_ORIGIN_SHRINK ? c->a1 : 0;
+	e->color = origin == SHM_NCCL_ORIGIN_SPLIT ? (__s32)c->a2 : 0;
+	e->ret = ret;
+	e->id_ok = 0;
+	e->pad = 0;
+	__builtin_memset(e->id, 0, sizeof(e->id));
+	if (origin == SHM_NCCL_ORIGIN_INIT_RANK || origin == SHM_NCCL_ORIGIN_SCALABLE) {
+		v = bpf_map_lookup_elem(&zn_ids, &id);
+		if (v && v->ok) {
+			__builtin_memcpy(e->id, v->id, sizeof(e->id));
+			e->id_ok = 1;
+		}
+	}
 	zw_submit(e);
 }
 
@@ -231,19 +355,40 @@ SEC("uretprobe")
 int BPF_KRETPROBE(zn_init_ret, int ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	__s32 dev = zw_current_device(id);
 	struct zc_call c;
 	__u64 comm = 0;
-	__s32 dev;
+	__u32 origin;
 
-	if (!zc_exit(CLS_COMM, &c) || ret != 0 || !c.a0)
+	if (!zc_exit(CLS_COMM, &c))
 		return 0;
-	if (c.fn == FN_INIT_RANK) {
-		if (bpf_probe_read_user(&comm, sizeof(comm), (void *)c.a0) != 0)
-			return 0;
-		emit_comm(id, comm, (__s32)c.a2, (__s32)c.a1, zw_current_device(id));
+	if (ret != 0 && ret != NCCL_IN_PROGRESS) {
+		bpf_map_delete_elem(&zn_ids, &id);
 		return 0;
 	}
+	switch (c.fn) {
+	case FN_INIT_RANK:
+	case FN_SCALABLE:
+		origin = c.fn == FN_INIT_RANK ? SHM_NCCL_ORIGIN_INIT_RANK : SHM_NCCL_ORIGIN_SCALABLE;
+		if (c.a0)
+			bpf_probe_read_user(&comm, sizeof(comm), (void *)c.a0);
+		emit_comm(id, origin, comm, (__s32)c.a2, (__s32)c.a1, dev, &c, ret);
+		bpf_map_delete_elem(&zn_ids, &id);
+		return 0;
+	case FN_SPLIT:
+	case FN_SHRINK:
+		/* A split that made nothing here (no colour) still counts for the parent. */
+		if (c.a0)
+			bpf_probe_read_user(&comm, sizeof(comm), (void *)c.a0);
+		origin = c.fn == FN_SPLIT ? SHM_NCCL_ORIGIN_SPLIT : SHM_NCCL_ORIGIN_SHRINK;
+		emit_comm(id, origin, comm, -1, -1, dev, &c, ret);
+		return 0;
+	default:
+		break;
+	}
 	/* ncclCommInitAll: comms[i] has rank i on devlist[i] (or device i). */
+	if (!c.a0)
+		return 0;
 	for (__s32 i = 0; i < INIT_ALL_MAX; i++) {
 		if (i >= (__s32)c.a1)
 			break;
@@ -252,8 +397,112 @@ int BPF_KRETPROBE(zn_init_ret, int ret)
 		dev = i;
 		if (c.a2 && bpf_probe_read_user(&dev, sizeof(dev), (void *)(c.a2 + 4 * i)) != 0)
 			dev = -1;
-		emit_comm(id, comm, i, (__s32)c.a1, dev);
+		emit_comm(id, SHM_NCCL_ORIGIN_INIT_ALL, comm, i, (__s32)c.a1, dev, &c, ret);
 	}
+	return 0;
+}
+
+/* ---- what ends a wait: CUDA synchronisations and stream order ----------- */
+
+#define FN_ORDER	0x100u	/* + enum zn_order_kind */
+
+/*
+ * Only processes that use NCCL report these, and never from inside an NCCL
+ * call (NCCL orders and synchronises its own internal streams).
+ */
+static __always_inline int cuda_enter(__u32 fn, __u64 a, __u64 b)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 *reasons = bpf_map_lookup_elem(&zw_watched, &tgid);
+	struct zc_task *t;
+
+	if (!reasons || !(*reasons & SHM_WATCH_NCCL))
+		return 0;
+	t = zc_task(0);
+	if (t && (t->cls[CLS_NCCL].depth || t->cls[CLS_COMM].depth))
+		return 0;
+	zc_enter(SHM_WATCH_CUDA, CLS_CUDA, fn, a, b, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(zn_stream_sync, __u64 stream)
+{
+	return cuda_enter(ZN_SYNC_STREAM, stream, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(zn_event_sync, __u64 event)
+{
+	return cuda_enter(ZN_SYNC_EVENT, event, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(zn_event_query, __u64 event)
+{
+	return cuda_enter(ZN_SYNC_EVENT_QUERY, event, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(zn_device_sync)
+{
+	return cuda_enter(ZN_SYNC_DEVICE, 0, 0);
+}
+
+/* cudaEventRecord(event, stream), cudaEventRecordWithFlags(event, stream, flags) */
+SEC("uprobe")
+int BPF_KPROBE(zn_event_record, __u64 event, __u64 stream)
+{
+	return cuda_enter(FN_ORDER + ZN_ORDER_RECORD, event, stream);
+}
+
+/* cudaStreamWaitEvent(stream, event, flags) */
+SEC("uprobe")
+int BPF_KPROBE(zn_stream_wait, __u64 stream, __u64 event)
+{
+	return cuda_enter(FN_ORDER + ZN_ORDER_WAIT, stream, event);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(zn_capture_begin, __u64 stream)
+{
+	return cuda_enter(FN_ORDER + ZN_ORDER_CAPTURE_BEGIN, stream, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(zn_capture_end, __u64 stream)
+{
+	return cuda_enter(FN_ORDER + ZN_ORDER_CAPTURE_END, stream, 0);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(zn_cuda_ret, int ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct zev_cuda_order *o;
+	struct zev_cuda_sync *s;
+	struct zc_call c;
+
+	if (!zc_exit(CLS_CUDA, &c) || ret != 0)
+		return 0;
+	if (c.fn >= FN_ORDER) {
+		o = zw_reserve(sizeof(*o), ZEV_CUDA_ORDER, id);
+		if (!o)
+			return 0;
+		o->kind = c.fn - FN_ORDER;
+		o->dev = zw_current_device(id);
+		o->a = c.a0;
+		o->b = c.a1;
+		zw_submit(o);
+		return 0;
+	}
+	s = zw_reserve(sizeof(*s), ZEV_CUDA_SYNC, id);
+	if (!s)
+		return 0;
+	s->kind = c.fn;
+	s->dev = zw_current_device(id);
+	s->handle = c.a0;
+	zw_submit(s);
 	return 0;
 }
 

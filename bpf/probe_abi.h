@@ -35,6 +35,11 @@ enum zev_type {
 	ZEV_SCHED_SWITCH,	/* struct zev_sched_switch */
 	ZEV_SCHED_MIGRATE,	/* struct zev_sched_migrate */
 	ZEV_LIBC_PROBE,		/* struct zev_libc_probe */
+	ZEV_NCCL_ALLOC,		/* struct zev_nccl_alloc */
+	ZEV_NCCL_GROUP,		/* struct zev_nccl_group */
+	ZEV_CUDA_SYNC,		/* struct zev_cuda_sync */
+	ZEV_CUDA_ORDER,		/* struct zev_cuda_order */
+	ZEV_THREAD_EXIT,	/* struct zev_thread_exit */
 	ZEV_TYPE_COUNT
 };
 
@@ -56,9 +61,12 @@ struct zev_hdr {
  */
 #define ZW_START_TICK_NS	10000000ull	/* 1 / USER_HZ (100 on x86 and arm64) */
 
+/* zev_watch.reasons: sent at exec; the program before it is gone. */
+#define ZEV_WATCH_F_EXEC	(1u << 31)
+
 struct zev_watch {
 	struct zev_hdr hdr;
-	__u32 reasons;		/* SHM_WATCH_* */
+	__u32 reasons;		/* SHM_WATCH_*, ZEV_WATCH_F_EXEC */
 	__u32 ppid;
 	__u64 start_ns;
 	char comm[SHM_COMM_LEN];	/* NUL-padded */
@@ -106,16 +114,33 @@ struct zev_latency {
 	__u64 ns;
 };
 
-/* One NCCL call: its host-side duration. */
+/* Flags of an NCCL call (zev_nccl_call.flags): why its bytes are 0. */
+#define ZN_CALL_BAD_DTYPE	(1u << 0)	/* datatype nccl.h does not know */
+#define ZN_CALL_BAD_COUNT	(1u << 1)	/* count above INT64_MAX: a negative int */
+
+/*
+ * One NCCL call: its host-side duration, and what the wait needs: the
+ * communicator (the ncclComm_t, joined to its identity by the collector),
+ * the stream it was queued on and the thread's device.  ret 0 or 7
+ * (ncclInProgress, a non-blocking communicator) means queued.
+ */
 struct zev_nccl_call {
 	struct zev_hdr hdr;
 	__u32 op;		/* enum shm_nccl_op_kind */
-	__s32 ret;		/* ncclResult_t; not 0: failed */
-	__u64 bytes;		/* count x datatype size */
+	__s32 ret;		/* ncclResult_t */
+	__u64 bytes;		/* count x datatype size; 0 when flagged */
 	__u64 ns;		/* entry to return */
+	__u64 comm;		/* the ncclComm_t */
+	__u64 stream;		/* the cudaStream_t (0: the legacy default stream) */
+	__s32 dev;		/* the thread's current device */
+	__u32 flags;		/* ZN_CALL_* */
 };
 
-/* A collective is done: from its call to the end of the next synchronisation. */
+/*
+ * A collective is done: from its call to the end of the next synchronisation.
+ * Only the simulator sends it; the probes send the synchronisations
+ * (zev_cuda_sync) and the collector pairs them with the calls.
+ */
 struct zev_nccl_wait {
 	struct zev_hdr hdr;
 	__u32 op;		/* enum shm_nccl_op_kind */
@@ -125,27 +150,127 @@ struct zev_nccl_wait {
 
 #define ZEV_GPU_UNKNOWN		0xffffffffu
 
-/* A communicator the process created: its rank, size and device. */
+/*
+ * A thread's CUDA device and current context, kept by the probes for the
+ * thread's life (bpf/watch.h's zw_curdev); the collector only sizes it.
+ */
+struct zw_thread_gpu {
+	__s32 dev;		/* valid when has_dev */
+	__u32 has_dev;
+	__u64 ctx;		/* the current CUcontext as last seen; 0: not known */
+};
+
+
+#define ZN_ID_BYTES		128	/* NCCL_UNIQUE_ID_BYTES */
+
+/*
+ * A communicator call returned (or, SHM_NCCL_ORIGIN_SPLIT with comm 0, a split
+ * that created nothing here: NCCL_SPLIT_NOCOLOR still counts as a split of
+ * the parent).  id_ok: the 128 bytes of the ncclUniqueId were read at
+ * entry; 0 when the stack or commIds could not be read.
+ */
 struct zev_nccl_comm {
 	struct zev_hdr hdr;
 	__u32 gpu;		/* ZEV_GPU_UNKNOWN when not known */
+	__s32 rank;		/* -1: not known yet (a split child) */
+	__s32 nranks;		/* -1: not known yet */
+	__u32 origin;		/* enum shm_nccl_origin */
+	__u64 comm;		/* the ncclComm_t, as NCCL's handle */
+	__u64 parent;		/* split, shrink: the parent's ncclComm_t */
+	__s32 color;		/* split: its colour */
+	__s32 ret;		/* ncclResult_t */
+	__u32 id_ok;
+	__u32 pad;
+	__u8 id[ZN_ID_BYTES];	/* ncclUniqueId.internal */
+};
+
+/*
+ * NCCL's own view of a communicator's size and rank, from commAlloc (an
+ * internal symbol of libnccl's .symtab): how a split child learns them.
+ */
+struct zev_nccl_alloc {
+	struct zev_hdr hdr;
+	__u64 comm;
 	__s32 rank;
 	__s32 nranks;
+};
+
+/* ncclGroupStart (end 0) or ncclGroupEnd (end 1) was entered. */
+struct zev_nccl_group {
+	struct zev_hdr hdr;
+	__u32 end;
 	__u32 pad;
-	__u64 comm;		/* the ncclComm_t, as an identifier */
+};
+
+/* What a zev_cuda_sync says has finished. */
+enum zn_sync_kind {
+	ZN_SYNC_STREAM = 0,	/* cudaStreamSynchronize, cuStreamSynchronize: handle = stream */
+	ZN_SYNC_EVENT,		/* cudaEventSynchronize, cuEventSynchronize: handle = event */
+	ZN_SYNC_EVENT_QUERY,	/* cudaEventQuery, cuEventQuery returned success */
+	ZN_SYNC_DEVICE,		/* cudaDeviceSynchronize, cuCtxSynchronize: dev */
+	ZN_SYNC_KIND_COUNT
+};
+
+/*
+ * A host-blocking CUDA call returned success in a process that uses NCCL
+ * (not from inside an NCCL call, whose own synchronisations are NCCL's).
+ */
+struct zev_cuda_sync {
+	struct zev_hdr hdr;
+	__u32 kind;		/* enum zn_sync_kind */
+	__s32 dev;		/* the thread's current device */
+	__u64 handle;
+};
+
+/* What a zev_cuda_order says about two handles. */
+enum zn_order_kind {
+	ZN_ORDER_RECORD = 0,	/* cudaEventRecord(event = a, stream = b) */
+	ZN_ORDER_WAIT,		/* cudaStreamWaitEvent(stream = a, event = b) */
+	ZN_ORDER_CAPTURE_BEGIN,	/* cudaStreamBeginCapture(stream = a) */
+	ZN_ORDER_CAPTURE_END,	/* cudaStreamEndCapture(stream = a) */
+	ZN_ORDER_KIND_COUNT
+};
+
+/* An ordering between streams and events, in a process that uses NCCL. */
+struct zev_cuda_order {
+	struct zev_hdr hdr;
+	__u32 kind;		/* enum zn_order_kind */
+	__s32 dev;
+	__u64 a;
+	__u64 b;
 };
 
 #define ZS_SW_OFFCPU		(1u << 0)	/* offcpu_ns is valid */
 #define ZS_SW_INVOLUNTARY	(1u << 1)	/* it left the CPU still runnable */
 #define ZS_SW_RUNQ		(1u << 2)	/* runq_ns is valid */
+#define ZS_SW_ONCPU		(1u << 3)	/* oncpu_ns is valid */
+#define ZS_SW_BLOCKED		(1u << 4)	/* blocked_ns and blocked_state are valid */
+#define ZS_SW_TRAINING		(1u << 5)	/* a training thread: count its states */
+#define ZS_SW_FUTEX		(1u << 6)	/* the block was a futex wait, outside
+						   pthread_barrier_wait: a sync sample */
 
-/* A watched thread got a CPU back. */
+/*
+ * A watched thread got a CPU back.  Its time since it last got one is
+ * oncpu_ns + blocked_ns + runq_ns, in that order: on the CPU, blocked
+ * (left it sleeping, until its wakeup), then runnable (from the wakeup,
+ * or from a preemption, until now).  offcpu_ns is blocked_ns + runq_ns.
+ */
 struct zev_sched_switch {
 	struct zev_hdr hdr;
 	__u32 flags;		/* ZS_SW_* */
-	__u32 pad;
+	__u32 blocked_state;	/* enum shm_thread_state, one of the blocked ones */
+	__u64 oncpu_ns;		/* its previous time on a CPU */
 	__u64 offcpu_ns;	/* since it left the CPU */
 	__u64 runq_ns;		/* since it became runnable */
+	__u64 blocked_ns;	/* from leaving the CPU to its wakeup */
+};
+
+/* A watched thread exits: its last time on a CPU. */
+struct zev_thread_exit {
+	struct zev_hdr hdr;
+	__u32 flags;		/* ZS_SW_ONCPU, ZS_SW_TRAINING */
+	__u32 pad;
+	__u64 oncpu_ns;
 };
 
 /* A watched thread moved to another CPU. */
@@ -170,20 +295,51 @@ _Static_assert(sizeof(struct zev_mem_alloc) == 48, "zev_mem_alloc is 48 bytes");
 _Static_assert(sizeof(struct zev_mem_free) == 40, "zev_mem_free is 40 bytes");
 _Static_assert(sizeof(struct zev_mem_fail) == 40, "zev_mem_fail is 40 bytes");
 _Static_assert(sizeof(struct zev_latency) == 40, "zev_latency is 40 bytes");
-_Static_assert(sizeof(struct zev_nccl_call) == 48, "zev_nccl_call is 48 bytes");
+_Static_assert(sizeof(struct zev_nccl_call) == 72, "zev_nccl_call is 72 bytes");
 _Static_assert(sizeof(struct zev_nccl_wait) == 40, "zev_nccl_wait is 40 bytes");
-_Static_assert(sizeof(struct zev_nccl_comm) == 48, "zev_nccl_comm is 48 bytes");
-_Static_assert(sizeof(struct zev_sched_switch) == 48, "zev_sched_switch is 48 bytes");
+_Static_assert(sizeof(struct zev_nccl_comm) == 200, "zev_nccl_comm is 200 bytes");
+_Static_assert(sizeof(struct zev_nccl_alloc) == 40, "zev_nccl_alloc is 40 bytes");
+_Static_assert(sizeof(struct zev_nccl_group) == 32, "zev_nccl_group is 32 bytes");
+_Static_assert(sizeof(struct zev_cuda_sync) == 40, "zev_cuda_sync is 40 bytes");
+_Static_assert(sizeof(struct zev_cuda_order) == 48, "zev_cuda_order is 48 bytes");
+_Static_assert(sizeof(struct zev_sched_switch) == 64, "zev_sched_switch is 64 bytes");
+_Static_assert(sizeof(struct zev_thread_exit) == 40, "zev_thread_exit is 40 bytes");
 _Static_assert(sizeof(struct zev_sched_migrate) == 32, "zev_sched_migrate is 32 bytes");
 _Static_assert(sizeof(struct zev_libc_probe) == 24, "zev_libc_probe is 24 bytes");
+_Static_assert(sizeof(struct zw_thread_gpu) == 16, "zw_thread_gpu is 16 bytes");
 
 /* Slots of the per-CPU loss counter (zw_drops). */
 enum zw_drop_slot {
 	ZW_DROP_RINGBUF = 0,	/* ring buffer full: event lost */
 	ZW_DROP_WATCHED_FULL,	/* watched-process table full */
 	ZW_DROP_STATE_FULL,	/* per-thread call table refused an entry */
-	ZW_DROP_PENDING_FULL,	/* too many NCCL calls before one sync */
 	ZW_DROP_SLOTS
+};
+
+/*
+ * Blocks of watched threads the scheduler probe could not tie to a 64-bit
+ * system call (per-CPU counters of bpf/sched.bpf.c, zs_counts): they are
+ * counted as SHM_STATE_OTHER, and these say how often.
+ */
+enum zs_count_slot {
+	ZS_COUNT_NOT_SYSCALL = 0,	/* blocked outside a syscall (page fault I/O) */
+	ZS_COUNT_COMPAT,		/* inside a 32-bit (compat) syscall */
+	ZS_COUNT_NO_REGS,		/* no saved user registers (kernel thread) */
+	ZS_COUNT_SLOTS
+};
+
+/*
+ * System calls the scheduler probe sorts blocks by (its sysclass table,
+ * filled by the collector from <sys/syscall.h> of the machine it runs on).
+ */
+#define ZS_SYSCALL_MAX		512
+enum zs_sysclass {
+	ZS_SYS_OTHER = 0,
+	ZS_SYS_INPUT,		/* read/recv families, poll/select/epoll */
+	ZS_SYS_URING,		/* io_uring_enter: input when it waits for completions */
+	ZS_SYS_FUTEX,		/* futex(2): lock when its op waits */
+	ZS_SYS_FUTEX2,		/* futex_waitv, futex_wait: always lock */
+	ZS_SYS_SLEEP,		/* nanosleep, clock_nanosleep */
 };
 
 /* --comm names the kernel matches at exec. */

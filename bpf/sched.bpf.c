@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * Scheduler stalls of watched threads: time off CPU (preempted while still
- * runnable, or blocked), run-queue delay (from wakeup, or from preemption,
- * to running again) and migrations between CPUs.  BTF tracepoints on
- * sched_switch, sched_wakeup(_new) and sched_migrate_task; one event per
- * switch back onto a CPU.  Loaded by zernel-collector as root.
+ * Where watched threads' time goes, seen from the scheduler alone: on a
+ * CPU, on the run queue, or blocked, and then in what.  A thread that
+ * blocks passes through sched_switch with prev_state not running; if it
+ * blocked inside a system call, the call's number and arguments are in its
+ * saved user registers (bpf_task_pt_regs), so no program runs on any
+ * syscall path and unwatched processes pay one hash lookup per context
+ * switch.  The block ends at sched_wakeup; from there until the thread
+ * runs again it waits on the run queue.  From the same hooks: futex waits
+ * (distributed sync), DataLoader wait episodes, off-CPU time, switches,
+ * migrations.  Uprobes add what the registers cannot say: a thread inside
+ * a blocking CUDA call or an NCCL call, and pthread_barrier_wait.  One
+ * zev_sched_switch per switch back onto a CPU.  Loaded by zernel-collector
+ * as root.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -14,119 +22,344 @@
 #include "bpf/watch.h"
 #include "bpf/sched_state.h"
 
-#define TASK_RUNNING	0
+#define TASK_RUNNING		0
+#define ZS_ENOSYS		38
+#define IORING_ENTER_GETEVENTS	1u
 
-/*
- * tid -> state, for watched threads only.  Entries go with the thread
- * (sched_process_exit); the LRU bounds what a missed exit leaves behind.
- */
+/* futex(2) operations that put the caller to sleep until another thread acts. */
+#define FUTEX_WAIT		0
+#define FUTEX_LOCK_PI		6
+#define FUTEX_WAIT_BITSET	9
+#define FUTEX_WAIT_REQUEUE_PI	11
+#define FUTEX_LOCK_PI2		13
+#define FUTEX_PRIVATE_FLAG	128
+#define FUTEX_CLOCK_REALTIME	256
+
+/* Set by the collector before load (collector/sched_config.c). */
+const volatile __u8 sysclass[ZS_SYSCALL_MAX] = {};	/* enum zs_sysclass by number */
+const volatile __u64 episode_gap_ns = 1000000;
+const volatile __u64 training_recent_ns = 10000000000ull;
+const volatile __u32 all_threads = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct zs_task);
+} zs_threads SEC(".maps");
+
+/* tgid -> 1: the process made a tracked CUDA call. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ZS_MAX_TASKS);
+	__uint(max_entries, ZS_MAX_PROCS);
 	__type(key, __u32);
-	__type(value, struct zs_task);
-} zs_tasks SEC(".maps");
+	__type(value, __u8);
+} zs_cuda_procs SEC(".maps");
 
-static __always_inline struct zs_task *task_state(struct task_struct *p, int create)
+/* tgids already reported with ZEV_LIBC_PROBE. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ZS_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u8);
+} zs_libc_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ZS_COUNT_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} zs_counts SEC(".maps");
+
+static __always_inline void count(__u32 slot)
 {
-	__u32 tid = p->pid;
-	struct zs_task *t = bpf_map_lookup_elem(&zs_tasks, &tid);
-	struct zs_task zero = {};
+	__u64 *n = bpf_map_lookup_elem(&zs_counts, &slot);
 
-	if (t || !create)
-		return t;
-	if (bpf_map_update_elem(&zs_tasks, &tid, &zero, BPF_NOEXIST) != 0 &&
-	    bpf_map_lookup_elem(&zs_tasks, &tid) == NULL) {
-		zw_drop(ZW_DROP_STATE_FULL);
-		return NULL;
-	}
-	return bpf_map_lookup_elem(&zs_tasks, &tid);
+	if (n)
+		*n += 1;
 }
 
-static __always_inline int watched(struct task_struct *p)
+static __always_inline __u32 *watched(struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 
-	return bpf_map_lookup_elem(&zw_watched, &tgid) != NULL;
+	return bpf_map_lookup_elem(&zw_watched, &tgid);
 }
 
-static __always_inline void mark_runnable(struct task_struct *p)
+static __always_inline struct zs_task *thread(struct task_struct *p, __u64 flags)
 {
-	struct zs_task *t;
+	struct zs_task *t = bpf_task_storage_get(&zs_threads, p, NULL, flags);
 
-	if (!watched(p))
-		return;
-	t = task_state(p, 1);
-	if (t)
-		t->enq_ns = bpf_ktime_get_ns();
+	if (!t && flags)
+		zw_drop(ZW_DROP_STATE_FULL);
+	return t;
 }
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(zs_wakeup, struct task_struct *p)
+static __always_inline __u64 task_id(struct task_struct *p)
 {
-	mark_runnable(p);
+	return ((__u64)p->tgid << 32) | (__u32)p->pid;
+}
+
+/*
+ * A training thread: one that began a CUDA launch, allocation or sync
+ * within training_recent_ns before ref; in a process that never made such
+ * a call, its main thread; every thread with --all-threads.
+ */
+static __always_inline int training(struct task_struct *p, struct zs_task *t, __u64 ref)
+{
+	__u32 tgid = p->tgid;
+
+	if (all_threads)
+		return 1;
+	if (t->last_cuda_ns && ref - t->last_cuda_ns <= training_recent_ns)
+		return 1;
+	if ((__u32)p->pid != tgid)
+		return 0;
+	return bpf_map_lookup_elem(&zs_cuda_procs, &tgid) == NULL;
+}
+
+static __always_inline int futex_op_waits(__u64 op)
+{
+	switch (op & ~(__u64)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)) {
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+	case FUTEX_WAIT_REQUEUE_PI:
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+		return 1;
+	}
 	return 0;
 }
 
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(zs_wakeup_new, struct task_struct *p)
+/*
+ * The system call p is blocked in, from its saved user registers, and its
+ * second to fourth arguments; -1 when it is not in a 64-bit one (counted).
+ */
+static __always_inline __s64 blocked_syscall(struct task_struct *p, __u64 *a1, __u64 *a2,
+					     __u64 *a3)
 {
-	mark_runnable(p);
-	return 0;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
+
+	if (!regs) {
+		count(ZS_COUNT_NO_REGS);
+		return -1;
+	}
+#if defined(__TARGET_ARCH_x86)
+	/*
+	 * In a syscall, ax holds -ENOSYS until it returns, and the SYSCALL
+	 * instruction left the return address in cx and the flags in r11:
+	 * an exception (a page fault) matches all three only by accident.
+	 */
+	if ((long)regs->ax != -ZS_ENOSYS || regs->cx != regs->ip || regs->r11 != regs->flags) {
+		count(ZS_COUNT_NOT_SYSCALL);
+		return -1;
+	}
+	/* 0x33: __USER_CS, 64-bit user code; 0x23 is 32-bit (compat). */
+	if ((regs->cs & 0xffff) != 0x33) {
+		count(ZS_COUNT_COMPAT);
+		return -1;
+	}
+	*a1 = regs->si;
+	*a2 = regs->dx;
+	*a3 = regs->r10;
+	return (__s64)regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	/* The entry code sets syscallno to NO_SYSCALL (-1) for anything else. */
+	if ((int)regs->syscallno < 0) {
+		count(ZS_COUNT_NOT_SYSCALL);
+		return -1;
+	}
+	/* PSR_MODE32_BIT: an AArch32 task. */
+	if (regs->pstate & 0x10) {
+		count(ZS_COUNT_COMPAT);
+		return -1;
+	}
+	*a1 = regs->regs[1];
+	*a2 = regs->regs[2];
+	*a3 = regs->regs[3];
+	return (__s64)(int)regs->syscallno;
+#else
+#error "the scheduler probe reads syscall registers of x86-64 and arm64 only"
+#endif
 }
 
-static __always_inline void switch_out(struct task_struct *prev, int involuntary,
-				       __u64 now)
+/* Why p, leaving the CPU asleep, is blocked (enum shm_thread_state). */
+static __always_inline __u32 why_blocked(struct task_struct *p, struct zs_task *t, __u32 *futex)
 {
-	struct zs_task *t;
+	__u64 a1 = 0, a2 = 0, a3 = 0;
+	__s64 nr;
 
-	t = task_state(prev, 1);
-	if (!t)
+	*futex = 0;
+	if (t->coll_depth)
+		return SHM_STATE_COLLECTIVE;
+	if (t->gpu_depth)
+		return t->sync_coll ? SHM_STATE_COLLECTIVE : SHM_STATE_GPU;
+	nr = blocked_syscall(p, &a1, &a2, &a3);
+	if (nr < 0 || nr >= ZS_SYSCALL_MAX)
+		return SHM_STATE_OTHER;
+	switch (sysclass[nr & (ZS_SYSCALL_MAX - 1)]) {
+	case ZS_SYS_INPUT:
+		return SHM_STATE_INPUT;
+	case ZS_SYS_URING:
+		/* io_uring_enter(fd, to_submit, min_complete, flags): waits for completions? */
+		if ((__u32)a2 && ((__u32)a3 & IORING_ENTER_GETEVENTS))
+			return SHM_STATE_INPUT;
+		return SHM_STATE_OTHER;
+	case ZS_SYS_FUTEX:
+		if (!futex_op_waits((__u32)a1))
+			return SHM_STATE_OTHER;
+		*futex = 1;
+		return SHM_STATE_LOCK;
+	case ZS_SYS_FUTEX2:
+		*futex = 1;
+		return SHM_STATE_LOCK;
+	case ZS_SYS_SLEEP:
+		return SHM_STATE_SLEEP;
+	}
+	return SHM_STATE_OTHER;
+}
+
+/*
+ * The first futex wait of a process asks user space to probe
+ * pthread_barrier_wait in the libc it maps (a container's, a bundled
+ * runtime's): one lookup per futex block, one event per process.
+ */
+static __always_inline void report_libc(struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+	struct zev_libc_probe *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&zs_libc_seen, &tgid))
 		return;
+	if (bpf_map_update_elem(&zs_libc_seen, &tgid, &one, BPF_NOEXIST) != 0)
+		return;
+	e = zw_reserve(sizeof(*e), ZEV_LIBC_PROBE, task_id(p));
+	if (e)
+		zw_submit(e);
+}
+
+/* One DataLoader wait: the episode's first block to its last resumption. */
+static __always_inline void close_episode(struct task_struct *p, struct zs_task *t)
+{
+	struct zev_latency *e;
+	__u64 start = t->ep_start_ns, end = t->ep_resume_ns;
+
+	t->ep_start_ns = 0;
+	if (!t->ep_training || end <= start)
+		return;
+	e = zw_reserve(sizeof(*e), ZEV_LATENCY, task_id(p));
+	if (!e)
+		return;
+	e->family = SHM_FAMILY_DATALOADER_WAIT;
+	e->pad = 0;
+	e->ns = end - start;
+	zw_submit(e);
+}
+
+static __always_inline void switch_out(struct task_struct *prev, int involuntary, __u64 now)
+{
+	struct zs_task *t = thread(prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u32 block = ZS_NONE, futex = 0;
+
+	if (!t || t->exited)
+		return;
+	if (!involuntary) {
+		block = why_blocked(prev, t, &futex);
+		if (futex && t->barrier_ns)
+			futex = 0;	/* the barrier's own sample covers it */
+		if (block == SHM_STATE_LOCK)
+			report_libc(prev);
+	}
+	/*
+	 * Input blocks merge into one episode while the time from the end of
+	 * one to the start of the next stays under episode_gap_ns.  A shorter
+	 * block of another kind in between (the interpreter's lock handed
+	 * over while a batch is unpickled) does not end it; a longer one
+	 * does, being longer than the gap.
+	 */
+	if (t->ep_start_ns && now - t->ep_resume_ns > episode_gap_ns)
+		close_episode(prev, t);
+	if (block == SHM_STATE_INPUT && !t->ep_start_ns) {
+		t->ep_start_ns = now;
+		t->ep_resume_ns = now;
+		t->ep_training = training(prev, t, now);
+	}
 	t->out_ns = now;
-	t->involuntary = involuntary;
-	/* Preempted: it waits on the run queue from now on. */
-	t->enq_ns = involuntary ? now : 0;
+	t->wake_ns = 0;
+	t->block = block;
+	t->futex = futex;
 }
 
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
+	struct zs_task *t = thread(next, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	struct zev_sched_switch *e;
-	struct zs_task *t;
-	__u64 id;
+	__u64 out, wake, off;
 
-	t = task_state(next, 0);
-	if (!t || (!t->out_ns && !t->enq_ns))
+	if (!t)
 		return;
-	id = ((__u64)next->tgid << 32) | (__u32)next->pid;
-	e = zw_reserve(sizeof(*e), ZEV_SCHED_SWITCH, id);
-	if (e) {
-		e->flags = 0;
-		e->pad = 0;
-		e->offcpu_ns = 0;
-		e->runq_ns = 0;
-		if (t->out_ns && now > t->out_ns) {
-			e->flags |= ZS_SW_OFFCPU;
-			e->offcpu_ns = now - t->out_ns;
-			if (t->involuntary)
-				e->flags |= ZS_SW_INVOLUNTARY;
+	out = t->out_ns;
+	wake = t->wake_ns;
+	/* Neither seen leaving nor waking: its time is known from now on. */
+	if (!out && !wake)
+		goto done;
+	e = zw_reserve_at(sizeof(*e), ZEV_SCHED_SWITCH, task_id(next), now);
+	if (!e)
+		goto done;
+	e->flags = 0;
+	e->blocked_state = 0;
+	e->oncpu_ns = 0;
+	e->offcpu_ns = 0;
+	e->runq_ns = 0;
+	e->blocked_ns = 0;
+	if (out && now >= out) {
+		off = now - out;
+		e->flags |= ZS_SW_OFFCPU;
+		e->offcpu_ns = off;
+		if (t->in_ns && out >= t->in_ns) {
+			e->flags |= ZS_SW_ONCPU;
+			e->oncpu_ns = out - t->in_ns;
 		}
-		if (t->enq_ns && now > t->enq_ns) {
-			e->flags |= ZS_SW_RUNQ;
-			e->runq_ns = now - t->enq_ns;
+		if (t->block == ZS_NONE) {
+			e->flags |= ZS_SW_INVOLUNTARY | ZS_SW_RUNQ;
+			e->runq_ns = off;
+		} else {
+			e->flags |= ZS_SW_BLOCKED;
+			e->blocked_state = t->block;
+			e->blocked_ns = off;
+			if (wake >= out && wake <= now) {
+				e->flags |= ZS_SW_RUNQ;
+				e->blocked_ns = wake - out;
+				e->runq_ns = now - wake;
+			}
+			if (t->futex)
+				e->flags |= ZS_SW_FUTEX;
+			if (t->block == SHM_STATE_INPUT && t->ep_start_ns)
+				t->ep_resume_ns = now;
 		}
-		zw_submit(e);
+		if (training(next, t, out))
+			e->flags |= ZS_SW_TRAINING;
+	} else if (!out && wake && now >= wake) {
+		/* New, or first seen waking: runnable since its wakeup. */
+		e->flags |= ZS_SW_RUNQ;
+		e->runq_ns = now - wake;
+		if (training(next, t, wake))
+			e->flags |= ZS_SW_TRAINING;
 	}
+	zw_submit(e);
+done:
+	t->in_ns = now;
 	t->out_ns = 0;
-	t->enq_ns = 0;
+	t->wake_ns = 0;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	int prev_watched = watched(prev);
-	int next_watched = watched(next);
+	int prev_watched = watched(prev) != NULL;
+	int next_watched = watched(next) != NULL;
 	__u64 now;
 
 	/* Keeps the compiler from OR-ing the two map pointers. */
@@ -143,19 +376,45 @@ int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev,
 	return 0;
 }
 
+static __always_inline void mark_woken(struct task_struct *p)
+{
+	struct zs_task *t;
+
+	if (!watched(p))
+		return;
+	t = thread(p, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return;
+	/* The first wakeup ends the block; one of a running thread is no news. */
+	if (t->out_ns ? (t->block != ZS_NONE && !t->wake_ns) : !t->in_ns)
+		t->wake_ns = bpf_ktime_get_ns();
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(zs_wakeup, struct task_struct *p)
+{
+	mark_woken(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(zs_wakeup_new, struct task_struct *p)
+{
+	mark_woken(p);
+	return 0;
+}
+
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(zs_migrate, struct task_struct *p, int dest_cpu)
 {
 	struct zev_sched_migrate *e;
-	__u64 id;
 
 	/* The tracepoint also fires when the CPU does not change. */
 	if (BPF_CORE_READ(p, thread_info.cpu) == (__u32)dest_cpu)
 		return 0;
 	if (!watched(p))
 		return 0;
-	id = ((__u64)p->tgid << 32) | (__u32)p->pid;
-	e = zw_reserve(sizeof(*e), ZEV_SCHED_MIGRATE, id);
+	e = zw_reserve(sizeof(*e), ZEV_SCHED_MIGRATE, task_id(p));
 	if (!e)
 		return 0;
 	e->cpu = dest_cpu;
@@ -167,9 +426,165 @@ int BPF_PROG(zs_migrate, struct task_struct *p, int dest_cpu)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(zs_task_exit, struct task_struct *p)
 {
-	__u32 tid = p->pid;
+	struct zs_task *t = thread(p, 0);
+	struct zev_thread_exit *e;
+	__u32 tgid = p->tgid;
+	__u64 now;
 
-	bpf_map_delete_elem(&zs_tasks, &tid);
+	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
+		/* The last thread: a reused pid starts afresh. */
+		bpf_map_delete_elem(&zs_cuda_procs, &tgid);
+		bpf_map_delete_elem(&zs_libc_seen, &tgid);
+	}
+	if (!t || t->exited)
+		return 0;
+	t->exited = 1;
+	now = bpf_ktime_get_ns();
+	if (t->ep_start_ns)
+		close_episode(p, t);
+	if (!t->in_ns || now < t->in_ns)
+		return 0;
+	e = zw_reserve_at(sizeof(*e), ZEV_THREAD_EXIT, task_id(p), now);
+	if (!e)
+		return 0;
+	e->flags = ZS_SW_ONCPU | (training(p, t, now) ? ZS_SW_TRAINING : 0);
+	e->pad = 0;
+	e->oncpu_ns = now - t->in_ns;
+	zw_submit(e);
+	return 0;
+}
+
+/* The calling thread's state, when its process is watched. */
+static __always_inline struct zs_task *current_thread(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!watched(task))
+		return NULL;
+	return thread(task, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+static __always_inline void cuda_call(struct zs_task *t, __u64 now)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u8 one = 1;
+
+	/* The process is a CUDA user from its first call on any thread. */
+	if (!t->last_cuda_ns)
+		bpf_map_update_elem(&zs_cuda_procs, &tgid, &one, BPF_ANY);
+	t->last_cuda_ns = now;
+}
+
+/* Kernel and graph launches: they mark a training thread, nothing more. */
+SEC("uprobe")
+int BPF_KPROBE(zs_cuda_launch)
+{
+	struct zs_task *t = current_thread();
+
+	if (t)
+		cuda_call(t, bpf_ktime_get_ns());
+	return 0;
+}
+
+/* Blocking calls: allocation, free, blocking copies. */
+SEC("uprobe")
+int BPF_KPROBE(zs_cuda_block)
+{
+	struct zs_task *t = current_thread();
+
+	if (!t)
+		return 0;
+	cuda_call(t, bpf_ktime_get_ns());
+	t->gpu_depth++;
+	return 0;
+}
+
+/* Stream, context, device and event synchronisation. */
+SEC("uprobe")
+int BPF_KPROBE(zs_cuda_sync)
+{
+	struct zs_task *t = current_thread();
+
+	if (!t)
+		return 0;
+	cuda_call(t, bpf_ktime_get_ns());
+	/* The outermost sync completes the collectives queued before it. */
+	if (t->gpu_depth == 0)
+		t->sync_coll = t->coll_pending;
+	t->gpu_depth++;
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(zs_cuda_ret)
+{
+	struct zs_task *t = thread(bpf_get_current_task_btf(), 0);
+
+	/* A return whose entry came before the probe was attached: no entry. */
+	if (!t || t->gpu_depth == 0)
+		return 0;
+	if (--t->gpu_depth == 0) {
+		if (t->sync_coll)
+			t->coll_pending = 0;
+		t->sync_coll = 0;
+	}
+	return 0;
+}
+
+/* NCCL collectives and point-to-point calls. */
+SEC("uprobe")
+int BPF_KPROBE(zs_nccl_call)
+{
+	struct zs_task *t = current_thread();
+
+	if (!t)
+		return 0;
+	cuda_call(t, bpf_ktime_get_ns());
+	t->coll_depth++;
+	t->coll_pending = 1;
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(zs_nccl_ret)
+{
+	struct zs_task *t = thread(bpf_get_current_task_btf(), 0);
+
+	if (t && t->coll_depth)
+		t->coll_depth--;
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(zs_barrier_enter)
+{
+	struct zs_task *t = current_thread();
+
+	if (t)
+		t->barrier_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(zs_barrier_exit)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct zs_task *t = thread(task, 0);
+	struct zev_latency *e;
+	__u64 now, t0;
+
+	if (!t || !t->barrier_ns)
+		return 0;
+	t0 = t->barrier_ns;
+	t->barrier_ns = 0;
+	now = bpf_ktime_get_ns();
+	e = zw_reserve_at(sizeof(*e), ZEV_LATENCY, task_id(task), now);
+	if (!e)
+		return 0;
+	e->family = SHM_FAMILY_BARRIER_WAIT;
+	e->pad = 0;
+	e->ns = now > t0 ? now - t0 : 0;
+	zw_submit(e);
 	return 0;
 }
 

@@ -1,53 +1,35 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The per-thread state the wait and scheduler probes (dataload, dist,
- * sched) keep in the kernel, and the syscall tracepoint records they read.
- * BPF side only: what they send is in bpf/probe_abi.h.
+ * The per-thread state the scheduler probe (bpf/sched.bpf.c) keeps for
+ * watched threads, in task-local storage: the kernel frees it with the
+ * thread, so a thread that exits mid-wait or a reused tid leaves nothing
+ * behind.  BPF side only: what the probe sends is in bpf/probe_abi.h.
  */
 #ifndef ZERNEL_BPF_SCHED_STATE_H
 #define ZERNEL_BPF_SCHED_STATE_H
 
-/*
- * The records of the per-syscall tracepoints (syscalls/sys_enter_NAME,
- * sys_exit_NAME).  Not vmlinux.h's trace_event_raw_sys_enter, which is the
- * raw_syscalls record: here the syscall number is an int.
- */
-struct zs_sys_enter {
-	__u64 common;		/* struct trace_entry */
-	__s32 nr;
-	__u32 pad;
-	__u64 args[6];		/* only as many as the syscall has */
-};
-
-struct zs_sys_exit {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__s64 ret;
-};
-
-/*
- * Per-thread "syscall in flight" state of dataload and dist, in task-local
- * storage (kept between calls: start_ns 0 means none in flight).
- */
-struct zs_inflight {
-	__u64 start_ns;
-	__u64 nvcsw;		/* voluntary switches at entry: a change = it slept */
-	__s64 id;		/* syscall number, checked at exit */
-};
-
-/* Per-thread scheduler state of sched, for watched threads. */
-#define ZS_MAX_TASKS		32768
+/* Off the CPU for no reason the probe knows yet (first seen switching in). */
+#define ZS_NONE			0xffffffffu
 
 struct zs_task {
+	__u64 in_ns;		/* got its CPU at; 0 while off it or unknown */
 	__u64 out_ns;		/* left the CPU at; 0 while on it */
-	__u64 enq_ns;		/* became runnable at; 0 when unknown */
-	__u32 involuntary;	/* how it left */
-	__u32 pad;
+	__u64 wake_ns;		/* woken at, after out_ns; 0 when not (yet) */
+	__u64 last_cuda_ns;	/* its last CUDA launch, allocation or sync began */
+	__u64 ep_start_ns;	/* open input episode: its first block; 0 none */
+	__u64 ep_resume_ns;	/* back on the CPU after its last input block */
+	__u64 barrier_ns;	/* inside pthread_barrier_wait since; 0 not */
+	__u32 block;		/* enum shm_thread_state of the block; ZS_NONE preempted */
+	__u32 futex;		/* the block is a futex wait outside a barrier */
+	__u32 gpu_depth;	/* nesting of blocking CUDA calls it is inside */
+	__u32 coll_depth;	/* nesting of NCCL calls it is inside */
+	__u32 coll_pending;	/* it queued collectives since its last sync */
+	__u32 sync_coll;	/* the sync it is inside completes collectives */
+	__u32 ep_training;	/* the episode's thread was a training thread */
+	__u32 exited;		/* sched_process_exit seen: ignore its last switch */
 };
 
-/* Threads inside pthread_barrier_wait, processes already reported (dist). */
-#define ZS_MAX_BARRIER		16384
+/* Processes that made a tracked CUDA call; processes already reported. */
 #define ZS_MAX_PROCS		16384
 
 #endif /* ZERNEL_BPF_SCHED_STATE_H */

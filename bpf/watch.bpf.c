@@ -60,10 +60,12 @@ int BPF_PROG(zw_exec, struct task_struct *p)
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	__u32 *reasons;
 
+	/* The new program has no CUDA device yet, whatever the old one set. */
+	bpf_task_storage_delete(&zw_curdev, p);
 	reasons = bpf_map_lookup_elem(&zw_watched, &tgid);
 	if (reasons) {
-		/* The name changed: let user space see the new one. */
-		zw_emit_watch(p, *reasons);
+		/* A new program: user space starts its figures afresh, under its new name. */
+		zw_emit_watch(p, *reasons | ZEV_WATCH_F_EXEC);
 		return 0;
 	}
 	if (n_comms == 0)

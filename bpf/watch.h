@@ -42,12 +42,16 @@ struct {
 	__type(value, __u64);
 } zw_drops SEC(".maps");
 
-/* pid_tgid -> the thread's current CUDA device (cudaSetDevice, contexts). */
+/*
+ * Each thread's CUDA device and current context (bpf/gpu_mem.bpf.c), in
+ * task-local storage: freed when the thread exits, so a reused thread id
+ * starts with nothing.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ZW_MAX_THREADS);
-	__type(key, __u64);
-	__type(value, __s32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct zw_thread_gpu);
 } zw_curdev SEC(".maps");
 
 static __always_inline void zw_drop(__u32 slot)
@@ -141,9 +145,10 @@ static __always_inline void zw_watch_current(__u64 pid_tgid, __u32 reasons)
 /* The calling thread's current device; 0 (CUDA's default) when never set. */
 static __always_inline __s32 zw_current_device(__u64 pid_tgid)
 {
-	__s32 *dev = bpf_map_lookup_elem(&zw_curdev, &pid_tgid);
+	struct zw_thread_gpu *t = bpf_task_storage_get(&zw_curdev, bpf_get_current_task_btf(), 0, 0);
 
-	return dev ? *dev : 0;
+	(void)pid_tgid;
+	return t && t->has_dev ? t->dev : 0;
 }
 
 #endif /* ZERNEL_BPF_WATCH_H */

@@ -77,7 +77,80 @@ int cat_text_mem_key(char *buf, size_t len, const struct cat_input *in, const vo
 	const struct shm_gpu_mem *m = row;
 
 	(void)in;
-	snprintf(buf, len, "%" PRIu32 ":%" PRIu32, m->pid, m->gpu_id);
+	if (m->gpu_id == SHM_GPU_UNKNOWN)
+		snprintf(buf, len, "%" PRIu32 ":cuda%" PRIu32, m->pid, m->cuda_device);
+	else
+		snprintf(buf, len, "%" PRIu32 ":%" PRIu32, m->pid, m->gpu_id);
+	return 0;
+}
+
+int cat_text_mem_gpu(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const struct shm_gpu_mem *m = row;
+
+	(void)in;
+	if (m->gpu_id == SHM_GPU_UNKNOWN)
+		snprintf(buf, len, "cuda%" PRIu32, m->cuda_device);
+	else
+		snprintf(buf, len, "%" PRIu32, m->gpu_id);
+	return 0;
+}
+
+/* The row of GPU gpu_id in the snapshot, or NULL. */
+static const struct shm_gpu *gpu_row(const struct cat_input *in, uint32_t gpu_id)
+{
+	const struct shm_gpu *g;
+	uint32_t n = 0;
+
+	if (gpu_id == SHM_GPU_UNKNOWN || !in || !in->snap)
+		return NULL;
+	g = shm_snapshot_gpus(in->snap, &n);
+	for (uint32_t i = 0; g && i < n; i++)
+		if (g[i].gpu_id == gpu_id)
+			return &g[i];
+	return NULL;
+}
+
+int cat_text_gpu_uuid(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const struct shm_gpu *g = row;
+
+	(void)in;
+	utf8_sanitize(buf, len, g->uuid, sizeof(g->uuid));
+	return 0;
+}
+
+int cat_text_gpu_model(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const struct shm_gpu *g = row;
+
+	(void)in;
+	utf8_sanitize(buf, len, g->model_name, sizeof(g->model_name));
+	return 0;
+}
+
+int cat_text_mem_uuid(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const struct shm_gpu *g = gpu_row(in, ((const struct shm_gpu_mem *)row)->gpu_id);
+
+	buf[0] = '\0';
+	return g ? cat_text_gpu_uuid(buf, len, in, g) : 0;
+}
+
+int cat_text_mem_model(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const struct shm_gpu *g = gpu_row(in, ((const struct shm_gpu_mem *)row)->gpu_id);
+
+	buf[0] = '\0';
+	return g ? cat_text_gpu_model(buf, len, in, g) : 0;
+}
+
+int cat_text_gpu_map(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	const char *name = shm_gpu_map_name(((const struct shm_gpu_mem *)row)->gpu_map);
+
+	(void)in;
+	snprintf(buf, len, "%s", name ? name : "unknown");
 	return 0;
 }
 
@@ -89,6 +162,21 @@ int cat_text_op(char *buf, size_t len, const struct cat_input *in, const void *r
 	if (!name)
 		return -ENOENT;
 	snprintf(buf, len, "%s", name);
+	return 0;
+}
+
+int cat_text_comm_origin(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	static const char *const names[SHM_NCCL_ORIGIN_COUNT] = {
+		"init_rank", "scalable", "init_all", "split", "shrink",
+	};
+	const struct shm_nccl_comm *c = row;
+
+	(void)in;
+	if (c->origin >= SHM_NCCL_ORIGIN_COUNT)
+		return -ENOENT;
+	snprintf(buf, len, "%s%s", names[c->origin],
+		 c->flags & SHM_NCCL_COMM_LOCAL_ID ? ",local" : "");
 	return 0;
 }
 

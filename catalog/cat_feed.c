@@ -13,7 +13,7 @@
 #include "catalog/catalog.h"
 #include "common/util.h"
 
-#define MAX_FIELDS	32	/* keys of one object; the build checks it */
+#define MAX_FIELDS	48	/* keys of one object; the build checks it */
 #define PARTS		3	/* p50, p99, count */
 
 static struct cat_field fields[CAT_OBJ_COUNT][MAX_FIELDS];

@@ -18,12 +18,17 @@
 #define MEM(member)		FIELD(struct shm_gpu_mem, member)
 #define GPU(member)		FIELD(struct shm_gpu, member)
 #define OP(member)		FIELD(struct shm_nccl_op, member)
+#define COMM(member)		FIELD(struct shm_nccl_comm, member)
 #define TABLE(member)		FIELD(struct shm_table, member)
 #define STATUS(member)		FIELD(struct cat_status, member)
 #define STAT(id)		.off = (id), .width = 8
 #define FEED(obj, pos, key)	.feed_obj = (obj), .feed_pos = (pos), .feed = (key)
 
 /* ---- row sources ------------------------------------------------------- */
+
+#define THREAD_STATE_HELP	"Time of the process's training threads, seconds, by state: " \
+	"oncpu, runq (runnable, waiting for a CPU), or blocked in input, gpu (a CUDA call), " \
+	"collective (NCCL), lock, sleep, other.  Counted when each state ends."
 
 #define LABEL_PID(off_, pos)	{ .id = CAT_ID_PROC_PID, .type = CAT_L_U32, .name = "pid", \
 				  .feed = "pid", .feed_pos = (pos), .off = (off_), \
@@ -46,17 +51,47 @@ static const struct cat_label mem_labels[] = {
 	  .text = cat_text_mem_key, .help = "\"pid:gpu_id\"." },
 	{ .id = CAT_ID_MEM_PID, .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 3,
 	  .off = offsetof(struct shm_gpu_mem, pid), .help = "Process id." },
-	{ .id = CAT_ID_MEM_GPU, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 4,
-	  .off = offsetof(struct shm_gpu_mem, gpu_id), .help = "GPU device." },
+	/* Prometheus: "cuda<N>" when not known, so that two such rows of a process differ. */
+	{ .type = CAT_L_TEXT, .name = "gpu_id", .text = cat_text_mem_gpu,
+	  .help = "Physical GPU, its index as nvidia-smi numbers it; cuda<N> (the process's CUDA "
+	  "device N) when not known, zernel_gpu_memory_info says why." },
+	{ .id = CAT_ID_MEM_GPU, .type = CAT_L_GPU, .feed = "gpu_id", .feed_pos = 4,
+	  .off = offsetof(struct shm_gpu_mem, gpu_id),
+	  .help = "Physical GPU, its index as nvidia-smi numbers it; null when not known." },
+};
+/* dcgm-exporter's spellings (UUID, modelName), so that its series join these. */
+static const struct cat_label mem_info_labels[] = {
+	{ .type = CAT_L_TEXT, .name = "UUID", .text = cat_text_mem_uuid },
+	{ .type = CAT_L_TEXT, .name = "modelName", .text = cat_text_mem_model },
+	{ .type = CAT_L_U32, .name = "cuda_device", .off = offsetof(struct shm_gpu_mem, cuda_device) },
+	{ .type = CAT_L_TEXT, .name = "gpu_map", .text = cat_text_gpu_map },
 };
 static const struct cat_label gpus_labels[] = {
 	{ .id = CAT_ID_GPU_ID, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 0,
-	  .off = offsetof(struct shm_gpu, gpu_id), .help = "GPU device." },
+	  .off = offsetof(struct shm_gpu, gpu_id),
+	  .help = "Physical GPU, its index as nvidia-smi numbers it." },
+};
+static const struct cat_label gpu_info_labels[] = {
+	{ .type = CAT_L_TEXT, .name = "UUID", .text = cat_text_gpu_uuid },
+	{ .type = CAT_L_TEXT, .name = "modelName", .text = cat_text_gpu_model },
 };
 static const struct cat_label ops_labels[] = {
 	{ .id = CAT_ID_NCCL_OP, .type = CAT_L_TEXT, .name = "op", .feed = "op", .feed_pos = 0,
 	  .text = cat_text_op, .help = "NCCL operation: all_reduce, all_gather, reduce_scatter, "
-	  "broadcast, reduce, send or recv." },
+	  "broadcast, reduce, send, recv, all_to_all, gather or scatter." },
+};
+/*
+ * One rank of one communicator: comm (NCCL's commHash, the same on every
+ * rank and node) and rank join the ranks in PromQL; pid keeps two
+ * processes apart where a local id could repeat.
+ */
+static const struct cat_label comms_labels[] = {
+	{ .type = CAT_L_HEX64, .name = "comm", .off = offsetof(struct shm_nccl_comm, comm_id),
+	  .help = "NCCL's commHash of the communicator, 0x..." },
+	{ .type = CAT_L_I32, .name = "rank", .off = offsetof(struct shm_nccl_comm, rank),
+	  .help = "Its rank; -1 while unknown." },
+	{ .type = CAT_L_U32, .name = "pid", .off = offsetof(struct shm_nccl_comm, pid),
+	  .help = "Process that holds it." },
 };
 
 const struct cat_rows_def cat_rows_defs[CAT_ROWS_COUNT] = {
@@ -66,6 +101,7 @@ const struct cat_rows_def cat_rows_defs[CAT_ROWS_COUNT] = {
 	[CAT_ROWS_GPU_MEM] = { mem_labels, ARRAY_SIZE(mem_labels), mem_labels + 1, 2 },
 	[CAT_ROWS_GPUS] = { gpus_labels, ARRAY_SIZE(gpus_labels), gpus_labels, 1 },
 	[CAT_ROWS_NCCL_OPS] = { ops_labels, ARRAY_SIZE(ops_labels), ops_labels, 1 },
+	[CAT_ROWS_NCCL_COMMS] = { comms_labels, ARRAY_SIZE(comms_labels), comms_labels, 2 },
 };
 
 /* ---- the feed's objects ------------------------------------------------ */
@@ -78,7 +114,9 @@ const struct cat_obj_def cat_objs[CAT_OBJ_COUNT] = {
 	[CAT_OBJ_GPUS] = { "gpus", CAT_OBJ_ROOT, 11, CAT_SHAPE_ARRAY, CAT_ROWS_GPUS, 0, 0,
 			   "GPU devices seen." },
 	[CAT_OBJ_PROCS] = { "processes", CAT_OBJ_ROOT, 12, CAT_SHAPE_ARRAY, CAT_ROWS_PROCS, 0,
-			    1024, "Watched processes, at most 1024 (see processes_total)." },
+			    CAT_FEED_TOP_PROCS, "The top watched processes, at most "
+			    CAT_STR(CAT_FEED_TOP_PROCS) " (by GPU memory, then CUDA launches; see "
+			    "processes_total); every one in GET /snapshot on the metrics port." },
 	[CAT_OBJ_NCCL] = { "nccl", CAT_OBJ_ROOT, 15, CAT_SHAPE_ARRAY, CAT_ROWS_NCCL_OPS, 0, 0,
 			   "NCCL operations, all processes together." },
 	[CAT_OBJ_COMMS] = { "nccl_comms", CAT_OBJ_ROOT, 16, CAT_SHAPE_ARRAY,
@@ -111,18 +149,61 @@ static const struct cat_label process_info_labels[] = {
 	{ .type = CAT_L_TEXT, .name = "watch_reason", .feed = "watch_reason", .feed_pos = 3,
 	  .text = cat_text_watch_reason, .help = "Why it is watched: cuda, nccl, descendant, pid, "
 	  "comm, simulated, comma separated." },
+	/* Who it is (collector/ident_scan.h): "unknown" where not found. */
+	{ .id = CAT_ID_PROC_POD, .type = CAT_L_TEXT, .name = "pod", .feed = "pod", .feed_pos = 16,
+	  .text = cat_text_pod, .help = "Kubernetes pod name, from the kubelet's log directories." },
+	{ .id = CAT_ID_PROC_NAMESPACE, .type = CAT_L_TEXT, .name = "namespace", .feed = "namespace",
+	  .feed_pos = 17, .text = cat_text_namespace, .help = "Kubernetes namespace of the pod." },
+	{ .id = CAT_ID_PROC_CONTAINER, .type = CAT_L_TEXT, .name = "container", .feed = "container",
+	  .feed_pos = 18, .text = cat_text_container,
+	  .help = "Kubernetes container name, from the kubelet's log directories." },
+	{ .type = CAT_L_TEXT, .name = "container_runtime", .feed = "container_runtime",
+	  .feed_pos = 19, .text = cat_text_runtime,
+	  .help = "Container runtime named by the cgroup: containerd, cri-o, docker, podman." },
+	{ .type = CAT_L_TEXT, .name = "container_id", .feed = "container_id", .feed_pos = 20,
+	  .text = cat_text_container_id, .help = "Container id (64 hex digits), from the cgroup." },
+	{ .type = CAT_L_TEXT, .name = "pod_uid", .feed = "pod_uid", .feed_pos = 21,
+	  .text = cat_text_pod_uid, .help = "Kubernetes pod UID, from the cgroup." },
+	{ .id = CAT_ID_PROC_SLURM_JOB, .type = CAT_L_TEXT, .name = "slurm_job", .feed = "slurm_job",
+	  .feed_pos = 22, .text = cat_text_slurm_job,
+	  .help = "Slurm job id, from the cgroup, else SLURM_JOB_ID." },
+	{ .type = CAT_L_TEXT, .name = "slurm_step", .feed = "slurm_step", .feed_pos = 23,
+	  .text = cat_text_slurm_step, .help = "Slurm step: a number, batch, extern or interactive." },
+	{ .id = CAT_ID_PROC_RANK, .type = CAT_L_TEXT, .name = "rank", .feed = "rank",
+	  .feed_pos = 24, .text = cat_text_rank,
+	  .help = "Global rank: RANK, else OMPI_COMM_WORLD_RANK, else SLURM_PROCID." },
+	{ .id = CAT_ID_PROC_LOCAL_RANK, .type = CAT_L_TEXT, .name = "local_rank",
+	  .feed = "local_rank", .feed_pos = 25, .text = cat_text_local_rank,
+	  .help = "Rank on this node: LOCAL_RANK, else OMPI_COMM_WORLD_LOCAL_RANK, else SLURM_LOCALID." },
+	{ .id = CAT_ID_PROC_WORLD_SIZE, .type = CAT_L_TEXT, .name = "world_size",
+	  .feed = "world_size", .feed_pos = 26, .text = cat_text_world_size,
+	  .help = "Ranks in the job: WORLD_SIZE, else OMPI_COMM_WORLD_SIZE, else SLURM_NTASKS." },
+	{ .type = CAT_L_TEXT, .name = "group_rank", .feed = "group_rank", .feed_pos = 27,
+	  .text = cat_text_group_rank, .help = "GROUP_RANK: the node's index in a torchelastic job." },
+	{ .type = CAT_L_TEXT, .name = "torchelastic_run_id", .feed = "torchelastic_run_id",
+	  .feed_pos = 28, .text = cat_text_run_id, .help = "TORCHELASTIC_RUN_ID." },
 };
+/* The row's labels (comm, rank, pid) are Prometheus's; the feed names them here. */
 static const struct cat_label comm_info_labels[] = {
-	{ .type = CAT_L_U32, .name = "pid", .feed = "pid", .feed_pos = 0,
+	{ .type = CAT_L_U32, .feed = "pid", .feed_pos = 0,
 	  .off = offsetof(struct shm_nccl_comm, pid), .help = "Process that created it." },
-	{ .type = CAT_L_I32, .name = "rank", .feed = "rank", .feed_pos = 1,
-	  .off = offsetof(struct shm_nccl_comm, rank), .help = "Its rank." },
+	{ .type = CAT_L_I32, .feed = "rank", .feed_pos = 1,
+	  .off = offsetof(struct shm_nccl_comm, rank), .help = "Its rank; -1 while unknown." },
 	{ .type = CAT_L_I32, .name = "world_size", .feed = "world_size", .feed_pos = 2,
-	  .off = offsetof(struct shm_nccl_comm, nranks), .help = "Ranks in the communicator." },
-	{ .type = CAT_L_HEX64, .name = "comm", .feed = "comm", .feed_pos = 3,
-	  .off = offsetof(struct shm_nccl_comm, comm_id), .help = "Communicator id, 0x..." },
+	  .off = offsetof(struct shm_nccl_comm, nranks),
+	  .help = "Ranks in the communicator; -1 while unknown." },
+	{ .type = CAT_L_HEX64, .feed = "comm", .feed_pos = 3,
+	  .off = offsetof(struct shm_nccl_comm, comm_id),
+	  .help = "NCCL's commHash of the communicator (its \"commId\" in NCCL's log), 0x..." },
 	{ .type = CAT_L_GPU, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 4,
 	  .off = offsetof(struct shm_nccl_comm, gpu_id), .help = "GPU device; null when unknown." },
+	{ .type = CAT_L_TEXT, .name = "origin", .feed = "origin", .feed_pos = 5,
+	  .text = cat_text_comm_origin,
+	  .help = "How it was made: init_rank, scalable, init_all, split or shrink; "
+	  "\"local\" appended when comm is not NCCL's hash (joins only within the process)." },
+	{ .type = CAT_L_HEX64, .name = "parent", .feed = "parent", .feed_pos = 6,
+	  .off = offsetof(struct shm_nccl_comm, parent_id),
+	  .help = "A split or shrunk communicator's parent comm; 0x0 otherwise." },
 };
 static const struct cat_label status_labels[] = {
 	{ .id = CAT_ID_STATUS, .type = CAT_L_TEXT, .name = "status", .feed = "status",
@@ -163,6 +244,15 @@ const struct cat_metric cat_metrics[] = {
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(stats.libraries_attached),
 	  .prom = "zernel_collector_libraries_attached",
 	  .help = "CUDA/NCCL library files with uprobes attached now." },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.probes_refused),
+	  .prom = "zernel_collector_probes_refused_total",
+	  .help = "Uprobes and library files refused at the collector's limits (not probed)." },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(stats.entry_points_checked),
+	  .prom = "zernel_collector_entry_points_checked",
+	  .help = "Probed driver entry points the collector compared at start with what the node's driver answers through cuGetProcAddress." },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, HDR(stats.entry_points_bypassed),
+	  .prom = "zernel_collector_entry_points_bypassed",
+	  .help = "Probed driver entry points for which the node's driver answers cuGetProcAddress with another address than the probed symbol: calls through them are not seen (the log names them)." },
 	{ .id = CAT_ID_EVENTS, .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.events_total),
 	  .prom = "zernel_events_total", .help = "Events the collector aggregated.",
 	  FEED(CAT_OBJ_TELEMETRY, 3, "events_total") },
@@ -177,6 +267,21 @@ const struct cat_metric cat_metrics[] = {
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.processes_evicted),
 	  .prom = "zernel_collector_processes_evicted_total",
 	  .help = "Watched processes removed after they exited." },
+#define UNTRACKED(member, why, text) \
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_COUNTER, HDR(stats.member), \
+	  .prom = "zernel_nccl_untracked_total", .prom_labels = "reason=\"" why "\"", \
+	  .help = "NCCL calls, communicators or wait state the collector could not follow, " \
+	  "per reason: " text }
+	UNTRACKED(nccl_id_unreadable, "id_unreadable", "id_unreadable: a communicator whose ncclUniqueId could not be read at entry (its comm is local to the process); "
+		  "unknown_comm: a call on a communicator never seen created; bad_args: an unknown datatype or a negative count (0 bytes counted); "
+		  "captured: a call captured into a CUDA graph (it runs at graph launches, unseen); pending_dropped: a queued call given up over the per-stream bound; "
+		  "pending_expired: a queued call no synchronisation covered within 10 minutes; state_evicted: stream, event or group state evicted over its bound."),
+	UNTRACKED(nccl_unknown_comm, "unknown_comm", ""),
+	UNTRACKED(nccl_bad_args, "bad_args", ""),
+	UNTRACKED(nccl_captured, "captured", ""),
+	UNTRACKED(nccl_pending_dropped, "pending_dropped", ""),
+	UNTRACKED(nccl_pending_expired, "pending_expired", ""),
+	UNTRACKED(nccl_state_evicted, "state_evicted", ""),
 	{ .id = CAT_ID_TABLE_OVERFLOWS, .rows = CAT_ROWS_TABLES, .kind = CAT_COUNTER,
 	  TABLE(overflows), .prom = "zernel_table_overflows_total",
 	  .help = "Rows refused because a segment table was full.",
@@ -187,7 +292,7 @@ const struct cat_metric cat_metrics[] = {
 	/* Processes. */
 	{ .rows = CAT_ROWS_PROCS, .kind = CAT_INFO, .prom = "zernel_process_info",
 	  .labels = process_info_labels, .n_labels = ARRAY_SIZE(process_info_labels),
-	  .help = "Always 1 for each watched process; labels: parent pid, command name, why it is watched.",
+	  .help = "Always 1 for each watched process; labels: parent pid, command name, why it is watched, and who it is (pod, namespace, container, runtime and id, pod UID, Slurm job and step, ranks, torchelastic run id; unknown where not found).",
 	  .feed_obj = CAT_OBJ_PROCS },
 	{ .id = CAT_ID_PROC_PREEMPTED, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
 	  .unit = CAT_UNIT_NS, PROC(offcpu_preempted_ns),
@@ -211,6 +316,47 @@ const struct cat_metric cat_metrics[] = {
 	  PROC(migrations), .prom = "zernel_sched_migrations_total",
 	  .help = "Times the process's threads moved to another CPU.",
 	  FEED(CAT_OBJ_PROCS, 15, "migrations") },
+	/* One family: the states of enum shm_thread_state, in its order. */
+	{ .id = CAT_ID_PROC_STATE_ONCPU, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_ONCPU]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"oncpu\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 40, "state_oncpu_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_RUNQ, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_RUNQ]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"runq\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 41, "state_runq_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_INPUT, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_INPUT]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"input\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 42, "state_input_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_GPU, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_GPU]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"gpu\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 43, "state_gpu_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_COLLECTIVE, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_COLLECTIVE]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"collective\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 44, "state_collective_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_LOCK, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_LOCK]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"lock\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 45, "state_lock_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_SLEEP, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_SLEEP]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"sleep\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 46, "state_sleep_s"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_PROC_STATE_OTHER, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_OTHER]),
+	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"other\"",
+	  .help = THREAD_STATE_HELP,
+	  FEED(CAT_OBJ_PROCS, 47, "state_other_s"), .feed_fmt = CAT_FMT_S },
 	{ .id = CAT_ID_PROC_GPU_BYTES, .rows = CAT_ROWS_PROCS, .kind = CAT_GAUGE,
 	  .unit = CAT_UNIT_BYTES, .get = cat_proc_gpu_bytes,
 	  .help = "GPU memory the process holds on every GPU together, bytes.",
@@ -225,6 +371,9 @@ const struct cat_metric cat_metrics[] = {
 	  .unit = CAT_UNIT_BYTES, MEM(peak_bytes), .prom = "zernel_gpu_memory_peak_bytes",
 	  .help = "High-water mark of the GPU memory a process held on a device, bytes.",
 	  FEED(CAT_OBJ_GPU_MEM, 2, "peak_bytes") },
+	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_INFO, .prom = "zernel_gpu_memory_info",
+	  .labels = mem_info_labels, .n_labels = ARRAY_SIZE(mem_info_labels),
+	  .help = "Always 1 for each (pid, gpu_id) memory row: the GPU's UUID and modelName (NVML), the process's own CUDA device, and how gpu_id was found (only_one, pci_order, uuid, mig_parent, open_node; ordinal: not mapped, no GPU list) or why it is not known (fastest_first, no_node_list, no_pci_id, container, ambiguous, not_on_node, mig, invalid_env, unreadable, unknown)." },
 	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_COUNTER, MEM(alloc_calls),
 	  .prom = "zernel_gpu_memory_alloc_calls_total",
 	  .help = "Successful GPU memory allocations by a process on a device." },
@@ -236,6 +385,9 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "GPU memory allocations by a process on a device that returned an error." },
 
 	/* GPU devices. */
+	{ .rows = CAT_ROWS_GPUS, .kind = CAT_INFO, .prom = "zernel_gpu_info",
+	  .labels = gpu_info_labels, .n_labels = ARRAY_SIZE(gpu_info_labels),
+	  .help = "Always 1 for each GPU device: its UUID and modelName as NVML gives them (dcgm-exporter's label names; empty when not known)." },
 	{ .id = CAT_ID_GPU_TOTAL, .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
 	  .flags = CAT_F_KNOWN, GPU(total_bytes), .prom = "zernel_gpu_memory_total_bytes",
 	  .help = "Memory of a GPU device, bytes (devices whose size is known).",
@@ -301,6 +453,12 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "Run-queue delay per process (wakeup or preemption to running), seconds.",
 	  FEED(CAT_OBJ_PROCS, 10, "runq_delay"), .feed_fmt = CAT_FMT_US,
 	  .feed_parts = CAT_PART_P99, .alert = "process_sched_runqueue" },
+	{ .rows = CAT_ROWS_PROCS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
+	  PROC(lat[SHM_FAMILY_CUDA_SYNC]),
+	  .prom = "zernel_cuda_sync_latency_seconds",
+	  .prom_hist = "zernel_cuda_sync_duration_seconds",
+	  .help = "Time a process waited in CUDA stream and device synchronisation (host side, entry to return), seconds.",
+	  .alert = "process_cuda_sync" },
 
 	/* NCCL per op, all processes together. */
 	{ .id = CAT_ID_NCCL_DURATION, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_LATENCY,
@@ -311,7 +469,7 @@ const struct cat_metric cat_metrics[] = {
 	  .feed_parts = CAT_PART_P50 | CAT_PART_P99, .alert = "nccl_collective" },
 	{ .id = CAT_ID_NCCL_WAIT, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_LATENCY, OP(wait),
 	  .prom = "zernel_nccl_wait_seconds", .prom_hist = "zernel_nccl_wait_duration_seconds",
-	  .help = "From an NCCL call to the end of the next stream/device synchronisation on its thread (upper bound of GPU completion), seconds.",
+	  .help = "From an NCCL collective's launch to the return of the first host-blocking CUDA call that covered its stream (upper bound of GPU completion), all processes, seconds.",
 	  FEED(CAT_OBJ_NCCL, 5, "wait"), .feed_fmt = CAT_FMT_MS,
 	  .feed_parts = CAT_PART_P50 | CAT_PART_P99, .alert = "nccl_wait" },
 	{ .id = CAT_ID_NCCL_CALLS, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_COUNTER, OP(calls),
@@ -327,8 +485,36 @@ const struct cat_metric cat_metrics[] = {
 	  FEED(CAT_OBJ_NCCL, 3, "errors") },
 	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_INFO, .prom = "zernel_nccl_comm_info",
 	  .labels = comm_info_labels, .n_labels = ARRAY_SIZE(comm_info_labels),
-	  .help = "Always 1 for each NCCL communicator a watched process created; labels: rank, world size, communicator id, GPU (empty when unknown).",
+	  .help = "Always 1 for each rank of an NCCL communicator a watched process holds; labels: communicator (NCCL's commHash), rank, world size, GPU (empty when unknown), origin, parent.",
 	  .feed_obj = CAT_OBJ_COMMS },
+	/* Per communicator and rank: what names a straggler and a hang across nodes. */
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
+	  COMM(wait), .prom = "zernel_nccl_comm_wait_seconds",
+	  .prom_hist = "zernel_nccl_comm_wait_duration_seconds",
+	  .help = "Per communicator and rank: from a collective's launch (its call, or the ncclGroupEnd that launched it) to the return of the first host-blocking CUDA call that covered its stream, an upper bound of its GPU completion, seconds. The rank the others wait for has the shortest.",
+	  FEED(CAT_OBJ_COMMS, 7, "wait"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99 },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
+	  COMM(gap), .prom = "zernel_nccl_comm_gap_seconds",
+	  .prom_hist = "zernel_nccl_comm_gap_duration_seconds",
+	  .help = "Per communicator and rank: from a completion to its next call while none was pending, the rank's own time between collectives, seconds.",
+	  FEED(CAT_OBJ_COMMS, 8, "gap"), .feed_fmt = CAT_FMT_MS,
+	  .feed_parts = CAT_PART_P50 | CAT_PART_P99 },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_COUNTER, COMM(calls),
+	  .prom = "zernel_nccl_comm_calls_total",
+	  .help = "Collective and point-to-point calls queued on the communicator by this rank.",
+	  FEED(CAT_OBJ_COMMS, 9, "calls") },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_COUNTER, .unit = CAT_UNIT_BYTES, COMM(bytes),
+	  .prom = "zernel_nccl_comm_bytes_total",
+	  .help = "Bytes those calls were asked to move (count times datatype size)." },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_GAUGE, COMM(pending),
+	  .prom = "zernel_nccl_comm_pending",
+	  .help = "Calls queued on the communicator by this rank and not yet seen to complete.",
+	  FEED(CAT_OBJ_COMMS, 10, "pending") },
+	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_GAUGE, .unit = CAT_UNIT_NS, COMM(stalled_ns),
+	  .prom = "zernel_nccl_comm_stalled_seconds",
+	  .help = "While calls are pending: seconds since this rank last saw a collective of the communicator complete (or since calls became pending, if later); 0 when none is pending. A hang grows it without bound.",
+	  FEED(CAT_OBJ_COMMS, 11, "stalled"), .feed_fmt = CAT_FMT_S, .alert = "nccl_comm_stalled_seconds" },
 
 	/* Node-wide latencies (every sample of every watched process): feed and alerts. */
 	{ .id = CAT_ID_CUDA_LATENCY, .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY,
@@ -351,6 +537,9 @@ const struct cat_metric cat_metrics[] = {
 	  .alert = "barrier_wait" },
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_RUNQ_DELAY]),
 	  .help = "Run-queue delay of every watched process, seconds.", .alert = "sched_runqueue" },
+	{ .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY, HDR(node[SHM_FAMILY_CUDA_SYNC]),
+	  .help = "CUDA stream and device synchronisation waits of every watched process, seconds.",
+	  .alert = "cuda_sync" },
 	{ .id = CAT_ID_NCCL_ALLREDUCE, .rows = CAT_ROWS_HEADER, .kind = CAT_LATENCY,
 	  .get_latency = cat_allreduce_duration,
 	  .help = "Host-side duration of ncclAllReduce calls, all processes, seconds.",
@@ -363,7 +552,7 @@ const struct cat_metric cat_metrics[] = {
 	  .help = "Watched processes, including those past the bound of processes.",
 	  FEED(CAT_OBJ_ROOT, 13, "processes_total") },
 	{ .rows = CAT_ROWS_HEADER, .kind = CAT_GAUGE, .unit = CAT_UNIT_BOOL, .get = cat_procs_truncated,
-	  .help = "processes holds only the first 1024 watched processes.",
+	  .help = "processes holds only the top " CAT_STR(CAT_FEED_TOP_PROCS) " watched processes.",
 	  FEED(CAT_OBJ_ROOT, 14, "processes_truncated"), .feed_fmt = CAT_FMT_BOOL },
 
 	/* What the exporter knows of the collector: rendered at every scrape. */

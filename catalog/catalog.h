@@ -104,6 +104,14 @@ enum cat_shape {
 	CAT_SHAPE_MAP,		/* an object: row label -> the one entry's value */
 };
 
+/*
+ * The feed pushes the top processes only (every client, every interval);
+ * the whole table is served on request (GET /snapshot on the metrics port).
+ */
+#define CAT_FEED_TOP_PROCS	32
+#define CAT_STR_(x)		#x
+#define CAT_STR(x)		CAT_STR_(x)
+
 struct cat_obj_def {
 	const char *key;		/* in the parent; NULL for the root */
 	unsigned char parent;		/* enum cat_obj */
@@ -158,6 +166,12 @@ enum cat_id {
 	CAT_ID_PROC_CUDA_LAUNCH, CAT_ID_PROC_DATALOADER, CAT_ID_PROC_FUTEX,
 	CAT_ID_PROC_BARRIER, CAT_ID_PROC_RUNQ, CAT_ID_PROC_PREEMPTED, CAT_ID_PROC_BLOCKED,
 	CAT_ID_PROC_INVOLUNTARY, CAT_ID_PROC_VOLUNTARY, CAT_ID_PROC_MIGRATIONS,
+	CAT_ID_PROC_POD, CAT_ID_PROC_NAMESPACE, CAT_ID_PROC_CONTAINER, CAT_ID_PROC_RANK,
+	CAT_ID_PROC_LOCAL_RANK, CAT_ID_PROC_WORLD_SIZE, CAT_ID_PROC_SLURM_JOB,
+	/* in enum shm_thread_state order */
+	CAT_ID_PROC_STATE_ONCPU, CAT_ID_PROC_STATE_RUNQ, CAT_ID_PROC_STATE_INPUT,
+	CAT_ID_PROC_STATE_GPU, CAT_ID_PROC_STATE_COLLECTIVE, CAT_ID_PROC_STATE_LOCK,
+	CAT_ID_PROC_STATE_SLEEP, CAT_ID_PROC_STATE_OTHER,
 	/* nccl */
 	CAT_ID_NCCL_OP, CAT_ID_NCCL_CALLS, CAT_ID_NCCL_BYTES, CAT_ID_NCCL_ERRORS,
 	CAT_ID_NCCL_DURATION, CAT_ID_NCCL_WAIT,
@@ -329,6 +343,27 @@ int cat_label_text(const struct cat_label *l, const struct cat_input *in, const 
 		   char *buf, size_t len, int *known);
 /* A numeric label's value (CAT_L_U32, CAT_L_I32, CAT_L_GPU). */
 int64_t cat_label_int(const struct cat_label *l, const void *row);
+
+/*
+ * The workload a process row belongs to (cat_ident.c), the narrowest one
+ * known: a pod (namespace and pod), else a container (its id), else a job
+ * (the Slurm job id, else the torchelastic run id), else the node.  Texts
+ * are checked as the identity labels are.
+ */
+enum cat_workload_kind {
+	CAT_WORKLOAD_NODE = 0,
+	CAT_WORKLOAD_POD,
+	CAT_WORKLOAD_CONTAINER,
+	CAT_WORKLOAD_JOB,
+};
+
+struct cat_workload {
+	unsigned int kind;		/* enum cat_workload_kind */
+	char a[SHM_ID_RUN_ID_LEN];	/* namespace, container id or job; "" for the node */
+	char b[SHM_ID_POD_LEN];		/* the pod; "" otherwise */
+};
+
+void cat_proc_workload(const struct cat_input *in, const void *row, struct cat_workload *w);
 
 /* ---- the feed's layout (cat_feed.c) ------------------------------------- */
 

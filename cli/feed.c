@@ -32,6 +32,9 @@ static int val(struct json_object *o, enum cat_id id, unsigned int part, double 
 }
 
 /* The same, a duration in nanoseconds (the key says its unit). */
+_Static_assert(CAT_ID_PROC_STATE_OTHER - CAT_ID_PROC_STATE_ONCPU == SHM_STATE_OTHER,
+	       "catalog ids of the thread states follow enum shm_thread_state");
+
 static int dur(struct json_object *o, enum cat_id id, unsigned int part, double *ns)
 {
 	const struct cat_field *f = cat_feed_field(id, part);
@@ -89,10 +92,19 @@ static void parse_mem(struct json_object *root, struct cli_feed *f)
 		uint64_t pid, gpu, v;
 
 		if (!uint_at(e, CAT_ID_MEM_PID, UINT32_MAX, &pid) ||
-		    !uint_at(e, CAT_ID_MEM_GPU, UINT32_MAX, &gpu) ||
 		    !uint_at(e, CAT_ID_MEM_USED, INT64_MAX, &m.used_bytes)) {
 			f->rows_skipped++;
 			continue;
+		}
+		/* null: the physical GPU is not known; the row still counts for its process. */
+		if (!uint_at(e, CAT_ID_MEM_GPU, UINT32_MAX - 1, &gpu)) {
+			struct json_object *g = NULL;
+
+			if (!json_object_object_get_ex(e, cat_feed_key(CAT_ID_MEM_GPU, 0), &g) || g) {
+				f->rows_skipped++;
+				continue;
+			}
+			gpu = UINT32_MAX;
 		}
 		m.pid = (uint32_t)pid;
 		m.gpu_id = (uint32_t)gpu;
@@ -159,6 +171,9 @@ static void parse_procs(struct json_object *root, struct cli_feed *f)
 		if (uint_at(e, CAT_ID_PROC_PPID, UINT32_MAX, &v))
 			p->ppid = (uint32_t)v;
 		str_at(e, CAT_ID_PROC_COMM, p->comm, sizeof(p->comm));
+		str_at(e, CAT_ID_PROC_POD, p->pod, sizeof(p->pod));
+		str_at(e, CAT_ID_PROC_SLURM_JOB, p->slurm_job, sizeof(p->slurm_job));
+		str_at(e, CAT_ID_PROC_RANK, p->rank, sizeof(p->rank));
 		lat(e, CAT_ID_PROC_CUDA_LAUNCH, &p->launch);
 		lat(e, CAT_ID_PROC_DATALOADER, &p->dataloader);
 		lat(e, CAT_ID_PROC_FUTEX, &p->futex);
@@ -171,6 +186,10 @@ static void parse_procs(struct json_object *root, struct cli_feed *f)
 		p->voluntary_switches = num_or_unknown(e, CAT_ID_PROC_VOLUNTARY);
 		p->migrations = num_or_unknown(e, CAT_ID_PROC_MIGRATIONS);
 		p->gpu_bytes = num_or_unknown(e, CAT_ID_PROC_GPU_BYTES);
+		for (unsigned int s = 0; s < SHM_STATE_COUNT; s++) {
+			p->state_ns[s] = -1;
+			dur(e, (enum cat_id)(CAT_ID_PROC_STATE_ONCPU + s), 0, &p->state_ns[s]);
+		}
 	}
 }
 
@@ -384,4 +403,25 @@ const struct cli_proc *cli_feed_proc(const struct cli_feed *f, uint32_t pid)
 		if (f->proc[i].pid == pid)
 			return &f->proc[i];
 	return NULL;
+}
+
+static int known(const char *s)
+{
+	return s[0] && strcmp(s, "unknown") != 0;
+}
+
+/* "pod r3", "job 77 r5", "r0" or "-": where a process belongs, in one column. */
+void cli_proc_who(char *buf, size_t len, const struct cli_proc *p)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if (known(p->pod))
+		o = (size_t)snprintf(buf, len, "%s", p->pod);
+	else if (known(p->slurm_job))
+		o = (size_t)snprintf(buf, len, "job %s", p->slurm_job);
+	if (o < len && known(p->rank))
+		snprintf(buf + o, len - o, "%sr%s", o ? " " : "", p->rank);
+	if (!buf[0])
+		snprintf(buf, len, "-");
 }

@@ -55,6 +55,10 @@ struct cli_proc {
 	uint32_t pid;
 	uint32_t ppid;
 	char comm[CLI_FEED_COMM_LEN];
+	/* Who it is: "unknown" (or "") where the collector found none. */
+	char pod[CLI_FEED_NAME_LEN];
+	char slurm_job[24];
+	char rank[16];
 	struct cli_lat launch;
 	struct cli_lat dataloader;
 	struct cli_lat futex;
@@ -66,6 +70,7 @@ struct cli_proc {
 	double voluntary_switches;
 	double migrations;
 	double gpu_bytes;		/* on all GPUs */
+	double state_ns[SHM_STATE_COUNT];	/* training threads; < 0 when unknown */
 };
 
 struct cli_nccl {
@@ -143,5 +148,8 @@ const struct cli_gpu *cli_feed_gpu(const struct cli_feed *f, uint32_t gpu_id);
 
 /* Looks up a process by pid, or NULL. */
 const struct cli_proc *cli_feed_proc(const struct cli_feed *f, uint32_t pid);
+
+/* Where a process belongs, for one column: "pod r3", "job 77 r5", "r0" or "-". */
+void cli_proc_who(char *buf, size_t len, const struct cli_proc *p);
 
 #endif /* ZERNEL_CLI_FEED_H */

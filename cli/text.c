@@ -130,14 +130,16 @@ static void procs(struct sbuf *o, const struct cli_feed *f)
 	char l50[CLI_FMT_LEN], l99[CLI_FMT_LEN], dl[CLI_FMT_LEN], fx[CLI_FMT_LEN];
 	char br[CLI_FMT_LEN], rq[CLI_FMT_LEN], pre[CLI_FMT_LEN], mem[CLI_FMT_LEN];
 
-	sbuf_puts(o, "\nPROCESSES\n      pid     ppid  comm              gpu mem    launch p50"
+	sbuf_puts(o, "\nPROCESSES\n      pid     ppid  comm              pod/rank                  gpu mem    launch p50"
 		     "  launch p99  launches  dl p99    futex p99  barrier p99  runq p99"
 		     "  preempted  invol  migr\n");
 	for (size_t i = 0; i < f->n_proc; i++) {
 		const struct cli_proc *p = &f->proc[i];
+		char who[CLI_FEED_NAME_LEN + 32];
 
-		sbuf_printf(o, "  %7u  %7u  %-16s  %-9s  %-10s  %-10s  %8.0f  %-8s  %-9s  %-11s  %-8s  %-9s  %5.0f  %4.0f\n",
-			       p->pid, p->ppid, p->comm[0] ? p->comm : "-",
+		cli_proc_who(who, sizeof(who), p);
+		sbuf_printf(o, "  %7u  %7u  %-16s  %-24.24s  %-9s  %-10s  %-10s  %8.0f  %-8s  %-9s  %-11s  %-8s  %-9s  %5.0f  %4.0f\n",
+			       p->pid, p->ppid, p->comm[0] ? p->comm : "-", who,
 			       cli_fmt_bytes(mem, sizeof(mem), p->gpu_bytes),
 			       cli_fmt_dur(l50, sizeof(l50), p->launch.p50_ns),
 			       cli_fmt_dur(l99, sizeof(l99), p->launch.p99_ns),

@@ -397,6 +397,31 @@ static void dataloader(struct frame *fr, const struct cli_feed *f)
 	trend(fr, l, &fr->v->dataloader_p99);
 }
 
+/* Where the training threads' time went, every process together. */
+static void threads(struct frame *fr, const struct cli_feed *f)
+{
+	static const char *const names[SHM_STATE_COUNT] = {
+		"cpu", "runq", "input", "gpu", "coll", "lock", "sleep", "other",
+	};
+	double sum[SHM_STATE_COUNT] = { 0 }, total = 0;
+	struct cli_line *l;
+
+	for (size_t i = 0; i < f->n_proc; i++)
+		for (unsigned int s = 0; s < SHM_STATE_COUNT; s++)
+			sum[s] += f->proc[i].state_ns[s] > 0 ? f->proc[i].state_ns[s] : 0;
+	for (unsigned int s = 0; s < SHM_STATE_COUNT; s++)
+		total += sum[s];
+	l = ln_new(fr, P_HIGH);
+	label(fr, l, "Train threads");
+	if (total <= 0) {
+		ln_printf(fr, l, "-");
+		return;
+	}
+	for (unsigned int s = 0; s < SHM_STATE_COUNT; s++)
+		ln_printf(fr, l, "%s %.0f%%%s", names[s], 100.0 * sum[s] / total,
+			  s + 1 < SHM_STATE_COUNT ? "  " : "");
+}
+
 static void sched(struct frame *fr, const struct cli_feed *f)
 {
 	char a[CLI_FMT_LEN], b[CLI_FMT_LEN], c[CLI_FMT_LEN], d[CLI_FMT_LEN];
@@ -422,6 +447,7 @@ static void sched(struct frame *fr, const struct cli_feed *f)
 		  cli_fmt_dur(a, sizeof(a), rq ? rq->runq.p99_ns : -1),
 		  cli_fmt_dur(b, sizeof(b), preempted), cli_fmt_count(c, sizeof(c), invol),
 		  cli_fmt_count(d, sizeof(d), migr));
+	threads(fr, f);
 	l = ln_new(fr, P_HIGH);
 	label(fr, l, "Sync waits");
 	ln_printf(fr, l, "futex p99 %-9s barrier p99 %-9s",
@@ -430,6 +456,7 @@ static void sched(struct frame *fr, const struct cli_feed *f)
 	if (fx)
 		ln_printf(fr, l, " (worst futex: pid %u %s)", fx->pid, fx->comm);
 }
+
 
 static void processes(struct frame *fr, const struct cli_feed *f)
 {
@@ -441,13 +468,16 @@ static void processes(struct frame *fr, const struct cli_feed *f)
 		return;
 	l = ln_new(fr, P_LOW);
 	ln_style(fr, l, "1;36");
-	ln_printf(fr, l, " %-8s %-15s %-9s %-9s %-9s %-9s %-9s %s", "pid", "comm", "gpu mem",
-		  "launch99", "dl p99", "futex99", "runq99", "preempted");
+	ln_printf(fr, l, " %-8s %-15s %-18s %-9s %-9s %-9s %-9s %-9s %s", "pid", "comm",
+		  "pod/rank", "gpu mem", "launch99", "dl p99", "futex99", "runq99", "preempted");
 	for (size_t i = 0; i < f->n_proc; i++) {
 		const struct cli_proc *p = &f->proc[i];
+		char who[CLI_FEED_NAME_LEN + 32];
 
 		l = ln_new(fr, P_LOW);
-		ln_printf(fr, l, " %-8u %-15.15s %-9s %-9s %-9s %-9s %-9s %s", p->pid, p->comm,
+		cli_proc_who(who, sizeof(who), p);
+		ln_printf(fr, l, " %-8u %-15.15s %-18.18s %-9s %-9s %-9s %-9s %-9s %s", p->pid, p->comm,
+			  who,
 			  cli_fmt_bytes(m, sizeof(m), p->gpu_bytes),
 			  cli_fmt_dur(l99, sizeof(l99), p->launch.p99_ns),
 			  cli_fmt_dur(dl, sizeof(dl), p->dataloader.p99_ns),

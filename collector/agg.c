@@ -6,6 +6,7 @@
  * never on the number of events.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,12 +38,13 @@ struct agg *agg_new(const struct agg_opts *opts)
 	a->procs = calloc(cap->procs, sizeof(*a->procs));
 	a->mem = calloc(cap->gpu_mem, sizeof(*a->mem));
 	a->gpus = calloc(cap->gpus, sizeof(*a->gpus));
-	a->comms = calloc(cap->nccl_comms, sizeof(*a->comms));
 	a->stage_procs = calloc(cap->procs, sizeof(*a->stage_procs));
+	a->stage_ids = calloc(cap->procs, sizeof(*a->stage_ids));
 	a->stage_mem = calloc(cap->gpu_mem, sizeof(*a->stage_mem));
 	a->stage_gpus = calloc(cap->gpus, sizeof(*a->stage_gpus));
-	if (!a->procs || !a->mem || !a->gpus || !a->comms ||
-	    !a->stage_procs || !a->stage_mem || !a->stage_gpus)
+	if (!a->procs || !a->mem || !a->gpus ||
+	    !a->stage_procs || !a->stage_ids || !a->stage_mem || !a->stage_gpus ||
+	    agg_nccl_init(a) < 0)
 		goto fail;
 
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
@@ -82,13 +84,14 @@ void agg_free(struct agg *a)
 			latency_destroy(&a->nccl[op].wait);
 		}
 	}
+	agg_nccl_destroy(a);
 	keyindex_destroy(&a->proc_idx);
 	keyindex_destroy(&a->mem_idx);
 	free(a->procs);
 	free(a->mem);
 	free(a->gpus);
-	free(a->comms);
 	free(a->stage_procs);
+	free(a->stage_ids);
 	free(a->stage_mem);
 	free(a->stage_gpus);
 	free(a);
@@ -148,6 +151,38 @@ int agg_proc_is_watched(const struct agg *a, uint32_t pid)
 	return proc_get(a, pid) != NULL;
 }
 
+int agg_proc_start_time(const struct agg *a, uint32_t pid, uint64_t *start_ns)
+{
+	const struct agg_proc *p = proc_get(a, pid);
+
+	if (!p)
+		return -ENOENT;
+	*start_ns = p->start_time_ns;
+	return 0;
+}
+
+int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity *id,
+			  uint64_t now_ns)
+{
+	struct agg_proc *p = proc_get(a, pid);
+
+	if (!p)
+		return -ENOENT;
+	p->id = *id;
+	p->id.pid = pid;
+	p->id.flags = (id->flags | SHM_ID_F_READ) & SHM_ID_F_ALL_BITS;
+	p->id.reserved0 = 0;
+	p->id_set_ns = now_ns ? now_ns : 1;
+	return 0;
+}
+
+uint64_t agg_proc_identity_time(const struct agg *a, uint32_t pid)
+{
+	const struct agg_proc *p = proc_get(a, pid);
+
+	return p ? p->id_set_ns : 0;
+}
+
 int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid)
 {
 	/* Slots stay put while they live: evicting one behind us moves none. */
@@ -165,8 +200,6 @@ int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid)
 void agg_proc_exit(struct agg *a, uint32_t pid)
 {
 	int32_t s = keyindex_find(&a->proc_idx, pid, 0);
-	uint32_t i;
-
 	if (s < 0)
 		return;
 	proc_release(&a->procs[s]);
@@ -177,12 +210,7 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 	for (uint32_t m = 0; m < keyindex_top(&a->mem_idx); m++)
 		if (keyindex_live(&a->mem_idx, m) && a->mem[m].pid == pid)
 			keyindex_remove(&a->mem_idx, (int32_t)m);
-	for (i = 0; i < a->n_comms;) {
-		if (a->comms[i].pid == pid)
-			a->comms[i] = a->comms[--a->n_comms];
-		else
-			i++;
-	}
+	agg_nccl_proc_exit(a, pid);
 }
 
 /* The process's latency window for family, or NULL with *err saying why. */
@@ -228,6 +256,19 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 	err2 = latency_record_batch(&a->node[family], now_ns, hist_counts, prom_counts, count,
 				    sum_ns, max_ns);
 	return err ? err : err2;
+}
+
+int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, uint64_t ns)
+{
+	struct agg_proc *p;
+
+	if ((unsigned int)state >= SHM_STATE_COUNT)
+		return -EINVAL;
+	p = proc_get(a, pid);
+	if (!p)
+		return -ENOENT;
+	p->thread_state_ns[state] += ns;
+	return 0;
 }
 
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary)
@@ -298,9 +339,46 @@ static struct shm_gpu_mem *mem_get(struct agg *a, uint32_t pid, uint32_t gpu,
 	memset(&a->mem[s], 0, sizeof(a->mem[s]));
 	a->mem[s].pid = pid;
 	a->mem[s].gpu_id = gpu;
+	a->mem[s].cuda_device = gpu & ~AGG_GPU_UNMAPPED;
+	a->mem[s].gpu_map = SHM_GPU_MAP_ORDINAL;
 	/* A device seen through memory is a device of this node. */
-	gpu_get(a, gpu, 1);
+	if (!(gpu & AGG_GPU_UNMAPPED))
+		gpu_get(a, gpu, 1);
 	return &a->mem[s];
+}
+
+int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_device,
+		   uint32_t gpu_map)
+{
+	int err;
+	struct shm_gpu_mem *m;
+
+	if (gpu_map >= SHM_GPU_MAP_COUNT ||
+	    shm_gpu_map_resolved(gpu_map) == !!(gpu & AGG_GPU_UNMAPPED))
+		return -EINVAL;
+	m = mem_get(a, pid, gpu, &err);
+	if (!m)
+		return err;
+	m->cuda_device = cuda_device;
+	m->gpu_map = gpu_map;
+	return 0;
+}
+
+int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *model_name)
+{
+	struct shm_gpu *g;
+
+	if (gpu & AGG_GPU_UNMAPPED)
+		return -EINVAL;
+	g = gpu_get(a, gpu, 1);
+	if (!g)
+		return -ENOSPC;
+	/* Zero-padded, as the segment's readers check. */
+	if (uuid)
+		strncpy(g->uuid, uuid, sizeof(g->uuid) - 1);
+	if (model_name)
+		strncpy(g->model_name, model_name, sizeof(g->model_name) - 1);
+	return 0;
 }
 
 int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes)
@@ -384,34 +462,6 @@ void agg_nccl_wait(struct agg *a, enum shm_nccl_op_kind op, uint64_t wait_ns,
 	latency_record(&a->nccl[op].wait, now_ns, wait_ns);
 }
 
-int agg_nccl_comm(struct agg *a, uint32_t pid, int32_t rank, int32_t nranks,
-		  uint32_t gpu, uint64_t comm_id)
-{
-	struct shm_nccl_comm *c = NULL;
-
-	if (!proc_get(a, pid))
-		return -ENOENT;
-	for (uint32_t i = 0; i < a->n_comms; i++) {
-		if (a->comms[i].pid == pid && a->comms[i].comm_id == comm_id) {
-			c = &a->comms[i];
-			break;
-		}
-	}
-	if (!c) {
-		if (a->n_comms >= a->opts.cap.nccl_comms) {
-			a->overflows[SHM_TABLE_NCCL_COMMS]++;
-			return -ENOSPC;
-		}
-		c = &a->comms[a->n_comms++];
-	}
-	c->pid = pid;
-	c->rank = rank;
-	c->nranks = nranks;
-	c->gpu_id = gpu;
-	c->comm_id = comm_id;
-	return 0;
-}
-
 /* ---------------------------------------------------------------------- */
 /* Self-telemetry */
 
@@ -425,8 +475,16 @@ void agg_count_dropped(struct agg *a, uint64_t n)
 	a->stats.events_dropped += n;
 }
 
-void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached)
+void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed)
 {
+	a->stats.entry_points_checked = checked;
+	a->stats.entry_points_bypassed = bypassed;
+}
+
+void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
+		    uint64_t refused)
+{
+	a->stats.probes_refused = refused;
 	a->stats.probes_attached = probes_attached;
 	a->stats.libraries_attached = libraries_attached;
 }

@@ -38,6 +38,8 @@ void agg_free(struct agg *a);
 int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
 		   const char *comm, uint64_t start_time_ns);
 int agg_proc_is_watched(const struct agg *a, uint32_t pid);
+/* pid's start time as known (0: unknown), or -ENOENT when it is not watched. */
+int agg_proc_start_time(const struct agg *a, uint32_t pid, uint64_t *start_ns);
 void agg_proc_exit(struct agg *a, uint32_t pid);
 /*
  * Walks the watched processes, the collector's one watched set: start
@@ -45,6 +47,16 @@ void agg_proc_exit(struct agg *a, uint32_t pid);
  * process just returned may be evicted before the next call.
  */
 int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid);
+
+/*
+ * Who a watched process is (struct shm_identity; its pid and reserved
+ * fields are set here).  -ENOENT when pid is not watched.  The time it was
+ * last set (now_ns), 0 when never or not watched, tells the caller when
+ * to read it again.
+ */
+int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity *id,
+			  uint64_t now_ns);
+uint64_t agg_proc_identity_time(const struct agg *a, uint32_t pid);
 
 /*
  * One latency sample of a watched process; it also counts in the node-wide
@@ -62,14 +74,28 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 		      const uint64_t *hist_counts, const uint64_t *prom_counts,
 		      uint64_t count, uint64_t sum_ns, uint64_t max_ns);
 
+/* ns more of a training thread of pid in state (enum shm_thread_state). */
+int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, uint64_t ns);
+
 /* Scheduler counters: one context switch off CPU for off_ns. */
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary);
 int agg_migration(struct agg *a, uint32_t pid);
 
-/* GPU memory per (pid, gpu); frees never take used below zero. */
+/*
+ * GPU memory per (pid, gpu); frees never take used below zero.  gpu is the
+ * physical GPU's index, or AGG_GPU_UNMAPPED | the process's CUDA ordinal
+ * when its physical GPU is not known (published with gpu_id
+ * SHM_GPU_UNKNOWN).  A row is created with cuda_device = gpu and gpu_map
+ * "ordinal" unless agg_gpu_mapped said otherwise.
+ */
+#define AGG_GPU_UNMAPPED	0x80000000u
+int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_device,
+		   uint32_t gpu_map);
 int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_free(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_alloc_failed(struct agg *a, uint32_t pid, uint32_t gpu);
+/* What NVML says a GPU is: UUID and model name (NULL: unchanged). */
+int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *model_name);
 /* Device total memory; source is SHM_TOTAL_*. */
 int agg_gpu_total(struct agg *a, uint32_t gpu, uint64_t total_bytes, uint32_t source);
 
@@ -78,13 +104,54 @@ void agg_nccl_call(struct agg *a, enum shm_nccl_op_kind op, uint64_t bytes,
 		   uint64_t duration_ns, int failed, uint64_t now_ns);
 void agg_nccl_wait(struct agg *a, enum shm_nccl_op_kind op, uint64_t wait_ns,
 		   uint64_t now_ns);
-int agg_nccl_comm(struct agg *a, uint32_t pid, int32_t rank, int32_t nranks,
-		  uint32_t gpu, uint64_t comm_id);
+
+/*
+ * NCCL communicators, one row per (pid, ncclComm_t handle): one rank each
+ * (collector/agg_nccl.c).  A communicator call that returned says how it
+ * was made; its comm_id follows NCCL's commHash rules (nccl_hash.h).
+ */
+struct agg_comm_made {
+	uint32_t origin;		/* enum shm_nccl_origin */
+	uint64_t handle;		/* the new ncclComm_t; 0: a split that made none here */
+	uint64_t parent;		/* split, shrink: the parent's ncclComm_t */
+	int32_t rank;			/* -1: not known (yet) */
+	int32_t nranks;
+	int32_t color;			/* split */
+	uint32_t gpu;			/* UINT32_MAX: unknown */
+	const uint8_t *id;		/* the 128-byte ncclUniqueId, or NULL when unreadable */
+};
+int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *m);
+/* NCCL's own rank and size of a communicator (libnccl's commAlloc). */
+int agg_nccl_comm_size(struct agg *a, uint32_t pid, uint64_t handle, int32_t rank,
+		       int32_t nranks);
+/*
+ * A call queued on a communicator at call_ns: counted, and a gap sample
+ * when none was pending.  -ENOENT when the communicator is unknown.
+ */
+int agg_nccl_comm_call(struct agg *a, uint32_t pid, uint64_t handle, uint64_t bytes,
+		       uint64_t call_ns);
+/* A queued call completed (done_ns > 0: its wait is done_ns - start_ns) or was given up (0). */
+void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t start_ns,
+			uint64_t done_ns);
+/* Calls and waits that could not be followed, per reason (shm_stats.nccl_*). */
+enum agg_nccl_loss {
+	AGG_NCCL_ID_UNREADABLE = 0,
+	AGG_NCCL_UNKNOWN_COMM,
+	AGG_NCCL_BAD_ARGS,
+	AGG_NCCL_CAPTURED,
+	AGG_NCCL_PENDING_DROPPED,
+	AGG_NCCL_PENDING_EXPIRED,
+	AGG_NCCL_STATE_EVICTED,
+};
+void agg_nccl_count(struct agg *a, enum agg_nccl_loss why, uint64_t n);
 
 /* Self-telemetry. */
 void agg_count_events(struct agg *a, uint64_t n);
 void agg_count_dropped(struct agg *a, uint64_t n);
-void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached);
+/* The coverage check's figures (collector/coverage.h). */
+void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed);
+void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
+		    uint64_t refused);
 
 /*
  * Writes the whole state into the segment under the seqlock, stamping the

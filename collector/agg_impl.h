@@ -25,6 +25,9 @@ struct agg_proc {
 	uint64_t involuntary_switches;
 	uint64_t voluntary_switches;
 	uint64_t migrations;
+	struct shm_identity id;		/* pid 0 until first set */
+	uint64_t id_set_ns;		/* when it was last set; 0 never */
+	uint64_t thread_state_ns[SHM_STATE_COUNT];	/* training threads' */
 };
 
 struct agg_nccl {
@@ -33,6 +36,18 @@ struct agg_nccl {
 	uint64_t errors;
 	struct latency_series duration;
 	struct latency_series wait;
+};
+
+/* One rank of one NCCL communicator (agg_nccl.c). */
+struct agg_comm {
+	struct shm_nccl_comm row;	/* published as it is, but wait, gap, stalled_ns */
+	uint64_t handle;		/* the ncclComm_t */
+	int32_t splits;			/* NCCL's splitCount of this communicator */
+	int32_t made;			/* its communicator call returned */
+	uint64_t last_done_ns;		/* last completion; 0: none */
+	uint64_t pending_since_ns;	/* when pending went above 0 */
+	struct latency_series wait;
+	struct latency_series gap;
 };
 
 struct agg {
@@ -48,8 +63,9 @@ struct agg {
 	/* GPUs and comms are few and change rarely: plain arrays. */
 	struct shm_gpu *gpus;
 	uint32_t n_gpus;
-	struct shm_nccl_comm *comms;
-	uint32_t n_comms;
+	struct keyindex comm_idx;	/* key: pid, ncclComm_t */
+	struct agg_comm *comms;		/* per slot */
+	uint64_t init_all_id;		/* comm_id of the last ncclCommInitAll's rank 0 */
 
 	struct agg_nccl nccl[SHM_NCCL_OP_COUNT];
 	struct latency_series node[SHM_FAMILY_COUNT];
@@ -59,11 +75,19 @@ struct agg {
 
 	/* Rows prepared outside the seqlock, then copied in one go. */
 	struct shm_proc *stage_procs;
+	struct shm_identity *stage_ids;	/* row i for stage_procs row i */
 	struct shm_gpu_mem *stage_mem;
 	struct shm_gpu *stage_gpus;
+	struct shm_nccl_comm *stage_comms;
 	struct shm_nccl_op stage_nccl[SHM_NCCL_OP_COUNT];
 	struct shm_latency stage_node[SHM_FAMILY_COUNT];
 	uint32_t published[SHM_TABLE_COUNT];	/* counts of the last publish */
 };
+
+/* agg_nccl.c, for agg.c and agg_publish.c */
+int agg_nccl_init(struct agg *a);
+void agg_nccl_destroy(struct agg *a);
+void agg_nccl_proc_exit(struct agg *a, uint32_t pid);
+uint32_t agg_nccl_stage(struct agg *a, uint64_t now_ns);
 
 #endif /* ZERNEL_AGG_IMPL_H */

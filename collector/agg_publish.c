@@ -9,6 +9,18 @@
 #include "collector/agg_impl.h"
 #include "common/util.h"
 
+/* The identity row of a process: all unknown until it was read. */
+static void stage_identity(struct shm_identity *r, const struct agg_proc *p)
+{
+	if (p->id_set_ns) {
+		*r = p->id;
+		return;
+	}
+	memset(r, 0, sizeof(*r));
+	r->pid = p->pid;
+	r->rank = r->local_rank = r->world_size = r->group_rank = -1;
+}
+
 static uint32_t stage_procs(struct agg *a, uint64_t now_ns)
 {
 	uint32_t n = 0;
@@ -32,6 +44,8 @@ static uint32_t stage_procs(struct agg *a, uint64_t now_ns)
 		r->involuntary_switches = p->involuntary_switches;
 		r->voluntary_switches = p->voluntary_switches;
 		r->migrations = p->migrations;
+		stage_identity(&a->stage_ids[n], p);
+		memcpy(r->thread_state_ns, p->thread_state_ns, sizeof(r->thread_state_ns));
 		n++;
 	}
 	return n;
@@ -52,7 +66,12 @@ static uint32_t stage_mem_and_gpus(struct agg *a)
 
 		if (!keyindex_live(&a->mem_idx, s))
 			continue;
-		a->stage_mem[n++] = *m;
+		a->stage_mem[n] = *m;
+		if (m->gpu_id & AGG_GPU_UNMAPPED) {
+			a->stage_mem[n++].gpu_id = SHM_GPU_UNKNOWN;
+			continue;	/* on no GPU we could name */
+		}
+		n++;
 		for (uint32_t g = 0; g < a->n_gpus; g++) {
 			struct shm_gpu *sg = &a->stage_gpus[g];
 
@@ -90,13 +109,15 @@ static void stage_nccl(struct agg *a, uint64_t now_ns)
 static void put_table(struct agg *a, struct shm_writer *w, enum shm_table_id id,
 		      const void *rows, uint32_t n, size_t entry_size)
 {
-	struct shm_table *t = &w->base->h.table[id];
+	/* Places from the writer's own layout: the segment itself is never read. */
+	const struct shm_table *t = shm_writer_layout(w, id);
 	uint8_t *dst = shm_writer_table(w, id);
-	uint32_t cap = t->capacity, prev = a->published[id];
+	uint32_t cap, prev = a->published[id];
 	uint64_t refused = 0;
 
-	if (!dst || t->entry_size != entry_size)
+	if (!dst || !t || t->entry_size != entry_size)
 		return;
+	cap = t->capacity;
 	if (n > cap) {
 		refused = n - cap;
 		n = cap;
@@ -106,8 +127,7 @@ static void put_table(struct agg *a, struct shm_writer *w, enum shm_table_id id,
 		prev = cap;
 	if (prev > n)
 		memset(dst + (size_t)n * entry_size, 0, (size_t)(prev - n) * entry_size);
-	t->count = n;
-	t->overflows = a->overflows[id] + refused;
+	shm_writer_set_count(w, id, n, a->overflows[id] + refused);
 	a->published[id] = n;
 }
 
@@ -116,23 +136,25 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 {
 	struct shm_header_fields *h = &w->base->h;
 	uint64_t t0 = now_mono_ns();
-	uint32_t n_procs, n_mem;
+	uint32_t n_procs, n_mem, n_comms;
 
 	/* Everything costly (quantiles above all) happens before begin. */
 	n_procs = stage_procs(a, mono_ns);
 	n_mem = stage_mem_and_gpus(a);
 	stage_nccl(a, mono_ns);
+	n_comms = agg_nccl_stage(a, mono_ns);
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
 		latency_export(&a->node[f], mono_ns, &a->stage_node[f]);
 	a->stats.publishes++;
 
 	shm_writer_begin(w);
 	put_table(a, w, SHM_TABLE_PROCS, a->stage_procs, n_procs, sizeof(struct shm_proc));
+	put_table(a, w, SHM_TABLE_IDENTITY, a->stage_ids, n_procs, sizeof(struct shm_identity));
 	put_table(a, w, SHM_TABLE_GPU_MEM, a->stage_mem, n_mem, sizeof(struct shm_gpu_mem));
 	put_table(a, w, SHM_TABLE_GPUS, a->stage_gpus, a->n_gpus, sizeof(struct shm_gpu));
 	put_table(a, w, SHM_TABLE_NCCL_OPS, a->stage_nccl, SHM_NCCL_OP_COUNT,
 		  sizeof(struct shm_nccl_op));
-	put_table(a, w, SHM_TABLE_NCCL_COMMS, a->comms, a->n_comms,
+	put_table(a, w, SHM_TABLE_NCCL_COMMS, a->stage_comms, n_comms,
 		  sizeof(struct shm_nccl_comm));
 	memcpy(h->node, a->stage_node, sizeof(h->node));
 	h->heartbeat_mono_ns = mono_ns;

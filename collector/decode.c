@@ -12,10 +12,13 @@
 #include "bpf/probe_abi.h"
 #include "collector/decode.h"
 #include "collector/memtrack.h"
+#include "collector/nccl_hash.h"
+#include "collector/nccl_track.h"
 #include "common/log.h"
 
 _Static_assert(ZEV_GPU_UNKNOWN == UINT32_MAX, "unknown device as shm_nccl_comm has it");
 _Static_assert(SHM_COMM_LEN == 16, "the kernel's TASK_COMM_LEN");
+_Static_assert(ZN_ID_BYTES == NCCL_HASH_ID_BYTES, "one ncclUniqueId size");
 
 static int dec_watch(struct decode *d, const void *rec)
 {
@@ -24,10 +27,25 @@ static int dec_watch(struct decode *d, const void *rec)
 
 	memcpy(comm, e->comm, SHM_COMM_LEN);
 	comm[SHM_COMM_LEN] = '\0';
-	/* A full table is counted by the aggregation. */
-	agg_proc_watch(d->agg, e->hdr.pid, e->ppid, e->reasons & SHM_WATCH_ALL_BITS, comm,
-		       e->start_ns);
+	decode_proc_seen(d, e->hdr.pid, e->ppid, e->reasons & SHM_WATCH_ALL_BITS, comm, e->start_ns,
+			 (e->reasons & ZEV_WATCH_F_EXEC) != 0);
 	return 0;
+}
+
+void decode_proc_seen(struct decode *d, uint32_t pid, uint32_t ppid, uint32_t reasons,
+		      const char *comm, uint64_t start_ns, int is_exec)
+{
+	uint64_t known = 0;
+	int watched = agg_proc_start_time(d->agg, pid, &known) == 0;
+
+	if (watched && (is_exec || (start_ns && known && known != start_ns))) {
+		if (d->ops.proc_reset)
+			d->ops.proc_reset(d->ops.ctx, pid);
+		memtrack_evict_pid(d->mem, pid);
+		agg_proc_exit(d->agg, pid);
+	}
+	/* A full table is counted by the aggregation. */
+	agg_proc_watch(d->agg, pid, ppid, reasons, comm, start_ns);
 }
 
 static int dec_exit(struct decode *d, const void *rec)
@@ -40,16 +58,36 @@ static int dec_exit(struct decode *d, const void *rec)
 	return 0;
 }
 
+/*
+ * The aggregation's key of pid's CUDA device ordinal: the physical GPU, or
+ * the ordinal marked unmapped; the row is told how.  Allocations keep the
+ * key, so a free lands where its allocation did.
+ */
+static uint32_t gpu_key(struct decode *d, uint32_t pid, uint32_t ordinal)
+{
+	uint32_t gpu = ordinal, how = SHM_GPU_MAP_ORDINAL;
+
+	if (!d->ops.gpu_of)
+		return ordinal;
+	how = d->ops.gpu_of(d->ops.ctx, pid, ordinal, &gpu);
+	if (!shm_gpu_map_resolved(how) || gpu & AGG_GPU_UNMAPPED)
+		gpu = AGG_GPU_UNMAPPED | (ordinal & ~AGG_GPU_UNMAPPED);
+	if (how != SHM_GPU_MAP_ORDINAL || gpu != ordinal)
+		agg_gpu_mapped(d->agg, pid, gpu, ordinal, how);
+	return gpu;
+}
+
 static int dec_mem_alloc(struct decode *d, const void *rec)
 {
 	const struct zev_mem_alloc *e = rec;
-	uint32_t old_gpu;
+	uint32_t old_gpu, gpu;
 	uint64_t old_bytes;
 	int r;
 
 	if (e->space > ZMEM_SPACE_VMM)
 		return -EINVAL;
-	r = memtrack_add(d->mem, e->hdr.pid, e->space, e->addr, e->gpu, e->bytes, &old_gpu,
+	gpu = gpu_key(d, e->hdr.pid, e->gpu);
+	r = memtrack_add(d->mem, e->hdr.pid, e->space, e->addr, gpu, e->bytes, &old_gpu,
 			 &old_bytes);
 	if (r == 1) {
 		/* Its free went unseen (an unprobed path): it is gone now. */
@@ -58,7 +96,7 @@ static int dec_mem_alloc(struct decode *d, const void *rec)
 		/* Untracked: counted, but its free will not subtract. */
 		agg_count_dropped(d->agg, 1);
 	}
-	agg_gpu_alloc(d->agg, e->hdr.pid, e->gpu, e->bytes);
+	agg_gpu_alloc(d->agg, e->hdr.pid, gpu, e->bytes);
 	return 0;
 }
 
@@ -81,7 +119,7 @@ static int dec_mem_fail(struct decode *d, const void *rec)
 {
 	const struct zev_mem_fail *e = rec;
 
-	agg_gpu_alloc_failed(d->agg, e->hdr.pid, e->gpu);
+	agg_gpu_alloc_failed(d->agg, e->hdr.pid, gpu_key(d, e->hdr.pid, e->gpu));
 	return 0;
 }
 
@@ -95,14 +133,21 @@ static int dec_latency(struct decode *d, const void *rec)
 	return 0;
 }
 
+#define NCCL_IN_PROGRESS	7	/* ncclInProgress: queued by a non-blocking communicator */
+
 static int dec_nccl_call(struct decode *d, const void *rec)
 {
 	const struct zev_nccl_call *e = rec;
+	int queued = e->ret == 0 || e->ret == NCCL_IN_PROGRESS;
 
 	if (e->op >= SHM_NCCL_OP_COUNT)
 		return -EINVAL;
-	agg_nccl_call(d->agg, (enum shm_nccl_op_kind)e->op, e->bytes, e->ns, e->ret != 0,
+	if (e->flags & (ZN_CALL_BAD_DTYPE | ZN_CALL_BAD_COUNT))
+		agg_nccl_count(d->agg, AGG_NCCL_BAD_ARGS, 1);
+	agg_nccl_call(d->agg, (enum shm_nccl_op_kind)e->op, e->bytes, e->ns, !queued,
 		      e->hdr.ts_ns);
+	if (queued && agg_proc_is_watched(d->agg, e->hdr.pid))
+		nccltrack_call(d->nccl, e);
 	return 0;
 }
 
@@ -119,20 +164,93 @@ static int dec_nccl_wait(struct decode *d, const void *rec)
 static int dec_nccl_comm(struct decode *d, const void *rec)
 {
 	const struct zev_nccl_comm *e = rec;
+	struct agg_comm_made m = {
+		.origin = e->origin, .handle = e->comm, .parent = e->parent, .rank = e->rank,
+		.nranks = e->nranks, .color = e->color, .gpu = e->gpu,
+		.id = e->id_ok ? e->id : NULL,
+	};
 
-	agg_nccl_comm(d->agg, e->hdr.pid, e->rank, e->nranks, e->gpu, e->comm);
+	if (e->origin >= SHM_NCCL_ORIGIN_COUNT)
+		return -EINVAL;
+	/* The communicator's physical GPU, when its ordinal maps to one. */
+	if (m.gpu != ZEV_GPU_UNKNOWN && d->ops.gpu_of &&
+	    !shm_gpu_map_resolved(d->ops.gpu_of(d->ops.ctx, e->hdr.pid, e->gpu, &m.gpu)))
+		m.gpu = ZEV_GPU_UNKNOWN;
+	agg_nccl_comm_made(d->agg, e->hdr.pid, &m);
 	return 0;
 }
 
-/* One context switch, counted once its off-CPU time is known. */
+static int dec_nccl_alloc(struct decode *d, const void *rec)
+{
+	const struct zev_nccl_alloc *e = rec;
+
+	agg_nccl_comm_size(d->agg, e->hdr.pid, e->comm, e->rank, e->nranks);
+	return 0;
+}
+
+static int dec_nccl_group(struct decode *d, const void *rec)
+{
+	nccltrack_group(d->nccl, rec);
+	return 0;
+}
+
+static int dec_cuda_sync(struct decode *d, const void *rec)
+{
+	const struct zev_cuda_sync *e = rec;
+
+	if (e->kind >= ZN_SYNC_KIND_COUNT)
+		return -EINVAL;
+	nccltrack_sync(d->nccl, e);
+	return 0;
+}
+
+static int dec_cuda_order(struct decode *d, const void *rec)
+{
+	const struct zev_cuda_order *e = rec;
+
+	if (e->kind >= ZN_ORDER_KIND_COUNT)
+		return -EINVAL;
+	nccltrack_order(d->nccl, e);
+	return 0;
+}
+
+/*
+ * One context switch, counted once its off-CPU time is known; its thread
+ * states when it is a training thread; a futex wait when it blocked in one.
+ */
 static int dec_sched_switch(struct decode *d, const void *rec)
 {
 	const struct zev_sched_switch *e = rec;
+	uint32_t pid = e->hdr.pid;
 
+	if ((e->flags & ZS_SW_BLOCKED) &&
+	    (e->blocked_state >= SHM_STATE_COUNT || e->blocked_state <= SHM_STATE_RUNQ))
+		return -EINVAL;
 	if (e->flags & ZS_SW_OFFCPU)
-		agg_offcpu(d->agg, e->hdr.pid, e->offcpu_ns, (e->flags & ZS_SW_INVOLUNTARY) != 0);
+		agg_offcpu(d->agg, pid, e->offcpu_ns, (e->flags & ZS_SW_INVOLUNTARY) != 0);
 	if (e->flags & ZS_SW_RUNQ)
-		agg_latency(d->agg, e->hdr.pid, SHM_FAMILY_RUNQ_DELAY, e->hdr.ts_ns, e->runq_ns);
+		agg_latency(d->agg, pid, SHM_FAMILY_RUNQ_DELAY, e->hdr.ts_ns, e->runq_ns);
+	if ((e->flags & (ZS_SW_BLOCKED | ZS_SW_FUTEX)) == (ZS_SW_BLOCKED | ZS_SW_FUTEX))
+		agg_latency(d->agg, pid, SHM_FAMILY_FUTEX_WAIT, e->hdr.ts_ns, e->blocked_ns);
+	if (!(e->flags & ZS_SW_TRAINING))
+		return 0;
+	if (e->flags & ZS_SW_ONCPU)
+		agg_thread_state(d->agg, pid, SHM_STATE_ONCPU, e->oncpu_ns);
+	if (e->flags & ZS_SW_BLOCKED)
+		agg_thread_state(d->agg, pid, (enum shm_thread_state)e->blocked_state,
+				 e->blocked_ns);
+	if (e->flags & ZS_SW_RUNQ)
+		agg_thread_state(d->agg, pid, SHM_STATE_RUNQ, e->runq_ns);
+	return 0;
+}
+
+/* A thread's last time on a CPU, before it exited. */
+static int dec_thread_exit(struct decode *d, const void *rec)
+{
+	const struct zev_thread_exit *e = rec;
+
+	if ((e->flags & (ZS_SW_TRAINING | ZS_SW_ONCPU)) == (ZS_SW_TRAINING | ZS_SW_ONCPU))
+		agg_thread_state(d->agg, e->hdr.pid, SHM_STATE_ONCPU, e->oncpu_ns);
 	return 0;
 }
 
@@ -169,6 +287,11 @@ static const struct {
 	[ZEV_SCHED_SWITCH]	= { sizeof(struct zev_sched_switch), dec_sched_switch },
 	[ZEV_SCHED_MIGRATE]	= { sizeof(struct zev_sched_migrate), dec_sched_migrate },
 	[ZEV_LIBC_PROBE]	= { sizeof(struct zev_libc_probe), dec_libc_probe },
+	[ZEV_NCCL_ALLOC]	= { sizeof(struct zev_nccl_alloc), dec_nccl_alloc },
+	[ZEV_NCCL_GROUP]	= { sizeof(struct zev_nccl_group), dec_nccl_group },
+	[ZEV_CUDA_SYNC]		= { sizeof(struct zev_cuda_sync), dec_cuda_sync },
+	[ZEV_CUDA_ORDER]	= { sizeof(struct zev_cuda_order), dec_cuda_order },
+	[ZEV_THREAD_EXIT]	= { sizeof(struct zev_thread_exit), dec_thread_exit },
 };
 
 int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)
@@ -178,12 +301,14 @@ int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)
 	if (ops)
 		d->ops = *ops;
 	d->mem = memtrack_new(DECODE_MAX_ALLOCS);
-	return d->mem ? 0 : -ENOMEM;
+	d->nccl = nccltrack_new(agg);
+	return d->mem && d->nccl ? 0 : -ENOMEM;
 }
 
 void decode_destroy(struct decode *d)
 {
 	memtrack_free(d->mem);
+	nccltrack_free(d->nccl);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -201,6 +326,11 @@ int decode_event(struct decode *d, const void *rec, size_t size)
 		goto refuse;
 	d->events++;
 	agg_count_events(d->agg, 1);
+	if (h->ts_ns >= d->next_expire_ns) {
+		/* Once a second of event time: waits nothing will ever cover. */
+		nccltrack_expire(d->nccl, h->ts_ns);
+		d->next_expire_ns = h->ts_ns + 1000000000ull;
+	}
 	return decoders[type].handle(d, rec);
 
 refuse:
@@ -220,5 +350,6 @@ int decode_ringbuf(void *ctx, void *data, size_t size)
 void decode_proc_gone(struct decode *d, uint32_t pid)
 {
 	memtrack_evict_pid(d->mem, pid);
+	nccltrack_proc_gone(d->nccl, pid);
 	agg_proc_exit(d->agg, pid);
 }

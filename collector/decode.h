@@ -7,7 +7,9 @@
  * does not match its type is refused before any field is read.
  *
  * It owns what pairing events needs across records: the live GPU
- * allocations (memtrack), so that a free subtracts what was allocated.
+ * allocations (memtrack), so that a free subtracts what was allocated,
+ * and the NCCL calls waiting for a synchronisation of their streams
+ * (nccl_track).
  * What it cannot do itself belongs to the event source and is asked of it
  * through decode_ops: forget the kernel's state of a process that is gone
  * (before the aggregation forgets the process), and probe a process's
@@ -22,18 +24,33 @@
 #include "collector/agg.h"
 
 struct memtrack;
+struct nccltrack;
 
 struct decode_ops {
 	/* pid is gone: flush and drop what the source keeps for it. */
 	void (*proc_exit)(void *ctx, uint32_t pid);
 	/* pid asks for pthread_barrier_wait to be probed in its libc. */
 	void (*libc_probe)(void *ctx, uint32_t pid);
+	/*
+	 * The physical GPU of pid's CUDA device ordinal: returns an enum
+	 * shm_gpu_map and sets *gpu_id (SHM_GPU_UNKNOWN when not known).
+	 * NULL: ordinals are published as they are (gpu_map "ordinal").
+	 */
+	uint32_t (*gpu_of)(void *ctx, uint32_t pid, uint32_t ordinal, uint32_t *gpu_id);
+	/*
+	 * pid is a new program (exec) or a new process (its pid reused, the
+	 * exit missed) while still watched: drop what the source keeps for
+	 * the old one, but keep watching.
+	 */
+	void (*proc_reset)(void *ctx, uint32_t pid);
 	void *ctx;
 };
 
 struct decode {
 	struct agg *agg;
 	struct memtrack *mem;
+	struct nccltrack *nccl;		/* NCCL calls waiting for their streams */
+	uint64_t next_expire_ns;
 	struct decode_ops ops;
 	uint64_t events;		/* records decoded */
 	uint64_t refused;		/* unknown types, wrong sizes */
@@ -61,5 +78,16 @@ int decode_ringbuf(void *ctx, void *data, size_t size);
  * evicts it.  The source's own state is the caller's.
  */
 void decode_proc_gone(struct decode *d, uint32_t pid);
+
+/*
+ * A process is watched (a probe's record, or a /proc scan), for reasons,
+ * with its start time (0: unknown).  An exec (is_exec), or a start time
+ * other than the one known (a reused pid whose exit went unseen), starts a
+ * fresh process: its old rows, live allocations and the source's state go
+ * first, so nothing of the old one is counted for, or subtracted from, the
+ * new one.
+ */
+void decode_proc_seen(struct decode *d, uint32_t pid, uint32_t ppid, uint32_t reasons,
+		      const char *comm, uint64_t start_ns, int is_exec);
 
 #endif /* ZERNEL_DECODE_H */

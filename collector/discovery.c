@@ -129,24 +129,32 @@ void discovery_close(struct discovery *d)
 	memset(d, 0, sizeof(*d));
 }
 
+unsigned int discovery_maps_line(char *line, char **file)
+{
+	char *f = strchr(line, '/');
+
+	*file = NULL;
+	/* Cheap test first: most lines are not libraries we probe. */
+	if (!f || !strstr(f, "lib"))
+		return 0;
+	f[strcspn(f, "\n")] = '\0';
+	if (strstr(f, " (deleted)"))
+		return 0;	/* replaced on disk; its new inode is found when mapped */
+	*file = f;
+	return discovery_lib_kind(f);
+}
+
 /* The next library of d->pid's maps, or 0 at their end. */
 static int next_lib(struct discovery *d, struct discovery_item *it)
 {
 	char line[4096];
 
 	while (fgets(line, sizeof(line), d->maps)) {
-		char *file = strchr(line, '/');
-		unsigned int kind;
+		char *file;
+		unsigned int kind = discovery_maps_line(line, &file) & d->kinds;
 
-		/* Cheap test first: most lines are not libraries we probe. */
-		if (!file || !strstr(file, "lib"))
-			continue;
-		file[strcspn(file, "\n")] = '\0';
-		kind = discovery_lib_kind(file) & d->kinds;
 		if (!kind)
 			continue;
-		if (strstr(file, " (deleted)"))
-			continue;	/* replaced on disk; its new inode is found when mapped */
 		if (kind & PROBE_LIB_GPU)
 			d->reasons |= kind == PROBE_LIB_NCCL ? SHM_WATCH_NCCL : SHM_WATCH_CUDA;
 		/* A library spans several mappings: report it once. */

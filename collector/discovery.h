@@ -27,6 +27,12 @@
 
 /* The kind of a file by its name (its last component), or 0. */
 unsigned int discovery_lib_kind(const char *path);
+/*
+ * One line of /proc/PID/maps (NUL-terminated; its newline is cut): the
+ * kind of the library it maps with *file pointing at its path, or 0
+ * (not a library we know, or deleted on disk).
+ */
+unsigned int discovery_maps_line(char *line, char **file);
 
 enum discovery_what {
 	DISCOVERY_LIB = 1,

@@ -14,6 +14,7 @@
 
 #include "collector/agg.h"
 #include "collector/decode.h"
+#include "collector/ident_scan.h"
 #include "collector/nvml.h"
 #include "collector/options.h"
 #include "collector/privileges.h"
@@ -63,22 +64,32 @@ static void sleep_ms(uint64_t ms)
 	nanosleep(&ts, NULL);
 }
 
-/* GPU totals from NVML, when the driver's library is there (BPF mode only). */
+/* The node's GPUs from NVML, when the driver's library is there (BPF mode only). */
 struct nvml_totals {
 	uint64_t total[SHM_LIMIT_GPUS];
 	size_t n;
+	struct nvml_gpu gpu[GPU_NODES_MAX];
+	struct gpu_node node[GPU_NODES_MAX];
+	size_t n_nodes;
 };
 
 static void nvml_read(struct nvml_totals *nv)
 {
 	char why[512];
-	int err = nvml_gpu_totals(NULL, nv->total, SHM_LIMIT_GPUS, &nv->n, why, sizeof(why));
+	int err = nvml_gpus(NULL, nv->gpu, GPU_NODES_MAX, &nv->n, why, sizeof(why));
 
+	for (size_t i = 0; i < nv->n; i++) {
+		nv->total[i] = nv->gpu[i].total;
+		nv->node[i] = nv->gpu[i].node;
+	}
+	nv->n_nodes = nv->n;
 	if (err == -ENOENT)
 		log_info("NVML: %s is not available (%s); GPU totals come only from "
-			 "--gpu-memory-total", NVML_LIBRARY, why);
+			 "--gpu-memory-total, and CUDA devices are not mapped to physical GPUs "
+			 "(gpu_map \"ordinal\" or the reason)", NVML_LIBRARY, why);
 	else if (err < 0)
-		log_warnx("NVML: %s; GPU totals come only from --gpu-memory-total", why);
+		log_warnx("NVML: %s; GPU totals come only from --gpu-memory-total and CUDA "
+			  "devices are not mapped to physical GPUs", why);
 	else if (why[0])
 		log_warnx("NVML: %zu GPUs read, %s", nv->n, why);
 	else
@@ -91,6 +102,9 @@ static void set_gpu_totals(struct agg *agg, const struct collector_opts *o,
 {
 	size_t n = o->n_gpu_total > nv->n ? o->n_gpu_total : nv->n;
 
+	for (size_t i = 0; i < nv->n_nodes; i++)
+		agg_gpu_identity(agg, (uint32_t)nv->node[i].index, nv->node[i].uuid,
+				 nv->node[i].name);
 	for (size_t i = 0; i < n; i++) {
 		if (i < o->n_gpu_total)
 			agg_gpu_total(agg, (uint32_t)i, o->gpu_total[i], SHM_TOTAL_FLAG);
@@ -144,6 +158,7 @@ int main(int argc, char **argv)
 	struct decode dec = { 0 };
 	struct sim *sim = NULL;
 	struct probes *probes = NULL;
+	struct ident_scan *ident = NULL;
 	static struct nvml_totals nv;
 	uint64_t interval_ns, next_publish, last_slow_warn = 0;
 	int created = 0, err, ret = 1;
@@ -233,6 +248,9 @@ int main(int argc, char **argv)
 			.comms = o.comms, .n_comms = o.n_comms,
 			.libs = o.libs, .n_libs = o.n_libs,
 			.discovery_interval_ms = DISCOVERY_MS,
+			.gpus = nv.node, .n_gpus = nv.n_nodes,
+			.all_threads = o.all_threads,
+			.dataloader_gap_us = o.dataloader_gap_us,
 		};
 
 		err = probes_start(&probes, agg, &po);
@@ -242,6 +260,12 @@ int main(int argc, char **argv)
 		}
 		set_gpu_totals(agg, &o, &nv);
 		log_info("BPF probes attached");
+		/* Workload identity: cgroups, the kubelet's log directories, environments. */
+		ident = ident_scan_new(o.pods_dir, o.containers_dir);
+		if (!ident) {
+			log_warn("cannot allocate the identity reader");
+			goto cleanup;
+		}
 		/* Keep only what discovery needs to attach to new libraries. */
 		if (privileges_drop_to_steady() < 0)
 			goto cleanup;
@@ -250,6 +274,8 @@ int main(int argc, char **argv)
 		 o.shm_name, o.publish_interval_ms, o.window_s);
 
 	/* 5. Poll the source and publish at the cadence until told to stop. */
+	if (ident)
+		ident_scan_refresh(ident, agg, now_mono_ns());
 	publish(agg, &w, &o, &last_slow_warn);
 	next_publish = now_mono_ns() + interval_ns;
 	while (!exiting) {
@@ -273,6 +299,8 @@ int main(int argc, char **argv)
 		now = now_mono_ns();
 		if (now < next_publish)
 			continue;
+		if (ident)
+			ident_scan_refresh(ident, agg, now);
 		publish(agg, &w, &o, &last_slow_warn);
 		next_publish += interval_ns;
 		if (next_publish <= now) {
@@ -289,6 +317,7 @@ cleanup:
 	/* 6. Stop the source, then remove the segment: readers see it go. */
 	if (probes)
 		probes_stop(probes);
+	ident_scan_free(ident);
 	sim_free(sim);
 	decode_destroy(&dec);
 	if (created)

@@ -17,7 +17,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collector/gpu_map.h"
+
 #define NVML_LIBRARY	"libnvidia-ml.so.1"
+
+/* One GPU as NVML reports it. */
+struct nvml_gpu {
+	struct gpu_node node;	/* index, minor, UUID, bus id, name; unknown parts empty or -1 */
+	uint64_t total;		/* bytes; 0 when NVML could not read the device */
+	uint64_t used;		/* bytes the driver counts as used, every process together */
+};
+
+/*
+ * Opens library (NVML_LIBRARY when NULL), initialises NVML and reads up to
+ * max GPUs into gpus[0..*n), in NVML's index order (nvidia-smi's).  The
+ * identity calls (UUID, name, minor number, PCI bus id, MIG mode) are
+ * optional: a library without one leaves that field unknown.  Returns as
+ * nvml_gpu_totals does; NVML is shut down and the library closed before
+ * return.
+ */
+int nvml_gpus(const char *library, struct nvml_gpu *gpus, size_t max, size_t *n, char *why,
+	      size_t whylen);
 
 /*
  * Opens library (NVML_LIBRARY when NULL), initialises NVML and reads the

@@ -34,9 +34,20 @@ static const char usage_text[] =
 "  --comm NAME              also watch processes with this command name\n"
 "                           (repeatable)\n"
 "  --lib PATH               also probe this CUDA/NCCL library (repeatable)\n"
+"  --all-threads            count every thread of a watched process in its\n"
+"                           thread states and DataLoader waits, not only\n"
+"                           its training threads\n"
+"  --dataloader-gap-us US   input blocks of a thread closer than this merge\n"
+"                           into one DataLoader wait, 0..1000000 (default\n"
+"                           1000)\n"
 "  --gpu-memory-total BYTES[,BYTES...]\n"
 "                           total memory of GPU 0, 1, ... in bytes; without\n"
 "                           it, from NVML (libnvidia-ml.so.1) when present\n"
+"  --pods-dir DIR           the kubelet's pod log directories, for pod,\n"
+"                           namespace and container names (default\n"
+"                           /var/log/pods; '' for none)\n"
+"  --containers-dir DIR     the kubelet's container log links (default\n"
+"                           /var/log/containers; '' for none)\n"
 "\n"
 "Publishing:\n"
 "  --shm NAME               segment name (default " SHM_DEFAULT_NAME ")\n"
@@ -62,6 +73,10 @@ enum {
 	OPT_COMM,
 	OPT_LIB,
 	OPT_GPU_TOTAL,
+	OPT_PODS_DIR,
+	OPT_CONTAINERS_DIR,
+	OPT_ALL_THREADS,
+	OPT_DL_GAP,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -79,6 +94,10 @@ static const struct option long_opts[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "gpu-memory-total", required_argument, NULL, OPT_GPU_TOTAL },
+	{ "pods-dir", required_argument, NULL, OPT_PODS_DIR },
+	{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
+	{ "all-threads", no_argument, NULL, OPT_ALL_THREADS },
+	{ "dataloader-gap-us", required_argument, NULL, OPT_DL_GAP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -211,6 +230,22 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 			return bad_value(err, c, arg,
 					 "expected positive byte counts separated by commas");
 		break;
+	case OPT_PODS_DIR:
+	case OPT_CONTAINERS_DIR:
+		if (strlen(arg) > MAX_PATH_LEN || (arg[0] && arg[0] != '/'))
+			return bad_value(err, c, arg, "expected an absolute directory path or ''");
+		if (c == OPT_PODS_DIR)
+			o->pods_dir = arg;
+		else
+			o->containers_dir = arg;
+		break;
+	case OPT_ALL_THREADS:
+		o->all_threads = 1;
+		break;
+	case OPT_DL_GAP:
+		if (parse_u32(arg, 0, OPTS_MAX_DL_GAP_US, &o->dataloader_gap_us) < 0)
+			return bad_value(err, c, arg, "expected microseconds in 0..1000000");
+		break;
 	case OPT_HELP:
 		fputs(usage_text, out);
 		return OPTS_EXIT_OK;
@@ -254,6 +289,9 @@ enum opts_result opts_parse(struct collector_opts *o, int argc, char **argv,
 	o->processes = SIM_DEFAULT_PROCESSES;
 	o->gpus = SIM_DEFAULT_GPUS;
 	o->max_procs = SHM_DEFAULT_MAX_PROCS;
+	o->pods_dir = KUBE_PODS_DIR;
+	o->containers_dir = KUBE_CONTAINERS_DIR;
+	o->dataloader_gap_us = OPTS_DEFAULT_DL_GAP_US;
 
 	opterr = 0;
 	optind = 1;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "collector/kube_pods.h"
 #include "collector/simulate.h"
 #include "shm/shm_layout.h"
 
@@ -23,6 +24,9 @@
 #define OPTS_MAX_INTERVAL_MS		60000u
 #define OPTS_DEFAULT_WINDOW_S		60u
 #define OPTS_MAX_WINDOW_S		86400u
+/* Why 1 ms: README, "DataLoader wait per batch". */
+#define OPTS_DEFAULT_DL_GAP_US		1000u
+#define OPTS_MAX_DL_GAP_US		1000000u
 
 struct collector_opts {
 	int simulate;
@@ -41,6 +45,10 @@ struct collector_opts {
 	size_t n_libs;
 	uint64_t gpu_total[SHM_LIMIT_GPUS];	/* --gpu-memory-total, per GPU index */
 	size_t n_gpu_total;
+	const char *pods_dir;		/* --pods-dir; "" for none */
+	const char *containers_dir;	/* --containers-dir; "" for none */
+	int all_threads;		/* --all-threads */
+	uint32_t dataloader_gap_us;	/* --dataloader-gap-us */
 };
 
 enum opts_result {

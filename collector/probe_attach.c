@@ -7,11 +7,14 @@
  * Root-only.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -19,9 +22,6 @@
 #include "collector/elfsyms.h"
 #include "collector/probe_loader.h"
 #include "common/log.h"
-
-#define PROBE_TRACEFS		"/sys/kernel/tracing"
-#define PROBE_TRACEFS_DEBUG	"/sys/kernel/debug/tracing"
 
 static struct bpf_program *row_prog(const struct probes *p, const struct probe_attach *r)
 {
@@ -32,71 +32,13 @@ static int keep_link(struct probes *p, struct bpf_link *link)
 {
 	if (!link)
 		return -errno;
-	p->links[p->n_links++] = link;
+	p->links[p->n_static++] = link;
+	p->n_links++;
 	return 0;
-}
-
-/*
- * The tracefs directory libbpf will read tracepoint ids from (it prefers
- * the debugfs one where that exists).  A minimal system may not mount it:
- * then it is mounted where libbpf looks next.
- */
-static const char *probe_tracefs(void)
-{
-	static const char *const dirs[] = { PROBE_TRACEFS_DEBUG, PROBE_TRACEFS };
-	char path[128];
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/events/syscalls", dirs[i]);
-		if (access(path, F_OK) == 0)
-			return dirs[i];
-	}
-	if (access(PROBE_TRACEFS_DEBUG, F_OK) != 0 &&
-	    mount("tracefs", PROBE_TRACEFS, "tracefs", 0, NULL) == 0) {
-		snprintf(path, sizeof(path), "%s/events/syscalls", PROBE_TRACEFS);
-		if (access(path, F_OK) == 0) {
-			log_info("mounted tracefs on %s for the syscall tracepoints",
-				 PROBE_TRACEFS);
-			return PROBE_TRACEFS;
-		}
-	}
-	return NULL;
-}
-
-/*
- * A syscall row: its program on sys_enter_NAME or sys_exit_NAME of every
- * NAME this kernel has.  0 when at least one attached.
- */
-static int attach_syscalls(struct probes *p, const struct probe_attach *r, const char *tracefs)
-{
-	const char *side = r->how == PROBE_SYS_ENTER ? "enter" : "exit";
-	struct bpf_program *prog = row_prog(p, r);
-	size_t attached = 0;
-	char tp[96], path[192];
-	int err;
-
-	if (!prog)
-		return -EINVAL;
-	for (const char *const *name = r->syscalls; *name; name++) {
-		snprintf(tp, sizeof(tp), "sys_%s_%s", side, *name);
-		snprintf(path, sizeof(path), "%s/events/syscalls/%s", tracefs, tp);
-		if (access(path, F_OK) != 0) {
-			log_debug("no syscall %s on this kernel or architecture", *name);
-			continue;
-		}
-		if (p->n_links >= PROBES_MAX_LINKS)
-			return -ENOSPC;
-		err = keep_link(p, bpf_program__attach_tracepoint(prog, "syscalls", tp));
-		if (err)
-			return err;
-		attached++;
-	}
-	return attached > 0 ? 0 : -ENOENT;
 }
 
 int probe_attach_static(struct probes *p)
 {
-	const char *tracefs = NULL;
 	int err;
 
 	for (size_t i = 0; i < probe_attach_count; i++) {
@@ -115,24 +57,6 @@ int probe_attach_static(struct probes *p)
 				return err;
 			}
 			break;
-		case PROBE_SYS_ENTER:
-		case PROBE_SYS_EXIT:
-			if (!tracefs && !(tracefs = probe_tracefs())) {
-				log_error("no syscall tracepoints: tracefs is not mounted and cannot be "
-					  "(mount -t tracefs nodev %s), or the kernel lacks "
-					  "CONFIG_FTRACE_SYSCALLS", PROBE_TRACEFS);
-				return -ENOENT;
-			}
-			err = attach_syscalls(p, r, tracefs);
-			if (err && r->optional) {
-				log_debug("%s: not on %s's syscall tracepoints: %s", r->prog,
-					  r->syscalls[0], strerror(-err));
-			} else if (err) {
-				log_error("cannot attach %s to the syscall tracepoints: %s",
-					  r->prog, strerror(-err));
-				return err;
-			}
-			break;
 		default:
 			break;	/* uprobes wait for their libraries */
 		}
@@ -140,7 +64,7 @@ int probe_attach_static(struct probes *p)
 	return 0;
 }
 
-#define LIB_MAX_ROWS	128
+#define LIB_MAX_ROWS	256	/* rows of one library kind; the driver has about 120 */
 
 /* The uprobe rows for a library of kind; their symbols in names. */
 static size_t lib_rows(unsigned int kind, const struct probe_attach **rows, const char **names)
@@ -159,21 +83,30 @@ static size_t lib_rows(unsigned int kind, const struct probe_attach **rows, cons
 	return n;
 }
 
-static int attach_uprobe(struct probes *p, const struct probe_attach *r, const char *path,
-			 uint64_t offset)
+static int attach_uprobe(struct probes *p, struct probe_lib *lib, const struct probe_attach *r,
+			 const char *path, uint64_t offset)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = r->how == PROBE_URETPROBE);
 	struct bpf_program *prog = row_prog(p, r);
+	struct bpf_link *link;
 
 	if (!prog)
 		return -EINVAL;
-	if (p->n_links >= PROBES_MAX_LINKS)
+	if (p->n_links >= PROBES_MAX_LINKS) {
+		p->refused++;
 		return -ENOSPC;
-	return keep_link(p, bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)offset, &uo));
+	}
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)offset, &uo);
+	if (!link)
+		return -errno;
+	lib->links[lib->n_links++] = link;
+	p->n_links++;
+	return 0;
 }
 
 /* Attaches the rows found in the file; returns the symbols probed. */
-static unsigned int attach_rows(struct probes *p, const char *path, unsigned int kind,
+static unsigned int attach_rows(struct probes *p, struct probe_lib *lib, const char *path,
+				unsigned int kind,
 				const struct probe_attach **rows, const char **names,
 				const uint64_t *offsets, size_t n)
 {
@@ -196,7 +129,7 @@ static unsigned int attach_rows(struct probes *p, const char *path, unsigned int
 		/* A half-attached pair only loses samples; its return waits for its entry. */
 		if (failed && strcmp(failed, names[i]) == 0)
 			continue;
-		err = attach_uprobe(p, rows[i], path, offsets[i]);
+		err = attach_uprobe(p, lib, rows[i], path, offsets[i]);
 		if (err) {
 			log_warnx("%s: cannot probe %s: %s", path, names[i], strerror(-err));
 			failed = names[i];
@@ -212,7 +145,7 @@ static unsigned int attach_rows(struct probes *p, const char *path, unsigned int
 	return symbols;
 }
 
-int probe_attach_lib(struct probes *p, const char *path, unsigned int kind)
+int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int pinned)
 {
 	const struct probe_attach *rows[LIB_MAX_ROWS];
 	const char *names[LIB_MAX_ROWS];
@@ -226,10 +159,16 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	for (size_t i = 0; i < p->n_libs; i++)
-		if (p->libs[i].dev == st.st_dev && p->libs[i].ino == st.st_ino)
-			return 0;	/* already probed, maybe under another name */
+	for (size_t i = 0; i < p->n_libs; i++) {
+		if (p->libs[i].dev == st.st_dev && p->libs[i].ino == st.st_ino) {
+			/* Already probed, maybe under another name: still in use. */
+			p->libs[i].seen_scan = p->scan;
+			p->libs[i].pinned |= pinned;
+			return 0;
+		}
+	}
 	if (p->n_libs >= PROBES_MAX_LIBS) {
+		p->refused++;
 		log_warnx("%s: too many distinct libraries (%d), not probed", path,
 			  PROBES_MAX_LIBS);
 		return -ENOSPC;
@@ -242,20 +181,167 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind)
 		return found;
 	}
 	/* Remembered even without a symbol: a libpthread stub stays skipped. */
-	lib = &p->libs[p->n_libs++];
+	lib = &p->libs[p->n_libs];
+	memset(lib, 0, sizeof(*lib));
+	lib->links = calloc(n ? n : 1, sizeof(*lib->links));
+	if (!lib->links)
+		return -ENOMEM;
+	p->n_libs++;
 	lib->dev = st.st_dev;
 	lib->ino = st.st_ino;
 	lib->kind = kind;
+	lib->pinned = pinned || (kind & PROBE_LIB_LIBC);
+	lib->seen_scan = p->scan;
+	if (strlen(path) < sizeof(lib->path))
+		memcpy(lib->path, path, strlen(path) + 1);
+	else
+		lib->path[0] = '\0';
 	if (!(kind & PROBE_LIB_LIBC))
 		p->gpu_libs++;
-	lib->attached = attach_rows(p, path, kind, rows, names, offsets, n);
+	lib->attached = attach_rows(p, lib, path, kind, rows, names, offsets, n);
 	log_info("probing %s (%u symbols)", path, lib->attached);
 	return 1;
 }
 
+/* ---- closing links ------------------------------------------------------ */
+
+/*
+ * Closing a uprobe link waits in the kernel for an RCU-tasks-trace grace
+ * period, one link after the other (tens of ms each here): a thousand
+ * links take tens of seconds, in D state.  Whoever drops the last
+ * reference of a link's files pays that.  So before closing links the
+ * collector forks a child that shares every descriptor; the collector's
+ * own closes then only drop a reference and return at once, and the child,
+ * once told the collector is done, closes its copies (the last ones) and
+ * pays the wait instead, off the collector's main loop and after its exit.
+ * The child only makes system calls (fork in a threaded process allows no
+ * more), and the collector reaps it (probe_attach_reap).
+ */
+static pid_t hand_over_begin(int *go)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		prctl(PR_SET_NAME, "zernel-unprobe");
+		close(fds[1]);
+		/* EOF once the collector has closed its copies. */
+		while (read(fds[0], &c, 1) < 0 && errno == EINTR)
+			;
+		syscall(SYS_close_range, 3u, ~0u, 0u);
+		_exit(0);
+	}
+	close(fds[0]);
+	if (pid < 0) {
+		close(fds[1]);
+		return -1;
+	}
+	*go = fds[1];
+	return pid;
+}
+
+static void hand_over_end(struct probes *p, pid_t pid, int go)
+{
+	if (pid < 0)
+		return;
+	close(go);
+	for (size_t i = 0; i < PROBES_MAX_HELPERS; i++) {
+		if (!p->helpers[i]) {
+			p->helpers[i] = pid;
+			return;
+		}
+	}
+	/* No slot to remember it: it is reaped when the collector exits. */
+}
+
+/* Closes n links; the kernel's wait falls on a child when one can be forked. */
+static void close_links(struct probes *p, struct bpf_link **links, size_t n)
+{
+	int go = -1;
+	pid_t pid;
+
+	if (!n)
+		return;
+	pid = hand_over_begin(&go);
+	for (size_t i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);
+	hand_over_end(p, pid, go);
+}
+
+void probe_attach_reap(struct probes *p)
+{
+	for (size_t i = 0; i < PROBES_MAX_HELPERS; i++)
+		if (p->helpers[i] && waitpid(p->helpers[i], NULL, WNOHANG) != 0)
+			p->helpers[i] = 0;
+}
+
+static void drop_lib(struct probes *p, size_t i)
+{
+	struct probe_lib *lib = &p->libs[i];
+
+	p->n_links -= lib->n_links;
+	if (!(lib->kind & PROBE_LIB_LIBC)) {
+		p->gpu_links -= lib->n_links;
+		p->gpu_libs--;
+	}
+	free(lib->links);
+	p->libs[i] = p->libs[--p->n_libs];
+}
+
+size_t probe_attach_idle(struct probes *p)
+{
+	struct bpf_link **batch;
+	size_t n = 0, dropped = 0;
+
+	batch = calloc(p->n_links ? p->n_links : 1, sizeof(*batch));
+	if (!batch)
+		return 0;
+	for (size_t i = 0; i < p->n_libs;) {
+		struct probe_lib *lib = &p->libs[i];
+
+		if (lib->pinned || p->scan - lib->seen_scan < PROBES_LIB_IDLE_SCANS) {
+			i++;
+			continue;
+		}
+		log_info("no process maps %s any more: %u uprobes detached", lib->path,
+			 lib->n_links);
+		memcpy(batch + n, lib->links, lib->n_links * sizeof(*batch));
+		n += lib->n_links;
+		drop_lib(p, i);		/* the last library moves to i */
+		dropped++;
+	}
+	close_links(p, batch, n);
+	free(batch);
+	probe_attach_reap(p);
+	return dropped;
+}
+
 void probe_attach_destroy(struct probes *p)
 {
-	for (size_t i = 0; i < p->n_links; i++)
-		bpf_link__destroy(p->links[i]);
+	struct bpf_link **all = calloc(p->n_links ? p->n_links : 1, sizeof(*all));
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_libs; i++) {
+		if (all)
+			memcpy(all + n, p->libs[i].links, p->libs[i].n_links * sizeof(*all));
+		else
+			close_links(p, p->libs[i].links, p->libs[i].n_links);
+		n += p->libs[i].n_links;
+		free(p->libs[i].links);
+	}
+	if (all) {
+		memcpy(all + n, p->links, p->n_static * sizeof(*all));
+		close_links(p, all, n + p->n_static);
+		free(all);
+	} else {
+		close_links(p, p->links, p->n_static);
+	}
+	p->n_libs = 0;
+	p->n_static = 0;
 	p->n_links = 0;
 }

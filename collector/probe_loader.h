@@ -31,8 +31,6 @@ enum probe_obj {
 	PROBE_OBJ_GPU_MEM,
 	PROBE_OBJ_CUDA_TRACE,
 	PROBE_OBJ_NCCL,
-	PROBE_OBJ_DATALOAD,
-	PROBE_OBJ_DIST,
 	PROBE_OBJ_SCHED,
 	PROBE_OBJ_COUNT
 };
@@ -51,8 +49,6 @@ extern const struct probe_object probe_objects[PROBE_OBJ_COUNT];
 /* How a row of the attach table attaches its program. */
 enum probe_how {
 	PROBE_AUTO = 1,		/* where its section says (tp_btf/...) */
-	PROBE_SYS_ENTER,	/* syscalls/sys_enter_NAME, for each NAME of the row */
-	PROBE_SYS_EXIT,		/* syscalls/sys_exit_NAME, likewise */
 	PROBE_UPROBE,		/* entry of symbol, in every library of the row's kinds */
 	PROBE_URETPROBE,	/* return of symbol, likewise */
 };
@@ -69,8 +65,6 @@ struct probe_attach {
 	enum probe_how how;
 	unsigned int libs;		/* uprobes: PROBE_LIB_* the symbol may live in */
 	const char *symbol;		/* uprobes */
-	const char *const *syscalls;	/* PROBE_SYS_*: NULL-terminated names */
-	int optional;			/* PROBE_SYS_*: none of them here is fine */
 };
 
 extern const struct probe_attach probe_attach_table[];
@@ -78,6 +72,14 @@ extern const size_t probe_attach_count;
 
 #define PROBES_MAX_LINKS	8192
 #define PROBES_MAX_LIBS		320
+/*
+ * A library file no process has mapped for this many /proc scans in a row
+ * loses its uprobes: with container churn every image brings new inodes,
+ * and links that only accumulate would reach PROBES_MAX_LINKS and make
+ * shutdown slow.  libc, --lib files and the node's own libraries are kept.
+ */
+#define PROBES_LIB_IDLE_SCANS	3
+#define PROBES_MAX_HELPERS	16
 
 /* A library file probed, once per (dev, ino) whatever its name. */
 struct probe_lib {
@@ -85,6 +87,11 @@ struct probe_lib {
 	ino_t ino;
 	unsigned int kind;		/* PROBE_LIB_* it was probed as */
 	unsigned int attached;		/* symbols probed */
+	int pinned;			/* kept for the collector's life (libc, --lib) */
+	uint64_t seen_scan;		/* the last scan that found it mapped */
+	struct bpf_link **links;	/* its uprobes */
+	unsigned int n_links;
+	char path[512];			/* as first found; "" when longer */
 };
 
 struct probes {
@@ -101,8 +108,12 @@ struct probes {
 	struct launch_hist *lh;
 	uint32_t lh_slots;
 
-	struct bpf_link **links;	/* bounded by PROBES_MAX_LINKS */
-	size_t n_links;
+	struct bpf_link **links;	/* tracepoints; uprobes live in their library */
+	size_t n_static;
+	size_t n_links;			/* every link, bounded by PROBES_MAX_LINKS */
+	uint64_t refused;		/* links and libraries refused at the limits */
+	pid_t helpers[PROBES_MAX_HELPERS];	/* children releasing closed links; 0 = free */
+	uint64_t scan;			/* /proc scans so far */
 	struct probe_lib libs[PROBES_MAX_LIBS];
 	size_t n_libs;
 	/* Self-telemetry counts the CUDA/NCCL libraries, not libc. */
@@ -113,10 +124,17 @@ struct probes {
 	uint64_t *drop_vals;		/* ncpu values of one zw_drops slot */
 	uint64_t drops_reported;
 	uint64_t next_scan_ns;
+	struct gpu_ident *ident;	/* CUDA ordinals to physical GPUs */
+	int syslibs_due;		/* the node's libraries are still to probe */
 };
 
 /* probe_priv.c: privileges and kernel support; logs what is missing. */
 int probe_priv_check(void);
+
+/* sched_config.c: the scheduler probe's settings; refuses a kernel it cannot use. */
+int sched_configure(void *skel, struct probes *p);
+/* Logs how many blocks it could not tie to a 64-bit syscall (counted as other). */
+void sched_report_counts(struct probes *p);
 
 /* probe_objects.c: opens, configures and loads every object, sharing the maps. */
 int probe_objects_load(struct probes *p);
@@ -130,7 +148,18 @@ void probe_objects_destroy(struct probes *p);
  * errors silent, the others logged).
  */
 int probe_attach_static(struct probes *p);
-int probe_attach_lib(struct probes *p, const char *path, unsigned int kind);
+int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int pinned);
+/*
+ * Detaches the uprobes of every library no scan has found mapped for
+ * PROBES_LIB_IDLE_SCANS scans; returns the libraries dropped.
+ */
+size_t probe_attach_idle(struct probes *p);
+/*
+ * Every link.  Closes happen in the collector, the kernel's slow release
+ * of each in a child process (see probe_attach.c), so this returns fast.
+ */
 void probe_attach_destroy(struct probes *p);
+/* Reaps the children that finished releasing links. */
+void probe_attach_reap(struct probes *p);
 
 #endif /* ZERNEL_PROBE_LOADER_H */

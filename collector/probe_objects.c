@@ -12,8 +12,6 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/cuda_trace.skel.h"
-#include "bpf/dataload.skel.h"
-#include "bpf/dist.skel.h"
 #include "bpf/gpu_mem.skel.h"
 #include "bpf/launch_hist.h"
 #include "bpf/nccl.skel.h"
@@ -48,8 +46,6 @@ SKELETON(watch)
 SKELETON(gpu_mem)
 SKELETON(cuda_trace)
 SKELETON(nccl)
-SKELETON(dataload)
-SKELETON(dist)
 SKELETON(sched)
 
 /* --comm names, matched by the kernel at exec. */
@@ -88,9 +84,7 @@ const struct probe_object probe_objects[PROBE_OBJ_COUNT] = {
 	[PROBE_OBJ_GPU_MEM]	= OBJECT(gpu_mem, NULL),
 	[PROBE_OBJ_CUDA_TRACE]	= OBJECT(cuda_trace, cuda_trace_configure),
 	[PROBE_OBJ_NCCL]	= OBJECT(nccl, NULL),
-	[PROBE_OBJ_DATALOAD]	= OBJECT(dataload, NULL),
-	[PROBE_OBJ_DIST]	= OBJECT(dist, NULL),
-	[PROBE_OBJ_SCHED]	= OBJECT(sched, NULL),
+	[PROBE_OBJ_SCHED]	= OBJECT(sched, sched_configure),
 };
 
 /* The maps of bpf/watch.h, and the value each must hold for the collector. */
@@ -101,7 +95,7 @@ static const struct {
 	{ "zw_watched", sizeof(uint32_t) },	/* SHM_WATCH_* */
 	{ "zw_events", 0 },
 	{ "zw_drops", sizeof(uint64_t) },
-	{ "zw_curdev", sizeof(int32_t) },
+	{ "zw_curdev", sizeof(struct zw_thread_gpu) },
 };
 
 enum { SHARED_WATCHED, SHARED_EVENTS, SHARED_DROPS };

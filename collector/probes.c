@@ -20,6 +20,9 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
+#include "collector/coverage.h"
+#include "collector/gpu_ident.h"
+#include "collector/syslibs.h"
 #include "collector/launch_hist.h"
 #include "collector/probe_loader.h"
 #include "common/log.h"
@@ -52,8 +55,7 @@ static void probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t
 		if (bpf_map_update_elem(p->watched_fd, &pid, &cur, BPF_ANY) != 0)
 			agg_count_dropped(p->agg, 1);
 	}
-	/* A full table is counted by the aggregation. */
-	agg_proc_watch(p->agg, pid, ppid, reason, comm, start_ns);
+	decode_proc_seen(&p->dec, pid, ppid, reason, comm, start_ns, 0);
 }
 
 /*
@@ -67,6 +69,28 @@ static void probes_forget(void *ctx, uint32_t pid)
 
 	bpf_map_delete_elem(p->watched_fd, &pid);
 	launch_hist_release(p->lh, p->agg, pid);
+	gpu_ident_forget(p->ident, pid);
+}
+
+/* decode_ops.proc_reset: a new program or process under a watched pid. */
+static void probes_reset(void *ctx, uint32_t pid)
+{
+	struct probes *p = ctx;
+
+	/*
+	 * The launches counted so far go to the old row; the kernel keeps the
+	 * pid's histogram slot, whose later differences are the new one's.
+	 */
+	launch_hist_poll(p->lh, p->agg, now_mono_ns());
+	gpu_ident_forget(p->ident, pid);
+}
+
+/* decode_ops.gpu_of: the physical GPU of pid's CUDA ordinal. */
+static uint32_t probes_gpu_of(void *ctx, uint32_t pid, uint32_t ordinal, uint32_t *gpu_id)
+{
+	struct probes *p = ctx;
+
+	return gpu_ident_map(p->ident, pid, ordinal, gpu_id);
 }
 
 /* Libraries to probe and processes to watch, from one /proc scan. */
@@ -79,13 +103,16 @@ static void probes_scan(struct probes *p)
 		log_warn("opendir /proc");
 		return;
 	}
+	p->scan++;
 	while (discovery_next(&d, &it)) {
 		if (it.what == DISCOVERY_PROC)
 			probes_watch(p, it.pid, it.ppid, it.reasons, it.comm, it.start_ns);
-		else if (probe_attach_lib(p, it.path, it.kind) < 0)
+		else if (probe_attach_lib(p, it.path, it.kind, 0) < 0)
 			log_debug("cannot probe %s of pid %u", it.path, it.pid);
 	}
 	discovery_close(&d);
+	/* A whole scan found every file still mapped: the others can go. */
+	probe_attach_idle(p);
 }
 
 /* Watched processes that are gone without an exit record (ring buffer full). */
@@ -115,7 +142,7 @@ static void probes_libc(void *ctx, uint32_t pid)
 	if (discovery_open_pid(&d, pid, PROBE_LIB_LIBC) != 0)
 		return;
 	while (discovery_next(&d, &it)) {
-		err = probe_attach_lib(p, it.path, PROBE_LIB_LIBC);
+		err = probe_attach_lib(p, it.path, PROBE_LIB_LIBC, 1);
 		if (err < 0 && err != -ENOENT)
 			log_warnx("%s: cannot probe it for barrier waits: %s", it.path,
 				  strerror(-err));
@@ -139,13 +166,45 @@ static void watch_named_pids(struct probes *p)
 	}
 }
 
+/* The node's own CUDA/NCCL libraries, probed before any process loads them. */
+static void syslib_found(void *ctx, const char *path, unsigned int kind)
+{
+	struct probes *p = ctx;
+	/* Kept: probed so that a process that loads them later is seen from its first call. */
+	int err = probe_attach_lib(p, path, kind, 1);
+
+	if (err < 0 && err != -ENOENT)
+		log_info("%s: not probed at start: %s", path, strerror(-err));
+}
+
+/*
+ * Each driver probed at start (the node's, --lib's) asked, unprivileged,
+ * whether its cuGetProcAddress answers are the probed symbols.
+ */
+static void check_coverage(struct probes *p)
+{
+	uint64_t checked = 0, bypassed = 0;
+	struct coverage_result r;
+
+	for (size_t i = 0; i < p->n_libs; i++) {
+		if (!(p->libs[i].kind & PROBE_LIB_CUDA) || !p->libs[i].attached ||
+		    !p->libs[i].path[0] || strncmp(p->libs[i].path, "/proc/", 6) == 0)
+			continue;
+		if (coverage_check(p->libs[i].path, &r) != 0)
+			continue;
+		checked += r.checked;
+		bypassed += r.differ;
+	}
+	agg_set_coverage(p->agg, checked, bypassed);
+}
+
 /* --lib: a library with an unusual name is probed for every GPU symbol. */
 static int attach_named_libs(struct probes *p)
 {
 	for (size_t i = 0; i < p->opts.n_libs; i++) {
 		const char *lib = p->opts.libs[i];
 		unsigned int kind = discovery_lib_kind(lib) & PROBE_LIB_GPU;
-		int err = probe_attach_lib(p, lib, kind ? kind : PROBE_LIB_GPU);
+		int err = probe_attach_lib(p, lib, kind ? kind : PROBE_LIB_GPU, 1);
 
 		if (err < 0) {
 			log_error("--lib %s: %s", lib, strerror(-err));
@@ -184,7 +243,13 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	if ((unsigned long long)sysconf(_SC_CLK_TCK) != 1000000000ull / ZW_START_TICK_NS)
 		log_warnx("clock ticks are not 1/%llu s: start times from BPF and /proc differ",
 			  1000000000ull / ZW_START_TICK_NS);
-	ops = (struct decode_ops){ .proc_exit = probes_forget, .libc_probe = probes_libc, .ctx = p };
+	p->ident = gpu_ident_new(opts->gpus, opts->n_gpus);
+	if (!p->ident) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	ops = (struct decode_ops){ .proc_exit = probes_forget, .libc_probe = probes_libc,
+				   .gpu_of = probes_gpu_of, .proc_reset = probes_reset, .ctx = p };
 	err = decode_init(&p->dec, agg, &ops);
 	if (err)
 		goto cleanup;
@@ -208,6 +273,8 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	probes_libc(p, 0);
 	if (!libc_links(p))
 		log_warnx("no libc with pthread_barrier_wait found: barrier waits are not measured");
+	/* The node's own libraries right after the first publish: NCCL alone is 200 MB. */
+	p->syslibs_due = 1;
 	err = attach_named_libs(p);
 	if (err)
 		goto cleanup;
@@ -259,6 +326,12 @@ int probes_poll(struct probes *p, int timeout_ms)
 	err = ring_buffer__consume(p->rb);
 	if (err < 0 && err != -EINTR)
 		return err;
+	if (p->syslibs_due) {
+		p->syslibs_due = 0;
+		log_info("%zu CUDA/NCCL library paths found on the node (loader cache, driver "
+			 "directories)", syslibs_scan(NULL, NULL, syslib_found, p));
+		check_coverage(p);
+	}
 	now = now_mono_ns();
 	launch_hist_poll(p->lh, p->agg, now);
 	if (now >= p->next_scan_ns) {
@@ -267,7 +340,7 @@ int probes_poll(struct probes *p, int timeout_ms)
 		p->next_scan_ns = now + p->opts.discovery_interval_ms * NSEC_PER_MSEC;
 	}
 	report_drops(p);
-	agg_set_probes(p->agg, p->gpu_links, p->gpu_libs);
+	agg_set_probes(p->agg, p->gpu_links, p->gpu_libs, p->refused);
 	return (int)(p->dec.events - events0);
 }
 
@@ -275,10 +348,13 @@ void probes_stop(struct probes *p)
 {
 	if (!p)
 		return;
+	if (p->n_obj == PROBE_OBJ_COUNT)
+		sched_report_counts(p);
 	probe_attach_destroy(p);
 	probe_objects_destroy(p);
 	decode_destroy(&p->dec);
 	free(p->links);
 	free(p->drop_vals);
+	gpu_ident_free(p->ident);
 	free(p);
 }

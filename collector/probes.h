@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "collector/agg.h"
+#include "collector/gpu_map.h"
 
 struct probes_opts {
 	const uint32_t *pids;		/* --pid, repeatable */
@@ -22,6 +23,11 @@ struct probes_opts {
 	const char *const *libs;	/* --lib PATH, repeatable */
 	size_t n_libs;
 	uint32_t discovery_interval_ms;	/* /proc scan period */
+	/* The node's GPUs as NVML lists them (NULL, 0: none): CUDA ordinals map onto them. */
+	const struct gpu_node *gpus;
+	size_t n_gpus;
+	int all_threads;		/* every thread is a training thread */
+	uint32_t dataloader_gap_us;	/* input blocks closer than this: one wait */
 };
 
 struct probes;

@@ -20,10 +20,12 @@
  *                     (so it is past 95% within 10 s of start), holds there
  *                     for 60 s with failed allocations now and then, and
  *                     falls back to its plateau over 5 s.  Once.
- *   straggler         steady, then from 3 s one rank is slow and every other
- *                     rank waits on it: all_reduce calls take ~2 ms instead
- *                     of ~25 us, their waits ~60 ms instead of ~3 ms (p99 up
- *                     far more than 5x), barrier waits ~40 ms.  Stays.
+ *   straggler         steady, then from 3 s one rank (rank 1) is slow and
+ *                     every other rank waits on it: all_reduce calls take
+ *                     ~2 ms instead of ~25 us, the others' waits ~60 ms
+ *                     instead of ~3 ms (p99 up far more than 5x), while
+ *                     the slow rank, which everyone waits for, waits the
+ *                     usual ~3 ms itself; barrier waits ~40 ms.  Stays.
  *   dataloader-stall  steady, then from 3 s storage is slow: workers' reads
  *                     take ~200 ms and the trainers wait ~300 ms for each
  *                     batch (hundreds of ms, every step).  Stays.
@@ -59,6 +61,7 @@ int sim_scenario_parse(const char *name, enum sim_scenario *out)
 
 static const struct scn_params steady_params = {
 	.step_compute_ns = 180 * MS,
+	.slow_rank = -1,
 	.launch = { 6 * US, 0.35 },
 	.launch_tail_p = 0.005,
 	.launch_tail = { 120 * US, 0.5 },
@@ -85,6 +88,8 @@ void scn_params_at(enum sim_scenario s, uint64_t t_ns, struct scn_params *p)
 	case SIM_STRAGGLER:
 		p->allreduce_call = (struct scn_dist){ 2 * MS, 0.5 };
 		p->allreduce_wait = (struct scn_dist){ 60 * MS, 0.4 };
+		p->slow_rank = SCN_SLOW_RANK;
+		p->slow_rank_wait = steady_params.allreduce_wait;
 		p->barrier = (struct scn_dist){ 40 * MS, 0.4 };
 		break;
 	case SIM_DATALOADER_STALL:

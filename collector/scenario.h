@@ -25,6 +25,7 @@ int sim_scenario_parse(const char *name, enum sim_scenario *out);
 
 /* When each scenario's trouble starts, and how long oom holds (ns). */
 #define SCN_ONSET_NS		(3ull * 1000000000ull)
+#define SCN_SLOW_RANK		1	/* the straggler scenario's slow rank */
 #define SCN_OOM_CLIMB_NS	(5ull * 1000000000ull)	/* 95% is crossed before onset + climb */
 #define SCN_OOM_HOLD_NS		(60ull * 1000000000ull)
 #define SCN_OOM_RELEASE_NS	(5ull * 1000000000ull)
@@ -50,6 +51,8 @@ struct scn_params {
 	struct scn_dist worker_read;	/* DataLoader worker reading samples */
 	struct scn_dist allreduce_call;	/* ncclAllReduce host-side duration */
 	struct scn_dist allreduce_wait;	/* until the stream synchronises */
+	long slow_rank;			/* the rank the others wait for; -1: none */
+	struct scn_dist slow_rank_wait;	/* its own all_reduce waits */
 	struct scn_dist other_call;	/* other collectives */
 	struct scn_dist other_wait;
 	struct scn_dist futex;

@@ -34,11 +34,13 @@ void sim_emit_watch(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t ppi
 }
 
 void sim_emit_nccl_comm(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
-			int32_t rank, int32_t nranks, uint64_t comm)
+			int32_t rank, int32_t nranks, uint64_t comm, const uint8_t *id)
 {
 	struct zev_nccl_comm r = { .hdr = hdr(ZEV_NCCL_COMM, pid, now), .gpu = gpu,
-				   .rank = rank, .nranks = nranks, .comm = comm };
+				   .rank = rank, .nranks = nranks, .comm = comm,
+				   .origin = SHM_NCCL_ORIGIN_INIT_RANK, .id_ok = 1 };
 
+	memcpy(r.id, id, sizeof(r.id));
 	send(e, &r, sizeof(r));
 }
 
@@ -51,12 +53,31 @@ void sim_emit_latency(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_f
 }
 
 void sim_emit_offcpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns,
-		     int involuntary)
+		     int involuntary, enum shm_thread_state state)
 {
 	struct zev_sched_switch r = {
 		.hdr = hdr(ZEV_SCHED_SWITCH, pid, now),
-		.flags = ZS_SW_OFFCPU | (involuntary ? ZS_SW_INVOLUNTARY : 0),
+		.flags = ZS_SW_OFFCPU | ZS_SW_TRAINING,
 		.offcpu_ns = ns,
+	};
+
+	if (involuntary) {
+		r.flags |= ZS_SW_INVOLUNTARY | ZS_SW_RUNQ;
+		r.runq_ns = ns;
+	} else {
+		r.flags |= ZS_SW_BLOCKED;
+		r.blocked_state = state;
+		r.blocked_ns = ns;
+	}
+	send(e, &r, sizeof(r));
+}
+
+void sim_emit_oncpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns)
+{
+	struct zev_sched_switch r = {
+		.hdr = hdr(ZEV_SCHED_SWITCH, pid, now),
+		.flags = ZS_SW_ONCPU | ZS_SW_TRAINING,
+		.oncpu_ns = ns,
 	};
 
 	send(e, &r, sizeof(r));
@@ -70,14 +91,18 @@ void sim_emit_migrate(struct sim_emit *e, uint64_t now, uint32_t pid)
 }
 
 void sim_emit_nccl(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_nccl_op_kind op,
-		   uint64_t bytes, uint64_t call_ns, uint64_t wait_ns)
+		   uint64_t bytes, uint64_t call_ns, uint64_t wait_ns, uint64_t comm,
+		   uint64_t stream)
 {
-	struct zev_nccl_call c = { .hdr = hdr(ZEV_NCCL_CALL, pid, now), .op = op,
-				   .bytes = bytes, .ns = call_ns };
-	struct zev_nccl_wait w = { .hdr = hdr(ZEV_NCCL_WAIT, pid, now), .op = op, .ns = wait_ns };
+	uint64_t entry = now > wait_ns ? now - wait_ns : 0;
+	struct zev_nccl_call c = { .hdr = hdr(ZEV_NCCL_CALL, pid, entry + call_ns), .op = op,
+				   .bytes = bytes, .ns = call_ns, .comm = comm,
+				   .stream = stream };
+	struct zev_cuda_sync y = { .hdr = hdr(ZEV_CUDA_SYNC, pid, now), .kind = ZN_SYNC_STREAM,
+				   .handle = stream };
 
 	send(e, &c, sizeof(c));
-	send(e, &w, sizeof(w));
+	send(e, &y, sizeof(y));
 }
 
 void sim_emit_alloc(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,

@@ -20,17 +20,26 @@ struct sim_emit {
 
 void sim_emit_watch(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t ppid,
 		    uint32_t reasons, const char *comm, uint64_t start_ns);
+/* ncclCommInitRank of rank/nranks from the 128-byte uniqueId id, handle comm. */
 void sim_emit_nccl_comm(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
-			int32_t rank, int32_t nranks, uint64_t comm);
+			int32_t rank, int32_t nranks, uint64_t comm, const uint8_t *id);
 void sim_emit_latency(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_family f,
 		      uint64_t ns);
 /* A switch back onto the CPU after ns off it, preempted or blocked. */
+/* A training thread back on a CPU after ns preempted, or blocked in state. */
 void sim_emit_offcpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns,
-		     int involuntary);
+		     int involuntary, enum shm_thread_state state);
+/* A training thread's ns on a CPU. */
+void sim_emit_oncpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns);
 void sim_emit_migrate(struct sim_emit *e, uint64_t now, uint32_t pid);
-/* A successful NCCL call of call_ns, and its wait of wait_ns: two records. */
+/*
+ * A successful NCCL call of call_ns on communicator comm and stream, that
+ * began wait_ns before now, then the synchronisation of its stream that
+ * returns at now: two records, as the probes send them.
+ */
 void sim_emit_nccl(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_nccl_op_kind op,
-		   uint64_t bytes, uint64_t call_ns, uint64_t wait_ns);
+		   uint64_t bytes, uint64_t call_ns, uint64_t wait_ns, uint64_t comm,
+		   uint64_t stream);
 /* Device memory at addr (a pointer: ZMEM_SPACE_PTR). */
 void sim_emit_alloc(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
 		    uint64_t addr, uint64_t bytes);

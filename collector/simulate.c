@@ -25,7 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/agg.h"
+#include "collector/decode.h"
+#include "collector/nccl_hash.h"
 #include "collector/sim_emit.h"
+#include "collector/sim_ident.h"
 #include "collector/simulate.h"
 #include "common/util.h"
 
@@ -70,6 +74,7 @@ struct sim {
 	uint64_t start_ns;
 	uint64_t last_ns;
 	uint64_t rng;
+	uint64_t rng_seed;		/* the seed: the identities derive from it */
 	double launch_scale;		/* share of launches actually sampled */
 	double bg_scale;
 	struct sim_trainer *trainers;
@@ -119,24 +124,40 @@ static unsigned int draw_count(struct sim *s, double expected)
 /* ---------------------------------------------------------------------- */
 /* What the job does, as the probes would report it (sim_emit.c). */
 
+#define SIM_WORKER_COLLATE_NS	2000000ull	/* a worker's CPU time per batch */
+
 static void lat(struct sim *s, uint32_t pid, enum shm_family f, uint64_t now,
 		uint64_t v)
 {
 	sim_emit_latency(&s->out, now, pid, f, v);
 }
 
-static void offcpu(struct sim *s, uint32_t pid, uint64_t ns, int involuntary, uint64_t now)
+/*
+ * Back on a CPU after ns blocked in state, or preempted (SHM_STATE_RUNQ:
+ * that also records the run-queue delay sample, as a probe's switch does).
+ */
+static void offcpu(struct sim *s, uint32_t pid, uint64_t ns, enum shm_thread_state state,
+		   uint64_t now)
 {
-	sim_emit_offcpu(&s->out, now, pid, ns, involuntary);
+	sim_emit_offcpu(&s->out, now, pid, ns, state == SHM_STATE_RUNQ, state);
 }
+
+/* The job's one communicator: each trainer's handle to it, and its NCCL stream. */
+#define SIM_COMM_HANDLE(i)	(0x55d0c4a00000ULL + ((uint64_t)(i) << 24))
+#define SIM_NCCL_STREAM(i)	(0x55d0c5000000ULL + ((uint64_t)(i) << 24))
 
 /* A successful call of bytes that took call_ns, done wait_ns after it began. */
 static void nccl_call(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op, uint64_t bytes,
 		      uint64_t call_ns, uint64_t wait_ns, uint64_t now)
 {
-	sim_emit_nccl(&s->out, now, pid, op, bytes, call_ns, wait_ns);
+	uint32_t i = 0;
+
+	while (i + 1 < s->n_trainers && s->trainers[i].pid != pid)
+		i++;
+	sim_emit_nccl(&s->out, now, pid, op, bytes, call_ns, wait_ns, SIM_COMM_HANDLE(i),
+		      SIM_NCCL_STREAM(i));
 	/* Waiting for the collective puts the thread to sleep. */
-	offcpu(s, pid, wait_ns, 0, now);
+	offcpu(s, pid, wait_ns, SHM_STATE_COLLECTIVE, now);
 }
 
 static void nccl(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op,
@@ -210,8 +231,10 @@ static void worker_batch(struct sim *s, const struct sim_worker *wk,
 		uint64_t r = draw(s, &p->worker_read);
 
 		lat(s, wk->pid, SHM_FAMILY_DATALOADER_WAIT, now, r);
-		offcpu(s, wk->pid, r, 0, now);
+		offcpu(s, wk->pid, r, SHM_STATE_INPUT, now);
 	}
+	/* Decoding and collating the batch (no draw: the job's numbers stay as they were). */
+	sim_emit_oncpu(&s->out, now, wk->pid, SIM_WORKER_COLLATE_NS);
 	lat(s, wk->pid, SHM_FAMILY_FUTEX_WAIT, now, draw(s, &p->futex));
 	lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, draw(s, &p->runq));
 }
@@ -230,7 +253,8 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	else
 		v = draw(s, &p->batch_wait);
 	lat(s, tr->pid, SHM_FAMILY_DATALOADER_WAIT, now, v);
-	offcpu(s, tr->pid, v, 0, now);
+	offcpu(s, tr->pid, v, SHM_STATE_INPUT, now);
+	sim_emit_oncpu(&s->out, now, tr->pid, step);
 	step += v;
 	if (tr->n_workers)
 		worker_batch(s, &s->workers[tr->first_worker + tr->steps % tr->n_workers],
@@ -250,13 +274,16 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	for (int b = 0; b < SIM_ALLREDUCE_BUCKETS; b++) {
 		uint64_t bytes = b + 1 < SIM_ALLREDUCE_BUCKETS ? SIM_ALLREDUCE_BYTES
 							       : SIM_ALLREDUCE_BYTES / 3;
-		uint64_t w = draw(s, &p->allreduce_wait);
+		uint64_t w = draw(s, tr - s->trainers == p->slow_rank ? &p->slow_rank_wait
+								    : &p->allreduce_wait);
 
 		nccl_call(s, tr->pid, SHM_NCCL_ALL_REDUCE, bytes, draw(s, &p->allreduce_call), w,
 			  now);
 		last_wait = w;
 	}
 	step += last_wait;	/* the others overlap with backward */
+	/* The step ends in a stream synchronisation: it waits for the last bucket. */
+	lat(s, tr->pid, SHM_FAMILY_CUDA_SYNC, now, last_wait);
 
 	if (tr->steps % 5 == 0)
 		nccl(s, tr->pid, SHM_NCCL_ALL_GATHER, 8 * MIB, &p->other_call, &p->other_wait, now);
@@ -272,20 +299,29 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	if (tr->steps % 100 == 0)
 		nccl(s, tr->pid, SHM_NCCL_BROADCAST, tr->steps ? 4096 : 512 * MIB,
 		     &p->other_call, &p->other_wait, now);
+	if (tr->steps % 5 == 2)	/* expert-parallel token exchange */
+		nccl(s, tr->pid, SHM_NCCL_ALL_TO_ALL, 4 * MIB, &p->other_call, &p->other_wait,
+		     now);
+	if (tr->steps % 10 == 5) {	/* evaluation shards out, results back */
+		nccl(s, tr->pid, SHM_NCCL_SCATTER, MIB, &p->other_call, &p->other_wait, now);
+		nccl(s, tr->pid, SHM_NCCL_GATHER, 4096, &p->other_call, &p->other_wait, now);
+	}
 
 	for (int i = 0; i < 10; i++) {
 		v = draw(s, &p->futex);
 		lat(s, tr->pid, SHM_FAMILY_FUTEX_WAIT, now, v);
-		offcpu(s, tr->pid, v, 0, now);
+		offcpu(s, tr->pid, v, SHM_STATE_LOCK, now);
 	}
 	v = draw(s, &p->barrier);
 	lat(s, tr->pid, SHM_FAMILY_BARRIER_WAIT, now, v);
-	offcpu(s, tr->pid, v, 0, now);
+	offcpu(s, tr->pid, v, SHM_STATE_LOCK, now);
 	for (int i = 0; i < 5; i++) {
 		v = draw(s, &p->runq);
-		lat(s, tr->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
-		if (i < 2)	/* preempted, then waited this long to run again */
-			offcpu(s, tr->pid, v, 1, now);
+		/* Preempted, then waited this long to run again: the sample comes with it. */
+		if (i < 2)
+			offcpu(s, tr->pid, v, SHM_STATE_RUNQ, now);
+		else
+			lat(s, tr->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
 	}
 	if (rng_unit(s) < 0.3)
 		sim_emit_migrate(&s->out, now, tr->pid);
@@ -308,11 +344,10 @@ static void worker_background(struct sim *s, struct sim_worker *wk,
 		if (rng_unit(s) < 0.5) {
 			v = draw(s, &p->futex);
 			lat(s, wk->pid, SHM_FAMILY_FUTEX_WAIT, now, v);
-			offcpu(s, wk->pid, v, 0, now);
+			offcpu(s, wk->pid, v, SHM_STATE_LOCK, now);
 		} else {
 			v = draw(s, &p->runq);
-			lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, v);
-			offcpu(s, wk->pid, v, 1, now);
+			offcpu(s, wk->pid, v, SHM_STATE_RUNQ, now);
 		}
 	}
 	if (rng_unit(s) < 0.2 * dt_s)
@@ -321,10 +356,27 @@ static void worker_background(struct sim *s, struct sim_worker *wk,
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Identity is not a probe record (the collector reads it from /proc): the
+ * simulator gives it to the aggregation as ident_scan would.
+ */
+static void identify(struct sim *s, uint32_t pid, uint32_t rank, uint64_t now)
+{
+	struct shm_identity id;
+
+	sim_ident_build(s->rng_seed, rank, s->n_trainers, &id);
+	agg_proc_set_identity(s->out.dec->agg, pid, &id, now);
+}
+
 static void sim_register(struct sim *s, uint64_t now)
 {
 	uint32_t pid = SIM_PID_BASE + 1000 + (uint32_t)(rng_next(s) % 4000);
 	uint32_t launcher = pid++;	/* torchrun: not watched itself */
+	uint8_t unique_id[NCCL_HASH_ID_BYTES];
+
+	/* Rank 0's ncclGetUniqueId, handed to every rank: made from the launcher's pid. */
+	for (size_t b = 0; b < sizeof(unique_id); b++)
+		unique_id[b] = (uint8_t)((launcher * 2654435761u) >> (b % 4 * 8)) ^ (uint8_t)b;
 
 	for (uint32_t i = 0; i < s->n_trainers; i++) {
 		struct sim_trainer *tr = &s->trainers[i];
@@ -336,7 +388,8 @@ static void sim_register(struct sim *s, uint64_t now)
 			       SHM_WATCH_SIMULATED | SHM_WATCH_CUDA | SHM_WATCH_NCCL,
 			       "pt_main_thread", now - 2 * NSEC_PER_SEC);
 		sim_emit_nccl_comm(&s->out, now, tr->pid, tr->gpu, (int32_t)i,
-				   (int32_t)s->n_trainers, 0x55d0c4a00000ULL + ((uint64_t)i << 24));
+				   (int32_t)s->n_trainers, SIM_COMM_HANDLE(i), unique_id);
+		identify(s, tr->pid, i, now);
 	}
 	/* Workers are forked once the trainers have built their DataLoader. */
 	for (uint32_t w = 0; w < s->n_workers; w++) {
@@ -347,6 +400,7 @@ static void sim_register(struct sim *s, uint64_t now)
 		sim_emit_watch(&s->out, now, wk->pid, s->trainers[wk->trainer].pid,
 			       SHM_WATCH_SIMULATED | SHM_WATCH_DESCENDANT, "pt_data_worker",
 			       now - NSEC_PER_SEC);
+		identify(s, wk->pid, wk->trainer, now);
 	}
 }
 
@@ -372,6 +426,7 @@ struct sim *sim_new(struct decode *dec, const struct sim_opts *opts, uint64_t no
 	s->opts = *opts;
 	s->start_ns = s->last_ns = now_ns;
 	s->rng = opts->seed ? opts->seed : 0x5eed;
+	s->rng_seed = s->rng;
 	s->n_trainers = opts->processes < opts->gpus ? opts->processes : opts->gpus;
 	s->n_workers = opts->processes - s->n_trainers;
 	s->trainers = calloc(s->n_trainers, sizeof(*s->trainers));

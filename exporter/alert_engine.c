@@ -21,7 +21,10 @@
 #include "exporter/alert_template.h"
 #include "exporter/prom_write.h"
 
-#define KEY_MAX 192
+/* A series' labels escaped: every value can double, and none is ever cut. */
+#define KEY_MAX (ALERT_SERIES_LABELS * (ALERT_NAME_MAX + 4 + 2 * ALERT_LABEL_VALUE_MAX))
+/* Every label of one alert, escaped; a buffer that grows, never cuts. */
+#define ALERT_LABELS_LIMIT	(64u << 10)
 
 struct instance {
 	char key[KEY_MAX];		/* series labels as Prometheus text */
@@ -433,33 +436,41 @@ int alert_engine_reload(struct alert_engine *e, const char *path, uint64_t now_r
 /* ---- output ------------------------------------------------------------ */
 
 /* alertname, severity, the series' labels, the rule's labels. */
-static void alert_labels(char *buf, size_t len, const struct rule_state *rs,
-			 const struct instance *in)
+static void alert_labels(struct sbuf *b, const struct rule_state *rs, const struct instance *in)
 {
-	buf[0] = '\0';
-	prom_label_add(buf, len, "alertname", rs->rule.name);
-	prom_label_add(buf, len, "severity", rs->rule.severity);
-	if (in->key[0])
-		snprintf(buf + strlen(buf), len - strlen(buf), ",%s", in->key);
+	sbuf_reset(b);
+	sbuf_puts(b, "");
+	prom_label_put(b, "alertname", rs->rule.name);
+	prom_label_put(b, "severity", rs->rule.severity);
+	if (in->key[0]) {
+		sbuf_append(b, ",", 1);
+		sbuf_puts(b, in->key);
+	}
 	for (unsigned int i = 0; i < rs->rule.n_labels; i++)
-		prom_label_add(buf, len, rs->rule.labels[i].name, rs->rule.labels[i].value);
+		prom_label_put(b, rs->rule.labels[i].name, rs->rule.labels[i].value);
 }
 
 static void prom_states(struct alert_engine *e, struct sbuf *b, enum alert_state st)
 {
 	const struct cat_metric *m = cat_metric(st == ALERT_FIRING ? CAT_ID_ALERT_FIRING :
 						CAT_ID_ALERT_PENDING);
-	char labels[4096];	/* every label of a rule, escaped */
+	struct sbuf labels;
 
+	sbuf_init(&labels, ALERT_LABELS_LIMIT, 0);
 	prom_family_of(b, m, 0);
 	for (size_t i = 0; i < e->n_rules; i++) {
 		for (size_t j = 0; j < e->rs[i].n; j++) {
 			if (e->rs[i].inst[j].state != st)
 				continue;
-			alert_labels(labels, sizeof(labels), &e->rs[i], &e->rs[i].inst[j]);
-			prom_series_u64(b, m->prom, "", labels, 1);
+			alert_labels(&labels, &e->rs[i], &e->rs[i].inst[j]);
+			if (sbuf_error(&labels)) {
+				b->error = b->error ? b->error : sbuf_error(&labels);
+				break;
+			}
+			prom_series_u64(b, m->prom, "", labels.data, 1);
 		}
 	}
+	sbuf_free(&labels);
 }
 
 /* A catalog family and its first series. */

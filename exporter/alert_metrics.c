@@ -10,11 +10,11 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "exporter/alert_metrics.h"
-
-#define MAX_METRICS	64
 
 struct metric {
 	const struct cat_metric *m;
@@ -22,18 +22,33 @@ struct metric {
 	char name[ALERT_METRIC_NAME_MAX];
 };
 
-static struct metric metrics[MAX_METRICS];
+/* Sized from the catalog at first use: every alert name it gives is here. */
+static struct metric *metrics;
 static unsigned int n_metrics;
 static const char *label_names[CAT_ROWS_COUNT][ALERT_SERIES_LABELS];
 static pthread_once_t metrics_once = PTHREAD_ONCE_INIT;
 
+/* Alert metrics a catalog family gives: one per quantile for a latency. */
+static unsigned int names_of(const struct cat_metric *m)
+{
+	return !m->alert ? 0 : m->kind == CAT_LATENCY ? CAT_Q_COUNT : 1;
+}
+
 static void metrics_init(void)
 {
+	size_t total = 0;
+
+	for (size_t i = 0; i < cat_metrics_count; i++)
+		total += names_of(&cat_metrics[i]);
+	metrics = calloc(total, sizeof(*metrics));
+	if (!metrics) {
+		log_warnx("alerts: no memory for %zu metric names; rules cannot be evaluated", total);
+		return;
+	}
 	for (size_t i = 0; i < cat_metrics_count; i++) {
 		const struct cat_metric *m = &cat_metrics[i];
-		unsigned int nq = m->kind == CAT_LATENCY ? CAT_Q_COUNT : 1;
 
-		for (unsigned int q = 0; m->alert && q < nq && n_metrics < MAX_METRICS; q++) {
+		for (unsigned int q = 0; q < names_of(m); q++) {
 			struct metric *am = &metrics[n_metrics++];
 
 			am->m = m;
@@ -190,8 +205,11 @@ int alert_metric_collect(unsigned int id, const struct shm_snapshot *snap,
 			continue;
 		for (k = 0; k < rd->n_alert_labels && k < ALERT_SERIES_LABELS; k++) {
 			s.label_name[k] = rd->alert_labels[k].name;
+			/* A value that fills the buffer may have been cut: no series. */
 			if (cat_label_text(&rd->alert_labels[k], &in, row, s.label_value[k],
-					   sizeof(s.label_value[k]), &known) < 0)
+					   sizeof(s.label_value[k]), &known) < 0 ||
+			    strnlen(s.label_value[k], sizeof(s.label_value[k])) >=
+			    sizeof(s.label_value[k]) - 1)
 				break;
 		}
 		if (k < rd->n_alert_labels)

@@ -18,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "common/utf8.h"
 #include "exporter/alert_rules.h"
 #include "exporter/alert_template.h"
 
@@ -162,6 +163,8 @@ static int get_string(struct ctx *c, struct json_object *v, const char *field,
 	s = json_object_get_string(v);
 	if ((size_t)json_object_get_string_len(v) != strlen(s))
 		return fail(c, field, "contains a NUL byte");
+	if (!utf8_valid(s, strlen(s)))
+		return fail(c, field, "is not valid UTF-8");
 	if (!allow_empty && !*s)
 		return fail(c, field, "must not be empty");
 	if (strlen(s) >= len)
@@ -186,6 +189,10 @@ static int get_labels(struct ctx *c, struct json_object *v, const char *field,
 			return fail(c, field, "more than %u labels", max);
 		if (!alert_label_name_ok(key) || strlen(key) >= ALERT_NAME_MAX)
 			return fail(c, field, "\"%.64s\" is not a label name", key);
+		/* Prometheus keeps names starting with "__" for itself. */
+		if (strncmp(key, "__", 2) == 0)
+			return fail(c, field, "\"%.64s\" is reserved: label names starting with "
+				    "\"__\" are Prometheus's own", key);
 		if (scope && !alert_metric_has_label(r->metric, key)) {
 			alert_metric_label_list(r->metric, list, sizeof(list));
 			return fail(c, field, "metric %s has no label \"%s\" (its labels: %s)",
@@ -197,6 +204,11 @@ static int get_labels(struct ctx *c, struct json_object *v, const char *field,
 		if (!json_object_is_type(val, json_type_string))
 			return fail(c, field, "value of \"%s\": expected a string, got %s", key,
 				    type_name(val));
+		/* Written raw into /metrics and the webhook's JSON: text, or refused. */
+		if ((size_t)json_object_get_string_len(val) != strlen(json_object_get_string(val)))
+			return fail(c, field, "value of \"%s\" contains a NUL byte", key);
+		if (!utf8_valid(json_object_get_string(val), strlen(json_object_get_string(val))))
+			return fail(c, field, "value of \"%s\" is not valid UTF-8", key);
 		if (strlen(json_object_get_string(val)) >= ALERT_LABEL_VALUE_MAX)
 			return fail(c, field, "value of \"%s\" longer than %u bytes", key,
 				    ALERT_LABEL_VALUE_MAX - 1);
@@ -553,10 +565,11 @@ int alert_rules_default(struct alert_ruleset *out)
 		    "GPU {{ $labels.gpu_id }} memory used: {{ $value }} of the total",
 		    "Watched processes hold more than 95% of GPU {{ $labels.gpu_id }}'s memory; "
 		    "the next allocation may fail with out-of-memory.");
-	set_default(&r[1], "NcclAllReduceSlow", "nccl_collective_p99_seconds", ALERT_GT,
+	/* The wait, not the call: queueing is fast even when the network or a rank is slow. */
+	set_default(&r[1], "NcclAllReduceSlow", "nccl_wait_p99_seconds", ALERT_GT,
 		    ALERT_DEFAULT_NCCL_P99_S, ALERT_DEFAULT_SLOW_FOR_NS, "warning",
-		    "NCCL all_reduce p99 {{ $value }} s",
-		    "The 99th percentile of ncclAllReduce call duration is above 500 ms.");
+		    "NCCL all_reduce wait p99 {{ $value }} s",
+		    "The 99th percentile of the ncclAllReduce wait is above 500 ms.");
 	snprintf(r[1].scope[0].name, sizeof(r[1].scope[0].name), "op");
 	snprintf(r[1].scope[0].value, sizeof(r[1].scope[0].value), "all_reduce");
 	r[1].n_scope = 1;

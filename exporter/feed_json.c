@@ -14,8 +14,14 @@
 
 #define TEXT_MAX 512	/* a stale reason, a sanitised name */
 
+/* What one rendering needs besides the rows. */
+struct feed_ctx {
+	struct alerts *alerts;		/* may be NULL */
+	int full;			/* every process, not the top ones */
+};
+
 static struct json_object *object(unsigned int obj, const struct cat_input *in,
-				  const void *row, struct alerts *alerts);
+				  const void *row, const struct feed_ctx *ctx);
 
 /* json-c takes ownership of v (a NULL v, out of memory, adds null). */
 static void put(struct json_object *o, const char *k, struct json_object *v)
@@ -83,20 +89,69 @@ static struct json_object *value(const struct cat_field *f, const struct cat_inp
 	}
 }
 
-/* An array of one object per row, within its bound. */
+struct proc_rank {
+	uint64_t gpu_bytes;
+	uint64_t launches;
+	uint32_t row;
+};
+
+/* Most GPU memory first, then most CUDA launches, then table order. */
+static int by_weight(const void *a, const void *b)
+{
+	const struct proc_rank *x = a, *y = b;
+
+	if (x->gpu_bytes != y->gpu_bytes)
+		return x->gpu_bytes < y->gpu_bytes ? 1 : -1;
+	if (x->launches != y->launches)
+		return x->launches < y->launches ? 1 : -1;
+	return (x->row > y->row) - (x->row < y->row);
+}
+
+/*
+ * The max process rows that weigh most, heaviest first; NULL when memory
+ * is short (the caller then takes the first rows).
+ */
+static struct proc_rank *top_procs(const struct cat_input *in, const struct cat_rowset *rs)
+{
+	const struct cat_metric *gpu = cat_metric(CAT_ID_PROC_GPU_BYTES);
+	const struct cat_metric *launch = cat_metric(CAT_ID_PROC_CUDA_LAUNCH);
+	struct proc_rank *r = calloc(rs->n, sizeof(*r));
+
+	if (!r || !gpu || !launch) {
+		free(r);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < rs->n; i++) {
+		const void *row = cat_row(rs, i);
+
+		r[i].gpu_bytes = cat_value(gpu, in, row);
+		r[i].launches = cat_latency(launch, in, row)->count;
+		r[i].row = i;
+	}
+	qsort(r, rs->n, sizeof(*r), by_weight);
+	return r;
+}
+
+/* An array of one object per row, within its bound (the top processes). */
 static struct json_object *array(unsigned int obj, const struct cat_input *in,
-				 struct alerts *alerts)
+				 const struct feed_ctx *ctx)
 {
 	const struct cat_obj_def *o = &cat_objs[obj];
 	struct json_object *arr;
+	struct proc_rank *top = NULL;
 	struct cat_rowset rs;
+	uint32_t max;
 
 	if (o->rows == CAT_ROWS_ALERTS)
-		return alerts_feed_json(alerts);
+		return alerts_feed_json(ctx->alerts);
 	arr = json_object_new_array();
 	cat_rowset(o->rows, in, &rs);
-	for (uint32_t i = 0; arr && i < rs.n && (!o->max_rows || i < o->max_rows); i++)
-		json_object_array_add(arr, object(obj, in, cat_row(&rs, i), alerts));
+	max = o->max_rows && !(ctx->full && obj == CAT_OBJ_PROCS) ? o->max_rows : rs.n;
+	if (obj == CAT_OBJ_PROCS && rs.n > max)
+		top = top_procs(in, &rs);
+	for (uint32_t i = 0; arr && i < rs.n && i < max; i++)
+		json_object_array_add(arr, object(obj, in, cat_row(&rs, top ? top[i].row : i), ctx));
+	free(top);
 	return arr;
 }
 
@@ -125,7 +180,7 @@ static struct json_object *map(unsigned int obj, const struct cat_input *in)
  * where the object says segment keys need a fresh snapshot).
  */
 static struct json_object *object(unsigned int obj, const struct cat_input *in,
-				  const void *row, struct alerts *alerts)
+				  const void *row, const struct feed_ctx *ctx)
 {
 	const struct cat_obj_def *def = &cat_objs[obj];
 	struct json_object *o = json_object_new_object();
@@ -141,11 +196,11 @@ static struct json_object *object(unsigned int obj, const struct cat_input *in,
 			const struct cat_obj_def *c = &cat_objs[f->child];
 
 			if (c->shape == CAT_SHAPE_ARRAY)
-				put(o, f->key, array(f->child, in, alerts));
+				put(o, f->key, array(f->child, in, ctx));
 			else if (c->shape == CAT_SHAPE_MAP && (in->snap || !def->segment_only))
 				put(o, f->key, map(f->child, in));
 			else if (c->shape == CAT_SHAPE_OBJECT)
-				put(o, f->key, object(f->child, in, NULL, alerts));
+				put(o, f->key, object(f->child, in, NULL, ctx));
 			continue;
 		}
 		if (def->shape != CAT_SHAPE_ARRAY) {
@@ -162,8 +217,8 @@ static struct json_object *object(unsigned int obj, const struct cat_input *in,
 	return o;
 }
 
-int feed_render(struct sbuf *out, const struct shm_snapshot *snap, const struct cat_status *st,
-		const struct exporter_stats *stats, struct alerts *alerts)
+static int render(struct sbuf *out, const struct shm_snapshot *snap, const struct cat_status *st,
+		  const struct exporter_stats *stats, const struct feed_ctx *ctx)
 {
 	struct cat_input in = {
 		.snap = st->status == SHM_READ_OK ? snap : NULL,
@@ -177,11 +232,28 @@ int feed_render(struct sbuf *out, const struct shm_snapshot *snap, const struct 
 
 	/* Short decimal forms instead of %.17g noise; per thread, no locking. */
 	json_c_set_serialization_double_format("%.9g", JSON_C_OPTION_THREAD);
-	root = object(CAT_OBJ_ROOT, &in, NULL, alerts);
+	root = object(CAT_OBJ_ROOT, &in, NULL, ctx);
 	text = root ? json_object_to_json_string_length(root, JSON_C_TO_STRING_PLAIN, &len) : NULL;
 	err = text ? sbuf_append(out, text, len) : -ENOMEM;
 	json_object_put(root);
 	/* json-c keeps a per-thread copy of the format: free it, threads end. */
 	json_c_set_serialization_double_format(NULL, JSON_C_OPTION_THREAD);
 	return err;
+}
+
+int feed_render(struct sbuf *out, const struct shm_snapshot *snap, const struct cat_status *st,
+		const struct exporter_stats *stats, struct alerts *alerts)
+{
+	const struct feed_ctx ctx = { .alerts = alerts };
+
+	return render(out, snap, st, stats, &ctx);
+}
+
+int feed_render_full(struct sbuf *out, const struct shm_snapshot *snap,
+		     const struct cat_status *st, const struct exporter_stats *stats,
+		     struct alerts *alerts)
+{
+	const struct feed_ctx ctx = { .alerts = alerts, .full = 1 };
+
+	return render(out, snap, st, stats, &ctx);
 }

@@ -3,8 +3,9 @@
  * The JSON snapshot the WebSocket feed pushes (json-c), generated from the
  * metric catalog: its objects, keys, key order and units are the
  * catalog's (catalog/cat_feed.c), its contract docs/feed.schema.json.
- * Output size is bounded: the catalog bounds every array (processes,
- * gpu_utilization, nccl_comms), with totals saying what was left out.
+ * Output size is bounded: the catalog bounds every array (processes: the
+ * top ones by GPU memory and launches; gpu_utilization, nccl_comms), with
+ * totals saying what was left out.
  */
 #ifndef ZERNEL_FEED_JSON_H
 #define ZERNEL_FEED_JSON_H
@@ -25,5 +26,12 @@
  */
 int feed_render(struct sbuf *out, const struct shm_snapshot *snap, const struct cat_status *st,
 		const struct exporter_stats *stats, struct alerts *alerts);
+/*
+ * The same snapshot with every watched process in processes, not only the
+ * top CAT_FEED_TOP_PROCS that every push carries: GET /snapshot.
+ */
+int feed_render_full(struct sbuf *out, const struct shm_snapshot *snap,
+		     const struct cat_status *st, const struct exporter_stats *stats,
+		     struct alerts *alerts);
 
 #endif /* ZERNEL_FEED_JSON_H */

@@ -26,6 +26,8 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "exporter/alerts.h"
+#include "exporter/fairshare.h"
+#include "exporter/feed_json.h"
 #include "exporter/http.h"
 #include "exporter/prom.h"
 #include "common/sbuf.h"
@@ -38,6 +40,12 @@ struct http_body {
 	unsigned int refs;	/* the cache + each response in flight; one thread */
 	char *data;
 	size_t len;
+};
+
+/* One accepted connection's claim on the fair share. */
+struct http_conn {
+	struct http_server *server;
+	struct fairshare_ticket ticket;
 };
 
 struct http_handler {
@@ -57,6 +65,9 @@ struct http_server {
 	h2o_evloop_t *loop;
 	h2o_socket_t *listener;
 	unsigned int connections;
+	struct fairshare share;
+	uint64_t last_reject_log_ns;
+	uint64_t rejects_unlogged;
 
 	struct source src;
 	struct alerts *alerts;		/* its families follow ours; may be NULL */
@@ -194,6 +205,30 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 	respond(req, 200, "OK", PROM_CONTENT_TYPE, parts, n);
 }
 
+/*
+ * The feed's snapshot with every watched process (the pushes carry the top
+ * ones): per-process detail on request, for the page or a script.
+ */
+static void serve_snapshot(struct http_server *s, h2o_req_t *req)
+{
+	struct cat_status st;
+	struct sbuf out;
+	h2o_iovec_t body;
+
+	source_refresh(&s->src);
+	source_status(&s->src, now_mono_ns(), &st);
+	sbuf_init(&out, FEED_MAX_BYTES, 0);
+	if (feed_render_full(&out, source_fresh(&s->src), &st, &exporter_stats, s->alerts) ||
+	    !out.len) {
+		sbuf_free(&out);
+		respond_text(req, 500, "Internal Server Error", "snapshot rendering failed\n");
+		return;
+	}
+	body = h2o_strdup(&req->pool, out.data, out.len);
+	sbuf_free(&out);
+	respond(req, 200, "OK", "application/json", &body, 1);
+}
+
 static void serve_healthz(struct http_server *s, h2o_req_t *req)
 {
 	char body[320];
@@ -258,17 +293,22 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 		serve_metrics(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/healthz")))
 		serve_healthz(s, req);
+	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/snapshot")))
+		serve_snapshot(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/")))
 		serve_index(s, req);
 	else
-		respond_text(req, 404, "Not Found", "not found: try /metrics, /healthz or /\n");
+		respond_text(req, 404, "Not Found", "not found: try /metrics, /healthz, /snapshot or /\n");
 	return 0;
 }
 
 static void on_conn_close(void *data)
 {
-	struct http_server *s = data;
+	struct http_conn *c = data;
+	struct http_server *s = c->server;
 
+	fairshare_give(&s->share, &c->ticket);
+	free(c);
 	s->connections--;
 	stats_sub(CAT_STAT_HTTP_CONNECTIONS, 1);
 }
@@ -277,6 +317,20 @@ static void on_reject_written(h2o_socket_t *sock, const char *err)
 {
 	(void)err;
 	h2o_socket_close(sock);
+}
+
+/* One line per 10 s at most, with how many refusals it stands for. */
+static void log_reject(struct http_server *s, enum fairshare_verdict v)
+{
+	uint64_t now = now_mono_ns();
+
+	s->rejects_unlogged++;
+	if (s->last_reject_log_ns && now - s->last_reject_log_ns < 10 * NSEC_PER_SEC)
+		return;
+	log_warnx("http: refused %llu connections in the last 10 s (latest: %s)",
+		  (unsigned long long)s->rejects_unlogged, fairshare_verdict_name(v));
+	s->rejects_unlogged = 0;
+	s->last_reject_log_ns = now;
 }
 
 static void on_accept(h2o_socket_t *listener, const char *err)
@@ -291,20 +345,32 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 	/* A few per wakeup, so one busy listener cannot starve the requests. */
 	for (int i = 0; i < 16; i++) {
 		h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
+		struct sockaddr_storage ss;
+		struct http_conn *c;
+		enum fairshare_verdict v;
+		socklen_t len;
 
 		if (!sock)
 			return;
-		if (s->connections >= HTTP_MAX_CONNECTIONS) {
+		memset(&ss, 0, sizeof(ss));
+		len = h2o_socket_getpeername(sock, (struct sockaddr *)&ss);
+		c = malloc(sizeof(*c));
+		v = c ? fairshare_take(&s->share, (struct sockaddr *)&ss, len, &c->ticket) :
+			FAIRSHARE_FULL;
+		if (v != FAIRSHARE_OK) {
 			h2o_iovec_t buf = h2o_iovec_init(busy, sizeof(busy) - 1);
 
+			free(c);
 			stats_add(CAT_STAT_HTTP_REJECTED, 1);
+			log_reject(s, v);
 			h2o_socket_write(sock, &buf, 1, on_reject_written);
 			continue;
 		}
+		c->server = s;
 		s->connections++;
 		stats_add(CAT_STAT_HTTP_CONNECTIONS, 1);
 		sock->on_close.cb = on_conn_close;
-		sock->on_close.data = s;
+		sock->on_close.data = c;
 		h2o_accept(&s->accept_ctx, sock);
 	}
 }
@@ -326,11 +392,18 @@ int http_server_new(struct http_server **out, int listen_fd, const char *shm_nam
 		free(s);
 		return err;
 	}
+	if (fairshare_init(&s->share, HTTP_MAX_CONNECTIONS, HTTP_MAX_PER_ADDR, HTTP_RESERVE) < 0) {
+		free(s->page);
+		free(s);
+		return -ENOMEM;
+	}
 	s->listen_fd = listen_fd;
 	h2o_config_init(&s->config);
 	s->config.server_name = h2o_iovec_init(H2O_STRLIT("zernel-exporter"));
 	s->config.max_request_entity_size = HTTP_MAX_BODY_BYTES;
 	s->config.http1.req_timeout = HTTP_REQ_TIMEOUT_MS;
+	/* HTTP/1.1 only: no h2c upgrade and no HTTP/2 with prior knowledge. */
+	s->config.http1.upgrade_to_http2 = 0;
 	s->config.http2.idle_timeout = HTTP_REQ_TIMEOUT_MS;
 	host = h2o_config_register_host(&s->config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
 	path = h2o_config_register_path(host, "/", 0);
@@ -338,6 +411,8 @@ int http_server_new(struct http_server **out, int listen_fd, const char *shm_nam
 	h->super.on_req = on_req;
 	h->server = s;
 	source_init(&s->src, shm_name);
+	/* A request thread never sleeps on a stuck writer: "busy" at once. */
+	shm_reader_never_sleep(&s->src.reader);
 	sbuf_init(&s->self, 1u << 20, 0);
 	*out = s;
 	return 0;
@@ -410,6 +485,7 @@ void http_server_free(struct http_server *s)
 	sbuf_free(&s->self);
 	source_close(&s->src);
 	h2o_config_dispose(&s->config);
+	fairshare_free(&s->share);
 	free(s->page);
 	free(s);
 }

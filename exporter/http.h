@@ -9,10 +9,19 @@
 #ifndef ZERNEL_HTTP_H
 #define ZERNEL_HTTP_H
 
-#define HTTP_MAX_CONNECTIONS	256	/* open at once; more get 503 and are closed */
+/*
+ * A fair share of the connections (fairshare.h): more than the limits get
+ * 503 and are closed.  HTTP/1.1 only: Prometheus scrapes over it, and
+ * HTTP/2's many streams per connection (and resets) would let one client
+ * make the server render without bound.
+ */
+#define HTTP_MAX_CONNECTIONS	256	/* open at once */
+#define HTTP_MAX_PER_ADDR	32	/* from one address (IPv6: one /64) */
+#define HTTP_RESERVE		32	/* last slots: only for addresses holding <= 1 */
 #define HTTP_MAX_HEADER_BYTES	8192	/* request line + headers; more gets 431 */
 #define HTTP_MAX_BODY_BYTES	1024	/* request bodies (none expected); more gets 413 */
-#define HTTP_REQ_TIMEOUT_MS	10000	/* idle or slow requests are closed after this */
+#define HTTP_REQ_TIMEOUT_MS	3000	/* a request's headers must be complete by then; idle
+					   keep-alive connections are closed after it too */
 #define HTTP_MAX_RESPONSE	(256u << 20)	/* /metrics larger than this is a 500 */
 
 struct http_server;

@@ -31,6 +31,7 @@
 #include "exporter/http.h"
 #include "exporter/listen.h"
 #include "exporter/options.h"
+#include "exporter/prom.h"
 #include "exporter/sandbox.h"
 #include "exporter/source.h"
 #include "exporter/stats.h"
@@ -122,6 +123,7 @@ int main(int argc, char **argv)
 		log_info("segment %s: %s; serving zernel_collector_up 0 until it is fresh",
 			 opt.shm_name, probe.reason);
 	source_close(&probe);
+	prom_set_per_pid_histograms(opt.per_pid_histograms);
 	err = http_server_new(&http, http_fd, opt.shm_name, opt.ws_port);
 	if (err < 0) {
 		log_warnx("http: %s", strerror(-err));

@@ -29,6 +29,8 @@ static void usage(FILE *f)
 		"  --ws-interval MS         WebSocket push interval, %u..%u ms (default %u)\n"
 		"  --user NAME              user to become when started as root (default nobody)\n"
 		"  --no-sandbox             debugging only: no user change, no seccomp (warned)\n"
+		"  --per-pid-histograms     one latency histogram per process, not per\n"
+		"                           workload (pod, container, job or node)\n"
 		"%s"
 		"  --help, --version\n"
 		"\n"
@@ -65,7 +67,7 @@ static int set_shm(struct exporter_options *o, const char *val)
 enum options_result options_parse(struct exporter_options *o, int argc, char **argv)
 {
 	enum { OPT_SHM = 256, OPT_METRICS, OPT_WS, OPT_INTERVAL, OPT_HELP, OPT_VERSION,
-	       OPT_USER, OPT_NO_SANDBOX, OPT_ALERTS_BASE };
+	       OPT_USER, OPT_NO_SANDBOX, OPT_PER_PID_HIST, OPT_ALERTS_BASE };
 	static const struct option longopts[] = {
 		{ "shm", required_argument, NULL, OPT_SHM },
 		{ "metrics-listen", required_argument, NULL, OPT_METRICS },
@@ -73,6 +75,7 @@ enum options_result options_parse(struct exporter_options *o, int argc, char **a
 		{ "ws-interval", required_argument, NULL, OPT_INTERVAL },
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+		{ "per-pid-histograms", no_argument, NULL, OPT_PER_PID_HIST },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		ALERTS_LONGOPTS(OPT_ALERTS_BASE),
@@ -122,6 +125,9 @@ enum options_result options_parse(struct exporter_options *o, int argc, char **a
 				return OPTIONS_EXIT_USAGE;
 			}
 			snprintf(o->user, sizeof(o->user), "%s", optarg);
+			break;
+		case OPT_PER_PID_HIST:
+			o->per_pid_histograms = 1;
 			break;
 		case OPT_NO_SANDBOX:
 			o->no_sandbox = 1;

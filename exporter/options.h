@@ -23,6 +23,7 @@ struct exporter_options {
 	struct alerts_options alerts;	/* --alerts, --webhook, --check-config */
 	char user[64];			/* --user NAME; "" means nobody */
 	int no_sandbox;			/* --no-sandbox: debugging only */
+	int per_pid_histograms;		/* --per-pid-histograms */
 };
 
 enum options_result {

@@ -11,10 +11,27 @@
 #include <string.h>
 
 #include "exporter/prom.h"
+#include "exporter/prom_workload.h"
 
-#define LABEL_TEXT_MAX	128	/* a sanitised process name fits three times over */
+/* Set once at start-up (--per-pid-histograms), before any render. */
+static int per_pid_histograms;
 
-static int add_labels(char *buf, size_t len, const struct cat_label *l, unsigned int n,
+void prom_set_per_pid_histograms(int on)
+{
+	per_pid_histograms = on;
+}
+
+/*
+ * Room for one label's value: every text label is bounded by the segment
+ * field it comes from (a process name sanitised is at most three bytes a
+ * byte), with a wide margin.  A value that fills it is refused rather than
+ * cut short (check_prom's extreme-values test pins that none does).
+ */
+#define LABEL_TEXT_MAX	1024
+/* A label set is never cut: it grows in its own buffer up to this. */
+#define LABELS_LIMIT	(64u << 10)
+
+static int add_labels(struct sbuf *b, const struct cat_label *l, unsigned int n,
 		      const struct cat_input *in, const void *row)
 {
 	char v[LABEL_TEXT_MAX];
@@ -24,7 +41,8 @@ static int add_labels(char *buf, size_t len, const struct cat_label *l, unsigned
 		if (!l[i].name)
 			continue;	/* feed only */
 		if (cat_label_text(&l[i], in, row, v, sizeof(v), &known) < 0 ||
-		    prom_label_add(buf, len, l[i].name, v) < 0)
+		    strnlen(v, sizeof(v)) >= sizeof(v) - 1 ||
+		    prom_label_put(b, l[i].name, v) < 0)
 			return -ENOENT;
 	}
 	return 0;
@@ -34,19 +52,22 @@ static int add_labels(char *buf, size_t len, const struct cat_label *l, unsigned
  * The labels of one series: the row's, the entry's fixed ones, an info
  * entry's.  -ENOENT when the row cannot name its series (no series then).
  */
-static int series_labels(char *buf, size_t len, const struct cat_metric *m,
+static int series_labels(struct sbuf *b, const struct cat_metric *m,
 			 const struct cat_input *in, const void *row)
 {
 	const struct cat_rows_def *rd = &cat_rows_defs[m->rows];
-	size_t o;
 
-	buf[0] = '\0';
-	if (add_labels(buf, len, rd->labels, rd->n_labels, in, row) < 0)
+	sbuf_reset(b);
+	if (add_labels(b, rd->labels, rd->n_labels, in, row) < 0)
 		return -ENOENT;
-	o = strlen(buf);
-	if (m->prom_labels)
-		snprintf(buf + o, len - o, "%s%s", o ? "," : "", m->prom_labels);
-	return add_labels(buf, len, m->labels, m->n_labels, in, row);
+	if (m->prom_labels) {
+		if (b->len)
+			sbuf_append(b, ",", 1);
+		sbuf_puts(b, m->prom_labels);
+	}
+	if (add_labels(b, m->labels, m->n_labels, in, row) < 0 || sbuf_error(b))
+		return -ENOENT;
+	return 0;
 }
 
 static void series(struct sbuf *b, const struct cat_metric *m, const char *labels,
@@ -72,8 +93,13 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 				  const struct shm_latency *))
 {
 	struct cat_rowset rs;
-	char labels[PROM_LABELS_MAX];
+	struct sbuf labels;
 
+	sbuf_init(&labels, LABELS_LIMIT, 0);
+	if (sbuf_puts(&labels, "") < 0) {
+		b->error = b->error ? b->error : -ENOMEM;
+		return;
+	}
 	cat_rowset(g->rows, in, &rs);
 	for (uint32_t i = 0; i < rs.n; i++) {
 		const void *row = cat_row(&rs, i);
@@ -81,7 +107,7 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 		for (size_t k = 0; k < n; k++) {
 			const struct cat_metric *m = &g[k];
 
-			if (series_labels(labels, sizeof(labels), m, in, row) < 0)
+			if (series_labels(&labels, m, in, row) < 0)
 				continue;
 			if (write) {
 				const struct shm_latency *l = cat_latency(m, in, row);
@@ -89,17 +115,19 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 				/* A process with no sample in a family has no series in it. */
 				if ((m->flags & CAT_F_SAMPLED) && !l->count)
 					continue;
-				write(b, write == prom_summary ? m->prom : m->prom_hist, labels, l);
+				write(b, write == prom_summary ? m->prom : m->prom_hist,
+				      labels.data, l);
 			} else if (cat_value(m, in, row) || !(m->flags & CAT_F_KNOWN)) {
-				series(b, m, labels, in, row);
+				series(b, m, labels.data, in, row);
 			}
 		}
 	}
+	sbuf_free(&labels);
 }
 
 /* The family of the n entries at g, which share its name. */
 static void family(struct sbuf *b, const struct cat_metric *g, size_t n,
-		   const struct cat_input *in)
+		   const struct cat_input *in, struct prom_workloads *wl)
 {
 	/* Before a segment was seen, its age and generation have no family. */
 	if ((g->flags & CAT_F_SEEN) && (!in->status || !in->status->seen))
@@ -111,11 +139,20 @@ static void family(struct sbuf *b, const struct cat_metric *g, size_t n,
 	}
 	rows_of(b, g, n, in, prom_summary);
 	prom_family_of(b, g, 1);
-	rows_of(b, g, n, in, prom_histogram);
+	if (g->rows != CAT_ROWS_PROCS || per_pid_histograms) {
+		rows_of(b, g, n, in, prom_histogram);
+		return;
+	}
+	/* Without memory for the grouping, the scrape fails (500) rather than lie. */
+	if (!wl->ready && prom_workloads_build(wl, in) < 0 && !b->error)
+		b->error = -ENOMEM;
+	prom_workload_histograms(b, g, n, in, wl);
 }
 
 int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segment)
 {
+	struct prom_workloads wl = { 0 };
+
 	for (size_t i = 0; i < cat_metrics_count;) {
 		const struct cat_metric *g = &cat_metrics[i];
 		size_t n = 1;
@@ -127,8 +164,9 @@ int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segmen
 		if (!g->prom || cat_rows_segment(g->rows) != segment ||
 		    g->rows == CAT_ROWS_ALERTS || g->rows == CAT_ROWS_WEBHOOKS)
 			continue;
-		family(out, g, n, in);
+		family(out, g, n, in, &wl);
 	}
+	prom_workloads_free(&wl);
 	return sbuf_error(out);
 }
 

@@ -19,6 +19,13 @@
 #include "exporter/stats.h"
 #include "shm/shm_reader.h"
 
+/*
+ * Per-process latency histograms: summed per workload (the default; see
+ * prom_workload.h), or one per process when on is non-zero.  Call once at
+ * start-up.
+ */
+void prom_set_per_pid_histograms(int on);
+
 /* Appends the data families of a validated, fresh snapshot. */
 int prom_render_data(struct sbuf *out, const struct shm_snapshot *snap);
 

@@ -59,6 +59,28 @@ full:
 	return -ENOSPC;
 }
 
+int prom_label_put(struct sbuf *b, const char *name, const char *value)
+{
+	const char *v = value;
+
+	if (b->len)
+		sbuf_append(b, ",", 1);
+	sbuf_puts(b, name);
+	sbuf_append(b, "=\"", 2);
+	while (*v) {
+		size_t run = strcspn(v, "\\\"\n");
+
+		sbuf_append(b, v, run);
+		v += run;
+		if (!*v)
+			break;
+		sbuf_append(b, *v == '\\' ? "\\\\" : *v == '"' ? "\\\"" : "\\n", 2);
+		v++;
+	}
+	sbuf_append(b, "\"", 1);
+	return sbuf_error(b);
+}
+
 void prom_family(struct sbuf *b, const char *name, const char *type, const char *help)
 {
 	sbuf_puts(b, "# HELP ");

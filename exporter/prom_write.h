@@ -23,8 +23,8 @@
 #define PROM_Q50	"0.5"
 #define PROM_Q99	"0.99"
 
-/* Room for a series' labels: the longest process name escaped, and more. */
-#define PROM_LABELS_MAX	512u
+/* Room for a series' labels: a process's identity, every text escaped, fits. */
+#define PROM_LABELS_MAX	4096u
 
 /*
  * Appends name="value" to the label list in buf (a comma first when buf
@@ -32,6 +32,14 @@
  * (buf unchanged) when it does not fit in len.
  */
 int prom_label_add(char *buf, size_t len, const char *name, const char *value);
+
+/*
+ * The same into a growable buffer, which no label set can outgrow short of
+ * the buffer's own limit: labels built from the segment or from a rules
+ * file go through this one, so a long legal value never truncates a line.
+ * Returns sbuf_error(b).
+ */
+int prom_label_put(struct sbuf *b, const char *name, const char *value);
 
 /* "# HELP name help" and "# TYPE name type". */
 void prom_family(struct sbuf *b, const char *name, const char *type, const char *help);

@@ -151,8 +151,7 @@ static int send_all(int fd, const char *p, size_t len, uint64_t deadline_ns)
 	return 0;
 }
 
-/* "HTTP/1.x NNN ..." at the start of buf: the status, or -EPROTO. */
-static int parse_status(const char *buf, size_t len)
+int webhook_http_status(const char *buf, size_t len)
 {
 	int st;
 
@@ -216,7 +215,7 @@ int webhook_http_post(const struct url *u, const char *body, size_t len,
 			break;
 		}
 	}
-	n = parse_status(resp, got);
+	n = webhook_http_status(resp, got);
 	if (n > 0) {
 		r = n;	/* a status line is an answer, whatever came after it */
 	} else {

@@ -16,6 +16,12 @@
  * connect, send, no answer in time, an answer that is not HTTP), with a
  * short reason in why.
  */
+/*
+ * The status of a receiver's answer: "HTTP/1.x NNN ..." at the start of
+ * buf (len bytes, not NUL-terminated), or -EPROTO.
+ */
+int webhook_http_status(const char *buf, size_t len);
+
 int webhook_http_post(const struct url *u, const char *body, size_t len,
 		      unsigned int timeout_ms, char *why, size_t whylen);
 

@@ -164,12 +164,32 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	static const char early[] = "data sent before the handshake completed";
 
 	switch (reason) {
-	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
+		char version[8] = "";
+
 		if (s->nclients >= WS_MAX_CLIENTS) {
 			stats_add(CAT_STAT_WS_REJECTED, 1);
 			return -1;
 		}
+		/* RFC 6455 is version 13; libwebsockets would also take drafts. */
+		if (lws_hdr_copy(wsi, version, sizeof(version), WSI_TOKEN_VERSION) <= 0 ||
+		    strcmp(version, "13") != 0) {
+			stats_add(CAT_STAT_WS_BAD_INPUT, 1);
+			return -1;
+		}
 		return 0;
+	}
+	case LWS_CALLBACK_WSI_DESTROY: {
+		struct fairshare_ticket *t = lws_get_opaque_user_data(wsi);
+
+		/* Every accepted connection ends here, upgraded or not. */
+		if (t) {
+			fairshare_give(&s->share, t);
+			lws_set_opaque_user_data(wsi, NULL);
+			free(t);
+		}
+		break;
+	}
 	case LWS_CALLBACK_ESTABLISHED:
 		c->wsi = wsi;
 		c->next = s->clients;
@@ -228,6 +248,42 @@ static int feed_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
+/* One line per 10 s at most, with how many refusals it stands for. */
+static void log_reject(struct ws_server *s, const char *why)
+{
+	uint64_t now = now_mono_ns();
+
+	s->rejects_unlogged++;
+	if (s->last_reject_log_ns && now - s->last_reject_log_ns < 10 * NSEC_PER_SEC)
+		return;
+	log_warnx("ws: refused %llu connections in the last 10 s (latest: %s)",
+		  (unsigned long long)s->rejects_unlogged, why);
+	s->rejects_unlogged = 0;
+	s->last_reject_log_ns = now;
+}
+
+/* Admits fd from sa, or closes it: 0 when admitted (*t is its claim). */
+static int admit(struct ws_server *s, int fd, const struct sockaddr *sa, socklen_t len,
+		 struct fairshare_ticket **t)
+{
+	enum fairshare_verdict v = FAIRSHARE_FULL;
+	const char *why;
+
+	*t = malloc(sizeof(**t));
+	if (s->share.total - s->nclients >= WS_MAX_HANDSHAKES)
+		why = "handshakes in progress";
+	else if (*t && (v = fairshare_take(&s->share, sa, len, *t)) == FAIRSHARE_OK)
+		return 0;
+	else
+		why = fairshare_verdict_name(v);
+	free(*t);
+	*t = NULL;
+	close(fd);
+	stats_add(CAT_STAT_WS_REJECTED, 1);
+	log_reject(s, why);
+	return -1;
+}
+
 /* The listening socket, adopted as a raw descriptor: readable means accept. */
 static int listener_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			     void *user, void *in, size_t len)
@@ -237,24 +293,42 @@ static int listener_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	if (reason != LWS_CALLBACK_RAW_RX_FILE)
 		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	for (int i = 0; i < 64; i++) {
-		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct fairshare_ticket *t;
+		struct lws *c;
+		int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_warn("ws: accept");
+				log_reject(s, strerror(errno));
 			break;
 		}
+		if (admit(s, fd, (struct sockaddr *)&ss, sl, &t) < 0)
+			continue;
 		/* On failure lws closes fd itself. */
-		if (!lws_adopt_socket_vhost(s->vhost, fd))
-			log_warnx("ws: could not adopt a connection");
+		c = lws_adopt_socket_vhost(s->vhost, fd);
+		if (!c) {
+			fairshare_give(&s->share, t);
+			free(t);
+			log_reject(s, "could not adopt");
+			continue;
+		}
+		lws_set_opaque_user_data(c, t);
 	}
 	return 0;
 }
 
+/* The clients' vhost: the feed is its only protocol, and the default. */
 static const struct lws_protocols ws_protocols[] = {
-	/* First: the default, for clients that ask for no subprotocol. */
 	{ WS_PROTOCOL_NAME, feed_callback, sizeof(struct ws_client), WS_MAX_RX_BYTES,
 	  0, NULL, WS_CHUNK },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 },
+};
+
+/* Descriptors of our own, on a vhost no connection is ever adopted into. */
+static const struct lws_protocols ws_internal_protocols[] = {
 	{ "zernel-listener", listener_callback, 0, 0, 0, NULL, 0 },
 	{ "zernel-client-input", ws_input_callback, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 },
@@ -287,9 +361,24 @@ int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
 	s->input_fd = -1;
 	s->interval_ms = interval_ms;
 	source_init(&s->src, shm_name);
+	/* A request thread never sleeps on a stuck writer: "busy" at once. */
+	shm_reader_never_sleep(&s->src.reader);
 	s->chunk = malloc(LWS_PRE + WS_CHUNK);
 	if (!s->chunk)
 		goto cleanup;
+	/* Below the descriptor limit, with room for HTTP and our own files. */
+	{
+		unsigned int total = WS_MAX_CLIENTS + WS_MAX_HANDSHAKES;
+		unsigned int room = fd_limit > 1024 ? fd_limit - 512 : fd_limit / 2;
+
+		if (total > room)
+			total = room;
+		err = fairshare_init(&s->share, total, WS_MAX_PER_ADDR < total ? WS_MAX_PER_ADDR :
+				     total, WS_RESERVE < total / 2 ? WS_RESERVE : total / 2);
+		if (err < 0)
+			goto cleanup;
+		err = -ENOMEM;
+	}
 
 	lws_set_log_level(log_level_get() == LOG_LEVEL_DEBUG ?
 			  LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, lws_log_emit);
@@ -301,7 +390,7 @@ int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
 	info.uid = -1;
 	info.user = s;
 	info.fd_limit_per_thread = fd_limit;
-	info.timeout_secs = 10;		/* handshakes and closes that hang */
+	info.timeout_secs = WS_HANDSHAKE_TIMEOUT_S;	/* handshakes and closes that hang */
 	info.vhost_name = "zernel-feed";
 	s->context = lws_create_context(&info);
 	if (!s->context) {
@@ -315,8 +404,16 @@ int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
 		err = -EIO;
 		goto cleanup;
 	}
+	info.protocols = ws_internal_protocols;
+	info.vhost_name = "zernel-internal";
+	s->internal = lws_create_vhost(s->context, &info);
+	if (!s->internal) {
+		log_warnx("ws: cannot create the libwebsockets internal vhost");
+		err = -EIO;
+		goto cleanup;
+	}
 	fd.filefd = listen_fd;
-	if (!lws_adopt_descriptor_vhost(s->vhost, LWS_ADOPT_RAW_FILE_DESC, fd,
+	if (!lws_adopt_descriptor_vhost(s->internal, LWS_ADOPT_RAW_FILE_DESC, fd,
 					"zernel-listener", NULL)) {
 		/* lws closed the descriptor. */
 		s->listen_adopted = 1;
@@ -333,7 +430,7 @@ int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
 	}
 	fd.filefd = s->input_fd;
 	s->input_adopted = 1;	/* lws closes it, on failure too */
-	if (!lws_adopt_descriptor_vhost(s->vhost, LWS_ADOPT_RAW_FILE_DESC, fd,
+	if (!lws_adopt_descriptor_vhost(s->internal, LWS_ADOPT_RAW_FILE_DESC, fd,
 					"zernel-client-input", NULL)) {
 		log_warnx("ws: cannot watch the clients' input");
 		err = -EIO;
@@ -395,6 +492,7 @@ void ws_server_free(struct ws_server *s)
 		close(s->input_fd);
 	frame_unref(s->current);
 	source_close(&s->src);
+	fairshare_free(&s->share);
 	free(s->chunk);
 	free(s);
 }

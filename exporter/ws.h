@@ -28,6 +28,17 @@
 
 #define WS_PROTOCOL_NAME	"zernel-feed"
 #define WS_MAX_CLIENTS		4096
+/*
+ * Every TCP connection to the feed port counts from accept to close
+ * (fairshare.h): handshakes in progress are capped globally and per
+ * address, the last slots are kept for addresses holding at most one, and
+ * a handshake must finish within WS_HANDSHAKE_TIMEOUT_S.  Only the feed
+ * protocol (or none) and WebSocket version 13 are accepted.
+ */
+#define WS_MAX_HANDSHAKES	256	/* connections not yet upgraded, at once */
+#define WS_MAX_PER_ADDR		64	/* from one address (IPv6: one /64) */
+#define WS_RESERVE		64	/* last slots: only for addresses holding <= 1 */
+#define WS_HANDSHAKE_TIMEOUT_S	5
 #define WS_CHUNK		65536	/* bytes per fragment and per write */
 #define WS_STALL_INTERVALS	5	/* skipped snapshots in a row before closing */
 #define WS_MAX_RX_BYTES		4096	/* largest message accepted from a client */

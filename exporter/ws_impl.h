@@ -12,6 +12,7 @@
 
 #include <libwebsockets.h>
 
+#include "exporter/fairshare.h"
 #include "exporter/source.h"
 #include "exporter/ws_rx.h"
 
@@ -54,7 +55,11 @@ struct ws_server {
 	atomic_int stop;
 
 	struct lws_context *context;
-	struct lws_vhost *vhost;
+	struct lws_vhost *vhost;	/* the clients': the feed protocol only */
+	struct lws_vhost *internal;	/* the listener and the input set: no client reaches it */
+	struct fairshare share;		/* every accepted connection, until closed */
+	uint64_t last_reject_log_ns;
+	uint64_t rejects_unlogged;
 	lws_sorted_usec_list_t tick;
 
 	struct source src;

@@ -22,7 +22,39 @@ enum shm_family {
 	SHM_FAMILY_FUTEX_WAIT,		/* FUTEX_WAIT* durations */
 	SHM_FAMILY_BARRIER_WAIT,	/* pthread_barrier_wait durations */
 	SHM_FAMILY_RUNQ_DELAY,		/* wakeup to running */
+	SHM_FAMILY_CUDA_SYNC,		/* cu/cudaStreamSynchronize, cuCtx/cudaDeviceSynchronize */
 	SHM_FAMILY_COUNT
+};
+
+/*
+ * Where a thread's time goes, per the scheduler (bpf/sched.bpf.c): on a
+ * CPU, runnable but waiting for one (the run queue), or blocked, split by
+ * what it blocked in.  The states of a thread cover its whole watched
+ * life, with no gap and no overlap.  Index of shm_proc.thread_state_ns and
+ * the "state" label of zernel_thread_state_seconds_total.
+ *   INPUT       read/recv families, poll/select/epoll, io_uring_enter
+ *               waiting for completions
+ *   GPU         inside a blocking CUDA call (synchronisation, blocking
+ *               copy, allocation, free)
+ *   COLLECTIVE  inside an NCCL call, or in a synchronisation while NCCL
+ *               collectives the thread queued are outstanding (that
+ *               synchronisation also waits for compute kernels: the two
+ *               cannot be told apart from the host)
+ *   LOCK        futex waits, pthread_barrier_wait
+ *   SLEEP       nanosleep, clock_nanosleep
+ *   OTHER       anything else: page-fault I/O, other syscalls, 32-bit
+ *               (compat) syscalls
+ */
+enum shm_thread_state {
+	SHM_STATE_ONCPU = 0,
+	SHM_STATE_RUNQ,
+	SHM_STATE_INPUT,
+	SHM_STATE_GPU,
+	SHM_STATE_COLLECTIVE,
+	SHM_STATE_LOCK,
+	SHM_STATE_SLEEP,
+	SHM_STATE_OTHER,
+	SHM_STATE_COUNT
 };
 
 /* Why a process is watched (bits of shm_proc.watch_reason). */
@@ -46,7 +78,20 @@ enum shm_nccl_op_kind {
 	SHM_NCCL_REDUCE,
 	SHM_NCCL_SEND,
 	SHM_NCCL_RECV,
+	SHM_NCCL_ALL_TO_ALL,		/* NCCL 2.28 */
+	SHM_NCCL_GATHER,		/* NCCL 2.28 */
+	SHM_NCCL_SCATTER,		/* NCCL 2.28 */
 	SHM_NCCL_OP_COUNT
+};
+
+/* How an NCCL communicator was made, and so what its comm_id is. */
+enum shm_nccl_origin {
+	SHM_NCCL_ORIGIN_INIT_RANK = 0,	/* ncclCommInitRank(Config): commHash of the uniqueId */
+	SHM_NCCL_ORIGIN_SCALABLE,	/* ncclCommInitRankScalable: of commIds[0] */
+	SHM_NCCL_ORIGIN_INIT_ALL,	/* ncclCommInitAll: one process, no uniqueId seen */
+	SHM_NCCL_ORIGIN_SPLIT,		/* ncclCommSplit: from the parent's, NCCL's rule */
+	SHM_NCCL_ORIGIN_SHRINK,		/* ncclCommShrink: from the parent's, NCCL's rule */
+	SHM_NCCL_ORIGIN_COUNT
 };
 
 /*

@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	1u
+#define SHM_LAYOUT_VERSION	8u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -83,17 +83,63 @@ struct shm_proc {
 	uint64_t voluntary_switches;
 	uint64_t migrations;
 	uint64_t reserved1[3];		/* zero */
+	/*
+	 * Time of its training threads (see README, "Where the training
+	 * thread's time goes") per enum shm_thread_state, counted when each
+	 * state ends.
+	 */
+	uint64_t thread_state_ns[SHM_STATE_COUNT];
 };
+
+/*
+ * How a memory row's CUDA device was mapped to a physical GPU
+ * (shm_gpu_mem.gpu_map).  Resolved: gpu_id is the GPU's index as
+ * nvidia-smi numbers it.  Unresolved: gpu_id is SHM_GPU_UNKNOWN and the
+ * value says why; nothing is guessed.  collector/gpu_map.h's enum gpu_how
+ * has the same values from 1 on (asserted in collector/gpu_ident.c).
+ */
+enum shm_gpu_map {
+	SHM_GPU_MAP_ORDINAL = 0,	/* not mapped (simulated, no GPU list): gpu_id is the ordinal */
+	SHM_GPU_MAP_ONLY_ONE,		/* the process sees one GPU */
+	SHM_GPU_MAP_PCI_ORDER,		/* an index under CUDA_DEVICE_ORDER=PCI_BUS_ID */
+	SHM_GPU_MAP_UUID,		/* a GPU-<uuid> in CUDA_VISIBLE_DEVICES */
+	SHM_GPU_MAP_MIG_PARENT,		/* a MIG instance: the GPU it is carved from */
+	SHM_GPU_MAP_OPEN_NODE,		/* one ordinal, and one /dev/nvidiaN open */
+	SHM_GPU_MAP_FASTEST_FIRST,	/* several GPUs in CUDA's default, undocumented order */
+	SHM_GPU_MAP_ORDER_VALUE,	/* CUDA_DEVICE_ORDER holds neither known value */
+	SHM_GPU_MAP_NO_NODE_LIST,	/* needs the node's GPU list (NVML) */
+	SHM_GPU_MAP_NO_PCI_ID,		/* PCI order, but a GPU's bus id is not known */
+	SHM_GPU_MAP_CONTAINER,		/* a container whose GPUs its environment does not name */
+	SHM_GPU_MAP_AMBIGUOUS,		/* a UUID prefix of several GPUs */
+	SHM_GPU_MAP_NOT_ON_NODE,	/* names a GPU the node list lacks */
+	SHM_GPU_MAP_MIG,		/* a MIG instance whose parent is not known */
+	SHM_GPU_MAP_INVALID_ENV,	/* a device variable was refused */
+	SHM_GPU_MAP_UNREADABLE,		/* the process could not be inspected (gone, denied) */
+	SHM_GPU_MAP_UNKNOWN,		/* no reason given */
+	SHM_GPU_MAP_COUNT
+};
+
+/* gpu_map values for which gpu_id names a physical GPU. */
+static inline int shm_gpu_map_resolved(uint32_t m)
+{
+	return (m >= SHM_GPU_MAP_ONLY_ONE && m <= SHM_GPU_MAP_OPEN_NODE) ||
+	       m == SHM_GPU_MAP_ORDINAL;
+}
+
+/* gpu_id of a row whose physical GPU is not known. */
+#define SHM_GPU_UNKNOWN		UINT32_MAX
 
 /* GPU memory held by one process on one device. */
 struct shm_gpu_mem {
 	uint32_t pid;
-	uint32_t gpu_id;
+	uint32_t gpu_id;		/* physical index; SHM_GPU_UNKNOWN (see gpu_map) */
 	uint64_t used_bytes;		/* allocated now */
 	uint64_t peak_bytes;		/* high-water mark of used_bytes */
 	uint64_t alloc_calls;		/* successful allocations */
 	uint64_t free_calls;		/* frees that matched an allocation */
 	uint64_t failed_calls;		/* allocations that returned an error */
+	uint32_t cuda_device;		/* the process's own CUDA device ordinal */
+	uint32_t gpu_map;		/* enum shm_gpu_map: how gpu_id was found */
 };
 
 /* Where shm_gpu.total_bytes came from. */
@@ -103,14 +149,19 @@ struct shm_gpu_mem {
 #define SHM_TOTAL_FLAG		3u	/* --gpu-memory-total */
 #define SHM_TOTAL_MAX_SOURCE	3u
 
+#define SHM_GPU_UUID_LEN	48u	/* "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6", NUL-padded */
+#define SHM_GPU_NAME_LEN	96u	/* "NVIDIA H100 80GB HBM3", NUL-padded */
+
 /* One GPU device seen on this node. */
 struct shm_gpu {
-	uint32_t gpu_id;
+	uint32_t gpu_id;		/* index as nvidia-smi numbers it */
 	uint32_t total_source;		/* SHM_TOTAL_* */
 	uint64_t total_bytes;		/* 0 when unknown */
 	uint64_t used_bytes;		/* sum of shm_gpu_mem.used_bytes */
 	uint32_t processes;		/* processes holding memory here */
 	uint32_t reserved0;
+	char uuid[SHM_GPU_UUID_LEN];	/* from NVML; "" when unknown; a reader bounds it */
+	char model_name[SHM_GPU_NAME_LEN];	/* from NVML; "" when unknown */
 };
 
 /*
@@ -129,13 +180,88 @@ struct shm_nccl_op {
 	struct shm_latency wait;
 };
 
-/* One NCCL communicator a watched process created. */
+/* shm_nccl_comm.flags */
+#define SHM_NCCL_COMM_LOCAL_ID	(1u << 0)	/* comm_id is not NCCL's: made from (pid, handle) */
+
+/*
+ * One NCCL communicator a watched process holds: one rank of it.  comm_id
+ * is NCCL's commHash (the "commId 0x..." of NCCL's INFO log), the same in
+ * every rank on every node, so ranks join on it; origin says how it was
+ * derived.  wait: per collective, from its launch (the call, or the
+ * ncclGroupEnd that launched it) to the return of the first host-blocking
+ * CUDA call that covered its stream, an upper bound of its GPU completion.
+ * gap: from a completion to the next call on this communicator while none
+ * was pending, the rank's own time between collectives.  stalled_ns: while
+ * calls are pending, since the later of the last completion and the moment
+ * calls became pending; 0 when none is.
+ */
 struct shm_nccl_comm {
 	uint32_t pid;
-	int32_t rank;
-	int32_t nranks;
+	int32_t rank;			/* -1 when not known */
+	int32_t nranks;			/* -1 when not known */
 	uint32_t gpu_id;		/* UINT32_MAX when unknown */
-	uint64_t comm_id;		/* the ncclComm_t value, as an identifier */
+	uint64_t comm_id;		/* NCCL's commHash */
+	uint64_t parent_id;		/* split, shrink: the parent's comm_id; else 0 */
+	uint32_t origin;		/* enum shm_nccl_origin */
+	uint32_t flags;			/* SHM_NCCL_COMM_* */
+	uint64_t calls;			/* collective and p2p calls queued on it */
+	uint64_t bytes;			/* their count x datatype size */
+	uint64_t pending;		/* queued, not yet seen to complete */
+	uint64_t stalled_ns;
+	struct shm_latency wait;
+	struct shm_latency gap;
+};
+
+/*
+ * Who a watched process is: its container, Kubernetes pod, Slurm job and
+ * torch.distributed coordinates, as the collector found them without an
+ * API server (collector/ident_scan.h says where each comes from).  Row i
+ * describes procs row i when its pid equals that row's pid; the table's
+ * count is the procs table's.  Texts are NUL-terminated within their
+ * field and "" when unknown; a reader checks both (they come from cgroup
+ * names, directory names and environments that workloads choose) and
+ * says "unknown" for anything else.  Numbers are -1 (ranks) or 0 (the
+ * Slurm job) when unknown.
+ */
+#define SHM_ID_RUNTIME_NONE		0u	/* not in a container */
+#define SHM_ID_RUNTIME_UNKNOWN		1u	/* a container id, no runtime in its name */
+#define SHM_ID_RUNTIME_CONTAINERD	2u
+#define SHM_ID_RUNTIME_CRIO		3u
+#define SHM_ID_RUNTIME_DOCKER		4u
+#define SHM_ID_RUNTIME_PODMAN		5u
+#define SHM_ID_RUNTIME_MAX		5u
+
+/* The pod's log directory is gone (pod deleted, processes still running): last names kept. */
+#define SHM_ID_F_POD_GONE	0x1u
+/* Identity was read at least once (else every field is unknown). */
+#define SHM_ID_F_READ		0x2u
+#define SHM_ID_F_ALL_BITS	0x3u
+
+#define SHM_ID_NAMESPACE_LEN	64u	/* DNS label, 63 + NUL */
+#define SHM_ID_POD_LEN		256u	/* DNS subdomain, 253 + NUL */
+#define SHM_ID_CONTAINER_LEN	64u
+#define SHM_ID_CONTAINER_ID_LEN	72u	/* 64 hex + NUL, padded */
+#define SHM_ID_POD_UID_LEN	40u	/* 36 + NUL, padded */
+#define SHM_ID_STEP_LEN		16u	/* Slurm step: a number, "batch", "extern" */
+#define SHM_ID_RUN_ID_LEN	128u	/* TORCHELASTIC_RUN_ID; longer ones are unknown */
+
+struct shm_identity {
+	uint32_t pid;			/* procs[i].pid, or this row describes nothing */
+	uint32_t runtime;		/* SHM_ID_RUNTIME_* */
+	uint32_t flags;			/* SHM_ID_F_* */
+	int32_t rank;			/* RANK */
+	int32_t local_rank;		/* LOCAL_RANK */
+	int32_t world_size;		/* WORLD_SIZE */
+	int32_t group_rank;		/* GROUP_RANK (the node's index in an elastic job) */
+	uint32_t reserved0;		/* zero */
+	uint64_t slurm_job_id;		/* from the cgroup path, else SLURM_JOB_ID; 0 unknown */
+	char slurm_step[SHM_ID_STEP_LEN];
+	char container_id[SHM_ID_CONTAINER_ID_LEN];
+	char pod_uid[SHM_ID_POD_UID_LEN];
+	char namespace[SHM_ID_NAMESPACE_LEN];
+	char pod[SHM_ID_POD_LEN];
+	char container[SHM_ID_CONTAINER_LEN];
+	char run_id[SHM_ID_RUN_ID_LEN];	/* TORCHELASTIC_RUN_ID */
 };
 
 /* Self-telemetry of the collector. */
@@ -147,9 +273,21 @@ struct shm_stats {
 	uint64_t probes_attached;
 	uint64_t libraries_attached;
 	uint64_t processes_evicted;
-	uint64_t reserved[9];		/* zero */
+	uint64_t probes_refused;	/* uprobes and library files refused at the limits */
+	/* The driver asked through cuGetProcAddress at start (collector/coverage.h). */
+	uint64_t entry_points_checked;	/* probed driver entry points compared */
+	uint64_t entry_points_bypassed;	/* answered with another address than the probed symbol */
+	/* NCCL calls and waits that could not be followed, per reason. */
+	uint64_t nccl_id_unreadable;	/* uniqueId not readable at entry: local comm_id */
+	uint64_t nccl_unknown_comm;	/* a call on a communicator never seen created */
+	uint64_t nccl_bad_args;		/* unknown datatype or negative count: 0 bytes */
+	uint64_t nccl_captured;		/* queued in a CUDA graph capture: no wait */
+	uint64_t nccl_pending_dropped;	/* pending over its bound: no wait */
+	uint64_t nccl_pending_expired;	/* never covered by a synchronisation in time */
+	uint64_t nccl_state_evicted;	/* streams or events evicted over their bound */
+	uint64_t reserved[15];		/* zero */
 };
-_Static_assert(sizeof(struct shm_stats) == 128, "shm_stats is 128 bytes");
+_Static_assert(sizeof(struct shm_stats) == 256, "shm_stats is 256 bytes");
 
 enum shm_table_id {
 	SHM_TABLE_PROCS = 0,		/* struct shm_proc */
@@ -157,6 +295,7 @@ enum shm_table_id {
 	SHM_TABLE_GPUS,			/* struct shm_gpu */
 	SHM_TABLE_NCCL_OPS,		/* struct shm_nccl_op, capacity SHM_NCCL_OP_COUNT */
 	SHM_TABLE_NCCL_COMMS,		/* struct shm_nccl_comm */
+	SHM_TABLE_IDENTITY,		/* struct shm_identity, row i for procs row i */
 	SHM_TABLE_COUNT
 };
 
@@ -220,19 +359,31 @@ _Static_assert(offsetof(struct shm_header_fields, table) % 8 == 0, "tables align
 _Static_assert(sizeof(struct shm_header_fields) <= SHM_HEADER_SIZE, "header fits its page");
 
 _Static_assert(sizeof(struct shm_proc) % 8 == 0, "shm_proc aligned");
-_Static_assert(sizeof(struct shm_gpu_mem) == 48, "shm_gpu_mem is 48 bytes");
-_Static_assert(sizeof(struct shm_gpu) == 32, "shm_gpu is 32 bytes");
-_Static_assert(sizeof(struct shm_nccl_comm) == 24, "shm_nccl_comm is 24 bytes");
+_Static_assert(sizeof(struct shm_gpu_mem) == 56, "shm_gpu_mem is 56 bytes");
+_Static_assert(sizeof(struct shm_gpu) == 176, "shm_gpu is 176 bytes");
+_Static_assert(sizeof(struct shm_nccl_comm) % 8 == 0, "shm_nccl_comm aligned");
 _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
+_Static_assert(sizeof(struct shm_identity) == 680, "shm_identity is 680 bytes");
 
 /* Short snake_case name of a family ("cuda_launch", ...); NULL when out of range. */
 static inline const char *shm_family_name(uint32_t family)
 {
 	static const char *const names[SHM_FAMILY_COUNT] = {
 		"cuda_launch", "cuda_graph_launch", "dataloader_wait",
-		"futex_wait", "barrier_wait", "runq_delay",
+		"futex_wait", "barrier_wait", "runq_delay", "cuda_sync",
 	};
 	return family < SHM_FAMILY_COUNT ? names[family] : NULL;
+}
+
+/* The label value of a gpu_map ("pci_order", ...); NULL when out of range. */
+static inline const char *shm_gpu_map_name(uint32_t m)
+{
+	static const char *const names[SHM_GPU_MAP_COUNT] = {
+		"ordinal", "only_one", "pci_order", "uuid", "mig_parent", "open_node",
+		"fastest_first", "order_value", "no_node_list", "no_pci_id", "container",
+		"ambiguous", "not_on_node", "mig", "invalid_env", "unreadable", "unknown",
+	};
+	return m < SHM_GPU_MAP_COUNT ? names[m] : NULL;
 }
 
 /* The label value of an NCCL op ("all_reduce", ...); NULL when out of range. */
@@ -240,7 +391,7 @@ static inline const char *shm_nccl_op_name(uint32_t op)
 {
 	static const char *const names[SHM_NCCL_OP_COUNT] = {
 		"all_reduce", "all_gather", "reduce_scatter", "broadcast",
-		"reduce", "send", "recv",
+		"reduce", "send", "recv", "all_to_all", "gather", "scatter",
 	};
 	return op < SHM_NCCL_OP_COUNT ? names[op] : NULL;
 }

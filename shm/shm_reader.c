@@ -75,6 +75,7 @@ static void reader_unmap(struct shm_reader *r)
 	r->fd = -1;
 	r->dev = 0;
 	r->ino = 0;
+	r->stuck_seq = 0;
 }
 
 void shm_reader_close(struct shm_reader *r)
@@ -204,11 +205,19 @@ static void copy_in_use(struct shm_reader *r)
 	}
 }
 
-static void backoff(unsigned int attempt)
+void shm_reader_never_sleep(struct shm_reader *r)
+{
+	r->never_sleep = 1;
+	r->max_retries = SHM_READER_NOSLEEP_RETRIES;
+}
+
+static void backoff(const struct shm_reader *r, unsigned int attempt)
 {
 	struct timespec ts = { 0, 0 };
 	long ns;
 
+	if (r->never_sleep)
+		return;		/* the caller spins (wait_even) instead */
 	if (attempt < 4) {
 		sched_yield();
 		return;
@@ -224,6 +233,55 @@ static void backoff(unsigned int attempt)
  * publish overlapped the copy, so the counts that chose which rows to copy
  * belong to the same publish as the rows.  Returns 0, or -EBUSY after max_retries.
  */
+static uint64_t mono_ns(void);
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/*
+ * A never-sleeping reader's wait for an even seq: it spins for at most
+ * SHM_READER_SPIN_NS, once per stuck value.  A seq that stayed odd that
+ * long belongs to a writer that stopped mid-publish; every later request
+ * sees the same odd value and answers at once, until the writer moves.
+ */
+static uint64_t wait_even(struct shm_reader *r, const uint64_t *seq)
+{
+	uint64_t s = __atomic_load_n(seq, __ATOMIC_ACQUIRE), t0 = 0;
+
+	if (!(s & 1)) {
+		r->stuck_seq = 0;
+		return s;
+	}
+	if (s == r->stuck_seq)
+		return s;
+	for (unsigned int i = 1; s & 1; i++) {
+		/* Past a short spin, give the CPU to the writer: it may share ours. */
+		if (i < 64)
+			cpu_relax();
+		else
+			sched_yield();
+		if (i % 64 == 0) {
+			uint64_t now = mono_ns();
+
+			if (!t0)
+				t0 = now;
+			else if (now - t0 > SHM_READER_SPIN_NS) {
+				r->stuck_seq = s;
+				return s;
+			}
+		}
+		s = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+	}
+	r->stuck_seq = 0;
+	return s;
+}
+
 static int copy_consistent(struct shm_reader *r, unsigned int *attempts)
 {
 	const uint64_t *seq = &((const union shm_header *)r->map)->h.seq;
@@ -233,9 +291,11 @@ static int copy_consistent(struct shm_reader *r, unsigned int *attempts)
 		uint64_t s1, s2;
 
 		*attempts = i + 1;
-		s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+		s1 = r->never_sleep ? wait_even(r, seq) : __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 		if (s1 & 1) {
-			backoff(i);
+			if (r->never_sleep)
+				return -EBUSY;
+			backoff(r, i);
 			continue;
 		}
 		copy_in_use(r);
@@ -243,7 +303,7 @@ static int copy_consistent(struct shm_reader *r, unsigned int *attempts)
 		s2 = __atomic_load_n(seq, __ATOMIC_RELAXED);
 		if (s1 == s2)
 			return 0;
-		backoff(i);
+		backoff(r, i);
 	}
 	return -EBUSY;
 }
@@ -402,6 +462,11 @@ const struct shm_gpu *shm_snapshot_gpus(const struct shm_snapshot *s, uint32_t *
 const struct shm_nccl_op *shm_snapshot_nccl_ops(const struct shm_snapshot *s, uint32_t *n)
 {
 	return table_rows(s, SHM_TABLE_NCCL_OPS, n);
+}
+
+const struct shm_identity *shm_snapshot_identity(const struct shm_snapshot *s, uint32_t *n)
+{
+	return table_rows(s, SHM_TABLE_IDENTITY, n);
 }
 
 const struct shm_nccl_comm *shm_snapshot_nccl_comms(const struct shm_snapshot *s, uint32_t *n)

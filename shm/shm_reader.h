@@ -33,6 +33,8 @@ struct shm_reader {
 	ino_t ino;
 	uint64_t generation;
 	unsigned int max_retries;	/* seqlock copy attempts; default 64 */
+	int never_sleep;		/* retry without sleeping: a server thread's reader */
+	uint64_t stuck_seq;		/* an odd seq already waited out; 0 when none */
 	unsigned int stale_intervals;	/* heartbeat older than N intervals is stale; default 3 */
 	void *scratch;			/* owned: the next copy lands here, so a failed */
 	size_t scratch_cap;		/* read leaves the caller's snapshot untouched */
@@ -61,6 +63,17 @@ enum shm_read_status shm_reader_snapshot(struct shm_reader *r,
 					 struct shm_snapshot *snap,
 					 char *reason, size_t reason_len);
 
+/*
+ * For a thread that answers requests: retries never sleep.  An odd seq is
+ * spun on for at most SHM_READER_SPIN_NS (a publish takes far less), once
+ * per stuck value: after that a writer stuck mid-publish costs a request
+ * one load of seq, and the caller answers "busy" at once.  Torn copies are
+ * retried at most SHM_READER_NOSLEEP_RETRIES times.
+ */
+#define SHM_READER_NOSLEEP_RETRIES	8u
+#define SHM_READER_SPIN_NS		5000000ull	/* 5 ms */
+void shm_reader_never_sleep(struct shm_reader *r);
+
 void shm_reader_close(struct shm_reader *r);
 void shm_snapshot_free(struct shm_snapshot *snap);
 
@@ -85,5 +98,7 @@ const struct shm_gpu_mem *shm_snapshot_gpu_mem(const struct shm_snapshot *s, uin
 const struct shm_gpu *shm_snapshot_gpus(const struct shm_snapshot *s, uint32_t *n);
 const struct shm_nccl_op *shm_snapshot_nccl_ops(const struct shm_snapshot *s, uint32_t *n);
 const struct shm_nccl_comm *shm_snapshot_nccl_comms(const struct shm_snapshot *s, uint32_t *n);
+/* Row i describes procs row i when the pids agree. */
+const struct shm_identity *shm_snapshot_identity(const struct shm_snapshot *s, uint32_t *n);
 
 #endif /* ZERNEL_SHM_READER_H */

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "shm/shm_reader.h"
 
@@ -27,7 +29,7 @@ static int fail(char *reason, size_t len, const char *fmt, ...)
 }
 
 static const char *const table_names[SHM_TABLE_COUNT] = {
-	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms",
+	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms", "identity",
 };
 
 const char *shm_table_name(uint32_t table)
@@ -37,12 +39,12 @@ const char *shm_table_name(uint32_t table)
 
 static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
 	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
-	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm),
+	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm), sizeof(struct shm_identity),
 };
 
 static const uint32_t table_limit[SHM_TABLE_COUNT] = {
 	SHM_LIMIT_PROCS, SHM_LIMIT_GPU_MEM, SHM_LIMIT_GPUS,
-	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS,
+	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS, SHM_LIMIT_PROCS,
 };
 
 /*
@@ -150,6 +152,111 @@ static const void *rows(const void *buf, const struct shm_header_fields *h,
 	return (const char *)buf + h->table[id].offset;
 }
 
+/* A row's identity: what names its series. */
+struct row_key {
+	uint64_t a, b;
+};
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct row_key *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/*
+ * Two rows with one identity would print the same series twice, and
+ * Prometheus rejects a scrape with a duplicate series whole: the collector
+ * keeps one row per identity, so the copy must too.  Returns the index of
+ * a row whose identity repeats, or -1.
+ */
+static long find_duplicate(const struct shm_header_fields *h, const void *buf,
+			   enum shm_table_id id, struct row_key *keys)
+{
+	const char *rows = (const char *)buf + h->table[id].offset;
+	uint32_t n = h->table[id].count;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const char *r = rows + (size_t)i * h->table[id].entry_size;
+
+		switch (id) {
+		case SHM_TABLE_PROCS:
+			keys[i] = (struct row_key){ ((const struct shm_proc *)r)->pid, 0 };
+			break;
+		case SHM_TABLE_GPU_MEM:
+			keys[i] = (struct row_key){ ((const struct shm_gpu_mem *)r)->pid,
+						    ((const struct shm_gpu_mem *)r)->gpu_id };
+			break;
+		case SHM_TABLE_GPUS:
+			keys[i] = (struct row_key){ ((const struct shm_gpu *)r)->gpu_id, 0 };
+			break;
+		case SHM_TABLE_NCCL_COMMS:
+			keys[i] = (struct row_key){ ((const struct shm_nccl_comm *)r)->pid,
+						    ((const struct shm_nccl_comm *)r)->comm_id };
+			break;
+		default:
+			return -1;	/* nccl_ops: row i is op i, checked apart */
+		}
+	}
+	qsort(keys, n, sizeof(*keys), cmp_key);
+	for (uint32_t i = 1; i < n; i++)
+		if (cmp_key(&keys[i - 1], &keys[i]) == 0)
+			return (long)i;
+	return -1;
+}
+
+static int check_unique(const void *buf, const struct shm_header_fields *h,
+			char *reason, size_t len)
+{
+	uint32_t most = 0;
+	struct row_key *keys;
+	int err = 0;
+
+	for (int i = 0; i < SHM_TABLE_COUNT; i++)
+		most = h->table[i].count > most ? h->table[i].count : most;
+	keys = malloc((most ? most : 1) * sizeof(*keys));
+	if (!keys)
+		return fail(reason, len, "no memory to check row identities");
+	for (int i = 0; i < SHM_TABLE_COUNT && !err; i++) {
+		if (find_duplicate(h, buf, (enum shm_table_id)i, keys) >= 0)
+			err = fail(reason, len, "table %s: two rows with the same identity",
+				   table_names[i]);
+	}
+	free(keys);
+	return err;
+}
+
+/* 1 when f[0..n) is a string terminated inside it with only zeros after. */
+static int padded_text(const char *f, size_t n)
+{
+	size_t l = strnlen(f, n);
+
+	if (l == n)
+		return 0;
+	for (size_t i = l; i < n; i++)
+		if (f[i])
+			return 0;
+	return 1;
+}
+
+/* The name of the first identity text that is not padded_text, or NULL. */
+static const char *identity_bad_text(const struct shm_identity *id)
+{
+#define TEXT(field)	{ #field, id->field, sizeof(id->field) }
+	const struct { const char *name; const char *f; size_t n; } t[] = {
+		TEXT(slurm_step), TEXT(container_id), TEXT(pod_uid), TEXT(namespace),
+		TEXT(pod), TEXT(container), TEXT(run_id),
+	};
+#undef TEXT
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!padded_text(t[i].f, t[i].n))
+			return t[i].name;
+	return NULL;
+}
+
 static int check_rows(const void *buf, const struct shm_header_fields *h,
 		      char *reason, size_t len)
 {
@@ -157,6 +264,8 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 	const struct shm_gpu_mem *mem = rows(buf, h, SHM_TABLE_GPU_MEM);
 	const struct shm_gpu *gpus = rows(buf, h, SHM_TABLE_GPUS);
 	const struct shm_nccl_op *ops = rows(buf, h, SHM_TABLE_NCCL_OPS);
+	const struct shm_nccl_comm *comms = rows(buf, h, SHM_TABLE_NCCL_COMMS);
+	const struct shm_identity *ids = rows(buf, h, SHM_TABLE_IDENTITY);
 	char bad[160];
 
 	for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++) {
@@ -176,7 +285,36 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 					    p->pid, shm_family_name(f), bad);
 		}
 	}
+	/*
+	 * Identity: what the collector decides (pid, enums, ranks) and the
+	 * texts' shape (terminated inside the field, zero after); their
+	 * content is a workload's choice, judged where it is read (cat_ident.c).
+	 */
+	if (h->table[SHM_TABLE_IDENTITY].count > h->table[SHM_TABLE_PROCS].count)
+		return fail(reason, len, "identity: %u rows for %u processes",
+			    h->table[SHM_TABLE_IDENTITY].count, h->table[SHM_TABLE_PROCS].count);
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_IDENTITY].count; i++) {
+		const char *bad_text = identity_bad_text(&ids[i]);
+
+		if (ids[i].pid != procs[i].pid)
+			return fail(reason, len, "identity[%u]: pid %u, procs[%u] is pid %u",
+				    i, ids[i].pid, i, procs[i].pid);
+		if (ids[i].runtime > SHM_ID_RUNTIME_MAX || (ids[i].flags & ~SHM_ID_F_ALL_BITS) ||
+		    ids[i].reserved0)
+			return fail(reason, len, "identity[%u] (pid %u): unknown runtime %u, flags "
+				    "0x%x or reserved bits", i, ids[i].pid, ids[i].runtime, ids[i].flags);
+		if (ids[i].rank < -1 || ids[i].local_rank < -1 || ids[i].world_size < -1 ||
+		    ids[i].group_rank < -1)
+			return fail(reason, len, "identity[%u] (pid %u): a rank below -1", i, ids[i].pid);
+		if (bad_text)
+			return fail(reason, len, "identity[%u] (pid %u): %s is not a terminated, "
+				    "zero-padded text", i, ids[i].pid, bad_text);
+	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
+		if (mem[i].gpu_map >= SHM_GPU_MAP_COUNT ||
+		    shm_gpu_map_resolved(mem[i].gpu_map) != (mem[i].gpu_id != SHM_GPU_UNKNOWN))
+			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): gpu map %u",
+				    i, mem[i].pid, mem[i].gpu_id, mem[i].gpu_map);
 		if (mem[i].peak_bytes < mem[i].used_bytes)
 			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): peak %llu below used %llu",
 				    i, mem[i].pid, mem[i].gpu_id,
@@ -187,6 +325,10 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if (gpus[i].total_source > SHM_TOTAL_MAX_SOURCE)
 			return fail(reason, len, "gpus[%u] (gpu %u): unknown total source %u",
 				    i, gpus[i].gpu_id, gpus[i].total_source);
+		if (gpus[i].reserved0 || !padded_text(gpus[i].uuid, sizeof(gpus[i].uuid)) ||
+		    !padded_text(gpus[i].model_name, sizeof(gpus[i].model_name)))
+			return fail(reason, len, "gpus[%u] (gpu %u): a text not zero-padded",
+				    i, gpus[i].gpu_id);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_OPS].count; i++) {
 		if (ops[i].op != i)
@@ -195,6 +337,19 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 			return fail(reason, len, "nccl %s duration: %s", shm_nccl_op_name(i), bad);
 		if (check_latency(&ops[i].wait, bad, sizeof(bad)) < 0)
 			return fail(reason, len, "nccl %s wait: %s", shm_nccl_op_name(i), bad);
+	}
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_COMMS].count; i++) {
+		const struct shm_nccl_comm *c = &comms[i];
+
+		if (c->origin >= SHM_NCCL_ORIGIN_COUNT)
+			return fail(reason, len, "nccl_comms[%u] (pid %u): unknown origin %u", i,
+				    c->pid, c->origin);
+		if (c->rank < -1 || c->nranks < -1 || (c->nranks > 0 && c->rank >= c->nranks))
+			return fail(reason, len, "nccl_comms[%u] (pid %u): rank %d of %d", i,
+				    c->pid, c->rank, c->nranks);
+		if (check_latency(&c->wait, bad, sizeof(bad)) < 0 ||
+		    check_latency(&c->gap, bad, sizeof(bad)) < 0)
+			return fail(reason, len, "nccl_comms[%u] (pid %u): %s", i, c->pid, bad);
 	}
 	return 0;
 }
@@ -217,7 +372,8 @@ int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len)
 			    size, (unsigned long long)SHM_LIMIT_TOTAL_SIZE);
 	if ((err = check_header(h, size, reason, reason_len)) < 0 ||
 	    (err = check_tables(h, size, reason, reason_len)) < 0 ||
-	    (err = check_rows(buf, h, reason, reason_len)) < 0)
+	    (err = check_rows(buf, h, reason, reason_len)) < 0 ||
+	    (err = check_unique(buf, h, reason, reason_len)) < 0)
 		return err;
 	if (reason && reason_len)
 		reason[0] = '\0';

@@ -49,6 +49,10 @@ static void table_geometry(const struct shm_capacity *cap, enum shm_table_id id,
 		*entry_size = sizeof(struct shm_nccl_op);
 		*capacity = SHM_NCCL_OP_COUNT;
 		break;
+	case SHM_TABLE_IDENTITY:
+		*entry_size = sizeof(struct shm_identity);
+		*capacity = cap->procs;
+		break;
 	case SHM_TABLE_NCCL_COMMS:
 	default:
 		*entry_size = sizeof(struct shm_nccl_comm);
@@ -121,35 +125,74 @@ static uint64_t new_generation(void)
 	return g ? g : 1;
 }
 
-static void fill_header(struct shm_writer *w, const struct shm_writer_opts *opts)
+/* The fields fixed at creation, kept in the writer's own memory. */
+static void fill_fixed(struct shm_writer *w, const struct shm_writer_opts *opts)
+{
+	struct shm_header_fields *f = &w->fixed;
+
+	memset(f, 0, sizeof(*f));
+	f->magic = SHM_MAGIC;
+	f->layout_version = SHM_LAYOUT_VERSION;
+	f->header_size = SHM_HEADER_SIZE;
+	f->total_size = w->size;
+	f->generation = new_generation();
+	f->writer_pid = (uint32_t)getpid();
+	f->mode = opts->mode;
+	f->publish_interval_ms = opts->publish_interval_ms;
+	f->window_ns = opts->window_ns;
+	layout(&opts->cap, f->table);
+}
+
+/*
+ * Every header field that does not change between publishes, from the
+ * writer's copy; magic last.  Plain stores of what we know, never a
+ * read-modify-write of what is there.
+ */
+static void write_fixed(struct shm_writer *w)
 {
 	struct shm_header_fields *h = &w->base->h;
+	const struct shm_header_fields *f = &w->fixed;
+
+	h->layout_version = f->layout_version;
+	h->header_size = f->header_size;
+	h->total_size = f->total_size;
+	h->generation = f->generation;
+	h->writer_pid = f->writer_pid;
+	h->mode = f->mode;
+	h->publish_interval_ms = f->publish_interval_ms;
+	h->reserved0 = 0;
+	h->window_ns = f->window_ns;
+	for (int i = 0; i < SHM_TABLE_COUNT; i++) {
+		h->table[i].offset = f->table[i].offset;
+		h->table[i].entry_size = f->table[i].entry_size;
+		h->table[i].capacity = f->table[i].capacity;
+		h->table[i].reserved0 = 0;
+	}
+	__atomic_store_n(&h->magic, f->magic, __ATOMIC_RELEASE);
+}
+
+static void fill_header(struct shm_writer *w, const struct shm_writer_opts *opts)
+{
 	struct shm_nccl_op *ops;
 
-	/* ftruncate zero-filled the segment: reserved fields are already zero. */
-	h->layout_version = SHM_LAYOUT_VERSION;
-	h->header_size = SHM_HEADER_SIZE;
-	h->total_size = w->size;
-	h->generation = new_generation();
-	h->writer_pid = (uint32_t)getpid();
-	h->mode = opts->mode;
-	h->publish_interval_ms = opts->publish_interval_ms;
-	h->window_ns = opts->window_ns;
-	h->seq = 0;
-	layout(&opts->cap, h->table);
+	fill_fixed(w, opts);
+	w->seq = 0;
+	/* ftruncate zero-filled the segment: seq, counts and reserved fields are zero. */
+	w->base->h.seq = 0;
 
 	/* The NCCL op table is indexed by op: its rows exist from the start. */
 	ops = shm_writer_table(w, SHM_TABLE_NCCL_OPS);
 	for (uint32_t i = 0; i < SHM_NCCL_OP_COUNT; i++)
 		ops[i].op = i;
-	h->table[SHM_TABLE_NCCL_OPS].count = SHM_NCCL_OP_COUNT;
+	w->base->h.table[SHM_TABLE_NCCL_OPS].count = SHM_NCCL_OP_COUNT;
 
 	/*
-	 * Magic last, after a release fence: a reader that opens the segment
-	 * between ftruncate and here sees magic 0 and reports "not
-	 * initialised yet" instead of judging a half-written header.
+	 * Magic last (write_fixed stores it after a release): a reader that
+	 * opens the segment between ftruncate and here sees magic 0 and
+	 * reports "not initialised yet" instead of judging a half-written
+	 * header.
 	 */
-	__atomic_store_n(&h->magic, SHM_MAGIC, __ATOMIC_RELEASE);
+	write_fixed(w);
 }
 
 int shm_writer_create(struct shm_writer *w, const struct shm_writer_opts *opts)
@@ -184,6 +227,14 @@ int shm_writer_create(struct shm_writer *w, const struct shm_writer_opts *opts)
 		err = -errno;
 		goto fail_unlink;
 	}
+	/*
+	 * ftruncate only sets the size: on a full /dev/shm the first write to
+	 * a page would kill the collector with SIGBUS.  Take the memory now,
+	 * so a full /dev/shm is a clear error at start.
+	 */
+	err = -posix_fallocate(fd, 0, (off_t)w->size);
+	if (err < 0)
+		goto fail_unlink;
 	map = mmap(NULL, w->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		err = -errno;
@@ -221,26 +272,45 @@ fail:
 void shm_writer_begin(struct shm_writer *w)
 {
 	uint64_t *seq = &w->base->h.seq;
-	uint64_t s = __atomic_load_n(seq, __ATOMIC_RELAXED);
 
-	__atomic_store_n(seq, s + 1, __ATOMIC_RELAXED);
+	/* Odd, from our own count: a scribbled seq is simply overwritten. */
+	w->seq = (w->seq | 1) + ((w->seq & 1) ? 2 : 0);
+	__atomic_store_n(seq, w->seq, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 void shm_writer_end(struct shm_writer *w)
 {
 	uint64_t *seq = &w->base->h.seq;
-	uint64_t s = __atomic_load_n(seq, __ATOMIC_RELAXED);
 
+	/* Inside the seqlock, so a reader never sees the header half-healed. */
+	write_fixed(w);
+	w->seq++;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(seq, s + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(seq, w->seq, __ATOMIC_RELAXED);
+}
+
+const struct shm_table *shm_writer_layout(const struct shm_writer *w, enum shm_table_id id)
+{
+	if (!w || (unsigned int)id >= SHM_TABLE_COUNT)
+		return NULL;
+	return &w->fixed.table[id];
 }
 
 void *shm_writer_table(struct shm_writer *w, enum shm_table_id id)
 {
 	if (!w || !w->base || (unsigned int)id >= SHM_TABLE_COUNT)
 		return NULL;
-	return (char *)w->base + w->base->h.table[id].offset;
+	return (char *)w->base + w->fixed.table[id].offset;
+}
+
+void shm_writer_set_count(struct shm_writer *w, enum shm_table_id id, uint32_t count,
+			  uint64_t overflows)
+{
+	if (!w || !w->base || (unsigned int)id >= SHM_TABLE_COUNT)
+		return;
+	w->base->h.table[id].count = count;
+	w->base->h.table[id].overflows = overflows;
 }
 
 void shm_writer_close(struct shm_writer *w, int unlink_name)

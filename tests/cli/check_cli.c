@@ -643,6 +643,14 @@ START_TEST(test_text_report_has_exact_figures)
 		 cli_fmt_dur(p50, sizeof(p50), jnum(j, "cuda_latency_p50_us") * 1e3),
 		 cli_fmt_dur(p99, sizeof(p99), jnum(j, "cuda_latency_p99_us") * 1e3));
 	ck_assert_msg(strstr(out.data, want), "no \"%s\"", want);
+	/* Each recorded process with its pod and rank, as the exporter sent them. */
+	for (int i = 0; i < 2; i++) {
+		struct json_object *p = jrow(j, "processes", i);
+
+		snprintf(want, sizeof(want), "  %-16s  %s r%s ", jstr(p, "comm"), jstr(p, "pod"),
+			 jstr(p, "rank"));
+		ck_assert_msg(strstr(out.data, want), "no \"%s\" in:\n%s", want, out.data);
+	}
 	ck_assert_ptr_null(strchr(out.data, '\x1b'));
 	sbuf_free(&out);
 	json_object_put(j);

@@ -6,10 +6,15 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "collector/agg.h"
+#include "collector/nccl_hash.h"
 #include "collector/hist.h"
 #include "collector/latency.h"
 #include "common/util.h"
@@ -115,6 +120,19 @@ static const struct shm_gpu *find_gpu(uint32_t id)
 	return NULL;
 }
 
+/* ncclCommInitRank of (pid, handle), its uniqueId made from the handle. */
+static int comm_init(uint32_t pid, int32_t rank, int32_t nranks, uint32_t gpu, uint64_t handle)
+{
+	uint8_t id[NCCL_HASH_ID_BYTES] = { 0 };
+	struct agg_comm_made m = {
+		.origin = SHM_NCCL_ORIGIN_INIT_RANK, .handle = handle, .rank = rank,
+		.nranks = nranks, .gpu = gpu, .id = id,
+	};
+
+	memcpy(id, &handle, sizeof(handle));
+	return agg_nccl_comm_made(fx.a, pid, &m);
+}
+
 START_TEST(memory_current_and_peak_are_exact)
 {
 	const struct shm_gpu_mem *m;
@@ -188,7 +206,7 @@ START_TEST(events_of_unwatched_pids_are_ignored)
 	ck_assert_int_eq(agg_latency(fx.a, 99, SHM_FAMILY_CUDA_LAUNCH, 1, 1), -ENOENT);
 	ck_assert_int_eq(agg_offcpu(fx.a, 99, 5, 1), -ENOENT);
 	ck_assert_int_eq(agg_migration(fx.a, 99), -ENOENT);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 99, 0, 2, 0, 1), -ENOENT);
+	ck_assert_int_eq(comm_init(99, 0, 2, 0, 1), -ENOENT);
 	ck_assert_int_eq(agg_proc_is_watched(fx.a, 99), 0);
 	agg_proc_watch(fx.a, 5, 1, SHM_WATCH_PID, "x", 1);
 	ck_assert_int_eq(agg_latency(fx.a, 5, SHM_FAMILY_COUNT, 1, 1), -EINVAL);
@@ -264,8 +282,8 @@ START_TEST(eviction_removes_memory_rows_and_comms)
 	agg_gpu_alloc(fx.a, 1, 0, 100);
 	agg_gpu_alloc(fx.a, 1, 1, 200);
 	agg_gpu_alloc(fx.a, 2, 0, 300);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 1, 0, 2, 0, 0xaa), 0);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 2, 1, 2, 0, 0xbb), 0);
+	ck_assert_int_eq(comm_init(1, 0, 2, 0, 0xaa), 0);
+	ck_assert_int_eq(comm_init(2, 1, 2, 0, 0xbb), 0);
 	h = publish_and_read();
 	ck_assert_uint_eq(h->table[SHM_TABLE_GPU_MEM].count, 3);
 	ck_assert_uint_eq(find_gpu(0)->used_bytes, 400);
@@ -322,10 +340,10 @@ START_TEST(full_tables_count_overflows_and_publish_them)
 	ck_assert_int_eq(agg_gpu_total(fx.a, 1, 1000, SHM_TOTAL_FLAG), 0);
 	ck_assert_int_eq(agg_gpu_total(fx.a, 2, 1000, SHM_TOTAL_FLAG), -ENOSPC);
 	ck_assert_int_eq(agg_gpu_total(fx.a, 0, 1000, 99), -EINVAL);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 1, 0, 4, 0, 1), 0);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 2, 1, 4, 0, 2), 0);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 3, 2, 4, 1, 3), -ENOSPC);
-	ck_assert_int_eq(agg_nccl_comm(fx.a, 1, 0, 4, 0, 1), 0);	/* update */
+	ck_assert_int_eq(comm_init(1, 0, 4, 0, 1), 0);
+	ck_assert_int_eq(comm_init(2, 1, 4, 0, 2), 0);
+	ck_assert_int_eq(comm_init(3, 2, 4, 1, 3), -ENOSPC);
+	ck_assert_int_eq(comm_init(1, 0, 4, 0, 1), 0);	/* update */
 
 	h = publish_and_read();
 	ck_assert_uint_eq(h->table[SHM_TABLE_PROCS].count, 4);
@@ -490,7 +508,7 @@ START_TEST(publish_stamps_heartbeat_stats_and_scenario)
 	agg_count_events(fx.a, 40);
 	agg_count_events(fx.a, 2);
 	agg_count_dropped(fx.a, 3);
-	agg_set_probes(fx.a, 12, 2);
+	agg_set_probes(fx.a, 12, 2, 5);
 	h = publish_and_read();
 	ck_assert_uint_ge(h->heartbeat_mono_ns, before);
 	ck_assert_uint_le(h->heartbeat_mono_ns, now_mono_ns());
@@ -499,6 +517,7 @@ START_TEST(publish_stamps_heartbeat_stats_and_scenario)
 	ck_assert_uint_eq(h->stats.events_total, 42);
 	ck_assert_uint_eq(h->stats.events_dropped, 3);
 	ck_assert_uint_eq(h->stats.probes_attached, 12);
+	ck_assert_uint_eq(h->stats.probes_refused, 5);
 	ck_assert_uint_eq(h->stats.libraries_attached, 2);
 	ck_assert_uint_eq(h->stats.publishes, 1);
 	ck_assert_uint_eq(h->seq % 2, 0);
@@ -511,6 +530,127 @@ START_TEST(publish_stamps_heartbeat_stats_and_scenario)
 END_TEST
 
 /* Memory depends on the capacities, not on how many events arrive. */
+/* The whole segment, mapped writable by the test as a stray writer would. */
+static void scribble(uint32_t pattern, uint64_t seed)
+{
+	int fd = shm_open(fx.name, O_RDWR, 0);
+	uint8_t *p;
+
+	ck_assert_int_ge(fd, 0);
+	p = mmap(NULL, fx.w.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	for (uint64_t i = 0; i < fx.w.size; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		p[i] = pattern == 0 ? 0 : pattern == 1 ? 0xff : (uint8_t)(seed >> 56);
+	}
+	munmap(p, fx.w.size);
+	close(fd);
+}
+
+/*
+ * The collector never reads the segment: with every byte of it scribbled
+ * (header, seqlock, table descriptors, rows), the next publish still
+ * writes where the collector created its tables, and the reader gets the
+ * same content as before.
+ */
+START_TEST(scribbled_segment_heals_at_next_publish)
+{
+	uint64_t gen;
+
+	ck_assert_int_eq(agg_proc_watch(fx.a, 4242, 1, SHM_WATCH_CUDA, "train", 7), 0);
+	ck_assert_int_eq(agg_gpu_alloc(fx.a, 4242, 0, 100 << 20), 0);
+	gen = publish_and_read()->generation;
+	for (uint32_t round = 0; round < 12; round++) {
+		char why[256];
+		const struct shm_header_fields *h;
+
+		scribble(round % 3, round + 1);
+		ck_assert_int_ne(shm_reader_snapshot(&fx.r, &fx.snap, why, sizeof(why)),
+				 SHM_READ_OK);
+		ck_assert_int_eq(agg_gpu_alloc(fx.a, 4242, 0, 1), 0);
+		h = publish_and_read();
+		ck_assert_uint_eq(h->generation, gen);
+		ck_assert_uint_eq(h->magic, SHM_MAGIC);
+		ck_assert_uint_eq(h->seq % 2, 0);
+		ck_assert_uint_eq(find_mem(4242, 0)->used_bytes, (100u << 20) + round + 1);
+		ck_assert_str_eq(find_proc(4242)->comm, "train");
+		ck_assert_uint_eq(h->table[SHM_TABLE_PROCS].count, 1);
+	}
+}
+END_TEST
+
+/*
+ * How often the reader's validator notices a random change to a live row
+ * (one 8-byte word of a row in use replaced by a random value, as a stray
+ * write would): pinned so that it never gets weaker.  Latency series take
+ * most of a row and their buckets must add up to their count, which is
+ * what catches most changes; names and pids cannot be judged.
+ */
+#define ROW_DETECT_TRIALS	4000u
+#define ROW_DETECT_MIN_PERMILLE	660u	/* measured: 669 (layout 5: rows gained thread states) */
+
+START_TEST(random_changes_to_live_rows_are_detected)
+{
+	const struct shm_header_fields *h;
+	uint64_t seed = 42, *copy;
+	size_t words = 0, size;
+	unsigned int caught = 0;
+	char why[256];
+
+	for (uint32_t pid = 100; pid < 108; pid++) {
+		ck_assert_int_eq(agg_proc_watch(fx.a, pid, 1, SHM_WATCH_CUDA, "train", 7), 0);
+		for (int f = 0; f < SHM_FAMILY_COUNT; f++)
+			for (uint64_t k = 1; k <= 40; k++)
+				ck_assert_int_eq(agg_latency(fx.a, pid, (enum shm_family)f,
+							     now_mono_ns(), k * k * 997), 0);
+		ck_assert_int_eq(agg_gpu_alloc(fx.a, pid, pid % 4, pid << 20), 0);
+		ck_assert_int_eq(agg_gpu_free(fx.a, pid, pid % 4, pid << 10), 0);
+		ck_assert_int_eq(comm_init(pid, (int32_t)(pid - 100), 8, pid % 4, pid), 0);
+	}
+	for (int op = 0; op < SHM_NCCL_OP_COUNT; op++)
+		for (uint64_t k = 1; k <= 20; k++) {
+			agg_nccl_call(fx.a, (enum shm_nccl_op_kind)op, k << 20, k * 5000, 0,
+				      now_mono_ns());
+			agg_nccl_wait(fx.a, (enum shm_nccl_op_kind)op, k * 9000, now_mono_ns());
+		}
+	h = publish_and_read();
+	size = fx.snap.size;
+	for (int t = 0; t < SHM_TABLE_COUNT; t++)
+		words += (size_t)h->table[t].count * h->table[t].entry_size / 8;
+	copy = aligned_alloc(64, (size + 63) / 64 * 64);
+	ck_assert_ptr_nonnull(copy);
+
+	for (unsigned int i = 0; i < ROW_DETECT_TRIALS; i++) {
+		size_t w;
+		uint64_t x;
+		int t;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		w = (size_t)(seed >> 33) % words;
+		for (t = 0; t < SHM_TABLE_COUNT; t++) {
+			size_t in = (size_t)h->table[t].count * h->table[t].entry_size / 8;
+
+			if (w < in)
+				break;
+			w -= in;
+		}
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		x = seed ^ (seed >> 29);
+		memcpy(copy, fx.snap.buf, size);
+		w += h->table[t].offset / 8;
+		if (copy[w] == x)
+			x = ~x;
+		copy[w] = x;
+		if (shm_validate(copy, size, why, sizeof(why)) < 0)
+			caught++;
+	}
+	free(copy);
+	fprintf(stderr, "live rows: %u of %u random word changes caught (%.1f%%)\n", caught,
+		ROW_DETECT_TRIALS, 100.0 * caught / ROW_DETECT_TRIALS);
+	ck_assert_uint_ge(caught * 1000u, ROW_DETECT_MIN_PERMILLE * ROW_DETECT_TRIALS);
+}
+END_TEST
+
 START_TEST(memory_does_not_grow_with_events)
 {
 	struct mallinfo2 before, after;
@@ -520,6 +660,8 @@ START_TEST(memory_does_not_grow_with_events)
 	agg_gpu_alloc(fx.a, 30, 0, 1);
 	for (int i = 0; i < 1000; i++)
 		agg_latency(fx.a, 30, SHM_FAMILY_CUDA_LAUNCH, now, (uint64_t)i * 997);
+	/* Twice: the reader keeps the last good snapshot beside the one it takes. */
+	publish_and_read();
 	publish_and_read();
 	before = mallinfo2();
 	for (int i = 0; i < 300000; i++) {
@@ -557,6 +699,8 @@ Suite *agg_suite(void)
 	tcase_add_test(tc, latency_batches_publish_like_single_samples);
 	tcase_add_test(tc, publish_stamps_heartbeat_stats_and_scenario);
 	tcase_add_test(tc, memory_does_not_grow_with_events);
+	tcase_add_test(tc, scribbled_segment_heals_at_next_publish);
+	tcase_add_test(tc, random_changes_to_live_rows_are_detected);
 	suite_add_tcase(s, tc);
 	return s;
 }

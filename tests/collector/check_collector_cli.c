@@ -184,6 +184,34 @@ START_TEST(refused_flags_create_no_segment)
 }
 END_TEST
 
+/*
+ * A full /dev/shm (a tmpfs of 64 KiB, filled, in a mount namespace of its
+ * own): a clear error naming the segment and the cause, exit 1, no
+ * SIGBUS on the first publish.
+ */
+START_TEST(full_dev_shm_is_a_clear_error)
+{
+	char bin[512], out[128], *text;
+	int st;
+
+	if (tu_skip_unless_root("full_dev_shm_is_a_clear_error"))
+		return;
+	snprintf(out, sizeof(out), "/tmp/zernel-shmfull-%d.txt", (int)getpid());
+	st = tu_system("unshare -m sh -c 'mount --make-rprivate / && "
+		       "mount -t tmpfs -o size=64k zernel-full /dev/shm && "
+		       "dd if=/dev/zero of=/dev/shm/filler bs=4k count=16 2>/dev/null; "
+		       "exec \"%s\" --simulate --shm /zernel-full' > %s 2>&1",
+		       tu_build_path(bin, sizeof(bin), "zernel-collector"), out);
+	text = tu_read_file(out, NULL);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(st == 1, "exit %d: %s", st, text);
+	ck_assert_msg(strstr(text, "cannot create the shared memory segment /zernel-full") &&
+		      strstr(text, "No space left on device"), "unclear: %s", text);
+	free(text);
+	unlink(out);
+}
+END_TEST
+
 Suite *collector_cli_suite(void);
 Suite *collector_cli_suite(void)
 {
@@ -198,6 +226,7 @@ Suite *collector_cli_suite(void)
 	tcase_add_test(tc, bad_simulation_values_are_refused);
 	tcase_add_test(tc, bad_names_pids_and_totals_are_refused);
 	tcase_add_test(tc, refused_flags_create_no_segment);
+	tcase_add_test(tc, full_dev_shm_is_a_clear_error);
 	suite_add_tcase(s, tc);
 	return s;
 }

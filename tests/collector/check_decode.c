@@ -13,6 +13,7 @@
 #include "bpf/probe_abi.h"
 #include "collector/agg.h"
 #include "collector/decode.h"
+#include "collector/nccl_hash.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
@@ -26,7 +27,7 @@ static struct {
 	struct shm_reader r;
 	struct shm_snapshot snap;
 	/* What the hooks saw. */
-	uint32_t exited, libc;
+	uint32_t exited, libc, reset;
 	int watched_at_exit;
 } fx;
 
@@ -38,6 +39,12 @@ static void hook_exit(void *ctx, uint32_t pid)
 	fx.watched_at_exit = agg_proc_is_watched(fx.a, pid);
 }
 
+static void hook_reset(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	fx.reset = pid;
+}
+
 static void hook_libc(void *ctx, uint32_t pid)
 {
 	(void)ctx;
@@ -46,7 +53,8 @@ static void hook_libc(void *ctx, uint32_t pid)
 
 static void setup(void)
 {
-	struct decode_ops ops = { .proc_exit = hook_exit, .libc_probe = hook_libc };
+	struct decode_ops ops = { .proc_exit = hook_exit, .libc_probe = hook_libc,
+				  .proc_reset = hook_reset };
 	struct shm_writer_opts wo;
 	struct agg_opts ao;
 
@@ -191,7 +199,7 @@ START_TEST(failures_latencies_nccl_and_scheduler_reach_their_rows)
 	struct zev_nccl_wait wait = { .hdr = hdr(ZEV_NCCL_WAIT, 20), .op = SHM_NCCL_ALL_GATHER,
 				      .ns = 2000000 };
 	struct zev_nccl_comm comm = { .hdr = hdr(ZEV_NCCL_COMM, 20), .gpu = ZEV_GPU_UNKNOWN,
-				      .rank = 3, .nranks = 8, .comm = 0xabc };
+				      .rank = 3, .nranks = 8, .comm = 0xabc, .id_ok = 1 };
 	struct zev_sched_switch sw = { .hdr = hdr(ZEV_SCHED_SWITCH, 20),
 				       .flags = ZS_SW_OFFCPU | ZS_SW_INVOLUNTARY | ZS_SW_RUNQ,
 				       .offcpu_ns = 900, .runq_ns = 400 };
@@ -204,6 +212,7 @@ START_TEST(failures_latencies_nccl_and_scheduler_reach_their_rows)
 	const struct shm_proc *p;
 	uint32_t n;
 
+	memset(comm.id, 0x5a, sizeof(comm.id));
 	watch(20, 1, SHM_WATCH_NCCL, "rank");
 	ck_assert_int_eq(FEED(fail), 0);
 	ck_assert_int_eq(FEED(lat), 0);
@@ -239,7 +248,11 @@ START_TEST(failures_latencies_nccl_and_scheduler_reach_their_rows)
 	ck_assert_uint_eq(c[0].gpu_id, UINT32_MAX);
 	ck_assert_int_eq(c[0].rank, 3);
 	ck_assert_int_eq(c[0].nranks, 8);
-	ck_assert_uint_eq(c[0].comm_id, 0xabc);
+	ck_assert_uint_eq(c[0].comm_id, nccl_hash_unique_id(comm.id));
+	ck_assert_uint_eq(c[0].origin, SHM_NCCL_ORIGIN_INIT_RANK);
+	ck_assert_uint_eq(c[0].flags, 0);
+	/* The call came before its communicator was known: followed, not attributed. */
+	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 1);
 	ck_assert_uint_eq(h->stats.events_total, 10);
 }
 END_TEST
@@ -263,6 +276,50 @@ START_TEST(an_exit_asks_the_source_first_then_evicts)
 	ck_assert_uint_eq(find_mem(30, 0)->alloc_calls, 1);
 	ck_assert_int_eq(FEED(lp), 0);
 	ck_assert_uint_eq(fx.libc, 31);
+}
+END_TEST
+
+static void watch_at(uint32_t pid, uint64_t start_ns, uint32_t flags)
+{
+	struct zev_watch w = { .hdr = hdr(ZEV_WATCH, pid), .reasons = SHM_WATCH_CUDA | flags,
+			       .ppid = 1, .start_ns = start_ns };
+
+	memcpy(w.comm, "proc", 4);
+	ck_assert_int_eq(FEED(w), 0);
+}
+
+/* A reused pid (its exit missed) and an exec: the old allocations are nobody's now. */
+START_TEST(a_new_process_under_a_known_pid_inherits_nothing)
+{
+	const struct shm_gpu_mem *m;
+
+	watch_at(900, 10 * ZW_START_TICK_NS, 0);
+	alloc(900, 0, ZMEM_SPACE_PTR, 0x1000, 4096);
+	/* Same pid, another start time: a new process. */
+	watch_at(900, 20 * ZW_START_TICK_NS, 0);
+	ck_assert_uint_eq(fx.reset, 900);
+	release(900, ZMEM_SPACE_PTR, 0x1000);	/* the old process's pointer */
+	alloc(900, 0, ZMEM_SPACE_PTR, 0x2000, 100);
+	publish_and_read();
+	m = find_mem(900, 0);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->used_bytes, 100);
+	ck_assert_uint_eq(m->free_calls, 0);
+	ck_assert_uint_eq(m->alloc_calls, 1);
+	ck_assert_uint_eq(find_proc(900)->start_time_ns, 20 * ZW_START_TICK_NS);
+
+	/* The same start time again is the same process: nothing resets. */
+	fx.reset = 0;
+	watch_at(900, 20 * ZW_START_TICK_NS, 0);
+	ck_assert_uint_eq(fx.reset, 0);
+	/* Exec: a fresh row, still watched. */
+	watch_at(900, 20 * ZW_START_TICK_NS, ZEV_WATCH_F_EXEC);
+	ck_assert_uint_eq(fx.reset, 900);
+	release(900, ZMEM_SPACE_PTR, 0x2000);
+	publish_and_read();
+	ck_assert_ptr_null(find_mem(900, 0));
+	ck_assert_ptr_nonnull(find_proc(900));
+	ck_assert_uint_eq(find_proc(900)->watch_reason, SHM_WATCH_CUDA);
 }
 END_TEST
 
@@ -306,6 +363,7 @@ Suite *decode_suite(void)
 	tcase_add_test(tc, failures_latencies_nccl_and_scheduler_reach_their_rows);
 	tcase_add_test(tc, an_exit_asks_the_source_first_then_evicts);
 	tcase_add_test(tc, records_of_the_wrong_size_or_type_are_refused);
+	tcase_add_test(tc, a_new_process_under_a_known_pid_inherits_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -119,11 +119,16 @@ struct reach {
 static const struct reach reaches[] = {
 	{ "cuMemAlloc_v2", "cuMemAlloc_v2", NULL, { "cudaMalloc" } },
 	{ "cuMemFree_v2", "cuMemFree_v2", NULL, { "cudaFree" } },
+	{ "cuMemAllocPitch_v2", "cuMemAllocPitch_v2", NULL, { "cudaMallocPitch" } },
 	{ "cuMemAllocAsync", "cuMemAllocAsync_ptsz", NULL, { "cudaMallocAsync" } },
 	{ "cuMemFreeAsync", "cuMemFreeAsync_ptsz", NULL, { "cudaFreeAsync" } },
+	{ "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz", NULL,
+	  { "cudaMallocFromPoolAsync" } },
 	{ "cuLaunchKernel", "cuLaunchKernel_ptsz", "captured=0",
 	  { "triple_chevron", "cudaLaunchKernel" } },
 	{ "cuLaunchKernel", "cuLaunchKernel_ptsz", "captured=1", { "captured_launch" } },
+	{ "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz", NULL,
+	  { "cudaLaunchCooperativeKernel" } },
 	/* The runtime launches graphs through the legacy entry in both modes. */
 	{ "cuGraphLaunch", "cuGraphLaunch", NULL, { "cudaGraphLaunch" } },
 	{ "cuStreamSynchronize", "cuStreamSynchronize_ptsz", NULL, { "cudaStreamSynchronize" } },

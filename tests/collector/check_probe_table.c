@@ -2,17 +2,30 @@
 /*
  * The loader's attach table against the BPF objects it attaches: every
  * program of every object has a row, every row names a program of its
- * object whose section fits how the row attaches it, and every uprobe
- * entry row is followed by its return.  Opening an object needs no
- * privilege, so neither does this.
+ * object whose section fits how the row attaches it, and a return row
+ * right after an entry row is that entry's return.  No program is on a
+ * syscall tracepoint: those put every system call of every task on the
+ * slow path.  And the table against what NVIDIA's runtime asks the driver
+ * for (cuGetProcAddress_v2, recorded in
+ * tests/fakes/fake_driver/cudart13_requests.txt): every driver function it
+ * gets for an allocation, a free, a launch, a graph launch or a
+ * synchronisation is probed, unless listed here as not counted and why,
+ * and every driver symbol probed is one it asks for or one programs call
+ * by themselves.  Opening an object needs no privilege, so neither does
+ * this.
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
 
 #include "collector/probe_loader.h"
+#include "tests/support/testutil.h"
+
+#define REQUESTS	"tests/fakes/fake_driver/cudart13_requests.txt"
 
 static const char *section_of(const struct probe_attach *r, struct bpf_object *obj)
 {
@@ -47,23 +60,32 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 		case PROBE_AUTO:
 			ck_assert_msg(prefixed(sec, "tp_btf/"), "%s: %s", r->prog, sec);
 			break;
-		case PROBE_SYS_ENTER:
-		case PROBE_SYS_EXIT:
-			ck_assert_msg(prefixed(sec, "tracepoint/syscalls/"), "%s: %s", r->prog, sec);
-			ck_assert(r->syscalls && r->syscalls[0]);
-			break;
 		case PROBE_UPROBE:
 			ck_assert_msg(strcmp(sec, "uprobe") == 0, "%s: %s", r->prog, sec);
 			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC)));
-			/* Its return row comes next: a failed entry skips it. */
-			ck_assert_uint_lt(i + 1, probe_attach_count);
-			ck_assert_int_eq(probe_attach_table[i + 1].how, PROBE_URETPROBE);
-			ck_assert_str_eq(probe_attach_table[i + 1].symbol, r->symbol);
-			ck_assert_uint_eq(probe_attach_table[i + 1].libs, r->libs);
+			/*
+			 * Its return row, when it has one, comes next (a failed
+			 * entry skips it); an entry alone (ncclGroupStart) is
+			 * followed by another symbol's row.
+			 */
+			if (i + 1 < probe_attach_count &&
+			    probe_attach_table[i + 1].how == PROBE_URETPROBE &&
+			    probe_attach_table[i + 1].symbol &&
+			    strcmp(probe_attach_table[i + 1].symbol, r->symbol) == 0)
+				ck_assert_uint_eq(probe_attach_table[i + 1].libs, r->libs);
 			break;
 		case PROBE_URETPROBE:
 			ck_assert_msg(strcmp(sec, "uretprobe") == 0, "%s: %s", r->prog, sec);
 			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC)));
+			/*
+			 * After an entry row, it is that entry's return (a failed
+			 * entry skips it); alone, a return without an entry program.
+			 */
+			if (i == 0 || probe_attach_table[i - 1].how != PROBE_UPROBE)
+				break;
+			ck_assert_str_eq(probe_attach_table[i - 1].symbol, r->symbol);
+			ck_assert_uint_eq(probe_attach_table[i - 1].libs, r->libs);
+			ck_assert_int_eq(probe_attach_table[i - 1].obj, r->obj);
 			break;
 		default:
 			ck_abort_msg("row %zu: how %d", i, r->how);
@@ -73,8 +95,14 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 		struct bpf_program *prog;
 
 		bpf_object__for_each_program(prog, obj[o]) {
+			const char *sec = bpf_program__section_name(prog);
 			int rows = 0;
 
+			ck_assert_msg(!prefixed(sec, "tracepoint/syscalls/") &&
+				      !prefixed(sec, "tp/syscalls/") &&
+				      !prefixed(sec, "raw_tracepoint/sys_") &&
+				      !prefixed(sec, "tp_btf/sys_"),
+				      "%s: %s is on a syscall path", bpf_program__name(prog), sec);
 			for (size_t i = 0; i < probe_attach_count; i++)
 				rows += probe_attach_table[i].obj == (enum probe_obj)o &&
 					strcmp(probe_attach_table[i].prog, bpf_program__name(prog)) == 0;
@@ -99,10 +127,125 @@ START_TEST(libc_rows_are_the_barrier_pair)
 			continue;
 		ck_assert_uint_eq(r->libs, PROBE_LIB_LIBC);
 		ck_assert_str_eq(r->symbol, "pthread_barrier_wait");
-		ck_assert_int_eq(r->obj, PROBE_OBJ_DIST);
+		ck_assert_int_eq(r->obj, PROBE_OBJ_SCHED);
 		n++;
 	}
 	ck_assert_int_eq(n, 2);
+}
+END_TEST
+
+/* Driver symbol names that count memory, launches or waits, by their start. */
+static const char *const counted_prefixes[] = {
+	"cuMemAlloc", "cuMemFree", "cuMemCreate", "cuMemRelease", "cuLaunch", "cuGraphLaunch",
+	"cuStreamSynchronize", "cuCtxSynchronize", NULL,
+};
+
+/* Asked for, of a counted kind, and deliberately not probed. */
+static const char *const not_counted[] = {
+	"cuMemAllocManaged",		/* managed memory: host and device, migrates */
+	"cuMemFreeHost",		/* page-locked host memory */
+	"cuLaunchHostFunc",		/* a host function on a stream, not a kernel */
+	"cuLaunchHostFunc_ptsz",
+	NULL,
+};
+
+/* Probed without the runtime asking: programs and frameworks call them themselves. */
+static const char *const called_directly[] = {
+	"cuCtxCreate_v3", "cuCtxCreate_v4",	/* newer context creation */
+	"cuMemCreate", "cuMemRelease",		/* VMM: PyTorch's expandable segments */
+	NULL,
+};
+
+static int listed(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (strcmp(*list, name) == 0)
+			return 1;
+	return 0;
+}
+
+static int counted_kind(const char *name)
+{
+	for (const char *const *p = counted_prefixes; *p; p++)
+		if (strncmp(name, *p, strlen(*p)) == 0)
+			return 1;
+	return 0;
+}
+
+static int probed_in_driver(const char *sym)
+{
+	for (size_t i = 0; i < probe_attach_count; i++)
+		if (probe_attach_table[i].how == PROBE_UPROBE &&
+		    (probe_attach_table[i].libs & PROBE_LIB_CUDA) &&
+		    strcmp(probe_attach_table[i].symbol, sym) == 0)
+			return 1;
+	return 0;
+}
+
+/* The driver symbols the runtime's requests resolve to, one per line, into syms. */
+static size_t requested_symbols(char syms[][64], size_t max)
+{
+	char path[512], *text, *line, *save = NULL;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", tu_src_dir(), REQUESTS);
+	text = tu_read_file(path, NULL);
+	ck_assert_msg(text != NULL, "cannot read %s", path);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[64], sym[64];
+		unsigned int version, flags;
+		int result;
+
+		if (line[0] == '#')
+			continue;
+		if (sscanf(line, "%63s %u %u %63s %d", name, &version, &flags, sym, &result) != 5)
+			ck_abort_msg("%s: cannot read \"%s\"", REQUESTS, line);
+		if (result != 0 || n >= max)
+			continue;
+		snprintf(syms[n++], 64, "%s", sym);
+	}
+	free(text);
+	return n;
+}
+
+START_TEST(every_counted_driver_function_the_runtime_asks_for_is_probed)
+{
+	static char syms[1024][64];
+	size_t n = requested_symbols(syms, 1024), counted = 0;
+
+	ck_assert_uint_gt(n, 400);
+	for (size_t i = 0; i < n; i++) {
+		if (!counted_kind(syms[i]) || listed(not_counted, syms[i]))
+			continue;
+		counted++;
+		ck_assert_msg(probed_in_driver(syms[i]),
+			      "the runtime calls %s and it is not probed in the driver", syms[i]);
+	}
+	/* cuCtxSynchronize_v2, the cooperative launches and the pool allocations among them. */
+	ck_assert_uint_ge(counted, 20);
+	ck_assert(probed_in_driver("cuCtxSynchronize_v2"));
+	ck_assert(probed_in_driver("cuLaunchCooperativeKernel_ptsz"));
+	ck_assert(probed_in_driver("cuMemAllocFromPoolAsync"));
+}
+END_TEST
+
+START_TEST(every_probed_driver_symbol_is_one_the_runtime_asks_for_or_programs_call)
+{
+	static char syms[1024][64];
+	size_t n = requested_symbols(syms, 1024);
+
+	for (size_t i = 0; i < probe_attach_count; i++) {
+		const struct probe_attach *r = &probe_attach_table[i];
+		int found = 0;
+
+		if (r->how != PROBE_UPROBE || !(r->libs & PROBE_LIB_CUDA))
+			continue;
+		for (size_t k = 0; k < n && !found; k++)
+			found = strcmp(syms[k], r->symbol) == 0;
+		ck_assert_msg(found || listed(called_directly, r->symbol),
+			      "%s is probed but no one asks the driver for it: a wrong name?",
+			      r->symbol);
+	}
 }
 END_TEST
 
@@ -114,6 +257,8 @@ Suite *probe_table_suite(void)
 
 	tcase_add_test(tc, every_program_has_a_row_and_every_row_a_program);
 	tcase_add_test(tc, libc_rows_are_the_barrier_pair);
+	tcase_add_test(tc, every_counted_driver_function_the_runtime_asks_for_is_probed);
+	tcase_add_test(tc, every_probed_driver_symbol_is_one_the_runtime_asks_for_or_programs_call);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * NCCL through the real probes, against the fake libnccl: calls, bytes
- * (count x datatype size) and errors per op exactly, call durations and
- * waits to the next synchronisation within their bounds, and the
- * communicators' rank and size.  Needs root (BPF).
+ * NCCL through the real probes, against the fake libnccl and libcudart:
+ * calls, bytes (count x datatype size) and errors per op exactly, call
+ * durations and waits within their bounds; communicators named by NCCL's
+ * commHash of the uniqueId read from the stack, with rank and size; waits
+ * that follow streams and events across threads (DDP), groups (all_to_all
+ * of 16 ranks), CUDA graph capture, splits, and bad arguments counted.
+ * Needs root (BPF).
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "collector/hist.h"
+#include "collector/nccl_hash.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_probes.h"
 
@@ -30,6 +35,9 @@ static const struct op_want want[] = {
 	{ SHM_NCCL_REDUCE, "nccl_reduce", 1, 3 * 8 * 1, 0, 1 },
 	{ SHM_NCCL_SEND, "nccl_send", 2, 5 * 2 * 2, 0, 2 },
 	{ SHM_NCCL_RECV, "nccl_recv", 3, 9 * 4 * 3, 0, 3 },
+	{ SHM_NCCL_ALL_TO_ALL, "nccl_alltoall", 2, 6 * 8 * 2, 0, 2 },
+	{ SHM_NCCL_GATHER, "nccl_gather", 1, 11 * 2 * 1, 0, 1 },
+	{ SHM_NCCL_SCATTER, "nccl_scatter", 2, 13 * 4 * 2, 0, 2 },
 };
 
 static int all_in(const struct tp_collector *c)
@@ -48,11 +56,13 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 	struct tp_collector c;
 	struct tp_workload w;
 	char zw[512], rt[512], nc[512], lib_rt[600], lib_nccl[600], ns[32];
-	uint64_t own[8][3], sync[3];
+	uint64_t own[16][3], sync[3], span[3];
 	uint32_t ncomms;
 	const struct shm_nccl_comm *comms;
 	int ok = 0, ranks_seen = 0;
+	uint8_t id_5a[NCCL_HASH_ID_BYTES];
 
+	memset(id_5a, 0x5a, sizeof(id_5a));
 	if (tu_skip_unless_root("test_nccl_ops_bytes_durations_waits_comms"))
 		return;
 	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
@@ -61,14 +71,16 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 	snprintf(ns, sizeof(ns), "%llu", CALL_NS);
 	setenv("FAKE_NCCL_NS", ns, 1);
 	{
-		/* At most 8 collectives between synchronisations (see bpf/nccl.bpf.c). */
+		/* The collectives go to the stream the synchronisations wait for. */
 		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), lib_rt, lib_nccl,
-			"dev:2", "commrank:8:3", "commconfig:4:1", "commall:4",
+			"dev:2", "commrank:8:3", "commconfig:4:1", "commall:4", "stream:3000000",
 			"nccl:allreduce:1000:7:5", "sync:3000000",
 			"nccl:allgather:10:4:3", "nccl:reducescatter:7:6:2", "cusync:3000000",
 			"nccl:broadcast:100:1:4", "nccl:reduce:3:8:1", "sync:3000000",
 			"nccl:send:5:9:2", "nccl:recv:9:2:3", "cusync:3000000",
 			"nccl:allreduce:57005:7:1", "sync:3000000",
+			"nccl:alltoall:6:4:2", "nccl:gather:11:6:1", "nccl:scatter:13:7:2",
+			"sync:3000000",
 			NULL };
 
 		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
@@ -76,7 +88,8 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 	/* The workload prints its series in first-use order. */
 	ck_assert_int_eq(tp_workload_series(&w, "nccl_allreduce", &own[0][0], &own[0][1], &own[0][2], 30000), 0);
 	ck_assert_int_eq(tp_workload_series(&w, "sync", &sync[0], &sync[1], &sync[2], 30000), 0);
-	for (size_t i = 1; i < 7; i++)
+	ck_assert_int_eq(tp_workload_series(&w, "since_sync", &span[0], &span[1], &span[2], 30000), 0);
+	for (size_t i = 1; i < sizeof(want) / sizeof(want[0]); i++)
 		ck_assert_int_eq(tp_workload_series(&w, want[i].series, &own[i][0], &own[i][1],
 						    &own[i][2], 30000), 0);
 	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
@@ -92,7 +105,8 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 		const struct shm_nccl_op *o = tp_nccl_op(&c, want[i].op);
 		double lo = (double)CALL_NS * (1.0 - HIST_MAX_REL_ERROR);
 		double e = 1.0 + HIST_MAX_REL_ERROR;
-		double wait_hi = ((double)sync[2] + 8.0 * (double)own[i][2]) * e;
+		/* At most from the end of the synchronisation before to the end of the next. */
+		double wait_hi = (double)span[2] * e;
 
 		ck_assert_uint_eq(own[i][0], want[i].calls);
 		ck_assert_uint_eq(o->calls, want[i].calls);
@@ -108,12 +122,19 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 		ck_assert(o->duration.window_p50_ns >= lo);
 		ck_assert(o->duration.window_p50_ns <= own[i][1] * e);
 		ck_assert(o->duration.window_max_ns >= lo);
-		/* Wait: at least the synchronisation, at most it plus the calls before it. */
+		/*
+		 * Wait: at least the synchronisation that ended it; at most from
+		 * the end of the one before (every wait ends at the next one).
+		 */
 		ck_assert(o->wait.window_p50_ns >= (double)SYNC_NS * (1.0 - HIST_MAX_REL_ERROR));
-		ck_assert(o->wait.window_p50_ns <= wait_hi);
+		ck_assert(o->wait.window_max_ns <= wait_hi);
 	}
 
-	/* Communicators: rank 3 of 8 and 1 of 4 on device 2, InitAll's 0..3 of 4. */
+	/*
+	 * Communicators: rank 3 of 8 and 1 of 4 on device 2, both from the
+	 * uniqueId of 128 bytes 0x5a, read from the stack: NCCL's commHash of
+	 * it; InitAll's 0..3 of 4 share one local id.
+	 */
 	comms = shm_snapshot_nccl_comms(&c.snap, &ncomms);
 	for (uint32_t i = 0; i < ncomms; i++) {
 		const struct shm_nccl_comm *m = &comms[i];
@@ -121,6 +142,13 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 		if (m->pid != (uint32_t)w.pid)
 			continue;
 		ck_assert(m->comm_id != 0);
+		if (m->origin == SHM_NCCL_ORIGIN_INIT_RANK) {
+			ck_assert_uint_eq(m->comm_id, nccl_hash_unique_id(id_5a));
+			ck_assert_uint_eq(m->flags, 0);
+		} else {
+			ck_assert_uint_eq(m->origin, SHM_NCCL_ORIGIN_INIT_ALL);
+			ck_assert_uint_eq(m->flags, SHM_NCCL_COMM_LOCAL_ID);
+		}
 		if (m->nranks == 8) {
 			ck_assert_int_eq(m->rank, 3);
 			ck_assert_uint_eq(m->gpu_id, 2);
@@ -140,43 +168,229 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 }
 END_TEST
 
-/*
- * A thread keeps at most 8 collectives waiting for a synchronisation: the
- * 9th and 10th cannot be followed and must show up as lost events.
- */
-START_TEST(test_lost_events_are_counted)
+/* Starts zw_cuda over the fake runtime and NCCL with ops, and waits for its DONE. */
+static void start_nccl_workload(struct tp_workload *w, const char *const *ops)
 {
-	struct tp_collector c;
-	struct tp_workload w;
-	char zw[512], nc[512], lib_nccl[600], rt[512], lib_rt[600];
-	const struct shm_nccl_op *o;
-	uint64_t dropped0;
-	int ok = 0;
+	static char zw[512], rt[512], nc[512], lib_rt[600], lib_nccl[600];
+	char *argv[64];
+	int n = 0;
 
-	if (tu_skip_unless_root("test_lost_events_are_counted"))
-		return;
-	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
-	dropped0 = c.snap.hdr->stats.events_dropped;
 	snprintf(lib_rt, sizeof(lib_rt), "lib:%s", tp_fake(rt, sizeof(rt), "libcudart.so"));
 	snprintf(lib_nccl, sizeof(lib_nccl), "lib:%s", tp_fake(nc, sizeof(nc), "libnccl.so.2"));
 	setenv("FAKE_NCCL_NS", "0", 1);
-	{
-		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), lib_rt, lib_nccl,
-				 "commrank:2:0", "nccl:broadcast:1:0:10", "sync:1000", NULL };
+	argv[n++] = (char *)tp_zw_cuda(zw, sizeof(zw));
+	argv[n++] = lib_rt;
+	argv[n++] = lib_nccl;
+	for (; *ops && n < 63; ops++)
+		argv[n++] = (char *)*ops;
+	argv[n] = NULL;
+	ck_assert_int_eq(tp_workload_start(w, argv), 0);
+	ck_assert_int_eq(tp_workload_expect(w, "DONE", 30000), 0);
+}
 
-		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
-	}
-	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 10000), 0);
-	for (int i = 0; i < 30 && !ok; i++) {
+/* The communicator row of (pid, rank), in the last snapshot. */
+static const struct shm_nccl_comm *comm_of(const struct tp_collector *c, uint32_t pid,
+					   int32_t rank)
+{
+	uint32_t n;
+	const struct shm_nccl_comm *m = shm_snapshot_nccl_comms(&c->snap, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (m[i].pid == pid && m[i].rank == rank)
+			return &m[i];
+	return NULL;
+}
+
+/* Waits until the row of (pid, rank) has seen `waits` waits. */
+static const struct shm_nccl_comm *wait_comm(struct tp_collector *c, uint32_t pid, int32_t rank,
+					     uint64_t waits)
+{
+	const struct shm_nccl_comm *m = NULL;
+
+	for (int i = 0; i < 50; i++) {
 		tu_sleep_ms(100);
-		ok = tp_snapshot(&c) == 0 && (o = tp_nccl_op(&c, SHM_NCCL_BROADCAST)) != NULL &&
-		     o->wait.count >= 8 && c.snap.hdr->stats.events_dropped >= dropped0 + 2;
+		if (tp_snapshot(c) == 0 && (m = comm_of(c, pid, rank)) != NULL &&
+		    m->wait.count >= waits)
+			break;
 	}
-	ck_assert_int_eq(tp_wait_publish(&c), 0);
-	o = tp_nccl_op(&c, SHM_NCCL_BROADCAST);
-	ck_assert_uint_eq(o->calls, 10);
-	ck_assert_uint_eq(o->wait.count, 8);
-	ck_assert_uint_eq(c.snap.hdr->stats.events_dropped - dropped0, 2);
+	ck_assert_int_eq(tp_wait_publish(c), 0);
+	return comm_of(c, pid, rank);
+}
+
+static void assert_nothing_lost(const struct tp_collector *c)
+{
+	const struct shm_stats *st = &c->snap.hdr->stats;
+
+	ck_assert_uint_eq(st->nccl_pending_dropped, 0);
+	ck_assert_uint_eq(st->nccl_pending_expired, 0);
+	ck_assert_uint_eq(st->nccl_state_evicted, 0);
+	ck_assert_uint_eq(st->nccl_unknown_comm, 0);
+	ck_assert_uint_eq(st->nccl_id_unreadable, 0);
+}
+
+/*
+ * PyTorch DDP's pattern: the all-reduce is queued, and its end event
+ * recorded on the NCCL stream, by one thread (autograd's); another thread
+ * makes the compute stream wait on the event and synchronises it 20 ms
+ * later; the watchdog thread queries the next one's event 10 ms later.
+ * Neither issuing thread ever synchronises.
+ */
+START_TEST(test_ddp_waits_follow_events_across_threads)
+{
+	static const char *const ops[] = {
+		"commrank:2:1", "stream:5000",
+		"onthread:nccl:allreduce:1024:7:1", "onthread:record:77",
+		"waitev:6000:77", "sleep:20", "sync:6000",
+		"onthread:nccl:allreduce:1024:7:1", "onthread:record:78",
+		"sleep:10", "onthread:evquery:78", NULL,
+	};
+	const struct shm_nccl_comm *m;
+	const struct shm_nccl_op *o;
+	struct tp_collector c;
+	struct tp_workload w;
+	uint8_t id[NCCL_HASH_ID_BYTES];
+
+	if (tu_skip_unless_root("test_ddp_waits_follow_events_across_threads"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	start_nccl_workload(&w, ops);
+	m = wait_comm(&c, (uint32_t)w.pid, 1, 2);
+	ck_assert_ptr_nonnull(m);
+	memset(id, 0x5a, sizeof(id));
+	ck_assert_uint_eq(m->comm_id, nccl_hash_unique_id(id));
+	ck_assert_int_eq(m->nranks, 2);
+	ck_assert_uint_eq(m->calls, 2);
+	ck_assert_uint_eq(m->bytes, 2 * 1024 * 4);
+	ck_assert_uint_eq(m->wait.count, 2);
+	ck_assert_uint_eq(m->pending, 0);
+	fprintf(stderr, "ddp: waits p50 %llu max %llu ns\n",
+		(unsigned long long)m->wait.window_p50_ns,
+		(unsigned long long)m->wait.window_max_ns);
+	/* One waited 20 ms of sleep and more, the other 10 ms and more. */
+	ck_assert(m->wait.window_max_ns >= 20 * 1000000ull * (1.0 - HIST_MAX_REL_ERROR));
+	ck_assert(m->wait.window_p50_ns >= 10 * 1000000ull * (1.0 - HIST_MAX_REL_ERROR));
+	ck_assert(m->wait.sum_ns >= 30 * 1000000ull);
+	o = tp_nccl_op(&c, SHM_NCCL_ALL_REDUCE);
+	ck_assert_uint_eq(o->wait.count, 2);
+	assert_nothing_lost(&c);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/*
+ * all_to_all across 16 ranks, as PyTorch issues it: one group of 16 sends
+ * and 16 receives, then a synchronisation.  Every call is waited for, none
+ * is lost.
+ */
+START_TEST(test_all_to_all_of_16_ranks_loses_nothing)
+{
+	static const char *const ops[] = {
+		"commrank:16:5", "stream:2000000", "group",
+		"nccl:send:256:7:16", "nccl:recv:256:7:16", "groupend", "sync:2000000",
+		"group", "nccl:send:256:7:16", "nccl:recv:256:7:16", "groupend", "sync:2000000",
+		NULL,
+	};
+	const struct shm_nccl_comm *m;
+	struct tp_collector c;
+	struct tp_workload w;
+
+	if (tu_skip_unless_root("test_all_to_all_of_16_ranks_loses_nothing"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	start_nccl_workload(&w, ops);
+	m = wait_comm(&c, (uint32_t)w.pid, 5, 64);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->calls, 64);
+	ck_assert_uint_eq(m->bytes, 64 * 256 * 4);
+	ck_assert_uint_eq(m->wait.count, 64);
+	ck_assert_uint_eq(m->pending, 0);
+	/* From the group's end to the 2 ms synchronisation's return. */
+	ck_assert(m->wait.window_p50_ns >= 2000000ull * (1.0 - HIST_MAX_REL_ERROR));
+	ck_assert_uint_eq(tp_nccl_op(&c, SHM_NCCL_SEND)->wait.count, 32);
+	ck_assert_uint_eq(tp_nccl_op(&c, SHM_NCCL_RECV)->wait.count, 32);
+	ck_assert_uint_eq(c.snap.hdr->stats.events_dropped, 0);
+	assert_nothing_lost(&c);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/*
+ * A collective captured into a CUDA graph is counted, not waited for (its
+ * replays make no NCCL call); splits and shrinks get NCCL's child hash and
+ * commAlloc's rank; ncclInProgress is queued, not an error; an unknown
+ * datatype and a negative count are counted with no bytes.
+ */
+START_TEST(test_captured_split_in_progress_and_bad_arguments)
+{
+	static const char *const ops[] = {
+		"commrank:4:1", "stream:1000",
+		"capture:1000", "nccl:allreduce:64:7:1", "endcapture:1000", "sync:1000",
+		"nccl:allreduce:48879:7:1", "sync:1000",
+		"nccl:allreduce:10:99:1", "nccl:allreduce:18446744073709551615:7:1", "sync:1000",
+		"split:-1:0", "split:5:2", "nccl:bcast:8:0:1", "sync:1000", "shrink",
+		"scalable:4:3", NULL,
+	};
+	const struct shm_nccl_comm *m;
+	const struct shm_nccl_op *o;
+	struct tp_collector c;
+	struct tp_workload w;
+	uint8_t id[NCCL_HASH_ID_BYTES];
+	uint64_t parent, child;
+
+	if (tu_skip_unless_root("test_captured_split_in_progress_and_bad_arguments"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	start_nccl_workload(&w, ops);
+	m = wait_comm(&c, (uint32_t)w.pid, 1, 3);
+	memset(id, 0x5a, sizeof(id));
+	parent = nccl_hash_unique_id(id);
+	child = nccl_hash_child(parent, 2, 5);
+	for (int i = 0; i < 30 && !(comm_of(&c, (uint32_t)w.pid, 3) &&
+				    comm_of(&c, (uint32_t)w.pid, 2)); i++) {
+		tu_sleep_ms(100);
+		tp_snapshot(&c);
+	}
+	/* The parent: captured once, in progress once, two bad calls: 3 waits. */
+	m = comm_of(&c, (uint32_t)w.pid, 1);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->comm_id, parent);
+	ck_assert_uint_eq(m->calls, 3);
+	ck_assert_uint_eq(m->wait.count, 3);
+	o = tp_nccl_op(&c, SHM_NCCL_ALL_REDUCE);
+	ck_assert_uint_eq(o->calls, 4);
+	ck_assert_uint_eq(o->errors, 0);
+	ck_assert_uint_eq(o->bytes, 64 * 4 + 48879 * 4);
+	ck_assert_uint_eq(c.snap.hdr->stats.nccl_captured, 1);
+	ck_assert_uint_eq(c.snap.hdr->stats.nccl_bad_args, 2);
+	/* Split 2 of the parent (the first had no colour), colour 5, key 2: rank 2 of 4. */
+	m = comm_of(&c, (uint32_t)w.pid, 2);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->origin, SHM_NCCL_ORIGIN_SPLIT);
+	ck_assert_uint_eq(m->comm_id, child);
+	ck_assert_uint_eq(m->parent_id, parent);
+	ck_assert_int_eq(m->nranks, 4);
+	ck_assert_uint_eq(m->wait.count, 1);
+	/* Shrunk from the child; the scalable init hashes commIds[0]. */
+	m = comm_of(&c, (uint32_t)w.pid, 3);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->origin, SHM_NCCL_ORIGIN_SCALABLE);
+	ck_assert_uint_eq(m->comm_id, parent);
+	{
+		uint32_t n;
+		const struct shm_nccl_comm *all = shm_snapshot_nccl_comms(&c.snap, &n);
+		int shrunk = 0;
+
+		for (uint32_t i = 0; i < n; i++)
+			if (all[i].pid == (uint32_t)w.pid && all[i].origin == SHM_NCCL_ORIGIN_SHRINK) {
+				ck_assert_uint_eq(all[i].comm_id, nccl_hash_child(child, 0, 0));
+				ck_assert_uint_eq(all[i].parent_id, child);
+				shrunk++;
+			}
+		ck_assert_int_eq(shrunk, 1);
+	}
+	assert_nothing_lost(&c);
 	tp_workload_finish(&w);
 	tp_collector_stop(&c);
 }
@@ -188,9 +402,11 @@ Suite *probes_nccl_suite(void)
 	Suite *s = suite_create("probes_nccl");
 	TCase *tc = tcase_create("root");
 
-	tcase_set_timeout(tc, 60);
+	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_nccl_ops_bytes_durations_waits_comms);
-	tcase_add_test(tc, test_lost_events_are_counted);
+	tcase_add_test(tc, test_ddp_waits_follow_events_across_threads);
+	tcase_add_test(tc, test_all_to_all_of_16_ranks_loses_nothing);
+	tcase_add_test(tc, test_captured_split_in_progress_and_bad_arguments);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,9 +7,17 @@
  * digest (rows and header, with the fields that name the writer or time
  * the publish zeroed).  The expected values were produced by the code
  * before the simulator went through the probes' decoder, and must not
- * move, with one intended difference: the simulator now makes its
+ * move, with these intended differences: the simulator makes its
  * processes and communicators known by records, as the probes do, and the
- * decoder counts every record as an event (see SG_REGISTRATION).
+ * decoder counts every record as an event (see SG_REGISTRATION); and since
+ * NCCL waits follow streams, the job also runs all_to_all, scatter and
+ * gather (more random draws), each wait is a call record followed by the
+ * synchronisation of its stream, communicators carry their rank's wait,
+ * gap and pending calls and are named by the commHash of one uniqueId, and
+ * the straggler scenario's slow rank waits the usual time itself.  A
+ * trainer's step also ends in a stream synchronisation (the CUDA sync
+ * family), and the identity table (pods, ranks, run id of the simulated
+ * job) is folded in last.
  * ZERNEL_GOLDEN_PRINT=1 prints the table this run produced.  Unprivileged.
  */
 #include <check.h>
@@ -55,29 +63,29 @@ struct sg_result {
  */
 static const struct sg_result sg_expected[SIM_SCENARIO_COUNT] = {
 	/* steady */
-	{ 97215ull,
-	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, },
-	  { 1048ull, 54ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
-	  { 47884271616ull, 53791948800ull, 49132077056ull, 51696893952ull, },
-	  8, 4, 0x75ea1e227910cbbdull },
+	{ 97529ull,
+	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, 262ull, },
+	  { 1048ull, 54ull, 28ull, 4ull, 8ull, 16ull, 16ull, 52ull, 26ull, 26ull, },
+	  { 47966060544ull, 54121201664ull, 49050288128ull, 51581550592ull, },
+	  8, 4, 0xb4986b6431cd9cd7ull },
 	/* oom */
-	{ 96974ull,
-	  { 78300ull, 522ull, 2349ull, 3095ull, 261ull, 1822ull, },
-	  { 1044ull, 53ull, 28ull, 4ull, 8ull, 16ull, 16ull, },
-	  { 83156271104ull, 53791948800ull, 49132077056ull, 51520733184ull, },
-	  8, 4, 0x9edfa38c9a2b4758ull },
+	{ 96920ull,
+	  { 78000ull, 520ull, 2340ull, 3090ull, 260ull, 1810ull, 260ull, },
+	  { 1040ull, 52ull, 28ull, 4ull, 8ull, 16ull, 16ull, 52ull, 24ull, 24ull, },
+	  { 83214991360ull, 54121201664ull, 49050288128ull, 51751419904ull, },
+	  8, 4, 0xf6519a123ac89c7eull },
 	/* straggler */
-	{ 78975ull,
-	  { 63600ull, 424ull, 1908ull, 2563ull, 212ull, 1521ull, },
-	  { 848ull, 44ull, 24ull, 4ull, 8ull, 12ull, 12ull, },
-	  { 47966060544ull, 53791948800ull, 49132077056ull, 51686408192ull, },
-	  8, 4, 0x7863cced78a40a58ull },
+	{ 84722ull,
+	  { 68100ull, 454ull, 2043ull, 2732ull, 227ull, 1607ull, 227ull, },
+	  { 908ull, 47ull, 25ull, 4ull, 8ull, 13ull, 13ull, 46ull, 22ull, 22ull, },
+	  { 47884271616ull, 54121201664ull, 49050288128ull, 51698991104ull, },
+	  8, 4, 0xd50fc86c1c2c4133ull },
 	/* dataloader-stall */
-	{ 52720ull,
-	  { 42000ull, 280ull, 1260ull, 1767ull, 140ull, 1093ull, },
-	  { 560ull, 29ull, 16ull, 4ull, 4ull, 8ull, 8ull, },
-	  { 47974449152ull, 53791948800ull, 49132077056ull, 51566870528ull, },
-	  8, 4, 0x8e33a67dafd91d8cull },
+	{ 53144ull,
+	  { 42300ull, 282ull, 1269ull, 1789ull, 141ull, 1088ull, 141ull, },
+	  { 564ull, 29ull, 16ull, 4ull, 4ull, 8ull, 8ull, 28ull, 13ull, 13ull, },
+	  { 48028975104ull, 54121201664ull, 49050288128ull, 51592036352ull, },
+	  8, 4, 0x97fcbb132e0b9226ull },
 };
 
 /* FNV-1a, 64-bit. */
@@ -115,7 +123,10 @@ static uint64_t sg_fold(uint64_t h, const struct shm_snapshot *s)
 	rows = shm_snapshot_nccl_ops(s, &n);
 	h = sg_fnv(h, rows, (size_t)n * sizeof(struct shm_nccl_op));
 	rows = shm_snapshot_nccl_comms(s, &n);
-	return sg_fnv(h, rows, (size_t)n * sizeof(struct shm_nccl_comm));
+	h = sg_fnv(h, rows, (size_t)n * sizeof(struct shm_nccl_comm));
+	/* Who the processes are: the job's pods, ranks and run id. */
+	rows = shm_snapshot_identity(s, &n);
+	return sg_fnv(h, rows, (size_t)n * sizeof(struct shm_identity));
 }
 
 static void sg_snapshot(struct shm_reader *r, struct shm_snapshot *snap)

@@ -131,6 +131,47 @@ static double gpu_fill(const struct shm_snapshot *s, uint32_t gpu)
 	return -1.0;
 }
 
+/*
+ * The job's identity: each trainer's pod and rank agree with the rank its
+ * NCCL communicator reports; each worker shares its trainer's pod.
+ */
+static void check_job_identity(const struct shm_snapshot *s)
+{
+	const struct shm_proc *procs;
+	const struct shm_identity *ids;
+	const struct shm_nccl_comm *comms;
+	uint32_t n, n_ids, n_comms;
+
+	procs = shm_snapshot_procs(s, &n);
+	ids = shm_snapshot_identity(s, &n_ids);
+	comms = shm_snapshot_nccl_comms(s, &n_comms);
+	ck_assert_uint_eq(n_ids, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct shm_identity *id = &ids[i], *parent = NULL;
+		char pod[64];
+
+		ck_assert_uint_eq(id->pid, procs[i].pid);
+		ck_assert(id->flags & SHM_ID_F_READ);
+		ck_assert_str_eq(id->namespace, "ml-training");
+		ck_assert_str_eq(id->run_id, "llama-ft-4821");
+		ck_assert_uint_eq(id->runtime, SHM_ID_RUNTIME_CONTAINERD);
+		ck_assert_uint_eq(strlen(id->container_id), 64);
+		ck_assert_int_eq(id->world_size, 4);
+		snprintf(pod, sizeof(pod), "llama-ft-worker-%d", id->rank);
+		ck_assert_str_eq(id->pod, pod);
+		for (uint32_t c = 0; c < n_comms; c++)
+			if (comms[c].pid == procs[i].pid)
+				ck_assert_int_eq(comms[c].rank, id->rank);
+		for (uint32_t k = 0; k < n; k++)
+			if (procs[k].pid == procs[i].ppid)
+				parent = &ids[k];
+		if (parent) {	/* a DataLoader worker: its trainer's pod */
+			ck_assert_str_eq(id->pod, parent->pod);
+			ck_assert_str_eq(id->container_id, parent->container_id);
+		}
+	}
+}
+
 START_TEST(steady_job_is_plausible_and_moving)
 {
 	struct shm_snapshot a = { 0 }, b = { 0 };
@@ -241,6 +282,7 @@ START_TEST(steady_job_is_plausible_and_moving)
 		ck_assert_ptr_nonnull(proc_by_pid(&b, comms[i].pid));
 	}
 	ck_assert_uint_eq(ranks_seen, 0xf);
+	check_job_identity(&b);
 
 	shm_snapshot_free(&a);
 	shm_snapshot_free(&b);

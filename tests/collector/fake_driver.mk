@@ -4,7 +4,9 @@
 # (tests/fakes/fake_driver/, a libcuda.so.1 in a folder of its own so that
 # LD_LIBRARY_PATH can put exactly it under a program), and the workloads
 # nvcc builds against the real libcudart.so.13 (tests/workloads/zw_cudart.cu):
-# one with the legacy default stream, one with --default-stream per-thread.
+# one with the legacy default stream, one with --default-stream per-thread,
+# and one with the runtime linked statically (nvcc's default), where only
+# the driver's entry points can be probed.
 # Without a CUDA toolkit the workloads are skipped with a message.
 
 FAKE_DRIVER_DIR  := $(BUILD)/tests/fakes/driver
@@ -31,13 +33,14 @@ NVCC       ?= $(CUDA_HOME)/bin/nvcc
 NVCC_CCBIN ?= g++
 ZW_CUDART      := $(BUILD)/tests/workloads/zw_cudart
 ZW_CUDART_PTDS := $(BUILD)/tests/workloads/zw_cudart_ptds
+ZW_CUDART_STATIC := $(BUILD)/tests/workloads/zw_cudart_static
 # The runtime is found in the toolkit even where ldconfig does not list it;
 # libcuda.so.1 is not there, so the driver still comes from the loader's path.
 ZW_CUDART_FLAGS = -ccbin $(NVCC_CCBIN) -cudart shared -O2 -Xcompiler -Wall,-Wextra,-Werror \
 		  -Xlinker -rpath,$(CUDA_HOME)/lib64
 
 ifneq ($(wildcard $(NVCC)),)
-TEST_ARTIFACTS += $(ZW_CUDART) $(ZW_CUDART_PTDS)
+TEST_ARTIFACTS += $(ZW_CUDART) $(ZW_CUDART_PTDS) $(ZW_CUDART_STATIC)
 
 $(ZW_CUDART): tests/workloads/zw_cudart.cu
 	$(call msg,NVCC,$@)
@@ -48,6 +51,11 @@ $(ZW_CUDART_PTDS): tests/workloads/zw_cudart.cu
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) $(ZW_CUDART_FLAGS) --default-stream per-thread $< -o $@
+
+$(ZW_CUDART_STATIC): tests/workloads/zw_cudart.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) $(subst -cudart shared,-cudart static,$(ZW_CUDART_FLAGS)) $< -o $@
 else
 TEST_ARTIFACTS += zw-cudart-skip
 

@@ -59,7 +59,8 @@ int tp_collector_start(struct tp_collector *c, const char *const *extra, unsigne
 	c->pid = tu_spawn(argv, c->log);
 	if (c->pid < 0)
 		return -1;
-	for (int waited = 0; waited < 15000; waited += 50) {
+	/* Attaching every library of the node takes seconds on a loaded machine. */
+	for (int waited = 0; waited < 60000; waited += 50) {
 		int status;
 
 		if (waitpid(c->pid, &status, WNOHANG) == c->pid) {
@@ -230,6 +231,36 @@ int tp_workload_series(struct tp_workload *w, const char *name, uint64_t *count,
 	*p50 = m.p50;
 	*p99 = m.p99;
 	return 0;
+}
+
+struct collect {
+	const char *until;
+	char *out;
+	size_t len, used;
+};
+
+static int match_collect(const char *line, void *arg)
+{
+	struct collect *c = arg;
+	int n;
+
+	if (strcmp(line, c->until) == 0)
+		return 1;
+	n = snprintf(c->out + c->used, c->len - c->used, "%s\n", line);
+	if (n > 0 && (size_t)n < c->len - c->used)
+		c->used += (size_t)n;
+	return 0;
+}
+
+int tp_workload_collect(struct tp_workload *w, const char *until, char *out, size_t len,
+			int timeout_ms)
+{
+	struct collect c = { .until = until, .out = out, .len = len };
+
+	if (len == 0)
+		return -1;
+	out[0] = '\0';
+	return read_until(w, match_collect, &c, timeout_ms);
 }
 
 void tp_workload_go(struct tp_workload *w)

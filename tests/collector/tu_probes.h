@@ -62,6 +62,12 @@ int tp_workload_expect(struct tp_workload *w, const char *want, int timeout_ms);
  */
 int tp_workload_series(struct tp_workload *w, const char *name, uint64_t *count,
 		       uint64_t *p50, uint64_t *p99, int timeout_ms);
+/*
+ * Reads its output until a line equals until, keeping the lines before it
+ * in out (newline-terminated, cut at len); 0, or -1 on EOF/timeout.
+ */
+int tp_workload_collect(struct tp_workload *w, const char *until, char *out, size_t len,
+			int timeout_ms);
 /* Lets a workload blocked in "wait" go on. */
 void tp_workload_go(struct tp_workload *w);
 /* Closes its stdin and reaps it; returns its exit status. */

@@ -160,10 +160,27 @@ int tw_finish(struct tw_work *w)
 	return status;
 }
 
+int tw_collector_watch_extra(struct tp_collector *c, const char *pidstr,
+			     const char *const *more, pid_t pid)
+{
+	const char *args[8] = { "--pid", pidstr };
+	size_t n = 2;
+
+	for (; more && *more && n < 7; more++)
+		args[n++] = *more;
+	args[n] = NULL;
+	return tw_collector_watch_args(c, args, pid);
+}
+
 int tw_collector_watch(struct tp_collector *c, const char *flag, const char *value, pid_t pid)
 {
 	const char *extra[] = { flag, value, NULL };
 
+	return tw_collector_watch_args(c, extra, pid);
+}
+
+int tw_collector_watch_args(struct tp_collector *c, const char *const *extra, pid_t pid)
+{
 	if (tp_collector_start(c, extra, 0) != 0)
 		return -1;
 	tw_track(c->pid, c->shm);

@@ -36,6 +36,11 @@ int tw_finish(struct tw_work *w);
 int tw_collector_watch_pid(struct tp_collector *c, pid_t pid);
 /* Starts it with `flag value` (--pid N, --comm NAME), waits until pid is watched. */
 int tw_collector_watch(struct tp_collector *c, const char *flag, const char *value, pid_t pid);
+/* Starts it with --pid pidstr and the flags in more (NULL-terminated). */
+int tw_collector_watch_extra(struct tp_collector *c, const char *pidstr,
+			     const char *const *more, pid_t pid);
+/* Starts it with extra (NULL-terminated), waits until pid is watched. */
+int tw_collector_watch_args(struct tp_collector *c, const char *const *extra, pid_t pid);
 /* Refreshes c->snap after everything sent so far is published. */
 int tw_settle(struct tp_collector *c);
 

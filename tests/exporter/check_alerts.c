@@ -236,6 +236,33 @@ static struct got collect(const char *metric, const struct shm_snapshot *snap)
 	return g;
 }
 
+/* Every alert name the catalog gives can be used in a rule, however many there are. */
+START_TEST(every_catalog_alert_name_resolves)
+{
+	unsigned int want = 0, id;
+	char name[ALERT_METRIC_NAME_MAX];
+
+	for (size_t i = 0; i < cat_metrics_count; i++) {
+		const struct cat_metric *m = &cat_metrics[i];
+
+		if (!m->alert)
+			continue;
+		for (unsigned int q = 0; q < (m->kind == CAT_LATENCY ? CAT_Q_COUNT : 1u); q++) {
+			if (m->kind == CAT_LATENCY)
+				snprintf(name, sizeof(name), "%s_%s_seconds", m->alert,
+					 cat_quantile_name((enum cat_quantile)q));
+			else
+				snprintf(name, sizeof(name), "%s", m->alert);
+			ck_assert_msg(alert_metric_lookup(name, &id) == 0, "no alert metric %s", name);
+			ck_assert_str_eq(alert_metric_name(id), name);
+			want++;
+		}
+	}
+	ck_assert_uint_eq(alert_metric_count(), want);
+	ck_assert_int_eq(alert_metric_lookup("collector_up", &id), 0);
+}
+END_TEST
+
 START_TEST(metric_gpu_ratio_sums_processes_and_divides_by_total)
 {
 	struct world wd = { .gpu0_used = { 50 * GB, 46 * GB }, .gpu1_used = 10 * GB };
@@ -688,6 +715,50 @@ START_TEST(check_config_exit_status_and_example_file)
 }
 END_TEST
 
+/* Label values and texts go raw into /metrics and the webhook's JSON: UTF-8 or refused. */
+START_TEST(invalid_utf8_in_rules_is_refused_at_load_and_by_check_config)
+{
+	char out[4096], err[4096];
+
+	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
+			  "\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"team\": \"a\xff\"}}",
+			  "rule 2 (B)", "field \"labels\"", "value of \"team\" is not valid UTF-8");
+	/* An overlong '/', a lone surrogate written raw, a cut sequence. */
+	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
+			  "\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"t\": \"\xc0\xaf\"}}",
+			  "rule 2 (B)", "field \"labels\"", "not valid UTF-8");
+	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
+			  "\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"t\": \"\xed\xa0\x80\"}}",
+			  "rule 2 (B)", "field \"labels\"", "not valid UTF-8");
+	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
+			  "\"comparison\": \"==\", \"threshold\": 0, \"summary\": \"x\xe2\x82\"}",
+			  "rule 2 (B)", "field \"summary\"", "not valid UTF-8");
+	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
+			  "\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"t\": \"a\\u0000b\"}}",
+			  "rule 2 (B)", "field \"labels\"", "NUL byte");
+	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
+			  "\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"__x\": \"1\"}}",
+			  "rule 2 (B)", "field \"labels\"", "\"__x\" is reserved");
+	/* Valid multi-byte text is kept as it is. */
+	{
+		static const char ok[] = "{\"rules\": [{\"name\": \"B\", \"metric\": \"collector_up\", "
+			"\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"t\": \"\xc3\xa9\xe2\x82\xac\"}}]}";
+		struct alert_ruleset rs = { 0 };
+		char why[1024];
+
+		ck_assert_int_eq(alert_rules_parse(ok, strlen(ok), "ok.json", &rs, why, sizeof(why)), 0);
+		ck_assert_str_eq(rs.rules[0].labels[0].value, "\xc3\xa9\xe2\x82\xac");
+		alert_ruleset_free(&rs);
+	}
+	ck_assert_int_eq(check_config(write_file("u.json",
+		"{\"rules\": [{\"name\": \"B\", \"metric\": \"collector_up\", \"comparison\": \"==\", "
+		"\"threshold\": 0, \"labels\": {\"team\": \"\xff\"}}]}"), out, err, sizeof(out)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "u.json: rule 1 (B): field \"labels\": value of \"team\" "
+				     "is not valid UTF-8"));
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
 START_TEST(cli_flags_check_urls)
 {
 	struct alerts_options o;
@@ -720,6 +791,7 @@ Suite *alerts_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, every_catalog_alert_name_resolves);
 	tcase_add_test(tc, metric_gpu_ratio_sums_processes_and_divides_by_total);
 	tcase_add_test(tc, metric_latencies_without_samples_have_no_series);
 	tcase_add_test(tc, oom_fires_after_for_and_resolves);
@@ -731,6 +803,7 @@ Suite *alerts_suite(void)
 	tcase_add_test(tc, config_durations_and_templates);
 	tcase_add_test(tc, reload_keeps_old_rules_on_a_bad_file);
 	tcase_add_test(tc, check_config_exit_status_and_example_file);
+	tcase_add_test(tc, invalid_utf8_in_rules_is_refused_at_load_and_by_check_config);
 	tcase_add_test(tc, cli_flags_check_urls);
 	suite_add_tcase(s, tc);
 	return s;

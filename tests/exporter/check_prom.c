@@ -66,6 +66,7 @@ static void setup(void)
 	struct shm_gpu *g;
 	struct shm_nccl_op *ops;
 	struct shm_nccl_comm *c;
+	struct shm_identity *id;
 	char reason[256];
 
 	memset(&fx, 0, sizeof(fx));
@@ -98,6 +99,28 @@ static void setup(void)
 	snprintf(p[2].comm, SHM_COMM_LEN, "idle");
 	h->table[SHM_TABLE_PROCS].count = 3;
 
+	/*
+	 * Identity: process 100 in a pod with ranks; 101's texts are what a
+	 * hostile workload could name (invalid UTF-8, a control character);
+	 * 102 has no identity row (the segment validator refuses unterminated
+	 * texts and rows of another pid: check_shm_reader).
+	 */
+	id = shm_writer_table(&fx.w, SHM_TABLE_IDENTITY);
+	id[0] = (struct shm_identity){ .pid = 100, .runtime = SHM_ID_RUNTIME_CONTAINERD,
+				       .flags = SHM_ID_F_READ, .rank = 3, .local_rank = 1,
+				       .world_size = 8, .group_rank = -1, .slurm_job_id = 0 };
+	snprintf(id[0].pod, sizeof(id[0].pod), "trainer-0");
+	snprintf(id[0].namespace, sizeof(id[0].namespace), "ml");
+	snprintf(id[0].container, sizeof(id[0].container), "trainer");
+	snprintf(id[0].run_id, sizeof(id[0].run_id), "run \"7\"");
+	id[1] = (struct shm_identity){ .pid = 101, .flags = SHM_ID_F_READ, .rank = -1,
+				       .local_rank = -1, .world_size = -1, .group_rank = -1,
+				       .slurm_job_id = 4242 };
+	snprintf(id[1].pod, sizeof(id[1].pod), "pod-\xff\xfe");
+	snprintf(id[1].namespace, sizeof(id[1].namespace), "ml\tx");
+	snprintf(id[1].slurm_step, sizeof(id[1].slurm_step), "batch");
+	h->table[SHM_TABLE_IDENTITY].count = 2;
+
 	m = shm_writer_table(&fx.w, SHM_TABLE_GPU_MEM);
 	m[0] = (struct shm_gpu_mem){ .pid = 100, .gpu_id = 0, .used_bytes = 1000,
 				     .peak_bytes = 2000, .alloc_calls = 3, .free_calls = 2,
@@ -120,7 +143,9 @@ static void setup(void)
 	fill_latency(&ops[SHM_NCCL_ALL_REDUCE].wait, 3);
 	c = shm_writer_table(&fx.w, SHM_TABLE_NCCL_COMMS);
 	c[0] = (struct shm_nccl_comm){ .pid = 100, .rank = 0, .nranks = 2, .gpu_id = UINT32_MAX,
-				       .comm_id = 0xabcdef };
+				       .comm_id = 0xabcdef, .calls = 5, .bytes = 640, .pending = 2,
+				       .stalled_ns = 1500000000ull };
+	fill_latency(&c[0].wait, 2);
 	h->table[SHM_TABLE_NCCL_COMMS].count = 1;
 
 	fill_latency(&h->node[SHM_FAMILY_CUDA_LAUNCH], 1);
@@ -172,10 +197,15 @@ static void render_all(void)
 /* The exact line "<series> <value>\n" is in the output. */
 static void assert_line(const char *line)
 {
-	char want[512];
+	char want[2048];
 
 	snprintf(want, sizeof(want), "\n%s\n", line);
 	ck_assert_msg(strstr(fx.out.data, want), "missing line: %s", line);
+}
+
+static void assert_substring(const char *s)
+{
+	ck_assert_msg(strstr(fx.out.data, s), "missing text: %s", s);
 }
 
 static void assert_no_substring(const char *s)
@@ -236,9 +266,28 @@ START_TEST(prom_other_families_have_exact_labels)
 	/* GPU 1's size is unknown: no total rather than a false 0. */
 	assert_no_substring("zernel_gpu_memory_total_bytes{gpu_id=\"1\"}");
 	assert_line("zernel_gpu_memory_device_used_bytes{gpu_id=\"1\"} 5");
-	assert_line("zernel_nccl_comm_info{pid=\"100\",rank=\"0\",world_size=\"2\",comm=\"0xabcdef\",gpu_id=\"\"} 1");
+	assert_line("zernel_nccl_comm_info{comm=\"0xabcdef\",rank=\"0\",pid=\"100\",world_size=\"2\",gpu_id=\"\",origin=\"init_rank\",parent=\"0x0\"} 1");
+	assert_line("zernel_nccl_comm_calls_total{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 5");
+	assert_line("zernel_nccl_comm_bytes_total{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 640");
+	assert_line("zernel_nccl_comm_pending{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 2");
+	assert_line("zernel_nccl_comm_stalled_seconds{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 1.5");
+	assert_line("zernel_nccl_comm_wait_seconds_count{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 32");
+	/* No gap sample yet: no series. */
+	assert_no_substring("zernel_nccl_comm_gap_seconds{");
+	assert_line("zernel_nccl_untracked_total{reason=\"captured\"} 0");
 	assert_line("zernel_nccl_wait_seconds_count{op=\"all_reduce\"} 48");
-	assert_line("zernel_process_info{pid=\"100\",ppid=\"1\",comm=\"trainer\",watch_reason=\"cuda,nccl\"} 1");
+	assert_line("zernel_process_info{pid=\"100\",ppid=\"1\",comm=\"trainer\",watch_reason=\"cuda,nccl\","
+		    "pod=\"trainer-0\",namespace=\"ml\",container=\"trainer\",container_runtime=\"containerd\","
+		    "container_id=\"unknown\",pod_uid=\"unknown\",slurm_job=\"unknown\",slurm_step=\"unknown\","
+		    "rank=\"3\",local_rank=\"1\",world_size=\"8\",group_rank=\"unknown\","
+		    "torchelastic_run_id=\"run \\\"7\\\"\"} 1");
+	/* Invalid UTF-8 and control characters say unknown; the row's own job stays. */
+	assert_substring("pod=\"unknown\",namespace=\"unknown\",container=\"unknown\","
+			 "container_runtime=\"unknown\",container_id=\"unknown\",pod_uid=\"unknown\","
+			 "slurm_job=\"4242\",slurm_step=\"batch\"");
+	/* No identity row: every label unknown. */
+	assert_substring("zernel_process_info{pid=\"102\",ppid=\"1\",comm=\"idle\",watch_reason=\"pid\","
+			 "pod=\"unknown\",namespace=\"unknown\"");
 	assert_line("zernel_events_total 77");
 	assert_line("zernel_events_dropped_total 3");
 	assert_line("zernel_processes_tracked 3");
@@ -278,17 +327,27 @@ START_TEST(prom_histograms_are_cumulative_and_inf_equals_count)
 		unsigned int want = bounds[i] >= 10000 ? 15 : bounds[i] >= 1000 ? 5 : 0;
 
 		snprintf(line, sizeof(line),
-			 "zernel_cuda_launch_duration_seconds_bucket{pid=\"100\",le=\"%s\"} %u",
+			 "zernel_cuda_launch_duration_seconds_bucket{namespace=\"ml\",pod=\"trainer-0\",le=\"%s\"} %u",
 			 prom_le(i), want);
 		assert_line(line);
 		snprintf(line, sizeof(line),
-			 "zernel_dataloader_wait_duration_seconds_bucket{pid=\"101\",le=\"%s\"} %u",
+			 "zernel_dataloader_wait_duration_seconds_bucket{job=\"4242\",le=\"%s\"} %u",
 			 prom_le(i), 2 * want);
 		assert_line(line);
 	}
+	/* Per workload: 100 is pod ml/trainer-0, 101 Slurm job 4242. */
+	assert_line("zernel_cuda_launch_duration_seconds_bucket{namespace=\"ml\",pod=\"trainer-0\",le=\"+Inf\"} 16");
+	assert_line("zernel_cuda_launch_duration_seconds_count{namespace=\"ml\",pod=\"trainer-0\"} 16");
+	assert_line("zernel_dataloader_wait_duration_seconds_bucket{job=\"4242\",le=\"+Inf\"} 32");
+	assert_no_substring("_bucket{pid=");
+	/* One per process on request. */
+	prom_set_per_pid_histograms(1);
+	sbuf_reset(&fx.out);
+	render_all();
+	prom_set_per_pid_histograms(0);
 	assert_line("zernel_cuda_launch_duration_seconds_bucket{pid=\"100\",le=\"+Inf\"} 16");
-	assert_line("zernel_cuda_launch_duration_seconds_count{pid=\"100\"} 16");
 	assert_line("zernel_dataloader_wait_duration_seconds_bucket{pid=\"101\",le=\"+Inf\"} 32");
+	assert_no_substring("pod=\"trainer-0\",le=");
 	assert_line("zernel_nccl_collective_seconds_bucket{op=\"all_reduce\",le=\"1e-05\"} 15");
 	assert_line("zernel_nccl_wait_duration_seconds_bucket{op=\"all_reduce\",le=\"+Inf\"} 48");
 }

@@ -11,7 +11,10 @@
  *     cuGraphLaunch busy-waits (uintptr_t)graph ns, and the stream
  *     synchronisations sleep (uintptr_t)stream ns;
  *   - NCCL calls busy-wait $FAKE_NCCL_NS ns (read at load) and fail with
- *     ncclInvalidArgument (4) when count == FAKE_NCCL_BAD_COUNT.
+ *     ncclInvalidArgument (4) when count == FAKE_NCCL_BAD_COUNT, or return
+ *     ncclInProgress (7, queued by a non-blocking communicator) when count
+ *     == FAKE_NCCL_IN_PROGRESS_COUNT;
+ *   - event synchronisations sleep (uintptr_t)event ns.
  */
 #ifndef ZERNEL_FAKE_CUDA_H
 #define ZERNEL_FAKE_CUDA_H
@@ -23,6 +26,7 @@
 #define FAKE_MEM_LIMIT		(1ull << 40)
 #define FAKE_BAD_PTR		1ull
 #define FAKE_NCCL_BAD_COUNT	0xdeadull
+#define FAKE_NCCL_IN_PROGRESS_COUNT	0xbeefull
 #define FAKE_MAX_DEVICES	16
 
 typedef int CUresult;

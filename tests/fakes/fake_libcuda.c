@@ -142,3 +142,49 @@ EXPORT CUresult cuStreamSynchronize(CUstream s)
 }
 
 EXPORT CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+
+/*
+ * Events and stream order: an event is any non-null handle; synchronising
+ * one sleeps (uintptr_t)event ns, as a stream does.  Capture is accepted.
+ */
+EXPORT CUresult cuEventRecord(void *ev, CUstream s)
+{
+	(void)s;
+	return ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuEventSynchronize(void *ev)
+{
+	struct timespec ts = { .tv_sec = (uintptr_t)ev / 1000000000u,
+			       .tv_nsec = (long)((uintptr_t)ev % 1000000000u) };
+
+	if (!ev)
+		return CUDA_ERROR_INVALID_VALUE;
+	nanosleep(&ts, NULL);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventQuery(void *ev)
+{
+	return ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuStreamWaitEvent(CUstream s, void *ev, unsigned int flags)
+{
+	(void)s;
+	(void)flags;
+	return ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
+{
+	(void)mode;
+	return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream s, void **graph)
+{
+	if (graph)
+		*graph = (void *)0x1;
+	return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}

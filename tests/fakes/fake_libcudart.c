@@ -77,3 +77,41 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
 	return from_cu(cuCtxSynchronize());
 }
+
+CUresult cuEventRecord(void *ev, CUstream s);
+CUresult cuEventSynchronize(void *ev);
+CUresult cuEventQuery(void *ev);
+CUresult cuStreamWaitEvent(CUstream s, void *ev, unsigned int flags);
+CUresult cuStreamBeginCapture_v2(CUstream s, int mode);
+CUresult cuStreamEndCapture(CUstream s, void **graph);
+
+/* Like NVIDIA's, each reaches the driver's call on the same thread. */
+EXPORT cudaError_t cudaEventRecord(void *ev, CUstream s)
+{
+	return from_cu(cuEventRecord(ev, s));
+}
+
+EXPORT cudaError_t cudaEventSynchronize(void *ev)
+{
+	return from_cu(cuEventSynchronize(ev));
+}
+
+EXPORT cudaError_t cudaEventQuery(void *ev)
+{
+	return from_cu(cuEventQuery(ev));
+}
+
+EXPORT cudaError_t cudaStreamWaitEvent(CUstream s, void *ev, unsigned int flags)
+{
+	return from_cu(cuStreamWaitEvent(s, ev, flags));
+}
+
+EXPORT cudaError_t cudaStreamBeginCapture(CUstream s, int mode)
+{
+	return from_cu(cuStreamBeginCapture_v2(s, mode));
+}
+
+EXPORT cudaError_t cudaStreamEndCapture(CUstream s, void **graph)
+{
+	return from_cu(cuStreamEndCapture(s, graph));
+}

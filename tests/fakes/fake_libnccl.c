@@ -2,7 +2,11 @@
 /*
  * A fake NCCL (libnccl.so.2) with the real entry points: each call busy-
  * waits $FAKE_NCCL_NS ns and fails when count == FAKE_NCCL_BAD_COUNT;
- * communicators remember their rank.  Test code.
+ * communicators remember their rank.  Like NCCL 2.28, every communicator
+ * goes through an internal commAlloc(comm, parent, nranks, rank) (a local
+ * symbol of the real library's .symtab, same mangled name here).  A split
+ * child has rank `key` in a communicator as large as its parent; colour
+ * NCCL_SPLIT_NOCOLOR (-1) makes none.  Test code.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +18,7 @@
 typedef int ncclResult_t;
 #define ncclSuccess		0
 #define ncclInvalidArgument	4
+#define ncclInProgress		7
 
 struct fake_comm {
 	int rank;
@@ -36,13 +41,24 @@ static ncclResult_t fake_call(size_t count, ncclComm_t comm)
 	fake_busy_ns(call_ns);
 	if (count == FAKE_NCCL_BAD_COUNT || !comm)
 		return ncclInvalidArgument;
-	return ncclSuccess;
+	return count == FAKE_NCCL_IN_PROGRESS_COUNT ? ncclInProgress : ncclSuccess;
 }
 
 EXPORT ncclResult_t ncclGetUniqueId(struct fake_nccl_id *id)
 {
 	memset(id, 0x5a, sizeof(*id));
 	return ncclSuccess;
+}
+
+/* NCCL's internal commAlloc: the probes learn a communicator's rank and size here. */
+__attribute__((noinline, used)) void fake_comm_alloc(struct fake_comm *comm,
+						     struct fake_comm *parent, int nranks,
+						     int rank) __asm__("_ZL9commAllocP8ncclCommS0_ii");
+__attribute__((noinline, used)) void fake_comm_alloc(struct fake_comm *comm,
+						     struct fake_comm *parent, int nranks,
+						     int rank)
+{
+	__asm__ volatile("" : : "r"(comm), "r"(parent), "r"(nranks), "r"(rank) : "memory");
 }
 
 static ncclResult_t new_comm(ncclComm_t *comm, int nranks, int rank, int dev)
@@ -57,6 +73,7 @@ static ncclResult_t new_comm(ncclComm_t *comm, int nranks, int rank, int dev)
 	c->rank = rank;
 	c->nranks = nranks;
 	c->dev = dev;
+	fake_comm_alloc(c, NULL, nranks, rank);
 	*comm = c;
 	return ncclSuccess;
 }
@@ -133,4 +150,87 @@ EXPORT ncclResult_t ncclRecv(void *r, size_t count, int dt, int peer, ncclComm_t
 {
 	(void)r; (void)dt; (void)peer; (void)st;
 	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclBcast(void *b, size_t count, int dt, int root, ncclComm_t comm, CUstream st)
+{
+	(void)b; (void)dt; (void)root; (void)st;
+	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclAlltoAll(const void *s, void *r, size_t count, int dt, ncclComm_t comm,
+				 CUstream st)
+{
+	(void)s; (void)r; (void)dt; (void)st;
+	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclGather(const void *s, void *r, size_t count, int dt, int root,
+			       ncclComm_t comm, CUstream st)
+{
+	(void)s; (void)r; (void)dt; (void)root; (void)st;
+	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclScatter(const void *s, void *r, size_t count, int dt, int root,
+				ncclComm_t comm, CUstream st)
+{
+	(void)s; (void)r; (void)dt; (void)root; (void)st;
+	return fake_call(count, comm);
+}
+
+EXPORT ncclResult_t ncclGroupStart(void)
+{
+	return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclGroupEnd(void)
+{
+	fake_busy_ns(call_ns);
+	return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nid,
+					     struct fake_nccl_id *ids, void *config)
+{
+	(void)config;
+	if (nid < 1 || !ids)
+		return ncclInvalidArgument;
+	return new_comm(comm, nranks, rank, -1);
+}
+
+static ncclResult_t child(ncclComm_t parent, int rank, ncclComm_t *newcomm)
+{
+	struct fake_comm *c;
+
+	if (!parent || !newcomm)
+		return ncclInvalidArgument;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return ncclInvalidArgument;
+	c->rank = rank;
+	c->nranks = parent->nranks;
+	c->dev = parent->dev;
+	fake_comm_alloc(c, parent, c->nranks, rank);
+	*newcomm = c;
+	return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+				  void *config)
+{
+	(void)config;
+	if (color == -1) {
+		if (newcomm)
+			*newcomm = NULL;
+		return comm ? ncclSuccess : ncclInvalidArgument;
+	}
+	return child(comm, key, newcomm);
+}
+
+EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *exclude, int nexclude,
+				   ncclComm_t *newcomm, void *config, int flags)
+{
+	(void)exclude; (void)config; (void)flags;
+	return child(comm, comm ? comm->rank - (nexclude > 0) : 0, newcomm);
 }

@@ -146,7 +146,7 @@ def check_daemonset(docs, segment_bytes):
           f"collector: adds only {sorted(COLLECTOR_ALLOWED_CAPS)} (adds {sorted(add)})")
     check(COLLECTOR_REQUIRED_CAPS <= add,
           f"collector: adds {sorted(COLLECTOR_REQUIRED_CAPS)}")
-    for path in ("/sys/kernel/btf", "/sys/kernel/tracing"):
+    for path in ("/sys/kernel/btf", "/sys/kernel/tracing", "/var/log/pods", "/var/log/containers"):
         m = [m for m in col.get("volumeMounts") or [] if m.get("mountPath") == path]
         if check(len(m) == 1, f"collector: mounts {path}"):
             check(m[0].get("readOnly") is True, f"collector: {path} readOnly")

@@ -4,7 +4,15 @@
 # __getitem__ blocks in read(2) on a timerfd armed for DELAY_MS, the way a
 # read from slow storage blocks.  Run with Debian's /usr/bin/python3.
 #
-# usage: dataloader_wait.py NUM_WORKERS ITEMS BATCH DELAY_MS
+# usage: dataloader_wait.py NUM_WORKERS ITEMS BATCH DELAY_MS [STEP_MS [OPT,...]]
+#
+# STEP_MS: after each batch, a training step: matrix products on the CPU
+# for that long.  OPT helper: a helper thread that sits in poll() a second
+# at a time, as the CUDA driver's event thread or NCCL's proxy thread do.
+# OPT paced: storage delivers item i at a fixed time, DELAY_MS after the
+# epoch starts and DELAY_MS / NUM_WORKERS apart, so the workers finish in
+# turn (each item still takes a worker about DELAY_MS) and a batch of one
+# is ready every DELAY_MS / NUM_WORKERS.
 #
 # Protocol (tests/tu_waits.h): prints "ready pid=N", waits for SIGUSR1,
 # iterates one epoch, prints key=value results and "done", then waits for
@@ -22,6 +30,7 @@ from torch.utils.data import DataLoader, Dataset
 
 CLOCK_MONOTONIC = 1
 TFD_CLOEXEC = 0o2000000
+TFD_TIMER_ABSTIME = 1
 
 
 class Timespec(ctypes.Structure):
@@ -38,9 +47,11 @@ _libc = ctypes.CDLL(None, use_errno=True)
 class SlowStorage(Dataset):
     """Items whose read blocks for delay_ns, in whichever process reads."""
 
-    def __init__(self, items, delay_ns):
+    def __init__(self, items, delay_ns, pace_ns):
         self.items = items
         self.delay_ns = delay_ns
+        self.pace_ns = pace_ns
+        self.t0 = 0
         self._fd = None
         self._pid = None
         # Reads that slept, and those that lasted (10 ms, 50 ms]: the
@@ -62,10 +73,12 @@ class SlowStorage(Dataset):
 
     def __getitem__(self, i):
         fd = self._timer()
+        delay, flags = self.delay_ns, 0
+        if self.pace_ns:
+            delay, flags = self.t0 + self.delay_ns + i * self.pace_ns, TFD_TIMER_ABSTIME
         spec = Itimerspec(Timespec(0, 0),
-                          Timespec(self.delay_ns // 1000000000,
-                                   self.delay_ns % 1000000000))
-        if _libc.timerfd_settime(fd, 0, ctypes.byref(spec), None) != 0:
+                          Timespec(delay // 1000000000, delay % 1000000000))
+        if _libc.timerfd_settime(fd, flags, ctypes.byref(spec), None) != 0:
             raise OSError(ctypes.get_errno(), "timerfd_settime")
         nv0 = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
         t0 = time.monotonic_ns()
@@ -77,38 +90,81 @@ class SlowStorage(Dataset):
         return torch.full((4,), float(i))
 
 
+def train_step(step_ns, x, w):
+    """CPU work for step_ns, as a model's forward and backward would do."""
+    end = time.monotonic_ns() + step_ns
+    while time.monotonic_ns() < end:
+        x = torch.tanh(x @ w)
+    return x
+
+
+def idle_helper(stop_r):
+    """Blocks in poll() a second at a time, then works 5 ms, until told to stop."""
+    import select
+    p = select.poll()
+    p.register(stop_r, select.POLLIN)
+    while not p.poll(1000):
+        end = time.monotonic_ns() + 5000000
+        while time.monotonic_ns() < end:
+            pass
+
+
 def wait_usr1():
     signal.sigwait({signal.SIGUSR1})
 
 
 def main():
-    if len(sys.argv) != 5:
-        sys.exit("usage: dataloader_wait.py NUM_WORKERS ITEMS BATCH DELAY_MS")
-    workers, items, batch, delay_ms = (int(a) for a in sys.argv[1:])
+    if len(sys.argv) not in (5, 6, 7):
+        sys.exit("usage: dataloader_wait.py NUM_WORKERS ITEMS BATCH DELAY_MS "
+                 "[STEP_MS [HELPER]]")
+    workers, items, batch, delay_ms = (int(a) for a in sys.argv[1:5])
+    step_ns = int(sys.argv[5]) * 1000000 if len(sys.argv) > 5 else 0
+    opts = sys.argv[6].split(",") if len(sys.argv) > 6 else []
+    helper = "helper" in opts
     # A test that dies does not leave this process behind (PR_SET_PDEATHSIG).
     _libc.prctl(1, signal.SIGKILL)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     torch.set_num_threads(1)
-    storage = SlowStorage(items, delay_ms * 1000000)
+    pace = delay_ms * 1000000 // max(workers, 1) if "paced" in opts else 0
+    storage = SlowStorage(items, delay_ms * 1000000, pace)
     loader = DataLoader(storage,
                         batch_size=batch, num_workers=workers,
                         persistent_workers=workers > 0, shuffle=False)
+    x = torch.ones(16, 64)
+    w = torch.full((64, 64), 0.01)
+    stop_r, stop_w = os.pipe()
+    if helper:
+        import threading
+        helper_thread = threading.Thread(target=idle_helper, args=(stop_r,))
+        helper_thread.start()
     print(f"ready pid={os.getpid()}", flush=True)
     wait_usr1()
 
     batches = (items + batch - 1) // batch
+    storage.t0 = time.monotonic_ns()  # before the workers fork: they share it
     it = iter(loader)
     waited = 0
     seen = 0
+    slept = []
     for _ in range(batches):
+        nv0 = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
         t0 = time.monotonic_ns()
         b = next(it)
-        waited += time.monotonic_ns() - t0
+        took = time.monotonic_ns() - t0
+        waited += took
+        # The batches the trainer slept for: its ground truth per batch.
+        if resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw != nv0:
+            slept.append(took)
         seen += b.shape[0]
+        if step_ns:
+            x = train_step(step_ns, x, w)
     worker_pids = [w.pid for w in getattr(it, "_workers", [])]
     print(f"batches={batches}")
     print(f"items={seen}")
     print(f"next_total_ns={waited}")
+    slept.sort()
+    print(f"next_slept={len(slept)}")
+    print(f"next_slept_p50_ns={slept[len(slept) // 2] if slept else 0}")
     print(f"workers={len(worker_pids)}")
     print(f"own_read_waits={storage.waits}")
     print(f"own_read_long={storage.long_waits}")
@@ -116,6 +172,9 @@ def main():
         print(f"worker{n}={pid}")
     print("done", flush=True)
     wait_usr1()
+    os.write(stop_w, b"x")
+    if helper:
+        helper_thread.join()
     del it
     return 0
 

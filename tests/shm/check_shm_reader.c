@@ -64,6 +64,19 @@ static void publish(struct shm_writer *w, uint64_t k)
 			fill_latency(&p[i].lat[f], k + i, f % SHM_LAT_BUCKETS, 1000 * (f + 1));
 	}
 	h->table[SHM_TABLE_PROCS].count = np;
+	{
+		struct shm_identity *id = shm_writer_table(w, SHM_TABLE_IDENTITY);
+
+		for (uint32_t i = 0; i < np; i++) {
+			memset(&id[i], 0, sizeof(id[i]));
+			id[i].pid = 1000 + i;
+			id[i].flags = SHM_ID_F_READ;
+			id[i].rank = (int32_t)i;
+			id[i].local_rank = id[i].world_size = id[i].group_rank = -1;
+			snprintf(id[i].pod, sizeof(id[i].pod), "trainer-%u", i);
+		}
+		h->table[SHM_TABLE_IDENTITY].count = np;
+	}
 	for (uint32_t i = 0; i < 3; i++) {
 		memset(&m[i], 0, sizeof(m[i]));
 		m[i].pid = 1000 + i;
@@ -127,6 +140,7 @@ static void *rows_of(void *img, enum shm_table_id id)
 #define OP(img, i)	(((struct shm_nccl_op *)rows_of(img, SHM_TABLE_NCCL_OPS))[i])
 #define GPU(img, i)	(((struct shm_gpu *)rows_of(img, SHM_TABLE_GPUS))[i])
 #define MEM(img, i)	(((struct shm_gpu_mem *)rows_of(img, SHM_TABLE_GPU_MEM))[i])
+#define IDENT(img, i)	(((struct shm_identity *)rows_of(img, SHM_TABLE_IDENTITY))[i])
 
 /* Applies one corruption to a fresh copy and expects a reason containing want. */
 #define EXPECT_REJECT(mutation, want)						\
@@ -169,7 +183,7 @@ END_TEST
 START_TEST(rejects_bad_magic_version_header_size_mode)
 {
 	EXPECT_REJECT(H(img)->magic ^= 1, "bad magic");
-	EXPECT_REJECT(H(img)->layout_version = 2, "layout version 2");
+	EXPECT_REJECT(H(img)->layout_version = SHM_LAYOUT_VERSION + 1, "layout version");
 	EXPECT_REJECT(H(img)->header_size = 2048, "header size 2048");
 	EXPECT_REJECT(H(img)->mode = 0, "unknown mode 0");
 }
@@ -180,7 +194,7 @@ START_TEST(rejects_counts_and_capacities)
 	EXPECT_REJECT(H(img)->table[SHM_TABLE_PROCS].count = 7, "table procs: count 7 exceeds capacity 6");
 	EXPECT_REJECT(H(img)->table[SHM_TABLE_NCCL_COMMS].count = UINT32_MAX, "nccl_comms: count");
 	EXPECT_REJECT(H(img)->table[SHM_TABLE_GPUS].capacity = SHM_LIMIT_GPUS + 1, "exceeds the limit");
-	EXPECT_REJECT(H(img)->table[SHM_TABLE_NCCL_OPS].capacity = 8, "nccl_ops: capacity 8, expected 7");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_NCCL_OPS].capacity = 8, "nccl_ops: capacity 8, expected 10");
 	/* A capacity within the limit but past the end of the segment. */
 	EXPECT_REJECT(H(img)->table[SHM_TABLE_GPU_MEM].capacity = SHM_LIMIT_GPU_MEM, "run past");
 }
@@ -230,6 +244,38 @@ START_TEST(rejects_bad_enums_and_row_invariants)
 		      "nccl_ops[4]: holds op 3");
 	EXPECT_REJECT(MEM(img, 2).peak_bytes = 0,
 		      "gpu_mem[2] (pid 1002, gpu 2): peak 0 below used");
+	/* Identity rows: the collector's own fields and the texts' shape. */
+	EXPECT_REJECT(IDENT(img, 2).pid = 1003, "identity[2]: pid 1003, procs[2] is pid 1002");
+	EXPECT_REJECT(IDENT(img, 2).runtime = SHM_ID_RUNTIME_MAX + 1, "identity[2] (pid 1002): unknown runtime");
+	EXPECT_REJECT(IDENT(img, 2).rank = -2, "identity[2] (pid 1002): a rank below -1");
+	EXPECT_REJECT(memset(IDENT(img, 2).pod, 'a', SHM_ID_POD_LEN),
+		      "identity[2] (pid 1002): pod is not a terminated");
+	EXPECT_REJECT(IDENT(img, 2).namespace[SHM_ID_NAMESPACE_LEN - 1] = 'x',
+		      "identity[2] (pid 1002): namespace is not a terminated");
+	EXPECT_REJECT(H(img)->table[SHM_TABLE_IDENTITY].count = H(img)->table[SHM_TABLE_PROCS].count + 1,
+		      "identity: ");
+}
+END_TEST
+
+/* One series per identity: a repeated one would make the whole scrape invalid. */
+START_TEST(rejects_rows_with_the_same_identity)
+{
+	EXPECT_REJECT((PROC(img, 3).pid = 1001, IDENT(img, 3).pid = 1001),
+		      "table procs: two rows with the same identity");
+	EXPECT_REJECT((MEM(img, 2).pid = 1000, MEM(img, 2).gpu_id = 0),
+		      "table gpu_mem: two rows with the same identity");
+	EXPECT_REJECT(GPU(img, 1).gpu_id = 0, "table gpus: two rows with the same identity");
+	/* The same pid on another GPU, or another pid on the same GPU, is fine. */
+	{
+		size_t size;
+		void *img = valid_image(&size);
+		char why[256];
+
+		MEM(img, 2).pid = 1000;
+		MEM(img, 1).gpu_id = 2;
+		ck_assert_msg(shm_validate(img, size, why, sizeof(why)) == 0, "%s", why);
+		free(img);
+	}
 }
 END_TEST
 
@@ -655,6 +701,7 @@ Suite *shm_reader_suite(void)
 	tcase_add_test(tc, rejects_broken_histograms);
 	tcase_add_test(tc, rejects_bad_enums_and_row_invariants);
 	tcase_add_test(tc, rows_past_count_are_not_judged);
+	tcase_add_test(tc, rejects_rows_with_the_same_identity);
 	tcase_add_test(tc, fuzz_byte_flips_never_crash);
 	suite_add_tcase(s, tc);
 

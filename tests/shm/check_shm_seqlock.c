@@ -53,7 +53,7 @@ static void publish_k(struct shm_writer *w, uint64_t k)
 	shm_writer_begin(w);
 	h->stats.publishes = k;
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_PROCS].capacity; i++) {
-		p[i].pid = (uint32_t)k;
+		p[i].pid = (uint32_t)(k + i);	/* one row per pid, as the validator wants */
 		p[i].start_time_ns = k;
 		for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++)
 			stamp_latency(&p[i].lat[f], k);
@@ -61,20 +61,25 @@ static void publish_k(struct shm_writer *w, uint64_t k)
 	}
 	h->table[SHM_TABLE_PROCS].count = h->table[SHM_TABLE_PROCS].capacity;
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].capacity; i++) {
+		m[i].pid = i;
 		m[i].used_bytes = m[i].peak_bytes = m[i].alloc_calls = k;
 		m[i].failed_calls = k;
 	}
 	h->table[SHM_TABLE_GPU_MEM].count = h->table[SHM_TABLE_GPU_MEM].capacity;
-	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPUS].capacity; i++)
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPUS].capacity; i++) {
+		g[i].gpu_id = i;
 		g[i].total_bytes = g[i].used_bytes = k;
+	}
 	h->table[SHM_TABLE_GPUS].count = h->table[SHM_TABLE_GPUS].capacity;
 	for (uint32_t i = 0; i < SHM_NCCL_OP_COUNT; i++) {
 		ops[i].calls = ops[i].bytes = k;
 		stamp_latency(&ops[i].duration, k);
 		stamp_latency(&ops[i].wait, k);
 	}
-	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_COMMS].capacity; i++)
+	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_COMMS].capacity; i++) {
+		c[i].pid = i;
 		c[i].comm_id = k;
+	}
 	h->table[SHM_TABLE_NCCL_COMMS].count = h->table[SHM_TABLE_NCCL_COMMS].capacity;
 	for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++)
 		stamp_latency(&h->node[f], k);
@@ -96,7 +101,7 @@ static uint64_t count_torn(const struct shm_snapshot *s)
 
 	p = shm_snapshot_procs(s, &n);
 	for (uint32_t i = 0; i < n; i++)
-		torn += p[i].pid != (uint32_t)k || p[i].start_time_ns != k ||
+		torn += p[i].pid != (uint32_t)(k + i) || p[i].start_time_ns != k ||
 			p[i].lat[SHM_FAMILY_COUNT - 1].window_max_ns != k ||
 			p[i].migrations != k;
 	m = shm_snapshot_gpu_mem(s, &n);

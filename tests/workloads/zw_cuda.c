@@ -19,18 +19,36 @@
  *                       cuLaunchKernelEx, cuLaunchKernel_ptsz)
  *   graph:N:NS  rtgraph:N:NS   cuGraphLaunch / cudaGraphLaunch
  *   nccl:OP:COUNT:DTYPE:N      N calls of OP (allreduce, allgather,
- *                       reducescatter, broadcast, reduce, send, recv)
+ *                       reducescatter, broadcast, bcast, reduce, send, recv,
+ *                       alltoall, gather, scatter) on the current stream
+ *   stream:S            NCCL calls from now on go to stream S (default 0)
+ *   group  groupend     ncclGroupStart / ncclGroupEnd
  *   sync:NS             cudaStreamSynchronize on a stream that takes NS ns
  *   cusync:NS           cuStreamSynchronize, the same
+ *   record:E            cudaEventRecord(E, current stream)
+ *   waitev:S:E          cudaStreamWaitEvent(S, E, 0)
+ *   evsync:E  evquery:E cudaEventSynchronize (sleeps E ns) / cudaEventQuery
+ *   devsync             cudaDeviceSynchronize
+ *   capture:S  endcapture:S  cudaStreamBeginCapture / cudaStreamEndCapture
+ *   onthread:OP         runs OP on a new thread and joins it
  *   commrank:NRANKS:RANK  commconfig:NRANKS:RANK  commall:N
+ *                       (uniqueId: 128 bytes of 0x5a)
+ *   commid:NRANKS:RANK:B  ncclCommInitRank with 128 bytes of B
+ *   scalable:NRANKS:RANK  ncclCommInitRankScalable, commIds[0] 128 bytes of 0x5a
+ *   split:COLOR:KEY  shrink   ncclCommSplit / ncclCommShrink of the current
+ *                       communicator; the child becomes current
  *   sleep:MS
  *   exit                exit at once (no DONE)
+ *   exec ARGS...        replace itself with ARGS (a path, then its arguments),
+ *                       keeping stdin and stdout
  *
  * Before DONE it prints, for what it timed itself around each call,
  * "Q <series> <count> <p50 ns> <p99 ns>" for the series launch, graph and
- * nccl_<op> and sync: an upper bound of what a probe inside the call can measure.
+ * nccl_<op> and sync: an upper bound of what a probe inside the call can measure;
+ * and since_sync (see SYNC_TIMED).
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +108,15 @@ typedef int (*fn_p2p)(void *, size_t, int, int, void *, void *);
 typedef int (*fn_init_rank)(void **, int, struct fake_nccl_id, int);
 typedef int (*fn_init_cfg)(void **, int, struct fake_nccl_id, int, void *);
 typedef int (*fn_init_all)(void **, int, const int *);
+typedef int (*fn_void)(void);
+typedef int (*fn_scalable)(void **, int, int, int, struct fake_nccl_id *, void *);
+typedef int (*fn_split)(void *, int, int, void **, void *);
+typedef int (*fn_shrink)(void *, int *, int, void **, void *, int);
+typedef int (*fn_wait_event)(void *, void *, unsigned int);
+typedef int (*fn_capture)(void *, int);
 
 static void *comm;	/* the last communicator made, for collectives */
+static void *stream;	/* where NCCL calls go */
 
 /* Durations the workload measured around its own calls. */
 #define MAX_TIMED	100000
@@ -156,6 +181,19 @@ static void print_series(void)
 
 #define TIMED(name, expr) do { uint64_t t0_ = fake_now_ns(); r |= (expr); note(name, t0_); } while (0)
 
+/*
+ * A synchronisation's series, and "since_sync": from the end of the last
+ * synchronisation (or the start) to the end of this one, the most any
+ * collective it covers can have waited, descheduling included.
+ */
+static uint64_t last_sync_end;
+
+#define SYNC_TIMED(expr) do {						\
+	TIMED("sync", expr);						\
+	note("since_sync", last_sync_end);				\
+	last_sync_end = fake_now_ns();					\
+} while (0)
+
 static void remember(uint64_t addr, enum alloc_kind k)
 {
 	if (n_live < MAX_LIVE)
@@ -183,19 +221,27 @@ static int nccl(const char *op, size_t count, int dt)
 	void *buf = NULL;
 
 	if (!strcmp(op, "allreduce"))
-		return CALL(fn_coll7, "ncclAllReduce", buf, buf, count, dt, 0, comm, NULL);
+		return CALL(fn_coll7, "ncclAllReduce", buf, buf, count, dt, 0, comm, stream);
 	if (!strcmp(op, "allgather"))
-		return CALL(fn_coll6, "ncclAllGather", buf, buf, count, dt, comm, NULL);
+		return CALL(fn_coll6, "ncclAllGather", buf, buf, count, dt, comm, stream);
 	if (!strcmp(op, "reducescatter"))
-		return CALL(fn_coll7, "ncclReduceScatter", buf, buf, count, dt, 0, comm, NULL);
+		return CALL(fn_coll7, "ncclReduceScatter", buf, buf, count, dt, 0, comm, stream);
 	if (!strcmp(op, "broadcast"))
-		return CALL(fn_coll7, "ncclBroadcast", buf, buf, count, dt, 0, comm, NULL);
+		return CALL(fn_coll7, "ncclBroadcast", buf, buf, count, dt, 0, comm, stream);
+	if (!strcmp(op, "bcast"))
+		return CALL(fn_p2p, "ncclBcast", buf, count, dt, 0, comm, stream);
 	if (!strcmp(op, "reduce"))
-		return CALL(fn_coll8, "ncclReduce", buf, buf, count, dt, 0, 0, comm, NULL);
+		return CALL(fn_coll8, "ncclReduce", buf, buf, count, dt, 0, 0, comm, stream);
 	if (!strcmp(op, "send"))
-		return CALL(fn_p2p, "ncclSend", buf, count, dt, 0, comm, NULL);
+		return CALL(fn_p2p, "ncclSend", buf, count, dt, 0, comm, stream);
 	if (!strcmp(op, "recv"))
-		return CALL(fn_p2p, "ncclRecv", buf, count, dt, 0, comm, NULL);
+		return CALL(fn_p2p, "ncclRecv", buf, count, dt, 0, comm, stream);
+	if (!strcmp(op, "alltoall"))
+		return CALL(fn_coll6, "ncclAlltoAll", buf, buf, count, dt, comm, stream);
+	if (!strcmp(op, "gather"))
+		return CALL(fn_coll7, "ncclGather", buf, buf, count, dt, 0, comm, stream);
+	if (!strcmp(op, "scatter"))
+		return CALL(fn_coll7, "ncclScatter", buf, buf, count, dt, 0, comm, stream);
 	fprintf(stderr, "zw_cuda: unknown nccl op %s\n", op);
 	exit(2);
 }
@@ -206,6 +252,14 @@ static void wait_line(void)
 
 	if (!fgets(line, sizeof(line), stdin))
 		exit(0);
+}
+
+static void run(const char *op);
+
+static void *run_thread(void *op)
+{
+	run(op);
+	return NULL;
 }
 
 static void run(const char *op)
@@ -293,9 +347,9 @@ static void run(const char *op)
 		for (unsigned long long i = 0; i < c; i++)
 			TIMED(sname, nccl(name, a, (int)b));
 	} else if (sscanf(op, "sync:%llu", &a) == 1) {
-		TIMED("sync", CALL(fn_p, "cudaStreamSynchronize", (void *)(uintptr_t)a));
+		SYNC_TIMED(CALL(fn_p, "cudaStreamSynchronize", (void *)(uintptr_t)a));
 	} else if (sscanf(op, "cusync:%llu", &a) == 1) {
-		TIMED("sync", CALL(fn_p, "cuStreamSynchronize", (void *)(uintptr_t)a));
+		SYNC_TIMED(CALL(fn_p, "cuStreamSynchronize", (void *)(uintptr_t)a));
 	} else if (sscanf(op, "commrank:%llu:%llu", &a, &b) == 2) {
 		struct fake_nccl_id id;
 
@@ -314,6 +368,60 @@ static void run(const char *op)
 		r = CALL(fn_init_all, "ncclCommInitAll", comms, (int)a, NULL);
 		if (r == 0)
 			comm = comms[0];
+	} else if (sscanf(op, "commid:%llu:%llu:%llu", &a, &b, &c) == 3) {
+		struct fake_nccl_id id;
+
+		memset(&id, (int)c, sizeof(id));
+		r = CALL(fn_init_rank, "ncclCommInitRank", &comm, (int)a, id, (int)b);
+	} else if (sscanf(op, "scalable:%llu:%llu", &a, &b) == 2) {
+		struct fake_nccl_id ids[2];
+
+		memset(ids, 0x5a, sizeof(ids));
+		r = CALL(fn_scalable, "ncclCommInitRankScalable", &comm, (int)a, (int)b, 2, ids,
+			 NULL);
+	} else if (sscanf(op, "split:%lld:%llu", (long long *)&a, &b) == 2) {
+		void *child = NULL;
+
+		r = CALL(fn_split, "ncclCommSplit", comm, (int)(long long)a, (int)b, &child, NULL);
+		if (r == 0 && child)
+			comm = child;
+	} else if (!strcmp(op, "shrink")) {
+		void *child = NULL;
+		int exclude = 0;
+
+		r = CALL(fn_shrink, "ncclCommShrink", comm, &exclude, 1, &child, NULL, 0);
+		if (r == 0 && child)
+			comm = child;
+	} else if (sscanf(op, "stream:%llu", &a) == 1) {
+		stream = (void *)(uintptr_t)a;
+		last_sync_end = fake_now_ns();	/* set-up before is no collective's wait */
+	} else if (!strcmp(op, "group")) {
+		r = CALL(fn_void, "ncclGroupStart");
+	} else if (!strcmp(op, "groupend")) {
+		r = CALL(fn_void, "ncclGroupEnd");
+	} else if (sscanf(op, "record:%llu", &a) == 1) {
+		r = CALL(fn_pp, "cudaEventRecord", (void *)(uintptr_t)a, stream);
+	} else if (sscanf(op, "waitev:%llu:%llu", &a, &b) == 2) {
+		r = CALL(fn_wait_event, "cudaStreamWaitEvent", (void *)(uintptr_t)a,
+			 (void *)(uintptr_t)b, 0);
+	} else if (sscanf(op, "evsync:%llu", &a) == 1) {
+		SYNC_TIMED(CALL(fn_p, "cudaEventSynchronize", (void *)(uintptr_t)a));
+	} else if (sscanf(op, "evquery:%llu", &a) == 1) {
+		r = CALL(fn_p, "cudaEventQuery", (void *)(uintptr_t)a);
+	} else if (!strcmp(op, "devsync")) {
+		r = CALL(fn_void, "cudaDeviceSynchronize");
+	} else if (sscanf(op, "capture:%llu", &a) == 1) {
+		r = CALL(fn_capture, "cudaStreamBeginCapture", (void *)(uintptr_t)a, 0);
+	} else if (sscanf(op, "endcapture:%llu", &a) == 1) {
+		void *graph = NULL;
+
+		r = CALL(fn_pp, "cudaStreamEndCapture", (void *)(uintptr_t)a, &graph);
+	} else if (!strncmp(op, "onthread:", 9)) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, run_thread, (void *)(op + 9)) != 0 ||
+		    pthread_join(t, NULL) != 0)
+			exit(2);
 	} else if (sscanf(op, "sleep:%llu", &a) == 1) {
 		usleep((useconds_t)(a * 1000));
 	} else if (!strcmp(op, "exit")) {
@@ -328,8 +436,17 @@ static void run(const char *op)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (int i = 1; i < argc; i++)
+	last_sync_end = fake_now_ns();
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "exec") && i + 1 < argc) {
+			printf("EXEC\n");
+			fflush(stdout);
+			execv(argv[i + 1], &argv[i + 1]);
+			perror("zw_cuda: exec");
+			return 1;
+		}
 		run(argv[i]);
+	}
 	print_series();
 	printf("DONE\n");
 	fflush(stdout);

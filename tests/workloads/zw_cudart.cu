@@ -8,10 +8,13 @@
  * function, except that launches come as triple_chevron (<<<>>>) and
  * cudaLaunchKernel made outside a capture, and captured_launch, either
  * kind made on a stream being captured into a graph; and copies as
- * cudaMemcpy_<kind>.  Any failed call ends it with exit 1 and the
+ * cudaMemcpy_<kind>.  "HELD <device> <bytes>" is the device memory it
+ * still holds at the end, per device.  Any failed call ends it with exit 1 and the
  * runtime's error.  No privilege.
  *
  *   zw_cudart            run and exit
+ *   zw_cudart hold       run at once, then print DONE and wait for stdin to
+ *                        close
  *   zw_cudart wait       print WAIT once the runtime has loaded the driver
  *                        (it does at its first call, cudaGetDeviceCount here)
  *                        and wait for a line on stdin; once done print DONE
@@ -29,7 +32,7 @@ enum zw_call {
 	ZW_SET_DEVICE, ZW_MALLOC, ZW_FREE, ZW_MALLOC_ASYNC, ZW_FREE_ASYNC, ZW_TRIPLE_CHEVRON,
 	ZW_LAUNCH_KERNEL, ZW_CAPTURED_LAUNCH, ZW_GRAPH_LAUNCH, ZW_STREAM_SYNC, ZW_DEVICE_SYNC,
 	ZW_MEMCPY_H2D, ZW_MEMCPY_D2H, ZW_MEMSET, ZW_MALLOC_HOST, ZW_FREE_HOST, ZW_EVENT_RECORD,
-	ZW_N_CALLS,
+	ZW_COOPERATIVE_LAUNCH, ZW_MALLOC_FROM_POOL, ZW_MALLOC_PITCH, ZW_N_CALLS,
 };
 
 static const char *const zw_names[ZW_N_CALLS] = {
@@ -37,10 +40,19 @@ static const char *const zw_names[ZW_N_CALLS] = {
 	"triple_chevron", "cudaLaunchKernel", "captured_launch", "cudaGraphLaunch",
 	"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpy_HostToDevice",
 	"cudaMemcpy_DeviceToHost", "cudaMemset", "cudaMallocHost", "cudaFreeHost",
-	"cudaEventRecord",
+	"cudaEventRecord", "cudaLaunchCooperativeKernel", "cudaMallocFromPoolAsync",
+	"cudaMallocPitch",
 };
 
 static unsigned long zw_count[ZW_N_CALLS];
+/* Device memory held now, per device (the fake shows at most 8). */
+static unsigned long long zw_held[8];
+static int zw_dev;
+
+static void held(long long bytes)
+{
+	zw_held[zw_dev] += (unsigned long long)bytes;
+}
 
 __global__ void zw_fill(int *p, int v)
 {
@@ -77,21 +89,33 @@ static void on_device(int dev, int n_malloc, int n_free)
 {
 	int *p[8];
 
+	if (dev >= 8)
+		exit(1);
+
 	DO(ZW_SET_DEVICE, cudaSetDevice(dev));
-	for (int i = 0; i < n_malloc; i++)
+	zw_dev = dev;
+	for (int i = 0; i < n_malloc; i++) {
 		DO(ZW_MALLOC, cudaMalloc(&p[i], (size_t)(i + 1) << 20));
+		held((long long)(i + 1) << 20);
+	}
 	zw_fill<<<1, 32>>>(p[0], dev);
 	check(cudaGetLastError(), "zw_fill<<<>>>");
 	zw_count[ZW_TRIPLE_CHEVRON]++;
 	DO(ZW_DEVICE_SYNC, cudaDeviceSynchronize());
-	for (int i = 0; i < n_free; i++)
+	for (int i = 0; i < n_free; i++) {
 		DO(ZW_FREE, cudaFree(p[i]));
+		held(-((long long)(i + 1) << 20));
+	}
 }
 
 int main(int argc, char **argv)
 {
 	int wait = argc > 1 && strcmp(argv[1], "wait") == 0;
-	int n_dev = 0, *host, back[32], *d, *a[4];
+	int hold = wait || (argc > 1 && strcmp(argv[1], "hold") == 0);
+	int n_dev = 0, *host, back[32], *d, *a[4], *pooled[2];
+	cudaMemPool_t pool;
+	void *pitched;
+	size_t pitch;
 	float ms;
 	cudaEvent_t ev[2];
 	cudaStream_t s;
@@ -119,6 +143,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 32; i++)
 		host[i] = i * 7;
 	DO(ZW_MALLOC, cudaMalloc(&d, 32 * sizeof(int)));
+	held(32 * sizeof(int));
 	DO(ZW_MEMSET, cudaMemset(d, 0, 32 * sizeof(int)));
 	DO(ZW_MEMCPY_H2D, cudaMemcpy(d, host, 32 * sizeof(int), cudaMemcpyHostToDevice));
 	DO(ZW_MEMCPY_D2H, cudaMemcpy(back, d, sizeof(back), cudaMemcpyDeviceToHost));
@@ -127,14 +152,24 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	DO(ZW_FREE_HOST, cudaFreeHost(host));
+	/* A pitched allocation: its size is the pitch the driver chose, times the rows. */
+	DO(ZW_MALLOC_PITCH, cudaMallocPitch(&pitched, &pitch, 100, 3));
+	held((long long)(pitch * 3));
 
 	/* 3. A stream: stream-ordered allocations, launches both ways, syncs. */
 	check(cudaStreamCreate(&s), "cudaStreamCreate");
 	check(cudaEventCreate(&ev[0]), "cudaEventCreate");
 	check(cudaEventCreate(&ev[1]), "cudaEventCreate");
 	DO(ZW_EVENT_RECORD, cudaEventRecord(ev[0], s));
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 4; i++) {
 		DO(ZW_MALLOC_ASYNC, cudaMallocAsync(&a[i], 4096u << i, s));
+		held(4096u << i);
+	}
+	check(cudaDeviceGetDefaultMemPool(&pool, 0), "cudaDeviceGetDefaultMemPool");
+	for (int i = 0; i < 2; i++) {
+		DO(ZW_MALLOC_FROM_POOL, cudaMallocFromPoolAsync(&pooled[i], 8192u << i, pool, s));
+		held(8192u << i);
+	}
 	for (int i = 0; i < 3; i++) {
 		zw_fill<<<2, 32, 0, s>>>(a[i], i);
 		check(cudaGetLastError(), "zw_fill<<<s>>>");
@@ -145,11 +180,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++)
 		DO(ZW_LAUNCH_KERNEL, cudaLaunchKernel((const void *)zw_add, dim3(1), dim3(32), args,
 						      0, s));
+	DO(ZW_COOPERATIVE_LAUNCH, cudaLaunchCooperativeKernel((const void *)zw_add, dim3(1),
+							      dim3(32), args, 0, s));
 	DO(ZW_EVENT_RECORD, cudaEventRecord(ev[1], s));
 	DO(ZW_STREAM_SYNC, cudaStreamSynchronize(s));
 	check(cudaEventElapsedTime(&ms, ev[0], ev[1]), "cudaEventElapsedTime");
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		DO(ZW_FREE_ASYNC, cudaFreeAsync(a[i], s));	/* a[3] stays until exit */
+		held(-(4096ll << i));
+	}
+	DO(ZW_FREE_ASYNC, cudaFreeAsync(pooled[0], s));	/* pooled[1] stays too */
+	held(-8192ll);
 	DO(ZW_STREAM_SYNC, cudaStreamSynchronize(s));
 
 	/* 4. A graph captured from the stream: its launches are captured, not run. */
@@ -187,9 +228,11 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < ZW_N_CALLS; i++)
 		printf("COUNT %s %lu\n", zw_names[i], zw_count[i]);
+	for (int i = 0; i < n_dev && i < 8; i++)
+		printf("HELD %d %llu\n", i, zw_held[i]);
 	printf("DONE\n");
 	fflush(stdout);
-	if (wait)
+	if (hold)
 		while (getchar() != EOF)
 			;
 	return 0;

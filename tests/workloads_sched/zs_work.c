@@ -29,6 +29,8 @@
 
 static unsigned long n_items;
 static unsigned long delay_ms;
+/* step=MS: CPU work after each record or wait, as a training step would do. */
+static unsigned long step_ms;
 
 static void die(const char *what)
 {
@@ -50,6 +52,16 @@ static void sleep_ms(unsigned long ms)
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
 		;
+}
+
+/* Burns the CPU for ms milliseconds of wall time. */
+static void spin_ms(unsigned long ms)
+{
+	uint64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000ull;
+	volatile unsigned long x = 0;
+
+	while (now_ns(CLOCK_MONOTONIC) < end)
+		x++;
 }
 
 /* Blocks until SIGUSR1 (already blocked in every thread). */
@@ -177,6 +189,7 @@ static void run_pipe(void)
 			tally(&reads, t0, nv0);
 			got += (size_t)n;
 		}
+		spin_ms(step_ms);
 	}
 	pthread_join(writer, NULL);
 	printf("reads=%lu\n", n_items);
@@ -226,6 +239,32 @@ static void run_futex(void)
 	}
 	pthread_join(waiter, NULL);
 	printf("cond_signals=%lu\n", n_items);
+	tally_print("cond", &cv_waits);
+}
+
+/* The same with the roles swapped: the main thread waits, a helper signals. */
+static void *cv_signaller(void *arg)
+{
+	(void)arg;
+	for (unsigned long i = 0; i < n_items; i++) {
+		sleep_ms(delay_ms);
+		pthread_mutex_lock(&cv_lock);
+		cv_posted++;
+		pthread_mutex_unlock(&cv_lock);
+		pthread_cond_signal(&cv);
+	}
+	return NULL;
+}
+
+static void run_futex_main(void)
+{
+	pthread_t signaller;
+
+	cv_posted = cv_taken = 0;
+	if (pthread_create(&signaller, NULL, cv_signaller, NULL) != 0)
+		die("pthread_create");
+	cv_waiter(NULL);
+	pthread_join(signaller, NULL);
 	tally_print("cond", &cv_waits);
 }
 
@@ -311,6 +350,7 @@ static void run_uring(void)
 			    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof(arg)) < 0 &&
 		    errno == ETIME)
 			waits++;
+		spin_ms(step_ms);
 		/* Asks for nothing: not a wait. */
 		syscall(SYS_io_uring_enter, fd, 0, 0, 0, NULL, 0);
 	}
@@ -402,10 +442,48 @@ static void run_migrate(void)
 	printf("kernel_migrations=%ld\n", m0 < 0 || m1 < 0 ? -1 : m1 - m0);
 }
 
+/*
+ * --- states: the main thread sleeps, reads a slow pipe, waits on a
+ * condition variable, then spins pinned to CPU n_items (where a test runs
+ * a hog); each phase n x delay.  Truth: its wall time, CPU time and
+ * run-queue wait (schedstat) over the whole work, and each wait's time.
+ */
+static void run_states(void)
+{
+	unsigned long long rd0, rd1, sl;
+	struct zs_tally sleeps = { 0 };
+	unsigned long n = 10;
+	uint64_t w0, c0;
+	int cpu = (int)n_items;
+
+	n_items = n;
+	thread_schedstat(&rd0, &sl);
+	w0 = now_ns(CLOCK_MONOTONIC);
+	c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (unsigned long i = 0; i < n; i++) {
+		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+		long nv0 = thread_nvcsw();
+
+		sleep_ms(delay_ms);
+		tally(&sleeps, t0, nv0);
+	}
+	step_ms = 2;
+	run_pipe();
+	run_futex_main();
+	pin_to(cpu);
+	spin_ms(n * delay_ms);
+	thread_schedstat(&rd1, &sl);
+	printf("states_wall_ns=%llu\n", (unsigned long long)(now_ns(CLOCK_MONOTONIC) - w0));
+	printf("states_cpu_ns=%llu\n",
+	       (unsigned long long)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0));
+	printf("states_run_delay_ns=%llu\n", rd1 - rd0);
+	tally_print("nap", &sleeps);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: zs_work pipe|uring|futex|barrier|migrate N DELAY_MS [fork]\n"
+		"usage: zs_work pipe|uring|futex|barrier|migrate|states N DELAY_MS [fork] [step=MS]\n"
 		"       zs_work spin|hog CPU DURATION_MS\n");
 	exit(2);
 }
@@ -434,7 +512,14 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	n_items = number(argv[2]);
 	delay_ms = number(argv[3]);
-	do_fork = argc > 4 && strcmp(argv[4], "fork") == 0;
+	for (int i = 4; i < argc; i++) {
+		if (strcmp(argv[i], "fork") == 0)
+			do_fork = 1;
+		else if (strncmp(argv[i], "step=", 5) == 0)
+			step_ms = number(argv[i] + 5);
+		else
+			usage();
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* A test that dies does not leave its workloads spinning. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -473,6 +558,8 @@ int main(int argc, char **argv)
 		run_spin((int)n_items, 0);
 	else if (strcmp(mode, "migrate") == 0)
 		run_migrate();
+	else if (strcmp(mode, "states") == 0)
+		run_states();
 	else
 		usage();
 	printf("worker=%d\n", (int)getpid());

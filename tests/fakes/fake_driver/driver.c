@@ -214,6 +214,27 @@ static const struct proc *proc_find(const char *name, int version, int ptds, int
 	return best;
 }
 
+/*
+ * Not exported: what a driver that hands out internal entry points would
+ * answer.  $FAKE_CUDA_GPA_PRIVATE lists the symbols (comma separated)
+ * cuGetProcAddress answers with it; calling it does nothing.
+ */
+static CUresult private_entry(void)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static int gpa_private(const char *sym)
+{
+	const char *list = getenv("FAKE_CUDA_GPA_PRIVATE"), *hit;
+	size_t n = strlen(sym);
+
+	for (hit = list ? strstr(list, sym) : NULL; hit; hit = strstr(hit + 1, sym))
+		if ((hit == list || hit[-1] == ',') && (hit[n] == '\0' || hit[n] == ','))
+			return 1;
+	return 0;
+}
+
 static CUresult get_proc(const char *name, void **pfn, int version, uint64_t flags, int *status)
 {
 	const struct proc *p = NULL;
@@ -234,6 +255,11 @@ static CUresult get_proc(const char *name, void **pfn, int version, uint64_t fla
 			addr = exported(p->sym);
 			atomic_store(&proc_addr[idx], addr);
 		}
+	}
+	if (addr && gpa_private(p->sym)) {
+		CUresult (*priv)(void) = private_entry;
+
+		memcpy(&addr, &priv, sizeof(addr));
 	}
 	if (addr) {
 		st = CU_GET_PROC_ADDRESS_SUCCESS;

@@ -201,6 +201,26 @@ FD_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 		      rc == CUDA_SUCCESS ? (unsigned long long)*dptr : 0ull);
 }
 
+/* Rows padded to 512 bytes, the texture pitch alignment of the GPUs the fake shows. */
+#define FD_PITCH_ALIGN	512u
+
+FD_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+				      unsigned int element_size)
+{
+	size_t row = (width + FD_PITCH_ALIGN - 1) / FD_PITCH_ALIGN * FD_PITCH_ALIGN;
+	CUresult rc = CUDA_ERROR_INVALID_VALUE;
+
+	if (dptr && pitch && width && height &&
+	    (element_size == 4 || element_size == 8 || element_size == 16)) {
+		rc = mem_alloc(dptr, row * height, NULL);
+		if (rc == CUDA_SUCCESS)
+			*pitch = row;
+	}
+	return fd_ret("cuMemAllocPitch_v2", rc, "width=%zu height=%zu pitch=%zu dev=%d ptr=%#llx",
+		      width, height, rc == CUDA_SUCCESS ? row : 0, current_dev(),
+		      rc == CUDA_SUCCESS ? (unsigned long long)*dptr : 0ull);
+}
+
 FD_EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
 	CUdevice dev;

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the scheduler probe (bpf/sched.bpf.c) is told before it loads: which
+ * system call numbers are which kind of wait on this machine (from the
+ * C library's <sys/syscall.h>, so the numbers are the running
+ * architecture's), how far apart input blocks may be and still be one
+ * DataLoader wait, and whether every thread counts.  Refuses a kernel that
+ * cannot show a blocked thread's registers.  Root-only code.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/probe_abi.h"
+#include "bpf/sched.skel.h"
+#include "collector/probe_loader.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error "the scheduler probe reads syscall registers of x86-64 and arm64 only"
+#endif
+
+/* The waits by kind; those an architecture lacks (arm64: poll, select) are left out. */
+static const struct {
+	long nr;
+	enum zs_sysclass cls;
+} sched_syscalls[] = {
+	{ SYS_read, ZS_SYS_INPUT },
+	{ SYS_readv, ZS_SYS_INPUT },
+	{ SYS_pread64, ZS_SYS_INPUT },
+	{ SYS_preadv, ZS_SYS_INPUT },
+	{ SYS_preadv2, ZS_SYS_INPUT },
+	{ SYS_recvfrom, ZS_SYS_INPUT },
+	{ SYS_recvmsg, ZS_SYS_INPUT },
+	{ SYS_recvmmsg, ZS_SYS_INPUT },
+#ifdef SYS_poll
+	{ SYS_poll, ZS_SYS_INPUT },
+#endif
+	{ SYS_ppoll, ZS_SYS_INPUT },
+#ifdef SYS_select
+	{ SYS_select, ZS_SYS_INPUT },
+#endif
+	{ SYS_pselect6, ZS_SYS_INPUT },
+#ifdef SYS_epoll_wait
+	{ SYS_epoll_wait, ZS_SYS_INPUT },
+#endif
+	{ SYS_epoll_pwait, ZS_SYS_INPUT },
+#ifdef SYS_epoll_pwait2
+	{ SYS_epoll_pwait2, ZS_SYS_INPUT },
+#endif
+#ifdef SYS_io_uring_enter
+	{ SYS_io_uring_enter, ZS_SYS_URING },
+#endif
+	{ SYS_futex, ZS_SYS_FUTEX },
+#ifdef SYS_futex_waitv
+	{ SYS_futex_waitv, ZS_SYS_FUTEX2 },
+#endif
+#ifdef SYS_futex_wait
+	{ SYS_futex_wait, ZS_SYS_FUTEX2 },
+#endif
+#ifdef SYS_nanosleep
+	{ SYS_nanosleep, ZS_SYS_SLEEP },
+#endif
+	{ SYS_clock_nanosleep, ZS_SYS_SLEEP },
+};
+
+/*
+ * bpf_task_pt_regs (Linux 5.15) is what tells a blocked thread's syscall:
+ * without it every block would be "other", so the collector refuses to
+ * start rather than publish that.
+ */
+static int sched_kernel_ok(void)
+{
+	int r = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL);
+
+	if (r > 0)
+		return 0;
+	log_error("this kernel lacks the BPF helper bpf_task_pt_regs (Linux 5.15 or later): "
+		  "the scheduler probe cannot tell what a blocked thread waits for");
+	return r < 0 ? r : -EOPNOTSUPP;
+}
+
+int sched_configure(void *skel, struct probes *p)
+{
+	struct sched_bpf *s = skel;
+	int err = sched_kernel_ok();
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < ARRAY_SIZE(sched_syscalls); i++) {
+		long nr = sched_syscalls[i].nr;
+
+		if (nr < 0 || nr >= ZS_SYSCALL_MAX) {
+			log_error("syscall number %ld is past the probe's table (%d)", nr,
+				  ZS_SYSCALL_MAX);
+			return -ERANGE;
+		}
+		s->rodata->sysclass[nr] = (__u8)sched_syscalls[i].cls;
+	}
+	s->rodata->episode_gap_ns = (__u64)p->opts.dataloader_gap_us * 1000u;
+	s->rodata->all_threads = p->opts.all_threads ? 1 : 0;
+	return 0;
+}
+
+void sched_report_counts(struct probes *p)
+{
+	static const char *const what[ZS_COUNT_SLOTS] = {
+		[ZS_COUNT_NOT_SYSCALL] = "outside a syscall (page faults)",
+		[ZS_COUNT_COMPAT] = "in 32-bit syscalls",
+		[ZS_COUNT_NO_REGS] = "without saved registers",
+	};
+	struct sched_bpf *s = p->skel[PROBE_OBJ_SCHED];
+	uint64_t *vals;
+	int fd;
+
+	if (!s || p->ncpu <= 0 || (fd = bpf_map__fd(s->maps.zs_counts)) < 0)
+		return;
+	vals = calloc((size_t)p->ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (__u32 slot = 0; slot < ZS_COUNT_SLOTS; slot++) {
+		uint64_t total = 0;
+
+		if (bpf_map_lookup_elem(fd, &slot, vals) != 0)
+			continue;
+		for (int c = 0; c < p->ncpu; c++)
+			total += vals[c];
+		if (total)
+			log_info("%llu blocks of watched threads %s, counted as other",
+				 (unsigned long long)total, what[slot]);
+	}
+	free(vals);
+}

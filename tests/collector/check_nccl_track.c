@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * NCCL waits that follow streams, through the decoder with the records the
+ * probes send: which host-blocking call ends which collective's wait, by
+ * how much, per op and per (communicator, rank); communicator identity
+ * (NCCL's commHash, splits, commAlloc's rank); and the bounds, each loss
+ * counted with its reason.  Times are exact: the records carry them.
+ * Unprivileged.
+ */
+#include <check.h>
+#include <errno.h>
+#include <string.h>
+
+#include "bpf/probe_abi.h"
+#include "collector/agg.h"
+#include "collector/decode.h"
+#include "collector/nccl_hash.h"
+#include "collector/nccl_track.h"
+#include "common/util.h"
+#include "shm/shm_reader.h"
+#include "shm/shm_writer.h"
+#include "tests/support/testutil.h"
+
+#define MS		1000000ull
+#define PID		40
+#define COMM		0x7000ull	/* the ncclComm_t */
+#define NCCL_STREAM	0x5100ull
+#define COMPUTE_STREAM	0x5200ull
+#define END_EVENT	0xe100ull
+
+static struct {
+	char name[64];
+	struct shm_writer w;
+	struct agg *a;
+	struct decode d;
+	struct shm_reader r;
+	struct shm_snapshot snap;
+	uint64_t t0;
+	uint8_t id[ZN_ID_BYTES];
+} fx;
+
+static void setup(void)
+{
+	struct shm_writer_opts wo;
+	struct agg_opts ao;
+
+	memset(&fx, 0, sizeof(fx));
+	memset(&ao, 0, sizeof(ao));
+	shm_capacity_default(&ao.cap);
+	ao.window_ns = 600 * NSEC_PER_SEC;
+	fx.a = agg_new(&ao);
+	ck_assert_ptr_nonnull(fx.a);
+	ck_assert_int_eq(decode_init(&fx.d, fx.a, NULL), 0);
+	tu_unique_shm_name(fx.name, sizeof(fx.name));
+	tu_shm_opts(&wo, fx.name, ao.cap);
+	ck_assert_int_eq(shm_writer_create(&fx.w, &wo), 0);
+	shm_reader_init(&fx.r, fx.name);
+	fx.t0 = now_mono_ns();
+	for (size_t i = 0; i < sizeof(fx.id); i++)
+		fx.id[i] = (uint8_t)(i * 7 + 1);
+}
+
+static void teardown(void)
+{
+	shm_snapshot_free(&fx.snap);
+	shm_reader_close(&fx.r);
+	shm_writer_close(&fx.w, 1);
+	decode_destroy(&fx.d);
+	agg_free(fx.a);
+}
+
+/* Publishes as if at t0 + at_ms. */
+static const struct shm_header_fields *publish_at(uint64_t at_ms)
+{
+	enum shm_read_status st;
+	char why[256] = "";
+
+	agg_publish(fx.a, &fx.w, fx.t0 + at_ms * MS, now_real_ns(), NULL);
+	st = shm_reader_snapshot(&fx.r, &fx.snap, why, sizeof(why));
+	ck_assert_msg(st == SHM_READ_OK, "snapshot: %s: %s", shm_read_status_name(st), why);
+	return fx.snap.hdr;
+}
+
+static struct zev_hdr hdr(uint32_t type, uint32_t pid, uint32_t tid, uint64_t at_us)
+{
+	return (struct zev_hdr){ .type = type, .pid = pid, .tid = tid,
+				 .ts_ns = fx.t0 + at_us * 1000ull };
+}
+
+#define FEED(rec) ck_assert_int_eq(decode_event(&fx.d, &(rec), sizeof(rec)), 0)
+
+static void watch(uint32_t pid)
+{
+	struct zev_watch w = { .hdr = hdr(ZEV_WATCH, pid, pid, 0), .reasons = SHM_WATCH_NCCL,
+			       .ppid = 1, .start_ns = ZW_START_TICK_NS };
+
+	memcpy(w.comm, "rank", 4);
+	FEED(w);
+}
+
+/* ncclCommInitRank(comm, nranks, fx.id, rank) returned at at_us. */
+static void init_rank(uint32_t pid, uint64_t comm, int32_t rank, int32_t nranks, uint64_t at_us)
+{
+	struct zev_nccl_comm c = { .hdr = hdr(ZEV_NCCL_COMM, pid, pid, at_us), .gpu = 0,
+				   .rank = rank, .nranks = nranks,
+				   .origin = SHM_NCCL_ORIGIN_INIT_RANK, .comm = comm, .id_ok = 1 };
+
+	memcpy(c.id, fx.id, sizeof(c.id));
+	FEED(c);
+}
+
+/* A call of op on comm and stream, from at_us to at_us + 10 us, on thread tid. */
+static void call(uint32_t tid, uint32_t op, uint64_t comm, uint64_t stream, uint64_t bytes,
+		 int32_t ret, uint64_t at_us)
+{
+	struct zev_nccl_call c = { .hdr = hdr(ZEV_NCCL_CALL, PID, tid, at_us + 10), .op = op,
+				   .ret = ret, .bytes = bytes, .ns = 10000, .comm = comm,
+				   .stream = stream, .dev = 0 };
+
+	FEED(c);
+}
+
+static void sync_rec(uint32_t tid, uint32_t kind, uint64_t handle, int32_t dev, uint64_t at_us)
+{
+	struct zev_cuda_sync s = { .hdr = hdr(ZEV_CUDA_SYNC, PID, tid, at_us), .kind = kind,
+				   .dev = dev, .handle = handle };
+
+	FEED(s);
+}
+
+static void order(uint32_t tid, uint32_t kind, uint64_t a, uint64_t b, uint64_t at_us)
+{
+	struct zev_cuda_order o = { .hdr = hdr(ZEV_CUDA_ORDER, PID, tid, at_us), .kind = kind,
+				    .dev = 0, .a = a, .b = b };
+
+	FEED(o);
+}
+
+static void group(uint32_t tid, uint32_t end, uint64_t at_us)
+{
+	struct zev_nccl_group g = { .hdr = hdr(ZEV_NCCL_GROUP, PID, tid, at_us), .end = end };
+
+	FEED(g);
+}
+
+static const struct shm_nccl_comm *find_comm(uint32_t pid, int32_t rank)
+{
+	uint32_t n;
+	const struct shm_nccl_comm *c = shm_snapshot_nccl_comms(&fx.snap, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (c[i].pid == pid && c[i].rank == rank)
+			return &c[i];
+	return NULL;
+}
+
+static const struct shm_nccl_op *op_row(uint32_t op)
+{
+	uint32_t n;
+
+	return &shm_snapshot_nccl_ops(&fx.snap, &n)[op];
+}
+
+/*
+ * PyTorch DDP: the autograd thread queues the all-reduce on the NCCL
+ * stream and records its end event there; the main thread makes its
+ * compute stream wait on the event and later synchronises the compute
+ * stream.  The wait ends there, on another thread and another stream.
+ */
+START_TEST(ddp_wait_ends_through_an_event_on_another_thread)
+{
+	const struct shm_nccl_comm *c;
+
+	watch(PID);
+	init_rank(PID, COMM, 1, 2, 1);
+	call(PID + 1, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4096, 0, 1000);
+	order(PID + 1, ZN_ORDER_RECORD, END_EVENT, NCCL_STREAM, 1020);
+	order(PID, ZN_ORDER_WAIT, COMPUTE_STREAM, END_EVENT, 2000);
+	/* The autograd thread never synchronises; the NCCL stream is not synchronised. */
+	sync_rec(PID + 1, ZN_SYNC_STREAM, 0x9999, 0, 3000);
+	publish_at(4);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 0);
+	ck_assert_uint_eq(find_comm(PID, 1)->pending, 1);
+
+	sync_rec(PID, ZN_SYNC_STREAM, COMPUTE_STREAM, 0, 9000);
+	publish_at(10);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.sum_ns, 8000 * 1000ull);
+	c = find_comm(PID, 1);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->comm_id, nccl_hash_unique_id(fx.id));
+	ck_assert_int_eq(c->nranks, 2);
+	ck_assert_uint_eq(c->calls, 1);
+	ck_assert_uint_eq(c->bytes, 4096);
+	ck_assert_uint_eq(c->pending, 0);
+	ck_assert_uint_eq(c->stalled_ns, 0);
+	ck_assert_uint_eq(c->wait.count, 1);
+	ck_assert_uint_eq(c->wait.sum_ns, 8000 * 1000ull);
+}
+END_TEST
+
+/*
+ * The watchdog's query of the end event completes the collective before
+ * it; an event recorded before a collective does not cover it; a failed
+ * call is an error and queues nothing; ncclInProgress queues.
+ */
+START_TEST(event_query_covers_what_came_before_the_record_only)
+{
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	order(PID, ZN_ORDER_RECORD, 0xe0, NCCL_STREAM, 500);		/* nothing yet */
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 8, 0, 1000);
+	order(PID, ZN_ORDER_RECORD, END_EVENT, NCCL_STREAM, 1100);
+	call(PID, SHM_NCCL_BROADCAST, COMM, NCCL_STREAM, 8, 7 /* ncclInProgress */, 1200);
+	call(PID, SHM_NCCL_BROADCAST, COMM, NCCL_STREAM, 8, 4 /* invalid argument */, 1300);
+	sync_rec(PID + 5, ZN_SYNC_EVENT_QUERY, 0xe0, 0, 1500);		/* covers nothing */
+	sync_rec(PID + 5, ZN_SYNC_EVENT_QUERY, END_EVENT, 0, 5000);	/* the watchdog */
+	publish_at(6);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.sum_ns, 4000 * 1000ull);
+	ck_assert_uint_eq(op_row(SHM_NCCL_BROADCAST)->calls, 2);
+	ck_assert_uint_eq(op_row(SHM_NCCL_BROADCAST)->errors, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_BROADCAST)->wait.count, 0);
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, 1);
+	/* Pending since 1.2 ms, nothing completed since 5 ms: stalled 1 ms at 6 ms. */
+	ck_assert_uint_eq(find_comm(PID, 0)->stalled_ns, 1 * MS);
+	publish_at(9);
+	ck_assert_uint_eq(find_comm(PID, 0)->stalled_ns, 4 * MS);
+	/* The event synchronised: everything before its record, across a device sync of another device. */
+	sync_rec(PID, ZN_SYNC_DEVICE, 0, 1, 9500);
+	publish_at(10);
+	ck_assert_uint_eq(op_row(SHM_NCCL_BROADCAST)->wait.count, 0);
+	sync_rec(PID, ZN_SYNC_DEVICE, 0, 0, 10000);
+	publish_at(11);
+	ck_assert_uint_eq(op_row(SHM_NCCL_BROADCAST)->wait.count, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_BROADCAST)->wait.sum_ns, 8800 * 1000ull);
+	ck_assert_uint_eq(find_comm(PID, 0)->stalled_ns, 0);
+	ck_assert_uint_eq(find_comm(PID, 0)->calls, 2);
+}
+END_TEST
+
+/*
+ * all_to_all across 16 ranks: 16 sends and 16 receives in one group.
+ * Their time starts at the ncclGroupEnd that launches them; all 32 are
+ * waited for, with their bytes.
+ */
+START_TEST(all_to_all_of_16_ranks_is_one_group_launched_at_group_end)
+{
+	const struct shm_nccl_comm *c;
+
+	watch(PID);
+	init_rank(PID, COMM, 3, 16, 1);
+	group(PID, 0, 100);
+	group(PID, 0, 101);	/* nested: the outermost end launches */
+	for (int peer = 0; peer < 16; peer++) {
+		call(PID, SHM_NCCL_SEND, COMM, NCCL_STREAM, 1024, 0, 200 + 40 * (uint64_t)peer);
+		call(PID, SHM_NCCL_RECV, COMM, NCCL_STREAM, 1024, 0, 220 + 40 * (uint64_t)peer);
+	}
+	group(PID, 1, 900);
+	/* Another thread's group end launches nothing of this one's. */
+	group(PID + 1, 0, 950);
+	group(PID + 1, 1, 960);
+	/* The inner end launched nothing: a synchronisation has nothing to cover yet. */
+	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, 1800);
+	publish_at(2);
+	ck_assert_uint_eq(op_row(SHM_NCCL_SEND)->wait.count, 0);
+	ck_assert_uint_eq(op_row(SHM_NCCL_RECV)->wait.count, 0);
+	ck_assert_uint_eq(op_row(SHM_NCCL_SEND)->bytes, 16 * 1024);
+
+	group(PID, 1, 1850);
+	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, 2000);
+	publish_at(3);
+	ck_assert_uint_eq(op_row(SHM_NCCL_SEND)->wait.count, 16);
+	ck_assert_uint_eq(op_row(SHM_NCCL_RECV)->wait.count, 16);
+	/* Every wait runs from the outermost group end at 1850 us. */
+	ck_assert_uint_eq(op_row(SHM_NCCL_SEND)->wait.sum_ns, 16 * 150 * 1000ull);
+	ck_assert_uint_eq(op_row(SHM_NCCL_RECV)->wait.sum_ns, 16 * 150 * 1000ull);
+	c = find_comm(PID, 3);
+	ck_assert_uint_eq(c->calls, 32);
+	ck_assert_uint_eq(c->wait.count, 32);
+	ck_assert_uint_eq(c->pending, 0);
+	ck_assert_uint_eq(fx.snap.hdr->stats.nccl_pending_dropped, 0);
+	ck_assert_uint_eq(fx.snap.hdr->stats.nccl_state_evicted, 0);
+}
+END_TEST
+
+/* A collective queued during stream capture runs at graph launches: counted, never waited for. */
+START_TEST(captured_collective_is_counted_not_waited_for)
+{
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	order(PID, ZN_ORDER_CAPTURE_BEGIN, NCCL_STREAM, 0, 100);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 64, 0, 200);
+	order(PID, ZN_ORDER_CAPTURE_END, NCCL_STREAM, 0, 300);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 64, 0, 400);
+	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, 1400);
+	publish_at(2);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->calls, 2);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.sum_ns, 1000 * 1000ull);
+	ck_assert_uint_eq(fx.snap.hdr->stats.nccl_captured, 1);
+	ck_assert_uint_eq(find_comm(PID, 0)->calls, 1);
+}
+END_TEST
+
+/*
+ * Millions of calls with no synchronisation cannot grow the state: a
+ * stream keeps NT_MAX_PENDING, the rest are given up and counted; a
+ * synchronisation still ends the ones kept.  Waits nothing covers expire.
+ */
+START_TEST(calls_without_sync_are_bounded_and_counted)
+{
+	const uint64_t n = NT_MAX_PENDING + 904;
+	const struct shm_header_fields *h;
+
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	for (uint64_t i = 0; i < n; i++)
+		call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 100 + i);
+	h = publish_at(10);
+	ck_assert_uint_eq(h->stats.nccl_pending_dropped, 904);
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, NT_MAX_PENDING);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), NT_MAX_PENDING);
+	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, 20000);
+	h = publish_at(21);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, NT_MAX_PENDING);
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, 0);
+	ck_assert_uint_eq(find_comm(PID, 0)->calls, n);
+
+	/* A call no synchronisation ever covers is given up after NT_EXPIRE_NS. */
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 30000);
+	sync_rec(PID, ZN_SYNC_STREAM, 0x4444, 0, 30000 + NT_EXPIRE_NS / 1000 + 2000000);
+	h = publish_at(40);
+	ck_assert_uint_eq(h->stats.nccl_pending_expired, 1);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+}
+END_TEST
+
+/* Thousands of communicators and streams: the tables clamp, and say so. */
+START_TEST(thousands_of_communicators_and_streams_are_clamped)
+{
+	const struct shm_header_fields *h;
+	uint32_t cap = fx.w.base->h.table[SHM_TABLE_NCCL_COMMS].capacity;
+
+	watch(PID);
+	for (uint32_t i = 0; i < cap + 10; i++) {
+		fx.id[0] = (uint8_t)i;
+		fx.id[1] = (uint8_t)(i >> 8);
+		init_rank(PID, COMM + 16 * i, 0, 2, 1);
+	}
+	for (uint64_t s = 0; s < NT_MAX_STREAMS + 3; s++)
+		call(PID, SHM_NCCL_ALL_REDUCE, COMM, 0x100000 + s, 4, 0, 100);
+	h = publish_at(1);
+	ck_assert_uint_eq(h->table[SHM_TABLE_NCCL_COMMS].count, cap);
+	ck_assert_uint_eq(h->table[SHM_TABLE_NCCL_COMMS].overflows, 10);
+	ck_assert_uint_eq(h->stats.nccl_state_evicted, 3);
+	ck_assert_uint_eq(h->stats.nccl_pending_dropped, 3);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), NT_MAX_STREAMS);
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, NT_MAX_STREAMS);
+}
+END_TEST
+
+/*
+ * ncclCommSplit: NCCL's child hash of (parent hash, the parent's split
+ * count, colour), a split without colour still counting; commAlloc says
+ * the child's rank and size, before or after the split returns.
+ */
+START_TEST(split_children_get_nccls_hash_and_commallocs_rank)
+{
+	struct zev_nccl_comm sp = { .hdr = hdr(ZEV_NCCL_COMM, PID, PID, 10), .gpu = 0,
+				    .rank = -1, .nranks = -1, .origin = SHM_NCCL_ORIGIN_SPLIT,
+				    .parent = COMM };
+	struct zev_nccl_alloc al = { .hdr = hdr(ZEV_NCCL_ALLOC, PID, PID + 9, 9),
+				     .comm = 0x8000, .rank = 2, .nranks = 3 };
+	uint64_t parent = nccl_hash_unique_id(fx.id);
+	uint32_t n;
+	const struct shm_nccl_comm *c;
+
+	watch(PID);
+	init_rank(PID, COMM, 5, 8, 1);
+	FEED(sp);				/* split 1: NCCL_SPLIT_NOCOLOR, nothing here */
+	FEED(al);				/* NCCL's async init ran first */
+	sp.comm = 0x8000;
+	sp.color = 7;
+	FEED(sp);				/* split 2 */
+	sp.origin = SHM_NCCL_ORIGIN_SHRINK;
+	sp.comm = 0x9000;
+	FEED(sp);
+	al.comm = 0x9000;
+	al.rank = 4;
+	al.nranks = 7;
+	FEED(al);				/* and after */
+	publish_at(1);
+	c = shm_snapshot_nccl_comms(&fx.snap, &n);
+	ck_assert_uint_eq(n, 3);
+	c = find_comm(PID, 2);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->comm_id, nccl_hash_child(parent, 2, 7));
+	ck_assert_uint_eq(c->parent_id, parent);
+	ck_assert_uint_eq(c->origin, SHM_NCCL_ORIGIN_SPLIT);
+	ck_assert_int_eq(c->nranks, 3);
+	c = find_comm(PID, 4);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->comm_id, nccl_hash_child(parent, 0, 0));
+	ck_assert_uint_eq(c->origin, SHM_NCCL_ORIGIN_SHRINK);
+	ck_assert_int_eq(c->nranks, 7);
+	ck_assert_uint_eq(c->flags, 0);
+}
+END_TEST
+
+/* An unreadable uniqueId, a split of an unknown parent: local ids, flagged and counted. */
+START_TEST(unreadable_ids_get_local_flagged_ids)
+{
+	struct zev_nccl_comm c = { .hdr = hdr(ZEV_NCCL_COMM, PID, PID, 10), .gpu = 0, .rank = 0,
+				   .nranks = 2, .origin = SHM_NCCL_ORIGIN_INIT_RANK,
+				   .comm = 0xa000, .id_ok = 0 };
+	struct zev_nccl_comm bad = c;
+	const struct shm_header_fields *h;
+
+	watch(PID);
+	FEED(c);
+	c.origin = SHM_NCCL_ORIGIN_SPLIT;
+	c.parent = 0xdead;
+	c.comm = 0xb000;
+	c.rank = 1;
+	FEED(c);
+	bad.origin = SHM_NCCL_ORIGIN_COUNT;
+	ck_assert_int_eq(decode_event(&fx.d, &bad, sizeof(bad)), -EINVAL);
+	h = publish_at(1);
+	ck_assert_uint_eq(h->stats.nccl_id_unreadable, 1);
+	ck_assert_uint_eq(find_comm(PID, 0)->flags, SHM_NCCL_COMM_LOCAL_ID);
+	ck_assert_uint_eq(find_comm(PID, 1)->flags, SHM_NCCL_COMM_LOCAL_ID);
+	ck_assert_uint_ne(find_comm(PID, 0)->comm_id, find_comm(PID, 1)->comm_id);
+}
+END_TEST
+
+/* Gap: from a completion to the next call on the communicator. */
+START_TEST(gap_runs_from_a_completion_to_the_next_call)
+{
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 1000);
+	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, 2000);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 7000);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 7100);	/* one pending: no gap */
+	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, 8000);
+	publish_at(9);
+	ck_assert_uint_eq(find_comm(PID, 0)->gap.count, 1);
+	ck_assert_uint_eq(find_comm(PID, 0)->gap.sum_ns, 5000 * 1000ull);
+	ck_assert_uint_eq(find_comm(PID, 0)->wait.count, 3);
+}
+END_TEST
+
+/* A process that exits takes its streams, events and groups with it. */
+START_TEST(exit_drops_the_processs_wait_state)
+{
+	struct zev_exit ex = { .hdr = hdr(ZEV_EXIT, PID, PID, 3000) };
+
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	group(PID, 0, 50);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 100);
+	order(PID, ZN_ORDER_RECORD, END_EVENT, NCCL_STREAM, 200);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 1);
+	FEED(ex);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	sync_rec(PID, ZN_SYNC_EVENT, END_EVENT, 0, 4000);
+	publish_at(5);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 0);
+}
+END_TEST
+
+Suite *nccl_track_suite(void);
+Suite *nccl_track_suite(void)
+{
+	Suite *s = suite_create("nccl_track");
+	TCase *tc = tcase_create("records");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, ddp_wait_ends_through_an_event_on_another_thread);
+	tcase_add_test(tc, event_query_covers_what_came_before_the_record_only);
+	tcase_add_test(tc, all_to_all_of_16_ranks_is_one_group_launched_at_group_end);
+	tcase_add_test(tc, captured_collective_is_counted_not_waited_for);
+	tcase_add_test(tc, calls_without_sync_are_bounded_and_counted);
+	tcase_add_test(tc, thousands_of_communicators_and_streams_are_clamped);
+	tcase_add_test(tc, split_children_get_nccls_hash_and_commallocs_rank);
+	tcase_add_test(tc, unreadable_ids_get_local_flagged_ids);
+	tcase_add_test(tc, gap_runs_from_a_completion_to_the_next_call);
+	tcase_add_test(tc, exit_drops_the_processs_wait_state);
+	suite_add_tcase(s, tc);
+	return s;
+}

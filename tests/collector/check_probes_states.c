@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Where a training thread's time goes (zernel_thread_state_seconds_total)
+ * against ground truth: a main thread that sleeps, reads a slow pipe,
+ * waits on a condition variable and spins pinned beside an unwatched CPU
+ * hog, timing each wait itself and reading its CPU time and run-queue wait
+ * from the kernel (CLOCK_THREAD_CPUTIME_ID, schedstat); and CUDA
+ * synchronisations of a known length in the fake driver, after NCCL calls
+ * or not.  The states must add up to the thread's wall time.  Root (BPF).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support/testutil.h"
+#include "tests/collector/tu_waits.h"
+
+static uint64_t st_sum(const struct shm_proc *p)
+{
+	uint64_t s = 0;
+
+	for (unsigned int i = 0; i < SHM_STATE_COUNT; i++)
+		s += p->thread_state_ns[i];
+	return s;
+}
+
+static void st_print(const struct shm_proc *p)
+{
+	static const char *const names[SHM_STATE_COUNT] = {
+		"oncpu", "runq", "input", "gpu", "collective", "lock", "sleep", "other",
+	};
+
+	for (unsigned int i = 0; i < SHM_STATE_COUNT; i++)
+		fprintf(stderr, "  %-10s %10.3f ms\n", names[i], p->thread_state_ns[i] / 1e6);
+}
+
+/* lo_rel * want - slack <= got <= hi_rel * want + slack */
+static void st_assert_in(const char *what, uint64_t got, long long want, double lo_rel,
+			 double hi_rel, uint64_t slack_ns)
+{
+	double lo = (double)want * lo_rel - (double)slack_ns;
+	double hi = (double)want * hi_rel + (double)slack_ns;
+
+	ck_assert_msg(want >= 0, "%s: the workload did not say", what);
+	ck_assert_msg((double)got >= lo && (double)got <= hi,
+		      "%s: got %.3f ms, want %.3f ms (in [%.3f, %.3f])", what, got / 1e6,
+		      want / 1e6, lo / 1e6, hi / 1e6);
+}
+
+START_TEST(states_of_a_thread_sum_to_its_wall_time_and_match_each_wait)
+{
+	char cpu[16];
+	struct tp_collector c;
+	struct tw_work w, hog;
+	const struct shm_proc *p;
+	long long wall;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (tu_skip_unless_root("states_of_a_thread_sum_to_its_wall_time_and_match_each_wait"))
+		return;
+	snprintf(cpu, sizeof(cpu), "%d", n > 0 ? (int)(n - 1) : 0);
+	{
+		const char *args[] = { "states", cpu, "20", NULL };
+		const char *hog_args[] = { "hog", cpu, "3000", NULL };
+
+		ck_assert_int_eq(tw_start(&w, args), 0);
+		ck_assert_int_eq(tw_start(&hog, hog_args), 0);
+	}
+	ck_assert_msg(tw_collector_watch_pid(&c, w.pid) == 0, "collector did not start; see %s",
+		      c.log);
+	tw_go(&hog);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "done", 20000), 0);
+	ck_assert_int_eq(tw_settle(&c), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	st_print(p);
+
+	/*
+	 * Only the main thread counts (no CUDA here): its writer and
+	 * signaller threads do not.  The collector knows it from its wakeup
+	 * by the signal to its last time back on a CPU; the workload times
+	 * from the end of its signal wait to its last result, so the two
+	 * windows differ by the run-queue wait before the first and the CPU
+	 * time after the last: 2% + 5 ms.
+	 */
+	wall = tw_value(&w, "states_wall_ns");
+	st_assert_in("sum of the states vs wall time", st_sum(p), wall, 0.98, 1.02, 5 * TW_MS);
+	/*
+	 * Each block against the calls that slept: the collector's block
+	 * ends at the wakeup, the call's at its return, so it is at most the
+	 * call's time and at least it less the run-queue waits.
+	 */
+	st_assert_in("sleep", p->thread_state_ns[SHM_STATE_SLEEP], tw_value(&w, "nap_slept_ns"),
+		     0.85, 1.0, 3 * TW_MS);
+	st_assert_in("input", p->thread_state_ns[SHM_STATE_INPUT], tw_value(&w, "read_slept_ns"),
+		     0.85, 1.0, 3 * TW_MS);
+	/* Plus joining the two helper threads. */
+	st_assert_in("lock", p->thread_state_ns[SHM_STATE_LOCK], tw_value(&w, "cond_slept_ns"),
+		     0.85, 1.0, 15 * TW_MS);
+	/*
+	 * The kernel's own accounting, over the work; the collector's window
+	 * also holds the results' printing, still pinned beside the hog: a
+	 * slice (4 ms) or three on the CPU and as many waiting for it.
+	 */
+	st_assert_in("runq", p->thread_state_ns[SHM_STATE_RUNQ],
+		     tw_value(&w, "states_run_delay_ns"), 0.9, 1.1, 15 * TW_MS);
+	ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_RUNQ], 50 * TW_MS);
+	st_assert_in("oncpu", p->thread_state_ns[SHM_STATE_ONCPU], tw_value(&w, "states_cpu_ns"),
+		     0.9, 1.1, 15 * TW_MS);
+	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_GPU], 0);
+	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_COLLECTIVE], 0);
+	ck_assert_uint_le(p->thread_state_ns[SHM_STATE_OTHER], 5 * TW_MS + (uint64_t)wall / 50);
+
+	tw_finish(&w);
+	tw_finish(&hog);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+#define ST_SYNC_NS	20000000ull
+#define ST_SYNCS	5
+
+/*
+ * cudaStreamSynchronize through the fake libcudart and libcuda, each
+ * blocking ST_SYNC_NS: after an NCCL call it completes a collective
+ * (collective), alone it waits for the GPU (gpu).  The fake driver sleeps
+ * in nanosleep, which counts as the CUDA call, not as sleep.
+ */
+START_TEST(states_gpu_and_collective_from_synchronisations)
+{
+	char zw[512], rt[512], nc[512], lib_rt[600], lib_nccl[600], sync[32];
+	char *argv[8 + 3 * ST_SYNCS];
+	struct tp_collector c;
+	struct tp_workload w;
+	const struct shm_proc *p = NULL;
+	const uint64_t want = ST_SYNCS * ST_SYNC_NS;
+	uint64_t count, p50, p99;
+	size_t n = 0;
+
+	if (tu_skip_unless_root("states_gpu_and_collective_from_synchronisations"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	snprintf(lib_rt, sizeof(lib_rt), "lib:%s", tp_fake(rt, sizeof(rt), "libcudart.so"));
+	snprintf(lib_nccl, sizeof(lib_nccl), "lib:%s", tp_fake(nc, sizeof(nc), "libnccl.so.2"));
+	snprintf(sync, sizeof(sync), "sync:%llu", ST_SYNC_NS);
+	setenv("FAKE_NCCL_NS", "100000", 1);
+	argv[n++] = (char *)tp_zw_cuda(zw, sizeof(zw));
+	argv[n++] = lib_rt;
+	argv[n++] = lib_nccl;
+	argv[n++] = "dev:0";
+	for (int i = 0; i < ST_SYNCS; i++) {
+		argv[n++] = "nccl:allreduce:1000:7:1";
+		argv[n++] = sync;
+	}
+	for (int i = 0; i < ST_SYNCS; i++)
+		argv[n++] = sync;
+	argv[n] = NULL;
+	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	ck_assert_int_eq(tp_workload_series(&w, "sync", &count, &p50, &p99, 30000), 0);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
+	ck_assert_uint_eq(count, 2 * ST_SYNCS);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	st_print(p);
+	/* Each sync blocks its delay; the workload's own p99 bounds it from above. */
+	st_assert_in("gpu", p->thread_state_ns[SHM_STATE_GPU], (long long)want, 0.95,
+		     (double)p99 / ST_SYNC_NS, 2 * TW_MS);
+	st_assert_in("collective", p->thread_state_ns[SHM_STATE_COLLECTIVE], (long long)want,
+		     0.95, (double)p99 / ST_SYNC_NS, 2 * TW_MS);
+	ck_assert_uint_le(p->thread_state_ns[SHM_STATE_SLEEP], 2 * TW_MS);
+	unsetenv("FAKE_NCCL_NS");
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+Suite *probes_states_suite(void);
+Suite *probes_states_suite(void)
+{
+	Suite *s = suite_create("probes_states");
+	TCase *tc = tcase_create("states");
+
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, states_of_a_thread_sum_to_its_wall_time_and_match_each_wait);
+	tcase_add_test(tc, states_gpu_and_collective_from_synchronisations);
+	suite_add_tcase(s, tc);
+	return s;
+}

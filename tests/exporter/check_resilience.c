@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The running exporter and collector under damage: a live segment whose
+ * header fields and table descriptors have bits flipped (reported invalid
+ * at once, healed by the next publish, nothing restarted) and a writer
+ * stuck mid-publish (answered "busy" at once, at the normal request rate).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "shm/shm_layout.h"
+#include "shm/shm_writer.h"
+#include "tests/support/testutil.h"
+#include "tests/support/tu_exporter.h"
+#include "exporter/http.h"
+#include "exporter/ws.h"
+
+#define BODY_MAX	(16u << 20)
+
+static struct tu_stack rig;
+
+static void rig_teardown(void)
+{
+	tu_stack_stop(&rig);
+}
+
+/* zernel_collector_up and the status the exporter gives now, from one scrape. */
+static double scrape_up(char *status, size_t len)
+{
+	char *body = tu_scrape(rig.metrics_port);
+	static const char *const names[] = { "ok", "stale", "busy", "missing", "invalid" };
+	double up = NAN, v;
+
+	ck_assert_ptr_nonnull(body);
+	if (tu_metric(body, "zernel_collector_up", NULL, &v) == 0)
+		up = v;
+	status[0] = '\0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "status=\"%s\"", names[i]);
+		if (tu_metric(body, "zernel_collector_status", want, &v) == 0 && v == 1)
+			snprintf(status, len, "%s", names[i]);
+	}
+	free(body);
+	return up;
+}
+
+/* Waits for a publish to end: seq moves on and is even. */
+static void wait_publish(const volatile struct shm_header_fields *h)
+{
+	uint64_t s0 = h->seq;
+
+	for (int i = 0; i < 600; i++) {
+		uint64_t s = h->seq;
+
+		if (s != s0 && !(s & 1))
+			return;
+		tu_sleep_ms(5);
+	}
+	ck_abort_msg("the collector stopped publishing");
+}
+
+struct flip {
+	const char *what;
+	size_t off;		/* in the header */
+	unsigned int width;	/* bytes */
+	unsigned int bit;
+};
+
+START_TEST(live_header_bit_flips_are_invalid_at_once_then_heal)
+{
+	struct flip flips[8 + 3 * SHM_TABLE_COUNT];
+	size_t n = 0;
+	volatile struct shm_header_fields *h;
+	pid_t collector, exporter;
+	char status[16];
+	void *map;
+	int fd;
+
+	flips[n++] = (struct flip){ "magic", offsetof(struct shm_header_fields, magic), 8, 0 };
+	flips[n++] = (struct flip){ "magic", offsetof(struct shm_header_fields, magic), 8, 63 };
+	flips[n++] = (struct flip){ "layout_version",
+				    offsetof(struct shm_header_fields, layout_version), 4, 0 };
+	flips[n++] = (struct flip){ "header_size",
+				    offsetof(struct shm_header_fields, header_size), 4, 31 };
+	flips[n++] = (struct flip){ "total_size",
+				    offsetof(struct shm_header_fields, total_size), 8, 6 };
+	flips[n++] = (struct flip){ "mode", offsetof(struct shm_header_fields, mode), 4, 4 };
+	for (int t = 0; t < SHM_TABLE_COUNT; t++) {
+		size_t base = offsetof(struct shm_header_fields, table) +
+			      (size_t)t * sizeof(struct shm_table);
+
+		flips[n++] = (struct flip){ "table offset",
+					    base + offsetof(struct shm_table, offset), 8, 63 };
+		flips[n++] = (struct flip){ "table entry_size",
+					    base + offsetof(struct shm_table, entry_size), 4, 0 };
+		flips[n++] = (struct flip){ "table capacity",
+					    base + offsetof(struct shm_table, capacity), 4, 31 };
+	}
+
+	ck_assert_int_eq(tu_stack_start(&rig, "steady", 1000, 0), 0);
+	collector = rig.collector;
+	exporter = rig.exporter;
+	fd = shm_open(rig.shm, O_RDWR, 0);
+	ck_assert_int_ge(fd, 0);
+	map = mmap(NULL, SHM_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	h = map;
+
+	for (size_t i = 0; i < n; i++) {
+		volatile uint8_t *byte = (volatile uint8_t *)map + flips[i].off + flips[i].bit / 8;
+		double up = 0;
+		int healed_ms;
+
+		wait_publish(h);
+		*byte ^= (uint8_t)(1u << (flips[i].bit % 8));
+		up = scrape_up(status, sizeof(status));
+		ck_assert_msg(up == 0 && strcmp(status, "invalid") == 0,
+			      "%s bit %u flipped: up %g, status %s", flips[i].what, flips[i].bit,
+			      up, status);
+		for (healed_ms = 0; healed_ms < 4000; healed_ms += 50) {
+			tu_sleep_ms(50);
+			if (scrape_up(status, sizeof(status)) == 1)
+				break;
+		}
+		ck_assert_msg(healed_ms < 4000, "%s bit %u: not healed after 4 s (status %s)",
+			      flips[i].what, flips[i].bit, status);
+		fprintf(stderr, "flip %-16s bit %2u: invalid at once, up again after %d ms\n",
+			flips[i].what, flips[i].bit, healed_ms + 50);
+	}
+	/* Nothing was restarted. */
+	ck_assert_int_eq(rig.collector, collector);
+	ck_assert_int_eq(rig.exporter, exporter);
+	ck_assert_int_eq(waitpid(collector, NULL, WNOHANG), 0);
+	ck_assert_int_eq(waitpid(exporter, NULL, WNOHANG), 0);
+	munmap(map, SHM_HEADER_SIZE);
+	close(fd);
+}
+END_TEST
+
+/* Seconds that n scrapes of /metrics take, each answered 200. */
+static double time_scrapes(unsigned int n, const char *want_status)
+{
+	char *body = malloc(BODY_MAX);
+	uint64_t t0 = now_mono_ns();
+
+	ck_assert_ptr_nonnull(body);
+	for (unsigned int i = 0; i < n; i++) {
+		double v;
+		char want[32];
+
+		ck_assert_int_eq(tu_http_request(rig.metrics_port, "GET", "/metrics", body,
+						 BODY_MAX), 200);
+		snprintf(want, sizeof(want), "status=\"%s\"", want_status);
+		ck_assert_msg(tu_metric(body, "zernel_collector_status", want, &v) == 0 && v == 1,
+			      "scrape %u: status is not %s", i, want_status);
+	}
+	free(body);
+	return (double)(now_mono_ns() - t0) / 1e9;
+}
+
+/*
+ * A writer that died mid-publish leaves seq odd.  Each request must answer
+ * "busy" at once: no retry sleeps on the request thread.
+ */
+START_TEST(stuck_seqlock_costs_requests_nothing)
+{
+	struct shm_writer_opts o;
+	struct shm_writer w;
+	double normal, busy;
+	const unsigned int n = 300;
+	char health[512];
+
+	tu_stack_init(&rig);
+	tu_shm_opts(&o, rig.shm, (struct shm_capacity){ 64, 64, 8, 16 });
+	o.publish_interval_ms = 10000;	/* stays fresh for the whole test */
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	shm_writer_begin(&w);
+	w.base->h.heartbeat_mono_ns = now_mono_ns();
+	w.base->h.heartbeat_real_ns = now_real_ns();
+	shm_writer_end(&w);
+	ck_assert_int_eq(tu_stack_start_exporter(&rig), 0);
+
+	normal = time_scrapes(n, "ok");
+	shm_writer_begin(&w);		/* and never end */
+	busy = time_scrapes(n, "busy");
+	ck_assert_int_eq(tu_http_request(rig.metrics_port, "GET", "/healthz", health,
+					 sizeof(health)), 503);
+	ck_assert_msg(strstr(health, "busy"), "/healthz does not say busy: %s", health);
+	fprintf(stderr, "stuck seqlock: %u scrapes %.3f s normal, %.3f s busy "
+		"(%.0f and %.0f per second, ratio %.2f)\n", n, normal, busy, n / normal,
+		n / busy, busy / normal);
+	ck_assert_msg(busy < 2 * normal, "busy scrapes %.3f s, normal %.3f s", busy, normal);
+	shm_writer_close(&w, 1);
+}
+END_TEST
+
+/* ---- a fair share of connections --------------------------------------- */
+
+/* A TCP connection to port from 127.0.0.<host>; nonblocking when asked. */
+static int connect_from(unsigned int host, uint16_t port, int nonblock)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+
+	if (fd < 0)
+		return -1;
+	src.sin_addr.s_addr = htonl(0x7f000000u | host);
+	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
+	    (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0 && errno != EINPROGRESS)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends text and reads the first answer line into line; "" when closed. */
+static void exchange(int fd, const char *text, char *line, size_t len)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	ssize_t n;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	n = read(fd, line, len - 1);
+	line[n > 0 ? n : 0] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+}
+
+static void ws_handshake(const char *extra, const char *version, char *line, size_t len)
+{
+	char req[512];
+	int fd = connect_from(1, rig.ws_port, 0);
+
+	ck_assert_int_ge(fd, 0);
+	snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+		 "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+		 "Sec-WebSocket-Version: %s\r\n%s\r\n", version, extra);
+	exchange(fd, req, line, len);
+	close(fd);
+}
+
+START_TEST(internal_protocols_old_versions_and_http2_are_refused)
+{
+	static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+	char line[512];
+	int fd;
+
+	ck_assert_int_eq(tu_stack_start(&rig, "steady", 200, 0), 0);
+	ws_handshake("", "13", line, sizeof(line));
+	ck_assert_msg(strncmp(line, "HTTP/1.1 101", 12) == 0, "plain handshake: %s", line);
+	ws_handshake("Sec-WebSocket-Protocol: " WS_PROTOCOL_NAME "\r\n", "13", line, sizeof(line));
+	ck_assert_msg(strncmp(line, "HTTP/1.1 101", 12) == 0, "feed handshake: %s", line);
+	ws_handshake("Sec-WebSocket-Protocol: zernel-listener\r\n", "13", line, sizeof(line));
+	ck_assert_msg(strncmp(line, "HTTP/1.1 101", 12) != 0, "listener accepted: %s", line);
+	ws_handshake("Sec-WebSocket-Protocol: zernel-client-input\r\n", "13", line, sizeof(line));
+	ck_assert_msg(strncmp(line, "HTTP/1.1 101", 12) != 0, "client-input accepted: %s", line);
+	ws_handshake("", "8", line, sizeof(line));
+	ck_assert_msg(strncmp(line, "HTTP/1.1 101", 12) != 0, "version 8 accepted: %s", line);
+
+	/* HTTP/2 with prior knowledge: no SETTINGS frame, an HTTP/1.1 error. */
+	fd = connect_from(1, rig.metrics_port, 0);
+	ck_assert_int_ge(fd, 0);
+	exchange(fd, preface, line, sizeof(line));
+	ck_assert_msg(line[0] == '\0' || strncmp(line, "HTTP/1.1 4", 10) == 0,
+		      "HTTP/2 preface answered: %.16s", line);
+	close(fd);
+	/* An h2c upgrade is served as plain HTTP/1.1. */
+	fd = connect_from(1, rig.metrics_port, 0);
+	ck_assert_int_ge(fd, 0);
+	exchange(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+		 "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n", line,
+		 sizeof(line));
+	ck_assert_msg(strncmp(line, "HTTP/1.1 200", 12) == 0, "h2c upgrade: %s", line);
+	close(fd);
+	/* The exporter still serves. */
+	ck_assert_int_eq(tu_wait_http(rig.metrics_port, "/healthz", 200, 2000), 0);
+}
+END_TEST
+
+static long rss_kb(pid_t pid)
+{
+	char path[64], *text, *p;
+	long kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	text = tu_read_file(path, NULL);
+	if (text && (p = strstr(text, "VmRSS:")))
+		kb = strtol(p + 6, NULL, 10);
+	free(text);
+	return kb;
+}
+
+static int open_fds(pid_t pid)
+{
+	char cmd[96];
+	char *out;
+	int st, n;
+
+	snprintf(cmd, sizeof(cmd), "ls /proc/%d/fd | wc -l", (int)pid);
+	out = tu_capture(cmd, &st);
+	n = out ? atoi(out) : -1;
+	free(out);
+	return n;
+}
+
+/* Connections one attacker keeps open, sending a header byte now and then. */
+struct slow_flood {
+	int *fd;
+	unsigned int n;
+	unsigned int hosts;	/* spread over 127.0.0.2 .. 2+hosts-1 */
+	uint16_t port;
+	uint64_t reopened;
+};
+
+static void flood_open(struct slow_flood *f, unsigned int n, unsigned int hosts, uint16_t port)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = calloc(n, sizeof(int));
+	ck_assert_ptr_nonnull(f->fd);
+	f->n = n;
+	f->hosts = hosts;
+	f->port = port;
+	for (unsigned int i = 0; i < n; i++)
+		f->fd[i] = connect_from(2 + i % hosts, port, 1);
+}
+
+/* One byte of a never-ending request on each; a closed one is opened again. */
+static void flood_tick(struct slow_flood *f, unsigned int step)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaa";
+
+	for (unsigned int i = 0; i < f->n; i++) {
+		char sink[256];
+		char c = req[step % (sizeof(req) - 1)];
+
+		if (f->fd[i] >= 0 && (read(f->fd[i], sink, sizeof(sink)) == 0 ||
+				      (send(f->fd[i], &c, 1, MSG_NOSIGNAL) < 0 &&
+				       errno != EAGAIN && errno != ENOTCONN))) {
+			close(f->fd[i]);
+			f->fd[i] = -1;
+		}
+		if (f->fd[i] < 0) {
+			f->fd[i] = connect_from(2 + i % f->hosts, f->port, 1);
+			f->reopened++;
+		}
+	}
+}
+
+static void flood_close(struct slow_flood *f)
+{
+	for (unsigned int i = 0; i < f->n; i++)
+		if (f->fd[i] >= 0)
+			close(f->fd[i]);
+	free(f->fd);
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = rl.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+/*
+ * One client holds 2,000 slow connections on each port (renewing those
+ * the exporter closes) while a scraper asks for /metrics once a second
+ * from another address: every scrape succeeds and RSS stays bounded.
+ */
+START_TEST(slow_connections_leave_scrapes_their_share)
+{
+	enum { SLOW = 2000, SECONDS = 20 };
+	struct slow_flood http, ws;
+	unsigned int ok = 0, total = 0;
+	long rss0, rss_max = 0;
+	double worst_ms = 0;
+
+	raise_nofile();
+	ck_assert_int_eq(tu_stack_start(&rig, "steady", 500, 0), 0);
+	rss0 = rss_kb(rig.exporter);
+	flood_open(&http, SLOW, 1, rig.metrics_port);
+	flood_open(&ws, SLOW, 1, rig.ws_port);
+	for (unsigned int t = 0; t < SECONDS * 10; t++) {
+		long rss;
+
+		flood_tick(&http, t);
+		flood_tick(&ws, t);
+		if (t % 10 == 5) {
+			char *body = malloc(BODY_MAX);
+			uint64_t t0 = now_mono_ns();
+			double ms;
+
+			ck_assert_ptr_nonnull(body);
+			total++;
+			if (tu_http_request(rig.metrics_port, "GET", "/metrics", body, BODY_MAX) == 200 &&
+			    strstr(body, "\nzernel_collector_up 1\n"))
+				ok++;
+			ms = (double)(now_mono_ns() - t0) / 1e6;
+			worst_ms = ms > worst_ms ? ms : worst_ms;
+			free(body);
+		}
+		rss = rss_kb(rig.exporter);
+		rss_max = rss > rss_max ? rss : rss_max;
+		tu_sleep_ms(100);
+	}
+	fprintf(stderr, "slow flood: %u/%u scrapes ok (slowest %.1f ms), %d exporter fds, "
+		"RSS %ld kB before, %ld kB peak; connections renewed: http %llu, ws %llu\n",
+		ok, total, worst_ms, open_fds(rig.exporter), rss0, rss_max,
+		(unsigned long long)http.reopened, (unsigned long long)ws.reopened);
+	flood_close(&http);
+	flood_close(&ws);
+	ck_assert_uint_ge(ok * 100, total * 99);
+	ck_assert_int_lt(rss_max, rss0 + 64 * 1024);
+	ck_assert_int_eq(waitpid(rig.exporter, NULL, WNOHANG), 0);
+}
+END_TEST
+
+/*
+ * 10,000 connections to the feed port from five addresses: the exporter's
+ * descriptors stay bounded by its caps, /metrics keeps answering, and the
+ * slots come back once they close.
+ */
+START_TEST(ten_thousand_connections_never_exhaust_descriptors)
+{
+	enum { CONNS = 10000, HOSTS = 5 };
+	int *fd = calloc(CONNS, sizeof(int));
+	int fds_max = 0;
+	char line[256];
+
+	ck_assert_ptr_nonnull(fd);
+	raise_nofile();
+	ck_assert_int_eq(tu_stack_start(&rig, "steady", 500, 0), 0);
+	for (int i = 0; i < CONNS; i++) {
+		fd[i] = connect_from(10 + (unsigned int)i % HOSTS, rig.ws_port, 1);
+		if (i % 1000 == 999) {
+			int n = open_fds(rig.exporter);
+
+			fds_max = n > fds_max ? n : fds_max;
+			ck_assert_int_eq(tu_wait_http(rig.metrics_port, "/healthz", 200, 3000), 0);
+		}
+	}
+	tu_sleep_ms(500);
+	fds_max = open_fds(rig.exporter) > fds_max ? open_fds(rig.exporter) : fds_max;
+	ck_assert_int_eq(tu_wait_http(rig.metrics_port, "/healthz", 200, 3000), 0);
+	fprintf(stderr, "10000 feed connections: exporter peaked at %d descriptors\n", fds_max);
+	ck_assert_int_lt(fds_max, HOSTS * WS_MAX_PER_ADDR + HTTP_MAX_CONNECTIONS + 256);
+	for (int i = 0; i < CONNS; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	free(fd);
+	/* Every slot came back: a new client from a flooding address gets the feed. */
+	tu_sleep_ms(1000);
+	{
+		int c = connect_from(10, rig.ws_port, 0);
+
+		ck_assert_int_ge(c, 0);
+		exchange(c, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+			 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+			 line, sizeof(line));
+		ck_assert_msg(strncmp(line, "HTTP/1.1 101", 12) == 0, "after the flood: %s", line);
+		close(c);
+	}
+}
+END_TEST
+
+Suite *resilience_suite(void);
+Suite *resilience_suite(void)
+{
+	Suite *s = suite_create("resilience");
+	TCase *seg = tcase_create("segment");
+	TCase *share = tcase_create("fairshare");
+
+	tcase_add_checked_fixture(seg, NULL, rig_teardown);
+	tcase_set_timeout(seg, 120);
+	tcase_add_test(seg, live_header_bit_flips_are_invalid_at_once_then_heal);
+	tcase_add_test(seg, stuck_seqlock_costs_requests_nothing);
+	suite_add_tcase(s, seg);
+
+	tcase_add_checked_fixture(share, NULL, rig_teardown);
+	tcase_set_timeout(share, 180);
+	tcase_add_test(share, internal_protocols_old_versions_and_http2_are_refused);
+	tcase_add_test(share, slow_connections_leave_scrapes_their_share);
+	tcase_add_test(share, ten_thousand_connections_never_exhaust_descriptors);
+	suite_add_tcase(s, share);
+	return s;
+}
