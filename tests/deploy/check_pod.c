@@ -176,8 +176,12 @@ START_TEST(pod_runs_probes_host_workload_and_recovers)
 			 mport, fport);
 	ck_assert_msg(out && st == 0, "zernel-pod.py up:\n%s", out ? out : "");
 	free(out);
-	v = wait_metric(mport, "zernel_collector_up", 1, 60000);
-	ck_assert_msg(v == 1, "zernel_collector_up is %g after 60 s", v);
+	/*
+	 * The collector probes every CUDA process of the host: on a machine
+	 * busy with other such programs its start takes a minute or more.
+	 */
+	v = wait_metric(mport, "zernel_collector_up", 1, 180000);
+	ck_assert_msg(v == 1, "zernel_collector_up is %g after 180 s", v);
 	/* The feed port is published too: libwebsockets answers plain HTTP. */
 	{
 		char page[256];
@@ -213,7 +217,7 @@ START_TEST(pod_runs_probes_host_workload_and_recovers)
 	/* The collector in its container sees it through the host's PID namespace. */
 	snprintf(series, sizeof(series), "zernel_process_info{pid=\"%d\",ppid=\"%d\","
 		 "comm=\"zw_cuda\"", (int)wl, (int)getpid());
-	v = wait_sample(mport, series, 60000) == 0;
+	v = wait_sample(mport, series, 120000) == 0;
 	if (v != 1)
 		tu_system("podman logs %s-collector 2>&1 | tail -n 20 >&2; curl -s "
 			  "127.0.0.1:%u/metrics | grep -E 'process_info|libraries|probes_att' >&2",
@@ -229,7 +233,7 @@ START_TEST(pod_runs_probes_host_workload_and_recovers)
 						     "libnccl.so.2" };
 		int all = 0;
 
-		for (int t = 0; t < 120 && !all; t++) {
+		for (int t = 0; t < 240 && !all; t++) {
 			char *logs = td_capture(&st, "podman logs %s-collector 2>&1 | "
 						"grep 'probing .*/tests/fakes/'", pod);
 
@@ -302,6 +306,10 @@ START_TEST(pod_runs_probes_host_workload_and_recovers)
 		if (!strcmp(state, "exited") || !strcmp(state, "stopped")) {
 			free(start_err);
 			start_err = td_capture(&st, "podman start %s-collector 2>&1", pod);
+		} else if (t > 0 && t % 30 == 0) {
+			/* Its process is gone but podman missed the exit: have it look again. */
+			free(start_err);
+			start_err = td_capture(&st, "podman restart --time 0 %s-collector 2>&1", pod);
 		}
 		if (st != 0)
 			tu_sleep_ms(1000);
@@ -309,7 +317,7 @@ START_TEST(pod_runs_probes_host_workload_and_recovers)
 	ck_assert_msg(st == 0, "podman start of the collector container failed: %s",
 		      start_err ? start_err : "never exited");
 	free(start_err);
-	v = wait_metric(mport, "zernel_collector_up", 1, 60000);
+	v = wait_metric(mport, "zernel_collector_up", 1, 180000);
 	ck_assert_msg(v == 1, "zernel_collector_up is %g after the restart", v);
 	exporter_again = container_pid("exporter");
 	ck_assert_int_eq(exporter_again, exporter);
@@ -317,7 +325,7 @@ START_TEST(pod_runs_probes_host_workload_and_recovers)
 	/* The new collector finds the workload again. */
 	snprintf(series, sizeof(series), "zernel_process_info{pid=\"%d\",ppid=\"%d\","
 		 "comm=\"zw_cuda\"", (int)wl, (int)getpid());
-	ck_assert_msg(wait_sample(mport, series, 60000) == 0, "after the restart no %s", series);
+	ck_assert_msg(wait_sample(mport, series, 120000) == 0, "after the restart no %s", series);
 
 	close(in[1]);
 	ck_assert_int_eq(tu_stop(wl, SIGTERM, 5000) >= 0, 1);
@@ -419,7 +427,7 @@ Suite *pod_suite(void)
 	tcase_add_test(t, images_hold_their_program_and_its_libraries);
 	tcase_add_test(t, pod_runs_probes_host_workload_and_recovers);
 	/* The first run makes a Debian 12 with debootstrap and builds both images. */
-	tcase_set_timeout(t, 900);
+	tcase_set_timeout(t, 1200);
 	suite_add_tcase(s, t);
 	return s;
 }
