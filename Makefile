@@ -331,6 +331,8 @@ include $(wildcard bench/*.mk)
 # need wrk, prometheus-node-exporter and bpftrace.
 bench-exporter bench-probes bench-sched: | bench-deps
 
-# The Debian tree, the package's build copy and the image contexts hold
-# folders named *.d that are no dependency files.
--include $(shell find $(BUILD) \( -path $(BUILD)/debian-12 -o -path $(BUILD)/deb -o -path $(BUILD)/images \) -prune -o -name '*.d' -type f -print 2>/dev/null)
+# Dependency files, only where objects are built: the Debian tree, the
+# package's build copy and the image contexts under $(BUILD) hold folders
+# and files named *.d that are no dependency files.
+SRC_DIRS := common shm catalog collector exporter cli bpf tests bench
+-include $(shell find $(addprefix $(BUILD)/,$(SRC_DIRS)) -name '*.d' -type f 2>/dev/null)

@@ -487,16 +487,18 @@ const struct cat_metric cat_metrics[] = {
 	  .labels = comm_info_labels, .n_labels = ARRAY_SIZE(comm_info_labels),
 	  .help = "Always 1 for each rank of an NCCL communicator a watched process holds; labels: communicator (NCCL's commHash), rank, world size, GPU (empty when unknown), origin, parent.",
 	  .feed_obj = CAT_OBJ_COMMS },
-	/* Per communicator and rank: what names a straggler and a hang across nodes. */
+	/*
+	 * Per communicator and rank: what names a straggler and a hang across
+	 * nodes.  Summaries only: a classic histogram per (comm, rank) would
+	 * cost each process 60 series, and the rules compare quantiles.
+	 */
 	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
 	  COMM(wait), .prom = "zernel_nccl_comm_wait_seconds",
-	  .prom_hist = "zernel_nccl_comm_wait_duration_seconds",
 	  .help = "Per communicator and rank: from a collective's launch (its call, or the ncclGroupEnd that launched it) to the return of the first host-blocking CUDA call that covered its stream, an upper bound of its GPU completion, seconds. The rank the others wait for has the shortest.",
 	  FEED(CAT_OBJ_COMMS, 7, "wait"), .feed_fmt = CAT_FMT_MS,
 	  .feed_parts = CAT_PART_P50 | CAT_PART_P99 },
 	{ .rows = CAT_ROWS_NCCL_COMMS, .kind = CAT_LATENCY, .flags = CAT_F_SAMPLED,
 	  COMM(gap), .prom = "zernel_nccl_comm_gap_seconds",
-	  .prom_hist = "zernel_nccl_comm_gap_duration_seconds",
 	  .help = "Per communicator and rank: from a completion to its next call while none was pending, the rank's own time between collectives, seconds.",
 	  FEED(CAT_OBJ_COMMS, 8, "gap"), .feed_fmt = CAT_FMT_MS,
 	  .feed_parts = CAT_PART_P50 | CAT_PART_P99 },

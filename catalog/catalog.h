@@ -273,7 +273,7 @@ struct cat_metric {
 	size_t per;			/* a ratio: divided by the uint64_t at per (0: unknown) */
 
 	const char *prom;		/* Prometheus family; NULL: not exported there */
-	const char *prom_hist;		/* a latency's histogram family */
+	const char *prom_hist;		/* a latency's histogram family; NULL: summary only */
 	const char *prom_labels;	/* fixed labels after the row's: "reason=\"preempted\"" */
 	const struct cat_label *labels;	/* an info entry's labels, after the row's */
 	unsigned int n_labels;

@@ -26,6 +26,7 @@ _Static_assert(IDTEXT_CONTAINER_ID_LEN <= SHM_ID_CONTAINER_ID_LEN &&
 	       KUBE_CONTAINER_MAX <= SHM_ID_CONTAINER_LEN &&
 	       CGROUP_ID_STEP_MAX <= SHM_ID_STEP_LEN,
 	       "every name the parsers keep fits its field");
+_Static_assert(PROC_ENV_RANK_MAX == SHM_ID_RANK_MAX, "one bound on ranks");
 
 struct ident_scan {
 	struct kube_pods *kube;		/* NULL: no Kubernetes names */
@@ -83,7 +84,7 @@ static int32_t first_num(const struct proc_env_num *a, const struct proc_env_num
 	const struct proc_env_num *v[3] = { a, b, c };
 
 	for (int i = 0; i < 3; i++)
-		if (v[i] && v[i]->state == PROC_ENV_SET && v[i]->value <= PROC_ENV_RANK_MAX)
+		if (v[i] && v[i]->state == PROC_ENV_SET && v[i]->value <= SHM_ID_RANK_MAX)
 			return (int32_t)v[i]->value;
 	return -1;
 }
@@ -105,10 +106,12 @@ void ident_scan_build(const struct cgroup_id *cg, const struct kube_names *kube,
 		COPY(out->container, kube->container);
 
 	/* Slurm: the cgroup says which job a process is in; the environment can only claim. */
-	if (cg->slurm_job_id) {
+	/* Slurm's job ids are 32-bit: a larger number is not one of its jobs. */
+	if (cg->slurm_job_id && cg->slurm_job_id <= SHM_ID_SLURM_JOB_MAX) {
 		out->slurm_job_id = cg->slurm_job_id;
 		COPY(out->slurm_step, cg->slurm_step);
-	} else if (env->slurm_job_id.state == PROC_ENV_SET) {
+	} else if (env->slurm_job_id.state == PROC_ENV_SET &&
+		   env->slurm_job_id.value <= SHM_ID_SLURM_JOB_MAX) {
 		out->slurm_job_id = env->slurm_job_id.value;
 		if (env->slurm_step_id.state == PROC_ENV_SET)
 			snprintf(out->slurm_step, sizeof(out->slurm_step), "%llu",

@@ -273,6 +273,30 @@ static void close_links(struct probes *p, struct bpf_link **links, size_t n)
 	hand_over_end(p, pid, go);
 }
 
+/*
+ * At exit even the collector's own closes cost: libbpf disables each perf
+ * event (an ioctl that waits on the same kernel mutex) before closing it.
+ * With a child holding every descriptor, the links are only forgotten
+ * here (disconnected, no system call) and the collector's exit drops its
+ * references; the child's pipe closes with the exit, after them.
+ */
+static void forget_links_at_exit(struct probes *p, struct bpf_link **links, size_t n)
+{
+	int go = -1;
+	pid_t pid;
+
+	(void)p;
+	if (!n)
+		return;
+	pid = hand_over_begin(&go);
+	for (size_t i = 0; i < n; i++) {
+		if (pid > 0)
+			bpf_link__disconnect(links[i]);
+		bpf_link__destroy(links[i]);
+	}
+	/* go stays open: the exit closes it once every link's descriptor is closed. */
+}
+
 void probe_attach_reap(struct probes *p)
 {
 	for (size_t i = 0; i < PROBES_MAX_HELPERS; i++)
@@ -336,7 +360,7 @@ void probe_attach_destroy(struct probes *p)
 	}
 	if (all) {
 		memcpy(all + n, p->links, p->n_static * sizeof(*all));
-		close_links(p, all, n + p->n_static);
+		forget_links_at_exit(p, all, n + p->n_static);
 		free(all);
 	} else {
 		close_links(p, p->links, p->n_static);

@@ -155,8 +155,9 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int 
  */
 size_t probe_attach_idle(struct probes *p);
 /*
- * Every link.  Closes happen in the collector, the kernel's slow release
- * of each in a child process (see probe_attach.c), so this returns fast.
+ * Every link, as the collector exits (only then: the links' descriptors
+ * stay open until the process ends).  The kernel's slow release of each
+ * happens in a child process (see probe_attach.c), so this returns fast.
  */
 void probe_attach_destroy(struct probes *p);
 /* Reaps the children that finished releasing links. */

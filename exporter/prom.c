@@ -138,6 +138,8 @@ static void family(struct sbuf *b, const struct cat_metric *g, size_t n,
 		return;
 	}
 	rows_of(b, g, n, in, prom_summary);
+	if (!g->prom_hist)
+		return;	/* a summary only: see the family in catalog.c */
 	prom_family_of(b, g, 1);
 	if (g->rows != CAT_ROWS_PROCS || per_pid_histograms) {
 		rows_of(b, g, n, in, prom_histogram);

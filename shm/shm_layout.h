@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	8u
+#define SHM_LAYOUT_VERSION	9u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -182,6 +182,11 @@ struct shm_nccl_op {
 
 /* shm_nccl_comm.flags */
 #define SHM_NCCL_COMM_LOCAL_ID	(1u << 0)	/* comm_id is not NCCL's: made from (pid, handle) */
+/* Bounds a reader enforces on a communicator row (decades of a busy job). */
+#define SHM_NCCL_MAX_RANKS	(1 << 24)
+#define SHM_NCCL_MAX_CALLS	(1ull << 48)
+#define SHM_NCCL_MAX_BYTES	(1ull << 62)
+#define SHM_NCCL_MAX_STALL_NS	(1ull << 60)
 
 /*
  * One NCCL communicator a watched process holds: one rank of it.  comm_id
@@ -236,6 +241,11 @@ struct shm_nccl_comm {
 /* Identity was read at least once (else every field is unknown). */
 #define SHM_ID_F_READ		0x2u
 #define SHM_ID_F_ALL_BITS	0x3u
+
+/* Ranks and sizes above this are nonsense (the collector refuses them). */
+#define SHM_ID_RANK_MAX		((1 << 24) - 1)
+/* Slurm numbers jobs with 32-bit ids. */
+#define SHM_ID_SLURM_JOB_MAX	0xffffffffull
 
 #define SHM_ID_NAMESPACE_LEN	64u	/* DNS label, 63 + NUL */
 #define SHM_ID_POD_LEN		256u	/* DNS subdomain, 253 + NUL */

@@ -54,6 +54,15 @@ static const uint32_t table_limit[SHM_TABLE_COUNT] = {
  * maximum.  Says what is wrong in bad; the caller names the series, only
  * on failure, since a full segment holds thousands of series.
  */
+/* The collector's own series: the window is part of the whole, and empty means zero. */
+static int window_fits(const struct shm_latency *l)
+{
+	if (l->window_count > l->count || (l->count == 0 && l->sum_ns != 0))
+		return 0;
+	return l->window_count != 0 ||
+	       (l->window_p50_ns | l->window_p90_ns | l->window_p99_ns | l->window_max_ns) == 0;
+}
+
 static int check_latency(const struct shm_latency *l, char *bad, size_t len)
 {
 	uint64_t sum = 0;
@@ -241,6 +250,11 @@ static int padded_text(const char *f, size_t n)
 	return 1;
 }
 
+static int rank_ok(int32_t r)
+{
+	return r >= -1 && r <= SHM_ID_RANK_MAX;
+}
+
 /* The name of the first identity text that is not padded_text, or NULL. */
 static const char *identity_bad_text(const struct shm_identity *id)
 {
@@ -303,9 +317,13 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		    ids[i].reserved0)
 			return fail(reason, len, "identity[%u] (pid %u): unknown runtime %u, flags "
 				    "0x%x or reserved bits", i, ids[i].pid, ids[i].runtime, ids[i].flags);
-		if (ids[i].rank < -1 || ids[i].local_rank < -1 || ids[i].world_size < -1 ||
-		    ids[i].group_rank < -1)
-			return fail(reason, len, "identity[%u] (pid %u): a rank below -1", i, ids[i].pid);
+		if (!rank_ok(ids[i].rank) || !rank_ok(ids[i].local_rank) ||
+		    !rank_ok(ids[i].world_size) || !rank_ok(ids[i].group_rank))
+			return fail(reason, len, "identity[%u] (pid %u): a rank outside -1..%d",
+				    i, ids[i].pid, SHM_ID_RANK_MAX);
+		if (ids[i].slurm_job_id > SHM_ID_SLURM_JOB_MAX)
+			return fail(reason, len, "identity[%u] (pid %u): Slurm job %llu", i,
+				    ids[i].pid, (unsigned long long)ids[i].slurm_job_id);
 		if (bad_text)
 			return fail(reason, len, "identity[%u] (pid %u): %s is not a terminated, "
 				    "zero-padded text", i, ids[i].pid, bad_text);
@@ -344,9 +362,20 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if (c->origin >= SHM_NCCL_ORIGIN_COUNT)
 			return fail(reason, len, "nccl_comms[%u] (pid %u): unknown origin %u", i,
 				    c->pid, c->origin);
-		if (c->rank < -1 || c->nranks < -1 || (c->nranks > 0 && c->rank >= c->nranks))
+		if (c->rank < -1 || c->nranks < -1 || c->nranks > SHM_NCCL_MAX_RANKS ||
+		    (c->nranks > 0 && c->rank >= c->nranks))
 			return fail(reason, len, "nccl_comms[%u] (pid %u): rank %d of %d", i,
 				    c->pid, c->rank, c->nranks);
+		/* Counts no job reaches in decades: beyond them the row is corrupt. */
+		if ((c->flags & ~SHM_NCCL_COMM_LOCAL_ID) ||
+		    (c->parent_id && c->origin != SHM_NCCL_ORIGIN_SPLIT &&
+		     c->origin != SHM_NCCL_ORIGIN_SHRINK) ||
+		    !window_fits(&c->wait) || !window_fits(&c->gap) ||
+		    c->calls > SHM_NCCL_MAX_CALLS || c->bytes > SHM_NCCL_MAX_BYTES ||
+		    c->pending > c->calls || c->stalled_ns > SHM_NCCL_MAX_STALL_NS ||
+		    c->wait.count > c->calls || c->gap.count > c->calls)
+			return fail(reason, len, "nccl_comms[%u] (pid %u): inconsistent counts", i,
+				    c->pid);
 		if (check_latency(&c->wait, bad, sizeof(bad)) < 0 ||
 		    check_latency(&c->gap, bad, sizeof(bad)) < 0)
 			return fail(reason, len, "nccl_comms[%u] (pid %u): %s", i, c->pid, bad);

@@ -587,7 +587,7 @@ END_TEST
  * what catches most changes; names and pids cannot be judged.
  */
 #define ROW_DETECT_TRIALS	4000u
-#define ROW_DETECT_MIN_PERMILLE	660u	/* measured: 669 (layout 5: rows gained thread states) */
+#define ROW_DETECT_MIN_PERMILLE	850u	/* measured on layout 9: 862 */
 
 START_TEST(random_changes_to_live_rows_are_detected)
 {

@@ -126,7 +126,7 @@ static char *scrape_identified(void)
 		"local_rank=\"2\"",
 	};
 
-	for (int waited = 0; waited < 15000; waited += 200) {
+	for (int waited = 0; waited < 60000; waited += 200) {
 		char *m = tu_scrape(fx.st.metrics_port);
 		int all = m != NULL;
 
@@ -139,6 +139,12 @@ static char *scrape_identified(void)
 		}
 		if (all)
 			return m;
+		if (waited + 200 >= 60000 && m) {
+			/* What was there instead, for the failure message. */
+			for (const char *l = strstr(m, "\nzernel_process_info{"); l;
+			     l = strstr(l + 1, "\nzernel_process_info{"))
+				fprintf(stderr, "%.*s\n", (int)strcspn(l + 1, "\n"), l + 1);
+		}
 		free(m);
 		tu_sleep_ms(200);
 	}
@@ -272,7 +278,7 @@ START_TEST(pods_jobs_and_ranks_reach_metrics_and_feed)
 			 (int)fx.pids[4]);
 		if (tu_metric(metrics, "zernel_process_info", cmd, &v) == 0)
 			break;
-		ck_assert_msg(waited < (int)(IDENT_REFRESH_NS / 1000000) + 5000,
+		ck_assert_msg(waited < (int)(IDENT_REFRESH_NS / 1000000) + 40000,
 			      "the late pod was never named");
 		free(metrics);
 		tu_sleep_ms(500);
@@ -322,6 +328,12 @@ START_TEST(cgroup_wins_and_ranks_fall_back)
 	ck_assert_uint_eq(id.slurm_job_id, 10);
 	ck_assert_str_eq(id.slurm_step, "3");
 	ck_assert_str_eq(id.pod, "");
+
+	/* A Slurm job id past 32 bits is no Slurm job: unknown, from either source. */
+	cg.slurm_job_id = 1ull << 40;
+	env.slurm_job_id.value = 1ull << 33;
+	ident_scan_build(&cg, NULL, &env, &id);
+	ck_assert_uint_eq(id.slurm_job_id, 0);
 }
 END_TEST
 

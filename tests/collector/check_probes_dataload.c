@@ -216,7 +216,7 @@ static void pt_assert_near(const char *what, uint64_t got, uint64_t want, double
  */
 START_TEST(dataload_pytorch_no_workers_trainer_waits_per_item)
 {
-	static const char *const args[] = { "0", "96", "1", "15", PT_STEP_MS, "helper", NULL };
+	static const char *const args[] = { "0", "64", "1", "40", PT_STEP_MS, "helper", NULL };
 	struct tp_collector c;
 	struct tw_work w;
 	const struct shm_proc *p;
@@ -228,17 +228,17 @@ START_TEST(dataload_pytorch_no_workers_trainer_waits_per_item)
 	pt_run(&c, &w, args, NULL);
 	if (w.pid == 0)
 		return;
-	ck_assert_int_eq(tw_value(&w, "items"), 96);
+	ck_assert_int_eq(tw_value(&w, "items"), 64);
 	ck_assert_int_eq(tw_value(&w, "workers"), 0);
 	slept = tw_value(&w, "next_slept");
-	ck_assert_int_ge(slept, 48);
+	ck_assert_int_ge(slept, 32);
 	p = tp_proc(&c, (uint32_t)w.pid);
 	ck_assert_ptr_nonnull(p);
 	l = &p->lat[SHM_FAMILY_DATALOADER_WAIT];
 	/* One wait per batch it slept for (the last may close later). */
 	ck_assert_uint_ge(l->count + 1, (uint64_t)slept);
 	ck_assert_uint_le(l->count, (uint64_t)slept);
-	pt_assert_near("trainer wait p50", l->window_p50_ns, 15 * TW_MS, 0.10);
+	pt_assert_near("trainer wait p50", l->window_p50_ns, 40 * TW_MS, 0.10);
 	/* The helper's one-second polls would be the maximum. */
 	ck_assert_uint_le(l->window_max_ns, 500 * TW_MS);
 	tw_finish(&w);
@@ -249,7 +249,7 @@ END_TEST
 /* The same helper, counted when every thread counts: the exclusion is real. */
 START_TEST(dataload_pytorch_helper_thread_counted_with_all_threads)
 {
-	static const char *const args[] = { "0", "96", "1", "15", PT_STEP_MS, "helper", NULL };
+	static const char *const args[] = { "0", "64", "1", "40", PT_STEP_MS, "helper", NULL };
 	struct tp_collector c;
 	struct tw_work w;
 	const struct shm_proc *p;

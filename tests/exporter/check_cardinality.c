@@ -32,6 +32,22 @@ struct count {
 	unsigned int pod_buckets;	/* _bucket lines labelled with a pod */
 };
 
+/* A bucket of a per-process latency family (not, say, a communicator's). */
+static int process_histogram(const char *line)
+{
+	for (size_t i = 0; i < cat_metrics_count; i++) {
+		const struct cat_metric *m = &cat_metrics[i];
+		size_t n;
+
+		if (m->rows != CAT_ROWS_PROCS || !m->prom_hist)
+			continue;
+		n = strlen(m->prom_hist);
+		if (strncmp(line, m->prom_hist, n) == 0 && strncmp(line + n, "_bucket{", 8) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 static void count_series(const char *text, struct count *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -48,7 +64,7 @@ static void count_series(const char *text, struct count *c)
 				c->with_pid++;
 			if (strstr(line, "_bucket{")) {
 				c->buckets++;
-				if (strstr(line, "pid=\""))
+				if (strstr(line, "pid=\"") && process_histogram(line))
 					c->buckets_with_pid++;
 				if (strstr(line, "pod=\""))
 					c->pod_buckets++;

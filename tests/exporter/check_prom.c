@@ -143,7 +143,7 @@ static void setup(void)
 	fill_latency(&ops[SHM_NCCL_ALL_REDUCE].wait, 3);
 	c = shm_writer_table(&fx.w, SHM_TABLE_NCCL_COMMS);
 	c[0] = (struct shm_nccl_comm){ .pid = 100, .rank = 0, .nranks = 2, .gpu_id = UINT32_MAX,
-				       .comm_id = 0xabcdef, .calls = 5, .bytes = 640, .pending = 2,
+				       .comm_id = 0xabcdef, .calls = 40, .bytes = 640, .pending = 2,
 				       .stalled_ns = 1500000000ull };
 	fill_latency(&c[0].wait, 2);
 	h->table[SHM_TABLE_NCCL_COMMS].count = 1;
@@ -267,7 +267,7 @@ START_TEST(prom_other_families_have_exact_labels)
 	assert_no_substring("zernel_gpu_memory_total_bytes{gpu_id=\"1\"}");
 	assert_line("zernel_gpu_memory_device_used_bytes{gpu_id=\"1\"} 5");
 	assert_line("zernel_nccl_comm_info{comm=\"0xabcdef\",rank=\"0\",pid=\"100\",world_size=\"2\",gpu_id=\"\",origin=\"init_rank\",parent=\"0x0\"} 1");
-	assert_line("zernel_nccl_comm_calls_total{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 5");
+	assert_line("zernel_nccl_comm_calls_total{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 40");
 	assert_line("zernel_nccl_comm_bytes_total{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 640");
 	assert_line("zernel_nccl_comm_pending{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 2");
 	assert_line("zernel_nccl_comm_stalled_seconds{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 1.5");

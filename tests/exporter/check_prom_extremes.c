@@ -47,6 +47,14 @@ static void extreme_latency(struct shm_latency *l)
 	l->window_p50_ns = l->window_p90_ns = l->window_p99_ns = l->window_max_ns = UINT64_MAX;
 }
 
+/* The same with count samples at most (a series a counter bounds). */
+static void bounded_latency(struct shm_latency *l, uint64_t count)
+{
+	extreme_latency(l);
+	l->bucket[0] = count - 1;
+	l->count = l->window_count = count;
+}
+
 /*
  * Rows start as all-ones bytes, so a field this test does not name gets
  * its maximum too; then the few invariants the reader checks are restored.
@@ -81,7 +89,8 @@ static void fill_extremes(struct shm_writer *w)
 		id[i].pid = p[i].pid;
 		id[i].runtime = SHM_ID_RUNTIME_MAX;
 		id[i].flags = SHM_ID_F_ALL_BITS;
-		id[i].rank = id[i].local_rank = id[i].world_size = id[i].group_rank = INT_MAX;
+		id[i].rank = id[i].local_rank = id[i].world_size = id[i].group_rank = SHM_ID_RANK_MAX;
+		id[i].slurm_job_id = SHM_ID_SLURM_JOB_MAX;
 		id[i].reserved0 = 0;
 		fill_text(id[i].slurm_step, sizeof(id[i].slurm_step), '9');
 		fill_text(id[i].container_id, sizeof(id[i].container_id), 'f');
@@ -97,15 +106,20 @@ static void fill_extremes(struct shm_writer *w)
 		fill_text(g[i].uuid, sizeof(g[i].uuid), '"');
 		fill_text(g[i].model_name, sizeof(g[i].model_name), '\\');
 		c[i].pid = UINT32_MAX - i;
-		/* The widest ranks a reader takes: unknown (-1) or the last of INT_MAX. */
-		c[i].rank = i % 2 ? INT_MAX - 1 : -1;
-		c[i].nranks = i % 2 ? INT_MAX : -1;
+		/* The widest ranks a reader takes: unknown (-1) or the last of the most. */
+		c[i].rank = i % 2 ? SHM_NCCL_MAX_RANKS - 1 : -1;
+		c[i].nranks = i % 2 ? SHM_NCCL_MAX_RANKS : -1;
 		c[i].gpu_id = UINT32_MAX - 1 - i;
 		c[i].comm_id = UINT64_MAX - i;
 		c[i].parent_id = UINT64_MAX;
 		c[i].origin = SHM_NCCL_ORIGIN_COUNT - 1;
-		extreme_latency(&c[i].wait);
-		extreme_latency(&c[i].gap);
+		/* Counters at the bounds the reader still believes. */
+		c[i].flags = SHM_NCCL_COMM_LOCAL_ID;
+		c[i].calls = c[i].pending = SHM_NCCL_MAX_CALLS;
+		c[i].bytes = SHM_NCCL_MAX_BYTES;
+		c[i].stalled_ns = SHM_NCCL_MAX_STALL_NS;
+		bounded_latency(&c[i].wait, SHM_NCCL_MAX_CALLS);
+		bounded_latency(&c[i].gap, SHM_NCCL_MAX_CALLS);
 	}
 	for (uint32_t op = 0; op < SHM_NCCL_OP_COUNT; op++) {
 		ops[op].op = op;
@@ -220,7 +234,7 @@ START_TEST(every_family_at_extreme_values_passes_promtool)
 	assert_rows(out.data, "zernel_process_info", ROWS);
 	assert_rows(out.data, "zernel_nccl_comm_info", ROWS);
 	assert_rows(out.data, "zernel_gpu_memory_used_bytes", ROWS);
-	ck_assert_ptr_nonnull(strstr(out.data, "rank=\"2147483646\""));
+	ck_assert_ptr_nonnull(strstr(out.data, "rank=\"16777215\""));
 	ck_assert_ptr_nonnull(strstr(out.data, "pid=\"4294967295\""));
 	ck_assert_ptr_nonnull(strstr(out.data, "comm=\"0xffffffffffffffff\""));
 	fprintf(stderr, "extremes: %zu bytes, validator and promtool clean\n", out.len);

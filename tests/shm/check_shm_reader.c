@@ -247,7 +247,9 @@ START_TEST(rejects_bad_enums_and_row_invariants)
 	/* Identity rows: the collector's own fields and the texts' shape. */
 	EXPECT_REJECT(IDENT(img, 2).pid = 1003, "identity[2]: pid 1003, procs[2] is pid 1002");
 	EXPECT_REJECT(IDENT(img, 2).runtime = SHM_ID_RUNTIME_MAX + 1, "identity[2] (pid 1002): unknown runtime");
-	EXPECT_REJECT(IDENT(img, 2).rank = -2, "identity[2] (pid 1002): a rank below -1");
+	EXPECT_REJECT(IDENT(img, 2).rank = -2, "identity[2] (pid 1002): a rank outside");
+	EXPECT_REJECT(IDENT(img, 2).world_size = SHM_ID_RANK_MAX + 1, "identity[2] (pid 1002): a rank outside");
+	EXPECT_REJECT(IDENT(img, 2).slurm_job_id = SHM_ID_SLURM_JOB_MAX + 1, "identity[2] (pid 1002): Slurm job");
 	EXPECT_REJECT(memset(IDENT(img, 2).pod, 'a', SHM_ID_POD_LEN),
 		      "identity[2] (pid 1002): pod is not a terminated");
 	EXPECT_REJECT(IDENT(img, 2).namespace[SHM_ID_NAMESPACE_LEN - 1] = 'x',

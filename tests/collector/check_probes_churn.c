@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Uprobes that come and go with their library files, through the real
+ * collector: 200 distinct copies of the fake driver, each loaded by
+ * short-lived processes, are each probed while mapped (every process's
+ * allocation is measured) and detached once no process maps them, so the
+ * link count stays bounded; and a collector holding a few hundred uprobe
+ * links exits promptly on SIGTERM.  Needs root (BPF).
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "tests/collector/tu_probes.h"
+#include "tests/support/testutil.h"
+
+/*
+ * Each uprobe attach and close takes the kernel's event_mutex, and each
+ * close holds it through an RCU-tasks-trace grace period (tens of ms on
+ * these machines), for every process on the node: 200 files of 32 links
+ * would hold it for minutes.  40 files in waves of 5 show the same thing.
+ */
+#define CHURN_FILES	40
+#define CHURN_WAVE	5	/* processes alive at once */
+
+static char churn_dir[128];
+
+/* n copies of the fake driver: n files, n inodes, one name. */
+static void make_copies(unsigned int n)
+{
+	char drv[512];
+
+	tp_fake(drv, sizeof(drv), "libcuda.so.1");
+	snprintf(churn_dir, sizeof(churn_dir), "/tmp/zernel-churn-%d", (int)getpid());
+	ck_assert_int_eq(tu_system("for i in $(seq 0 %u); do mkdir -p '%s/'$i && "
+				   "cp '%s' '%s/'$i/libcuda.so.1 || exit 1; done",
+				   n - 1, churn_dir, drv, churn_dir), 0);
+}
+
+/*
+ * The collector probes the node's CUDA libraries before its first publish;
+ * on a machine where other processes are closing uprobes that can take
+ * longer than tp_collector_start waits: give it two minutes more.
+ */
+static int start_patiently(struct tp_collector *c)
+{
+	if (tp_collector_start(c, NULL, 0) == 0)
+		return 0;
+	for (int i = 0; c->pid > 0 && i < 2400; i++) {
+		if (tp_snapshot(c) == 0)
+			return 0;
+		tu_sleep_ms(50);
+	}
+	return -1;
+}
+
+static void remove_copies(void)
+{
+	if (churn_dir[0])
+		tu_system("rm -rf '%s'", churn_dir);
+	churn_dir[0] = '\0';
+}
+
+/* Starts a process that maps copy i, then allocates bytes once told to. */
+static void start_user(struct tp_workload *w, unsigned int i, uint64_t bytes)
+{
+	char zw[512], lib[256], op[64];
+	char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), lib, "wait", op, NULL };
+
+	snprintf(lib, sizeof(lib), "lib:%s/%u/libcuda.so.1", churn_dir, i);
+	snprintf(op, sizeof(op), "cumalloc:%llu", (unsigned long long)bytes);
+	ck_assert_int_eq(tp_workload_start(w, argv), 0);
+	ck_assert_int_eq(tp_workload_expect(w, "WAIT", 5000), 0);
+}
+
+/*
+ * Waits until every one of the n processes is watched.  Attaching is slow
+ * on a loaded machine (each uprobe is installed in every mapping of its
+ * file, and waits for other processes' closes): allow three minutes.
+ */
+static void wait_watched(struct tp_collector *c, struct tp_workload *w, unsigned int n)
+{
+	for (int tries = 0; tries < 1800; tries++) {
+		unsigned int seen = 0;
+
+		tu_sleep_ms(100);
+		if (tp_snapshot(c) != 0)
+			continue;
+		for (unsigned int i = 0; i < n; i++)
+			seen += tp_proc(c, (uint32_t)w[i].pid) != NULL;
+		if (seen == n)
+			return;
+	}
+	ck_abort_msg("the collector did not find every process's library");
+}
+
+static uint64_t stat_now(struct tp_collector *c, int libs)
+{
+	ck_assert_int_eq(tp_snapshot(c), 0);
+	return libs ? c->snap.hdr->stats.libraries_attached : c->snap.hdr->stats.probes_attached;
+}
+
+/*
+ * Lines of the collector's log about our copies: how many were probed and
+ * how many detached.  The segment's counts are node-wide (other processes
+ * on the machine may map CUDA libraries too); the log names each file.
+ */
+static void our_files(const struct tp_collector *c, unsigned int *probed, unsigned int *detached)
+{
+	char *text = tu_read_file(c->log, NULL);
+
+	*probed = *detached = 0;
+	for (char *line = text; line && *line;) {
+		char *end = strchr(line, '\n');
+
+		if (end)
+			*end = '\0';
+		if (strstr(line, churn_dir)) {
+			*probed += strstr(line, ": probing ") != NULL;
+			*detached += strstr(line, "uprobes detached") != NULL;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	free(text);
+}
+
+START_TEST(test_library_files_come_and_go)
+{
+	struct tp_collector c;
+	struct tp_workload w[CHURN_WAVE];
+	unsigned int probed = 0, detached = 0, most = 0;
+
+	if (tu_skip_unless_root("test_library_files_come_and_go"))
+		return;
+	make_copies(CHURN_FILES);
+	ck_assert_msg(start_patiently(&c) == 0, "collector did not start, see %s", c.log);
+
+	for (unsigned int wave = 0; wave < CHURN_FILES / CHURN_WAVE; wave++) {
+		for (unsigned int k = 0; k < CHURN_WAVE; k++)
+			start_user(&w[k], wave * CHURN_WAVE + k, 4096 + wave * CHURN_WAVE + k);
+		wait_watched(&c, w, CHURN_WAVE);
+		our_files(&c, &probed, &detached);
+		most = probed - detached > most ? probed - detached : most;
+		for (unsigned int k = 0; k < CHURN_WAVE; k++)
+			tp_workload_go(&w[k]);
+		for (unsigned int k = 0; k < CHURN_WAVE; k++)
+			ck_assert_int_eq(tp_workload_expect(&w[k], "DONE", 5000), 0);
+		/* Each file was probed while mapped: every allocation was seen. */
+		for (unsigned int k = 0; k < CHURN_WAVE; k++) {
+			uint64_t want = 4096 + wave * CHURN_WAVE + k;
+			const struct shm_gpu_mem *m = NULL;
+
+			for (int tries = 0; tries < 30; tries++) {
+				if (tp_snapshot(&c) == 0 &&
+				    (m = tp_gpu_mem(&c, (uint32_t)w[k].pid, 0)) && m->used_bytes == want)
+					break;
+				tu_sleep_ms(100);
+			}
+			ck_assert_msg(m && m->used_bytes == want, "file %u: allocation not seen",
+				      wave * CHURN_WAVE + k);
+		}
+		for (unsigned int k = 0; k < CHURN_WAVE; k++)
+			tp_workload_finish(&w[k]);
+		/*
+		 * Once nothing maps them (3 scans), this wave's files lose their
+		 * links; scans wait on other processes' uprobe closes too.
+		 */
+		for (int tries = 0; tries < 1200; tries++) {
+			our_files(&c, &probed, &detached);
+			if (detached >= (wave + 1) * CHURN_WAVE)
+				break;
+			tu_sleep_ms(100);
+		}
+		ck_assert_msg(detached == (wave + 1) * CHURN_WAVE,
+			      "wave %u: %u of our files detached, want %u", wave, detached,
+			      (wave + 1) * CHURN_WAVE);
+	}
+	fprintf(stderr, "churn: %u files in waves of %u: each probed once (%u) while mapped, "
+		"all detached (%u), at most %u probed at once; node-wide %llu refused\n",
+		CHURN_FILES, CHURN_WAVE, probed, detached, most,
+		(unsigned long long)(stat_now(&c, 0), c.snap.hdr->stats.probes_refused));
+	ck_assert_uint_eq(probed, CHURN_FILES);
+	ck_assert_uint_eq(detached, CHURN_FILES);
+	ck_assert_uint_le(most, CHURN_WAVE);
+	ck_assert_uint_eq(c.snap.hdr->stats.probes_refused, 0);
+	tp_collector_stop(&c);
+	remove_copies();
+}
+END_TEST
+
+START_TEST(test_sigterm_with_many_links_is_prompt)
+{
+	enum { FILES = 8 };
+	struct tp_collector c;
+	struct tp_workload w[FILES];
+	uint64_t links = 0, t0;
+	double secs;
+	int st;
+
+	if (tu_skip_unless_root("test_sigterm_with_many_links_is_prompt"))
+		return;
+	make_copies(FILES);
+	ck_assert_msg(start_patiently(&c) == 0, "collector did not start, see %s", c.log);
+	for (unsigned int i = 0; i < FILES; i++)
+		start_user(&w[i], i, 4096);
+	wait_watched(&c, w, FILES);
+	links = stat_now(&c, 0);
+	t0 = now_mono_ns();
+	st = tu_stop(c.pid, SIGTERM, 10000);
+	secs = (double)(now_mono_ns() - t0) / 1e9;
+	c.pid = 0;
+	fprintf(stderr, "SIGTERM with %llu uprobe links on %d files: exited in %.3f s\n",
+		(unsigned long long)links, FILES, secs);
+	for (unsigned int i = 0; i < FILES; i++)
+		tp_workload_finish(&w[i]);
+	ck_assert_uint_ge(links, 8 * 16);
+	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status 0x%x", st);
+	ck_assert_msg(secs < 2.0, "SIGTERM took %.3f s with %llu links", secs,
+		      (unsigned long long)links);
+	tp_collector_stop(&c);
+	remove_copies();
+}
+END_TEST
+
+Suite *probes_churn_suite(void);
+Suite *probes_churn_suite(void)
+{
+	Suite *s = suite_create("probes_churn");
+	TCase *tc = tcase_create("churn");
+
+	tcase_set_timeout(tc, 1200);
+	tcase_add_test(tc, test_library_files_come_and_go);
+	tcase_add_test(tc, test_sigterm_with_many_links_is_prompt);
+	suite_add_tcase(s, tc);
+	return s;
+}
