@@ -32,7 +32,7 @@ command -v podman >/dev/null || { echo "make-images: podman is missing (make tes
 
 # --- the base
 registry_base=docker.io/library/debian:12
-if err=$(timeout 60 podman pull -q "$registry_base" 2>&1); then
+if err=$(timeout 30 podman pull -q "$registry_base" 2>&1); then
 	base=$registry_base
 	say "base: $registry_base, pulled from the registry"
 else
@@ -78,12 +78,31 @@ for p in exporter collector; do
 	rm -rf "$ctx"
 	mkdir -p "$ctx"
 	cp "$build/zernel-$p" "$src/deploy/containers/stage-root.sh" "$ctx/"
-	podman build -q --build-arg BASE="$base" -f "$src/deploy/containers/Containerfile.$p" \
+	# What the image is made of; an image made of the same is kept.
+	inputs=$( (podman image inspect --format '{{.Id}}' "$base"; cat "$ctx"/* \
+		"$src/deploy/containers/Containerfile.$p") | sha256sum | cut -c1-64)
+	if [ "$(podman image inspect --format '{{index .Labels "zernel.inputs"}}' \
+		"localhost/zernel-$p:$version" 2>/dev/null)" = "$inputs" ]; then
+		size=$(podman image inspect --format '{{.Size}}' "localhost/zernel-$p:$version")
+		say "image: localhost/zernel-$p:$version, $size bytes" \
+		    "($(( (size + 524288) / 1048576 )) MiB), up to date"
+		continue
+	fi
+	old=$(podman image inspect --format '{{.Id}}' "localhost/zernel-$p:$version" 2>/dev/null || true)
+	# No layer cache: the runtime stage is seconds of work, and cached
+	# stages would pile up as unnamed images on every rebuild.
+	podman build -q --layers=false --build-arg BASE="$base" --label "zernel.inputs=$inputs" \
+		-f "$src/deploy/containers/Containerfile.$p" \
 		-t "localhost/zernel-$p:$version" "$ctx" >"$out/build-$p.log" 2>&1 || {
 		tail -n 30 "$out/build-$p.log" >&2
 		echo "make-images: building zernel-$p failed; the log is $out/build-$p.log" >&2
 		exit 1
 	}
+	new=$(podman image inspect --format '{{.Id}}' "localhost/zernel-$p:$version")
+	# The image this one replaces, unless a container still uses it.
+	if [ -n "$old" ] && [ "$old" != "$new" ]; then
+		podman rmi "$old" >/dev/null 2>&1 || true
+	fi
 	size=$(podman image inspect --format '{{.Size}}' "localhost/zernel-$p:$version")
 	say "image: localhost/zernel-$p:$version, $size bytes ($(( (size + 524288) / 1048576 )) MiB)"
 done

@@ -13,7 +13,8 @@
 # itself:
 #   hostPID                      --pid host on every container, as in Kubernetes
 #   emptyDir medium: Memory      a tmpfs volume of sizeLimit, mode 1777
-#   hostPath                     a bind mount (readOnly kept)
+#   hostPath                     a bind mount (readOnly kept); DirectoryOrCreate
+#                                made, Directory required, as the kubelet does
 #   securityContext              --user, --cap-drop/--cap-add, --privileged,
 #                                --read-only (no extra tmpfs), no-new-privileges,
 #                                seccomp RuntimeDefault = podman's default profile
@@ -99,7 +100,10 @@ def commands(name, template, publish):
                 cmd += ["--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", f"o={opts}"]
             cmds.append(cmd + [vols[v["name"]]])
         elif "hostPath" in v:
-            binds[v["name"]] = v["hostPath"]["path"]
+            hp = v["hostPath"]
+            if hp.get("type", "") not in ("", "Directory", "DirectoryOrCreate"):
+                raise ManifestError(f"volume {v['name']}: hostPath type {hp['type']} not carried")
+            binds[v["name"]] = hp["path"]
         else:
             raise ManifestError(f"volume {v['name']}: only emptyDir and hostPath are carried")
 
@@ -161,12 +165,38 @@ def commands(name, template, publish):
     return cmds
 
 
+def host_paths(template):
+    """What the kubelet does for hostPath volumes: create DirectoryOrCreate, require Directory."""
+    for v in template["spec"].get("volumes", []):
+        hp = v.get("hostPath")
+        if not hp:
+            continue
+        if hp.get("type") == "DirectoryOrCreate":
+            os.makedirs(hp["path"], mode=0o755, exist_ok=True)
+        elif hp.get("type") == "Directory" and not os.path.isdir(hp["path"]):
+            raise ManifestError(f"volume {v['name']}: hostPath {hp['path']} (type Directory) "
+                                "is not a directory on this host")
+
+
 def down(name, template):
+    # Stopping first lets each container's cleanup finish before removal.
+    subprocess.run(["podman", "pod", "stop", "--ignore", name],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     subprocess.run(["podman", "pod", "rm", "--force", "--ignore", name],
                    stdout=subprocess.DEVNULL, check=False)
     for vol in volume_names(name, template["spec"]).values():
-        subprocess.run(["podman", "volume", "rm", "--force", vol],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        # podman 4.3 can deadlock a volume removal against a container's
+        # cleanup still running; a removal that hangs is ended and retried.
+        for _ in range(5):
+            try:
+                r = subprocess.run(["podman", "volume", "rm", "--force", vol], timeout=20,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                if r.returncode == 0:
+                    break
+            except subprocess.TimeoutExpired:
+                pass
+            if subprocess.run(["podman", "volume", "exists", vol]).returncode != 0:
+                break
 
 
 def main():
@@ -191,6 +221,11 @@ def main():
     down(a.name, template)
     if a.action == "down":
         return 0
+    try:
+        host_paths(template)
+    except (ManifestError, OSError) as e:
+        print(f"zernel-pod: {e}", file=sys.stderr)
+        return 1
     for cmd in cmds:
         r = subprocess.run(cmd, stdout=subprocess.DEVNULL)
         if r.returncode != 0:
