@@ -85,6 +85,9 @@ static void fill_extremes(struct shm_writer *w)
 		m[i].pid = UINT32_MAX - i;
 		m[i].gpu_id = UINT32_MAX - 1 - i;
 		m[i].gpu_map = SHM_GPU_MAP_UUID;
+		m[i].cuda_device = SHM_LIMIT_GPUS - 1;
+		m[i].flags = SHM_GPU_MEM_F_ALL_BITS;
+		m[i].reserved0 = 0;
 		/* Identity texts at their longest legal length. */
 		id[i].pid = p[i].pid;
 		id[i].runtime = SHM_ID_RUNTIME_MAX;
@@ -126,8 +129,13 @@ static void fill_extremes(struct shm_writer *w)
 		extreme_latency(&ops[op].duration);
 		extreme_latency(&ops[op].wait);
 	}
+	/*
+	 * The Python stall tables feed /api/stalls and the trace, not
+	 * Prometheus: empty here, only their overflow counts at the limit.
+	 */
 	for (int i = 0; i < SHM_TABLE_COUNT; i++) {
-		h->table[i].count = i == SHM_TABLE_NCCL_OPS ? SHM_NCCL_OP_COUNT : ROWS;
+		h->table[i].count = i == SHM_TABLE_NCCL_OPS ? SHM_NCCL_OP_COUNT :
+				    i >= SHM_TABLE_PY_PROCS ? 0 : ROWS;
 		h->table[i].overflows = UINT64_MAX;
 	}
 	for (int f = 0; f < SHM_FAMILY_COUNT; f++)
