@@ -5,6 +5,7 @@
  * no privilege and reads nothing but the feed.
  */
 #include <getopt.h>
+#include <stdarg.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,27 @@ static void usage(FILE *f)
 		CLI_URL_DEFAULT, CLI_WATCH_ONCE_TIMEOUT_MS);
 }
 
+/* A command line the subcommand cannot take: says why, exits 2. */
+static int misuse(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int misuse(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "zernel %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_USAGE;
+}
+
+/* The last cases of every option switch: --help, or an option not taken. */
+static int help_or_usage(int c)
+{
+	usage(c == 'h' ? stdout : stderr);
+	return c == 'h' ? EXIT_SUCCESS : EXIT_USAGE;
+}
+
 static int cmd_watch(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -85,19 +107,15 @@ static int cmd_watch(int argc, char **argv)
 			json = 1;
 			break;
 		case 'c':
-			if (parse_u64(optarg, 1, UINT32_MAX, &o.count) < 0) {
-				fprintf(stderr, "zernel watch: --count wants a number from 1 to %u, not \"%s\"\n",
+			if (parse_u64(optarg, 1, UINT32_MAX, &o.count) < 0)
+				return misuse("watch", "--count wants a number from 1 to %u, not \"%s\"",
 					UINT32_MAX, optarg);
-				return EXIT_USAGE;
-			}
 			count_set = 1;
 			break;
 		case 't':
-			if (parse_u64(optarg, 1, 86400000, &o.timeout_ms) < 0) {
-				fprintf(stderr, "zernel watch: --timeout-ms wants milliseconds from 1 to 86400000, not \"%s\"\n",
-					optarg);
-				return EXIT_USAGE;
-			}
+			if (parse_u64(optarg, 1, 86400000, &o.timeout_ms) < 0)
+				return misuse("watch", "--timeout-ms wants milliseconds from 1 to "
+					      "86400000, not \"%s\"", optarg);
 			timeout_set = 1;
 			break;
 		case 'a':
@@ -106,26 +124,16 @@ static int cmd_watch(int argc, char **argv)
 		case 'C':
 			o.force_no_color = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_SUCCESS;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return help_or_usage(c);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "zernel watch: unexpected argument \"%s\"\n", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (cli_url_parse(o.url_text, &o.url, &why) < 0) {
-		fprintf(stderr, "zernel watch: bad --url \"%s\": %s\n", o.url_text, why);
-		return EXIT_USAGE;
-	}
-	if (count_set && !json) {
-		fprintf(stderr, "zernel watch: --count goes with --json\n");
-		return EXIT_USAGE;
-	}
+	if (optind < argc)
+		return misuse("watch", "unexpected argument \"%s\"", argv[optind]);
+	if (cli_url_parse(o.url_text, &o.url, &why) < 0)
+		return misuse("watch", "bad --url \"%s\": %s", o.url_text, why);
+	if (count_set && !json)
+		return misuse("watch", "--count goes with --json");
 	if (json) {
 		o.mode = CLI_WATCH_JSON;
 		if (once)
@@ -177,35 +185,24 @@ static int cmd_explain(int argc, char **argv)
 			o.url_text = optarg;
 			break;
 		case 'p':
-			if (parse_u64(optarg, 1, 4194304, &v) < 0) {
-				fprintf(stderr, "zernel explain: --pid wants a process id, not \"%s\"\n",
-					optarg);
-				return EXIT_USAGE;
-			}
+			if (parse_u64(optarg, 1, 4194304, &v) < 0)
+				return misuse("explain", "--pid wants a process id, not \"%s\"", optarg);
 			o.pid = (uint32_t)v;
 			break;
 		case 's':
-			if (parse_span(optarg, &o.since_s) < 0) {
-				fprintf(stderr, "zernel explain: --since wants a span such as 60s or 5m "
-					"(at most a day), not \"%s\"\n", optarg);
-				return EXIT_USAGE;
-			}
+			if (parse_span(optarg, &o.since_s) < 0)
+				return misuse("explain", "--since wants a span such as 60s or 5m "
+					"(at most a day), not \"%s\"", optarg);
 			break;
 		case 'j':
 			o.json = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_SUCCESS;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return help_or_usage(c);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "zernel explain: unexpected argument \"%s\"\n", argv[optind]);
-		return EXIT_USAGE;
-	}
+	if (optind < argc)
+		return misuse("explain", "unexpected argument \"%s\"", argv[optind]);
 	return cli_explain(&o);
 }
 
@@ -230,29 +227,21 @@ static int cmd_trace(int argc, char **argv)
 			o.url_text = optarg;
 			break;
 		case 's':
-			if (parse_u64(optarg, 1, 3600, &v) < 0) {
-				fprintf(stderr, "zernel trace: --seconds wants 1 to 3600, not \"%s\"\n",
+			if (parse_u64(optarg, 1, 3600, &v) < 0)
+				return misuse("trace", "--seconds wants 1 to 3600, not \"%s\"",
 					optarg);
-				return EXIT_USAGE;
-			}
 			o.seconds = (uint32_t)v;
 			break;
 		case 'o':
 			o.out = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_SUCCESS;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return help_or_usage(c);
 		}
 	}
-	if (optind < argc || !o.out) {
-		fprintf(stderr, "zernel trace: %s\n", optind < argc ? "unexpected argument" :
+	if (optind < argc || !o.out)
+		return misuse("trace", "%s", optind < argc ? "unexpected argument" :
 			"-o FILE is required (- for standard output)");
-		return EXIT_USAGE;
-	}
 	return cli_trace(&o);
 }
 

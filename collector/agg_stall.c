@@ -110,16 +110,23 @@ static struct shm_py_proc *py_row(struct agg *a, uint32_t pid)
 	return &s->py[s->n_py++];
 }
 
+/* The Python row of a watched process: -ENOENT if not watched, -ENOSPC if no room. */
+static int watched_py_row(struct agg *a, uint32_t pid, struct shm_py_proc **p)
+{
+	if (!agg_proc_is_watched(a, pid))
+		return -ENOENT;
+	*p = py_row(a, pid);
+	return *p ? 0 : -ENOSPC;
+}
+
 int agg_py_status(struct agg *a, uint32_t pid, uint32_t status, uint32_t major,
 		  uint32_t minor)
 {
 	struct shm_py_proc *p;
+	int err = watched_py_row(a, pid, &p);
 
-	if (!agg_proc_is_watched(a, pid))
-		return -ENOENT;
-	p = py_row(a, pid);
-	if (!p)
-		return -ENOSPC;
+	if (err)
+		return err;
 	p->status = status;
 	p->major = major;
 	p->minor = minor;
@@ -129,12 +136,10 @@ int agg_py_status(struct agg *a, uint32_t pid, uint32_t status, uint32_t major,
 int agg_stall_unsampled(struct agg *a, uint32_t pid, uint64_t stalls, uint64_t ns)
 {
 	struct shm_py_proc *p;
+	int err = watched_py_row(a, pid, &p);
 
-	if (!agg_proc_is_watched(a, pid))
-		return -ENOENT;
-	p = py_row(a, pid);
-	if (!p)
-		return -ENOSPC;
+	if (err)
+		return err;
 	p->unsampled_stalls += stalls;
 	p->unsampled_ns += ns;
 	return 0;

@@ -260,8 +260,12 @@ static void serve_index(struct http_server *s, h2o_req_t *req)
 	respond(req, 200, "OK", "text/html; charset=utf-8", &body, 1);
 }
 
-/* Stall sites of Python processes, as JSON (exporter/stalls_json.h). */
-static void serve_stalls(struct http_server *s, h2o_req_t *req)
+/* Renders a JSON document from a fresh snapshot; arg is the request's. */
+typedef char *(*json_render_fn)(const struct shm_snapshot *snap, uint32_t arg, size_t *len);
+
+/* A document from a fresh snapshot: 503 without one, 500 when it cannot be rendered. */
+static void serve_json(struct http_server *s, h2o_req_t *req, json_render_fn render,
+		       uint32_t arg, const char *what)
 {
 	const struct shm_snapshot *snap;
 	h2o_iovec_t body;
@@ -276,14 +280,22 @@ static void serve_stalls(struct http_server *s, h2o_req_t *req)
 		respond_text(req, 503, "Service Unavailable", reason);
 		return;
 	}
-	doc = stalls_json_render(snap, &len);
+	doc = render(snap, arg, &len);
 	if (!doc) {
-		respond_text(req, 500, "Internal Server Error", "stalls rendering failed\n");
+		snprintf(reason, sizeof(reason), "%s rendering failed\n", what);
+		respond_text(req, 500, "Internal Server Error", reason);
 		return;
 	}
 	body = h2o_strdup(&req->pool, doc, len);
 	free(doc);
 	respond(req, 200, "OK", "application/json", &body, 1);
+}
+
+/* Stall sites of Python processes (exporter/stalls_json.h). */
+static char *render_stalls(const struct shm_snapshot *snap, uint32_t arg, size_t *len)
+{
+	(void)arg;
+	return stalls_json_render(snap, len);
 }
 
 /* ?seconds=N of the request, within 1..TRACE_MAX_SECONDS; default otherwise, -1 bad. */
@@ -315,32 +327,13 @@ static long trace_seconds(const h2o_req_t *req)
 /* Recent events in Chrome's trace format (exporter/trace_json.h). */
 static void serve_trace(struct http_server *s, h2o_req_t *req)
 {
-	const struct shm_snapshot *snap;
 	long secs = trace_seconds(req);
-	h2o_iovec_t body;
-	char reason[320];
-	size_t len = 0;
-	char *doc;
 
 	if (secs < 0) {
 		respond_text(req, 400, "Bad Request", "expected /api/trace?seconds=N, N in 1..3600\n");
 		return;
 	}
-	source_refresh(&s->src);
-	snap = source_fresh(&s->src);
-	if (!snap) {
-		snprintf(reason, sizeof(reason), "no fresh data: %s\n", s->src.reason);
-		respond_text(req, 503, "Service Unavailable", reason);
-		return;
-	}
-	doc = trace_json_render(snap, (uint32_t)secs, &len);
-	if (!doc) {
-		respond_text(req, 500, "Internal Server Error", "trace rendering failed\n");
-		return;
-	}
-	body = h2o_strdup(&req->pool, doc, len);
-	free(doc);
-	respond(req, 200, "OK", "application/json", &body, 1);
+	serve_json(s, req, trace_json_render, (uint32_t)secs, "trace");
 }
 
 static size_t request_header_bytes(const h2o_req_t *req)
@@ -381,7 +374,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/snapshot")))
 		serve_snapshot(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/api/stalls")))
-		serve_stalls(s, req);
+		serve_json(s, req, render_stalls, 0, "stalls");
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/api/trace")))
 		serve_trace(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/")))

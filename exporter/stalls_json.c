@@ -38,15 +38,8 @@
 #include <json-c/json.h>
 
 #include "common/explain_verdict.h"
+#include "exporter/json_text.h"
 #include "exporter/stalls_json.h"
-
-static const void *rows(const struct shm_snapshot *snap, enum shm_table_id id, uint32_t *n)
-{
-	const struct shm_table *t = &snap->hdr->table[id];
-
-	*n = t->count;
-	return (const char *)snap->buf + t->offset;
-}
 
 /* Segment text (untrusted): bounded, printable ASCII only. */
 static struct json_object *text(const char *s, size_t cap)
@@ -107,7 +100,7 @@ static struct json_object *recent_json(const struct shm_snapshot *snap, uint32_t
 	struct json_object *o = json_object_new_object(), *st = json_object_new_object();
 	uint32_t n;
 
-	rows_ = rows(snap, SHM_TABLE_PROC_RECENT, &n);
+	rows_ = shm_snapshot_rows(snap, SHM_TABLE_PROC_RECENT, &n);
 	for (uint32_t i = 0; i < n && !r; i++)
 		if (rows_[i].pid == pid)
 			r = &rows_[i];
@@ -139,7 +132,7 @@ static const struct shm_proc_recent *recent_of(const struct shm_snapshot *snap, 
 	const struct shm_proc_recent *r;
 	uint32_t n;
 
-	r = rows(snap, SHM_TABLE_PROC_RECENT, &n);
+	r = shm_snapshot_rows(snap, SHM_TABLE_PROC_RECENT, &n);
 	for (uint32_t i = 0; i < n; i++)
 		if (r[i].pid == pid)
 			return &r[i];
@@ -204,8 +197,8 @@ static int ev_fill(const struct shm_snapshot *snap, const struct shm_proc_recent
 rest:
 	ev->involuntary_per_s = (double)r->involuntary_switches / w;
 	ev->failed_allocs = r->failed_allocs;
-	mem = rows(snap, SHM_TABLE_GPU_MEM, &n);
-	gpu = rows(snap, SHM_TABLE_GPUS, &n_gpu);
+	mem = shm_snapshot_rows(snap, SHM_TABLE_GPU_MEM, &n);
+	gpu = shm_snapshot_rows(snap, SHM_TABLE_GPUS, &n_gpu);
 	for (uint32_t i = 0; i < n; i++) {
 		if (mem[i].pid != ev->pid)
 			continue;
@@ -250,7 +243,7 @@ static void comm_and_gpus(const struct shm_snapshot *snap, uint32_t pid, struct 
 	int32_t rank = -1, nranks = -1;
 	uint32_t n, n_gpu;
 
-	comm = rows(snap, SHM_TABLE_NCCL_COMMS, &n);
+	comm = shm_snapshot_rows(snap, SHM_TABLE_NCCL_COMMS, &n);
 	for (uint32_t i = 0; i < n; i++) {
 		if (comm[i].pid == pid && (rank < 0 || comm[i].nranks > nranks)) {
 			rank = comm[i].rank;
@@ -259,8 +252,8 @@ static void comm_and_gpus(const struct shm_snapshot *snap, uint32_t pid, struct 
 	}
 	json_object_object_add(o, "rank", json_object_new_int(rank));
 	json_object_object_add(o, "nranks", json_object_new_int(nranks));
-	mem = rows(snap, SHM_TABLE_GPU_MEM, &n);
-	gpu = rows(snap, SHM_TABLE_GPUS, &n_gpu);
+	mem = shm_snapshot_rows(snap, SHM_TABLE_GPU_MEM, &n);
+	gpu = shm_snapshot_rows(snap, SHM_TABLE_GPUS, &n_gpu);
 	for (uint32_t i = 0; i < n; i++) {
 		struct json_object *g;
 		uint64_t total = 0;
@@ -296,7 +289,7 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 	uint32_t n_py;
 	char version[16] = "";
 
-	py = rows(snap, SHM_TABLE_PY_PROCS, &n_py);
+	py = shm_snapshot_rows(snap, SHM_TABLE_PY_PROCS, &n_py);
 	for (uint32_t i = 0; i < n_py && !mine; i++)
 		if (py[i].pid == p->pid)
 			mine = &py[i];
@@ -319,7 +312,7 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 	memset(ev, 0, sizeof(*ev));
 	ev->pid = p->pid;
 	ev->rank = ev->nranks = -1;
-	comm = rows(snap, SHM_TABLE_NCCL_COMMS, &n_comm);
+	comm = shm_snapshot_rows(snap, SHM_TABLE_NCCL_COMMS, &n_comm);
 	for (uint32_t i = 0; i < n_comm; i++) {
 		if (comm[i].pid == p->pid && comm[i].nranks > ev->nranks) {
 			ev->rank = comm[i].rank;
@@ -341,11 +334,9 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 	size_t n_ev = 0;
 	struct json_object *doc, *list, *ovf;
 	uint32_t n_site, n_procs;
-	const char *s;
-	char *out;
 
-	site = rows(snap, SHM_TABLE_STALL_SITES, &n_site);
-	procs = rows(snap, SHM_TABLE_PROCS, &n_procs);
+	site = shm_snapshot_rows(snap, SHM_TABLE_STALL_SITES, &n_site);
+	procs = shm_snapshot_rows(snap, SHM_TABLE_PROCS, &n_procs);
 	order = calloc(n_site ? n_site : 1, sizeof(*order));
 	ev = calloc(n_procs ? n_procs : 1, sizeof(*ev));
 	evp = calloc(n_procs ? n_procs : 1, sizeof(*evp));
@@ -392,12 +383,5 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 	json_object_object_add(doc, "overflows", ovf);
 	json_object_object_add(doc, "processes", list);
 	free(order);
-	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
-	out = s ? strdup(s) : NULL;
-	if (out)
-		*len = strlen(out);
-	json_object_put(doc);
-	if (!out)
-		errno = ENOMEM;
-	return out;
+	return json_text_take(doc, len);
 }

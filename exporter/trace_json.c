@@ -19,17 +19,10 @@
 
 #include <json-c/json.h>
 
+#include "exporter/json_text.h"
 #include "exporter/trace_json.h"
 
 #define NEST_MAX	64	/* deeper nesting is cut: never happens in practice */
-
-static const void *rows(const struct shm_snapshot *snap, enum shm_table_id id, uint32_t *n)
-{
-	const struct shm_table *t = &snap->hdr->table[id];
-
-	*n = t->count;
-	return (const char *)snap->buf + t->offset;
-}
 
 static uint64_t start_of(const struct shm_trace_event *e)
 {
@@ -141,7 +134,7 @@ static const char *comm_of(const struct shm_snapshot *snap, uint32_t pid, char *
 	const struct shm_proc *p;
 	uint32_t n;
 
-	p = rows(snap, SHM_TABLE_PROCS, &n);
+	p = shm_snapshot_rows(snap, SHM_TABLE_PROCS, &n);
 	for (uint32_t i = 0; i < n; i++) {
 		if (p[i].pid == pid) {
 			size_t k = strnlen(p[i].comm, sizeof(p[i].comm));
@@ -203,11 +196,9 @@ char *trace_json_render(const struct shm_snapshot *snap, uint32_t seconds, size_
 	struct json_object *doc, *list, *other;
 	uint64_t now = snap->hdr->heartbeat_mono_ns, since;
 	uint32_t n_all, n = 0;
-	const char *s;
-	char *out;
 
 	since = (uint64_t)seconds * 1000000000ull < now ? now - (uint64_t)seconds * 1000000000ull : 0;
-	all = rows(snap, SHM_TABLE_TRACE, &n_all);
+	all = shm_snapshot_rows(snap, SHM_TABLE_TRACE, &n_all);
 	ev = calloc(n_all ? n_all : 1, sizeof(*ev));
 	doc = json_object_new_object();
 	list = json_object_new_array();
@@ -234,12 +225,5 @@ char *trace_json_render(const struct shm_snapshot *snap, uint32_t seconds, size_
 	json_object_object_add(other, "dropped",
 			       json_object_new_uint64(snap->hdr->table[SHM_TABLE_TRACE].overflows));
 	json_object_object_add(doc, "otherData", other);
-	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
-	out = s ? strdup(s) : NULL;
-	if (out)
-		*len = strlen(out);
-	json_object_put(doc);
-	if (!out)
-		errno = ENOMEM;
-	return out;
+	return json_text_take(doc, len);
 }

@@ -431,8 +431,7 @@ enum shm_read_status shm_reader_snapshot(struct shm_reader *r,
 	return SHM_READ_OK;
 }
 
-static const void *table_rows(const struct shm_snapshot *s, enum shm_table_id id,
-			      uint32_t *n)
+const void *shm_snapshot_rows(const struct shm_snapshot *s, enum shm_table_id id, uint32_t *n)
 {
 	if (!s || !s->hdr) {
 		if (n)
@@ -446,30 +445,30 @@ static const void *table_rows(const struct shm_snapshot *s, enum shm_table_id id
 
 const struct shm_proc *shm_snapshot_procs(const struct shm_snapshot *s, uint32_t *n)
 {
-	return table_rows(s, SHM_TABLE_PROCS, n);
+	return shm_snapshot_rows(s, SHM_TABLE_PROCS, n);
 }
 
 const struct shm_gpu_mem *shm_snapshot_gpu_mem(const struct shm_snapshot *s, uint32_t *n)
 {
-	return table_rows(s, SHM_TABLE_GPU_MEM, n);
+	return shm_snapshot_rows(s, SHM_TABLE_GPU_MEM, n);
 }
 
 const struct shm_gpu *shm_snapshot_gpus(const struct shm_snapshot *s, uint32_t *n)
 {
-	return table_rows(s, SHM_TABLE_GPUS, n);
+	return shm_snapshot_rows(s, SHM_TABLE_GPUS, n);
 }
 
 const struct shm_nccl_op *shm_snapshot_nccl_ops(const struct shm_snapshot *s, uint32_t *n)
 {
-	return table_rows(s, SHM_TABLE_NCCL_OPS, n);
+	return shm_snapshot_rows(s, SHM_TABLE_NCCL_OPS, n);
 }
 
 const struct shm_identity *shm_snapshot_identity(const struct shm_snapshot *s, uint32_t *n)
 {
-	return table_rows(s, SHM_TABLE_IDENTITY, n);
+	return shm_snapshot_rows(s, SHM_TABLE_IDENTITY, n);
 }
 
 const struct shm_nccl_comm *shm_snapshot_nccl_comms(const struct shm_snapshot *s, uint32_t *n)
 {
-	return table_rows(s, SHM_TABLE_NCCL_COMMS, n);
+	return shm_snapshot_rows(s, SHM_TABLE_NCCL_COMMS, n);
 }

@@ -93,6 +93,7 @@ int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len);
 const char *shm_table_name(uint32_t table);
 
 /* Rows of a table in a validated snapshot; *n receives the count. */
+const void *shm_snapshot_rows(const struct shm_snapshot *s, enum shm_table_id id, uint32_t *n);
 const struct shm_proc *shm_snapshot_procs(const struct shm_snapshot *s, uint32_t *n);
 const struct shm_gpu_mem *shm_snapshot_gpu_mem(const struct shm_snapshot *s, uint32_t *n);
 const struct shm_gpu *shm_snapshot_gpus(const struct shm_snapshot *s, uint32_t *n);
