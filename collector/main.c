@@ -256,6 +256,7 @@ int main(int argc, char **argv)
 			.no_python_frames = o.no_python_frames,
 			.gpus = nv.node, .n_gpus = nv.n_nodes,
 			.all_threads = o.all_threads,
+			.no_node_libs = o.no_node_libs,
 			.dataloader_gap_us = o.dataloader_gap_us,
 		};
 

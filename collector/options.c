@@ -41,6 +41,8 @@ static const char usage_text[] =
 "                           process, 1..10000 (default 50); the rest count\n"
 "                           as unsampled time\n"
 "  --no-python-frames       do not read Python frames\n"
+"  --no-node-libs           do not probe the node's CUDA/NCCL libraries at start:\n"
+"                           a process that loads them is probed when found\n"
 "  --all-threads            count every thread of a watched process in its\n"
 "                           thread states and DataLoader waits, not only\n"
 "                           its training threads\n"
@@ -86,6 +88,7 @@ enum {
 	OPT_PODS_DIR,
 	OPT_CONTAINERS_DIR,
 	OPT_ALL_THREADS,
+	OPT_NO_NODE_LIBS,
 	OPT_DL_GAP,
 	OPT_HELP,
 	OPT_VERSION,
@@ -110,6 +113,7 @@ static const struct option long_opts[] = {
 	{ "pods-dir", required_argument, NULL, OPT_PODS_DIR },
 	{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 	{ "all-threads", no_argument, NULL, OPT_ALL_THREADS },
+	{ "no-node-libs", no_argument, NULL, OPT_NO_NODE_LIBS },
 	{ "dataloader-gap-us", required_argument, NULL, OPT_DL_GAP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -265,6 +269,9 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 		break;
 	case OPT_ALL_THREADS:
 		o->all_threads = 1;
+		break;
+	case OPT_NO_NODE_LIBS:
+		o->no_node_libs = 1;
 		break;
 	case OPT_DL_GAP:
 		if (parse_u32(arg, 0, OPTS_MAX_DL_GAP_US, &o->dataloader_gap_us) < 0)

@@ -51,6 +51,7 @@ struct collector_opts {
 	const char *pods_dir;		/* --pods-dir; "" for none */
 	const char *containers_dir;	/* --containers-dir; "" for none */
 	int all_threads;		/* --all-threads */
+	int no_node_libs;		/* --no-node-libs */
 	uint32_t dataloader_gap_us;	/* --dataloader-gap-us */
 };
 

@@ -380,8 +380,9 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	 * first (NCCL alone is 200 MB).  Its drivers and --lib's are checked
 	 * now, while the collector may still make a child of nobody.
 	 */
-	log_info("%zu CUDA/NCCL library paths found on the node (loader cache, driver "
-		 "directories)", syslibs_scan(NULL, NULL, syslib_found, p));
+	if (!p->opts.no_node_libs)
+		log_info("%zu CUDA/NCCL library paths found on the node (loader cache, driver "
+			 "directories)", syslibs_scan(NULL, NULL, syslib_found, p));
 	check_coverage(p);
 	err = attach_named_libs(p);
 	if (err)

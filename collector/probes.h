@@ -30,6 +30,7 @@ struct probes_opts {
 	const struct gpu_node *gpus;
 	size_t n_gpus;
 	int all_threads;		/* every thread is a training thread */
+	int no_node_libs;		/* the node's libraries only when a process maps them */
 	uint32_t dataloader_gap_us;	/* input blocks closer than this: one wait */
 };
 

@@ -92,8 +92,8 @@ static void start_stack(void)
 {
 	char exe[1024], pods[300], ctrs[300], pid[NPROC][16];
 	char *argv[40] = { exe, "--shm", fx.st.shm, "--publish-interval", "200",
-			   "--pods-dir", pods, "--containers-dir", ctrs };
-	size_t n = 9;
+			   "--pods-dir", pods, "--containers-dir", ctrs, "--no-node-libs" };
+	size_t n = 10;
 
 	tu_stack_init(&fx.st);
 	fx.stack = 1;

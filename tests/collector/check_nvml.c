@@ -126,7 +126,7 @@ START_TEST(collector_publishes_nvml_totals_flag_wins)
 	setenv("LD_LIBRARY_PATH", env, 1);
 	setenv("FAKE_NVML_TOTALS", "80000000000,40000000000,20000000000", 1);
 	{
-		char *argv[] = { col, "--shm", shm, "--publish-interval", "200",
+		char *argv[] = { col, "--shm", shm, "--publish-interval", "200", "--no-node-libs",
 				 "--gpu-memory-total", "12345", NULL };
 
 		pid = tu_spawn(argv, log);

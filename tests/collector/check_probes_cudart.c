@@ -223,6 +223,7 @@ START_TEST(test_system_runtime_probed_before_any_process_loads_it)
 	if (!cudart_workload("test_system_runtime_probed_before_any_process_loads_it", bin,
 			     sizeof(bin), "zw_cudart"))
 		return;
+	tp_probe_node_libs = 1;
 	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
 	/* Right after its first publish, before any workload. */
 	for (int i = 0; i < 300 && !ok; i++) {

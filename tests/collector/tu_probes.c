@@ -36,6 +36,8 @@ int tp_wait_publish(struct tp_collector *c)
 	return -1;
 }
 
+int tp_probe_node_libs;
+
 int tp_collector_start(struct tp_collector *c, const char *const *extra, unsigned int min_libs)
 {
 	char bin[512], interval[16];
@@ -52,6 +54,13 @@ int tp_collector_start(struct tp_collector *c, const char *const *extra, unsigne
 	argv[n++] = c->shm;
 	argv[n++] = "--publish-interval";
 	argv[n++] = interval;
+	/*
+	 * The node's libraries only where a test is about them: the kernel
+	 * attaches and frees uprobes under one node-wide lock, and probing
+	 * every CUDA library on the machine in every test would queue them.
+	 */
+	if (!tp_probe_node_libs)
+		argv[n++] = "--no-node-libs";
 	for (size_t i = 0; extra && extra[i] && n < 30; i++)
 		argv[n++] = (char *)extra[i];
 	argv[n] = NULL;

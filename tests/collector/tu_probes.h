@@ -28,6 +28,8 @@ struct tp_collector {
  * extra (NULL-terminated, may be NULL) and waits until it publishes with
  * at least min_libs libraries probed.  Returns 0 or -1 (log kept).
  */
+/* Set by a test about the node's own libraries: tp_collector_start probes them. */
+extern int tp_probe_node_libs;
 int tp_collector_start(struct tp_collector *c, const char *const *extra, unsigned int min_libs);
 /* The same, with the fake libcudart, libcuda and libnccl given by --lib. */
 int tp_collector_start_fakes(struct tp_collector *c);

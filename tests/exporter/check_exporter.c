@@ -874,7 +874,8 @@ static pid_t start_node(struct tu_stack *st, int rank, pid_t *workload)
 	{
 		/* The runtime and driver too: probed before the rank synchronises. */
 		char *const argv[] = { exe, "--shm", st->shm, "--publish-interval", "200",
-				       "--lib", lib, "--lib", cudart, "--lib", cuda, NULL };
+				       "--no-node-libs", "--lib", lib, "--lib", cudart,
+				       "--lib", cuda, NULL };
 
 		col = tu_spawn(argv, st->col_log);
 	}
