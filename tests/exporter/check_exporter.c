@@ -644,30 +644,23 @@ static void pod_of(const char *pid, double t, char *pod, size_t len)
 	json_object_put(root);
 }
 
-START_TEST(prometheus_scrapes_and_histograms_match_summaries)
+/* Starts Prometheus on the rig's exporter, with rules (a path) when not NULL. */
+static void start_prometheus(const char *rules)
 {
-	char path[512], cfg[256], data[256], listen[64], log[256], q[512], qs[512];
-	struct json_object *root, *res;
+	char path[512], cfg[256], data[256], listen[64], log[256];
 	FILE *f;
-	double t, up;
-	int n, checked = 0;
 
 	ck_assert_msg(access(PROMETHEUS, X_OK) == 0, PROMETHEUS " is missing (make test-deps)");
-	tu_stack_init(&rig);
-	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
-	start_collector("steady", "200");
-	start_exporter();
-	wait_healthy();
-
 	prom_port = tu_free_port();
 	snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", prom_dir);
 	snprintf(data, sizeof(data), "--storage.tsdb.path=%s/data", prom_dir);
 	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u", prom_port);
 	f = fopen(cfg, "w");
 	ck_assert_ptr_nonnull(f);
-	fprintf(f, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-		"scrape_configs:\n  - job_name: zernel\n    scrape_timeout: 900ms\n"
+	fprintf(f, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n");
+	if (rules)
+		fprintf(f, "rule_files:\n  - %s\n", rules);
+	fprintf(f, "scrape_configs:\n  - job_name: zernel\n    scrape_timeout: 900ms\n"
 		"    static_configs:\n      - targets: ['127.0.0.1:%u']\n", rig.metrics_port);
 	fclose(f);
 	snprintf(path, sizeof(path), "--config.file=%s", cfg);
@@ -680,6 +673,24 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 	ck_assert_int_gt(prometheus, 0);
 	ck_assert_msg(tu_wait_http(prom_port, "/-/ready", 200, 30000) == 0,
 		      "prometheus never became ready; see %s", log);
+}
+
+START_TEST(prometheus_scrapes_and_histograms_match_summaries)
+{
+	char q[512], qs[512];
+	struct json_object *root, *res;
+	double t, up;
+	int n, checked = 0;
+
+	ck_assert_msg(access(PROMETHEUS, X_OK) == 0, PROMETHEUS " is missing (make test-deps)");
+	tu_stack_init(&rig);
+	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
+	start_collector("steady", "200");
+	start_exporter();
+	wait_healthy();
+
+	start_prometheus(NULL);
 
 	/* A few seconds of scrapes. */
 	for (n = 0; n < 150; n++) {
@@ -748,37 +759,6 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 	stop_exporter_cleanly();
 }
 END_TEST
-
-/* Starts Prometheus on the rig's exporter, with rules (a path) when not NULL. */
-static void start_prometheus(const char *rules)
-{
-	char path[512], cfg[256], data[256], listen[64], log[256];
-	FILE *f;
-
-	ck_assert_msg(access(PROMETHEUS, X_OK) == 0, PROMETHEUS " is missing (make test-deps)");
-	prom_port = tu_free_port();
-	snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", prom_dir);
-	snprintf(data, sizeof(data), "--storage.tsdb.path=%s/data", prom_dir);
-	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u", prom_port);
-	f = fopen(cfg, "w");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n");
-	if (rules)
-		fprintf(f, "rule_files:\n  - %s\n", rules);
-	fprintf(f, "scrape_configs:\n  - job_name: zernel\n    scrape_timeout: 900ms\n"
-		"    static_configs:\n      - targets: ['127.0.0.1:%u']\n", rig.metrics_port);
-	fclose(f);
-	snprintf(path, sizeof(path), "--config.file=%s", cfg);
-	snprintf(log, sizeof(log), "%s/prometheus.log", prom_dir);
-	{
-		char *const argv[] = { PROMETHEUS, path, data, listen, "--log.level=warn", NULL };
-
-		prometheus = tu_spawn(argv, log);
-	}
-	ck_assert_int_gt(prometheus, 0);
-	ck_assert_msg(tu_wait_http(prom_port, "/-/ready", 200, 30000) == 0,
-		      "prometheus never became ready; see %s", log);
-}
 
 /*
  * The simulator's straggler scenario, scraped by a real Prometheus running
