@@ -107,6 +107,58 @@ static void set_size(struct agg_comm *c, int32_t rank, int32_t nranks)
 	c->row.nranks = nranks;
 }
 
+/*
+ * A process never holds one rank of one communicator twice at a time, so
+ * a second row with c's (comm_id, rank) belongs to a communicator that
+ * was destroyed and then made again from the same uniqueId (an abort and
+ * re-init).  Both would print one series, and Prometheus refuses a scrape
+ * with a series twice: the earlier row continues under c's handle, with
+ * c's description and the calls c already queued.
+ */
+static void comm_continue_earlier(struct agg *a, struct agg_comm *c)
+{
+	int32_t cs = (int32_t)(c - a->comms), es = -1, s;
+	struct agg_comm *e, now;
+
+	if (!c->made)
+		return;
+	for (uint32_t i = 0; i < keyindex_top(&a->comm_idx) && es < 0; i++) {
+		e = &a->comms[i];
+		if ((int32_t)i != cs && keyindex_live(&a->comm_idx, i) && e->made &&
+		    e->row.pid == c->row.pid && e->row.comm_id == c->row.comm_id &&
+		    e->row.rank == c->row.rank)
+			es = (int32_t)i;
+	}
+	if (es < 0)
+		return;
+	e = &a->comms[es];
+	now = *e;
+	now.handle = c->handle;
+	now.splits = c->splits;
+	now.row.nranks = c->row.nranks;
+	now.row.gpu_id = c->row.gpu_id;
+	now.row.parent_id = c->row.parent_id;
+	now.row.origin = c->row.origin;
+	now.row.flags = c->row.flags;
+	now.row.calls += c->row.calls;
+	now.row.bytes += c->row.bytes;
+	/* The destroyed communicator's pending calls never complete. */
+	now.row.pending = c->row.pending;
+	now.pending_since_ns = c->pending_since_ns;
+	now.last_done_ns = c->last_done_ns > e->last_done_ns ? c->last_done_ns : e->last_done_ns;
+	latency_destroy(&c->wait);
+	latency_destroy(&c->gap);
+	keyindex_remove(&a->comm_idx, cs);
+	keyindex_remove(&a->comm_idx, es);
+	s = keyindex_insert(&a->comm_idx, now.row.pid, now.handle);
+	/* Two slots were just released, so the insert cannot fail. */
+	a->comms[s] = now;
+	if (s != es)
+		memset(&a->comms[es], 0, sizeof(a->comms[es]));
+	if (s != cs)
+		memset(&a->comms[cs], 0, sizeof(a->comms[cs]));
+}
+
 int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *m)
 {
 	struct agg_comm *parent = NULL, *c;
@@ -165,6 +217,7 @@ int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *
 	c->row.flags = flags;
 	c->row.gpu_id = parent ? parent->row.gpu_id : m->gpu;
 	set_size(c, m->rank, m->nranks);
+	comm_continue_earlier(a, c);
 	return 0;
 }
 
@@ -176,6 +229,7 @@ int agg_nccl_comm_size(struct agg *a, uint32_t pid, uint64_t handle, int32_t ran
 	if (!c)
 		return agg_proc_is_watched(a, pid) ? -ENOSPC : -ENOENT;
 	set_size(c, rank, nranks);
+	comm_continue_earlier(a, c);
 	return 0;
 }
 

@@ -315,7 +315,7 @@ static int check_python(const void *buf, const struct shm_header_fields *h,
 
 /* A row's identity: what names its series. */
 struct row_key {
-	uint64_t a, b;
+	uint64_t a, b, c;
 };
 
 static int cmp_key(const void *x, const void *y)
@@ -324,7 +324,9 @@ static int cmp_key(const void *x, const void *y)
 
 	if (p->a != q->a)
 		return p->a < q->a ? -1 : 1;
-	return p->b < q->b ? -1 : p->b > q->b;
+	if (p->b != q->b)
+		return p->b < q->b ? -1 : 1;
+	return p->c < q->c ? -1 : p->c > q->c;
 }
 
 /*
@@ -344,18 +346,20 @@ static long find_duplicate(const struct shm_header_fields *h, const void *buf,
 
 		switch (id) {
 		case SHM_TABLE_PROCS:
-			keys[i] = (struct row_key){ ((const struct shm_proc *)r)->pid, 0 };
+			keys[i] = (struct row_key){ ((const struct shm_proc *)r)->pid, 0, 0 };
 			break;
 		case SHM_TABLE_GPU_MEM:
 			keys[i] = (struct row_key){ ((const struct shm_gpu_mem *)r)->pid,
-						    ((const struct shm_gpu_mem *)r)->gpu_id };
+						    ((const struct shm_gpu_mem *)r)->gpu_id, 0 };
 			break;
 		case SHM_TABLE_GPUS:
-			keys[i] = (struct row_key){ ((const struct shm_gpu *)r)->gpu_id, 0 };
+			keys[i] = (struct row_key){ ((const struct shm_gpu *)r)->gpu_id, 0, 0 };
 			break;
 		case SHM_TABLE_NCCL_COMMS:
+			/* Its series' labels: one process may hold several ranks of one. */
 			keys[i] = (struct row_key){ ((const struct shm_nccl_comm *)r)->pid,
-						    ((const struct shm_nccl_comm *)r)->comm_id };
+						    ((const struct shm_nccl_comm *)r)->comm_id,
+						    (uint32_t)((const struct shm_nccl_comm *)r)->rank };
 			break;
 		default:
 			return -1;	/* nccl_ops: row i is op i, checked apart */

@@ -362,6 +362,50 @@ START_TEST(full_tables_count_overflows_and_publish_them)
 }
 END_TEST
 
+/*
+ * An abort and re-init from the same uniqueId makes a new ncclComm_t with
+ * the old one's commHash and rank: one series, which goes on counting.
+ * Another rank of the same communicator keeps a row of its own.
+ */
+START_TEST(comm_made_again_continues_its_row)
+{
+	uint8_t id[NCCL_HASH_ID_BYTES] = { 7, 1, 9 };
+	struct agg_comm_made m = {
+		.origin = SHM_NCCL_ORIGIN_INIT_RANK, .handle = 0x10, .rank = 1,
+		.nranks = 2, .gpu = 0, .id = id,
+	};
+	const struct shm_nccl_comm *c;
+	uint64_t now = now_mono_ns();
+	uint32_t n, rank1 = 0;
+
+	ck_assert_int_eq(agg_proc_watch(fx.a, 5, 0, SHM_WATCH_NCCL, "ddp", 1), 0);
+	ck_assert_int_eq(agg_nccl_comm_made(fx.a, 5, &m), 0);
+	ck_assert_int_eq(agg_nccl_comm_call(fx.a, 5, 0x10, 64, now), 0);
+	m.handle = 0x20;
+	ck_assert_int_eq(agg_nccl_comm_made(fx.a, 5, &m), 0);
+	ck_assert_int_eq(agg_nccl_comm_call(fx.a, 5, 0x20, 32, now + 1000), 0);
+	/* The destroyed communicator's handle is no longer known. */
+	ck_assert_int_eq(agg_nccl_comm_call(fx.a, 5, 0x10, 8, now + 2000), -ENOENT);
+	m.handle = 0x30;
+	m.rank = 0;
+	ck_assert_int_eq(agg_nccl_comm_made(fx.a, 5, &m), 0);
+	publish_and_read();
+
+	c = shm_snapshot_nccl_comms(&fx.snap, &n);
+	ck_assert_uint_eq(n, 2);
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(c[i].comm_id, nccl_hash_unique_id(id));
+		if (c[i].rank != 1)
+			continue;
+		rank1++;
+		ck_assert_uint_eq(c[i].calls, 2);
+		ck_assert_uint_eq(c[i].bytes, 96);
+		ck_assert_uint_eq(c[i].pending, 1);
+	}
+	ck_assert_uint_eq(rank1, 1);
+}
+END_TEST
+
 START_TEST(nccl_ops_count_calls_bytes_errors_and_latencies)
 {
 	const struct shm_nccl_op *ops;
@@ -694,6 +738,7 @@ Suite *agg_suite(void)
 	tcase_add_test(tc, a_reused_pid_starts_afresh);
 	tcase_add_test(tc, eviction_removes_memory_rows_and_comms);
 	tcase_add_test(tc, full_tables_count_overflows_and_publish_them);
+	tcase_add_test(tc, comm_made_again_continues_its_row);
 	tcase_add_test(tc, nccl_ops_count_calls_bytes_errors_and_latencies);
 	tcase_add_test(tc, latency_counts_sums_and_buckets_are_exact);
 	tcase_add_test(tc, latency_batches_publish_like_single_samples);

@@ -141,6 +141,7 @@ static void *rows_of(void *img, enum shm_table_id id)
 #define GPU(img, i)	(((struct shm_gpu *)rows_of(img, SHM_TABLE_GPUS))[i])
 #define MEM(img, i)	(((struct shm_gpu_mem *)rows_of(img, SHM_TABLE_GPU_MEM))[i])
 #define IDENT(img, i)	(((struct shm_identity *)rows_of(img, SHM_TABLE_IDENTITY))[i])
+#define COMM(img, i)	(((struct shm_nccl_comm *)rows_of(img, SHM_TABLE_NCCL_COMMS))[i])
 
 /* Applies one corruption to a fresh copy and expects a reason containing want. */
 #define EXPECT_REJECT(mutation, want)						\
@@ -267,6 +268,8 @@ START_TEST(rejects_rows_with_the_same_identity)
 	EXPECT_REJECT((MEM(img, 2).pid = 1000, MEM(img, 2).gpu_id = 0),
 		      "table gpu_mem: two rows with the same identity");
 	EXPECT_REJECT(GPU(img, 1).gpu_id = 0, "table gpus: two rows with the same identity");
+	EXPECT_REJECT((COMM(img, 1) = COMM(img, 0), H(img)->table[SHM_TABLE_NCCL_COMMS].count = 2),
+		      "table nccl_comms: two rows with the same identity");
 	/* The same pid on another GPU, or another pid on the same GPU, is fine. */
 	{
 		size_t size;
@@ -275,6 +278,10 @@ START_TEST(rejects_rows_with_the_same_identity)
 
 		MEM(img, 2).pid = 1000;
 		MEM(img, 1).gpu_id = 2;
+		/* Two ranks of one communicator in one process (ncclCommInitAll). */
+		COMM(img, 1) = COMM(img, 0);
+		COMM(img, 1).rank = 1;
+		H(img)->table[SHM_TABLE_NCCL_COMMS].count = 2;
 		ck_assert_msg(shm_validate(img, size, why, sizeof(why)) == 0, "%s", why);
 		free(img);
 	}
