@@ -209,13 +209,13 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 	proc_release(&a->procs[s]);
 	keyindex_remove(&a->proc_idx, s);
 	a->stats.processes_evicted++;
+	agg_stalls_forget(a->stalls, pid, s);
 
 	/* Exit is rare next to events: a scan of the memory rows is fine. */
 	for (uint32_t m = 0; m < keyindex_top(&a->mem_idx); m++)
 		if (keyindex_live(&a->mem_idx, m) && a->mem[m].pid == pid)
 			keyindex_remove(&a->mem_idx, (int32_t)m);
 	agg_nccl_proc_exit(a, pid);
-	agg_stalls_forget(a->stalls, pid);
 	agg_trace_forget(a->trace, pid);
 }
 

@@ -96,7 +96,7 @@ const struct shm_trace_event *agg_trace_rows(struct agg *a, uint32_t *n);
 /* agg_stall.c, for agg.c and agg_publish.c. */
 struct agg_stalls *agg_stalls_new(uint32_t procs);
 void agg_stalls_free(struct agg_stalls *s);
-void agg_stalls_forget(struct agg_stalls *s, uint32_t pid);
+void agg_stalls_forget(struct agg_stalls *s, uint32_t pid, int32_t slot);
 void agg_stalls_rows(const struct agg_stalls *s, const struct shm_py_proc **py,
 		     uint32_t *n_py, const struct shm_stall_site **site, uint32_t *n_site);
 /* Stages and returns the recent rows, one per watched process. */

@@ -224,9 +224,16 @@ int agg_stall(struct agg *a, uint32_t pid, uint32_t tid, uint32_t state, uint64_
 	return 0;
 }
 
-void agg_stalls_forget(struct agg_stalls *s, uint32_t pid)
+void agg_stalls_forget(struct agg_stalls *s, uint32_t pid, int32_t slot)
 {
 	uint32_t k = 0;
+
+	/*
+	 * The slot's counters go too: the same pid after exec (or reused)
+	 * takes the slot back, and its recent rows must not be differences
+	 * with the old program's samples.
+	 */
+	memset(&s->extra[slot], 0, sizeof(s->extra[slot]));
 
 	for (uint32_t i = 0; i < s->n_py; i++)
 		if (s->py[i].pid != pid)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "collector/agg.h"
+#include "collector/agg_stall.h"
 #include "collector/nccl_hash.h"
 #include "collector/hist.h"
 #include "collector/latency.h"
@@ -359,6 +360,33 @@ START_TEST(full_tables_count_overflows_and_publish_them)
 	ck_assert_uint_eq(find_gpu(0)->total_source, SHM_TOTAL_FLAG);
 	ck_assert_uint_eq(find_gpu(0)->used_bytes, 3);
 	ck_assert_uint_eq(find_gpu(0)->processes, 2);
+}
+END_TEST
+
+/*
+ * After exec the pid is a new program in the same slot: its recent row
+ * (the difference over the window) starts from nothing, not from the old
+ * program's samples, which would make the difference negative.
+ */
+START_TEST(recent_row_starts_afresh_after_exec)
+{
+	const struct shm_proc_recent *r;
+	uint32_t n;
+
+	ck_assert_int_eq(agg_proc_watch(fx.a, 7, 1, SHM_WATCH_CUDA, "old", 1), 0);
+	ck_assert_int_eq(agg_collective_wait(fx.a, 7, 4000000), 0);
+	ck_assert_int_eq(agg_thread_state(fx.a, 7, SHM_STATE_RUNQ, 3000000), 0);
+	publish_and_read();
+	agg_proc_exit(fx.a, 7);
+	ck_assert_int_eq(agg_proc_watch(fx.a, 7, 1, SHM_WATCH_CUDA, "new", 1), 0);
+	ck_assert_int_eq(agg_collective_wait(fx.a, 7, 1000), 0);
+	publish_and_read();
+
+	r = shm_snapshot_rows(&fx.snap, SHM_TABLE_PROC_RECENT, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(r[0].pid, 7);
+	ck_assert_uint_eq(r[0].collective_wait_ns, 0);
+	ck_assert_uint_eq(r[0].thread_state_ns[SHM_STATE_RUNQ], 0);
 }
 END_TEST
 
@@ -738,6 +766,7 @@ Suite *agg_suite(void)
 	tcase_add_test(tc, a_reused_pid_starts_afresh);
 	tcase_add_test(tc, eviction_removes_memory_rows_and_comms);
 	tcase_add_test(tc, full_tables_count_overflows_and_publish_them);
+	tcase_add_test(tc, recent_row_starts_afresh_after_exec);
 	tcase_add_test(tc, comm_made_again_continues_its_row);
 	tcase_add_test(tc, nccl_ops_count_calls_bytes_errors_and_latencies);
 	tcase_add_test(tc, latency_counts_sums_and_buckets_are_exact);
