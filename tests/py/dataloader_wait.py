@@ -12,7 +12,9 @@
 # OPT paced: storage delivers item i at a fixed time, DELAY_MS after the
 # epoch starts and DELAY_MS / NUM_WORKERS apart, so the workers finish in
 # turn (each item still takes a worker about DELAY_MS) and a batch of one
-# is ready every DELAY_MS / NUM_WORKERS.
+# is ready every DELAY_MS / NUM_WORKERS.  OPT decode: each item, once
+# read, is decoded for DECODE_MS on the CPU, as an image is, so that each
+# read is a wait of its own.
 #
 # Protocol (tests/tu_waits.h): prints "ready pid=N", waits for SIGUSR1,
 # iterates one epoch, prints key=value results and "done", then waits for
@@ -31,6 +33,8 @@ from torch.utils.data import DataLoader, Dataset
 CLOCK_MONOTONIC = 1
 TFD_CLOEXEC = 0o2000000
 TFD_TIMER_ABSTIME = 1
+# Twice the collector's default gap between two blocks of one wait.
+DECODE_MS = 2
 
 
 class Timespec(ctypes.Structure):
@@ -47,10 +51,11 @@ _libc = ctypes.CDLL(None, use_errno=True)
 class SlowStorage(Dataset):
     """Items whose read blocks for delay_ns, in whichever process reads."""
 
-    def __init__(self, items, delay_ns, pace_ns):
+    def __init__(self, items, delay_ns, pace_ns, decode_ns):
         self.items = items
         self.delay_ns = delay_ns
         self.pace_ns = pace_ns
+        self.decode_ns = decode_ns
         self.t0 = 0
         self._fd = None
         self._pid = None
@@ -87,6 +92,9 @@ class SlowStorage(Dataset):
         if resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw != nv0:
             self.waits += 1
             self.long_waits += 10000000 < took <= 50000000
+        end = time.monotonic_ns() + self.decode_ns
+        while time.monotonic_ns() < end:
+            pass
         return torch.full((4,), float(i))
 
 
@@ -126,7 +134,8 @@ def main():
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     torch.set_num_threads(1)
     pace = delay_ms * 1000000 // max(workers, 1) if "paced" in opts else 0
-    storage = SlowStorage(items, delay_ms * 1000000, pace)
+    decode = DECODE_MS * 1000000 if "decode" in opts else 0
+    storage = SlowStorage(items, delay_ms * 1000000, pace, decode)
     loader = DataLoader(storage,
                         batch_size=batch, num_workers=workers,
                         persistent_workers=workers > 0, shuffle=False)
