@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collector/agg.h"
 #include "collector/decode.h"
@@ -31,6 +34,31 @@
 #define SLOW_WARN_EVERY_NS	(60ull * NSEC_PER_SEC)
 
 static volatile sig_atomic_t exiting;
+
+/*
+ * The uprobe links are released by a child (collector/probe_attach.c) once
+ * this process lets go of them.  A container runtime kills whatever its
+ * main process leaves behind, and a uprobe whose release is killed leaks
+ * in the kernel, its breakpoints left in the processes it was in: so with
+ * --exit-when-released the collector closes its descriptors and waits for
+ * its children.  The segment is gone by then, so readers already see it
+ * stopped.
+ */
+static void wait_uprobes_released(void)
+{
+	uint64_t t0 = now_mono_ns();
+	int children = 0;
+
+	syscall(SYS_close_range, 3u, ~0u, 0u);
+	for (;;) {
+		if (wait(NULL) > 0)
+			children++;
+		else if (errno != EINTR)
+			break;
+	}
+	if (children)
+		log_info("uprobes released in %.1f s", (double)(now_mono_ns() - t0) / 1e9);
+}
 
 static void on_signal(int sig)
 {
@@ -330,5 +358,7 @@ cleanup:
 	if (created)
 		shm_writer_close(&w, 1);
 	agg_free(agg);
+	if (o.exit_when_released)
+		wait_uprobes_released();
 	return ret;
 }

@@ -64,6 +64,10 @@ static const char usage_text[] =
 "  --publish-interval MS    publish period, 100..60000 (default 1000)\n"
 "  --window SEC             window of the summary quantiles (default 60)\n"
 "  --max-procs N            capacity of the process table (default 1024)\n"
+"  --exit-when-released     on SIGTERM, remove the segment at once but exit\n"
+"                           only once the kernel has released every uprobe\n"
+"                           (containers: the runtime kills what the main\n"
+"                           process leaves behind)\n"
 "\n"
 "  --help                   print this help and exit\n"
 "  --version                print the version and exit\n"
@@ -90,6 +94,7 @@ enum {
 	OPT_CONTAINERS_DIR,
 	OPT_ALL_THREADS,
 	OPT_NO_NODE_LIBS,
+	OPT_EXIT_RELEASED,
 	OPT_DL_GAP,
 	OPT_HELP,
 	OPT_VERSION,
@@ -115,6 +120,7 @@ static const struct option long_opts[] = {
 	{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 	{ "all-threads", no_argument, NULL, OPT_ALL_THREADS },
 	{ "no-node-libs", no_argument, NULL, OPT_NO_NODE_LIBS },
+	{ "exit-when-released", no_argument, NULL, OPT_EXIT_RELEASED },
 	{ "dataloader-gap-us", required_argument, NULL, OPT_DL_GAP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -273,6 +279,9 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 		break;
 	case OPT_NO_NODE_LIBS:
 		o->no_node_libs = 1;
+		break;
+	case OPT_EXIT_RELEASED:
+		o->exit_when_released = 1;
 		break;
 	case OPT_DL_GAP:
 		if (parse_u32(arg, 0, OPTS_MAX_DL_GAP_US, &o->dataloader_gap_us) < 0)

@@ -52,6 +52,7 @@ struct collector_opts {
 	const char *containers_dir;	/* --containers-dir; "" for none */
 	int all_threads;		/* --all-threads */
 	int no_node_libs;		/* --no-node-libs */
+	int exit_when_released;		/* --exit-when-released */
 	uint32_t dataloader_gap_us;	/* --dataloader-gap-us */
 };
 

@@ -9,10 +9,12 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,9 +50,9 @@ static void make_copies(unsigned int n)
  * on a machine where other processes are closing uprobes that can take
  * longer than tp_collector_start waits: give it two minutes more.
  */
-static int start_patiently(struct tp_collector *c)
+static int start_patiently_with(struct tp_collector *c, const char *const *extra)
 {
-	if (tp_collector_start(c, NULL, 0) == 0)
+	if (tp_collector_start(c, extra, 0) == 0)
 		return 0;
 	for (int i = 0; c->pid > 0 && i < 2400; i++) {
 		if (tp_snapshot(c) == 0)
@@ -58,6 +60,11 @@ static int start_patiently(struct tp_collector *c)
 		tu_sleep_ms(50);
 	}
 	return -1;
+}
+
+static int start_patiently(struct tp_collector *c)
+{
+	return start_patiently_with(c, NULL);
 }
 
 /* Processes named zernel-unprobe: collectors' links still being released. */
@@ -272,6 +279,67 @@ START_TEST(test_sigterm_with_many_links_is_prompt)
 }
 END_TEST
 
+/*
+ * In a container the runtime kills what the main process leaves behind,
+ * and a uprobe whose release is killed leaks: with --exit-when-released
+ * the segment goes at once, but the collector exits only after the child
+ * that releases its links, while the processes it probed still run.
+ */
+START_TEST(test_exit_when_released_outlives_the_release)
+{
+	enum { FILES = 4 };
+	static const char *const extra[] = { "--exit-when-released", NULL };
+	struct tp_collector c;
+	struct tp_workload w[FILES];
+	uint64_t links, t0, gone_ns = 0;
+	double exit_s;
+	int st = -1;
+
+	if (tu_skip_unless_root("test_exit_when_released_outlives_the_release"))
+		return;
+	wait_links_released();
+	make_copies(FILES);
+	ck_assert_msg(start_patiently_with(&c, extra) == 0, "collector did not start, see %s",
+		      c.log);
+	for (unsigned int i = 0; i < FILES; i++)
+		start_user(&w[i], i, 4096);
+	wait_watched(&c, w, FILES);
+	links = stat_now(&c, 0);
+	t0 = now_mono_ns();
+	kill(c.pid, SIGTERM);
+	for (int i = 0; i < 12000; i++) {
+		int fd = shm_open(c.shm, O_RDONLY, 0);
+
+		if (fd < 0 && !gone_ns)
+			gone_ns = now_mono_ns() - t0;
+		if (fd >= 0)
+			close(fd);
+		if (waitpid(c.pid, &st, WNOHANG) == c.pid)
+			break;
+		tu_sleep_ms(10);
+	}
+	exit_s = (double)(now_mono_ns() - t0) / 1e9;
+	/* Checked before the probed processes end: their breakpoints were removed. */
+	ck_assert_uint_eq(unprobe_children(), 0);
+	c.pid = 0;
+	fprintf(stderr, "--exit-when-released with %llu links: segment gone in %.3f s, "
+		"exited in %.1f s\n", (unsigned long long)links, (double)gone_ns / 1e9, exit_s);
+	for (unsigned int i = 0; i < FILES; i++)
+		tp_workload_finish(&w[i]);
+	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status 0x%x", st);
+	ck_assert_msg(gone_ns > 0 && gone_ns < 2 * NSEC_PER_SEC, "segment removed after %.3f s",
+		      (double)gone_ns / 1e9);
+	{
+		char *log = tu_read_file(c.log, NULL);
+
+		ck_assert_msg(log && strstr(log, "uprobes released in"), "see %s", c.log);
+		free(log);
+	}
+	tp_collector_stop(&c);
+	remove_copies();
+}
+END_TEST
+
 Suite *probes_churn_suite(void);
 Suite *probes_churn_suite(void)
 {
@@ -281,6 +349,7 @@ Suite *probes_churn_suite(void)
 	tcase_set_timeout(tc, 1200);
 	tcase_add_test(tc, test_library_files_come_and_go);
 	tcase_add_test(tc, test_sigterm_with_many_links_is_prompt);
+	tcase_add_test(tc, test_exit_when_released_outlives_the_release);
 	suite_add_tcase(s, tc);
 	return s;
 }
