@@ -40,18 +40,6 @@ static const struct op_want want[] = {
 	{ SHM_NCCL_SCATTER, "nccl_scatter", 2, 13 * 4 * 2, 0, 2 },
 };
 
-/*
- * A publish newer than now: on a loaded node the collector may spend
- * seconds attaching other processes' libraries between two publishes.
- */
-static int wait_publish_long(struct tp_collector *c)
-{
-	for (int i = 0; i < 12; i++)
-		if (tp_wait_publish(c) == 0)
-			return 0;
-	return -1;
-}
-
 static int all_in(const struct tp_collector *c)
 {
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -111,7 +99,7 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 		ok = tp_snapshot(&c) == 0 && all_in(&c);
 	}
 	ck_assert_msg(ok, "NCCL calls missing after 30 s");
-	ck_assert_int_eq(wait_publish_long(&c), 0);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		const struct shm_nccl_op *o = tp_nccl_op(&c, want[i].op);
@@ -225,7 +213,7 @@ static const struct shm_nccl_comm *wait_comm(struct tp_collector *c, uint32_t pi
 		    m->wait.count >= waits)
 			break;
 	}
-	ck_assert_int_eq(wait_publish_long(c), 0);
+	ck_assert_int_eq(tp_wait_publish(c), 0);
 	return comm_of(c, pid, rank);
 }
 

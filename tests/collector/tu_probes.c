@@ -28,7 +28,11 @@ int tp_wait_publish(struct tp_collector *c)
 {
 	uint64_t since = now_mono_ns();
 
-	for (int i = 0; i < 50; i++) {
+	/*
+	 * Up to 30 s: while other processes on the node close uprobes, the
+	 * collector may spend seconds attaching a library between publishes.
+	 */
+	for (int i = 0; i < 600; i++) {
 		tu_sleep_ms(50);
 		if (tp_snapshot(c) == 0 && c->snap.hdr->heartbeat_mono_ns > since)
 			return 0;
