@@ -161,20 +161,59 @@ static void capacity_for(const struct collector_opts *o, const struct nvml_total
 }
 
 /* Publishes, and says so when publishing costs a large share of the cadence. */
-static void publish(struct agg *agg, struct shm_writer *w, const struct collector_opts *o,
-		    uint64_t *last_slow_warn)
-{
-	uint64_t t0 = now_mono_ns(), took;
+/* What publishing needs, and when it is next due. */
+struct cadence {
+	struct agg *agg;
+	struct shm_writer *w;
+	const struct collector_opts *o;
+	struct ident_scan *ident;
+	uint64_t interval_ns;
+	uint64_t next_ns;		/* 0: not publishing yet */
+	uint64_t last_slow_warn;
+};
 
-	agg_publish(agg, w, t0, now_real_ns(),
+static void publish(struct cadence *c, uint64_t now)
+{
+	const struct collector_opts *o = c->o;
+	uint64_t t0, took;
+
+	if (c->ident)
+		ident_scan_refresh(c->ident, c->agg, now);
+	t0 = now_mono_ns();
+	agg_publish(c->agg, c->w, t0, now_real_ns(),
 		    o->simulate ? sim_scenario_name(o->scenario) : NULL);
 	took = now_mono_ns() - t0;
-	if (took > (uint64_t)o->publish_interval_ms * NSEC_PER_MSEC / 2 &&
-	    t0 - *last_slow_warn > SLOW_WARN_EVERY_NS) {
+	if (took > c->interval_ns / 2 && t0 - c->last_slow_warn > SLOW_WARN_EVERY_NS) {
 		log_warnx("publishing took %.1f ms, more than half of the %u ms interval",
 			  (double)took / 1e6, o->publish_interval_ms);
-		*last_slow_warn = t0;
+		c->last_slow_warn = t0;
 	}
+}
+
+/* Publishes when due; keeps the cadence rather than publish in bursts. */
+static void publish_if_due(struct cadence *c)
+{
+	uint64_t now = now_mono_ns();
+
+	if (!c->next_ns || now < c->next_ns)
+		return;
+	publish(c, now);
+	c->next_ns += c->interval_ns;
+	if (c->next_ns <= now) {
+		log_warnx("publishing fell behind the %u ms cadence; skipping ahead",
+			  c->o->publish_interval_ms);
+		c->next_ns = now + c->interval_ns;
+	}
+}
+
+/*
+ * probes_opts.between_attaches: attaching a library takes seconds while
+ * the node's uprobe lock is busy, and readers must not see the segment
+ * go stale meanwhile (the events wait in the ring buffer).
+ */
+static void publish_between_attaches(void *ctx)
+{
+	publish_if_due(ctx);
 }
 
 int main(int argc, char **argv)
@@ -189,7 +228,7 @@ int main(int argc, char **argv)
 	struct probes *probes = NULL;
 	struct ident_scan *ident = NULL;
 	static struct nvml_totals nv;
-	uint64_t interval_ns, next_publish, last_slow_warn = 0;
+	struct cadence cad = { 0 };
 	int created = 0, err, ret = 1;
 
 	/* 1. Flags and logging. */
@@ -208,7 +247,9 @@ int main(int argc, char **argv)
 		log_warn("cannot install signal handlers");
 		goto cleanup;
 	}
-	interval_ns = (uint64_t)o.publish_interval_ms * NSEC_PER_MSEC;
+	cad.o = &o;
+	cad.w = &w;
+	cad.interval_ns = (uint64_t)o.publish_interval_ms * NSEC_PER_MSEC;
 
 	/* 2. Device totals (a real node only), then the aggregation state, sized like the segment. */
 	if (!o.simulate)
@@ -217,6 +258,7 @@ int main(int argc, char **argv)
 	capacity_for(&o, &nv, &ao.cap);
 	ao.window_ns = (uint64_t)o.window_s * NSEC_PER_SEC;
 	agg = agg_new(&ao);
+	cad.agg = agg;
 	if (!agg) {
 		log_warn("cannot allocate the aggregation tables");
 		goto cleanup;
@@ -286,6 +328,8 @@ int main(int argc, char **argv)
 			.all_threads = o.all_threads,
 			.no_node_libs = o.no_node_libs,
 			.dataloader_gap_us = o.dataloader_gap_us,
+			.between_attaches = publish_between_attaches,
+			.between_ctx = &cad,
 		};
 
 		err = probes_start(&probes, agg, &po);
@@ -309,14 +353,13 @@ int main(int argc, char **argv)
 		 o.shm_name, o.publish_interval_ms, o.window_s);
 
 	/* 5. Poll the source and publish at the cadence until told to stop. */
-	if (ident)
-		ident_scan_refresh(ident, agg, now_mono_ns());
-	publish(agg, &w, &o, &last_slow_warn);
-	next_publish = now_mono_ns() + interval_ns;
+	cad.ident = ident;
+	publish(&cad, now_mono_ns());
+	cad.next_ns = now_mono_ns() + cad.interval_ns;
 	while (!exiting) {
 		uint64_t now = now_mono_ns();
-		uint64_t wait_ms = next_publish > now ?
-				   (next_publish - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC : 0;
+		uint64_t wait_ms = cad.next_ns > now ?
+				   (cad.next_ns - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC : 0;
 
 		if (wait_ms > POLL_MS)
 			wait_ms = POLL_MS;
@@ -331,19 +374,7 @@ int main(int argc, char **argv)
 				goto cleanup;
 			}
 		}
-		now = now_mono_ns();
-		if (now < next_publish)
-			continue;
-		if (ident)
-			ident_scan_refresh(ident, agg, now);
-		publish(agg, &w, &o, &last_slow_warn);
-		next_publish += interval_ns;
-		if (next_publish <= now) {
-			/* Keep the cadence rather than publish in bursts. */
-			log_warnx("publishing fell behind the %u ms cadence; skipping ahead",
-				  o.publish_interval_ms);
-			next_publish = now + interval_ns;
-		}
+		publish_if_due(&cad);
 	}
 	log_info("shutting down");
 	ret = 0;

@@ -102,6 +102,8 @@ static int attach_uprobe(struct probes *p, struct probe_lib *lib, const struct p
 		return -errno;
 	lib->links[lib->n_links++] = link;
 	p->n_links++;
+	if (p->opts.between_attaches)
+		p->opts.between_attaches(p->opts.between_ctx);
 	return 0;
 }
 

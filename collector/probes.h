@@ -32,6 +32,9 @@ struct probes_opts {
 	int all_threads;		/* every thread is a training thread */
 	int no_node_libs;		/* the node's libraries only when a process maps them */
 	uint32_t dataloader_gap_us;	/* input blocks closer than this: one wait */
+	/* Called between two uprobe attaches once running (may be NULL): publishing. */
+	void (*between_attaches)(void *ctx);
+	void *between_ctx;
 };
 
 struct probes;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_probes.h"
 
@@ -218,6 +219,7 @@ START_TEST(test_system_runtime_probed_before_any_process_loads_it)
 	const struct shm_proc *p = NULL;
 	struct tp_collector c;
 	struct tp_workload w;
+	uint64_t stalest = 0;
 	int ok = 0;
 
 	if (!cudart_workload("test_system_runtime_probed_before_any_process_loads_it", bin,
@@ -225,16 +227,25 @@ START_TEST(test_system_runtime_probed_before_any_process_loads_it)
 		return;
 	tp_probe_node_libs = 1;
 	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
-	/* Right after its first publish, before any workload. */
+	/*
+	 * Right after its first publish, before any workload; the segment
+	 * stays fresh while the libraries are attached (seconds when other
+	 * processes on the node close uprobes).
+	 */
 	for (int i = 0; i < 300 && !ok; i++) {
 		log = tu_read_file(c.log, NULL);
 		/* "probing /usr/local/cuda.../libcudart.so (N symbols)", not another process's */
 		ok = log && strstr(log, "found on the node") && system_runtime_probed(log);
 		free(log);
+		if (tp_snapshot(&c) == 0 && now_mono_ns() - c.snap.hdr->heartbeat_mono_ns > stalest)
+			stalest = now_mono_ns() - c.snap.hdr->heartbeat_mono_ns;
 		if (!ok)
 			tu_sleep_ms(100);
 	}
 	ck_assert_msg(ok, "the node's libraries were not probed (see %s)", c.log);
+	ck_assert_msg(stalest < 5 * TP_PUBLISH_MS * NSEC_PER_MSEC,
+		      "the segment was %.3f s old while libraries were attached",
+		      (double)stalest / 1e9);
 	ok = 0;
 	tu_build_path(dir, sizeof(dir), "tests/fakes/driver");
 	setenv("LD_LIBRARY_PATH", dir, 1);
