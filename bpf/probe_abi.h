@@ -41,6 +41,7 @@ enum zev_type {
 	ZEV_CUDA_SYNC,		/* struct zev_cuda_sync */
 	ZEV_CUDA_ORDER,		/* struct zev_cuda_order */
 	ZEV_THREAD_EXIT,	/* struct zev_thread_exit */
+	ZEV_LIB_LOADED,		/* struct zev_lib_loaded */
 	ZEV_TYPE_COUNT
 };
 
@@ -290,6 +291,14 @@ struct zev_libc_probe {
 };
 
 /*
+ * A process's dynamic loader changed its list of libraries, or is about
+ * to (dlopen, dlclose, start-up): look at its maps now.
+ */
+struct zev_lib_loaded {
+	struct zev_hdr hdr;
+};
+
+/*
  * A watched Python thread stalled for ns (above the threshold): its
  * Python frames as the interpreter held them when the stall began,
  * innermost first.  A frame is its code object's address and the address
@@ -335,6 +344,7 @@ _Static_assert(sizeof(struct zev_sched_switch) == 64, "zev_sched_switch is 64 by
 _Static_assert(sizeof(struct zev_thread_exit) == 40, "zev_thread_exit is 40 bytes");
 _Static_assert(sizeof(struct zev_sched_migrate) == 32, "zev_sched_migrate is 32 bytes");
 _Static_assert(sizeof(struct zev_libc_probe) == 24, "zev_libc_probe is 24 bytes");
+_Static_assert(sizeof(struct zev_lib_loaded) == 24, "zev_lib_loaded is 24 bytes");
 _Static_assert(sizeof(struct zev_py_stall) == 64 + 16 * ZP_MAX_FRAMES, "zev_py_stall size");
 _Static_assert(sizeof(struct zw_thread_gpu) == 16, "zw_thread_gpu is 16 bytes");
 

@@ -96,4 +96,22 @@ int BPF_PROG(zw_exit, struct task_struct *p)
 	return 0;
 }
 
+/*
+ * The dynamic loader calls _dl_debug_state before and after each change
+ * to a process's libraries, for debuggers.  Any process on the node may be
+ * about to load a CUDA library, so every call is reported, waking the
+ * collector: it looks at the process's maps at once instead of at its
+ * next /proc scan.  Two calls per dlopen and per program start.
+ */
+SEC("uprobe")
+int BPF_KPROBE(zw_dl_state)
+{
+	struct zev_lib_loaded *e = zw_reserve(sizeof(*e), ZEV_LIB_LOADED,
+					      bpf_get_current_pid_tgid());
+
+	if (e)
+		bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -281,6 +281,15 @@ static int dec_libc_probe(struct decode *d, const void *rec)
 	return 0;
 }
 
+static int dec_lib_loaded(struct decode *d, const void *rec)
+{
+	const struct zev_lib_loaded *e = rec;
+
+	if (d->ops.lib_loaded)
+		d->ops.lib_loaded(d->ops.ctx, e->hdr.pid);
+	return 0;
+}
+
 /* "file:line in function", the end of the path kept when it is too long. */
 static void site_name(const struct stall_frame *f, char *out, size_t len)
 {
@@ -348,6 +357,7 @@ static const struct {
 	[ZEV_CUDA_SYNC]		= { sizeof(struct zev_cuda_sync), dec_cuda_sync },
 	[ZEV_CUDA_ORDER]	= { sizeof(struct zev_cuda_order), dec_cuda_order },
 	[ZEV_THREAD_EXIT]	= { sizeof(struct zev_thread_exit), dec_thread_exit },
+	[ZEV_LIB_LOADED]	= { sizeof(struct zev_lib_loaded), dec_lib_loaded },
 };
 
 int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)

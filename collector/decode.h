@@ -33,6 +33,8 @@ struct decode_ops {
 	void (*proc_exit)(void *ctx, uint32_t pid);
 	/* pid asks for pthread_barrier_wait to be probed in its libc. */
 	void (*libc_probe)(void *ctx, uint32_t pid);
+	/* pid's loader changed its libraries: look at its maps. */
+	void (*lib_loaded)(void *ctx, uint32_t pid);
 	/* Names a Python stall's site from the process; 0, or -errno when it cannot. */
 	int (*py_where)(void *ctx, const struct zev_py_stall *rec, struct stall_where *out);
 	/*

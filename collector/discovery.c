@@ -34,6 +34,9 @@ unsigned int discovery_lib_kind(const char *path)
 		    (base[n] == '\0' || base[n] == '.'))
 			return names[i].kind;
 	}
+	/* The dynamic loader: ld-linux-x86-64.so.2, ld-linux-aarch64.so.1. */
+	if (strncmp(base, "ld-linux", 8) == 0 && strstr(base, ".so"))
+		return PROBE_LIB_LOADER;
 	/* libc.so.6 holds the barrier since glibc 2.34; libpthread.so.0 before. */
 	if (strcmp(base, "libc.so.6") == 0 || strcmp(base, "libpthread.so.0") == 0 ||
 	    strncmp(base, "libc-2.", 7) == 0 || strncmp(base, "libpthread-2.", 13) == 0)
@@ -105,7 +108,8 @@ static int open_maps(struct discovery *d, uint32_t pid)
 int discovery_open(struct discovery *d, const char *const *comms, size_t n_comms)
 {
 	memset(d, 0, sizeof(*d));
-	d->kinds = PROBE_LIB_GPU;
+	/* Loaders too: a process that loads a CUDA library later says so at once. */
+	d->kinds = PROBE_LIB_GPU | PROBE_LIB_LOADER;
 	d->comms = comms;
 	d->n_comms = n_comms;
 	d->self = (uint32_t)getpid();

@@ -23,6 +23,7 @@
 #define PROBE_LIB_CUDART	(1u << 1)	/* libcudart.so*: the runtime API */
 #define PROBE_LIB_NCCL		(1u << 2)	/* libnccl.so* */
 #define PROBE_LIB_LIBC		(1u << 3)	/* libc.so.6, libpthread.so.0 (pthread_barrier_wait) */
+#define PROBE_LIB_LOADER	(1u << 4)	/* ld-linux*.so*: _dl_debug_state */
 #define PROBE_LIB_GPU		(PROBE_LIB_CUDA | PROBE_LIB_CUDART | PROBE_LIB_NCCL)
 
 /* The kind of a file by its name (its last component), or 0. */

@@ -30,7 +30,6 @@
 #include "shm/shm_writer.h"
 
 #define POLL_MS			100	/* longest wait: bounds shutdown latency */
-#define DISCOVERY_MS		1000	/* /proc scan for new CUDA processes */
 #define SLOW_WARN_EVERY_NS	(60ull * NSEC_PER_SEC)
 
 static volatile sig_atomic_t exiting;
@@ -320,7 +319,7 @@ int main(int argc, char **argv)
 			.pids = o.pids, .n_pids = o.n_pids,
 			.comms = o.comms, .n_comms = o.n_comms,
 			.libs = o.libs, .n_libs = o.n_libs,
-			.discovery_interval_ms = DISCOVERY_MS,
+			.discovery_interval_ms = o.scan_interval_ms,
 			.stall_threshold_ms = o.stall_threshold_ms,
 			.stall_rate = o.stall_rate,
 			.no_python_frames = o.no_python_frames,

@@ -41,6 +41,9 @@ static const char usage_text[] =
 "                           process, 1..10000 (default 50); the rest count\n"
 "                           as unsampled time\n"
 "  --no-python-frames       do not read Python frames\n"
+"  --scan-interval MS       period of the /proc scan for processes that map\n"
+"                           CUDA/NCCL libraries, 100..600000 (default 1000);\n"
+"                           a library a process loads is found at once\n"
 "  --no-node-libs           do not probe the node's CUDA/NCCL libraries at\n"
 "                           start: a process that loads them is probed\n"
 "                           when found\n"
@@ -95,6 +98,7 @@ enum {
 	OPT_ALL_THREADS,
 	OPT_NO_NODE_LIBS,
 	OPT_EXIT_RELEASED,
+	OPT_SCAN_INTERVAL,
 	OPT_DL_GAP,
 	OPT_HELP,
 	OPT_VERSION,
@@ -121,6 +125,7 @@ static const struct option long_opts[] = {
 	{ "all-threads", no_argument, NULL, OPT_ALL_THREADS },
 	{ "no-node-libs", no_argument, NULL, OPT_NO_NODE_LIBS },
 	{ "exit-when-released", no_argument, NULL, OPT_EXIT_RELEASED },
+	{ "scan-interval", required_argument, NULL, OPT_SCAN_INTERVAL },
 	{ "dataloader-gap-us", required_argument, NULL, OPT_DL_GAP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -283,6 +288,10 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 	case OPT_EXIT_RELEASED:
 		o->exit_when_released = 1;
 		break;
+	case OPT_SCAN_INTERVAL:
+		if (parse_u32(arg, OPTS_MIN_INTERVAL_MS, OPTS_MAX_SCAN_MS, &o->scan_interval_ms) < 0)
+			return bad_value(err, c, arg, "expected milliseconds in 100..600000");
+		break;
 	case OPT_DL_GAP:
 		if (parse_u32(arg, 0, OPTS_MAX_DL_GAP_US, &o->dataloader_gap_us) < 0)
 			return bad_value(err, c, arg, "expected microseconds in 0..1000000");
@@ -333,6 +342,7 @@ enum opts_result opts_parse(struct collector_opts *o, int argc, char **argv,
 	o->pods_dir = KUBE_PODS_DIR;
 	o->containers_dir = KUBE_CONTAINERS_DIR;
 	o->dataloader_gap_us = OPTS_DEFAULT_DL_GAP_US;
+	o->scan_interval_ms = OPTS_DEFAULT_SCAN_MS;
 
 	opterr = 0;
 	optind = 1;

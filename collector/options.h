@@ -22,6 +22,8 @@
 #define OPTS_DEFAULT_INTERVAL_MS	1000u
 #define OPTS_MIN_INTERVAL_MS		100u
 #define OPTS_MAX_INTERVAL_MS		60000u
+#define OPTS_DEFAULT_SCAN_MS		1000u
+#define OPTS_MAX_SCAN_MS		600000u
 #define OPTS_DEFAULT_WINDOW_S		60u
 #define OPTS_MAX_WINDOW_S		86400u
 /* Why 1 ms: README, "DataLoader wait per batch". */
@@ -53,6 +55,7 @@ struct collector_opts {
 	int all_threads;		/* --all-threads */
 	int no_node_libs;		/* --no-node-libs */
 	int exit_when_released;		/* --exit-when-released */
+	uint32_t scan_interval_ms;	/* --scan-interval */
 	uint32_t dataloader_gap_us;	/* --dataloader-gap-us */
 };
 

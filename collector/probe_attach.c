@@ -138,7 +138,7 @@ static unsigned int attach_rows(struct probes *p, struct probe_lib *lib, const c
 			failed = names[i];
 			continue;
 		}
-		if (!(kind & PROBE_LIB_LIBC))
+		if (kind & PROBE_LIB_GPU)
 			p->gpu_links++;
 		if (last)
 			symbols++;
@@ -199,7 +199,7 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int 
 		memcpy(lib->path, path, strlen(path) + 1);
 	else
 		lib->path[0] = '\0';
-	if (!(kind & PROBE_LIB_LIBC))
+	if (kind & PROBE_LIB_GPU)
 		p->gpu_libs++;
 	lib->attached = attach_rows(p, lib, path, kind, rows, names, offsets, n);
 	lib->probed_boot_ns = now_boot_ns();
@@ -313,7 +313,7 @@ static void drop_lib(struct probes *p, size_t i)
 	struct probe_lib *lib = &p->libs[i];
 
 	p->n_links -= lib->n_links;
-	if (!(lib->kind & PROBE_LIB_LIBC)) {
+	if (lib->kind & PROBE_LIB_GPU) {
 		p->gpu_links -= lib->n_links;
 		p->gpu_libs--;
 	}

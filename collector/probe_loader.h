@@ -98,6 +98,8 @@ struct probe_lib {
 	uint64_t probed_boot_ns;	/* CLOCK_BOOTTIME when its probes were attached */
 };
 
+#define PROBES_MAX_LOADING	64
+
 struct probes {
 	struct agg *agg;
 	struct decode dec;		/* ring-buffer records to agg */
@@ -128,6 +130,10 @@ struct probes {
 	uint64_t *drop_vals;		/* ncpu values of one zw_drops slot */
 	uint64_t drops_reported;
 	uint64_t next_scan_ns;
+	/* Processes whose loader just changed their libraries: looked at after the drain. */
+	uint32_t loading[PROBES_MAX_LOADING];
+	size_t n_loading;
+	int loading_overflow;		/* more than fit: a full scan instead */
 	struct pyprocs *py;		/* watched CPython processes */
 	struct gpu_ident *ident;	/* CUDA ordinals to physical GPUs */
 	/*

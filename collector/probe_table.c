@@ -13,6 +13,7 @@
 #define RT	PROBE_LIB_CUDART
 #define NCCL	PROBE_LIB_NCCL
 #define LIBC	PROBE_LIB_LIBC
+#define LOADER	PROBE_LIB_LOADER
 
 #define AUTO(obj, prog)		{ obj, prog, PROBE_AUTO, 0, NULL }
 /* A symbol's entry and return programs: two rows, entry first. */
@@ -34,6 +35,8 @@ const struct probe_attach probe_attach_table[] = {
 	AUTO(PROBE_OBJ_WATCH, "zw_fork"),
 	AUTO(PROBE_OBJ_WATCH, "zw_exec"),
 	AUTO(PROBE_OBJ_WATCH, "zw_exit"),
+	/* Each process's library loads, in the loader it maps. */
+	UPROBE(PROBE_OBJ_WATCH, LOADER, "_dl_debug_state", "zw_dl_state"),
 
 	/* GPU memory: allocations and frees, and the calls that set the device. */
 	MEM(DRV, "cuMemAlloc_v2",		"zm_alloc",	"zm_mem_ret"),

@@ -211,6 +211,62 @@ static void probes_libc(void *ctx, uint32_t pid)
 	discovery_close(&d);
 }
 
+/*
+ * decode_ops.lib_loaded: pid's loader reported a change to its libraries.
+ * Remembered once; its maps are read after the ring is drained, when the
+ * loader has mapped what it reported.
+ */
+static void probes_lib_loaded(void *ctx, uint32_t pid)
+{
+	struct probes *p = ctx;
+
+	if (pid == (uint32_t)getpid())
+		return;
+	for (size_t i = 0; i < p->n_loading; i++)
+		if (p->loading[i] == pid)
+			return;
+	if (p->n_loading < PROBES_MAX_LOADING)
+		p->loading[p->n_loading++] = pid;
+	else
+		p->loading_overflow = 1;
+}
+
+/* The CUDA/NCCL libraries of the processes that just loaded some. */
+static void probe_loading(struct probes *p)
+{
+	struct discovery_item it;
+	struct discovery d;
+
+	if (p->loading_overflow) {
+		p->next_scan_ns = 0;
+		p->loading_overflow = 0;
+	}
+	for (size_t i = 0; i < p->n_loading; i++) {
+		if (discovery_open_pid(&d, p->loading[i], PROBE_LIB_GPU) != 0)
+			continue;	/* gone */
+		while (discovery_next(&d, &it))
+			if (probe_attach_lib(p, it.path, it.kind, 0) < 0)
+				log_debug("cannot probe %s of pid %u", it.path, it.pid);
+		discovery_close(&d);
+	}
+	p->n_loading = 0;
+}
+
+/* The loader the collector maps, the node's: processes started from now on report loads. */
+static void probes_loader(struct probes *p)
+{
+	struct discovery_item it;
+	struct discovery d;
+
+	if (discovery_open_pid(&d, 0, PROBE_LIB_LOADER) != 0)
+		return;
+	while (discovery_next(&d, &it))
+		if (probe_attach_lib(p, it.path, PROBE_LIB_LOADER, 1) < 0)
+			log_warnx("%s: not probed: libraries a process loads are found at the "
+				  "next /proc scan only", it.path);
+	discovery_close(&d);
+}
+
 static void watch_named_pids(struct probes *p)
 {
 	for (size_t i = 0; i < p->opts.n_pids; i++) {
@@ -347,6 +403,7 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 		goto cleanup;
 	}
 	ops = (struct decode_ops){ .proc_exit = probes_forget, .libc_probe = probes_libc,
+				   .lib_loaded = probes_lib_loaded,
 				   .gpu_of = probes_gpu_of, .proc_reset = probes_reset,
 				   .py_where = probes_py_where, .from_start = probes_from_start, .ctx = p };
 	err = decode_init(&p->dec, agg, &ops);
@@ -373,6 +430,7 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 		goto cleanup;
 	/* 3. our own libc, the system's; then libraries named by hand */
 	probes_libc(p, 0);
+	probes_loader(p);
 	if (!libc_links(p))
 		log_warnx("no libc with pthread_barrier_wait found: barrier waits are not measured");
 	/*
@@ -437,6 +495,7 @@ int probes_poll(struct probes *p, int timeout_ms)
 	err = ring_buffer__consume(p->rb);
 	if (err < 0 && err != -EINTR)
 		return err;
+	probe_loading(p);
 	syslibs_step(p);
 	now = now_mono_ns();
 	launch_hist_poll(p->lh, p->agg, now);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_probes.h"
 
@@ -95,6 +96,60 @@ START_TEST(test_dlopen_after_start_from_venv_path)
 	ck_assert_uint_eq(m->alloc_calls, 1);
 	ck_assert(tp_proc(&c, (uint32_t)w.pid)->watch_reason & SHM_WATCH_CUDA);
 
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+	tu_system("rm -rf '%s'", root);
+}
+END_TEST
+
+/*
+ * With /proc scans ten minutes apart, only the loader's own report
+ * (_dl_debug_state) can tell the collector that a running process has
+ * just loaded a runtime it never saw: both files are probed within
+ * moments, and what the process then does is counted.
+ */
+START_TEST(test_library_load_reported_by_the_loader)
+{
+	static const char *const extra[] = { "--scan-interval", "600000", NULL };
+	struct tp_collector c;
+	struct tp_workload w;
+	char root[128], dir[256], zw[512], lib_arg[300];
+	const struct shm_gpu_mem *m;
+	uint64_t libs0, t0;
+
+	if (tu_skip_unless_root("test_library_load_reported_by_the_loader"))
+		return;
+	snprintf(root, sizeof(root), "/tmp/zernel-late-%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/lib", root);
+	ck_assert_int_eq(copy_fakes(dir), 0);
+	ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
+		      c.log);
+	libs0 = c.snap.hdr->stats.libraries_attached;
+	snprintf(lib_arg, sizeof(lib_arg), "lib:%s/libcudart.so.12", dir);
+	{
+		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), "wait", lib_arg, "wait",
+				 "malloc:4096", "cumalloc:512", NULL };
+
+		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	}
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	tp_workload_go(&w);		/* now it dlopens */
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	t0 = now_mono_ns();
+	/* Watched from its first call into them, before the next scan. */
+	for (int i = 0; i < 3000 && !(tp_snapshot(&c) == 0 &&
+				    c.snap.hdr->stats.libraries_attached >= libs0 + 2); i++)
+		tu_sleep_ms(10);
+	ck_assert_msg(c.snap.hdr->stats.libraries_attached >= libs0 + 2,
+		      "the loaded runtime and driver were not probed (see %s)", c.log);
+	fprintf(stderr, "loader report: runtime and driver probed within %.0f ms of the load\n",
+		(double)(now_mono_ns() - t0) / 1e6);
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 5000), 0);
+	ck_assert_int_eq(wait_mem(&c, w.pid, 0, 4096 + 512), 0);
+	m = tp_gpu_mem(&c, (uint32_t)w.pid, 0);
+	ck_assert_uint_eq(m->alloc_calls, 2);
+	ck_assert(tp_proc(&c, (uint32_t)w.pid)->watch_reason & SHM_WATCH_CUDA);
 	tp_workload_finish(&w);
 	tp_collector_stop(&c);
 	tu_system("rm -rf '%s'", root);
@@ -272,6 +327,7 @@ Suite *probes_discovery_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_dlopen_after_start_from_venv_path);
+	tcase_add_test(tc, test_library_load_reported_by_the_loader);
 	tcase_add_test(tc, test_process_in_own_mount_namespace);
 	tcase_add_test(tc, test_pid_descendants_watched_others_not);
 	tcase_add_test(tc, test_comm_named_at_exec);

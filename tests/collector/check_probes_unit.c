@@ -93,6 +93,11 @@ START_TEST(test_library_kind_by_name)
 	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/libnccl-net.so"), 0);
 	ck_assert_uint_eq(discovery_lib_kind("/libcuda.so/other.so"), 0);
 	ck_assert_uint_eq(discovery_lib_kind(""), 0);
+	/* The dynamic loader, whose _dl_debug_state reports each library load. */
+	ck_assert_uint_eq(discovery_lib_kind("/lib64/ld-linux-x86-64.so.2"), PROBE_LIB_LOADER);
+	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1"),
+			  PROBE_LIB_LOADER);
+	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/ld-linux-helper"), 0);
 	/* Where pthread_barrier_wait lives: libc since glibc 2.34, libpthread before. */
 	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/x86_64-linux-gnu/libc.so.6"), PROBE_LIB_LIBC);
 	ck_assert_uint_eq(discovery_lib_kind("/lib/libpthread.so.0"), PROBE_LIB_LIBC);
