@@ -9,8 +9,11 @@
  * (BPF); the fake libraries of tests/fakes.
  */
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "common/util.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_probes.h"
 
@@ -106,6 +109,98 @@ START_TEST(test_tracked_from_start_is_stated)
 }
 END_TEST
 
+/* Starts zw_cuda over the fake runtime and NCCL, each call taking call_ns. */
+static void start_calls(struct tp_workload *w, const char *call_ns, const char *op1,
+			const char *op2)
+{
+	static char zw[512], rt[512], nc[512], lib_rt[600], lib_nccl[600];
+	char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), lib_rt, lib_nccl, (char *)op1,
+			 (char *)op2, NULL };
+
+	snprintf(lib_rt, sizeof(lib_rt), "lib:%s", tp_fake(rt, sizeof(rt), "libcudart.so"));
+	snprintf(lib_nccl, sizeof(lib_nccl), "lib:%s", tp_fake(nc, sizeof(nc), "libnccl.so.2"));
+	setenv("FAKE_NCCL_NS", call_ns, 1);
+	ck_assert_int_eq(tp_workload_start(w, argv), 0);
+	unsetenv("FAKE_NCCL_NS");
+}
+
+/* Waits until pid is watched, and then has a communicator when asked to. */
+static void wait_inside(struct tp_collector *c, pid_t pid, int comm)
+{
+	int ok = 0;
+
+	for (int i = 0; i < 300 && !ok; i++) {
+		uint32_t n = 0;
+		const struct shm_nccl_comm *m;
+
+		tu_sleep_ms(50);
+		if (tp_snapshot(c) != 0 || !tp_proc(c, (uint32_t)pid))
+			continue;
+		m = shm_snapshot_nccl_comms(&c->snap, &n);
+		ok = !comm;
+		for (uint32_t k = 0; k < n; k++)
+			ok |= m[k].pid == (uint32_t)pid;
+	}
+	ck_assert_msg(ok, "pid %d did not reach its long call", (int)pid);
+	/* Its next call is the long one: well inside it by now. */
+	tu_sleep_ms(300);
+}
+
+/*
+ * SIGKILL inside a probed call: the call never returns, so no sample may
+ * come of it, and nothing of it may stay behind (the in-flight state is
+ * the thread's, freed with it).  The node-wide figures show any sample;
+ * a process after them is counted exactly once per call.
+ */
+START_TEST(test_killed_inside_calls_leaves_no_sample)
+{
+	struct tp_collector c;
+	struct tp_workload nccl, sync, after;
+	const struct shm_nccl_op *ar;
+	uint64_t ar_calls, ar_samples, sync_samples;
+
+	if (tu_skip_unless_root("test_killed_inside_calls_leaves_no_sample"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	ck_assert_int_eq(tp_snapshot(&c), 0);
+	ar = tp_nccl_op(&c, SHM_NCCL_ALL_REDUCE);
+	ar_calls = ar->calls;
+	ar_samples = ar->duration.count;
+	sync_samples = c.snap.hdr->node[SHM_FAMILY_CUDA_SYNC].count;
+
+	/* An all-reduce and a synchronisation of a minute each, killed inside. */
+	start_calls(&nccl, "60000000000", "commrank:2:0", "nccl:allreduce:8:7:1");
+	start_calls(&sync, "0", "sync:60000000000", "wait");
+	wait_inside(&c, nccl.pid, 1);
+	wait_inside(&c, sync.pid, 0);
+	ck_assert_int_eq(kill(nccl.pid, SIGKILL), 0);
+	ck_assert_int_eq(kill(sync.pid, SIGKILL), 0);
+	tp_workload_finish(&nccl);
+	tp_workload_finish(&sync);
+
+	/* Then one of each that returns. */
+	start_calls(&after, "300000", "commrank:2:0", "nccl:allreduce:8:7:1");
+	ck_assert_int_eq(tp_workload_expect(&after, "DONE", 30000), 0);
+	for (int i = 0; i < 300; i++) {
+		tu_sleep_ms(50);
+		if (tp_snapshot(&c) == 0 &&
+		    tp_nccl_op(&c, SHM_NCCL_ALL_REDUCE)->duration.count > ar_samples)
+			break;
+	}
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	ar = tp_nccl_op(&c, SHM_NCCL_ALL_REDUCE);
+	/* A call is counted at its return, with its bytes and duration. */
+	ck_assert_uint_eq(ar->calls, ar_calls + 1);
+	ck_assert_uint_eq(ar->duration.count, ar_samples + 1);
+	ck_assert_uint_lt(ar->duration.window_max_ns, 10 * NSEC_PER_SEC);
+	ck_assert_uint_eq(c.snap.hdr->node[SHM_FAMILY_CUDA_SYNC].count, sync_samples);
+	ck_assert_ptr_null(tp_proc(&c, (uint32_t)nccl.pid));
+	ck_assert_ptr_null(tp_proc(&c, (uint32_t)sync.pid));
+	tp_workload_finish(&after);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 Suite *probes_lifecycle_suite(void);
 Suite *probes_lifecycle_suite(void)
 {
@@ -115,6 +210,7 @@ Suite *probes_lifecycle_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_exec_starts_a_fresh_process_row);
 	tcase_add_test(tc, test_tracked_from_start_is_stated);
+	tcase_add_test(tc, test_killed_inside_calls_leaves_no_sample);
 	suite_add_tcase(s, tc);
 	return s;
 }
