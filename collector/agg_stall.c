@@ -28,6 +28,7 @@ struct recent_sample {
 struct proc_extra {
 	uint32_t pid;
 	uint64_t collective_ns;
+	uint64_t collective_until;	/* end of the waits already in collective_ns */
 	uint64_t sites_ns;
 	uint64_t stall_ns[SHM_STALL_STATE_COUNT];
 	struct recent_sample ring[SHM_RECENT_SLOTS + 1];
@@ -91,6 +92,21 @@ int agg_collective_wait(struct agg *a, uint32_t pid, uint64_t ns)
 	if (!e)
 		return -ENOENT;
 	e->collective_ns += ns;
+	return 0;
+}
+
+int agg_collective_span(struct agg *a, uint32_t pid, uint64_t start_ns, uint64_t end_ns)
+{
+	struct proc_extra *e = extra_of(a, pid);
+
+	if (!e)
+		return -ENOENT;
+	if (start_ns < e->collective_until)
+		start_ns = e->collective_until;
+	if (end_ns > start_ns) {
+		e->collective_ns += end_ns - start_ns;
+		e->collective_until = end_ns;
+	}
 	return 0;
 }
 

@@ -46,6 +46,12 @@ int agg_stall(struct agg *a, uint32_t pid, uint32_t tid, uint32_t state, uint64_
 
 /* A collective's wait (NCCL call to its sync) in pid. */
 int agg_collective_wait(struct agg *a, uint32_t pid, uint64_t ns);
+/*
+ * The same as a span of time: pid waited on collectives from start to end.
+ * Collectives queued together wait at once, so only the part after the
+ * spans already counted is added: time waited, not the sum of the waits.
+ */
+int agg_collective_span(struct agg *a, uint32_t pid, uint64_t start_ns, uint64_t end_ns);
 
 /* Stalls over the rate bound: time without a site. */
 int agg_stall_unsampled(struct agg *a, uint32_t pid, uint64_t stalls, uint64_t ns);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/agg_stall.h"
 #include "collector/keyindex.h"
 #include "collector/nccl_track.h"
 
@@ -122,9 +123,11 @@ static void finish(struct nccltrack *t, uint32_t pid, const struct nt_pending *p
 	uint64_t start = p->launched ? p->start_ns : p->call_ns;
 
 	t->pending--;
-	if (done_ns)
+	if (done_ns) {
 		agg_nccl_wait(t->agg, (enum shm_nccl_op_kind)p->op,
 			      done_ns > start ? done_ns - start : 0, done_ns);
+		agg_collective_span(t->agg, pid, start, done_ns);
+	}
 	if (p->comm)
 		agg_nccl_comm_done(t->agg, pid, p->comm, start, done_ns);
 }

@@ -74,7 +74,7 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 		/* The collectives go to the stream the synchronisations wait for. */
 		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), lib_rt, lib_nccl,
 			"dev:2", "commrank:8:3", "commconfig:4:1", "commall:4", "stream:3000000",
-			"nccl:allreduce:1000:7:5", "sync:3000000",
+			"wait", "nccl:allreduce:1000:7:5", "sync:3000000",
 			"nccl:allgather:10:4:3", "nccl:reducescatter:7:6:2", "cusync:3000000",
 			"nccl:broadcast:100:1:4", "nccl:reduce:3:8:1", "sync:3000000",
 			"nccl:send:5:9:2", "nccl:recv:9:2:3", "cusync:3000000",
@@ -85,6 +85,12 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 
 		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
 	}
+	/* Its collectives only once the collector has its row in the window. */
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 30000), 0);
+	for (int i = 0; i < 300 && !(tp_snapshot(&c) == 0 && tp_proc(&c, (uint32_t)w.pid)); i++)
+		tu_sleep_ms(50);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	tp_workload_go(&w);
 	/* The workload prints its series in first-use order. */
 	ck_assert_int_eq(tp_workload_series(&w, "nccl_allreduce", &own[0][0], &own[0][1], &own[0][2], 30000), 0);
 	ck_assert_int_eq(tp_workload_series(&w, "sync", &sync[0], &sync[1], &sync[2], 30000), 0);
@@ -128,6 +134,25 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 		 */
 		ck_assert(o->wait.window_p50_ns >= (double)SYNC_NS * (1.0 - HIST_MAX_REL_ERROR));
 		ck_assert(o->wait.window_max_ns <= wait_hi);
+	}
+
+	/*
+	 * The process's time waiting on collectives: each of the 5 segments
+	 * waits through its synchronisation, at most from its first call to
+	 * the synchronisation's end; collectives pending together count once.
+	 */
+	{
+		uint32_t n;
+		const struct shm_proc_recent *r = shm_snapshot_rows(&c.snap, SHM_TABLE_PROC_RECENT, &n);
+		uint64_t waited = 0;
+
+		for (uint32_t i = 0; i < n; i++)
+			if (r[i].pid == (uint32_t)w.pid)
+				waited = r[i].collective_wait_ns;
+		fprintf(stderr, "collective wait of the process: %llu ns\n",
+			(unsigned long long)waited);
+		ck_assert_uint_ge(waited, 5 * SYNC_NS);
+		ck_assert_uint_le(waited, (uint64_t)(5 * (double)span[2] * (1.0 + HIST_MAX_REL_ERROR)));
 	}
 
 	/*
