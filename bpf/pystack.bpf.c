@@ -11,6 +11,9 @@
  * another process's memory is mapped.  If the time off CPU (blocked, or
  * waiting on the run queue) reaches the threshold, the remembered frames
  * go to the collector, at most zp_rate stacks a second per process.
+ * A synchronisation that spins on the CPU (CUDA's default while CPUs are
+ * free) never leaves it: its time on the CPU is taken at its return
+ * instead, with the frames of the line that called it.
  * Loaded by zernel-collector as root.
  */
 #include "vmlinux.h"
@@ -50,6 +53,12 @@ struct zp_thread {
 	__u32 truncated;
 	struct zev_py_frame frames[ZP_MAX_FRAMES];
 	__u64 stack_code, stack_instr;	/* the innermost frame native_stack was taken at */
+	/* A synchronisation in flight: entered at, nesting, time off the CPU in it. */
+	__u64 call_ns;
+	__u64 call_out_ns;		/* left the CPU inside it at; 0: on it */
+	__u64 call_off_ns;
+	__u32 call_depth;
+	__u32 call_pad;
 };
 
 struct {
@@ -151,6 +160,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		zw_drop(ZW_DROP_STATE_FULL);
 		return;
 	}
+	if (t->call_depth)
+		t->call_out_ns = now;
 	t->out_ns = 0;
 	ts = thread_tstate(pr, t, tid, now);
 	if (!ts)
@@ -196,28 +207,19 @@ static __always_inline struct zp_proc *rate_ok(__u32 tgid, __u64 now, __u64 ns)
 	return pr;
 }
 
-/* next gets a CPU: a stall long enough is sent with the frames kept. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+/* Sends t's frames as a stall of ns in state, within the process's rate. */
+static __always_inline void send_stall(struct zp_thread *t, __u32 tgid, __u32 tid, __u64 now,
+				       __u32 state, __u64 ns)
 {
-	struct zp_thread *t = bpf_task_storage_get(&zp_threads, next, NULL, 0);
 	struct zev_py_stall *e;
-	struct zp_proc *pr;
-	__u64 id, ns;
+	struct zp_proc *pr = rate_ok(tgid, now, ns);
 
-	if (!t || !t->out_ns)
-		return;
-	ns = now - t->out_ns;
-	t->out_ns = 0;
-	if (ns < zp_threshold_ns)
-		return;
-	pr = rate_ok(next->tgid, now, ns);
 	if (!pr)
 		return;
-	id = ((__u64)next->tgid << 32) | (__u32)next->pid;
-	e = zw_reserve_at(sizeof(*e), ZEV_PY_STALL, id, now);
+	e = zw_reserve_at(sizeof(*e), ZEV_PY_STALL, ((__u64)tgid << 32) | tid, now);
 	if (!e)
 		return;
-	e->state = t->state;
+	e->state = state;
 	e->nframes = t->nframes;
 	e->ns = ns;
 	e->native_stack = t->native_stack;
@@ -230,6 +232,86 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	__sync_fetch_and_add(&pr->skipped_ns, -e->skipped_ns);
 	__builtin_memcpy(e->frames, t->frames, sizeof(e->frames));
 	zw_submit(e);
+}
+
+/* next gets a CPU: a stall long enough is sent with the frames kept. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	struct zp_thread *t = bpf_task_storage_get(&zp_threads, next, NULL, 0);
+	__u64 ns;
+
+	if (!t)
+		return;
+	if (t->call_out_ns) {
+		t->call_off_ns += now - t->call_out_ns;
+		t->call_out_ns = 0;
+	}
+	if (!t->out_ns)
+		return;
+	ns = now - t->out_ns;
+	t->out_ns = 0;
+	if (ns < zp_threshold_ns)
+		return;
+	send_stall(t, next->tgid, next->pid, now, t->state, ns);
+}
+
+/* A synchronisation begins (the outermost of nested ones counts). */
+SEC("uprobe")
+int BPF_KPROBE(zp_sync)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid;
+	struct zp_thread *t;
+
+	if (!bpf_map_lookup_elem(&zp_procs, &tgid))
+		return 0;
+	t = bpf_task_storage_get(&zp_threads, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	if (t->call_depth++ == 0) {
+		t->call_ns = bpf_ktime_get_ns();
+		t->call_off_ns = 0;
+		t->call_out_ns = 0;
+	}
+	return 0;
+}
+
+/*
+ * It returns: the part of it spent on the CPU, when it reaches the
+ * threshold, is a GPU stall at the calling line.  Its time off the CPU
+ * was already taken at the switches, with the state it blocked in.
+ */
+SEC("uretprobe")
+int BPF_KRETPROBE(zp_sync_ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid, tid = task->pid;
+	struct zp_thread *t = bpf_task_storage_get(&zp_threads, task, NULL, 0);
+	struct zp_proc *pr;
+	__u64 now, on, ts;
+
+	if (!t || !t->call_depth || --t->call_depth)
+		return 0;
+	now = bpf_ktime_get_ns();
+	on = now - t->call_ns;
+	on = on > t->call_off_ns ? on - t->call_off_ns : 0;
+	t->call_ns = 0;
+	if (on < zp_threshold_ns)
+		return 0;
+	pr = bpf_map_lookup_elem(&zp_procs, &tgid);
+	if (!pr)
+		return 0;
+	ts = thread_tstate(pr, t, tid, now);
+	if (!ts)
+		return 0;
+	walk_frames(pr, t, ts);
+	if (!t->nframes)
+		return 0;
+	t->native_stack = bpf_get_stackid(ctx, &zp_native, BPF_F_USER_STACK);
+	t->stack_code = t->frames[0].code;
+	t->stack_instr = t->frames[0].instr;
+	send_stall(t, tgid, tid, now, SHM_STALL_GPU, on);
+	return 0;
 }
 
 SEC("tp_btf/sched_switch")

@@ -29,6 +29,7 @@
 #define SCHED_MARK(lib, sym)		UPROBE(PROBE_OBJ_SCHED, lib, sym, "zs_cuda_launch")
 #define SCHED_GPU(lib, sym, entry)	PAIR(PROBE_OBJ_SCHED, lib, sym, entry, "zs_cuda_ret")
 #define SCHED_NCCL(sym)			PAIR(PROBE_OBJ_SCHED, NCCL, sym, "zs_nccl_call", "zs_nccl_ret")
+#define PY_SYNC(lib, sym)		PAIR(PROBE_OBJ_PYSTACK, lib, sym, "zp_sync", "zp_sync_ret")
 
 const struct probe_attach probe_attach_table[] = {
 	/* The watched set follows forks, execs and exits from the first. */
@@ -197,8 +198,17 @@ const struct probe_attach probe_attach_table[] = {
 	SCHED_NCCL("ncclRecv"),
 	SCHED_NCCL("ncclGroupEnd"),
 
-	/* Python frames of watched threads' stalls. */
+	/* Python frames of watched threads' stalls, and of synchronisations that spin. */
 	AUTO(PROBE_OBJ_PYSTACK, "zp_switch"),
+	PY_SYNC(RT,  "cudaStreamSynchronize"),
+	PY_SYNC(RT,  "cudaStreamSynchronize_ptsz"),
+	PY_SYNC(RT,  "cudaDeviceSynchronize"),
+	PY_SYNC(RT,  "cudaEventSynchronize"),
+	PY_SYNC(DRV, "cuStreamSynchronize"),
+	PY_SYNC(DRV, "cuStreamSynchronize_ptsz"),
+	PY_SYNC(DRV, "cuCtxSynchronize"),
+	PY_SYNC(DRV, "cuCtxSynchronize_v2"),
+	PY_SYNC(DRV, "cuEventSynchronize"),
 };
 
 const size_t probe_attach_count = sizeof(probe_attach_table) / sizeof(probe_attach_table[0]);

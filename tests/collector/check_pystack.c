@@ -241,10 +241,12 @@ static const struct shm_py_proc *find_py(const struct tp_collector *c, uint32_t 
 	return NULL;
 }
 
-static int start_collector(struct tp_collector *c, pid_t pid)
+static int start_collector_with(struct tp_collector *c, pid_t pid, const char *lib1,
+				const char *lib2)
 {
 	char pidbuf[16];
-	const char *extra[] = { "--pid", pidbuf, "--stall-rate", "1000", NULL };
+	const char *extra[] = { "--pid", pidbuf, "--stall-rate", "1000", lib1 ? "--lib" : NULL,
+				lib1, "--lib", lib2, NULL };
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	/*
@@ -261,6 +263,11 @@ static int start_collector(struct tp_collector *c, pid_t pid)
 		tu_sleep_ms(50);
 	}
 	return -1;
+}
+
+static int start_collector(struct tp_collector *c, pid_t pid)
+{
+	return start_collector_with(c, pid, NULL, NULL);
 }
 
 /*
@@ -430,6 +437,50 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 }
 END_TEST
 
+/*
+ * A synchronisation that spins on the CPU, as CUDA's does while CPUs are
+ * free, never leaves it: its time is a GPU stall at the calling line all
+ * the same, once per call, as long as the script timed it.
+ */
+START_TEST(pystack_spinning_sync_site_is_gpu)
+{
+	static const char *const args[] = { "10", "30", "spin", NULL };
+	char rt[512], drv[512];
+	const struct shm_stall_site *r;
+	struct tp_collector c;
+	struct tw_work w;
+	long long truth;
+
+	if (tu_skip_unless_root("pystack_spinning_sync_site_is_gpu") ||
+	    !have_python("pystack_spinning_sync_site_is_gpu"))
+		return;
+	setenv("ZERNEL_FAKE_CUDART", tp_fake(rt, sizeof(rt), "libcudart.so"), 1);
+	setenv("FAKE_SYNC_SPIN_NS", "30000000", 1);
+	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
+	unsetenv("ZERNEL_FAKE_CUDART");
+	unsetenv("FAKE_SYNC_SPIN_NS");
+	ck_assert_msg(start_collector_with(&c, w.pid, rt, tp_fake(drv, sizeof(drv), "libcuda.so.1"))
+		      == 0, "collector did not start; see %s", c.log);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
+	ck_assert_int_eq(settle(&c), 0);
+	truth = tw_value(&w, "spin_ns");
+	r = find_site(&c, (uint32_t)w.pid, site_line("spin"), SHM_STALL_GPU);
+	ck_assert_msg(r != NULL, "no gpu stall site at the spin line %u (see %s)", site_line("spin"),
+		      c.log);
+	ck_assert_str_eq(r->func, "spinner");
+	fprintf(stderr, "spinning sync: collector %llu ns in %llu stalls, script %lld ns\n",
+		(unsigned long long)r->total_ns, (unsigned long long)r->stalls, truth);
+	ck_assert_uint_eq(r->stalls, 10);
+	ck_assert_msg(r->total_ns >= (uint64_t)truth * 9 / 10 - 10 * TW_MS &&
+		      r->total_ns <= (uint64_t)truth + 5 * TW_MS,
+		      "spin: collector %llu ns, script %lld ns", (unsigned long long)r->total_ns,
+		      truth);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 START_TEST(pystack_dataloader_wait_site_is_input)
 {
 	static const char *const args[] = { "20", "50", "torch-only", NULL };
@@ -513,6 +564,7 @@ Suite *pystack_suite(void)
 	tcase_add_test(t, pystack_layout_matches_interpreter_headers);
 	tcase_add_test(t, pystack_sleep_and_lock_sites_at_their_lines);
 	tcase_add_test(t, pystack_dataloader_wait_site_is_input);
+	tcase_add_test(t, pystack_spinning_sync_site_is_gpu);
 	tcase_add_test(t, pystack_unsupported_version_is_refused);
 	suite_add_tcase(s, t);
 	return s;

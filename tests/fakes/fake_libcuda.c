@@ -5,6 +5,7 @@
  * probes can be checked against ground truth without a GPU.  Test code.
  */
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "tests/fakes/fake_cuda.h"
@@ -141,7 +142,17 @@ EXPORT CUresult cuStreamSynchronize(CUstream s)
 	return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+/*
+ * Spins FAKE_SYNC_SPIN_NS (default 0) on the CPU, as the real driver does
+ * while it has CPUs to spare (cudaDeviceScheduleSpin, or Auto).
+ */
+EXPORT CUresult cuCtxSynchronize(void)
+{
+	const char *spin = getenv("FAKE_SYNC_SPIN_NS");
+
+	fake_busy_ns(spin ? strtoull(spin, NULL, 10) : 0);
+	return CUDA_SUCCESS;
+}
 
 /*
  * Events and stream order: an event is any non-null handle; synchronising

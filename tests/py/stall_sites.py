@@ -6,8 +6,10 @@
 # "# site: NAME"; the script times each wait itself (ground truth).
 # Run with Debian's /usr/bin/python3.
 #
-# usage: stall_sites.py ROUNDS DELAY_MS [torch | torch-only]
-# (torch-only: the DataLoader alone, ROUNDS items)
+# usage: stall_sites.py ROUNDS DELAY_MS [torch | torch-only | spin]
+# (torch-only: the DataLoader alone, ROUNDS items; spin: ROUNDS calls of
+# cudaDeviceSynchronize in the library named by ZERNEL_FAKE_CUDART, which
+# spins on the CPU, FAKE_SYNC_SPIN_NS each)
 #
 # Protocol (tests/collector/tu_waits.h): prints "ready pid=N", waits for
 # SIGUSR1, works, prints key=value lines (nanoseconds) and "done", then
@@ -22,6 +24,7 @@ ROUNDS = int(sys.argv[1])
 DELAY = int(sys.argv[2]) / 1000.0
 MODE = sys.argv[3] if len(sys.argv) > 3 else ""
 TORCH = MODE in ("torch", "torch-only")
+SPIN = MODE == "spin"
 
 if TORCH:
     import torch
@@ -34,6 +37,19 @@ if TORCH:
         def __getitem__(self, i):
             time.sleep(DELAY)
             return torch.ones(4) * i
+
+
+if SPIN:
+    import ctypes
+    import os
+
+    cudart = ctypes.CDLL(os.environ["ZERNEL_FAKE_CUDART"])
+
+
+def spinner(total):
+    t0 = time.monotonic_ns()
+    cudart.cudaDeviceSynchronize()  # site: spin
+    total[0] += time.monotonic_ns() - t0
 
 
 def wait_signal():
@@ -73,8 +89,10 @@ def main():
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
     print("ready pid=%d" % __import__("os").getpid(), flush=True)
     wait_signal()
-    sleep_ns, lock_ns, data_ns = [0], [0], [0]
-    for _ in range(ROUNDS if MODE != "torch-only" else 0):
+    sleep_ns, lock_ns, data_ns, spin_ns = [0], [0], [0], [0]
+    for _ in range(ROUNDS if SPIN else 0):
+        spinner(spin_ns)
+    for _ in range(ROUNDS if MODE in ("", "torch") else 0):
         sleeper(sleep_ns)
         locked(lock_ns)
     if TORCH:
@@ -82,6 +100,7 @@ def main():
     print("sleep_ns=%d" % sleep_ns[0])
     print("lock_ns=%d" % lock_ns[0])
     print("data_ns=%d" % data_ns[0])
+    print("spin_ns=%d" % spin_ns[0])
     print("done", flush=True)
     wait_signal()
 
