@@ -62,7 +62,7 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 			break;
 		case PROBE_UPROBE:
 			ck_assert_msg(strcmp(sec, "uprobe") == 0, "%s: %s", r->prog, sec);
-			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC)));
+			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC | PROBE_LIB_LOADER)));
 			/*
 			 * Its return row, when it has one, comes next (a failed
 			 * entry skips it); an entry alone (ncclGroupStart) is
@@ -76,7 +76,7 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 			break;
 		case PROBE_URETPROBE:
 			ck_assert_msg(strcmp(sec, "uretprobe") == 0, "%s: %s", r->prog, sec);
-			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC)));
+			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC | PROBE_LIB_LOADER)));
 			/*
 			 * After an entry row, it is that entry's return (a failed
 			 * entry skips it); alone, a return without an entry program.
