@@ -15,6 +15,8 @@
 # limits), BUILD/images/containers.conf holds settings that can, and the
 # script says so; CONTAINERS_CONF=that file makes podman use them.
 set -eu
+# The settings are decided below; one named by the caller may not exist yet.
+unset CONTAINERS_CONF
 
 build=$(cd "$1" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,7 +53,6 @@ else
 fi
 
 # --- a runtime that can start containers here
-unset CONTAINERS_CONF
 rm -f "$out/containers.conf"
 if ! err=$(podman run --rm "$base" /bin/true 2>&1); then
 	cat >"$out/containers.conf" <<CONF
