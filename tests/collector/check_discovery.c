@@ -17,8 +17,9 @@
 #include "tests/support/testutil.h"
 
 struct seen {
-	unsigned int kinds;		/* of pid's libraries */
+	unsigned int kinds;		/* of pid's CUDA/NCCL libraries */
 	unsigned int libs;
+	unsigned int loaders;		/* its dynamic loader, reported apart */
 	int repeats;			/* a library reported twice */
 	int proc;			/* pid's process item, after its libraries */
 	int proc_before_libs;
@@ -49,6 +50,10 @@ static void scan_for(uint32_t pid, const char *const *comms, size_t n_comms, str
 			continue;
 		}
 		ck_assert_int_eq(it.what, DISCOVERY_LIB);
+		if (it.kind == PROBE_LIB_LOADER) {
+			s->loaders++;
+			continue;
+		}
 		s->proc_before_libs |= s->proc;
 		for (unsigned int i = 0; i < s->libs && i < 8; i++)
 			s->repeats |= strcmp(paths[i], it.path) == 0;
@@ -78,9 +83,13 @@ START_TEST(a_process_is_reported_by_its_libraries_then_itself)
 	}
 	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
 
-	/* Nothing of ours mapped yet: only a --comm name makes it one to watch. */
+	/*
+	 * Nothing of ours mapped yet: only a --comm name makes it one to
+	 * watch.  Its loader is reported, to be probed for its library loads.
+	 */
 	scan_for((uint32_t)w.pid, NULL, 0, &s);
 	ck_assert_int_eq(s.libs + s.proc, 0);
+	ck_assert_int_eq(s.loaders, 1);
 	scan_for((uint32_t)w.pid, comms, 1, &s);
 	ck_assert_int_eq(s.libs, 0);
 	ck_assert_int_eq(s.proc, 1);
