@@ -182,8 +182,14 @@ static double bs_measure(struct bs_child *c, enum bs_mode mode, uint64_t n)
 static pid_t bs_collector_start(const char *bin, const char *shm, pid_t watch)
 {
 	char pid[16];
+	/*
+	 * Steady state only: the node's libraries would be attached during
+	 * the first measurements, and a collector's links released during
+	 * the next cycle's (uprobes cost only the processes that call their
+	 * library, which these do not).
+	 */
 	char *argv[] = { (char *)bin, "--shm", (char *)shm, "--publish-interval", "200",
-			 "--pid", pid, NULL };
+			 "--pid", pid, "--no-node-libs", "--exit-when-released", NULL };
 	struct shm_reader r;
 	struct shm_snapshot s = { 0 };
 	char reason[256];
