@@ -190,25 +190,38 @@ static void probes_sweep(struct probes *p)
 }
 
 /*
+ * Probes the libraries of the given kinds that pid maps (0: this process).
+ * A file that cannot be probed is logged with why it mattered, or only
+ * for debugging when why is NULL; one gone meanwhile is not.
+ */
+static void probe_maps_of(struct probes *p, uint32_t pid, unsigned int kinds, int pinned,
+			  const char *why)
+{
+	struct discovery_item it;
+	struct discovery d;
+	int err;
+
+	if (discovery_open_pid(&d, pid, kinds) != 0)
+		return;		/* gone */
+	while (discovery_next(&d, &it)) {
+		err = probe_attach_lib(p, it.path, it.kind, pinned);
+		if (err == -ENOENT || err >= 0)
+			continue;
+		if (why)
+			log_warnx("%s: %s: %s", it.path, why, strerror(-err));
+		else
+			log_debug("cannot probe %s of pid %u: %s", it.path, pid, strerror(-err));
+	}
+	discovery_close(&d);
+}
+
+/*
  * pthread_barrier_wait in every libc pid maps (decode_ops.libc_probe;
  * pid 0 is this process, whose libc most processes share).
  */
 static void probes_libc(void *ctx, uint32_t pid)
 {
-	struct probes *p = ctx;
-	struct discovery_item it;
-	struct discovery d;
-	int err;
-
-	if (discovery_open_pid(&d, pid, PROBE_LIB_LIBC) != 0)
-		return;
-	while (discovery_next(&d, &it)) {
-		err = probe_attach_lib(p, it.path, PROBE_LIB_LIBC, 1);
-		if (err < 0 && err != -ENOENT)
-			log_warnx("%s: cannot probe it for barrier waits: %s", it.path,
-				  strerror(-err));
-	}
-	discovery_close(&d);
+	probe_maps_of(ctx, pid, PROBE_LIB_LIBC, 1, "cannot probe it for barrier waits");
 }
 
 /*
@@ -232,39 +245,22 @@ static void probes_lib_loaded(void *ctx, uint32_t pid)
 }
 
 /* The CUDA/NCCL libraries of the processes that just loaded some. */
-static void probe_loading(struct probes *p)
+static void probes_loaded(struct probes *p)
 {
-	struct discovery_item it;
-	struct discovery d;
-
 	if (p->loading_overflow) {
 		p->next_scan_ns = 0;
 		p->loading_overflow = 0;
 	}
-	for (size_t i = 0; i < p->n_loading; i++) {
-		if (discovery_open_pid(&d, p->loading[i], PROBE_LIB_GPU) != 0)
-			continue;	/* gone */
-		while (discovery_next(&d, &it))
-			if (probe_attach_lib(p, it.path, it.kind, 0) < 0)
-				log_debug("cannot probe %s of pid %u", it.path, it.pid);
-		discovery_close(&d);
-	}
+	for (size_t i = 0; i < p->n_loading; i++)
+		probe_maps_of(p, p->loading[i], PROBE_LIB_GPU, 0, NULL);
 	p->n_loading = 0;
 }
 
 /* The loader the collector maps, the node's: processes started from now on report loads. */
 static void probes_loader(struct probes *p)
 {
-	struct discovery_item it;
-	struct discovery d;
-
-	if (discovery_open_pid(&d, 0, PROBE_LIB_LOADER) != 0)
-		return;
-	while (discovery_next(&d, &it))
-		if (probe_attach_lib(p, it.path, PROBE_LIB_LOADER, 1) < 0)
-			log_warnx("%s: not probed: libraries a process loads are found at the "
-				  "next /proc scan only", it.path);
-	discovery_close(&d);
+	probe_maps_of(p, 0, PROBE_LIB_LOADER, 1,
+		      "not probed: libraries a process loads are found at the next /proc scan only");
 }
 
 static void watch_named_pids(struct probes *p)
@@ -495,7 +491,7 @@ int probes_poll(struct probes *p, int timeout_ms)
 	err = ring_buffer__consume(p->rb);
 	if (err < 0 && err != -EINTR)
 		return err;
-	probe_loading(p);
+	probes_loaded(p);
 	syslibs_step(p);
 	now = now_mono_ns();
 	launch_hist_poll(p->lh, p->agg, now);
