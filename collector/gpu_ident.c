@@ -30,6 +30,7 @@ _Static_assert((int)GPU_HOW_ONLY_ONE == (int)SHM_GPU_MAP_ONLY_ONE &&
 struct gpu_ident_slot {
 	uint32_t pid;			/* 0: free */
 	uint32_t n;			/* ordinals in map[] */
+	int unreadable;			/* the identity could not be read: n is 0 */
 	struct {
 		int32_t gpu_id;		/* -1: SHM_GPU_UNKNOWN */
 		uint32_t how;		/* enum shm_gpu_map */
@@ -123,14 +124,23 @@ static int fill(struct gpu_ident *g, uint32_t pid, struct gpu_ident_slot *s)
 	err = proc_identity_read((pid_t)pid, &ctx, id);
 	if (err == 0 && id->env_err != 0)
 		err = id->env_err;
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
 	if (err) {
-		log_info("pid %u: its GPUs cannot be mapped, its environment cannot be read: %s",
-			 pid, strerror(-err));
+		/*
+		 * Remembered until the process goes or execs: a process that
+		 * allocates and exits at once is a zombie or gone by the time
+		 * its events are read, and reading /proc again for each of its
+		 * events would cost more than the events.  Only a process that
+		 * is still there is worth a line in the log.
+		 */
+		s->unreadable = 1;
+		if (err != -ENOENT && err != -ESRCH && err != -ENODATA)
+			log_info("pid %u: its GPUs cannot be mapped, its environment cannot be "
+				 "read: %s", pid, strerror(-err));
 		return err;
 	}
 	in_container = id->cgroup.runtime != CGROUP_RUNTIME_NONE;
-	memset(s, 0, sizeof(*s));
-	s->pid = pid;
 	for (uint32_t k = 0; k < GPU_IDENT_ORDINALS; k++) {
 		s->map[k].how = gpu_ident_resolve(&id->gpus, &id->env, in_container, g->n_nodes, k,
 						  &gpu);
@@ -145,7 +155,7 @@ uint32_t gpu_ident_map(struct gpu_ident *g, uint32_t pid, uint32_t ordinal, uint
 	struct gpu_ident_slot *s = slot_of(g, pid);
 
 	*gpu_id = SHM_GPU_UNKNOWN;
-	if (s->pid != pid && fill(g, pid, s) != 0)
+	if ((s->pid != pid && fill(g, pid, s) != 0) || s->unreadable)
 		return SHM_GPU_MAP_UNREADABLE;
 	if (ordinal >= s->n)
 		return SHM_GPU_MAP_UNKNOWN;	/* more devices than any node has */
