@@ -26,10 +26,28 @@
  * Each uprobe attach and close takes the kernel's event_mutex, and each
  * close holds it through an RCU-tasks-trace grace period (tens of ms on
  * these machines), for every process on the node: 200 files of 32 links
- * would hold it for minutes.  40 files in waves of 5 show the same thing.
+ * hold it for minutes.  `make test` runs 40 files in waves of 5, which
+ * show the same thing; `make churn` runs the full size (ZERNEL_CHURN_FILES,
+ * and ZERNEL_CHURN_SIGTERM_FILES for the prompt exit).
  */
-#define CHURN_FILES	40
-#define CHURN_WAVE	5	/* processes alive at once */
+#define CHURN_FILES		40
+#define CHURN_SIGTERM_FILES	8
+#define CHURN_WAVE		5	/* processes alive at once */
+
+/* A count from the environment, a multiple of step, else the default. */
+static unsigned int churn_size(const char *name, unsigned int dflt, unsigned int step)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return dflt;
+	n = strtoul(v, &end, 10);
+	ck_assert_msg(!*end && n >= step && n <= 1000 && n % step == 0,
+		      "%s=%s: want a multiple of %u up to 1000", name, v, step);
+	return (unsigned int)n;
+}
 
 static char churn_dir[128];
 
@@ -184,13 +202,15 @@ START_TEST(test_library_files_come_and_go)
 	struct tp_collector c;
 	struct tp_workload w[CHURN_WAVE];
 	unsigned int probed = 0, detached = 0, most = 0;
+	unsigned int files = churn_size("ZERNEL_CHURN_FILES", CHURN_FILES, CHURN_WAVE);
+	uint64_t t0 = now_mono_ns();
 
 	if (tu_skip_unless_root("test_library_files_come_and_go"))
 		return;
-	make_copies(CHURN_FILES);
+	make_copies(files);
 	ck_assert_msg(start_patiently(&c) == 0, "collector did not start, see %s", c.log);
 
-	for (unsigned int wave = 0; wave < CHURN_FILES / CHURN_WAVE; wave++) {
+	for (unsigned int wave = 0; wave < files / CHURN_WAVE; wave++) {
 		for (unsigned int k = 0; k < CHURN_WAVE; k++)
 			start_user(&w[k], wave * CHURN_WAVE + k, 4096 + wave * CHURN_WAVE + k);
 		wait_watched(&c, w, CHURN_WAVE);
@@ -230,12 +250,14 @@ START_TEST(test_library_files_come_and_go)
 			      "wave %u: %u of our files detached, want %u", wave, detached,
 			      (wave + 1) * CHURN_WAVE);
 	}
-	fprintf(stderr, "churn: %u files in waves of %u: each probed once (%u) while mapped, "
-		"all detached (%u), at most %u probed at once; node-wide %llu refused\n",
-		CHURN_FILES, CHURN_WAVE, probed, detached, most,
-		(unsigned long long)(stat_now(&c, 0), c.snap.hdr->stats.probes_refused));
-	ck_assert_uint_eq(probed, CHURN_FILES);
-	ck_assert_uint_eq(detached, CHURN_FILES);
+	fprintf(stderr, "churn: %u files in waves of %u in %.0f s: each probed once (%u) while "
+		"mapped, all detached (%u), at most %u probed at once; node-wide %llu refused, "
+		"%llu links now\n", files, CHURN_WAVE, (double)(now_mono_ns() - t0) / 1e9, probed,
+		detached, most,
+		(unsigned long long)(stat_now(&c, 0), c.snap.hdr->stats.probes_refused),
+		(unsigned long long)c.snap.hdr->stats.probes_attached);
+	ck_assert_uint_eq(probed, files);
+	ck_assert_uint_eq(detached, files);
 	ck_assert_uint_le(most, CHURN_WAVE);
 	ck_assert_uint_eq(c.snap.hdr->stats.probes_refused, 0);
 	tp_collector_stop(&c);
@@ -246,30 +268,33 @@ END_TEST
 
 START_TEST(test_sigterm_with_many_links_is_prompt)
 {
-	enum { FILES = 8 };
+	enum { FILES_MAX = 1000 };
+	unsigned int files = churn_size("ZERNEL_CHURN_SIGTERM_FILES", CHURN_SIGTERM_FILES, 1);
 	struct tp_collector c;
-	struct tp_workload w[FILES];
+	struct tp_workload *w = calloc(FILES_MAX, sizeof(*w));
 	uint64_t links = 0, t0;
 	double secs;
 	int st;
 
 	if (tu_skip_unless_root("test_sigterm_with_many_links_is_prompt"))
 		return;
-	make_copies(FILES);
+	ck_assert_ptr_nonnull(w);
+	make_copies(files);
 	ck_assert_msg(start_patiently(&c) == 0, "collector did not start, see %s", c.log);
-	for (unsigned int i = 0; i < FILES; i++)
+	for (unsigned int i = 0; i < files; i++)
 		start_user(&w[i], i, 4096);
-	wait_watched(&c, w, FILES);
+	wait_watched(&c, w, files);
 	links = stat_now(&c, 0);
 	t0 = now_mono_ns();
 	st = tu_stop(c.pid, SIGTERM, 10000);
 	secs = (double)(now_mono_ns() - t0) / 1e9;
 	c.pid = 0;
-	fprintf(stderr, "SIGTERM with %llu uprobe links on %d files: exited in %.3f s\n",
-		(unsigned long long)links, FILES, secs);
-	for (unsigned int i = 0; i < FILES; i++)
+	fprintf(stderr, "SIGTERM with %llu uprobe links on %u files: exited in %.3f s\n",
+		(unsigned long long)links, files, secs);
+	for (unsigned int i = 0; i < files; i++)
 		tp_workload_finish(&w[i]);
-	ck_assert_uint_ge(links, 8 * 16);
+	free(w);
+	ck_assert_uint_ge(links, files * 16);
 	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status 0x%x", st);
 	ck_assert_msg(secs < 2.0, "SIGTERM took %.3f s with %llu links", secs,
 		      (unsigned long long)links);

@@ -9,8 +9,9 @@ FAKE_LIBCUDA  := $(FAKE_DIR)/libcuda.so.1
 FAKE_LIBCUDART:= $(FAKE_DIR)/libcudart.so
 FAKE_LIBNCCL  := $(FAKE_DIR)/libnccl.so.2
 ZW_CUDA       := $(BUILD)/tests/workloads/zw_cuda
+ZW_SOAK       := $(BUILD)/tests/workloads/zw_soak
 
-TEST_ARTIFACTS += $(FAKE_LIBCUDA) $(FAKE_LIBCUDART) $(FAKE_LIBNCCL) $(ZW_CUDA)
+TEST_ARTIFACTS += $(FAKE_LIBCUDA) $(FAKE_LIBCUDART) $(FAKE_LIBNCCL) $(ZW_CUDA) $(ZW_SOAK)
 
 $(FAKE_LIBCUDA): tests/fakes/fake_libcuda.c tests/fakes/fake_cuda.h
 	$(call msg,FAKE,$@)
@@ -30,7 +31,7 @@ $(FAKE_LIBNCCL): tests/fakes/fake_libnccl.c tests/fakes/fake_cuda.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-soname,libnccl.so.2 $< -o $@
 
-$(ZW_CUDA): tests/workloads/zw_cuda.c tests/fakes/fake_cuda.h
+$(ZW_CUDA) $(ZW_SOAK): $(BUILD)/tests/workloads/%: tests/workloads/%.c tests/fakes/fake_cuda.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I. $< -ldl -o $@
+	$(Q)$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I. $< -ldl -lpthread -o $@
