@@ -9,6 +9,9 @@
 #   make fuzz FUZZ_SECONDS=N      ... for N seconds each
 #   make fuzz-smoke               every target for FUZZ_SMOKE_SECONDS (20) over
 #                                 its corpus: what `make test` runs
+#   make fuzz-seeds               records the segment seeds again from the
+#                                 simulator (after a layout change; the shm
+#                                 suite fuzz_seeds fails until then)
 #
 # New inputs land in $(BUILD)/fuzz/corpus/<t>/ (the seeds are only read);
 # a crash leaves $(BUILD)/fuzz/crash-<t>-*, to be fixed and added to the
@@ -22,7 +25,10 @@ FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 # clang reads seccomp.h's SCMP_A0 as a partial initialiser.
 FUZZ_WARNINGS := $(WARNINGS) -Wno-missing-field-initializers
 
-.PHONY: fuzz fuzz-build fuzz-smoke fuzz-targets
+.PHONY: fuzz fuzz-build fuzz-smoke fuzz-targets fuzz-seeds
+
+fuzz-seeds: tests-build
+	$(Q)ZERNEL_RECORD=1 $(TEST_ENV) $(call test_runner,shm) fuzz_seeds
 
 ifeq ($(FUZZ_INNER),1)
 # Inside the clang build: $(BUILD) is the fuzz folder.
@@ -62,11 +68,16 @@ fuzz-build:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR) FUZZ_INNER=1 CC=$(CLANG) \
 		CFLAGS="$(FUZZ_CFLAGS)" WARNINGS="$(FUZZ_WARNINGS)" BPF_SKELS= fuzz-targets
 
+# libFuzzer cuts inputs at 1 MiB unless told: a segment image is larger,
+# and a cut one never passes the validator.
+FUZZ_SEGMENT_FLAGS := -max_len=2097152
+
 # Runs every target for $(1) seconds, niced; prints each one's figures.
 fuzz_run = for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(FUZZ_DIR)/corpus/$$t || exit 1; \
 		echo "fuzz: $$t for $(1) s"; \
 		nice $(FUZZ_DIR)/fuzz-$$t -max_total_time=$(1) -print_final_stats=1 \
+			$$(test $$t = segment && echo $(FUZZ_SEGMENT_FLAGS)) \
 			-artifact_prefix=$(FUZZ_DIR)/crash-$$t- \
 			$(FUZZ_DIR)/corpus/$$t tests/fuzz/corpus/$$t \
 			> $(FUZZ_DIR)/$$t.log 2>&1; st=$$?; \
