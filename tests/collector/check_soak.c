@@ -437,7 +437,9 @@ START_TEST(test_soak)
 	ck_assert_uint_ge(c.snap.hdr->stats.processes_evicted - evicted0,
 			  total(churn_line, "children "));
 	ck_assert_uint_eq(total(churn_line, "failed "), 0);
-	ck_assert_uint_gt(total(churn_line, "reused "), 0);
+	/* Pids are reused where ns_last_pid may be written (root, outside a container). */
+	if (access("/proc/sys/kernel/ns_last_pid", W_OK) == 0)
+		ck_assert_uint_gt(total(churn_line, "reused "), 0);
 	ck_assert_uint_eq(overflows, 0);
 	/* Thousands of processes come and go without a line each. */
 	ck_assert_uint_lt(log_lines(c.log), SOAK_LOG_LINES);
