@@ -32,6 +32,7 @@ struct instance {
 	enum alert_state state;
 	uint64_t active_mono_ns;
 	uint64_t active_real_ns;
+	uint64_t fired_mono_ns;
 	uint64_t fired_real_ns;
 	uint64_t round;			/* last evaluation that matched */
 };
@@ -179,6 +180,34 @@ static void transition(struct alert_engine *e, const struct alert_rule *r,
 		e->notify(e->notify_arg, &n);
 }
 
+/* ---- wall-clock stamps ------------------------------------------------- */
+
+/* When then_mono_ns was, by the wall clock as it reads now. */
+static uint64_t real_at(uint64_t then_mono_ns, uint64_t now_mono_ns, uint64_t now_real_ns)
+{
+	uint64_t ago = now_mono_ns - then_mono_ns;
+
+	return now_real_ns > ago ? now_real_ns - ago : 1;
+}
+
+/*
+ * The wall clock stepped back past this alert's stamps (NTP, date -s):
+ * restate them by the clock as it reads now, from the monotonic time since
+ * each, so that activeAt <= startsAt <= endsAt holds and durations stay
+ * true.  Alertmanager refuses an alert that ends before it starts ("end
+ * time must not be before start time").  Called before every new stamp.
+ */
+static void restamp(struct instance *in, uint64_t now_mono_ns, uint64_t now_real_ns)
+{
+	int firing = in->state == ALERT_FIRING;
+
+	if (now_real_ns >= in->active_real_ns && (!firing || now_real_ns >= in->fired_real_ns))
+		return;
+	in->active_real_ns = real_at(in->active_mono_ns, now_mono_ns, now_real_ns);
+	if (firing)
+		in->fired_real_ns = real_at(in->fired_mono_ns, now_mono_ns, now_real_ns);
+}
+
 /* ---- evaluation -------------------------------------------------------- */
 
 struct eval_ctx {
@@ -265,8 +294,10 @@ static int on_series(void *arg, const struct alert_series *s)
 	}
 	in->series = *s;
 	in->round = c->e->round;
+	restamp(in, c->now_mono_ns, c->now_real_ns);
 	if (in->state == ALERT_PENDING && c->now_mono_ns - in->active_mono_ns >= r->for_ns) {
 		in->state = ALERT_FIRING;
+		in->fired_mono_ns = c->now_mono_ns;
 		in->fired_real_ns = c->now_real_ns;
 		transition(c->e, r, in, 0, c->now_real_ns);
 	}
@@ -291,8 +322,10 @@ void alert_engine_eval(struct alert_engine *e, const struct shm_snapshot *snap,
 				j++;
 				continue;
 			}
-			if (in->state == ALERT_FIRING)
+			if (in->state == ALERT_FIRING) {
+				restamp(in, now_mono_ns, now_real_ns);
 				transition(e, &rs->rule, in, 1, now_real_ns);
+			}
 			rs->inst[j] = rs->inst[--rs->n];
 		}
 	}
@@ -371,7 +404,7 @@ static int same_rule(const struct alert_rule *a, const struct alert_rule *b)
 }
 
 int alert_engine_replace(struct alert_engine *e, struct alert_ruleset *rules,
-			 uint64_t now_real_ns)
+			 uint64_t now_mono_ns, uint64_t now_real_ns)
 {
 	struct rule_state *old;
 	size_t n_old;
@@ -402,9 +435,12 @@ int alert_engine_replace(struct alert_engine *e, struct alert_ruleset *rules,
 			o->inst = NULL;
 			continue;
 		}
-		for (size_t k = 0; k < o->n; k++)
-			if (o->inst[k].state == ALERT_FIRING)
-				transition(e, &o->rule, &o->inst[k], 1, now_real_ns);
+		for (size_t k = 0; k < o->n; k++) {
+			if (o->inst[k].state != ALERT_FIRING)
+				continue;
+			restamp(&o->inst[k], now_mono_ns, now_real_ns);
+			transition(e, &o->rule, &o->inst[k], 1, now_real_ns);
+		}
 	}
 	free_rules(old, n_old);
 	e->reloads_ok++;
@@ -414,7 +450,8 @@ int alert_engine_replace(struct alert_engine *e, struct alert_ruleset *rules,
 	return 0;
 }
 
-int alert_engine_reload(struct alert_engine *e, const char *path, uint64_t now_real_ns)
+int alert_engine_reload(struct alert_engine *e, const char *path, uint64_t now_mono_ns,
+			uint64_t now_real_ns)
 {
 	struct alert_ruleset rs;
 	char err[1024];
@@ -430,7 +467,7 @@ int alert_engine_reload(struct alert_engine *e, const char *path, uint64_t now_r
 		pthread_mutex_unlock(&e->mu);
 		return r;
 	}
-	return alert_engine_replace(e, &rs, now_real_ns);
+	return alert_engine_replace(e, &rs, now_mono_ns, now_real_ns);
 }
 
 /* ---- output ------------------------------------------------------------ */

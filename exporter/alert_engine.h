@@ -65,7 +65,8 @@ void alert_engine_free(struct alert_engine *e);
  * Evaluates every rule.  snap: a fresh, validated snapshot, or NULL when
  * the collector is not fresh.  age_ns: time since the last publish seen (0
  * when never).  now_mono_ns times `for`; now_real_ns stamps startsAt and
- * endsAt.
+ * endsAt, restated from now_mono_ns when the wall clock stepped back past
+ * them.
  */
 void alert_engine_eval(struct alert_engine *e, const struct shm_snapshot *snap,
 		       uint64_t age_ns, uint64_t now_mono_ns, uint64_t now_real_ns);
@@ -76,11 +77,12 @@ void alert_engine_eval(struct alert_engine *e, const struct shm_snapshot *snap,
  * counted.  Instances of a rule that is kept (same name, severity, metric
  * and scope) keep their state; firing alerts of dropped rules are resolved.
  */
-int alert_engine_reload(struct alert_engine *e, const char *path, uint64_t now_real_ns);
+int alert_engine_reload(struct alert_engine *e, const char *path, uint64_t now_mono_ns,
+			uint64_t now_real_ns);
 
 /* Same, with rules already parsed (taken over on success and failure alike). */
 int alert_engine_replace(struct alert_engine *e, struct alert_ruleset *rules,
-			 uint64_t now_real_ns);
+			 uint64_t now_mono_ns, uint64_t now_real_ns);
 
 /*
  * Appends, as Prometheus text: zernel_alert_firing{alertname,severity,...} 1

@@ -192,7 +192,7 @@ int alerts_reload(struct alerts *a)
 		return 0;
 	}
 	log_info("alerts: SIGHUP: reloading %s", a->rules_path);
-	return alert_engine_reload(a->engine, a->rules_path, now_real_ns());
+	return alert_engine_reload(a->engine, a->rules_path, now_mono_ns(), now_real_ns());
 }
 
 void alerts_free(struct alerts *a)

@@ -27,7 +27,7 @@ enum shm_read_status source_refresh(struct source *s)
 	if ((st == SHM_READ_OK || st == SHM_READ_STALE) && s->snap.hdr->heartbeat_mono_ns) {
 		s->seen = 1;
 		s->generation = s->snap.hdr->generation;
-		s->heartbeat_mono_ns = s->snap.hdr->heartbeat_mono_ns;
+		s->published_ns = s->snap.published_ns;
 		s->heartbeat_real_ns = s->snap.hdr->heartbeat_real_ns;
 	}
 	if (st == SHM_READ_OK) {
@@ -47,9 +47,9 @@ const struct shm_snapshot *source_fresh(const struct source *s)
 
 uint64_t source_age_ns(const struct source *s, uint64_t now_mono_ns)
 {
-	if (!s->seen || now_mono_ns < s->heartbeat_mono_ns)
+	if (!s->seen || now_mono_ns < s->published_ns)
 		return 0;
-	return now_mono_ns - s->heartbeat_mono_ns;
+	return now_mono_ns - s->published_ns;
 }
 
 void source_status(const struct source *s, uint64_t now_mono_ns, struct cat_status *st)

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shm/shm_clock.h"
 #include "shm/shm_name.h"
 #include "shm/shm_reader.h"
 
@@ -316,6 +317,14 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Strings in the private copy get a terminator whatever the writer put there. */
 static void bound_strings(void *buf)
 {
@@ -327,18 +336,24 @@ static void bound_strings(void *buf)
 		p[i].comm[SHM_COMM_LEN - 1] = '\0';
 }
 
-static uint64_t stale_limit_ns(const struct shm_reader *r, const struct shm_header_fields *h)
+static uint64_t interval_ns(const struct shm_header_fields *h)
 {
 	uint64_t interval = h->publish_interval_ms;
-	uint64_t n = r->stale_intervals ? r->stale_intervals : SHM_READER_DEFAULT_STALE;
 
 	if (interval == 0)
 		interval = SHM_READER_FALLBACK_INTERVAL_MS;
 	if (interval > SHM_READER_MAX_INTERVAL_MS)
 		interval = SHM_READER_MAX_INTERVAL_MS;
+	return interval * 1000000ull;
+}
+
+static uint64_t stale_limit_ns(const struct shm_reader *r, const struct shm_header_fields *h)
+{
+	uint64_t n = r->stale_intervals ? r->stale_intervals : SHM_READER_DEFAULT_STALE;
+
 	if (n > 1000)
 		n = 1000;
-	return n * interval * 1000000ull;
+	return n * interval_ns(h);
 }
 
 enum shm_read_status shm_reader_snapshot(struct shm_reader *r,
@@ -406,22 +421,25 @@ enum shm_read_status shm_reader_snapshot(struct shm_reader *r,
 	r->scratch_cap = tmp ? tcap : 0;
 	r->generation = snap->hdr->generation;
 
-	/* 5. Freshness. */
+	/*
+	 * 5. Freshness, on our clock: the writer's CLOCK_MONOTONIC may count
+	 * from another base (shm_clock.h), so a heartbeat ahead of ours is
+	 * not refused; like any other, it goes stale once it stops changing.
+	 */
 	now = mono_ns();
 	h = snap->hdr;
-	snap->age_ns = now > h->heartbeat_mono_ns ? now - h->heartbeat_mono_ns : 0;
+	snap->published_ns = 0;
+	snap->age_ns = now;
 	if (h->heartbeat_mono_ns == 0) {
 		say(reason, reason_len, "shm segment %s: the collector has not published yet",
 		    r->name);
 		return SHM_READ_STALE;
 	}
 	limit = stale_limit_ns(r, h);
-	/* A heartbeat from the future would otherwise look fresh forever. */
-	if (h->heartbeat_mono_ns > now + limit) {
-		say(reason, reason_len, "shm segment %s: heartbeat %.3f s in the future",
-		    r->name, (double)(h->heartbeat_mono_ns - now) / 1e9);
-		return SHM_READ_STALE;
-	}
+	snap->published_ns = shm_clock_observe(&r->clock, h->generation, h->heartbeat_mono_ns,
+					       (int64_t)(real_ns() - h->heartbeat_real_ns), now,
+					       interval_ns(h), limit);
+	snap->age_ns = now - snap->published_ns;
 	if (snap->age_ns > limit) {
 		say(reason, reason_len, "shm segment %s: last publish %.3f s ago, "
 		    "limit %.3f s (collector pid %u stopped?)", r->name,

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "shm/shm_clock.h"
 #include "shm/shm_layout.h"
 
 enum shm_read_status {
@@ -36,6 +37,7 @@ struct shm_reader {
 	int never_sleep;		/* retry without sleeping: a server thread's reader */
 	uint64_t stuck_seq;		/* an odd seq already waited out; 0 when none */
 	unsigned int stale_intervals;	/* heartbeat older than N intervals is stale; default 3 */
+	struct shm_clock clock;		/* the writer's heartbeats on our clock */
 	void *scratch;			/* owned: the next copy lands here, so a failed */
 	size_t scratch_cap;		/* read leaves the caller's snapshot untouched */
 };
@@ -46,7 +48,8 @@ struct shm_snapshot {
 	size_t cap;
 	size_t size;			/* bytes copied */
 	const struct shm_header_fields *hdr;	/* inside buf */
-	uint64_t age_ns;		/* monotonic now - heartbeat at read time */
+	uint64_t published_ns;		/* the heartbeat on the reader's CLOCK_MONOTONIC; 0: none */
+	uint64_t age_ns;		/* monotonic now - published_ns at read time */
 };
 
 /* Initialises r for name; maps nothing yet. */

@@ -641,10 +641,11 @@ START_TEST(reload_keeps_old_rules_on_a_bad_file)
 	ck_assert_int_eq(alert_engine_state(e, "GpuOomWarning", "gpu_id=\"0\""), ALERT_FIRING);
 
 	/* A bad file changes nothing but the reload counters. */
-	ck_assert_int_eq(alert_engine_reload(e, bad, T0_REAL), -EINVAL);
+	ck_assert_int_eq(alert_engine_reload(e, bad, 110 * S, T0_REAL), -EINVAL);
 	ck_assert_uint_eq(alert_engine_rule_count(e), 4);
 	ck_assert_int_eq(alert_engine_state(e, "GpuOomWarning", "gpu_id=\"0\""), ALERT_FIRING);
-	ck_assert_int_eq(alert_engine_reload(e, "/nonexistent/alerts.json", T0_REAL), -ENOENT);
+	ck_assert_int_eq(alert_engine_reload(e, "/nonexistent/alerts.json", 110 * S, T0_REAL),
+			 -ENOENT);
 	text = render(e);
 	ck_assert_ptr_nonnull(strstr(text, "zernel_alert_config_reloads_total{result=\"failure\"} 2\n"));
 	ck_assert_ptr_nonnull(strstr(text, "zernel_alert_config_last_reload_successful 0\n"));
@@ -653,7 +654,7 @@ START_TEST(reload_keeps_old_rules_on_a_bad_file)
 	ck_assert_int_eq(n_notices, 1);
 
 	/* A good file: the kept rule keeps its firing alert, with no new notice. */
-	ck_assert_int_eq(alert_engine_reload(e, good, T0_REAL), 0);
+	ck_assert_int_eq(alert_engine_reload(e, good, 111 * S, T0_REAL), 0);
 	ck_assert_uint_eq(alert_engine_rule_count(e), 2);
 	ck_assert_int_eq(alert_engine_state(e, "GpuOomWarning", "gpu_id=\"0\""), ALERT_FIRING);
 	alert_engine_eval(e, publish(&hot), 0, 112 * S, T0_REAL);
@@ -665,10 +666,83 @@ START_TEST(reload_keeps_old_rules_on_a_bad_file)
 
 	/* Dropping a rule resolves its firing alerts. */
 	good = write_file("good.json", "{\"rules\": []}");
-	ck_assert_int_eq(alert_engine_reload(e, good, T0_REAL + S), 0);
+	ck_assert_int_eq(alert_engine_reload(e, good, 113 * S, T0_REAL + S), 0);
 	ck_assert_int_eq(n_notices, 4);
 	ck_assert_int_eq(notices[2].resolved + notices[3].resolved, 2);
 	ck_assert_uint_eq(alert_engine_firing_count(e), 0);
+	alert_engine_free(e);
+}
+END_TEST
+
+/* A feed alert's startsAt and activeAt, as stamped (0 for the zero time). */
+static void feed_stamps(struct alert_engine *e, const char *gpu, char *starts, char *active)
+{
+	struct json_object *arr = alert_engine_feed_json(e);
+
+	starts[0] = active[0] = '\0';
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		struct json_object *a = json_object_array_get_idx(arr, i);
+		struct json_object *l = json_object_object_get(a, "labels");
+
+		if (strcmp(json_object_get_string(json_object_object_get(l, "gpu_id")), gpu))
+			continue;
+		snprintf(starts, 40, "%s", json_object_get_string(json_object_object_get(a, "startsAt")));
+		snprintf(active, 40, "%s", json_object_get_string(json_object_object_get(a, "activeAt")));
+	}
+	json_object_put(arr);
+}
+
+/*
+ * The wall clock steps back an hour while an alert is pending, again while
+ * it fires, and once more before a reload drops its rule: activeAt <=
+ * startsAt <= endsAt throughout (Alertmanager refuses an end before the
+ * start), durations are the monotonic ones, and endsAt is the clock's now.
+ */
+START_TEST(wall_clock_stepping_back_keeps_alert_times_in_order)
+{
+	struct alert_engine *e = default_engine();
+	struct world hot = { .gpu0_used = { 50 * GB, 46 * GB } };
+	struct world cool = { .gpu0_used = { 50 * GB, 10 * GB } };
+	const uint64_t H = 3600 * S;
+	char starts[40], active[40], want[40];
+	const char *none;
+
+	alert_engine_eval(e, publish(&hot), 0, 100 * S, T0_REAL);
+	ck_assert_int_eq(alert_engine_state(e, "GpuOomWarning", "gpu_id=\"0\""), ALERT_PENDING);
+	/* Back an hour at 103 s; GpuOomWarning's `for` is 10 s of the monotonic clock. */
+	alert_engine_eval(e, publish(&hot), 0, 105 * S, T0_REAL + 5 * S - H);
+	alert_engine_eval(e, publish(&hot), 0, 110 * S, T0_REAL + 10 * S - H);
+	ck_assert_int_eq(n_notices, 1);
+	ck_assert_uint_eq(notices[0].starts_real_ns, T0_REAL + 10 * S - H);
+	feed_stamps(e, "0", starts, active);
+	alert_time_rfc3339(T0_REAL - H, want, sizeof(want));
+	ck_assert_str_eq(active, want);
+	ck_assert_msg(strcmp(starts, active) >= 0, "startsAt %s before activeAt %s", starts, active);
+
+	/* Back another hour at 115 s; resolved at 120 s, 10 s after it fired. */
+	alert_engine_eval(e, publish(&hot), 0, 116 * S, T0_REAL + 16 * S - 2 * H);
+	feed_stamps(e, "0", starts, active);
+	alert_time_rfc3339(T0_REAL + 10 * S - 2 * H, want, sizeof(want));
+	ck_assert_str_eq(starts, want);
+	alert_engine_eval(e, publish(&cool), 0, 120 * S, T0_REAL + 20 * S - 2 * H);
+	ck_assert_int_eq(n_notices, 2);
+	ck_assert_int_eq(notices[1].resolved, 1);
+	ck_assert_uint_eq(notices[1].ends_real_ns, T0_REAL + 20 * S - 2 * H);
+	ck_assert_uint_eq(notices[1].starts_real_ns, T0_REAL + 10 * S - 2 * H);
+
+	/* A step forward changes no stamp already made: the alert just looks longer. */
+	alert_engine_eval(e, publish(&hot), 0, 130 * S, T0_REAL + 30 * S - 2 * H);
+	alert_engine_eval(e, publish(&hot), 0, 140 * S, T0_REAL + 40 * S - H);
+	ck_assert_int_eq(n_notices, 3);
+	ck_assert_uint_eq(notices[2].starts_real_ns, T0_REAL + 40 * S - H);
+
+	/* Back an hour, then a reload drops the rule: its resolve is in order too. */
+	none = write_file("none.json", "{\"rules\": []}");
+	ck_assert_int_eq(alert_engine_reload(e, none, 145 * S, T0_REAL + 45 * S - 2 * H), 0);
+	ck_assert_int_eq(n_notices, 4);
+	ck_assert_int_eq(notices[3].resolved, 1);
+	ck_assert_uint_eq(notices[3].ends_real_ns, T0_REAL + 45 * S - 2 * H);
+	ck_assert_uint_eq(notices[3].starts_real_ns, T0_REAL + 40 * S - 2 * H);
 	alert_engine_free(e);
 }
 END_TEST
@@ -796,6 +870,7 @@ Suite *alerts_suite(void)
 	tcase_add_test(tc, metric_latencies_without_samples_have_no_series);
 	tcase_add_test(tc, oom_fires_after_for_and_resolves);
 	tcase_add_test(tc, pending_that_clears_sends_nothing);
+	tcase_add_test(tc, wall_clock_stepping_back_keeps_alert_times_in_order);
 	tcase_add_test(tc, collector_down_resolves_data_alerts_then_fires);
 	tcase_add_test(tc, scope_selects_label_values);
 	tcase_add_test(tc, config_not_json_names_line_and_column);

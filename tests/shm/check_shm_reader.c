@@ -42,8 +42,15 @@ static void fill_latency(struct shm_latency *l, uint64_t n, unsigned int b, uint
 	l->window_max_ns = q + 2;
 }
 
-/* Publishes rows derived from k into every table, heartbeat now. */
-static void publish(struct shm_writer *w, uint64_t k)
+#define NO_WALL_STAMP	INT64_MIN
+
+/*
+ * Publishes rows derived from k into every table, heartbeat now on a clock
+ * off_ns ahead of ours (a writer in another time namespace), and the wall
+ * clock's now plus real_off_ns as its wall-clock stamp (none for
+ * NO_WALL_STAMP).
+ */
+static void publish_on(struct shm_writer *w, uint64_t k, int64_t off_ns, int64_t real_off_ns)
 {
 	struct shm_header_fields *h = &w->base->h;
 	struct shm_proc *p = shm_writer_table(w, SHM_TABLE_PROCS);
@@ -102,8 +109,16 @@ static void publish(struct shm_writer *w, uint64_t k)
 	for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++)
 		fill_latency(&h->node[f], k * 3, 5, 3000);
 	h->stats.publishes = k;
-	h->heartbeat_mono_ns = now_mono_ns();
+	h->heartbeat_mono_ns = now_mono_ns() + (uint64_t)off_ns;
+	h->heartbeat_real_ns = real_off_ns == NO_WALL_STAMP ? 0 :
+			       now_real_ns() + (uint64_t)real_off_ns;
 	shm_writer_end(w);
+}
+
+/* The same, heartbeat on our clock. */
+static void publish(struct shm_writer *w, uint64_t k)
+{
+	publish_on(w, k, 0, 0);
 }
 
 /* A valid image in private, exactly-sized, 8-aligned memory. */
@@ -631,21 +646,100 @@ START_TEST(stale_heartbeat_is_reported_with_a_valid_snapshot)
 	tu_sleep_ms(100);
 	r.stale_intervals = 50;
 	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
-	/* A heartbeat from the future is not fresh either. */
+	r.stale_intervals = 3;
+	/*
+	 * A heartbeat from the future (a writer whose clock is ahead) is fresh
+	 * when it appears, and goes stale like any other when it stops changing.
+	 */
 	shm_writer_begin(&w);
 	w.base->h.heartbeat_mono_ns = now_mono_ns() + 3600ull * 1000000000ull;
 	shm_writer_end(&w);
-	ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_STALE);
-	ck_assert_ptr_nonnull(strstr(why, "in the future"));
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
 	ck_assert_uint_eq(s.age_ns, 0);
+	tu_sleep_ms(100);
+	ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_STALE);
+	ck_assert_ptr_nonnull(strstr(why, "last publish"));
+	ck_assert_uint_ge(s.age_ns, 100ull * 1000000ull);
 	/* Publish interval 0 falls back to 1 s: 3 s allowance. */
 	publish(&w, 3);
 	w.base->h.publish_interval_ms = 0;
-	r.stale_intervals = 3;
 	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
 	shm_snapshot_free(&s);
 	shm_reader_close(&r);
 	shm_writer_close(&w, 1);
+}
+END_TEST
+
+/*
+ * A writer whose CLOCK_MONOTONIC is an hour behind or ahead of ours (a
+ * collector in another time namespace) is fresh from its first publish,
+ * which the wall clocks date, with ages on the reader's clock, and stale
+ * again when it stops.  Without a wall-clock stamp, one behind is stale
+ * until the reader sees a publish happen.
+ */
+START_TEST(writer_on_another_clock_is_judged_by_its_publishes)
+{
+	static const struct {
+		int64_t off;
+		int wall;
+	} cases[] = {
+		{ -3600ll * 1000000000ll, 1 }, { 3600ll * 1000000000ll, 1 },
+		{ -3600ll * 1000000000ll, 0 }, { 3600ll * 1000000000ll, 0 },
+	};
+	struct shm_writer w;
+	struct shm_writer_opts o;
+	struct shm_reader r;
+	struct shm_snapshot s = { 0 };
+	char name[64], why[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t off = cases[i].off;
+		int first_stale = off < 0 && !cases[i].wall;
+		enum shm_read_status want;
+		uint64_t t;	/* when the last publish began */
+
+#define PUBLISH(k) (t = now_mono_ns(), publish_on(&w, (k), off, cases[i].wall ? 0 : NO_WALL_STAMP))
+		tu_unique_shm_name(name, sizeof(name));
+		small_opts(&o, name, 20);		/* stale after 3 x 20 ms */
+		ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+		shm_reader_init(&r, name);
+		PUBLISH(1);
+		want = first_stale ? SHM_READ_STALE : SHM_READ_OK;
+		ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), want);
+		/* Ages on our clock: never more than the time since the publish began. */
+		ck_assert_uint_le(s.age_ns, first_stale ? 3601ull * 1000000000ull : now_mono_ns() - t);
+		tu_sleep_ms(10);
+		for (uint64_t k = 2; k < 6; k++) {
+			PUBLISH(k);
+			tu_sleep_ms(5);
+			ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+			ck_assert_uint_le(s.age_ns, now_mono_ns() - t);
+			ck_assert_uint_le(s.published_ns, now_mono_ns());
+			tu_sleep_ms(10);
+		}
+		/* Stopped: stale after the limit, by our clock. */
+		tu_sleep_ms(100);
+		ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_STALE);
+		ck_assert_ptr_nonnull(strstr(why, "last publish"));
+		ck_assert_uint_ge(s.age_ns, 100ull * 1000000ull);
+		ck_assert_uint_le(s.age_ns, 1000ull * 1000000ull);
+		PUBLISH(6);
+		ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+#undef PUBLISH
+		shm_reader_close(&r);
+		shm_writer_close(&w, 1);
+	}
+	/* An hour old by both clocks: a collector gone, stale at first sight. */
+	tu_unique_shm_name(name, sizeof(name));
+	small_opts(&o, name, 20);
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	shm_reader_init(&r, name);
+	publish_on(&w, 1, -3600ll * 1000000000ll, -3600ll * 1000000000ll);
+	ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_STALE);
+	ck_assert_uint_ge(s.age_ns, 3600ull * 1000000000ull);
+	shm_reader_close(&r);
+	shm_writer_close(&w, 1);
+	shm_snapshot_free(&s);
 }
 END_TEST
 
@@ -721,6 +815,7 @@ Suite *shm_reader_suite(void)
 	tcase_add_test(tm, mapped_fuzz_of_header_never_crashes);
 	tcase_add_test(tm, stale_heartbeat_is_reported_with_a_valid_snapshot);
 	tcase_add_test(tm, reader_follows_a_recreated_segment);
+	tcase_add_test(tm, writer_on_another_clock_is_judged_by_its_publishes);
 	suite_add_tcase(s, tm);
 	return s;
 }
