@@ -42,7 +42,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LH_MAX_SLOTS);
 	__type(key, __u32);		/* tgid */
-	__type(value, __u32);		/* slot */
+	__type(value, struct lh_owner);
 } zt_slots SEC(".maps");
 
 struct {
@@ -98,25 +98,28 @@ static __always_inline __u32 lh_prom_index(__u64 v)
 }
 
 /*
- * The process's slot, + 1; 0 when none is free.  Once per thread: the
- * answer is kept in the thread's call state.
+ * The process's slot, + 1; 0 when none is free, or when its pid's last
+ * holder's slot is still to be released.  Once per thread: the answer is
+ * kept in the thread's call state.
  */
 static __noinline __u32 lh_slot_of(__u32 tgid)
 {
-	__u32 *have, slot;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct lh_owner *have, mine = {};
 
+	mine.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	have = bpf_map_lookup_elem(&zt_slots, &tgid);
 	if (have)
-		return *have + 1;
-	if (bpf_map_pop_elem(&zt_free, &slot) != 0)
+		return have->start_ns == mine.start_ns ? have->slot + 1 : 0;
+	if (bpf_map_pop_elem(&zt_free, &mine.slot) != 0)
 		return 0;
-	if (bpf_map_update_elem(&zt_slots, &tgid, &slot, BPF_NOEXIST) != 0) {
+	if (bpf_map_update_elem(&zt_slots, &tgid, &mine, BPF_NOEXIST) != 0) {
 		/* Another thread of the process got one meanwhile. */
-		bpf_map_push_elem(&zt_free, &slot, 0);
+		bpf_map_push_elem(&zt_free, &mine.slot, 0);
 		have = bpf_map_lookup_elem(&zt_slots, &tgid);
-		return have ? *have + 1 : 0;
+		return have && have->start_ns == mine.start_ns ? have->slot + 1 : 0;
 	}
-	return slot + 1;
+	return mine.slot + 1;
 }
 
 /* Without a slot: the event path, as for every other latency family. */

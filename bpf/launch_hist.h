@@ -56,4 +56,17 @@ struct lh_val {
 	__u32 hist[HIST_BUCKETS];
 };
 
+/*
+ * zt_slots' value: the slot and the process it is for.  A pid is reused
+ * while the collector has yet to read the last launches of the process
+ * that had it and free its slot: the new process must not add to that
+ * slot (nor keep it once freed), so it sends its launches as events until
+ * the old slot is released.  start_ns is the process's start_boottime.
+ */
+struct lh_owner {
+	__u32 slot;
+	__u32 pad;
+	__u64 start_ns;
+};
+
 #endif /* ZERNEL_BPF_LAUNCH_HIST_H */

@@ -67,27 +67,36 @@ int discovery_comm(uint32_t pid, char *buf, size_t len)
 	return read_small(path, buf, len);
 }
 
-/* ppid and start time (boot-relative ns) from /proc/PID/stat. */
-static void proc_stat(uint32_t pid, uint32_t *ppid, uint64_t *start_ns)
+/* ppid and start time (boot-relative ns) from /proc/PID/stat; 0 or -errno. */
+static int proc_stat(uint32_t pid, uint32_t *ppid, uint64_t *start_ns)
 {
 	char path[64], buf[1024], *s;
 	unsigned long long start = 0;
 	long hz = sysconf(_SC_CLK_TCK);
-	int pp = 0;
+	int pp = 0, err;
 
 	*ppid = 0;
 	*start_ns = 0;
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	if (read_small(path, buf, sizeof(buf)) != 0)
-		return;
+	err = read_small(path, buf, sizeof(buf));
+	if (err != 0)
+		return err;
 	/* The name may hold spaces and parentheses: parse after the last ')'. */
 	s = strrchr(buf, ')');
 	if (!s || sscanf(s + 1, " %*c %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
 			 "%*s %*s %*s %*s %llu", &pp, &start) != 2)
-		return;
+		return -EINVAL;
 	*ppid = (uint32_t)pp;
 	if (hz > 0)
 		*start_ns = start * (1000000000ull / (unsigned long long)hz);
+	return 0;
+}
+
+int discovery_start_time(uint32_t pid, uint64_t *start_ns)
+{
+	uint32_t ppid;
+
+	return proc_stat(pid, &ppid, start_ns);
 }
 
 static int open_maps(struct discovery *d, uint32_t pid)

@@ -83,5 +83,7 @@ void discovery_close(struct discovery *d);
 
 /* pid's name from /proc/PID/comm; 0, or -errno when it is gone. */
 int discovery_comm(uint32_t pid, char *buf, size_t len);
+/* The start time of pid, boot-relative ns at /proc/PID/stat's precision; 0 or -errno. */
+int discovery_start_time(uint32_t pid, uint64_t *start_ns);
 
 #endif /* ZERNEL_DISCOVERY_H */

@@ -13,6 +13,8 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/launch_hist.h"
+#include "bpf/probe_abi.h"
+#include "collector/discovery.h"
 #include "collector/hist.h"
 #include "collector/keyindex.h"
 #include "collector/launch_hist.h"
@@ -111,13 +113,19 @@ static void lh_feed_slot(struct launch_hist *lh, struct agg *agg, uint32_t tgid,
 			log_warnx("launch histograms: more processes than slots");
 }
 
-/* Its threads are all gone, so none still holds the slot. */
+/*
+ * Its threads are all gone, so none still holds the slot; a process that
+ * reused the pid meanwhile never took it (see struct lh_owner).
+ */
 void launch_hist_release(struct launch_hist *lh, struct agg *agg, uint32_t tgid)
 {
+	struct lh_owner owner;
 	uint32_t slot;
 
-	if (!lh || bpf_map_lookup_elem(lh->slots_fd, &tgid, &slot) != 0 || slot >= lh->slots)
+	if (!lh || bpf_map_lookup_elem(lh->slots_fd, &tgid, &owner) != 0 ||
+	    owner.slot >= lh->slots)
 		return;
+	slot = owner.slot;
 	lh_feed_slot(lh, agg, tgid, slot, now_mono_ns());
 	bpf_map_delete_elem(lh->slots_fd, &tgid);
 	memset(lh->percpu, 0, (size_t)lh->ncpu * sizeof(*lh->percpu));
@@ -131,10 +139,29 @@ void launch_hist_release(struct launch_hist *lh, struct agg *agg, uint32_t tgid)
 		log_warnx("launch histogram slot %u lost: %s", slot, strerror(errno));
 }
 
+/*
+ * Whether the slot's process is gone, its exit unseen (the ring was full):
+ * no such pid, or the pid is another process now.  Watched under the
+ * slot's start time, it is there without a look at /proc.
+ */
+static int lh_owner_gone(struct agg *agg, uint32_t tgid, const struct lh_owner *owner)
+{
+	uint64_t start = owner->start_ns / ZW_START_TICK_NS * ZW_START_TICK_NS, now;
+	int err;
+
+	if (agg_proc_start_time(agg, tgid, &now) == 0 && now == start)
+		return 0;
+	err = discovery_start_time(tgid, &now);
+	if (err)
+		return err == -ENOENT || err == -ESRCH;
+	return now != start;
+}
+
 /* Every process with a slot; slots of processes gone unseen are released. */
 void launch_hist_poll(struct launch_hist *lh, struct agg *agg, uint64_t now_ns)
 {
-	uint32_t key, next, slot;
+	struct lh_owner owner;
+	uint32_t key, next;
 	size_t n_gone = 0;
 	int first = 1;
 
@@ -144,11 +171,10 @@ void launch_hist_poll(struct launch_hist *lh, struct agg *agg, uint64_t now_ns)
 	while (bpf_map_get_next_key(lh->slots_fd, first ? NULL : &key, &next) == 0) {
 		first = 0;
 		key = next;
-		if (bpf_map_lookup_elem(lh->slots_fd, &key, &slot) != 0 || slot >= lh->slots)
+		if (bpf_map_lookup_elem(lh->slots_fd, &key, &owner) != 0 || owner.slot >= lh->slots)
 			continue;
-		lh_feed_slot(lh, agg, key, slot, now_ns);
-		if (!agg_proc_is_watched(agg, key) && kill((pid_t)key, 0) != 0 &&
-		    errno == ESRCH && n_gone < ARRAY_SIZE(lh->gone))
+		lh_feed_slot(lh, agg, key, owner.slot, now_ns);
+		if (lh_owner_gone(agg, key, &owner) && n_gone < ARRAY_SIZE(lh->gone))
 			lh->gone[n_gone++] = key;
 	}
 	for (size_t i = 0; i < n_gone; i++)
@@ -195,7 +221,7 @@ struct launch_hist *launch_hist_new(struct bpf_object *obj, uint32_t slots, int 
 	if (!lh->percpu || !lh->prev || keyindex_init(&lh->prev_ix, slots * LH_FAMILIES, 0) < 0)
 		goto fail;
 	lh->hist_fd = map_fd(obj, "zt_hist", sizeof(struct lh_val));
-	lh->slots_fd = map_fd(obj, "zt_slots", sizeof(uint32_t));
+	lh->slots_fd = map_fd(obj, "zt_slots", sizeof(struct lh_owner));
 	lh->free_fd = map_fd(obj, "zt_free", sizeof(uint32_t));
 	err = -EINVAL;
 	if (lh->hist_fd < 0 || lh->slots_fd < 0 || lh->free_fd < 0 || ncpu <= 0)

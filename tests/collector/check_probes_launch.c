@@ -9,6 +9,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "collector/hist.h"
 #include "tests/support/testutil.h"
@@ -130,14 +131,66 @@ START_TEST(test_launch_counts_and_latency)
 }
 END_TEST
 
+/*
+ * A pid reused while the collector has yet to read the launches of the
+ * process that had it: children of a watched process, each forked the
+ * moment the one before was reaped, with its pid, each launching while
+ * the collector learns of the exit before it.  Every launch is counted
+ * once, node-wide.
+ */
+START_TEST(test_reused_pid_loses_no_launch)
+{
+	enum { CHILDREN = 12, EACH = 3000 };
+	struct tp_collector c;
+	struct tp_workload w;
+	char zw[512], lib[512], n[16], each[16], line[256];
+	char *argv[] = { zw, lib, "chain", n, each, NULL };
+	uint64_t want, node = 0;
+	unsigned long long reused = 0;
+
+	if (tu_skip_unless_root("test_reused_pid_loses_no_launch"))
+		return;
+	if (access("/proc/sys/kernel/ns_last_pid", W_OK) != 0) {
+		tu_skip_missing("a writable /proc/sys/kernel/ns_last_pid (pid reuse on demand)");
+		return;
+	}
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	tu_build_path(zw, sizeof(zw), "tests/workloads/zw_soak");
+	tp_fake(lib, sizeof(lib), "libcuda.so.1");
+	snprintf(n, sizeof(n), "%d", CHILDREN);
+	snprintf(each, sizeof(each), "%d", EACH);
+	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	ck_assert_int_eq(tp_workload_expect(&w, "READY", 5000), 0);
+	for (int i = 0; i < 100 && !(tp_snapshot(&c) == 0 && tp_proc(&c, (uint32_t)w.pid)); i++)
+		tu_sleep_ms(100);
+	ck_assert_msg(tp_proc(&c, (uint32_t)w.pid), "the parent was not found");
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_collect(&w, "DONE", line, sizeof(line), 120000), 0);
+	ck_assert_int_eq(sscanf(line, "chain children %*u launches %llu reused %llu",
+				(unsigned long long *)&want, &reused), 2);
+	for (int i = 0; i < 50 && node != want; i++) {
+		ck_assert_int_eq(tp_wait_publish(&c), 0);
+		node = c.snap.hdr->node[SHM_FAMILY_CUDA_LAUNCH].count;
+	}
+	fprintf(stderr, "reused pids: %llu of %d children; launches %llu made, %llu counted\n",
+		reused, CHILDREN, (unsigned long long)want, (unsigned long long)node);
+	ck_assert_uint_eq(want, (uint64_t)CHILDREN * EACH);
+	ck_assert_uint_ge(reused, CHILDREN / 2);
+	ck_assert_uint_eq(node, want);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 Suite *probes_launch_suite(void);
 Suite *probes_launch_suite(void)
 {
 	Suite *s = suite_create("probes_launch");
 	TCase *tc = tcase_create("root");
 
-	tcase_set_timeout(tc, 90);
+	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_launch_counts_and_latency);
+	tcase_add_test(tc, test_reused_pid_loses_no_launch);
 	suite_add_tcase(s, tc);
 	return s;
 }

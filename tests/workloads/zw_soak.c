@@ -18,6 +18,12 @@
  *       LAUNCHES launches, lives 0-19 ms and exits without freeing.  Every
  *       other child is given the pid of the child reaped before it.
  *       Totals: "churn children N launches L allocs A reused R failed F"
+ *   zw_soak LIB chain N LAUNCHES
+ *       after a line on stdin, N children one after the other, each forked
+ *       the moment the one before has been reaped and given its pid, each
+ *       making LAUNCHES launches, so that a child launches while the
+ *       collector learns that the one before it exited.
+ *       Totals: "chain children N launches L reused R failed F"
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -307,21 +313,56 @@ static int churn(uint64_t rate, uint64_t launches_each)
 	return c.failed != 0;
 }
 
+static int chain(uint64_t n, uint64_t launches_each)
+{
+	struct churn c = { .launches_each = launches_each };
+
+	c.last_pid_fd = open("/proc/sys/kernel/ns_last_pid", O_RDWR | O_CLOEXEC);
+	printf("READY\n");
+	fflush(stdout);
+	wait_line();
+	for (uint64_t i = 0; i < n; i++) {
+		pid_t pid = fork_reusing(&c);
+
+		if (pid == 0) {
+			int bad = 0;
+
+			for (uint64_t k = 0; k < launches_each; k++)
+				bad |= launch() != 0;
+			_exit(bad);
+		}
+		if (pid < 0) {
+			c.failed++;
+			continue;
+		}
+		c.children++;
+		reap(&c, 1);
+	}
+	printf("chain children %llu launches %llu reused %llu failed %llu\n",
+	       (unsigned long long)c.children, (unsigned long long)c.launches,
+	       (unsigned long long)c.reused, (unsigned long long)c.failed);
+	return c.failed != 0;
+}
+
 int main(int argc, char **argv)
 {
 	int bad;
 
-	if (argc < 4 || (strcmp(argv[2], "steady") != 0 && strcmp(argv[2], "churn") != 0) ||
-	    (strcmp(argv[2], "churn") == 0 && argc < 5)) {
+	if (argc < 4 || (strcmp(argv[2], "steady") != 0 && argc < 5) ||
+	    (strcmp(argv[2], "steady") != 0 && strcmp(argv[2], "churn") != 0 &&
+	     strcmp(argv[2], "chain") != 0)) {
 		fprintf(stderr, "usage: zw_soak LIB steady HANDOFFS_PER_S\n"
-				"       zw_soak LIB churn CHILDREN_PER_S LAUNCHES\n");
+				"       zw_soak LIB churn CHILDREN_PER_S LAUNCHES\n"
+				"       zw_soak LIB chain N LAUNCHES\n");
 		return 2;
 	}
 	load_driver(argv[1]);
 	if (strcmp(argv[2], "steady") == 0)
 		bad = steady(strtoull(argv[3], NULL, 10) ?: 1);
-	else
+	else if (strcmp(argv[2], "churn") == 0)
 		bad = churn(strtoull(argv[3], NULL, 10) ?: 1, strtoull(argv[4], NULL, 10));
+	else
+		bad = chain(strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
 	printf("DONE\n");
 	fflush(stdout);
 	wait_line();
