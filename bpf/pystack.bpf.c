@@ -318,8 +318,18 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(zp_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u32 tgid = prev->tgid;
+	__u64 now;
 
+	/*
+	 * Every switch on the node comes here: read the clock only when one
+	 * side is a watched Python process's thread (what switch_out and
+	 * switch_in look up first).
+	 */
+	if (!bpf_map_lookup_elem(&zp_procs, &tgid) &&
+	    !bpf_task_storage_get(&zp_threads, next, NULL, 0))
+		return 0;
+	now = bpf_ktime_get_ns();
 	switch_out(ctx, prev, preempt || prev_state == TASK_RUNNING, now);
 	switch_in(next, now);
 	return 0;
