@@ -244,6 +244,7 @@ START_TEST(every_family_at_extreme_values_passes_promtool)
 	assert_rows(out.data, "zernel_process_info", ROWS);
 	assert_rows(out.data, "zernel_nccl_comm_info", ROWS);
 	assert_rows(out.data, "zernel_gpu_memory_used_bytes", ROWS);
+	assert_rows(out.data, "zernel_gpu_memory_driver_used_bytes", ROWS);
 	ck_assert_ptr_nonnull(strstr(out.data, "rank=\"16777215\""));
 	ck_assert_ptr_nonnull(strstr(out.data, "pid=\"4294967295\""));
 	ck_assert_ptr_nonnull(strstr(out.data, "comm=\"0xffffffffffffffff\""));
