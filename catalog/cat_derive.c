@@ -2,8 +2,8 @@
 /*
  * What the catalog derives rather than reads (see cat_derive.h): label
  * texts (a process's sanitised name, the mode, the op), and the few values
- * computed from several rows (a GPU's memory summed over its processes,
- * the all_reduce row).  Pure functions over a validated snapshot.
+ * computed from several rows (a GPU's memory summed over its processes
+ * where the driver's figure is not known, the all_reduce row).  Pure functions over a validated snapshot.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -160,6 +160,14 @@ int cat_text_gpu_map(char *buf, size_t len, const struct cat_input *in, const vo
 	return 0;
 }
 
+int cat_text_gpu_used_source(char *buf, size_t len, const struct cat_input *in, const void *row)
+{
+	(void)in;
+	snprintf(buf, len, "%s", ((const struct shm_gpu *)row)->used_source == SHM_USED_DRIVER ?
+		 "driver" : "processes");
+	return 0;
+}
+
 int cat_text_op(char *buf, size_t len, const struct cat_input *in, const void *row)
 {
 	const char *name = shm_nccl_op_name(((const struct shm_nccl_op *)row)->op);
@@ -228,9 +236,22 @@ static uint64_t mem_sum(const struct cat_input *in, int by_gpu, uint32_t id)
 	return sum;
 }
 
-uint64_t cat_gpu_used_by_processes(const struct cat_input *in, const void *row)
+int cat_mem_driver_known(const struct cat_input *in, const void *row)
 {
-	return mem_sum(in, 1, ((const struct shm_gpu *)row)->gpu_id);
+	(void)in;
+	return (((const struct shm_gpu_mem *)row)->flags & SHM_GPU_MEM_F_DRIVER) != 0;
+}
+
+/*
+ * What the OOM rule judges: the driver's used memory where NVML reads it
+ * (every process and CUDA context, the collector's blind spots included),
+ * else the sum of the processes' rows on the GPU, never a peak.
+ */
+uint64_t cat_gpu_used_for_oom(const struct cat_input *in, const void *row)
+{
+	const struct shm_gpu *g = row;
+
+	return g->used_source == SHM_USED_DRIVER ? g->used_bytes : mem_sum(in, 1, g->gpu_id);
 }
 
 uint64_t cat_proc_gpu_bytes(const struct cat_input *in, const void *row)

@@ -24,6 +24,7 @@ int cat_text_gpu_model(char *buf, size_t len, const struct cat_input *in, const 
 int cat_text_mem_uuid(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_mem_model(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_gpu_map(char *buf, size_t len, const struct cat_input *in, const void *row);
+int cat_text_gpu_used_source(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_op(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_comm_origin(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_status(char *buf, size_t len, const struct cat_input *in, const void *row);
@@ -44,7 +45,8 @@ int cat_text_world_size(char *buf, size_t len, const struct cat_input *in, const
 int cat_text_group_rank(char *buf, size_t len, const struct cat_input *in, const void *row);
 int cat_text_run_id(char *buf, size_t len, const struct cat_input *in, const void *row);
 uint64_t cat_mem_from_start(const struct cat_input *in, const void *row);
-uint64_t cat_gpu_used_by_processes(const struct cat_input *in, const void *row);
+int cat_mem_driver_known(const struct cat_input *in, const void *row);
+uint64_t cat_gpu_used_for_oom(const struct cat_input *in, const void *row);
 uint64_t cat_proc_gpu_bytes(const struct cat_input *in, const void *row);
 uint64_t cat_procs_truncated(const struct cat_input *in, const void *row);
 uint64_t cat_collector_up(const struct cat_input *in, const void *row);

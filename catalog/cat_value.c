@@ -138,7 +138,7 @@ int cat_alert_value(const struct cat_metric *m, enum cat_quantile q,
 		*v = (double)cat_latency_quantile(l, q) / 1e9;
 		return 0;
 	}
-	if (unseen(m, in))
+	if (unseen(m, in) || (m->known && !m->known(in, row)))
 		return -ENOENT;
 	x = cat_value(m, in, row);
 	if (m->per) {

@@ -63,13 +63,18 @@ static const struct cat_label mem_labels[] = {
 static const struct cat_label mem_info_labels[] = {
 	{ .type = CAT_L_TEXT, .name = "UUID", .text = cat_text_mem_uuid },
 	{ .type = CAT_L_TEXT, .name = "modelName", .text = cat_text_mem_model },
-	{ .type = CAT_L_U32, .name = "cuda_device", .off = offsetof(struct shm_gpu_mem, cuda_device) },
+	/* Empty on a row of the driver's figure alone: the process's own ordinal is not known. */
+	{ .type = CAT_L_GPU, .name = "cuda_device", .off = offsetof(struct shm_gpu_mem, cuda_device) },
 	{ .type = CAT_L_TEXT, .name = "gpu_map", .text = cat_text_gpu_map },
 };
 static const struct cat_label gpus_labels[] = {
 	{ .id = CAT_ID_GPU_ID, .type = CAT_L_U32, .name = "gpu_id", .feed = "gpu_id", .feed_pos = 0,
 	  .off = offsetof(struct shm_gpu, gpu_id),
 	  .help = "Physical GPU, its index as nvidia-smi numbers it." },
+};
+static const struct cat_label gpu_used_labels[] = {
+	{ .type = CAT_L_TEXT, .name = "source", .text = cat_text_gpu_used_source,
+	  .help = "driver (NVML's device used memory) or processes (the watched processes' sum)." },
 };
 static const struct cat_label gpu_info_labels[] = {
 	{ .type = CAT_L_TEXT, .name = "UUID", .text = cat_text_gpu_uuid },
@@ -371,9 +376,13 @@ const struct cat_metric cat_metrics[] = {
 	  .unit = CAT_UNIT_BYTES, MEM(peak_bytes), .prom = "zernel_gpu_memory_peak_bytes",
 	  .help = "High-water mark of the GPU memory a process held on a device, bytes.",
 	  FEED(CAT_OBJ_GPU_MEM, 2, "peak_bytes") },
+	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
+	  MEM(driver_used_bytes), .known = cat_mem_driver_known,
+	  .prom = "zernel_gpu_memory_driver_used_bytes",
+	  .help = "GPU memory the driver counts for a process on a device (NVML), bytes: its allocations, its CUDA context and what the probes did not see; only where NVML gives it." },
 	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_INFO, .prom = "zernel_gpu_memory_info",
 	  .labels = mem_info_labels, .n_labels = ARRAY_SIZE(mem_info_labels),
-	  .help = "Always 1 for each (pid, gpu_id) memory row: the GPU's UUID and modelName (NVML), the process's own CUDA device, and how gpu_id was found (only_one, pci_order, uuid, mig_parent, open_node; ordinal: not mapped, no GPU list) or why it is not known (fastest_first, no_node_list, no_pci_id, container, ambiguous, not_on_node, mig, invalid_env, unreadable, unknown)." },
+	  .help = "Always 1 for each (pid, gpu_id) memory row: the GPU's UUID and modelName (NVML), the process's own CUDA device, and how gpu_id was found (only_one, pci_order, uuid, mig_parent, open_node; ordinal: not mapped, no GPU list) or why it is not known (fastest_first, no_node_list, no_pci_id, container, ambiguous, not_on_node, mig, invalid_env, unreadable, unknown); driver: a row of the driver's figure alone (NVML lists the process on that GPU, the probes saw none of its memory there; cuda_device empty)." },
 	{ .rows = CAT_ROWS_GPU_MEM, .kind = CAT_GAUGE, .unit = CAT_UNIT_BOOL, .get = cat_mem_from_start,
 	  .prom = "zernel_gpu_memory_tracked_from_start",
 	  .help = "1 when every library the process calls the driver through was probed before it started, so no allocation was missed; 0 when allocations made before (a collector restart, a library probed late) may be absent from used_bytes." },
@@ -397,18 +406,19 @@ const struct cat_metric cat_metrics[] = {
 	  FEED(CAT_OBJ_GPUS, 1, "total_bytes"), .alert = "gpu_memory_total_bytes" },
 	{ .id = CAT_ID_GPU_USED, .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
 	  GPU(used_bytes), .prom = "zernel_gpu_memory_device_used_bytes",
-	  .help = "GPU memory held on a device by all watched processes together, bytes.",
+	  .labels = gpu_used_labels, .n_labels = ARRAY_SIZE(gpu_used_labels),
+	  .help = "GPU memory used on a device, bytes: the driver's figure where NVML gives it (every process and CUDA context; source=\"driver\"), else the watched processes' rows together (source=\"processes\").",
 	  FEED(CAT_OBJ_GPUS, 2, "used_bytes") },
 	{ .id = CAT_ID_GPU_PROCESSES, .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, GPU(processes),
 	  .prom = "zernel_gpu_processes",
-	  .help = "Watched processes holding memory on a GPU device.",
+	  .help = "Watched processes holding memory on a GPU device (the probes' or the driver's figure).",
 	  FEED(CAT_OBJ_GPUS, 3, "processes") },
-	/* The OOM alert's figures: the sum of the processes' rows, never a peak. */
+	/* The OOM alert's figures: the driver's used memory, else the processes' rows; never a peak. */
 	{ .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_RATIO, .flags = CAT_F_KNOWN,
-	  .get = cat_gpu_used_by_processes, .per = offsetof(struct shm_gpu, total_bytes),
-	  .help = "GPU memory used / total per GPU (0..1)", .alert = "gpu_memory_used_ratio" },
+	  .get = cat_gpu_used_for_oom, .per = offsetof(struct shm_gpu, total_bytes),
+	  .help = "GPU memory used / total per GPU (0..1); used is the driver's figure where NVML gives it, else the watched processes' sum", .alert = "gpu_memory_used_ratio" },
 	{ .rows = CAT_ROWS_GPUS, .kind = CAT_GAUGE, .unit = CAT_UNIT_BYTES,
-	  .get = cat_gpu_used_by_processes, .help = "GPU memory used per GPU, bytes",
+	  .get = cat_gpu_used_for_oom, .help = "GPU memory used per GPU, bytes (as gpu_memory_used_ratio)",
 	  .alert = "gpu_memory_used_bytes" },
 
 	/* Latencies per process: a summary and a histogram each. */

@@ -269,6 +269,8 @@ struct cat_metric {
 	/* Instead of off: a value derived from the row and the snapshot. */
 	uint64_t (*get)(const struct cat_input *in, const void *row);
 	const struct shm_latency *(*get_latency)(const struct cat_input *in, const void *row);
+	/* A row for which it returns 0 has no value: no series (Prometheus, alerts). */
+	int (*known)(const struct cat_input *in, const void *row);
 	int (*get_text)(char *buf, size_t len, const struct cat_input *in, const void *row);
 	size_t per;			/* a ratio: divided by the uint64_t at per (0: unknown) */
 

@@ -306,7 +306,7 @@ int agg_migration(struct agg *a, uint32_t pid)
 /* ---------------------------------------------------------------------- */
 /* GPUs and GPU memory */
 
-static struct shm_gpu *gpu_get(struct agg *a, uint32_t gpu, int create)
+struct shm_gpu *agg_gpu_row(struct agg *a, uint32_t gpu, int create)
 {
 	for (uint32_t i = 0; i < a->n_gpus; i++)
 		if (a->gpus[i].gpu_id == gpu)
@@ -322,21 +322,17 @@ static struct shm_gpu *gpu_get(struct agg *a, uint32_t gpu, int create)
 	return &a->gpus[a->n_gpus++];
 }
 
-static struct shm_gpu_mem *mem_get(struct agg *a, uint32_t pid, uint32_t gpu,
-				   int *err)
+struct shm_gpu_mem *agg_mem_find(const struct agg *a, uint32_t pid, uint32_t gpu)
 {
-	uint64_t key = (uint64_t)pid << 32 | gpu;
-	int32_t s;
+	int32_t s = keyindex_find(&a->mem_idx, (uint64_t)pid << 32 | gpu, 0);
 
-	*err = 0;
-	if (!proc_get(a, pid)) {
-		*err = -ENOENT;
-		return NULL;
-	}
-	s = keyindex_find(&a->mem_idx, key, 0);
-	if (s >= 0)
-		return &a->mem[s];
-	s = keyindex_insert(&a->mem_idx, key, 0);
+	return s < 0 ? NULL : &a->mem[s];
+}
+
+struct shm_gpu_mem *agg_mem_insert(struct agg *a, uint32_t pid, uint32_t gpu, int *err)
+{
+	int32_t s = keyindex_insert(&a->mem_idx, (uint64_t)pid << 32 | gpu, 0);
+
 	if (s < 0) {
 		a->overflows[SHM_TABLE_GPU_MEM]++;
 		*err = -ENOSPC;
@@ -345,14 +341,37 @@ static struct shm_gpu_mem *mem_get(struct agg *a, uint32_t pid, uint32_t gpu,
 	memset(&a->mem[s], 0, sizeof(a->mem[s]));
 	a->mem[s].pid = pid;
 	a->mem[s].gpu_id = gpu;
-	a->mem[s].cuda_device = gpu & ~AGG_GPU_UNMAPPED;
-	a->mem[s].gpu_map = SHM_GPU_MAP_ORDINAL;
-	/* Until the source says otherwise (the simulator sees everything). */
-	a->mem[s].flags = SHM_GPU_MEM_F_FROM_START;
 	/* A device seen through memory is a device of this node. */
 	if (!(gpu & AGG_GPU_UNMAPPED))
-		gpu_get(a, gpu, 1);
+		agg_gpu_row(a, gpu, 1);
 	return &a->mem[s];
+}
+
+/*
+ * The row the probes' figures go to: made as a new row is, which is also
+ * what a row of the driver's figure alone becomes once the probes see the
+ * process on that GPU (it keeps the figure).
+ */
+static struct shm_gpu_mem *mem_get(struct agg *a, uint32_t pid, uint32_t gpu,
+				   int *err)
+{
+	struct shm_gpu_mem *m;
+
+	*err = 0;
+	if (!proc_get(a, pid)) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	m = agg_mem_find(a, pid, gpu);
+	if (m && !(m->flags & SHM_GPU_MEM_F_DRIVER_ROW))
+		return m;
+	if (!m && !(m = agg_mem_insert(a, pid, gpu, err)))
+		return NULL;
+	m->cuda_device = gpu & ~AGG_GPU_UNMAPPED;
+	m->gpu_map = SHM_GPU_MAP_ORDINAL;
+	/* Until the source says otherwise (the simulator sees everything). */
+	m->flags = SHM_GPU_MEM_F_FROM_START | (m->flags & SHM_GPU_MEM_F_DRIVER);
+	return m;
 }
 
 int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_device,
@@ -361,7 +380,7 @@ int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_devi
 	int err;
 	struct shm_gpu_mem *m;
 
-	if (gpu_map >= SHM_GPU_MAP_COUNT ||
+	if (gpu_map >= SHM_GPU_MAP_COUNT || gpu_map == SHM_GPU_MAP_DRIVER ||
 	    shm_gpu_map_resolved(gpu_map) == !!(gpu & AGG_GPU_UNMAPPED))
 		return -EINVAL;
 	m = mem_get(a, pid, gpu, &err);
@@ -374,7 +393,9 @@ int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_devi
 
 int agg_gpu_has(const struct agg *a, uint32_t pid, uint32_t gpu)
 {
-	return keyindex_find(&a->mem_idx, (uint64_t)pid << 32 | gpu, 0) >= 0;
+	const struct shm_gpu_mem *m = agg_mem_find(a, pid, gpu);
+
+	return m && !(m->flags & SHM_GPU_MEM_F_DRIVER_ROW);
 }
 
 int agg_gpu_from_start(struct agg *a, uint32_t pid, uint32_t gpu, int from_start)
@@ -397,7 +418,7 @@ int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *
 
 	if (gpu & AGG_GPU_UNMAPPED)
 		return -EINVAL;
-	g = gpu_get(a, gpu, 1);
+	g = agg_gpu_row(a, gpu, 1);
 	if (!g)
 		return -ENOSPC;
 	/* Zero-padded, as the segment's readers check. */
@@ -452,7 +473,7 @@ int agg_gpu_total(struct agg *a, uint32_t gpu, uint64_t total_bytes, uint32_t so
 
 	if (source > SHM_TOTAL_MAX_SOURCE)
 		return -EINVAL;
-	g = gpu_get(a, gpu, 1);
+	g = agg_gpu_row(a, gpu, 1);
 	if (!g)
 		return -ENOSPC;
 	g->total_bytes = total_bytes;

@@ -13,6 +13,7 @@
 #ifndef ZERNEL_AGG_H
 #define ZERNEL_AGG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "shm/shm_layout.h"
@@ -91,12 +92,38 @@ int agg_migration(struct agg *a, uint32_t pid);
 #define AGG_GPU_UNMAPPED	0x80000000u
 int agg_gpu_mapped(struct agg *a, uint32_t pid, uint32_t gpu, uint32_t cuda_device,
 		   uint32_t gpu_map);
-/* Whether the (pid, gpu) row exists; and whether it was tracked from the process's start. */
+/*
+ * Whether the probes made the (pid, gpu) row (a row of the driver's figure
+ * alone is not theirs); and whether it was tracked from the process's start.
+ */
 int agg_gpu_has(const struct agg *a, uint32_t pid, uint32_t gpu);
 int agg_gpu_from_start(struct agg *a, uint32_t pid, uint32_t gpu, int from_start);
 int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_free(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_alloc_failed(struct agg *a, uint32_t pid, uint32_t gpu);
+/*
+ * The driver's figures (NVML, read every few seconds: collector/nvml_poll.h;
+ * collector/agg_driver.c).  agg_gpu_device_used: a GPU's used memory as the
+ * driver counts it, every process and context together, published as the
+ * GPU's used_bytes (SHM_USED_DRIVER); known 0 gives it back to the sum of
+ * the GPU's rows.  agg_gpu_driver_procs: the processes the driver lists on
+ * a GPU with their used memory (AGG_DRIVER_NOT_AVAILABLE where it gives
+ * none), or known 0 when the list could not be read.  Each row of the GPU
+ * takes its process's listed figure or loses the one it had; a watched
+ * process listed without a row on the GPU gets a row of the figure alone
+ * (SHM_GPU_MEM_F_DRIVER_ROW), removed once the process is no longer listed;
+ * a process listed twice (MIG instances of one GPU) gets the sum.
+ * Processes that are not watched are left out.  Returns the number of rows
+ * with a figure, or -EINVAL for an unmapped gpu.
+ */
+#define AGG_DRIVER_NOT_AVAILABLE	UINT64_MAX
+struct agg_driver_proc {
+	uint32_t pid;
+	uint64_t used_bytes;		/* or AGG_DRIVER_NOT_AVAILABLE */
+};
+int agg_gpu_device_used(struct agg *a, uint32_t gpu, int known, uint64_t used_bytes);
+int agg_gpu_driver_procs(struct agg *a, uint32_t gpu, const struct agg_driver_proc *procs,
+			 size_t n, int known);
 /* What NVML says a GPU is: UUID and model name (NULL: unchanged). */
 int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *model_name);
 /* Device total memory; source is SHM_TOTAL_*. */

@@ -2,7 +2,7 @@
 /*
  * Inside the collector's aggregation state: the types agg.c (the state)
  * and agg_publish.c (copying it into the segment) share.  Private to those
- * two files.
+ * files and agg_driver.c.
  */
 #ifndef ZERNEL_AGG_IMPL_H
 #define ZERNEL_AGG_IMPL_H
@@ -86,6 +86,16 @@ struct agg {
 	struct agg_stalls *stalls;	/* Python stall sites (agg_stall.c) */
 	struct agg_trace_ring *trace;	/* recent notable events (agg_trace.c) */
 };
+
+/*
+ * GPU and memory rows (agg.c), for the driver's figures (agg_driver.c).
+ * agg_gpu_row makes a GPU's row when create and there is room (else
+ * counts the overflow); agg_mem_insert makes a zeroed (pid, gpu) row
+ * (-ENOSPC counted when the table is full) that its caller fills in.
+ */
+struct shm_gpu *agg_gpu_row(struct agg *a, uint32_t gpu, int create);
+struct shm_gpu_mem *agg_mem_find(const struct agg *a, uint32_t pid, uint32_t gpu);
+struct shm_gpu_mem *agg_mem_insert(struct agg *a, uint32_t pid, uint32_t gpu, int *err);
 
 /* agg_trace.c, for agg.c and agg_publish.c. */
 struct agg_trace_ring *agg_trace_new(void);

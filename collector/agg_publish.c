@@ -57,9 +57,10 @@ static uint32_t stage_mem_and_gpus(struct agg *a)
 
 	for (uint32_t g = 0; g < a->n_gpus; g++) {
 		a->stage_gpus[g] = a->gpus[g];
-		a->stage_gpus[g].used_bytes = 0;
+		/* The driver's figure when it was read, else the rows' sum below. */
+		if (a->gpus[g].used_source != SHM_USED_DRIVER)
+			a->stage_gpus[g].used_bytes = 0;
 		a->stage_gpus[g].processes = 0;
-		a->stage_gpus[g].reserved0 = 0;
 	}
 	for (uint32_t s = 0; s < keyindex_top(&a->mem_idx); s++) {
 		const struct shm_gpu_mem *m = &a->mem[s];
@@ -77,8 +78,9 @@ static uint32_t stage_mem_and_gpus(struct agg *a)
 
 			if (sg->gpu_id != m->gpu_id)
 				continue;
-			sg->used_bytes += m->used_bytes;
-			if (m->used_bytes)
+			if (sg->used_source != SHM_USED_DRIVER)
+				sg->used_bytes += m->used_bytes;
+			if (m->used_bytes || m->driver_used_bytes)
 				sg->processes++;
 			break;
 		}

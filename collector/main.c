@@ -19,6 +19,7 @@
 #include "collector/decode.h"
 #include "collector/ident_scan.h"
 #include "collector/nvml.h"
+#include "collector/nvml_poll.h"
 #include "collector/options.h"
 #include "collector/privileges.h"
 #include "collector/probes.h"
@@ -92,8 +93,12 @@ static void sleep_ms(uint64_t ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The node's GPUs from NVML, when the driver's library is there (BPF mode only). */
+/*
+ * The node's GPUs from NVML, when the driver's library is there (BPF mode
+ * only); NVML stays open for the driver's memory figures.
+ */
 struct nvml_totals {
+	struct nvml *lib;		/* NULL: no NVML */
 	uint64_t total[SHM_LIMIT_GPUS];
 	size_t n;
 	struct nvml_gpu gpu[GPU_NODES_MAX];
@@ -104,8 +109,10 @@ struct nvml_totals {
 static void nvml_read(struct nvml_totals *nv)
 {
 	char why[512];
-	int err = nvml_gpus(NULL, nv->gpu, GPU_NODES_MAX, &nv->n, why, sizeof(why));
+	int err = nvml_open(NULL, &nv->lib, why, sizeof(why));
 
+	if (err == 0)
+		nvml_read_gpus(nv->lib, nv->gpu, GPU_NODES_MAX, &nv->n, why, sizeof(why));
 	for (size_t i = 0; i < nv->n; i++) {
 		nv->total[i] = nv->gpu[i].total;
 		nv->node[i] = nv->gpu[i].node;
@@ -113,15 +120,19 @@ static void nvml_read(struct nvml_totals *nv)
 	nv->n_nodes = nv->n;
 	if (err == -ENOENT)
 		log_info("NVML: %s is not available (%s); GPU totals come only from "
-			 "--gpu-memory-total, and CUDA devices are not mapped to physical GPUs "
-			 "(gpu_map \"ordinal\" or the reason)", NVML_LIBRARY, why);
+			 "--gpu-memory-total, CUDA devices are not mapped to physical GPUs "
+			 "(gpu_map \"ordinal\" or the reason), and there is no driver figure "
+			 "(the OOM rule sums the watched processes)", NVML_LIBRARY, why);
 	else if (err < 0)
-		log_warnx("NVML: %s; GPU totals come only from --gpu-memory-total and CUDA "
-			  "devices are not mapped to physical GPUs", why);
+		log_warnx("NVML: %s; GPU totals come only from --gpu-memory-total, CUDA "
+			  "devices are not mapped to physical GPUs, and there is no driver figure "
+			  "(the OOM rule sums the watched processes)", why);
 	else if (why[0])
 		log_warnx("NVML: %zu GPUs read, %s", nv->n, why);
 	else
-		log_info("NVML: total memory of %zu GPUs read", nv->n);
+		log_info("NVML: total memory of %zu GPUs read; the driver's memory figures "
+			 "follow every few seconds (%s)", nv->n,
+			 nvml_procs_call(nv->lib) ? nvml_procs_call(nv->lib) : "no process list");
 }
 
 /* The flag wins over NVML, device by device. */
@@ -166,6 +177,7 @@ struct cadence {
 	struct shm_writer *w;
 	const struct collector_opts *o;
 	struct ident_scan *ident;
+	struct nvml_poll *nvml;		/* the driver's figures; NULL without NVML */
 	uint64_t interval_ns;
 	uint64_t next_ns;		/* 0: not publishing yet */
 	uint64_t last_slow_warn;
@@ -178,6 +190,8 @@ static void publish(struct cadence *c, uint64_t now)
 
 	if (c->ident)
 		ident_scan_refresh(c->ident, c->agg, now);
+	if (c->nvml)
+		nvml_poll_run(c->nvml, c->agg, now);
 	t0 = now_mono_ns();
 	agg_publish(c->agg, c->w, t0, now_real_ns(),
 		    o->simulate ? sim_scenario_name(o->scenario) : NULL);
@@ -347,6 +361,11 @@ int main(int argc, char **argv)
 		/* Keep only what discovery needs to attach to new libraries. */
 		if (privileges_drop_to_steady() < 0)
 			goto cleanup;
+		/* The driver's figures, read with the steady privileges from now on. */
+		if (nv.lib && !(cad.nvml = nvml_poll_new(nv.lib, o.nvml_interval_ms))) {
+			log_warn("cannot allocate the NVML reader");
+			goto cleanup;
+		}
 	}
 	log_info("publishing to %s every %u ms, quantile window %u s",
 		 o.shm_name, o.publish_interval_ms, o.window_s);
@@ -383,6 +402,8 @@ cleanup:
 	if (probes)
 		probes_stop(probes);
 	ident_scan_free(ident);
+	nvml_poll_free(cad.nvml);
+	nvml_close(nv.lib);
 	sim_free(sim);
 	decode_destroy(&dec);
 	if (created)

@@ -56,6 +56,9 @@ static const char usage_text[] =
 "  --gpu-memory-total BYTES[,BYTES...]\n"
 "                           total memory of GPU 0, 1, ... in bytes; without\n"
 "                           it, from NVML (libnvidia-ml.so.1) when present\n"
+"  --nvml-interval MS       period of the driver's memory figures read from\n"
+"                           NVML (device and per-process used memory),\n"
+"                           100..600000 (default 5000)\n"
 "  --pods-dir DIR           the kubelet's pod log directories, for pod,\n"
 "                           namespace and container names (default\n"
 "                           /var/log/pods; '' for none)\n"
@@ -100,6 +103,7 @@ enum {
 	OPT_EXIT_RELEASED,
 	OPT_SCAN_INTERVAL,
 	OPT_DL_GAP,
+	OPT_NVML_INTERVAL,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -127,6 +131,7 @@ static const struct option long_opts[] = {
 	{ "exit-when-released", no_argument, NULL, OPT_EXIT_RELEASED },
 	{ "scan-interval", required_argument, NULL, OPT_SCAN_INTERVAL },
 	{ "dataloader-gap-us", required_argument, NULL, OPT_DL_GAP },
+	{ "nvml-interval", required_argument, NULL, OPT_NVML_INTERVAL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -292,6 +297,10 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 		if (parse_u32(arg, OPTS_MIN_INTERVAL_MS, OPTS_MAX_SCAN_MS, &o->scan_interval_ms) < 0)
 			return bad_value(err, c, arg, "expected milliseconds in 100..600000");
 		break;
+	case OPT_NVML_INTERVAL:
+		if (parse_u32(arg, OPTS_MIN_INTERVAL_MS, OPTS_MAX_SCAN_MS, &o->nvml_interval_ms) < 0)
+			return bad_value(err, c, arg, "expected milliseconds in 100..600000");
+		break;
 	case OPT_DL_GAP:
 		if (parse_u32(arg, 0, OPTS_MAX_DL_GAP_US, &o->dataloader_gap_us) < 0)
 			return bad_value(err, c, arg, "expected microseconds in 0..1000000");
@@ -343,6 +352,7 @@ enum opts_result opts_parse(struct collector_opts *o, int argc, char **argv,
 	o->containers_dir = KUBE_CONTAINERS_DIR;
 	o->dataloader_gap_us = OPTS_DEFAULT_DL_GAP_US;
 	o->scan_interval_ms = OPTS_DEFAULT_SCAN_MS;
+	o->nvml_interval_ms = OPTS_DEFAULT_NVML_MS;
 
 	opterr = 0;
 	optind = 1;

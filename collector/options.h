@@ -23,6 +23,7 @@
 #define OPTS_MIN_INTERVAL_MS		100u
 #define OPTS_MAX_INTERVAL_MS		60000u
 #define OPTS_DEFAULT_SCAN_MS		1000u
+#define OPTS_DEFAULT_NVML_MS		5000u
 #define OPTS_MAX_SCAN_MS		600000u
 #define OPTS_DEFAULT_WINDOW_S		60u
 #define OPTS_MAX_WINDOW_S		86400u
@@ -56,6 +57,7 @@ struct collector_opts {
 	int no_node_libs;		/* --no-node-libs */
 	int exit_when_released;		/* --exit-when-released */
 	uint32_t scan_interval_ms;	/* --scan-interval */
+	uint32_t nvml_interval_ms;	/* --nvml-interval */
 	uint32_t dataloader_gap_us;	/* --dataloader-gap-us */
 };
 

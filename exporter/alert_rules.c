@@ -563,8 +563,9 @@ int alert_rules_default(struct alert_ruleset *out)
 	set_default(&r[0], "GpuOomWarning", "gpu_memory_used_ratio", ALERT_GT,
 		    ALERT_DEFAULT_OOM_RATIO, ALERT_DEFAULT_OOM_FOR_NS, "warning",
 		    "GPU {{ $labels.gpu_id }} memory used: {{ $value }} of the total",
-		    "Watched processes hold more than 95% of GPU {{ $labels.gpu_id }}'s memory; "
-		    "the next allocation may fail with out-of-memory.");
+		    "More than 95% of GPU {{ $labels.gpu_id }}'s memory is in use (the driver's "
+		    "figure where NVML gives it, else the watched processes' sum); the next "
+		    "allocation may fail with out-of-memory.");
 	/* The wait, not the call: queueing is fast even when the network or a rank is slow. */
 	set_default(&r[1], "NcclAllReduceSlow", "nccl_wait_p99_seconds", ALERT_GT,
 		    ALERT_DEFAULT_NCCL_P99_S, ALERT_DEFAULT_SLOW_FOR_NS, "warning",

@@ -117,7 +117,8 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 					continue;
 				write(b, write == prom_summary ? m->prom : m->prom_hist,
 				      labels.data, l);
-			} else if (cat_value(m, in, row) || !(m->flags & CAT_F_KNOWN)) {
+			} else if (m->known ? m->known(in, row) :
+				   cat_value(m, in, row) || !(m->flags & CAT_F_KNOWN)) {
 				series(b, m, labels.data, in, row);
 			}
 		}

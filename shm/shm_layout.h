@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	11u
+#define SHM_LAYOUT_VERSION	12u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -116,6 +116,7 @@ enum shm_gpu_map {
 	SHM_GPU_MAP_INVALID_ENV,	/* a device variable was refused */
 	SHM_GPU_MAP_UNREADABLE,		/* the process could not be inspected (gone, denied) */
 	SHM_GPU_MAP_UNKNOWN,		/* no reason given */
+	SHM_GPU_MAP_DRIVER,		/* a row of the driver's figure alone: NVML's process list */
 	SHM_GPU_MAP_COUNT
 };
 
@@ -123,13 +124,19 @@ enum shm_gpu_map {
 static inline int shm_gpu_map_resolved(uint32_t m)
 {
 	return (m >= SHM_GPU_MAP_ONLY_ONE && m <= SHM_GPU_MAP_OPEN_NODE) ||
-	       m == SHM_GPU_MAP_ORDINAL;
+	       m == SHM_GPU_MAP_ORDINAL || m == SHM_GPU_MAP_DRIVER;
 }
 
 /* gpu_id of a row whose physical GPU is not known. */
 #define SHM_GPU_UNKNOWN		UINT32_MAX
 
-/* GPU memory held by one process on one device. */
+/*
+ * GPU memory held by one process on one device.  used_bytes is what the
+ * probes counted (the process's allocations); driver_used_bytes is what
+ * the driver counts for it (NVML's per-process used memory: the
+ * allocations, the CUDA context and whatever the probes did not see),
+ * read every few seconds, valid only with SHM_GPU_MEM_F_DRIVER.
+ */
 struct shm_gpu_mem {
 	uint32_t pid;
 	uint32_t gpu_id;		/* physical index; SHM_GPU_UNKNOWN (see gpu_map) */
@@ -138,10 +145,11 @@ struct shm_gpu_mem {
 	uint64_t alloc_calls;		/* successful allocations */
 	uint64_t free_calls;		/* frees that matched an allocation */
 	uint64_t failed_calls;		/* allocations that returned an error */
-	uint32_t cuda_device;		/* the process's own CUDA device ordinal */
+	uint32_t cuda_device;		/* the process's own CUDA device ordinal; see F_DRIVER_ROW */
 	uint32_t gpu_map;		/* enum shm_gpu_map: how gpu_id was found */
 	uint32_t flags;			/* SHM_GPU_MEM_F_* */
 	uint32_t reserved0;		/* zero */
+	uint64_t driver_used_bytes;	/* with SHM_GPU_MEM_F_DRIVER; else 0 */
 };
 
 /*
@@ -152,7 +160,23 @@ struct shm_gpu_mem {
  * most of its memory early).
  */
 #define SHM_GPU_MEM_F_FROM_START	0x1u
-#define SHM_GPU_MEM_F_ALL_BITS		0x1u
+/*
+ * driver_used_bytes holds the driver's figure: NVML listed the process on
+ * this GPU with its used memory at the last read.  Without it the figure
+ * is not known (no NVML, a failed call, a value the driver does not give,
+ * a process it does not list) and driver_used_bytes is 0.
+ */
+#define SHM_GPU_MEM_F_DRIVER		0x2u
+/*
+ * The row exists for the driver's figure alone: the probes have seen no
+ * allocation, free or failure of the process on this GPU (allocations made
+ * before the collector started, or only a CUDA context).  Always with
+ * SHM_GPU_MEM_F_DRIVER, gpu_map SHM_GPU_MAP_DRIVER, cuda_device
+ * SHM_GPU_UNKNOWN (the process's own ordinal is not known) and every
+ * probe count 0; the row goes when the driver stops listing the process.
+ */
+#define SHM_GPU_MEM_F_DRIVER_ROW	0x4u
+#define SHM_GPU_MEM_F_ALL_BITS		0x7u
 
 /* Where shm_gpu.total_bytes came from. */
 #define SHM_TOTAL_UNKNOWN	0u
@@ -164,14 +188,19 @@ struct shm_gpu_mem {
 #define SHM_GPU_UUID_LEN	48u	/* "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6", NUL-padded */
 #define SHM_GPU_NAME_LEN	96u	/* "NVIDIA H100 80GB HBM3", NUL-padded */
 
+/* Where shm_gpu.used_bytes came from. */
+#define SHM_USED_PROCESSES	0u	/* the sum of the rows' used_bytes on this GPU */
+#define SHM_USED_DRIVER		1u	/* NVML's device used memory, every process and context */
+#define SHM_USED_MAX_SOURCE	1u
+
 /* One GPU device seen on this node. */
 struct shm_gpu {
 	uint32_t gpu_id;		/* index as nvidia-smi numbers it */
 	uint32_t total_source;		/* SHM_TOTAL_* */
 	uint64_t total_bytes;		/* 0 when unknown */
-	uint64_t used_bytes;		/* sum of shm_gpu_mem.used_bytes */
-	uint32_t processes;		/* processes holding memory here */
-	uint32_t reserved0;
+	uint64_t used_bytes;		/* as used_source says */
+	uint32_t processes;		/* rows holding memory here (probes' or driver's figure) */
+	uint32_t used_source;		/* SHM_USED_* */
 	char uuid[SHM_GPU_UUID_LEN];	/* from NVML; "" when unknown; a reader bounds it */
 	char model_name[SHM_GPU_NAME_LEN];	/* from NVML; "" when unknown */
 };
@@ -490,7 +519,7 @@ _Static_assert(offsetof(struct shm_header_fields, table) % 8 == 0, "tables align
 _Static_assert(sizeof(struct shm_header_fields) <= SHM_HEADER_SIZE, "header fits its page");
 
 _Static_assert(sizeof(struct shm_proc) % 8 == 0, "shm_proc aligned");
-_Static_assert(sizeof(struct shm_gpu_mem) == 64, "shm_gpu_mem is 64 bytes");
+_Static_assert(sizeof(struct shm_gpu_mem) == 72, "shm_gpu_mem is 72 bytes");
 _Static_assert(sizeof(struct shm_gpu) == 176, "shm_gpu is 176 bytes");
 _Static_assert(sizeof(struct shm_nccl_comm) % 8 == 0, "shm_nccl_comm aligned");
 _Static_assert(sizeof(struct shm_nccl_op) % 8 == 0, "shm_nccl_op aligned");
@@ -526,6 +555,7 @@ static inline const char *shm_gpu_map_name(uint32_t m)
 		"ordinal", "only_one", "pci_order", "uuid", "mig_parent", "open_node",
 		"fastest_first", "order_value", "no_node_list", "no_pci_id", "container",
 		"ambiguous", "not_on_node", "mig", "invalid_env", "unreadable", "unknown",
+		"driver",
 	};
 	return m < SHM_GPU_MAP_COUNT ? names[m] : NULL;
 }

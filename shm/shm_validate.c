@@ -427,6 +427,31 @@ static const char *identity_bad_text(const struct shm_identity *id)
 	return NULL;
 }
 
+/*
+ * The driver's figure of a memory row: known (a value the driver gave,
+ * never NVML's "not available") or 0; a row of the driver's figure alone
+ * holds nothing the probes counted and names its GPU from the driver's list.
+ */
+static int check_driver_figure(const struct shm_gpu_mem *m, char *bad, size_t len)
+{
+	int known = (m->flags & SHM_GPU_MEM_F_DRIVER) != 0;
+
+	if (!known && m->driver_used_bytes)
+		return fail(bad, len, "driver figure %llu without its flag",
+			    (unsigned long long)m->driver_used_bytes);
+	if (known && m->driver_used_bytes == UINT64_MAX)
+		return fail(bad, len, "driver figure is NVML's \"not available\"");
+	if ((m->gpu_map == SHM_GPU_MAP_DRIVER) != !!(m->flags & SHM_GPU_MEM_F_DRIVER_ROW))
+		return fail(bad, len, "gpu map %u with flags 0x%x", m->gpu_map, m->flags);
+	if (!(m->flags & SHM_GPU_MEM_F_DRIVER_ROW))
+		return 0;
+	if (!known || (m->flags & SHM_GPU_MEM_F_FROM_START) ||
+	    (m->used_bytes | m->peak_bytes | m->alloc_calls | m->free_calls | m->failed_calls))
+		return fail(bad, len, "a row of the driver's figure alone with flags 0x%x "
+			    "or probe counts", m->flags);
+	return 0;
+}
+
 static int check_rows(const void *buf, const struct shm_header_fields *h,
 		      char *reason, size_t len)
 {
@@ -485,12 +510,19 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 				    "zero-padded text", i, ids[i].pid, bad_text);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_GPU_MEM].count; i++) {
-		if (mem[i].reserved0 || mem[i].cuda_device >= SHM_LIMIT_GPUS)
+		int driver_row = (mem[i].flags & SHM_GPU_MEM_F_DRIVER_ROW) != 0;
+
+		if (mem[i].reserved0 ||
+		    (driver_row ? mem[i].cuda_device != SHM_GPU_UNKNOWN
+				: mem[i].cuda_device >= SHM_LIMIT_GPUS))
 			return fail(reason, len, "gpu_mem[%u] (pid %u): cuda device %u", i,
 				    mem[i].pid, mem[i].cuda_device);
 		if (mem[i].flags & ~SHM_GPU_MEM_F_ALL_BITS)
 			return fail(reason, len, "gpu_mem[%u] (pid %u): unknown flags 0x%x", i,
 				    mem[i].pid, mem[i].flags);
+		if (check_driver_figure(&mem[i], bad, sizeof(bad)) < 0)
+			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): %s", i,
+				    mem[i].pid, mem[i].gpu_id, bad);
 		if (mem[i].gpu_map >= SHM_GPU_MAP_COUNT ||
 		    shm_gpu_map_resolved(mem[i].gpu_map) != (mem[i].gpu_id != SHM_GPU_UNKNOWN))
 			return fail(reason, len, "gpu_mem[%u] (pid %u, gpu %u): gpu map %u",
@@ -505,7 +537,10 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if (gpus[i].total_source > SHM_TOTAL_MAX_SOURCE)
 			return fail(reason, len, "gpus[%u] (gpu %u): unknown total source %u",
 				    i, gpus[i].gpu_id, gpus[i].total_source);
-		if (gpus[i].reserved0 || !padded_text(gpus[i].uuid, sizeof(gpus[i].uuid)) ||
+		if (gpus[i].used_source > SHM_USED_MAX_SOURCE)
+			return fail(reason, len, "gpus[%u] (gpu %u): unknown used source %u",
+				    i, gpus[i].gpu_id, gpus[i].used_source);
+		if (!padded_text(gpus[i].uuid, sizeof(gpus[i].uuid)) ||
 		    !padded_text(gpus[i].model_name, sizeof(gpus[i].model_name)))
 			return fail(reason, len, "gpus[%u] (gpu %u): a text not zero-padded",
 				    i, gpus[i].gpu_id);

@@ -126,6 +126,18 @@ START_TEST(bad_publish_intervals_are_refused)
 }
 END_TEST
 
+START_TEST(bad_nvml_intervals_are_refused)
+{
+	const char *a1[] = { "--simulate", "--nvml-interval", "99", NULL };
+	const char *a2[] = { "--simulate", "--nvml-interval", "600001", NULL };
+	const char *a3[] = { "--simulate", "--nvml-interval", "5s", NULL };
+
+	expect_refused(a1, "--nvml-interval", "99");
+	expect_refused(a2, "--nvml-interval", "600001");
+	expect_refused(a3, "--nvml-interval", "5s");
+}
+END_TEST
+
 START_TEST(bad_simulation_values_are_refused)
 {
 	const char *a1[] = { "--simulate", "--scenario", "nope", NULL };
@@ -223,6 +235,7 @@ Suite *collector_cli_suite(void)
 	tcase_add_test(tc, version_prints_name_and_version);
 	tcase_add_test(tc, unknown_flags_exit_2_naming_them);
 	tcase_add_test(tc, bad_publish_intervals_are_refused);
+	tcase_add_test(tc, bad_nvml_intervals_are_refused);
 	tcase_add_test(tc, bad_simulation_values_are_refused);
 	tcase_add_test(tc, bad_names_pids_and_totals_are_refused);
 	tcase_add_test(tc, refused_flags_create_no_segment);

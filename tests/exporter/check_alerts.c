@@ -36,6 +36,7 @@
 struct world {
 	uint64_t gpu0_used[2];		/* pids 100 and 101 on GPU 0 (total 100 GB) */
 	uint64_t gpu1_used;		/* pid 102 on GPU 1 (total 50 GB) */
+	uint64_t gpu0_driver_used;	/* NVML's used memory of GPU 0; 0: not read */
 	uint64_t allreduce_wait_p99_ns;	/* 0: no sample in the window */
 	uint64_t broadcast_wait_p99_ns;
 	uint64_t dl_p99_ns[2];		/* per pid 100, 101; node-wide is the max */
@@ -99,7 +100,10 @@ static const struct shm_snapshot *publish(const struct world *wd)
 	g = shm_writer_table(&fx.w, SHM_TABLE_GPUS);
 	g[0] = (struct shm_gpu){ .gpu_id = 0, .total_source = SHM_TOTAL_FLAG,
 				 .total_bytes = 100 * GB,
-				 .used_bytes = wd->gpu0_used[0] + wd->gpu0_used[1], .processes = 2 };
+				 .used_bytes = wd->gpu0_driver_used ? wd->gpu0_driver_used :
+					       wd->gpu0_used[0] + wd->gpu0_used[1],
+				 .used_source = wd->gpu0_driver_used ? SHM_USED_DRIVER :
+						SHM_USED_PROCESSES, .processes = 2 };
 	g[1] = (struct shm_gpu){ .gpu_id = 1, .total_source = SHM_TOTAL_NVML,
 				 .total_bytes = 50 * GB, .used_bytes = wd->gpu1_used, .processes = 1 };
 	g[2] = (struct shm_gpu){ .gpu_id = 2, .total_source = SHM_TOTAL_UNKNOWN };
@@ -279,6 +283,52 @@ START_TEST(metric_gpu_ratio_sums_processes_and_divides_by_total)
 	ck_assert_int_eq(g.n, 3);
 	ck_assert_double_eq(g.value[0], 96.0 * GB);
 	ck_assert_double_eq(g.value[2], 0.0);
+}
+END_TEST
+
+START_TEST(metric_gpu_ratio_judges_the_drivers_figure_where_known)
+{
+	/* The probes see 60 GB on GPU 0; the driver counts 97 (contexts, older memory). */
+	struct world wd = { .gpu0_used = { 50 * GB, 10 * GB }, .gpu1_used = 49 * GB,
+			    .gpu0_driver_used = 97 * GB };
+	const struct shm_snapshot *snap = publish(&wd);
+	struct got g = collect("gpu_memory_used_ratio", snap);
+
+	ck_assert_int_eq(g.n, 2);
+	ck_assert_str_eq(g.labels[0], "gpu_id=0");
+	ck_assert_double_eq_tol(g.value[0], 0.97, 1e-12);
+	/* GPU 1 has no driver figure: its processes' sum. */
+	ck_assert_str_eq(g.labels[1], "gpu_id=1");
+	ck_assert_double_eq_tol(g.value[1], 0.98, 1e-12);
+	g = collect("gpu_memory_used_bytes", snap);
+	ck_assert_double_eq(g.value[0], 97.0 * GB);
+	ck_assert_double_eq(g.value[1], 49.0 * GB);
+}
+END_TEST
+
+START_TEST(oom_fires_from_the_drivers_figure)
+{
+	struct alert_engine *e = default_engine();
+	struct world low = { .gpu0_used = { 10 * GB, 10 * GB }, .gpu1_used = 1 * GB,
+			     .gpu0_driver_used = 96 * GB };
+	struct world gone = low;
+	uint64_t t = 1000 * S;
+
+	alert_engine_eval(e, publish(&low), 0, t, T0_REAL);
+	ck_assert_int_eq(alert_engine_state(e, "GpuOomWarning", "gpu_id=\"0\""), ALERT_PENDING);
+	alert_engine_eval(e, publish(&low), 0, t + 10 * S, T0_REAL + 10 * S);
+	ck_assert_int_eq(alert_engine_state(e, "GpuOomWarning", "gpu_id=\"0\""), ALERT_FIRING);
+	ck_assert_int_eq(n_notices, 1);
+	ck_assert_double_eq_tol(notices[0].value, 0.96, 1e-12);
+	ck_assert_str_eq(notices[0].description, "More than 95% of GPU 0's memory is in use (the "
+			 "driver's figure where NVML gives it, else the watched processes' sum); the "
+			 "next allocation may fail with out-of-memory.");
+	/* NVML lost the GPU: the processes' 20% is judged, and the alert resolves. */
+	gone.gpu0_driver_used = 0;
+	alert_engine_eval(e, publish(&gone), 0, t + 11 * S, T0_REAL + 11 * S);
+	ck_assert_int_eq(n_notices, 2);
+	ck_assert_int_eq(notices[1].resolved, 1);
+	alert_engine_free(e);
 }
 END_TEST
 
@@ -867,6 +917,8 @@ Suite *alerts_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, every_catalog_alert_name_resolves);
 	tcase_add_test(tc, metric_gpu_ratio_sums_processes_and_divides_by_total);
+	tcase_add_test(tc, metric_gpu_ratio_judges_the_drivers_figure_where_known);
+	tcase_add_test(tc, oom_fires_from_the_drivers_figure);
 	tcase_add_test(tc, metric_latencies_without_samples_have_no_series);
 	tcase_add_test(tc, oom_fires_after_for_and_resolves);
 	tcase_add_test(tc, pending_that_clears_sends_nothing);

@@ -122,15 +122,26 @@ static void setup(void)
 	h->table[SHM_TABLE_IDENTITY].count = 2;
 
 	m = shm_writer_table(&fx.w, SHM_TABLE_GPU_MEM);
+	/*
+	 * The driver's figures: 100 on GPU 0 (beside the probes'), none on GPU
+	 * 1, and 101 on GPU 0 in a row of the figure alone; GPU 0's used
+	 * memory is the driver's.
+	 */
 	m[0] = (struct shm_gpu_mem){ .pid = 100, .gpu_id = 0, .used_bytes = 1000,
 				     .peak_bytes = 2000, .alloc_calls = 3, .free_calls = 2,
-				     .failed_calls = 1 };
+				     .failed_calls = 1, .flags = SHM_GPU_MEM_F_DRIVER,
+				     .driver_used_bytes = 3000 };
 	m[1] = (struct shm_gpu_mem){ .pid = 100, .gpu_id = 1, .used_bytes = 5,
 				     .peak_bytes = 5, .alloc_calls = 1 };
-	h->table[SHM_TABLE_GPU_MEM].count = 2;
+	m[2] = (struct shm_gpu_mem){ .pid = 101, .gpu_id = 0, .cuda_device = SHM_GPU_UNKNOWN,
+				     .gpu_map = SHM_GPU_MAP_DRIVER,
+				     .flags = SHM_GPU_MEM_F_DRIVER | SHM_GPU_MEM_F_DRIVER_ROW,
+				     .driver_used_bytes = 4096 };
+	h->table[SHM_TABLE_GPU_MEM].count = 3;
 	g = shm_writer_table(&fx.w, SHM_TABLE_GPUS);
 	g[0] = (struct shm_gpu){ .gpu_id = 0, .total_source = SHM_TOTAL_SIMULATED,
-				 .total_bytes = 80000000000ull, .used_bytes = 1000, .processes = 1 };
+				 .total_bytes = 80000000000ull, .used_bytes = 9000, .processes = 2,
+				 .used_source = SHM_USED_DRIVER };
 	g[1] = (struct shm_gpu){ .gpu_id = 1, .total_source = SHM_TOTAL_UNKNOWN,
 				 .used_bytes = 5, .processes = 1 };
 	h->table[SHM_TABLE_GPUS].count = 2;
@@ -265,7 +276,19 @@ START_TEST(prom_other_families_have_exact_labels)
 	assert_line("zernel_gpu_memory_total_bytes{gpu_id=\"0\"} 80000000000");
 	/* GPU 1's size is unknown: no total rather than a false 0. */
 	assert_no_substring("zernel_gpu_memory_total_bytes{gpu_id=\"1\"}");
-	assert_line("zernel_gpu_memory_device_used_bytes{gpu_id=\"1\"} 5");
+	assert_line("zernel_gpu_memory_device_used_bytes{gpu_id=\"0\",source=\"driver\"} 9000");
+	assert_line("zernel_gpu_memory_device_used_bytes{gpu_id=\"1\",source=\"processes\"} 5");
+	/* The driver's figure only where it is known, with the rows' labels. */
+	assert_line("zernel_gpu_memory_driver_used_bytes{pid=\"100\",gpu_id=\"0\"} 3000");
+	assert_line("zernel_gpu_memory_driver_used_bytes{pid=\"101\",gpu_id=\"0\"} 4096");
+	assert_no_substring("zernel_gpu_memory_driver_used_bytes{pid=\"100\",gpu_id=\"1\"}");
+	assert_line("# TYPE zernel_gpu_memory_driver_used_bytes gauge");
+	/* A row of the figure alone: the probes saw nothing, its own ordinal is not known. */
+	assert_line("zernel_gpu_memory_used_bytes{pid=\"101\",gpu_id=\"0\"} 0");
+	assert_line("zernel_gpu_memory_info{pid=\"101\",gpu_id=\"0\",UUID=\"\",modelName=\"\","
+		    "cuda_device=\"\",gpu_map=\"driver\"} 1");
+	assert_line("zernel_gpu_memory_info{pid=\"100\",gpu_id=\"1\",UUID=\"\",modelName=\"\","
+		    "cuda_device=\"0\",gpu_map=\"ordinal\"} 1");
 	assert_line("zernel_nccl_comm_info{comm=\"0xabcdef\",rank=\"0\",pid=\"100\",world_size=\"2\",gpu_id=\"\",origin=\"init_rank\",parent=\"0x0\"} 1");
 	assert_line("zernel_nccl_comm_calls_total{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 40");
 	assert_line("zernel_nccl_comm_bytes_total{comm=\"0xabcdef\",rank=\"0\",pid=\"100\"} 640");
@@ -545,7 +568,7 @@ START_TEST(feed_has_contract_keys_with_values)
 	struct json_object *root = render_json(&fx.snap, &fresh_status);
 	struct json_object *util = key(root, "gpu_utilization"), *e, *procs, *p;
 
-	ck_assert_int_eq(json_object_array_length(util), 2);
+	ck_assert_int_eq(json_object_array_length(util), 3);
 	e = json_object_array_get_idx(util, 0);
 	ck_assert_str_eq(json_object_get_string(key(e, "key")), "100:0");
 	ck_assert_int_eq(json_object_get_int64(key(e, "current_bytes")), 1000);

@@ -86,8 +86,10 @@ static void fill_extremes(struct shm_writer *w)
 		m[i].gpu_id = UINT32_MAX - 1 - i;
 		m[i].gpu_map = SHM_GPU_MAP_UUID;
 		m[i].cuda_device = SHM_LIMIT_GPUS - 1;
-		m[i].flags = SHM_GPU_MEM_F_ALL_BITS;
+		/* Every flag a row of the probes' figures takes, and the largest driver figure. */
+		m[i].flags = SHM_GPU_MEM_F_FROM_START | SHM_GPU_MEM_F_DRIVER;
 		m[i].reserved0 = 0;
+		m[i].driver_used_bytes = UINT64_MAX - 1;
 		/* Identity texts at their longest legal length. */
 		id[i].pid = p[i].pid;
 		id[i].runtime = SHM_ID_RUNTIME_MAX;
@@ -105,7 +107,7 @@ static void fill_extremes(struct shm_writer *w)
 		fill_text(id[i].run_id, sizeof(id[i].run_id), 'a');
 		g[i].gpu_id = UINT32_MAX - 1 - i;
 		g[i].total_source = SHM_TOTAL_MAX_SOURCE;
-		g[i].reserved0 = 0;
+		g[i].used_source = SHM_USED_MAX_SOURCE;
 		fill_text(g[i].uuid, sizeof(g[i].uuid), '"');
 		fill_text(g[i].model_name, sizeof(g[i].model_name), '\\');
 		c[i].pid = UINT32_MAX - i;
@@ -242,6 +244,7 @@ START_TEST(every_family_at_extreme_values_passes_promtool)
 	assert_rows(out.data, "zernel_process_info", ROWS);
 	assert_rows(out.data, "zernel_nccl_comm_info", ROWS);
 	assert_rows(out.data, "zernel_gpu_memory_used_bytes", ROWS);
+	assert_rows(out.data, "zernel_gpu_memory_driver_used_bytes", ROWS);
 	ck_assert_ptr_nonnull(strstr(out.data, "rank=\"16777215\""));
 	ck_assert_ptr_nonnull(strstr(out.data, "pid=\"4294967295\""));
 	ck_assert_ptr_nonnull(strstr(out.data, "comm=\"0xffffffffffffffff\""));

@@ -7,23 +7,45 @@
  *   FAKE_NVML_BAD_DEVICE=N             device N cannot be read
  *   FAKE_NVML_LOG=FILE                 appends "init" / "shutdown" per call
  *   FAKE_NVML_USED=BYTES,BYTES,...     used memory per device (default: a quarter)
+ *   FAKE_NVML_STATE=FILE               what the driver has now, read at every call,
+ *                                      so a test changes it under a running reader:
+ *       GPU PID BYTES       a process with a compute context on GPU, its used
+ *                           memory (na: NVML_VALUE_NOT_AVAILABLE)
+ *       used GPU BYTES      GPU's used memory (over FAKE_NVML_USED)
+ *       fail CALL GPU CODE  CALL (memory, procs) on GPU returns the nvmlReturn_t CODE
+ *       slow GPU MS         the process list of GPU takes MS milliseconds
+ *                           (lines starting with # are comments)
  * Device i's identity: UUID GPU-0000000i-1111-4222-8333-00000000000i (the
  * last group is i in hex, 12 digits), name "NVIDIA Fake GPU", PCI bus id
  * 00000000:(0x10 + i):00.0, minor number i.
  * Built with -DFAKE_NVML_NO_MEMINFO it lacks nvmlDeviceGetMemoryInfo, like
- * a library too old or too stripped to use.
+ * a library too old or too stripped to use; with -DFAKE_NVML_PROCS_V1 its
+ * only process list is the unversioned call of older drivers, with
+ * nvmlProcessInfo_v1_t; with -DFAKE_NVML_PROCS_CC it is a 535.43 to 535.86
+ * driver, whose _v3 writes nvmlProcessInfo_v3_t (a confidential-computing
+ * field more) and which has nvmlDeviceGetConfComputeMemSizeInfo but not
+ * nvmlDeviceGetRunningProcessDetailList.  The process list follows NVML's documented
+ * contract: *infoCount too small (0 with infos NULL to ask) returns
+ * NVML_ERROR_INSUFFICIENT_SIZE with the count needed, or NVML_SUCCESS when
+ * there is none.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
 #define NVML_SUCCESS			0
 #define NVML_ERROR_INVALID_ARGUMENT	2
+#define NVML_ERROR_NOT_SUPPORTED	3
+#define NVML_ERROR_NO_PERMISSION	4
+#define NVML_ERROR_INSUFFICIENT_SIZE	7
 #define NVML_ERROR_DRIVER_NOT_LOADED	9
 #define NVML_ERROR_GPU_IS_LOST		15
+#define NVML_VALUE_NOT_AVAILABLE	(-1)
 #define MAX_DEV				64
+#define MAX_PROCS			4096
 
 typedef struct nvmlDevice_st *nvmlDevice_t;
 typedef struct {
@@ -76,6 +98,51 @@ static __attribute__((unused)) int list_at(const char *name, unsigned int i, uns
 	return 0;
 }
 
+/* What FAKE_NVML_STATE says of device dev now. */
+struct state {
+	int has_used;
+	unsigned long long used;
+	int fail_memory, fail_procs;	/* nvmlReturn_t; 0: none */
+	unsigned int slow_ms;
+	unsigned int n;
+	unsigned int pid[MAX_PROCS];
+	unsigned long long bytes[MAX_PROCS];
+};
+
+static void read_state(unsigned int dev, struct state *st)
+{
+	const char *path = getenv("FAKE_NVML_STATE");
+	FILE *f = path ? fopen(path, "r") : NULL;
+	char line[256], word[32], val[32];
+	unsigned int gpu, pid;
+	int code;
+
+	memset(st, 0, sizeof(*st));
+	while (f && fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		if (sscanf(line, "used %u %31s", &gpu, val) == 2 && gpu == dev) {
+			st->has_used = 1;
+			st->used = strtoull(val, NULL, 10);
+		} else if (sscanf(line, "fail %31s %u %d", word, &gpu, &code) == 3 && gpu == dev) {
+			if (strcmp(word, "memory") == 0)
+				st->fail_memory = code;
+			else if (strcmp(word, "procs") == 0)
+				st->fail_procs = code;
+		} else if (sscanf(line, "slow %u %d", &gpu, &code) == 2 && gpu == dev) {
+			st->slow_ms = (unsigned int)code;
+		} else if (sscanf(line, "%u %u %31s", &gpu, &pid, val) == 3 && gpu == dev &&
+			   st->n < MAX_PROCS) {
+			st->pid[st->n] = pid;
+			st->bytes[st->n++] = strcmp(val, "na") == 0 ?
+					     (unsigned long long)NVML_VALUE_NOT_AVAILABLE :
+					     strtoull(val, NULL, 10);
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
 EXPORT int nvmlInit_v2(void)
 {
 	note("init");
@@ -91,6 +158,9 @@ EXPORT int nvmlShutdown(void)
 EXPORT const char *nvmlErrorString(int r)
 {
 	switch (r) {
+	case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+	case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
+	case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
 	case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
 	case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
 	case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
@@ -122,13 +192,19 @@ EXPORT int nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
 {
 	unsigned long long t[MAX_DEV];
 	const char *bad = getenv("FAKE_NVML_BAD_DEVICE");
+	struct state st;
 
 	if (!dev || dev->index >= parse_totals(t))
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (bad && (unsigned int)atoi(bad) == dev->index)
 		return NVML_ERROR_GPU_IS_LOST;
+	read_state(dev->index, &st);
+	if (st.fail_memory)
+		return st.fail_memory;
 	mem->total = t[dev->index];
-	if (!list_at("FAKE_NVML_USED", dev->index, &mem->used))
+	if (st.has_used)
+		mem->used = st.used;
+	else if (!list_at("FAKE_NVML_USED", dev->index, &mem->used))
 		mem->used = t[dev->index] / 4;
 	mem->free = mem->total - mem->used;
 	return NVML_SUCCESS;
@@ -183,3 +259,102 @@ EXPORT int nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t *pci)
 	snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "0000:%02X:00.0", pci->bus);
 	return NVML_SUCCESS;
 }
+
+/* nvmlProcessInfo_t of the _v3 call (and _v2), and the v1 of the unversioned one. */
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+	unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessInfo_v3_t;
+
+/* The process list of dev into infos, entries of size bytes (v3 or v1). */
+static int running_processes(nvmlDevice_t dev, unsigned int *count, void *infos, size_t size)
+{
+	static struct state st;
+
+	if (!valid(dev) || !count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	read_state(dev->index, &st);
+	if (st.slow_ms) {
+		struct timespec ts = { st.slow_ms / 1000, (long)(st.slow_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+	if (st.fail_procs)
+		return st.fail_procs;
+	if (*count < st.n) {
+		*count = st.n;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	if (st.n && !infos)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned int i = 0; i < st.n; i++) {
+		nvmlProcessInfo_v3_t e = {
+			.pid = st.pid[i], .usedGpuMemory = st.bytes[i],
+			/* Without MIG both ids are 0xFFFFFFFF. */
+			.gpuInstanceId = 0xFFFFFFFFu, .computeInstanceId = 0xFFFFFFFFu,
+			.usedGpuCcProtectedMemory = 0,
+		};
+
+		memcpy((char *)infos + i * size, &e, size);
+	}
+	*count = st.n;
+	return NVML_SUCCESS;
+}
+
+#ifdef FAKE_NVML_PROCS_V1
+EXPORT int nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t dev, unsigned int *count,
+						  nvmlProcessInfo_v1_t *infos)
+{
+	return running_processes(dev, count, infos, sizeof(*infos));
+}
+#elif defined(FAKE_NVML_PROCS_CC)
+EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned int *count,
+						     nvmlProcessInfo_v3_t *infos)
+{
+	return running_processes(dev, count, infos, sizeof(*infos));
+}
+
+/* Only its presence matters: what marks the drivers of that _v3. */
+EXPORT int nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t dev, void *info)
+{
+	(void)dev;
+	(void)info;
+	return NVML_ERROR_NOT_SUPPORTED;
+}
+#else
+EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned int *count,
+						     nvmlProcessInfo_t *infos)
+{
+	return running_processes(dev, count, infos, sizeof(*infos));
+}
+
+/* A current driver has both: its _v3 is back to nvmlProcessInfo_t. */
+EXPORT int nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t dev, void *info)
+{
+	(void)dev;
+	(void)info;
+	return NVML_ERROR_NOT_SUPPORTED;
+}
+
+EXPORT int nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t dev, void *list)
+{
+	(void)dev;
+	(void)list;
+	return NVML_ERROR_NOT_SUPPORTED;
+}
+#endif

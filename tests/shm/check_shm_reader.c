@@ -303,6 +303,67 @@ START_TEST(rejects_rows_with_the_same_identity)
 }
 END_TEST
 
+/* Row i as the collector writes a row of the driver's figure alone. */
+static void driver_row(void *img, uint32_t i)
+{
+	struct shm_gpu_mem *m = &MEM(img, i);
+
+	m->used_bytes = m->peak_bytes = 0;
+	m->cuda_device = SHM_GPU_UNKNOWN;
+	m->gpu_map = SHM_GPU_MAP_DRIVER;
+	m->flags = SHM_GPU_MEM_F_DRIVER | SHM_GPU_MEM_F_DRIVER_ROW;
+	m->driver_used_bytes = 5ull << 20;
+}
+
+START_TEST(accepts_the_driver_figure)
+{
+	size_t size;
+	void *img = valid_image(&size);
+	char why[256] = "";
+
+	/* Known on a row of the probes', on a row of its own, and the GPU's from the driver. */
+	MEM(img, 0).flags = SHM_GPU_MEM_F_FROM_START | SHM_GPU_MEM_F_DRIVER;
+	MEM(img, 0).driver_used_bytes = UINT64_MAX - 1;
+	driver_row(img, 2);
+	GPU(img, 1).used_source = SHM_USED_DRIVER;
+	ck_assert_msg(shm_validate(img, size, why, sizeof(why)) == 0, "%s", why);
+	free(img);
+}
+END_TEST
+
+START_TEST(rejects_a_driver_figure_out_of_its_rules)
+{
+	EXPECT_REJECT(MEM(img, 1).driver_used_bytes = 1,
+		      "gpu_mem[1] (pid 1001, gpu 1): driver figure 1 without its flag");
+	EXPECT_REJECT((MEM(img, 1).flags = SHM_GPU_MEM_F_DRIVER,
+		       MEM(img, 1).driver_used_bytes = UINT64_MAX),
+		      "gpu_mem[1] (pid 1001, gpu 1): driver figure is NVML's \"not available\"");
+	EXPECT_REJECT(MEM(img, 1).flags = 0x8, "gpu_mem[1] (pid 1001): unknown flags 0x8");
+	EXPECT_REJECT(MEM(img, 1).gpu_map = SHM_GPU_MAP_DRIVER,
+		      "gpu_mem[1] (pid 1001, gpu 1): gpu map 17 with flags 0x0");
+	EXPECT_REJECT(MEM(img, 1).gpu_map = SHM_GPU_MAP_COUNT, "gpu map 18");
+	/* A row of the figure alone: nothing of the probes', no ordinal, always known. */
+	EXPECT_REJECT((driver_row(img, 1), MEM(img, 1).gpu_map = SHM_GPU_MAP_PCI_ORDER),
+		      "gpu_mem[1] (pid 1001, gpu 1): gpu map 2 with flags 0x6");
+	EXPECT_REJECT((driver_row(img, 1), MEM(img, 1).cuda_device = 0),
+		      "gpu_mem[1] (pid 1001): cuda device 0");
+	EXPECT_REJECT((driver_row(img, 1), MEM(img, 1).cuda_device = SHM_GPU_UNKNOWN,
+		       MEM(img, 0).cuda_device = SHM_GPU_UNKNOWN),
+		      "gpu_mem[0] (pid 1000): cuda device 4294967295");
+	EXPECT_REJECT((driver_row(img, 1), MEM(img, 1).alloc_calls = 1),
+		      "gpu_mem[1] (pid 1001, gpu 1): a row of the driver's figure alone");
+	EXPECT_REJECT((driver_row(img, 1), MEM(img, 1).used_bytes = MEM(img, 1).peak_bytes = 1),
+		      "a row of the driver's figure alone");
+	EXPECT_REJECT((driver_row(img, 1), MEM(img, 1).flags |= SHM_GPU_MEM_F_FROM_START),
+		      "a row of the driver's figure alone with flags 0x7");
+	EXPECT_REJECT((driver_row(img, 1), MEM(img, 1).flags = SHM_GPU_MEM_F_DRIVER_ROW,
+		       MEM(img, 1).driver_used_bytes = 0),
+		      "a row of the driver's figure alone with flags 0x4");
+	EXPECT_REJECT(GPU(img, 1).used_source = SHM_USED_MAX_SOURCE + 1,
+		      "gpus[1] (gpu 1): unknown used source 2");
+}
+END_TEST
+
 START_TEST(rows_past_count_are_not_judged)
 {
 	size_t size;
@@ -374,10 +435,10 @@ START_TEST(fuzz_byte_flips_never_crash)
 				checksum += p[i].pid + p[i].lat[SHM_FAMILY_COUNT - 1].count + p[i].reserved1[2];
 			m = shm_snapshot_gpu_mem(&snap, &n);
 			for (uint32_t i = 0; i < n; i++)
-				checksum += m[i].used_bytes + m[i].failed_calls;
+				checksum += m[i].used_bytes + m[i].driver_used_bytes;
 			g = shm_snapshot_gpus(&snap, &n);
 			for (uint32_t i = 0; i < n; i++)
-				checksum += g[i].total_bytes + g[i].reserved0;
+				checksum += g[i].total_bytes + g[i].used_source;
 			o = shm_snapshot_nccl_ops(&snap, &n);
 			for (uint32_t i = 0; i < n; i++)
 				checksum += o[i].wait.window_max_ns;
@@ -803,6 +864,8 @@ Suite *shm_reader_suite(void)
 	tcase_add_test(tc, rejects_bad_offsets_and_entry_sizes);
 	tcase_add_test(tc, rejects_broken_histograms);
 	tcase_add_test(tc, rejects_bad_enums_and_row_invariants);
+	tcase_add_test(tc, accepts_the_driver_figure);
+	tcase_add_test(tc, rejects_a_driver_figure_out_of_its_rules);
 	tcase_add_test(tc, rows_past_count_are_not_judged);
 	tcase_add_test(tc, rejects_rows_with_the_same_identity);
 	tcase_add_test(tc, fuzz_byte_flips_never_crash);
