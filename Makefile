@@ -46,7 +46,7 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 
 COLLECTOR_LIBS := -lbpf -lelf -lz -lcap -ldl -lpthread -lm
-EXPORTER_LIBS  := -lh2o-evloop -lssl -lcrypto -lwebsockets -ljson-c \
+EXPORTER_LIBS  := -lh2o-evloop -lssl -lcrypto -lwebsockets -ljson-c -lz \
 		  -lseccomp -lcap -lpthread -lm
 CLI_LIBS       := -lwebsockets -ljson-c -lpthread -lm
 CHECK_LIBS     := $(shell $(PKG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)

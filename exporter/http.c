@@ -6,9 +6,9 @@
  * the request path is fatal.
  *
  * /metrics renders from one consistent private snapshot.  The segment part
- * of the text is cached and reused until the collector publishes again, so
+ * is cached per publish, in each form asked for (metrics_body.h), so
  * scrapes between two publishes cost a snapshot copy and the small
- * self-telemetry part.
+ * self-telemetry part, compressed on its own when gzip is asked for.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -29,6 +29,8 @@
 #include "exporter/fairshare.h"
 #include "exporter/feed_json.h"
 #include "exporter/http.h"
+#include "exporter/http_accept.h"
+#include "exporter/metrics_body.h"
 #include "exporter/prom.h"
 #include "common/sbuf.h"
 #include "exporter/source.h"
@@ -36,13 +38,6 @@
 #include "exporter/stats.h"
 #include "exporter/trace_json.h"
 #include "exporter/web/web_assets.h"
-
-/* A rendered body shared by every response that sends it. */
-struct http_body {
-	unsigned int refs;	/* the cache + each response in flight; one thread */
-	char *data;
-	size_t len;
-};
 
 /* One accepted connection's claim on the fair share. */
 struct http_conn {
@@ -76,33 +71,24 @@ struct http_server {
 	struct sbuf self;		/* self-telemetry scratch */
 	char *page;			/* the live page, WebSocket port filled in */
 	size_t page_len;
-	struct http_body *cache;	/* segment part of the last fresh snapshot */
-	uint64_t cache_generation;
-	uint64_t cache_heartbeat;
+	struct metrics_body *cache;	/* segment part of the last fresh snapshot */
 	uint64_t last_render_error_ns;
 };
-
-static void body_unref(struct http_body *b)
-{
-	if (b && --b->refs == 0) {
-		free(b->data);
-		free(b);
-	}
-}
 
 /* h2o calls this when the response's memory pool is cleared. */
 static void body_pool_dispose(void *p)
 {
-	body_unref(*(struct http_body **)p);
+	metrics_body_unref(*(struct metrics_body **)p);
 }
 
-static void body_link(h2o_req_t *req, struct http_body *b)
+/* The response points into b: b lives until the response is done. */
+static void body_link(h2o_req_t *req, struct metrics_body *b)
 {
-	struct http_body **slot = h2o_mem_alloc_shared(&req->pool, sizeof(*slot),
-						       body_pool_dispose);
+	struct metrics_body **slot = h2o_mem_alloc_shared(&req->pool, sizeof(*slot),
+							  body_pool_dispose);
 
 	*slot = b;
-	b->refs++;
+	metrics_body_ref(b);
 }
 
 static void respond(h2o_req_t *req, int status, const char *reason, const char *ctype,
@@ -136,38 +122,77 @@ static void respond_text(h2o_req_t *req, int status, const char *reason, const c
 
 static int render_cache(struct http_server *s, const struct shm_snapshot *snap)
 {
-	struct http_body *b;
-	struct sbuf out;
+	struct metrics_body *b;
+
+	if (metrics_body_current(s->cache, snap))
+		return 0;
+	b = metrics_body_new(snap, HTTP_MAX_RESPONSE);
+	if (!b)
+		return -errno;
+	metrics_body_unref(s->cache);
+	s->cache = b;
+	return 0;
+}
+
+/* The request's Accept-Encoding allows gzip. */
+static int wants_gzip(const h2o_req_t *req)
+{
+	ssize_t i = h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT_ENCODING, -1);
+
+	if (i < 0)
+		return 0;
+	return http_accept_gzip(req->headers.entries[i].value.base,
+				req->headers.entries[i].value.len);
+}
+
+/*
+ * The response parts: the cached head (may be NULL) and this request's
+ * tail, plain or as one gzip member (gzip_body.h).
+ */
+static int metrics_parts(h2o_req_t *req, struct metrics_body *head, enum metrics_format f,
+			 const char *tail, size_t tail_len, int gzip, h2o_iovec_t *parts,
+			 size_t *n)
+{
+	struct gzip_part t;
+	unsigned char *trailer;
 	int err;
 
-	if (s->cache && s->cache_generation == snap->hdr->generation &&
-	    s->cache_heartbeat == snap->hdr->heartbeat_mono_ns)
-		return 0;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	sbuf_init(&out, HTTP_MAX_RESPONSE, 0);
-	err = prom_render_data(&out, snap);
-	if (err) {
-		sbuf_free(&out);
-		free(b);
-		return err;
+	*n = 0;
+	if (head) {
+		err = metrics_body_form(head, f, gzip);
+		if (err)
+			return err;
+		body_link(req, head);
 	}
-	b->refs = 1;
-	b->data = out.data;	/* the body takes the buffer over */
-	b->len = out.len;
-	body_unref(s->cache);
-	s->cache = b;
-	s->cache_generation = snap->hdr->generation;
-	s->cache_heartbeat = snap->hdr->heartbeat_mono_ns;
+	if (!gzip) {
+		if (head)
+			parts[(*n)++] = h2o_iovec_init(head->form[f].data, head->form[f].len);
+		parts[(*n)++] = h2o_strdup(&req->pool, tail, tail_len);
+		return 0;
+	}
+	err = gzip_part_make(&t, tail, tail_len, 1);
+	if (err)
+		return err;
+	trailer = h2o_mem_alloc_pool(&req->pool, GZIP_BODY_TRAILER_LEN);
+	gzip_body_trailer(trailer, head ? &head->form[f].gz : NULL, &t);
+	parts[(*n)++] = h2o_iovec_init(gzip_body_header(), GZIP_BODY_HEADER_LEN);
+	if (head)
+		parts[(*n)++] = h2o_iovec_init(head->form[f].gz.data, head->form[f].gz.len);
+	parts[(*n)++] = h2o_strdup(&req->pool, (const char *)t.data, t.len);
+	parts[(*n)++] = h2o_iovec_init(trailer, GZIP_BODY_TRAILER_LEN);
+	gzip_part_free(&t);
 	return 0;
 }
 
 static void serve_metrics(struct http_server *s, h2o_req_t *req)
 {
 	const struct shm_snapshot *snap;
+	struct metrics_body *head = NULL;
+	enum metrics_format f = METRICS_TEXT;
+	const char *ctype = PROM_CONTENT_TYPE;
 	struct cat_status st;
-	h2o_iovec_t parts[2];
+	h2o_iovec_t parts[4];
+	int gzip = wants_gzip(req);
 	size_t n = 0;
 	int err = 0;
 
@@ -177,13 +202,10 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 	snap = source_fresh(&s->src);
 	if (snap) {
 		err = render_cache(s, snap);
-		if (!err) {
-			body_link(req, s->cache);
-			parts[n++] = h2o_iovec_init(s->cache->data, s->cache->len);
-		}
+		head = s->cache;
 	} else if (s->cache) {
 		/* Not fresh: the old text must not be served, nor kept. */
-		body_unref(s->cache);
+		metrics_body_unref(s->cache);
 		s->cache = NULL;
 	}
 	if (!err) {
@@ -192,6 +214,8 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 		if (!err)
 			err = alerts_render_prom(s->alerts, &s->self);
 	}
+	if (!err)
+		err = metrics_parts(req, head, f, s->self.data, s->self.len, gzip, parts, &n);
 	if (err) {
 		uint64_t now = now_mono_ns();
 
@@ -203,8 +227,13 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 		respond_text(req, 500, "Internal Server Error", "metrics rendering failed\n");
 		return;
 	}
-	parts[n++] = h2o_strdup(&req->pool, s->self.data, s->self.len);
-	respond(req, 200, "OK", PROM_CONTENT_TYPE, parts, n);
+	/* Caches between us and the scraper must keep the encodings apart. */
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_VARY, NULL,
+		       H2O_STRLIT("Accept, Accept-Encoding"));
+	if (gzip)
+		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_ENCODING, NULL,
+			       H2O_STRLIT("gzip"));
+	respond(req, 200, "OK", ctype, parts, n);
 }
 
 /*
@@ -564,7 +593,7 @@ void http_server_free(struct http_server *s)
 	http_server_stop(s);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
-	body_unref(s->cache);
+	metrics_body_unref(s->cache);
 	sbuf_free(&s->self);
 	source_close(&s->src);
 	h2o_config_dispose(&s->config);

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One publish's /metrics segment part (see metrics_body.h).  Unprivileged,
+ * on the request path: every form is bounded by the text's limit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sbuf.h"
+#include "exporter/metrics_body.h"
+#include "exporter/prom.h"
+
+struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t limit)
+{
+	struct metrics_body *b = calloc(1, sizeof(*b));
+	struct sbuf out;
+	int err;
+
+	if (!b)
+		return NULL;
+	sbuf_init(&out, limit, 0);
+	err = prom_render_data(&out, snap);
+	if (!err && !out.data)
+		err = sbuf_puts(&out, "");	/* an empty part is still a part */
+	if (err) {
+		sbuf_free(&out);
+		free(b);
+		errno = -err;
+		return NULL;
+	}
+	b->refs = 1;
+	b->generation = snap->hdr->generation;
+	b->heartbeat_mono_ns = snap->hdr->heartbeat_mono_ns;
+	b->form[METRICS_TEXT].data = out.data;	/* the body takes the buffer over */
+	b->form[METRICS_TEXT].len = out.len;
+	return b;
+}
+
+int metrics_body_current(const struct metrics_body *b, const struct shm_snapshot *snap)
+{
+	return b && b->generation == snap->hdr->generation &&
+	       b->heartbeat_mono_ns == snap->hdr->heartbeat_mono_ns;
+}
+
+int metrics_body_form(struct metrics_body *b, enum metrics_format f, int gzip)
+{
+	struct metrics_form *m = &b->form[f];
+
+	if (!m->data)
+		return -EINVAL;
+	if (gzip && !m->gz.data)
+		return gzip_part_make(&m->gz, m->data, m->len, 0);
+	return 0;
+}
+
+void metrics_body_ref(struct metrics_body *b)
+{
+	b->refs++;
+}
+
+void metrics_body_unref(struct metrics_body *b)
+{
+	if (!b || --b->refs)
+		return;
+	for (unsigned int i = 0; i < METRICS_FORMATS; i++) {
+		free(b->form[i].data);
+		gzip_part_free(&b->form[i].gz);
+	}
+	free(b);
+}
