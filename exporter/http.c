@@ -32,6 +32,7 @@
 #include "exporter/http_accept.h"
 #include "exporter/metrics_body.h"
 #include "exporter/prom.h"
+#include "exporter/prom_proto.h"
 #include "common/sbuf.h"
 #include "exporter/source.h"
 #include "exporter/stalls_json.h"
@@ -69,6 +70,7 @@ struct http_server {
 	struct source src;
 	struct alerts *alerts;		/* its families follow ours; may be NULL */
 	struct sbuf self;		/* self-telemetry scratch */
+	struct sbuf self_pb;		/* the same as protobuf, when asked for */
 	char *page;			/* the live page, WebSocket port filled in */
 	size_t page_len;
 	struct metrics_body *cache;	/* segment part of the last fresh snapshot */
@@ -145,6 +147,17 @@ static int wants_gzip(const h2o_req_t *req)
 				req->headers.entries[i].value.len);
 }
 
+/* The request's Accept prefers the protobuf exposition to the text. */
+static int wants_protobuf(const h2o_req_t *req)
+{
+	ssize_t i = h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT, -1);
+
+	if (i < 0)
+		return 0;
+	return http_accept_protobuf(req->headers.entries[i].value.base,
+				    req->headers.entries[i].value.len);
+}
+
 /*
  * The response parts: the cached head (may be NULL) and this request's
  * tail, plain or as one gzip member (gzip_body.h).
@@ -188,8 +201,8 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 {
 	const struct shm_snapshot *snap;
 	struct metrics_body *head = NULL;
-	enum metrics_format f = METRICS_TEXT;
-	const char *ctype = PROM_CONTENT_TYPE;
+	enum metrics_format f = wants_protobuf(req) ? METRICS_PROTO : METRICS_TEXT;
+	struct sbuf *tail = &s->self;
 	struct cat_status st;
 	h2o_iovec_t parts[4];
 	int gzip = wants_gzip(req);
@@ -214,8 +227,14 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 		if (!err)
 			err = alerts_render_prom(s->alerts, &s->self);
 	}
+	if (!err && f == METRICS_PROTO) {
+		sbuf_reset(&s->self_pb);
+		err = prom_proto_from_text(&s->self_pb, s->self.data, s->self.len);
+		tail = &s->self_pb;
+	}
 	if (!err)
-		err = metrics_parts(req, head, f, s->self.data, s->self.len, gzip, parts, &n);
+		err = metrics_parts(req, head, f, tail->data ? tail->data : "", tail->len, gzip,
+				    parts, &n);
 	if (err) {
 		uint64_t now = now_mono_ns();
 
@@ -233,7 +252,8 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 	if (gzip)
 		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_ENCODING, NULL,
 			       H2O_STRLIT("gzip"));
-	respond(req, 200, "OK", ctype, parts, n);
+	respond(req, 200, "OK", f == METRICS_PROTO ? PROM_PROTO_CONTENT_TYPE : PROM_CONTENT_TYPE,
+		parts, n);
 }
 
 /*
@@ -526,6 +546,7 @@ int http_server_new(struct http_server **out, int listen_fd, const char *shm_nam
 	/* A request thread never sleeps on a stuck writer: "busy" at once. */
 	shm_reader_never_sleep(&s->src.reader);
 	sbuf_init(&s->self, 1u << 20, 0);
+	sbuf_init(&s->self_pb, 1u << 20, 0);
 	*out = s;
 	return 0;
 }
@@ -595,6 +616,7 @@ void http_server_free(struct http_server *s)
 		close(s->listen_fd);
 	metrics_body_unref(s->cache);
 	sbuf_free(&s->self);
+	sbuf_free(&s->self_pb);
 	source_close(&s->src);
 	h2o_config_dispose(&s->config);
 	fairshare_free(&s->share);

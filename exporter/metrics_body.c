@@ -10,6 +10,7 @@
 #include "common/sbuf.h"
 #include "exporter/metrics_body.h"
 #include "exporter/prom.h"
+#include "exporter/prom_proto.h"
 
 struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t limit)
 {
@@ -30,6 +31,7 @@ struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t li
 		return NULL;
 	}
 	b->refs = 1;
+	b->limit = limit;
 	b->generation = snap->hdr->generation;
 	b->heartbeat_mono_ns = snap->hdr->heartbeat_mono_ns;
 	b->form[METRICS_TEXT].data = out.data;	/* the body takes the buffer over */
@@ -47,6 +49,23 @@ int metrics_body_form(struct metrics_body *b, enum metrics_format f, int gzip)
 {
 	struct metrics_form *m = &b->form[f];
 
+	if (!m->data && f == METRICS_PROTO) {
+		const struct metrics_form *t = &b->form[METRICS_TEXT];
+		struct sbuf out;
+		int err;
+
+		/* The text's limit bounds it too: protobuf is never the larger. */
+		sbuf_init(&out, b->limit, 0);
+		err = prom_proto_from_text(&out, t->data, t->len);
+		if (!err && !out.data)
+			err = sbuf_puts(&out, "");
+		if (err) {
+			sbuf_free(&out);
+			return err;
+		}
+		m->data = out.data;
+		m->len = out.len;
+	}
 	if (!m->data)
 		return -EINVAL;
 	if (gzip && !m->gz.data)

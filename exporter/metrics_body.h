@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The segment part of /metrics for one collector publish, in every form a
- * scraper may ask for: text, and each of those gzipped.  Rendered when
- * the first scrape after a publish arrives, the other forms when first
- * asked for; every later scrape until the next publish is served from
- * memory.  The per-scrape part (the collector's status, the exporter's
- * own counters, alerts) is never in here: it changes with each request
- * and is rendered then (http.c), so counters like
- * zernel_exporter_scrapes_total stay exact.  Reference counted, because a
- * response still being sent keeps the body it points into.  One thread.
+ * scraper may ask for: text, protobuf (transcoded from the text,
+ * prom_proto.h), and each of those gzipped.  The text is rendered when the
+ * first scrape after a publish arrives, the other forms when first asked
+ * for; every later scrape until the next publish is served from memory.
+ * The per-scrape part (the collector's status, the exporter's own
+ * counters, alerts) is never in here: it changes with each request and is
+ * rendered then (http.c), so counters like zernel_exporter_scrapes_total
+ * stay exact.  Memory: one body per publish (and any older one a response
+ * still sends), each form bounded by the text's limit; the protobuf is
+ * smaller than its text and each gzip far smaller.  Reference counted,
+ * because a response still being sent keeps the body it points into.
+ * One thread.
  */
 #ifndef ZERNEL_METRICS_BODY_H
 #define ZERNEL_METRICS_BODY_H
@@ -21,6 +25,7 @@
 
 enum metrics_format {
 	METRICS_TEXT,		/* Prometheus text 0.0.4 */
+	METRICS_PROTO,		/* delimited io.prometheus.client.MetricFamily */
 	METRICS_FORMATS
 };
 
@@ -32,6 +37,7 @@ struct metrics_form {
 
 struct metrics_body {
 	unsigned int refs;
+	size_t limit;		/* of every form */
 	uint64_t generation;	/* of the publish it was rendered from */
 	uint64_t heartbeat_mono_ns;
 	struct metrics_form form[METRICS_FORMATS];

@@ -3,7 +3,8 @@
  * /metrics as scrapers ask for it, against the real collector --simulate
  * and exporter: the segment part cached per publish (the same bytes at
  * every scrape until the next publish, a new publish seen at once), the
- * per-request counters exact, gzip when Accept-Encoding allows it, HEAD.
+ * per-request counters exact, gzip when Accept-Encoding allows it, HEAD,
+ * and the protobuf exposition when Accept prefers it.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -19,6 +20,7 @@
 #include <zlib.h>
 
 #include "catalog/catalog.h"
+#include "proto/io/prometheus/client/metrics.pb-c.h"
 #include "tests/support/testutil.h"
 #include "tests/support/tu_exporter.h"
 
@@ -247,6 +249,94 @@ START_TEST(scrape_without_fresh_segment_gzips_the_status_alone)
 }
 END_TEST
 
+/* Prometheus with native histograms on. */
+#define ACCEPT_PROTOBUF "Accept: application/vnd.google.protobuf;" \
+	"proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7," \
+	"text/plain;version=0.0.4;q=0.3,*/*;q=0.1\r\n"
+
+/*
+ * Walks a delimited protobuf body: every message must unpack; returns the
+ * offset of the first per-request family (as data_part_len) and counts
+ * the families in *n.
+ */
+static size_t proto_data_part_len(const char *body, size_t len, size_t *n)
+{
+	const uint8_t *p = (const uint8_t *)body, *end = p + len;
+	size_t data_end = len;
+
+	*n = 0;
+	while (p < end) {
+		const uint8_t *start = p;
+		Io__Prometheus__Client__MetricFamily *f;
+		uint64_t l = 0;
+		int shift = 0;
+
+		do {
+			ck_assert(p < end && shift < 64);
+			l |= (uint64_t)(*p & 0x7f) << shift;
+			shift += 7;
+		} while (*p++ & 0x80);
+		ck_assert_uint_le(l, (uint64_t)(end - p));
+		f = io__prometheus__client__metric_family__unpack(NULL, l, p);
+		ck_assert_ptr_nonnull(f);
+		for (size_t i = 0; i < cat_metrics_count && data_end == len; i++)
+			if (cat_metrics[i].prom && !cat_rows_segment(cat_metrics[i].rows) &&
+			    strcmp(cat_metrics[i].prom, f->name) == 0)
+				data_end = (size_t)(start - (const uint8_t *)body);
+		io__prometheus__client__metric_family__free_unpacked(f, NULL);
+		p += l;
+		(*n)++;
+	}
+	return data_end;
+}
+
+START_TEST(scrape_protobuf_when_accept_prefers_it)
+{
+	struct resp a, b;
+	char *tb = NULL;
+	size_t la = 0, lb, na, nb;
+	int tries;
+
+	ck_assert_int_eq(tu_stack_start(&rig, "steady", 3000, 0), 0);
+	for (tries = 0; tries < 10; tries++) {
+		request("GET", ACCEPT_PROTOBUF, &a);
+		request("GET", ACCEPT_PROTOBUF "Accept-Encoding: gzip\r\n", &b);
+		ck_assert_int_eq(a.status, 200);
+		ck_assert_ptr_nonnull(header(&a, "content-type: application/vnd.google.protobuf; "
+					     "proto=io.prometheus.client.MetricFamily; encoding=delimited"));
+		ck_assert_ptr_nonnull(header(&b, "content-encoding: gzip"));
+		tb = text_of(&b);	/* inflated: bytes, not text */
+		la = proto_data_part_len(a.body, a.body_len, &na);
+		/* The inflated size: the gzip trailer's ISIZE. */
+		lb = (size_t)((const uint8_t *)b.body)[b.body_len - 4] |
+		     (size_t)((const uint8_t *)b.body)[b.body_len - 3] << 8 |
+		     (size_t)((const uint8_t *)b.body)[b.body_len - 2] << 16 |
+		     (size_t)((const uint8_t *)b.body)[b.body_len - 1] << 24;
+		if (la == proto_data_part_len(tb, lb, &nb) && memcmp(a.body, tb, la) == 0)
+			break;
+		/* A publish between the two: again. */
+		free(tb);
+		tb = NULL;
+		resp_free(&a);
+		resp_free(&b);
+	}
+	ck_assert_int_lt(tries, 10);
+	ck_assert_uint_gt(la, 10000);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_uint_gt(na, 40);
+	free(tb);
+	resp_free(&a);
+	resp_free(&b);
+
+	/* Without protobuf in Accept, or preferring text: text. */
+	request("GET", "Accept: text/plain;version=0.0.4;q=0.9,application/vnd.google.protobuf;"
+		"proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5\r\n", &a);
+	ck_assert_ptr_nonnull(header(&a, "content-type: text/plain; version=0.0.4"));
+	resp_free(&a);
+	tu_stack_stop(&rig);
+}
+END_TEST
+
 static void teardown(void)
 {
 	tu_stack_stop(&rig);
@@ -262,6 +352,7 @@ Suite *scrape_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, scrape_segment_part_is_cached_per_publish_and_counters_are_per_request);
 	tcase_add_test(tc, scrape_without_fresh_segment_gzips_the_status_alone);
+	tcase_add_test(tc, scrape_protobuf_when_accept_prefers_it);
 	suite_add_tcase(s, tc);
 	return s;
 }
