@@ -5,10 +5,10 @@
  * Requests are bounded in size, connections in number and time; nothing on
  * the request path is fatal.
  *
- * /metrics renders from one consistent private snapshot.  The segment part
- * is cached per publish, in each form asked for (metrics_body.h), so
- * scrapes between two publishes cost a snapshot copy and the small
- * self-telemetry part, compressed on its own when gzip is asked for.
+ * /metrics: each scrape reads the segment itself (so a fault is reported
+ * at once); the segment part comes rendered, per publish, from a thread of
+ * its own (metrics_ahead.h, metrics_body.h), and the scrape renders only
+ * the small per-request part, compressed on its own when gzip is asked for.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,6 +30,7 @@
 #include "exporter/feed_json.h"
 #include "exporter/http.h"
 #include "exporter/http_accept.h"
+#include "exporter/metrics_ahead.h"
 #include "exporter/metrics_body.h"
 #include "exporter/prom.h"
 #include "exporter/prom_proto.h"
@@ -73,7 +74,8 @@ struct http_server {
 	struct sbuf self_pb;		/* the same as protobuf, when asked for */
 	char *page;			/* the live page, WebSocket port filled in */
 	size_t page_len;
-	struct metrics_body *cache;	/* segment part of the last fresh snapshot */
+	struct metrics_ahead ahead;	/* /metrics' segment part, rendered ahead */
+	int ahead_ready;		/* ahead initialised */
 	uint64_t last_render_error_ns;
 };
 
@@ -120,20 +122,6 @@ static void respond_text(h2o_req_t *req, int status, const char *reason, const c
 	h2o_iovec_t body = h2o_strdup(&req->pool, text, strlen(text));
 
 	respond(req, status, reason, "text/plain; charset=utf-8", &body, 1);
-}
-
-static int render_cache(struct http_server *s, const struct shm_snapshot *snap)
-{
-	struct metrics_body *b;
-
-	if (metrics_body_current(s->cache, snap))
-		return 0;
-	b = metrics_body_new(snap, HTTP_MAX_RESPONSE);
-	if (!b)
-		return -errno;
-	metrics_body_unref(s->cache);
-	s->cache = b;
-	return 0;
 }
 
 /* The request's Accept-Encoding allows gzip. */
@@ -199,10 +187,10 @@ static int metrics_parts(h2o_req_t *req, struct metrics_body *head, enum metrics
 
 static void serve_metrics(struct http_server *s, h2o_req_t *req)
 {
-	const struct shm_snapshot *snap;
-	struct metrics_body *head = NULL;
 	enum metrics_format f = wants_protobuf(req) ? METRICS_PROTO : METRICS_TEXT;
+	const struct shm_snapshot *snap;
 	struct sbuf *tail = &s->self;
+	struct metrics_view v;
 	struct cat_status st;
 	h2o_iovec_t parts[4];
 	int gzip = wants_gzip(req);
@@ -210,17 +198,23 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 	int err = 0;
 
 	stats_add(CAT_STAT_SCRAPES, 1);
+	metrics_ahead_want(&s->ahead, f, gzip);
+	/* The request's own look at the segment: a fault is reported at once. */
 	source_refresh(&s->src);
 	source_status(&s->src, now_mono_ns(), &st);
 	snap = source_fresh(&s->src);
-	if (snap) {
-		err = render_cache(s, snap);
-		head = s->cache;
-	} else if (s->cache) {
-		/* Not fresh: the old text must not be served, nor kept. */
-		metrics_body_unref(s->cache);
-		s->cache = NULL;
-	}
+	memset(&v, 0, sizeof(v));
+	/* Fresh but no body: the render failed (too large, no memory) or timed out. */
+	if (snap && metrics_ahead_view(&s->ahead, snap->hdr->generation,
+				       snap->hdr->heartbeat_mono_ns, &v) < 0)
+		err = v.render_error ? v.render_error : -EAGAIN;
+	/*
+	 * The render thread a publish ahead of this request, or its view not
+	 * fresh: its body (or the lack of one) goes with its own status, so
+	 * that the response describes one publish throughout.
+	 */
+	if (!err && snap && !metrics_body_current(v.body, snap))
+		metrics_view_status(&v, now_mono_ns(), &st);
 	if (!err) {
 		sbuf_reset(&s->self);
 		err = prom_render_self(&s->self, &st, &exporter_stats);
@@ -233,8 +227,9 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 		tail = &s->self_pb;
 	}
 	if (!err)
-		err = metrics_parts(req, head, f, tail->data ? tail->data : "", tail->len, gzip,
+		err = metrics_parts(req, v.body, f, tail->data ? tail->data : "", tail->len, gzip,
 				    parts, &n);
+	metrics_body_unref(v.body);	/* the response holds its own reference */
 	if (err) {
 		uint64_t now = now_mono_ns();
 
@@ -547,6 +542,11 @@ int http_server_new(struct http_server **out, int listen_fd, const char *shm_nam
 	shm_reader_never_sleep(&s->src.reader);
 	sbuf_init(&s->self, 1u << 20, 0);
 	sbuf_init(&s->self_pb, 1u << 20, 0);
+	if (metrics_ahead_init(&s->ahead, shm_name, HTTP_MAX_RESPONSE) < 0) {
+		http_server_free(s);
+		return -ENOMEM;
+	}
+	s->ahead_ready = 1;
 	*out = s;
 	return 0;
 }
@@ -590,10 +590,14 @@ int http_server_start(struct http_server *s, struct alerts *alerts)
 	int err;
 
 	s->alerts = alerts;
-	err = pthread_create(&s->thread, NULL, http_thread, s);
-
+	err = metrics_ahead_start(&s->ahead);
 	if (err)
+		return err;
+	err = pthread_create(&s->thread, NULL, http_thread, s);
+	if (err) {
+		metrics_ahead_stop(&s->ahead);
 		return -err;
+	}
 	s->started = 1;
 	return 0;
 }
@@ -604,6 +608,7 @@ void http_server_stop(struct http_server *s)
 		return;
 	atomic_store(&s->stop, 1);
 	pthread_join(s->thread, NULL);
+	metrics_ahead_stop(&s->ahead);
 	s->started = 0;
 }
 
@@ -614,7 +619,8 @@ void http_server_free(struct http_server *s)
 	http_server_stop(s);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
-	metrics_body_unref(s->cache);
+	if (s->ahead_ready)
+		metrics_ahead_free(&s->ahead);
 	sbuf_free(&s->self);
 	sbuf_free(&s->self_pb);
 	source_close(&s->src);

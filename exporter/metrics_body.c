@@ -30,7 +30,7 @@ struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t li
 		errno = -err;
 		return NULL;
 	}
-	b->refs = 1;
+	atomic_init(&b->refs, 1);
 	b->limit = limit;
 	b->generation = snap->hdr->generation;
 	b->heartbeat_mono_ns = snap->hdr->heartbeat_mono_ns;
@@ -73,14 +73,22 @@ int metrics_body_form(struct metrics_body *b, enum metrics_format f, int gzip)
 	return 0;
 }
 
+void metrics_body_render(struct metrics_body *b, unsigned int forms)
+{
+	for (unsigned int f = 0; f < METRICS_FORMATS; f++)
+		for (int gzip = 0; gzip < 2; gzip++)
+			if (forms & METRICS_FORM_BIT(f, gzip))
+				metrics_body_form(b, f, gzip);
+}
+
 void metrics_body_ref(struct metrics_body *b)
 {
-	b->refs++;
+	atomic_fetch_add(&b->refs, 1);
 }
 
 void metrics_body_unref(struct metrics_body *b)
 {
-	if (!b || --b->refs)
+	if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
 		return;
 	for (unsigned int i = 0; i < METRICS_FORMATS; i++) {
 		free(b->form[i].data);

@@ -12,11 +12,13 @@
  * still sends), each form bounded by the text's limit; the protobuf is
  * smaller than its text and each gzip far smaller.  Reference counted,
  * because a response still being sent keeps the body it points into.
- * One thread.
+ * Made by one thread (metrics_ahead.h), then read by the HTTP thread,
+ * which alone fills a form still missing.
  */
 #ifndef ZERNEL_METRICS_BODY_H
 #define ZERNEL_METRICS_BODY_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,7 +38,7 @@ struct metrics_form {
 };
 
 struct metrics_body {
-	unsigned int refs;
+	atomic_uint refs;	/* the render thread's view, the cache, responses */
 	size_t limit;		/* of every form */
 	uint64_t generation;	/* of the publish it was rendered from */
 	uint64_t heartbeat_mono_ns;
@@ -58,6 +60,12 @@ int metrics_body_current(const struct metrics_body *b, const struct shm_snapshot
  * -errno; on error b keeps what it had.
  */
 int metrics_body_form(struct metrics_body *b, enum metrics_format f, int gzip);
+
+/* Bit of form f, gzipped or not, in a set of forms. */
+#define METRICS_FORM_BIT(f, gzip)	(1u << ((f) * 2 + !!(gzip)))
+
+/* The forms of the set; one that fails is left to be asked for. */
+void metrics_body_render(struct metrics_body *b, unsigned int forms);
 
 void metrics_body_ref(struct metrics_body *b);
 void metrics_body_unref(struct metrics_body *b);

@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "exporter/gzip_body.h"
 #include "exporter/http_accept.h"
+#include "exporter/metrics_ahead.h"
 #include "exporter/metrics_body.h"
 #include "exporter/prom.h"
 #include "shm/shm_reader.h"
@@ -40,7 +41,7 @@ static void publish(unsigned int n, uint64_t scale)
 		p[i].pid = 100 + i;
 		p[i].ppid = 1;
 		p[i].watch_reason = SHM_WATCH_CUDA;
-		snprintf(p[i].comm, SHM_COMM_LEN, "trainer-%u", i);
+		snprintf(p[i].comm, SHM_COMM_LEN, "trainer-%u", i % 1000u);
 		for (int f = 0; f < SHM_FAMILY_COUNT; f++) {
 			struct shm_latency *l = &p[i].lat[f];
 
@@ -188,6 +189,58 @@ START_TEST(metrics_body_gzip_head_and_tail_inflate_to_their_text)
 }
 END_TEST
 
+/*
+ * The body a view hands out is the render of the publish its status
+ * names; with latest, that is the last publish.
+ */
+static void assert_view_is_publish(struct metrics_ahead *a, int latest)
+{
+	struct metrics_view v;
+	struct sbuf direct;
+
+	/* Not latest: any publish of this collector will do (heartbeat 0). */
+	ck_assert_int_eq(metrics_ahead_view(a, snap.hdr->generation,
+					    latest ? snap.hdr->heartbeat_mono_ns : 0, &v), 0);
+	ck_assert_int_eq(v.status, SHM_READ_OK);
+	ck_assert_ptr_nonnull(v.body);
+	ck_assert_uint_eq(v.body->heartbeat_mono_ns, v.heartbeat_mono_ns);
+	if (!latest) {
+		metrics_body_unref(v.body);
+		return;
+	}
+	ck_assert(metrics_body_current(v.body, &snap));
+	ck_assert_uint_eq(v.heartbeat_mono_ns, snap.hdr->heartbeat_mono_ns);
+	sbuf_init(&direct, 64u << 20, 0);
+	ck_assert_int_eq(prom_render_data(&direct, &snap), 0);
+	ck_assert_uint_eq(v.body->form[METRICS_TEXT].len, direct.len);
+	ck_assert(memcmp(v.body->form[METRICS_TEXT].data, direct.data, direct.len) == 0);
+	sbuf_free(&direct);
+	metrics_body_unref(v.body);
+}
+
+START_TEST(metrics_ahead_serves_the_current_publish)
+{
+	struct metrics_ahead a;
+
+	ck_assert_int_eq(metrics_ahead_init(&a, shm_name, 64u << 20), 0);
+	ck_assert_int_eq(metrics_ahead_start(&a), 0);
+	/* No scrape yet: nothing rendered ahead; the first one asks and waits. */
+	assert_view_is_publish(&a, 1);
+	/*
+	 * A new publish: at once, a body and a status of the same publish;
+	 * a few polls later, this publish.
+	 */
+	for (int i = 0; i < 5; i++) {
+		tu_sleep_ms(2);
+		publish(10 + i, 3);
+		assert_view_is_publish(&a, 0);
+		tu_sleep_ms(10 * METRICS_AHEAD_POLL_MS);
+		assert_view_is_publish(&a, 1);
+	}
+	metrics_ahead_free(&a);
+}
+END_TEST
+
 START_TEST(http_accept_reads_lists_and_q_values)
 {
 	/* What Prometheus sends with native histograms on, and without. */
@@ -244,6 +297,7 @@ Suite *metrics_body_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, metrics_body_text_is_the_uncached_render);
 	tcase_add_test(tc, metrics_body_gzip_head_and_tail_inflate_to_their_text);
+	tcase_add_test(tc, metrics_ahead_serves_the_current_publish);
 	tcase_add_test(tc, http_accept_reads_lists_and_q_values);
 	suite_add_tcase(s, tc);
 	return s;

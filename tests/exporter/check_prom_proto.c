@@ -77,7 +77,7 @@ static void setup(void)
 		p[i].pid = 100 + i;
 		p[i].ppid = 1;
 		p[i].watch_reason = SHM_WATCH_CUDA;
-		snprintf(p[i].comm, SHM_COMM_LEN, "trainer-%u", i);
+		snprintf(p[i].comm, SHM_COMM_LEN, "trainer-%u", i % 1000u);
 		for (int f = 0; f < SHM_FAMILY_COUNT; f++)
 			fill(&p[i].lat[f], i, f + 1);
 		p[i].voluntary_switches = 1000 * i;
