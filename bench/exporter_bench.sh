@@ -3,7 +3,9 @@
 #
 # Benchmark of zernel-exporter (see bench/exporter.mk).  Starts the
 # simulator with 1,000 processes, the exporter and prometheus-node-exporter
-# on loopback ports, runs wrk against both /metrics, then connects 1,000
+# on loopback ports, runs wrk against both /metrics (the exporter as text,
+# text gzipped, protobuf with native histograms and that gzipped; the node
+# exporter as text and gzipped), then connects 1,000
 # WebSocket clients and samples the exporter's CPU time and RSS.
 set -eu
 
@@ -63,27 +65,54 @@ sleep 2
 echo "processes tracked: $(metric zernel_processes_tracked)"
 
 size() { curl -s "$1" | wc -c; }
-series() { curl -s "$1" | grep -vc '^#'; }
-echo "== /metrics, simulator with $PROCS processes (wrk -t2 -c8 -d${DURATION}s, same machine, same run)"
-echo "zernel-exporter:          $(size "http://127.0.0.1:$MPORT/metrics") bytes, $(series "http://127.0.0.1:$MPORT/metrics") series"
-echo "prometheus-node-exporter: $(size "http://127.0.0.1:$NPORT/metrics") bytes, $(series "http://127.0.0.1:$NPORT/metrics") series"
+# What Prometheus sends with native histograms on (protobuf first), and gzip.
+ACCEPT_PB='application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.1'
+GZ='Accept-Encoding: gzip'
 curl -s "http://127.0.0.1:$MPORT/metrics" >"$TMP/m.txt"
 curl -s "http://127.0.0.1:$PPORT/metrics" >"$TMP/mp.txt"
+curl -s -H "$GZ" "http://127.0.0.1:$MPORT/metrics" >"$TMP/m.txt.gz"
+curl -s -H "Accept: $ACCEPT_PB" "http://127.0.0.1:$MPORT/metrics" >"$TMP/m.pb"
+curl -s -H "Accept: $ACCEPT_PB" -H "$GZ" "http://127.0.0.1:$MPORT/metrics" >"$TMP/m.pb.gz"
+curl -s "http://127.0.0.1:$NPORT/metrics" >"$TMP/n.txt"
+curl -s -H "$GZ" "http://127.0.0.1:$NPORT/metrics" >"$TMP/n.txt.gz"
+gzip -t "$TMP/m.txt.gz" "$TMP/m.pb.gz" || { echo "bench-exporter: a gzip body does not decode" >&2; exit 1; }
+# Series as Prometheus stores them: with native histograms, a histogram
+# series is one series instead of its buckets, _sum and _count.
+pb_series=$(awk '/^# TYPE / { type[$3] = $4; next } /^#/ { next }
+	{ n = $1; sub(/[{ ].*/, "", n); f = n; sub(/_(bucket|sum|count)$/, "", f)
+	  if (type[f] == "histogram") { if (n ~ /_count$/) all++ } else all++ }
+	END { print all }' "$TMP/m.txt")
+echo "== /metrics, simulator with $PROCS processes (wrk -t2 -c8 -d${DURATION}s, same machine, same run)"
+printf '%-26s %8s series  %9s bytes\n' \
+	"zernel text" "$(grep -vc '^#' "$TMP/m.txt")" "$(wc -c <"$TMP/m.txt")" \
+	"zernel text, gzip" "$(grep -vc '^#' "$TMP/m.txt")" "$(wc -c <"$TMP/m.txt.gz")" \
+	"zernel protobuf (native)" "$pb_series" "$(wc -c <"$TMP/m.pb")" \
+	"zernel protobuf, gzip" "$pb_series" "$(wc -c <"$TMP/m.pb.gz")" \
+	"node-exporter text" "$(grep -vc '^#' "$TMP/n.txt")" "$(wc -c <"$TMP/n.txt")" \
+	"node-exporter text, gzip" "$(grep -vc '^#' "$TMP/n.txt")" "$(wc -c <"$TMP/n.txt.gz")"
 awk -v n="$PROCS" '!/^#/ { all++; if ($0 ~ /[{,]pid="/) pid++ }
 	END { printf "zernel series per watched process: %.1f with a pid label, %.1f counting every series (target <= 40)\n", pid / n, all / n }' "$TMP/m.txt"
 awk -v n="$PROCS" -v b="$(wc -c <"$TMP/mp.txt")" '!/^#/ { all++ }
 	END { printf "with --per-pid-histograms:  %d series (%.1f per process), %d bytes\n", all, all / n, b }' "$TMP/mp.txt"
-awk -v b="$(wc -c <"$TMP/m.txt")" 'BEGIN { printf "text body %d bytes (target < 1000000): %s\n", b, b < 1000000 ? "met" : "NOT met" }' 
-for target in "zernel-exporter http://127.0.0.1:$MPORT/metrics" \
-	      "node-exporter http://127.0.0.1:$NPORT/metrics"; do
-	name=${target%% *}; url=${target#* }
-	wrk -t2 -c8 -d"${DURATION}s" --latency "$url" >"$TMP/wrk.txt" 2>&1
+awk -v b="$(wc -c <"$TMP/m.txt")" 'BEGIN { printf "text body %d bytes (target < 1000000): %s\n", b, b < 1000000 ? "met" : "NOT met" }'
+# bench_one NAME URL [wrk flags such as -H "Header: value"]
+bench_one() {
+	name=$1; url=$2; shift 2
+	wrk -t2 -c8 -d"${DURATION}s" --latency "$@" "$url" >"$TMP/wrk.txt" 2>&1
 	p50=$(awk '$1=="50%"{print $2}' "$TMP/wrk.txt")
 	p99=$(awk '$1=="99%"{print $2}' "$TMP/wrk.txt")
 	rps=$(awk '/^Requests\/sec/{print $2}' "$TMP/wrk.txt")
 	xfer=$(awk '/^Transfer\/sec/{print $2}' "$TMP/wrk.txt")
-	printf '%-16s p50 %8s  p99 %8s  %10s req/s  %10s/s\n' "$name" "$p50" "$p99" "$rps" "$xfer"
-done
+	non2xx=$(awk '/Non-2xx/{print $NF}' "$TMP/wrk.txt")
+	printf '%-26s p50 %8s  p99 %8s  %10s req/s  %10s/s%s\n' "$name" "$p50" "$p99" "$rps" "$xfer" \
+		"${non2xx:+  NON-2XX: $non2xx}"
+}
+bench_one "zernel text" "http://127.0.0.1:$MPORT/metrics"
+bench_one "zernel text, gzip" "http://127.0.0.1:$MPORT/metrics" -H "$GZ"
+bench_one "zernel protobuf" "http://127.0.0.1:$MPORT/metrics" -H "Accept: $ACCEPT_PB"
+bench_one "zernel protobuf, gzip" "http://127.0.0.1:$MPORT/metrics" -H "Accept: $ACCEPT_PB" -H "$GZ"
+bench_one "node-exporter text" "http://127.0.0.1:$NPORT/metrics"
+bench_one "node-exporter text, gzip" "http://127.0.0.1:$NPORT/metrics" -H "$GZ"
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_kb() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }

@@ -5,10 +5,10 @@
  * Requests are bounded in size, connections in number and time; nothing on
  * the request path is fatal.
  *
- * /metrics renders from one consistent private snapshot.  The segment part
- * of the text is cached and reused until the collector publishes again, so
- * scrapes between two publishes cost a snapshot copy and the small
- * self-telemetry part.
+ * /metrics: each scrape reads the segment itself (so a fault is reported
+ * at once); the segment part comes rendered, per publish, from a thread of
+ * its own (metrics_ahead.h, metrics_body.h), and the scrape renders only
+ * the small per-request part, compressed on its own when gzip is asked for.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -29,20 +29,17 @@
 #include "exporter/fairshare.h"
 #include "exporter/feed_json.h"
 #include "exporter/http.h"
+#include "exporter/http_accept.h"
+#include "exporter/metrics_ahead.h"
+#include "exporter/metrics_body.h"
 #include "exporter/prom.h"
+#include "exporter/prom_proto.h"
 #include "common/sbuf.h"
 #include "exporter/source.h"
 #include "exporter/stalls_json.h"
 #include "exporter/stats.h"
 #include "exporter/trace_json.h"
 #include "exporter/web/web_assets.h"
-
-/* A rendered body shared by every response that sends it. */
-struct http_body {
-	unsigned int refs;	/* the cache + each response in flight; one thread */
-	char *data;
-	size_t len;
-};
 
 /* One accepted connection's claim on the fair share. */
 struct http_conn {
@@ -74,35 +71,28 @@ struct http_server {
 	struct source src;
 	struct alerts *alerts;		/* its families follow ours; may be NULL */
 	struct sbuf self;		/* self-telemetry scratch */
+	struct sbuf self_pb;		/* the same as protobuf, when asked for */
 	char *page;			/* the live page, WebSocket port filled in */
 	size_t page_len;
-	struct http_body *cache;	/* segment part of the last fresh snapshot */
-	uint64_t cache_generation;
-	uint64_t cache_heartbeat;
+	struct metrics_ahead ahead;	/* /metrics' segment part, rendered ahead */
+	int ahead_ready;		/* ahead initialised */
 	uint64_t last_render_error_ns;
 };
-
-static void body_unref(struct http_body *b)
-{
-	if (b && --b->refs == 0) {
-		free(b->data);
-		free(b);
-	}
-}
 
 /* h2o calls this when the response's memory pool is cleared. */
 static void body_pool_dispose(void *p)
 {
-	body_unref(*(struct http_body **)p);
+	metrics_body_unref(*(struct metrics_body **)p);
 }
 
-static void body_link(h2o_req_t *req, struct http_body *b)
+/* The response points into b: b lives until the response is done. */
+static void body_link(h2o_req_t *req, struct metrics_body *b)
 {
-	struct http_body **slot = h2o_mem_alloc_shared(&req->pool, sizeof(*slot),
-						       body_pool_dispose);
+	struct metrics_body **slot = h2o_mem_alloc_shared(&req->pool, sizeof(*slot),
+							  body_pool_dispose);
 
 	*slot = b;
-	b->refs++;
+	metrics_body_ref(b);
 }
 
 static void respond(h2o_req_t *req, int status, const char *reason, const char *ctype,
@@ -134,64 +124,112 @@ static void respond_text(h2o_req_t *req, int status, const char *reason, const c
 	respond(req, status, reason, "text/plain; charset=utf-8", &body, 1);
 }
 
-static int render_cache(struct http_server *s, const struct shm_snapshot *snap)
+/* The request's Accept-Encoding allows gzip. */
+static int wants_gzip(const h2o_req_t *req)
 {
-	struct http_body *b;
-	struct sbuf out;
+	ssize_t i = h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT_ENCODING, -1);
+
+	if (i < 0)
+		return 0;
+	return http_accept_gzip(req->headers.entries[i].value.base,
+				req->headers.entries[i].value.len);
+}
+
+/* The request's Accept prefers the protobuf exposition to the text. */
+static int wants_protobuf(const h2o_req_t *req)
+{
+	ssize_t i = h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT, -1);
+
+	if (i < 0)
+		return 0;
+	return http_accept_protobuf(req->headers.entries[i].value.base,
+				    req->headers.entries[i].value.len);
+}
+
+/*
+ * The response parts: the cached head (may be NULL) and this request's
+ * tail, plain or as one gzip member (gzip_body.h).
+ */
+static int metrics_parts(h2o_req_t *req, struct metrics_body *head, enum metrics_format f,
+			 const char *tail, size_t tail_len, int gzip, h2o_iovec_t *parts,
+			 size_t *n)
+{
+	struct gzip_part t;
+	unsigned char *trailer;
 	int err;
 
-	if (s->cache && s->cache_generation == snap->hdr->generation &&
-	    s->cache_heartbeat == snap->hdr->heartbeat_mono_ns)
-		return 0;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	sbuf_init(&out, HTTP_MAX_RESPONSE, 0);
-	err = prom_render_data(&out, snap);
-	if (err) {
-		sbuf_free(&out);
-		free(b);
-		return err;
+	*n = 0;
+	if (head) {
+		err = metrics_body_form(head, f, gzip);
+		if (err)
+			return err;
+		body_link(req, head);
 	}
-	b->refs = 1;
-	b->data = out.data;	/* the body takes the buffer over */
-	b->len = out.len;
-	body_unref(s->cache);
-	s->cache = b;
-	s->cache_generation = snap->hdr->generation;
-	s->cache_heartbeat = snap->hdr->heartbeat_mono_ns;
+	if (!gzip) {
+		if (head)
+			parts[(*n)++] = h2o_iovec_init(head->form[f].data, head->form[f].len);
+		parts[(*n)++] = h2o_strdup(&req->pool, tail, tail_len);
+		return 0;
+	}
+	err = gzip_part_make(&t, tail, tail_len, 1);
+	if (err)
+		return err;
+	trailer = h2o_mem_alloc_pool(&req->pool, GZIP_BODY_TRAILER_LEN);
+	gzip_body_trailer(trailer, head ? &head->form[f].gz : NULL, &t);
+	parts[(*n)++] = h2o_iovec_init(gzip_body_header(), GZIP_BODY_HEADER_LEN);
+	if (head)
+		parts[(*n)++] = h2o_iovec_init(head->form[f].gz.data, head->form[f].gz.len);
+	parts[(*n)++] = h2o_strdup(&req->pool, (const char *)t.data, t.len);
+	parts[(*n)++] = h2o_iovec_init(trailer, GZIP_BODY_TRAILER_LEN);
+	gzip_part_free(&t);
 	return 0;
 }
 
 static void serve_metrics(struct http_server *s, h2o_req_t *req)
 {
+	enum metrics_format f = wants_protobuf(req) ? METRICS_PROTO : METRICS_TEXT;
 	const struct shm_snapshot *snap;
+	struct sbuf *tail = &s->self;
+	struct metrics_view v;
 	struct cat_status st;
-	h2o_iovec_t parts[2];
+	h2o_iovec_t parts[4];
+	int gzip = wants_gzip(req);
 	size_t n = 0;
 	int err = 0;
 
 	stats_add(CAT_STAT_SCRAPES, 1);
+	metrics_ahead_want(&s->ahead, f, gzip);
+	/* The request's own look at the segment: a fault is reported at once. */
 	source_refresh(&s->src);
 	source_status(&s->src, now_mono_ns(), &st);
 	snap = source_fresh(&s->src);
-	if (snap) {
-		err = render_cache(s, snap);
-		if (!err) {
-			body_link(req, s->cache);
-			parts[n++] = h2o_iovec_init(s->cache->data, s->cache->len);
-		}
-	} else if (s->cache) {
-		/* Not fresh: the old text must not be served, nor kept. */
-		body_unref(s->cache);
-		s->cache = NULL;
-	}
+	memset(&v, 0, sizeof(v));
+	/* Fresh but no body: the render failed (too large, no memory) or timed out. */
+	if (snap && metrics_ahead_view(&s->ahead, snap->hdr->generation,
+				       snap->hdr->heartbeat_mono_ns, &v) < 0)
+		err = v.render_error ? v.render_error : -EAGAIN;
+	/*
+	 * The render thread a publish ahead of this request, or its view not
+	 * fresh: its body (or the lack of one) goes with its own status, so
+	 * that the response describes one publish throughout.
+	 */
+	if (!err && snap && !metrics_body_current(v.body, snap))
+		metrics_view_status(&v, now_mono_ns(), &st);
 	if (!err) {
 		sbuf_reset(&s->self);
 		err = prom_render_self(&s->self, &st, &exporter_stats);
 		if (!err)
 			err = alerts_render_prom(s->alerts, &s->self);
 	}
+	if (!err && f == METRICS_PROTO) {
+		sbuf_reset(&s->self_pb);
+		err = prom_proto_from_text(&s->self_pb, s->self.data, s->self.len);
+		tail = &s->self_pb;
+	}
+	if (!err)
+		err = metrics_parts(req, v.body, f, tail->data ? tail->data : "", tail->len, gzip,
+				    parts, &n);
+	metrics_body_unref(v.body);	/* the response holds its own reference */
 	if (err) {
 		uint64_t now = now_mono_ns();
 
@@ -203,8 +241,14 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 		respond_text(req, 500, "Internal Server Error", "metrics rendering failed\n");
 		return;
 	}
-	parts[n++] = h2o_strdup(&req->pool, s->self.data, s->self.len);
-	respond(req, 200, "OK", PROM_CONTENT_TYPE, parts, n);
+	/* Caches between us and the scraper must keep the encodings apart. */
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_VARY, NULL,
+		       H2O_STRLIT("Accept, Accept-Encoding"));
+	if (gzip)
+		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_ENCODING, NULL,
+			       H2O_STRLIT("gzip"));
+	respond(req, 200, "OK", f == METRICS_PROTO ? PROM_PROTO_CONTENT_TYPE : PROM_CONTENT_TYPE,
+		parts, n);
 }
 
 /*
@@ -497,6 +541,12 @@ int http_server_new(struct http_server **out, int listen_fd, const char *shm_nam
 	/* A request thread never sleeps on a stuck writer: "busy" at once. */
 	shm_reader_never_sleep(&s->src.reader);
 	sbuf_init(&s->self, 1u << 20, 0);
+	sbuf_init(&s->self_pb, 1u << 20, 0);
+	if (metrics_ahead_init(&s->ahead, shm_name, HTTP_MAX_RESPONSE) < 0) {
+		http_server_free(s);
+		return -ENOMEM;
+	}
+	s->ahead_ready = 1;
 	*out = s;
 	return 0;
 }
@@ -540,10 +590,14 @@ int http_server_start(struct http_server *s, struct alerts *alerts)
 	int err;
 
 	s->alerts = alerts;
-	err = pthread_create(&s->thread, NULL, http_thread, s);
-
+	err = metrics_ahead_start(&s->ahead);
 	if (err)
+		return err;
+	err = pthread_create(&s->thread, NULL, http_thread, s);
+	if (err) {
+		metrics_ahead_stop(&s->ahead);
 		return -err;
+	}
 	s->started = 1;
 	return 0;
 }
@@ -554,6 +608,7 @@ void http_server_stop(struct http_server *s)
 		return;
 	atomic_store(&s->stop, 1);
 	pthread_join(s->thread, NULL);
+	metrics_ahead_stop(&s->ahead);
 	s->started = 0;
 }
 
@@ -564,8 +619,10 @@ void http_server_free(struct http_server *s)
 	http_server_stop(s);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
-	body_unref(s->cache);
+	if (s->ahead_ready)
+		metrics_ahead_free(&s->ahead);
 	sbuf_free(&s->self);
+	sbuf_free(&s->self_pb);
 	source_close(&s->src);
 	h2o_config_dispose(&s->config);
 	fairshare_free(&s->share);

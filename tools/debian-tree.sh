@@ -13,7 +13,7 @@ set -eu
 
 dir=$1
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-include=systemd,systemd-sysv,dbus,libbpf1,libelf1,zlib1g,libcap2,libh2o-evloop0.13,libwebsockets17,libjson-c5,libseccomp2,libssl3
+include=systemd,systemd-sysv,dbus,libbpf1,libelf1,zlib1g,libcap2,libh2o-evloop0.13,libwebsockets17,libjson-c5,libseccomp2,libssl3,libprotobuf-c1
 want="bookworm minbase $include"
 
 if [ -r "$dir/.zernel-tree" ] && [ "$(cat "$dir/.zernel-tree")" = "$want" ]; then

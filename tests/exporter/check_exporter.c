@@ -29,6 +29,7 @@
 #include <json-c/json.h>
 
 #include "exporter/http.h"
+#include "exporter/prom_proto.h"
 #include "tests/exporter/prom_validate.h"
 #include "common/util.h"
 #include "shm/shm_layout.h"
@@ -644,8 +645,11 @@ static void pod_of(const char *pid, double t, char *pod, size_t len)
 	json_object_put(root);
 }
 
-/* Starts Prometheus on the rig's exporter, with rules (a path) when not NULL. */
-static void start_prometheus(const char *rules)
+/*
+ * Starts Prometheus on the rig's exporter, with rules (a path) when not
+ * NULL, and with native histograms (so scraping protobuf) when native.
+ */
+static void start_prometheus_with(const char *rules, int native)
 {
 	char path[512], cfg[256], data[256], listen[64], log[256];
 	FILE *f;
@@ -666,13 +670,19 @@ static void start_prometheus(const char *rules)
 	snprintf(path, sizeof(path), "--config.file=%s", cfg);
 	snprintf(log, sizeof(log), "%s/prometheus.log", prom_dir);
 	{
-		char *const argv[] = { PROMETHEUS, path, data, listen, "--log.level=warn", NULL };
+		char *const argv[] = { PROMETHEUS, path, data, listen, "--log.level=warn",
+				       native ? "--enable-feature=native-histograms" : NULL, NULL };
 
 		prometheus = tu_spawn(argv, log);
 	}
 	ck_assert_int_gt(prometheus, 0);
 	ck_assert_msg(tu_wait_http(prom_port, "/-/ready", 200, 30000) == 0,
 		      "prometheus never became ready; see %s", log);
+}
+
+static void start_prometheus(const char *rules)
+{
+	start_prometheus_with(rules, 0);
 }
 
 START_TEST(prometheus_scrapes_and_histograms_match_summaries)
@@ -753,6 +763,128 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 	/* Histograms aggregate across processes, as summaries cannot. */
 	ck_assert(isfinite(prom_scalar("histogram_quantile(0.99, sum by (le) (rate(zernel_cuda_launch_duration_seconds_bucket[3s])))", t)));
 	ck_assert_int_ge(checked, 2);
+
+	tu_stop(prometheus, SIGTERM, 10000);
+	prometheus = 0;
+	stop_exporter_cleanly();
+}
+END_TEST
+
+/*
+ * A native histogram's quantile against its summary.  prom_proto.h: the
+ * native buckets are the classic ones moved to the native bucket of their
+ * upper edge b, so histogram_quantile lands in the native bucket of some
+ * classic bound, within a factor 2^(1/64) of it; the summary's quantile
+ * (1/64 error, last window) must then lie in the classic bucket (b', b]
+ * below it, with assert_consistent's one bucket of slack either side for
+ * the window against the whole run.
+ */
+static void assert_native_consistent(const char *what, double hq, double sq)
+{
+	static const uint64_t bounds_ns[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
+	const double step = exp2(1.0 / (1 << PROM_PROTO_SCHEMA));
+	unsigned int k;
+
+	ck_assert_msg(isfinite(hq) && isfinite(sq), "%s: native %g, summary %g", what, hq, sq);
+	for (k = 0; k < SHM_LAT_FINITE_BUCKETS; k++) {
+		double b = bounds_ns[k] / 1e9;
+
+		if (hq > b / step && hq <= b * step)
+			break;
+	}
+	ck_assert_msg(k < SHM_LAT_FINITE_BUCKETS,
+		      "%s: native quantile %.9g s is not in the native bucket of a classic bound",
+		      what, hq);
+	fprintf(stderr, "%s: native histogram_quantile %.9g s (edge %g), summary %.9g s\n", what,
+		hq, bounds_ns[k] / 1e9, sq);
+	ck_assert_msg(sq >= (k >= 2 ? bounds_ns[k - 2] / 1e9 : 0) * (1 - 1.0 / 64) &&
+		      sq <= (k + 1 < SHM_LAT_FINITE_BUCKETS ? bounds_ns[k + 1] / 1e9 : INFINITY) *
+			    (1 + 1.0 / 64),
+		      "%s: summary %g too far from native quantile %g", what, sq, hq);
+}
+
+/*
+ * A real Prometheus with native histograms on scrapes the protobuf
+ * exposition: every latency family is one native histogram a series (no
+ * _bucket series stored), its count is the summary's, and its quantiles
+ * agree with the summaries' within the classic bucket width.
+ */
+START_TEST(prometheus_native_histograms_match_summaries)
+{
+	struct json_object *root, *res, *hist;
+	char q[512], qs[512];
+	double t, up = 0;
+	int n, checked = 0;
+
+	tu_stack_init(&rig);
+	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
+	start_collector("steady", "200");
+	start_exporter();
+	wait_healthy();
+	start_prometheus_with(NULL, 1);
+
+	for (n = 0; n < 150 && up != 1; n++) {
+		up = prom_scalar("zernel_collector_up", now_real());
+		tu_sleep_ms(100);
+	}
+	ck_assert_msg(up == 1, "prometheus never saw zernel_collector_up 1");
+	tu_sleep_ms(3000);
+	t = now_real() - 0.5;
+	ck_assert(prom_scalar("up{job=\"zernel\"}", t) == 1);
+	/* The exporter answered it in protobuf. */
+	ck_assert(prom_scalar("zernel_exporter_scrapes_total", t) > 0);
+
+	/* A native histogram: the sample is a histogram, and no classic series exists. */
+	res = prom_query("zernel_nccl_collective_seconds{op=\"all_reduce\"}", t, &root);
+	ck_assert_msg(res && json_object_array_length(res) == 1, "no native all_reduce histogram");
+	ck_assert_msg(json_object_object_get_ex(json_object_array_get_idx(res, 0), "histogram", &hist),
+		      "all_reduce is not a native histogram: %s", json_object_to_json_string(res));
+	json_object_put(root);
+	res = prom_query("zernel_nccl_collective_seconds_bucket", t, &root);
+	ck_assert(!res || json_object_array_length(res) == 0);
+	json_object_put(root);
+	/* Summaries, counters and gauges came through as before. */
+	ck_assert(prom_scalar("count(zernel_nccl_collective_duration_seconds{quantile=\"0.99\"})", t) ==
+		  SHM_NCCL_OP_COUNT);
+	ck_assert(prom_scalar("count(zernel_gpu_memory_used_bytes)", t) > 0);
+
+	/* One scrape holds both: the histogram's count is the summary's. */
+	ck_assert(prom_scalar("histogram_count(zernel_nccl_collective_seconds{op=\"all_reduce\"})", t) ==
+		  prom_scalar("zernel_nccl_collective_duration_seconds_count{op=\"all_reduce\"}", t));
+	for (int k = 0; k < 2; k++) {
+		const char *qq = k ? "0.99" : "0.5";
+
+		snprintf(q, sizeof(q), "histogram_quantile(%s, zernel_nccl_collective_seconds{op=\"all_reduce\"})", qq);
+		snprintf(qs, sizeof(qs), "zernel_nccl_collective_duration_seconds{op=\"all_reduce\",quantile=\"%s\"}", qq);
+		assert_native_consistent(qs, prom_scalar(q, t), prom_scalar(qs, t));
+		checked++;
+	}
+	/* Per pod, a pod's launch histogram is its trainer's (see the text test). */
+	res = prom_query("zernel_cuda_launch_latency_seconds_count", t, &root);
+	ck_assert_msg(res && json_object_array_length(res) > 0, "no CUDA launch series");
+	for (size_t i = 0; i < json_object_array_length(res) && i < 4; i++) {
+		struct json_object *metric, *pid;
+		char pod[256];
+		const char *p;
+
+		json_object_object_get_ex(json_object_array_get_idx(res, i), "metric", &metric);
+		ck_assert(json_object_object_get_ex(metric, "pid", &pid));
+		p = json_object_get_string(pid);
+		pod_of(p, t, pod, sizeof(pod));
+		for (int k = 0; k < 2; k++) {
+			const char *qq = k ? "0.99" : "0.5";
+
+			snprintf(q, sizeof(q), "histogram_quantile(%s, zernel_cuda_launch_duration_seconds{pod=\"%s\"})", qq, pod);
+			snprintf(qs, sizeof(qs), "zernel_cuda_launch_latency_seconds{pid=\"%s\",quantile=\"%s\"}", p, qq);
+			assert_native_consistent(qs, prom_scalar(q, t), prom_scalar(qs, t));
+			checked++;
+		}
+	}
+	json_object_put(root);
+	/* Native histograms add across pods. */
+	ck_assert(isfinite(prom_scalar("histogram_quantile(0.99, sum(rate(zernel_cuda_launch_duration_seconds[3s])))", t)));
+	ck_assert_int_ge(checked, 4);
 
 	tu_stop(prometheus, SIGTERM, 10000);
 	prometheus = 0;
@@ -1059,6 +1191,7 @@ Suite *exporter_suite(void)
 	tcase_add_checked_fixture(prom, NULL, rig_teardown);
 	tcase_set_timeout(prom, 300);
 	tcase_add_test(prom, prometheus_scrapes_and_histograms_match_summaries);
+	tcase_add_test(prom, prometheus_native_histograms_match_summaries);
 	tcase_add_test(prom, prometheus_rule_names_the_simulated_straggler);
 	tcase_add_test(prom, prometheus_joins_the_ranks_of_one_communicator_across_nodes);
 	suite_add_tcase(s, prom);

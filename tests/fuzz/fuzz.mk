@@ -34,7 +34,7 @@ ifeq ($(FUZZ_INNER),1)
 # Inside the clang build: $(BUILD) is the fuzz folder.
 FUZZ_EXPORTER := $(call obj,$(call not_main,$(EXPORTER_SRCS)) tests/exporter/prom_validate.c \
 		   tests/exporter/strmap.c exporter/web/page.c) \
-		   $(BUILD)/exporter/web_assets.o $(EXPORTER_LINK)
+		   $(BUILD)/exporter/web_assets.o $(PROTO_OBJS) $(EXPORTER_LINK)
 FUZZ_LINK_ws_rx          := $(call obj,exporter/ws_rx.c) $(LIB_COMMON)
 FUZZ_LINK_segment        := $(FUZZ_EXPORTER)
 FUZZ_LINK_alert_rules    := $(FUZZ_EXPORTER)

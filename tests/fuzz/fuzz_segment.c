@@ -18,6 +18,7 @@
 #include "exporter/alert_rules.h"
 #include "exporter/feed_json.h"
 #include "exporter/prom.h"
+#include "exporter/prom_proto.h"
 #include "exporter/stats.h"
 #include "shm/shm_reader.h"
 #include "tests/exporter/prom_validate.h"
@@ -44,6 +45,23 @@ static void must_parse(const struct sbuf *b, const char *what)
 		abort();
 	}
 	json_object_put(o);
+}
+
+/* Valid text is always valid input to the protobuf exposition. */
+static void must_transcode(const struct sbuf *b)
+{
+	struct sbuf pb;
+	int err;
+
+	if (sbuf_error(b))
+		return;
+	sbuf_init(&pb, 64u << 20, 0);
+	err = prom_proto_from_text(&pb, b->data, b->len);
+	if (err) {
+		fprintf(stderr, "protobuf exposition refused valid text: %d\n", err);
+		abort();
+	}
+	sbuf_free(&pb);
 }
 
 /* What shm_reader does to a validated copy before anyone reads it. */
@@ -92,6 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	prom_render_data(&out, &snap);
 	prom_render_self(&out, &fresh, &stats);
 	must_validate(&out, "data");
+	must_transcode(&out);
 	sbuf_reset(&out);
 	feed_render(&out, &snap, &fresh, &stats, NULL);
 	must_parse(&out, "feed");

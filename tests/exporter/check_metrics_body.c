@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * /metrics forms cached per publish (exporter/metrics_body.h): the cached
+ * text is the uncached render, a gzip member made of the cached head and
+ * a per-request tail inflates to their concatenation, and the Accept and
+ * Accept-Encoding lists are read as Prometheus and browsers write them.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "common/sbuf.h"
+#include "common/util.h"
+#include "exporter/gzip_body.h"
+#include "exporter/http_accept.h"
+#include "exporter/metrics_ahead.h"
+#include "exporter/metrics_body.h"
+#include "exporter/prom.h"
+#include "shm/shm_reader.h"
+#include "shm/shm_writer.h"
+#include "tests/support/testutil.h"
+
+static char shm_name[64];
+static struct shm_writer writer;
+static struct shm_reader reader;
+static struct shm_snapshot snap;
+
+/* n processes with samples spread over a few buckets of every family. */
+static void publish(unsigned int n, uint64_t scale)
+{
+	struct shm_header_fields *h = &writer.base->h;
+	struct shm_proc *p;
+	char reason[256];
+
+	shm_writer_begin(&writer);
+	p = shm_writer_table(&writer, SHM_TABLE_PROCS);
+	for (unsigned int i = 0; i < n; i++) {
+		memset(&p[i], 0, sizeof(p[i]));
+		p[i].pid = 100 + i;
+		p[i].ppid = 1;
+		p[i].watch_reason = SHM_WATCH_CUDA;
+		snprintf(p[i].comm, SHM_COMM_LEN, "trainer-%u", i % 1000u);
+		for (int f = 0; f < SHM_FAMILY_COUNT; f++) {
+			struct shm_latency *l = &p[i].lat[f];
+
+			l->bucket[2] = (i + 1) * scale;
+			l->bucket[9] = 3 * scale;
+			l->count = l->bucket[2] + l->bucket[9];
+			l->sum_ns = 12345 * l->count;
+			l->window_count = l->count;
+			l->window_p50_ns = 400;
+			l->window_p90_ns = 150000;
+			l->window_p99_ns = 180000;
+			l->window_max_ns = 190000;
+		}
+	}
+	h->table[SHM_TABLE_PROCS].count = n;
+	h->heartbeat_mono_ns = now_mono_ns();
+	h->heartbeat_real_ns = 1700000000123456789ull;
+	shm_writer_end(&writer);
+	ck_assert_msg(shm_reader_snapshot(&reader, &snap, reason, sizeof(reason)) == SHM_READ_OK,
+		      "crafted segment rejected: %s", reason);
+}
+
+static void setup(void)
+{
+	struct shm_writer_opts o;
+
+	tu_unique_shm_name(shm_name, sizeof(shm_name));
+	tu_shm_opts(&o, shm_name, (struct shm_capacity){ 64, 8, 4, 4 });
+	ck_assert_int_eq(shm_writer_create(&writer, &o), 0);
+	shm_reader_init(&reader, shm_name);
+	publish(16, 1);
+}
+
+static void teardown(void)
+{
+	shm_snapshot_free(&snap);
+	shm_reader_close(&reader);
+	shm_writer_close(&writer, 1);
+}
+
+/* Inflates a whole gzip stream of len bytes; the caller frees. */
+static char *gunzip(const unsigned char *in, size_t len, size_t *out_len)
+{
+	size_t cap = 64u << 20;
+	char *out = malloc(cap);
+	z_stream z;
+
+	ck_assert_ptr_nonnull(out);
+	memset(&z, 0, sizeof(z));
+	ck_assert_int_eq(inflateInit2(&z, 16 + 15), Z_OK);
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap;
+	/* Z_STREAM_END only after the trailer's CRC and size were checked. */
+	ck_assert_int_eq(inflate(&z, Z_FINISH), Z_STREAM_END);
+	ck_assert_uint_eq(z.avail_in, 0);
+	*out_len = cap - z.avail_out;
+	inflateEnd(&z);
+	return out;
+}
+
+/* The member the server sends: header, head (may be NULL), tail, trailer. */
+static unsigned char *member(const struct gzip_part *head, const char *tail, size_t *len)
+{
+	struct gzip_part t;
+	unsigned char *m;
+	size_t o = 0;
+
+	ck_assert_int_eq(gzip_part_make(&t, tail, strlen(tail), 1), 0);
+	m = malloc(GZIP_BODY_HEADER_LEN + (head ? head->len : 0) + t.len + GZIP_BODY_TRAILER_LEN);
+	ck_assert_ptr_nonnull(m);
+	memcpy(m, gzip_body_header(), GZIP_BODY_HEADER_LEN);
+	o = GZIP_BODY_HEADER_LEN;
+	if (head) {
+		memcpy(m + o, head->data, head->len);
+		o += head->len;
+	}
+	memcpy(m + o, t.data, t.len);
+	o += t.len;
+	gzip_body_trailer(m + o, head, &t);
+	o += GZIP_BODY_TRAILER_LEN;
+	gzip_part_free(&t);
+	*len = o;
+	return m;
+}
+
+START_TEST(metrics_body_text_is_the_uncached_render)
+{
+	struct metrics_body *b = metrics_body_new(&snap, 64u << 20);
+	struct sbuf direct;
+
+	ck_assert_ptr_nonnull(b);
+	sbuf_init(&direct, 64u << 20, 0);
+	ck_assert_int_eq(prom_render_data(&direct, &snap), 0);
+	ck_assert_uint_gt(direct.len, 1000);
+	ck_assert_uint_eq(b->form[METRICS_TEXT].len, direct.len);
+	ck_assert(memcmp(b->form[METRICS_TEXT].data, direct.data, direct.len) == 0);
+	ck_assert(metrics_body_current(b, &snap));
+
+	/* A new publish is a new body; the old one no longer matches it. */
+	tu_sleep_ms(2);
+	publish(17, 2);
+	ck_assert(!metrics_body_current(b, &snap));
+	metrics_body_unref(b);
+	b = metrics_body_new(&snap, 64u << 20);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(strstr(b->form[METRICS_TEXT].data, "pid=\"116\""));
+	metrics_body_unref(b);
+	sbuf_free(&direct);
+}
+END_TEST
+
+START_TEST(metrics_body_gzip_head_and_tail_inflate_to_their_text)
+{
+	static const char tail[] = "# HELP zernel_x x.\n# TYPE zernel_x counter\nzernel_x 7\n";
+	struct metrics_body *b = metrics_body_new(&snap, 64u << 20);
+	const struct metrics_form *t;
+	unsigned char *m;
+	size_t len, out_len;
+	char *out;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(metrics_body_form(b, METRICS_TEXT, 1), 0);
+	t = &b->form[METRICS_TEXT];
+	ck_assert_ptr_nonnull(t->gz.data);
+	ck_assert_uint_lt(t->gz.len, t->len / 4);	/* it does compress */
+
+	m = member(&t->gz, tail, &len);
+	out = gunzip(m, len, &out_len);
+	ck_assert_uint_eq(out_len, t->len + strlen(tail));
+	ck_assert(memcmp(out, t->data, t->len) == 0);
+	ck_assert(memcmp(out + t->len, tail, strlen(tail)) == 0);
+	free(out);
+	free(m);
+
+	/* Without a fresh segment only the tail is sent. */
+	m = member(NULL, tail, &len);
+	out = gunzip(m, len, &out_len);
+	ck_assert_uint_eq(out_len, strlen(tail));
+	ck_assert(memcmp(out, tail, out_len) == 0);
+	free(out);
+	free(m);
+	metrics_body_unref(b);
+}
+END_TEST
+
+/*
+ * The body a view hands out is the render of the publish its status
+ * names; with latest, that is the last publish.
+ */
+static void assert_view_is_publish(struct metrics_ahead *a, int latest)
+{
+	struct metrics_view v;
+	struct sbuf direct;
+
+	/* Not latest: any publish of this collector will do (heartbeat 0). */
+	ck_assert_int_eq(metrics_ahead_view(a, snap.hdr->generation,
+					    latest ? snap.hdr->heartbeat_mono_ns : 0, &v), 0);
+	ck_assert_int_eq(v.status, SHM_READ_OK);
+	ck_assert_ptr_nonnull(v.body);
+	ck_assert_uint_eq(v.body->heartbeat_mono_ns, v.heartbeat_mono_ns);
+	if (!latest) {
+		metrics_body_unref(v.body);
+		return;
+	}
+	ck_assert(metrics_body_current(v.body, &snap));
+	ck_assert_uint_eq(v.heartbeat_mono_ns, snap.hdr->heartbeat_mono_ns);
+	sbuf_init(&direct, 64u << 20, 0);
+	ck_assert_int_eq(prom_render_data(&direct, &snap), 0);
+	ck_assert_uint_eq(v.body->form[METRICS_TEXT].len, direct.len);
+	ck_assert(memcmp(v.body->form[METRICS_TEXT].data, direct.data, direct.len) == 0);
+	sbuf_free(&direct);
+	metrics_body_unref(v.body);
+}
+
+START_TEST(metrics_ahead_serves_the_current_publish)
+{
+	struct metrics_ahead a;
+
+	ck_assert_int_eq(metrics_ahead_init(&a, shm_name, 64u << 20), 0);
+	ck_assert_int_eq(metrics_ahead_start(&a), 0);
+	/* No scrape yet: nothing rendered ahead; the first one asks and waits. */
+	assert_view_is_publish(&a, 1);
+	/*
+	 * A new publish: at once, a body and a status of the same publish;
+	 * a few polls later, this publish.
+	 */
+	for (int i = 0; i < 5; i++) {
+		tu_sleep_ms(2);
+		publish(10 + i, 3);
+		assert_view_is_publish(&a, 0);
+		tu_sleep_ms(10 * METRICS_AHEAD_POLL_MS);
+		assert_view_is_publish(&a, 1);
+	}
+	metrics_ahead_free(&a);
+}
+END_TEST
+
+START_TEST(http_accept_reads_lists_and_q_values)
+{
+	/* What Prometheus sends with native histograms on, and without. */
+	static const char prom_pb[] =
+		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+		"encoding=delimited;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,"
+		"text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+	static const char prom_text[] =
+		"application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+		"version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+#define ACC(s) s, strlen(s)
+
+	ck_assert(http_accept_protobuf(ACC(prom_pb)));
+	ck_assert(!http_accept_protobuf(ACC(prom_text)));
+	ck_assert(!http_accept_protobuf(NULL, 0));
+	ck_assert(!http_accept_protobuf(ACC("*/*")));
+	ck_assert(http_accept_protobuf(ACC("application/vnd.google.protobuf; "
+					   "proto=io.prometheus.client.MetricFamily; "
+					   "encoding=delimited")));
+	/* Another message, or the text encoding of it, is not ours. */
+	ck_assert(!http_accept_protobuf(ACC("application/vnd.google.protobuf;"
+					    "proto=io.prometheus.client.MetricFamily;encoding=text")));
+	ck_assert(!http_accept_protobuf(ACC("application/vnd.google.protobuf;encoding=delimited")));
+	/* A tie, or q=0, is text. */
+	ck_assert(!http_accept_protobuf(ACC("application/vnd.google.protobuf;"
+					    "proto=io.prometheus.client.MetricFamily;"
+					    "encoding=delimited;q=0.5,text/plain;q=0.5")));
+	ck_assert(!http_accept_protobuf(ACC("application/vnd.google.protobuf;"
+					    "proto=io.prometheus.client.MetricFamily;"
+					    "encoding=delimited;q=0")));
+	ck_assert_int_eq(http_accept_q(ACC("a/b;q=0.25, c/d"), "a/b", NULL), 250);
+	ck_assert_int_eq(http_accept_q(ACC("a/b;q=2"), "a/b", NULL), -1);
+	ck_assert_int_eq(http_accept_q(ACC("a/b;q=0.1234"), "a/b", NULL), -1);
+
+	ck_assert(http_accept_gzip(ACC("gzip")));
+	ck_assert(http_accept_gzip(ACC("deflate, gzip;q=1.0, *;q=0.5")));
+	ck_assert(http_accept_gzip(ACC("br, *")));
+	ck_assert(http_accept_gzip(ACC("X-GZIP")));
+	ck_assert(!http_accept_gzip(ACC("identity")));
+	ck_assert(!http_accept_gzip(ACC("gzip;q=0, *")));
+	ck_assert(!http_accept_gzip(ACC("*;q=0")));
+	ck_assert(!http_accept_gzip(NULL, 0));
+#undef ACC
+}
+END_TEST
+
+Suite *metrics_body_suite(void);
+Suite *metrics_body_suite(void)
+{
+	Suite *s = suite_create("metrics_body");
+	TCase *tc = tcase_create("forms");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, metrics_body_text_is_the_uncached_render);
+	tcase_add_test(tc, metrics_body_gzip_head_and_tail_inflate_to_their_text);
+	tcase_add_test(tc, metrics_ahead_serves_the_current_publish);
+	tcase_add_test(tc, http_accept_reads_lists_and_q_values);
+	suite_add_tcase(s, tc);
+	return s;
+}
