@@ -107,6 +107,7 @@ static void step(struct metrics_ahead *a, int demand)
 	a->view.seen = a->src.seen;
 	a->view.generation = a->src.generation;
 	a->view.heartbeat_mono_ns = a->src.heartbeat_mono_ns;
+	a->view.published_ns = a->src.published_ns;
 	a->view.heartbeat_real_ns = a->src.heartbeat_real_ns;
 	a->view.body = body;
 	a->view.render_error = render_error;
@@ -223,8 +224,7 @@ void metrics_view_status(const struct metrics_view *v, uint64_t now_mono_ns,
 	st->reason = v->reason;
 	st->seen = v->seen;
 	st->generation = v->generation;
-	st->age_ns = v->seen && now_mono_ns > v->heartbeat_mono_ns ?
-		     now_mono_ns - v->heartbeat_mono_ns : 0;
+	st->age_ns = v->seen && now_mono_ns > v->published_ns ? now_mono_ns - v->published_ns : 0;
 	st->last_update_real_ns = v->heartbeat_real_ns;
 }
 

@@ -42,7 +42,8 @@ struct metrics_view {
 	char reason[192];
 	int seen;
 	uint64_t generation;
-	uint64_t heartbeat_mono_ns;
+	uint64_t heartbeat_mono_ns;	/* as written: which publish */
+	uint64_t published_ns;		/* on our clock: its age */
 	uint64_t heartbeat_real_ns;
 	struct metrics_body *body;	/* referenced; NULL unless status is OK */
 	int render_error;		/* -errno: this publish could not be rendered */

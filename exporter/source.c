@@ -27,6 +27,7 @@ enum shm_read_status source_refresh(struct source *s)
 	if ((st == SHM_READ_OK || st == SHM_READ_STALE) && s->snap.hdr->heartbeat_mono_ns) {
 		s->seen = 1;
 		s->generation = s->snap.hdr->generation;
+		s->heartbeat_mono_ns = s->snap.hdr->heartbeat_mono_ns;
 		s->published_ns = s->snap.published_ns;
 		s->heartbeat_real_ns = s->snap.hdr->heartbeat_real_ns;
 	}

@@ -20,7 +20,9 @@ struct source {
 	char reason[192];		/* "" when fresh */
 	int seen;			/* a valid snapshot was read at least once */
 	uint64_t generation;		/* of the last valid snapshot */
-	/* The last valid snapshot's heartbeat on our clock, which the collector's may not be. */
+	/* The last valid snapshot's heartbeat as written: which publish it was. */
+	uint64_t heartbeat_mono_ns;
+	/* That heartbeat on our clock, which the collector's may not be: for ages. */
 	uint64_t published_ns;
 	uint64_t heartbeat_real_ns;
 	uint64_t refreshes;		/* refresh calls that returned OK */
