@@ -21,104 +21,49 @@
 #include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
+#include "tests/collector/tu_agg.h"
 #include "tests/support/testutil.h"
 
 #define S	NSEC_PER_SEC
 
-static struct {
-	char name[64];
-	struct shm_writer w;
-	int created;
-	struct agg *a;
-	struct shm_reader r;
-	struct shm_snapshot snap;
-} fx;
+static struct tu_agg fx;
 
 static void fx_open(uint32_t procs, uint32_t gpu_mem, uint32_t gpus, uint32_t comms)
 {
-	struct shm_writer_opts wo;
-	struct agg_opts ao;
-
-	memset(&ao, 0, sizeof(ao));
-	ao.cap.procs = procs;
-	ao.cap.gpu_mem = gpu_mem;
-	ao.cap.gpus = gpus;
-	ao.cap.nccl_comms = comms;
-	ao.window_ns = 60 * S;
-	fx.a = agg_new(&ao);
-	ck_assert_ptr_nonnull(fx.a);
-
-	tu_unique_shm_name(fx.name, sizeof(fx.name));
-	memset(&wo, 0, sizeof(wo));
-	wo.name = fx.name;
-	wo.cap = ao.cap;
-	wo.mode = SHM_MODE_SIMULATE;
-	wo.publish_interval_ms = 1000;
-	wo.window_ns = ao.window_ns;
-	ck_assert_int_eq(shm_writer_create(&fx.w, &wo), 0);
-	fx.created = 1;
-	shm_reader_init(&fx.r, fx.name);
+	tu_agg_open(&fx, (struct shm_capacity){ .procs = procs, .gpu_mem = gpu_mem,
+						.gpus = gpus, .nccl_comms = comms },
+		    SHM_MODE_SIMULATE);
 }
 
 static void setup(void)
 {
-	memset(&fx, 0, sizeof(fx));
 	fx_open(16, 32, 4, 8);
 }
 
 static void teardown(void)
 {
-	shm_snapshot_free(&fx.snap);
-	shm_reader_close(&fx.r);
-	if (fx.created)
-		shm_writer_close(&fx.w, 1);
-	agg_free(fx.a);
-	memset(&fx, 0, sizeof(fx));
+	tu_agg_close(&fx);
 }
 
 /* Publishes now and takes a validated snapshot. */
 static const struct shm_header_fields *publish_and_read(void)
 {
-	char why[256] = "";
-	enum shm_read_status st;
-
-	agg_publish(fx.a, &fx.w, now_mono_ns(), now_real_ns(), "unit");
-	st = shm_reader_snapshot(&fx.r, &fx.snap, why, sizeof(why));
-	ck_assert_msg(st == SHM_READ_OK, "snapshot: %s: %s", shm_read_status_name(st), why);
-	return fx.snap.hdr;
+	return tu_agg_publish(&fx, "unit");
 }
 
 static const struct shm_gpu_mem *find_mem(uint32_t pid, uint32_t gpu)
 {
-	uint32_t n;
-	const struct shm_gpu_mem *m = shm_snapshot_gpu_mem(&fx.snap, &n);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (m[i].pid == pid && m[i].gpu_id == gpu)
-			return &m[i];
-	return NULL;
+	return tu_agg_mem(&fx, pid, gpu);
 }
 
 static const struct shm_proc *find_proc(uint32_t pid)
 {
-	uint32_t n;
-	const struct shm_proc *p = shm_snapshot_procs(&fx.snap, &n);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (p[i].pid == pid)
-			return &p[i];
-	return NULL;
+	return tu_agg_proc(&fx, pid);
 }
 
 static const struct shm_gpu *find_gpu(uint32_t id)
 {
-	uint32_t n;
-	const struct shm_gpu *g = shm_snapshot_gpus(&fx.snap, &n);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (g[i].gpu_id == id)
-			return &g[i];
-	return NULL;
+	return tu_agg_gpu(&fx, id);
 }
 
 /* ncclCommInitRank of (pid, handle), its uniqueId made from the handle. */

@@ -13,89 +13,43 @@
 #include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
+#include "tests/collector/tu_agg.h"
 #include "tests/support/testutil.h"
 
-static struct {
-	char name[64];
-	struct shm_writer w;
-	int created;
-	struct agg *a;
-	struct shm_reader r;
-	struct shm_snapshot snap;
-} fx;
+static struct tu_agg fx;
 
 static void fx_open(uint32_t gpu_mem)
 {
-	struct shm_writer_opts wo;
-	struct agg_opts ao;
-
-	memset(&ao, 0, sizeof(ao));
-	ao.cap = (struct shm_capacity){ .procs = 16, .gpu_mem = gpu_mem, .gpus = 4,
-					.nccl_comms = 4 };
-	ao.window_ns = 60 * NSEC_PER_SEC;
-	fx.a = agg_new(&ao);
-	ck_assert_ptr_nonnull(fx.a);
-	tu_unique_shm_name(fx.name, sizeof(fx.name));
-	memset(&wo, 0, sizeof(wo));
-	wo.name = fx.name;
-	wo.cap = ao.cap;
-	wo.mode = SHM_MODE_BPF;
-	wo.publish_interval_ms = 1000;
-	wo.window_ns = ao.window_ns;
-	ck_assert_int_eq(shm_writer_create(&fx.w, &wo), 0);
-	fx.created = 1;
-	shm_reader_init(&fx.r, fx.name);
+	tu_agg_open(&fx, (struct shm_capacity){ .procs = 16, .gpu_mem = gpu_mem, .gpus = 4,
+						.nccl_comms = 4 },
+		    SHM_MODE_BPF);
 	for (uint32_t pid = 100; pid < 104; pid++)
 		ck_assert_int_eq(agg_proc_watch(fx.a, pid, 1, SHM_WATCH_CUDA, "train", 7), 0);
 }
 
 static void setup(void)
 {
-	memset(&fx, 0, sizeof(fx));
 	fx_open(32);
 }
 
 static void teardown(void)
 {
-	shm_snapshot_free(&fx.snap);
-	shm_reader_close(&fx.r);
-	if (fx.created)
-		shm_writer_close(&fx.w, 1);
-	agg_free(fx.a);
-	memset(&fx, 0, sizeof(fx));
+	tu_agg_close(&fx);
 }
 
 static const struct shm_header_fields *publish_and_read(void)
 {
-	char why[256] = "";
-	enum shm_read_status st;
-
-	agg_publish(fx.a, &fx.w, now_mono_ns(), now_real_ns(), NULL);
-	st = shm_reader_snapshot(&fx.r, &fx.snap, why, sizeof(why));
-	ck_assert_msg(st == SHM_READ_OK, "snapshot: %s: %s", shm_read_status_name(st), why);
-	return fx.snap.hdr;
+	return tu_agg_publish(&fx, NULL);
 }
 
 static const struct shm_gpu_mem *find_mem(uint32_t pid, uint32_t gpu)
 {
-	uint32_t n;
-	const struct shm_gpu_mem *m = shm_snapshot_gpu_mem(&fx.snap, &n);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (m[i].pid == pid && m[i].gpu_id == gpu)
-			return &m[i];
-	return NULL;
+	return tu_agg_mem(&fx, pid, gpu);
 }
 
 static const struct shm_gpu *find_gpu(uint32_t id)
 {
-	uint32_t n;
-	const struct shm_gpu *g = shm_snapshot_gpus(&fx.snap, &n);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (g[i].gpu_id == id)
-			return &g[i];
-	return NULL;
+	return tu_agg_gpu(&fx, id);
 }
 
 START_TEST(figures_land_on_the_probes_rows_and_on_rows_of_their_own)
