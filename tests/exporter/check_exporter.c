@@ -685,9 +685,45 @@ static void start_prometheus(const char *rules)
 	start_prometheus_with(rules, 0);
 }
 
+/*
+ * histogram_quantile (0.5 and 0.99) of hist per pod against the pod's
+ * trainer's launch summary, for the first 4 trainers; returns the pairs
+ * checked.  The simulator's pods hold one trainer each (the only process
+ * that launches kernels) and its DataLoader worker.
+ */
+static int pods_launch_quantiles(double t, const char *hist,
+				 void (*check)(const char *what, double hq, double sq))
+{
+	struct json_object *root = NULL, *res;
+	char q[512], qs[512];
+	int checked = 0;
+
+	res = prom_query("zernel_cuda_launch_latency_seconds_count", t, &root);
+	ck_assert_msg(res && json_object_array_length(res) > 0, "no CUDA launch series");
+	for (size_t i = 0; i < json_object_array_length(res) && i < 4; i++) {
+		struct json_object *metric, *pid;
+		char pod[256];
+		const char *p;
+
+		json_object_object_get_ex(json_object_array_get_idx(res, i), "metric", &metric);
+		ck_assert(json_object_object_get_ex(metric, "pid", &pid));
+		p = json_object_get_string(pid);
+		pod_of(p, t, pod, sizeof(pod));
+		for (int k = 0; k < 2; k++) {
+			const char *qq = k ? "0.99" : "0.5";
+
+			snprintf(q, sizeof(q), "histogram_quantile(%s, %s{pod=\"%s\"})", qq, hist, pod);
+			snprintf(qs, sizeof(qs), "zernel_cuda_launch_latency_seconds{pid=\"%s\",quantile=\"%s\"}", p, qq);
+			check(qs, prom_scalar(q, t), prom_scalar(qs, t));
+			checked++;
+		}
+	}
+	json_object_put(root);
+	return checked;
+}
+
 START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 {
-	char q[512], qs[512];
 	struct json_object *root, *res;
 	double t, up;
 	int n, checked = 0;
@@ -727,27 +763,8 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 	 * hold one trainer each (the only process that launches kernels) and
 	 * its DataLoader worker, so a pod's launch histogram is its trainer's.
 	 */
-	res = prom_query("zernel_cuda_launch_latency_seconds_count", t, &root);
-	ck_assert_msg(res && json_object_array_length(res) > 0, "no CUDA launch series");
-	for (size_t i = 0; i < json_object_array_length(res) && i < 4; i++) {
-		struct json_object *metric, *pid;
-		char pod[256];
-		const char *p;
-
-		json_object_object_get_ex(json_object_array_get_idx(res, i), "metric", &metric);
-		ck_assert(json_object_object_get_ex(metric, "pid", &pid));
-		p = json_object_get_string(pid);
-		pod_of(p, t, pod, sizeof(pod));
-		for (int k = 0; k < 2; k++) {
-			const char *qq = k ? "0.99" : "0.5";
-
-			snprintf(q, sizeof(q), "histogram_quantile(%s, zernel_cuda_launch_duration_seconds_bucket{pod=\"%s\"})", qq, pod);
-			snprintf(qs, sizeof(qs), "zernel_cuda_launch_latency_seconds{pid=\"%s\",quantile=\"%s\"}", p, qq);
-			assert_consistent(qs, prom_scalar(q, t), prom_scalar(qs, t));
-			checked++;
-		}
-	}
-	json_object_put(root);
+	checked += pods_launch_quantiles(t, "zernel_cuda_launch_duration_seconds_bucket",
+					 assert_consistent);
 	assert_consistent("nccl all_reduce p50",
 			  prom_scalar("histogram_quantile(0.5, zernel_nccl_collective_seconds_bucket{op=\"all_reduce\"})", t),
 			  prom_scalar("zernel_nccl_collective_duration_seconds{op=\"all_reduce\",quantile=\"0.5\"}", t));
@@ -861,27 +878,8 @@ START_TEST(prometheus_native_histograms_match_summaries)
 		checked++;
 	}
 	/* Per pod, a pod's launch histogram is its trainer's (see the text test). */
-	res = prom_query("zernel_cuda_launch_latency_seconds_count", t, &root);
-	ck_assert_msg(res && json_object_array_length(res) > 0, "no CUDA launch series");
-	for (size_t i = 0; i < json_object_array_length(res) && i < 4; i++) {
-		struct json_object *metric, *pid;
-		char pod[256];
-		const char *p;
-
-		json_object_object_get_ex(json_object_array_get_idx(res, i), "metric", &metric);
-		ck_assert(json_object_object_get_ex(metric, "pid", &pid));
-		p = json_object_get_string(pid);
-		pod_of(p, t, pod, sizeof(pod));
-		for (int k = 0; k < 2; k++) {
-			const char *qq = k ? "0.99" : "0.5";
-
-			snprintf(q, sizeof(q), "histogram_quantile(%s, zernel_cuda_launch_duration_seconds{pod=\"%s\"})", qq, pod);
-			snprintf(qs, sizeof(qs), "zernel_cuda_launch_latency_seconds{pid=\"%s\",quantile=\"%s\"}", p, qq);
-			assert_native_consistent(qs, prom_scalar(q, t), prom_scalar(qs, t));
-			checked++;
-		}
-	}
-	json_object_put(root);
+	checked += pods_launch_quantiles(t, "zernel_cuda_launch_duration_seconds",
+					 assert_native_consistent);
 	/* Native histograms add across pods. */
 	ck_assert(isfinite(prom_scalar("histogram_quantile(0.99, sum(rate(zernel_cuda_launch_duration_seconds[3s])))", t)));
 	ck_assert_int_ge(checked, 4);
