@@ -77,6 +77,12 @@ struct zev_watch {
 /* The process (its last thread) is gone. */
 struct zev_exit {
 	struct zev_hdr hdr;
+	/*
+	 * The group leader's start_boottime, to the nanosecond: the exit of
+	 * an earlier process under a pid, read after a later one took it,
+	 * must not end what belongs to the later one (launch_hist.c).
+	 */
+	__u64 start_ns;
 };
 
 /* Allocation namespaces: device pointers and VMM handles never mix. */
@@ -328,7 +334,7 @@ struct zev_py_stall {
 
 _Static_assert(sizeof(struct zev_hdr) == 24, "zev_hdr is 24 bytes");
 _Static_assert(sizeof(struct zev_watch) == 56, "zev_watch is 56 bytes");
-_Static_assert(sizeof(struct zev_exit) == 24, "zev_exit is 24 bytes");
+_Static_assert(sizeof(struct zev_exit) == 32, "zev_exit is 32 bytes");
 _Static_assert(sizeof(struct zev_mem_alloc) == 48, "zev_mem_alloc is 48 bytes");
 _Static_assert(sizeof(struct zev_mem_free) == 40, "zev_mem_free is 40 bytes");
 _Static_assert(sizeof(struct zev_mem_fail) == 40, "zev_mem_fail is 40 bytes");

@@ -90,6 +90,7 @@ int BPF_PROG(zw_exit, struct task_struct *p)
 	bpf_map_delete_elem(&zw_watched, &tgid);
 	e = zw_reserve(sizeof(*e), ZEV_EXIT, ((__u64)tgid << 32) | BPF_CORE_READ(p, pid));
 	if (e) {
+		e->start_ns = BPF_CORE_READ(p, group_leader, start_boottime);
 		/* Wake the reader: eviction frees table rows. */
 		bpf_ringbuf_submit(e, 0);
 	}

@@ -56,7 +56,7 @@ static int dec_exit(struct decode *d, const void *rec)
 	const struct zev_exit *e = rec;
 
 	if (d->ops.proc_exit)
-		d->ops.proc_exit(d->ops.ctx, e->hdr.pid);
+		d->ops.proc_exit(d->ops.ctx, e->hdr.pid, e->start_ns);
 	decode_proc_gone(d, e->hdr.pid);
 	return 0;
 }

@@ -29,8 +29,11 @@ struct zev_py_stall;
 struct nccltrack;
 
 struct decode_ops {
-	/* pid is gone: flush and drop what the source keeps for it. */
-	void (*proc_exit)(void *ctx, uint32_t pid);
+	/*
+	 * pid is gone: flush and drop what the source keeps for it.  start_ns:
+	 * its start_boottime to the nanosecond (0: not known).
+	 */
+	void (*proc_exit)(void *ctx, uint32_t pid, uint64_t start_ns);
 	/* pid asks for pthread_barrier_wait to be probed in its libc. */
 	void (*libc_probe)(void *ctx, uint32_t pid);
 	/* pid's loader changed its libraries: look at its maps. */

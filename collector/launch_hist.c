@@ -117,13 +117,14 @@ static void lh_feed_slot(struct launch_hist *lh, struct agg *agg, uint32_t tgid,
  * Its threads are all gone, so none still holds the slot; a process that
  * reused the pid meanwhile never took it (see struct lh_owner).
  */
-void launch_hist_release(struct launch_hist *lh, struct agg *agg, uint32_t tgid)
+void launch_hist_release(struct launch_hist *lh, struct agg *agg, uint32_t tgid,
+			 uint64_t start_ns)
 {
 	struct lh_owner owner;
 	uint32_t slot;
 
 	if (!lh || bpf_map_lookup_elem(lh->slots_fd, &tgid, &owner) != 0 ||
-	    owner.slot >= lh->slots)
+	    owner.slot >= lh->slots || (start_ns && owner.start_ns != start_ns))
 		return;
 	slot = owner.slot;
 	lh_feed_slot(lh, agg, tgid, slot, now_mono_ns());
@@ -178,7 +179,7 @@ void launch_hist_poll(struct launch_hist *lh, struct agg *agg, uint64_t now_ns)
 			lh->gone[n_gone++] = key;
 	}
 	for (size_t i = 0; i < n_gone; i++)
-		launch_hist_release(lh, agg, lh->gone[i]);
+		launch_hist_release(lh, agg, lh->gone[i], 0);
 }
 
 uint32_t launch_hist_slots(int ncpu)

@@ -31,7 +31,12 @@ void launch_hist_free(struct launch_hist *lh);
 
 /* Hands what every slot gained to agg, when LAUNCH_HIST_READ_NS have passed. */
 void launch_hist_poll(struct launch_hist *lh, struct agg *agg, uint64_t now_ns);
-/* tgid is gone: its last launches go to agg (which still knows it), its slot is freed. */
-void launch_hist_release(struct launch_hist *lh, struct agg *agg, uint32_t tgid);
+/*
+ * tgid is gone: its last launches go to agg (which still knows it), its
+ * slot is freed.  start_ns: its start_boottime; the slot is left alone
+ * when it is another process's (a later one under the same pid); 0: any.
+ */
+void launch_hist_release(struct launch_hist *lh, struct agg *agg, uint32_t tgid,
+			 uint64_t start_ns);
 
 #endif /* ZERNEL_LAUNCH_HIST_H */

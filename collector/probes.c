@@ -61,16 +61,23 @@ static void probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t
 }
 
 /*
- * The kernel's side of a process that is gone (decode_ops.proc_exit):
- * its filter entry, and its launch histograms, whose last launches go to
- * the aggregation while it still knows the process.
+ * The kernel's side of a process that is gone (decode_ops.proc_exit, or
+ * found gone by the sweep with start_ns 0): its filter entry, and its
+ * launch histograms, whose last launches go to the aggregation while it
+ * still knows the process.
  */
-static void probes_forget(void *ctx, uint32_t pid)
+static void probes_forget(void *ctx, uint32_t pid, uint64_t start_ns)
 {
 	struct probes *p = ctx;
 
-	bpf_map_delete_elem(p->watched_fd, &pid);
-	launch_hist_release(p->lh, p->agg, pid);
+	/*
+	 * With an exit record, the kernel took pid out of the watched set as
+	 * it exited; deleting it here too would take out a later process that
+	 * reused the pid.  Without one, it may have left before it was added.
+	 */
+	if (!start_ns)
+		bpf_map_delete_elem(p->watched_fd, &pid);
+	launch_hist_release(p->lh, p->agg, pid, start_ns);
 	gpu_ident_forget(p->ident, pid);
 	if (p->py)
 		pyprocs_forget(p->py, pid);
@@ -183,7 +190,7 @@ static void probes_sweep(struct probes *p)
 
 	while (agg_proc_next(p->agg, &cursor, &pid)) {
 		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-			probes_forget(p, pid);
+			probes_forget(p, pid, 0);
 			decode_proc_gone(&p->dec, pid);
 		}
 	}

@@ -31,9 +31,10 @@ static struct {
 	int watched_at_exit;
 } fx;
 
-static void hook_exit(void *ctx, uint32_t pid)
+static void hook_exit(void *ctx, uint32_t pid, uint64_t start_ns)
 {
 	(void)ctx;
+	(void)start_ns;
 	fx.exited = pid;
 	/* The source flushes first: the aggregation still knows the process. */
 	fx.watched_at_exit = agg_proc_is_watched(fx.a, pid);
