@@ -26,11 +26,11 @@
  * Each uprobe attach and close takes the kernel's event_mutex, and each
  * close holds it through an RCU-tasks-trace grace period (tens of ms on
  * these machines), for every process on the node: 200 files of 32 links
- * hold it for minutes.  `make test` runs 40 files in waves of 5, which
+ * hold it for minutes.  `make test` runs 20 files in waves of 5, which
  * show the same thing; `make churn` runs the full size (ZERNEL_CHURN_FILES,
  * and ZERNEL_CHURN_SIGTERM_FILES for the prompt exit).
  */
-#define CHURN_FILES		40
+#define CHURN_FILES		20
 #define CHURN_SIGTERM_FILES	8
 #define CHURN_WAVE		5	/* processes alive at once */
 

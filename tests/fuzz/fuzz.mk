@@ -7,7 +7,7 @@
 #
 #   make fuzz                     every target for FUZZ_SECONDS (default 600)
 #   make fuzz FUZZ_SECONDS=N      ... for N seconds each
-#   make fuzz-smoke               every target for FUZZ_SMOKE_SECONDS (20) over
+#   make fuzz-smoke               every target for FUZZ_SMOKE_SECONDS (10) over
 #                                 its corpus: what `make test` runs
 #   make fuzz-seeds               records the segment seeds again from the
 #                                 simulator (after a layout change; the shm
@@ -19,7 +19,7 @@
 
 FUZZ_TARGETS := ws_rx segment alert_rules cli_feed url webhook_status proc_text elfsyms
 FUZZ_SECONDS ?= 600
-FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	       -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link
 # clang reads seccomp.h's SCMP_A0 as a partial initialiser.
