@@ -141,6 +141,13 @@ void launch_hist_release(struct launch_hist *lh, struct agg *agg, uint32_t tgid,
 }
 
 /*
+ * A process this young may be gone with its exit record still in the ring,
+ * and the aggregation may not know it yet: its launches would be fed to
+ * nobody.  Its exit record frees its slot; the look at /proc waits.
+ */
+#define LH_GONE_GRACE_NS	(5 * NSEC_PER_SEC)
+
+/*
  * Whether the slot's process is gone, its exit unseen (the ring was full):
  * no such pid, or the pid is another process now.  Watched under the
  * slot's start time, it is there without a look at /proc.
@@ -150,6 +157,8 @@ static int lh_owner_gone(struct agg *agg, uint32_t tgid, const struct lh_owner *
 	uint64_t start = owner->start_ns / ZW_START_TICK_NS * ZW_START_TICK_NS, now;
 	int err;
 
+	if (now_boot_ns() - owner->start_ns < LH_GONE_GRACE_NS)
+		return 0;
 	if (agg_proc_start_time(agg, tgid, &now) == 0 && now == start)
 		return 0;
 	err = discovery_start_time(tgid, &now);
