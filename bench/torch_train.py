@@ -4,8 +4,11 @@
 # for bench_sched: it prints "ready", then for each line SECONDS on its
 # stdin trains that long on a fresh iterator (its workers fork anew, so a
 # collector watching the trainer watches them too) and prints
-# "steps_per_s=X".  Run with Debian's /usr/bin/python3 (python3-torch).
+# "steps_per_s=X cpu_s=Y", Y the CPU time of the trainer and its workers
+# over the round.  Run with Debian's /usr/bin/python3 (python3-torch).
 
+import gc
+import os
 import sys
 import time
 
@@ -35,6 +38,7 @@ def main():
     print("ready", flush=True)
     for line in sys.stdin:
         seconds = float(line)
+        c0 = os.times()
         it = iter(DataLoader(Synthetic(), batch_size=64, num_workers=2))
         for _ in range(3):      # the workers are up and ahead
             next(it)
@@ -47,8 +51,12 @@ def main():
             loss_fn(model(x), y).backward()
             opt.step()
             steps += 1
-        print(f"steps_per_s={steps / (time.monotonic() - t0):.3f}", flush=True)
+        rate = steps / (time.monotonic() - t0)
         del it
+        gc.collect()            # the workers are joined: their time is ours
+        c1 = os.times()
+        cpu = sum(c1[k] - c0[k] for k in range(4))
+        print(f"steps_per_s={rate:.3f} cpu_s={cpu:.3f}", flush=True)
     return 0
 
 

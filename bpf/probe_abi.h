@@ -391,4 +391,12 @@ enum zs_sysclass {
 /* --comm names the kernel matches at exec. */
 #define ZW_MAX_COMMS		8
 
+/*
+ * The watched set as one bit per tgid (zw_watched_bits in bpf/watch.h),
+ * words of 64 bits up to the kernel's PID_MAX_LIMIT on 64-bit machines;
+ * the collector maps it to keep it in step with zw_watched.
+ */
+#define ZW_PID_LIMIT		(1u << 22)
+#define ZW_WATCHED_WORDS	(ZW_PID_LIMIT / 64)
+
 #endif /* ZERNEL_BPF_PROBE_ABI_H */

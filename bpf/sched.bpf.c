@@ -5,14 +5,16 @@
  * blocks passes through sched_switch with prev_state not running; if it
  * blocked inside a system call, the call's number and arguments are in its
  * saved user registers (bpf_task_pt_regs), so no program runs on any
- * syscall path and unwatched processes pay one hash lookup per context
+ * syscall path and unwatched processes pay two bit tests per context
  * switch.  The block ends at sched_wakeup; from there until the thread
  * runs again it waits on the run queue.  From the same hooks: futex waits
  * (distributed sync), DataLoader wait episodes, off-CPU time, switches,
  * migrations.  Uprobes add what the registers cannot say: a thread inside
  * a blocking CUDA call or an NCCL call, and pthread_barrier_wait.  One
- * zev_sched_switch per switch back onto a CPU.  Loaded by zernel-collector
- * as root.
+ * zev_sched_switch per switch back onto a CPU.  The same switch program
+ * reads the Python frames of watched interpreters' threads
+ * (bpf/pystack_walk.h): one program on the hottest tracepoint, not two.
+ * Loaded by zernel-collector as root.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -21,6 +23,7 @@
 
 #include "bpf/watch.h"
 #include "bpf/sched_state.h"
+#include "bpf/pystack_walk.h"
 
 #define TASK_RUNNING		0
 #define ZS_ENOSYS		38
@@ -40,6 +43,7 @@ const volatile __u8 sysclass[ZS_SYSCALL_MAX] = {};	/* enum zs_sysclass by number
 const volatile __u64 episode_gap_ns = 1000000;
 const volatile __u64 training_recent_ns = 10000000000ull;
 const volatile __u32 all_threads = 0;
+const volatile __u32 python_frames = 1;		/* 0: --no-python-frames */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -79,11 +83,9 @@ static __always_inline void count(__u32 slot)
 		*n += 1;
 }
 
-static __always_inline __u32 *watched(struct task_struct *p)
+static __always_inline int watched(struct task_struct *p)
 {
-	__u32 tgid = p->tgid;
-
-	return bpf_map_lookup_elem(&zw_watched, &tgid);
+	return zw_is_watched(p->tgid);
 }
 
 static __always_inline struct zs_task *thread(struct task_struct *p, __u64 flags)
@@ -358,21 +360,26 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	int prev_watched = watched(prev) != NULL;
-	int next_watched = watched(next) != NULL;
+	int prev_watched = watched(prev);
+	int next_watched = watched(next);
+	/* As the kernel counts nivcsw: preempted, or left while runnable. */
+	int runnable = preempt || prev_state == TASK_RUNNING;
 	__u64 now;
 
-	/* Keeps the compiler from OR-ing the two map pointers. */
-	barrier_var(prev_watched);
-	barrier_var(next_watched);
+	/* One program for both probes: every switch on the node comes here. */
 	if (!prev_watched && !next_watched)
 		return 0;
 	now = bpf_ktime_get_ns();
-	/* As the kernel counts nivcsw: preempted, or left while runnable. */
-	if (prev_watched)
-		switch_out(prev, preempt || prev_state == TASK_RUNNING, now);
-	if (next_watched)
+	if (prev_watched) {
+		switch_out(prev, runnable, now);
+		if (python_frames)
+			zp_switch_out(ctx, prev, runnable, now);
+	}
+	if (next_watched) {
 		switch_in(next, now);
+		if (python_frames)
+			zp_switch_in(next, now);
+	}
 	return 0;
 }
 

@@ -20,13 +20,9 @@ int BPF_PROG(zw_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
-	__u32 *reasons;
 
 	/* A new thread is not a new process. */
-	if (ctgid == ptgid)
-		return 0;
-	reasons = bpf_map_lookup_elem(&zw_watched, &ptgid);
-	if (!reasons)
+	if (ctgid == ptgid || !zw_is_watched(ptgid))
 		return 0;
 	zw_watch_task(child, ctgid, SHM_WATCH_DESCENDANT);
 	return 0;
@@ -88,6 +84,7 @@ int BPF_PROG(zw_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	bpf_map_delete_elem(&zw_watched, &tgid);
+	zw_mark_watched(tgid, 0);
 	e = zw_reserve(sizeof(*e), ZEV_EXIT, ((__u64)tgid << 32) | BPF_CORE_READ(p, pid));
 	if (e) {
 		e->start_ns = BPF_CORE_READ(p, group_leader, start_boottime);

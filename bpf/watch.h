@@ -30,6 +30,21 @@ struct {
 	__type(value, __u32);
 } zw_watched SEC(".maps");
 
+/*
+ * The same set, one bit per tgid: what every context switch and wakeup on
+ * the node tests, an array load the verifier inlines instead of a hash
+ * lookup.  Set only once zw_watched holds the process, cleared when it
+ * leaves it (here and in the collector, which maps the array and uses
+ * atomic operations too: neighbours share a word).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, ZW_WATCHED_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} zw_watched_bits SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, ZW_RINGBUF_BYTES);
@@ -53,6 +68,28 @@ struct {
 	__type(key, int);
 	__type(value, struct zw_thread_gpu);
 } zw_curdev SEC(".maps");
+
+static __always_inline int zw_is_watched(__u32 tgid)
+{
+	__u32 word = tgid / 64;
+	__u64 *w = bpf_map_lookup_elem(&zw_watched_bits, &word);
+
+	return w && (*w >> (tgid % 64)) & 1;
+}
+
+static __always_inline void zw_mark_watched(__u32 tgid, int on)
+{
+	__u32 word = tgid / 64;
+	__u64 *w = bpf_map_lookup_elem(&zw_watched_bits, &word);
+	__u64 bit = 1ull << (tgid % 64);
+
+	if (!w)
+		return;
+	if (on)
+		__sync_fetch_and_or(w, bit);
+	else
+		__sync_fetch_and_and(w, ~bit);
+}
 
 static __always_inline void zw_drop(__u32 slot)
 {
@@ -123,6 +160,8 @@ static __always_inline void zw_watch_task(struct task_struct *task, __u32 tgid,
 	val = (cur ? *cur : 0) | reasons;
 	if (bpf_map_update_elem(&zw_watched, &tgid, &val, BPF_ANY) != 0)
 		zw_drop(ZW_DROP_WATCHED_FULL);
+	else
+		zw_mark_watched(tgid, 1);
 	/* Reported even when the table is full: user space still counts it. */
 	zw_emit_watch(task, reasons);
 }

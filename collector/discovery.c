@@ -126,6 +126,26 @@ int discovery_open(struct discovery *d, const char *const *comms, size_t n_comms
 	return d->proc ? 0 : -errno;
 }
 
+int discovery_open_one(struct discovery *d, uint32_t pid, const char *const *comms,
+		       size_t n_comms)
+{
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	d->kinds = PROBE_LIB_GPU | PROBE_LIB_LOADER;
+	d->comms = comms;
+	d->n_comms = n_comms;
+	err = open_maps(d, pid);
+	d->proc_due = 1;
+	return err;
+}
+
+void discovery_filter(struct discovery *d, int (*wanted)(void *ctx, uint32_t pid), void *ctx)
+{
+	d->wanted = wanted;
+	d->wanted_ctx = ctx;
+}
+
 int discovery_open_pid(struct discovery *d, uint32_t pid, unsigned int kinds)
 {
 	memset(d, 0, sizeof(*d));
@@ -242,6 +262,12 @@ int discovery_next(struct discovery *d, struct discovery_item *it)
 		d->pid = (uint32_t)strtoul(e->d_name, NULL, 10);
 		if (d->pid == d->self)
 			continue;
+		if (d->wanted && !d->wanted(d->wanted_ctx, d->pid)) {
+			/* Maps read already; a name set since (prctl) may still count. */
+			d->reasons = 0;
+			d->proc_due = d->n_comms > 0;
+			continue;
+		}
 		/* Unreadable maps (a kernel thread, a race): its name may still count. */
 		open_maps(d, d->pid);
 		d->proc_due = 1;

@@ -63,6 +63,9 @@ struct discovery {
 	int proc_due;			/* pid's process item is still to come */
 	const char *const *comms;	/* --comm names to watch */
 	size_t n_comms;
+	/* Optional: 0 when pid's maps need not be read (discovery_filter). */
+	int (*wanted)(void *ctx, uint32_t pid);
+	void *wanted_ctx;
 	char last[PATH_MAX + 64];	/* the last library reported, to skip repeats */
 };
 
@@ -72,6 +75,15 @@ struct discovery {
  * Returns 0 or -errno.
  */
 int discovery_open(struct discovery *d, const char *const *comms, size_t n_comms);
+/*
+ * Reads the maps of only the processes for which wanted answers 1 (the
+ * caller remembers which it has read); the others are still looked at for
+ * a --comm name.
+ */
+void discovery_filter(struct discovery *d, int (*wanted)(void *ctx, uint32_t pid), void *ctx);
+/* One process as discovery_open reports each: its libraries, then itself. */
+int discovery_open_one(struct discovery *d, uint32_t pid, const char *const *comms,
+		       size_t n_comms);
 /*
  * The libraries of kinds that process pid maps (pid 0: this process, with
  * plain paths).  No process item.  Returns 0 or -errno.

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/types.h>
+
 #include "collector/decode.h"
 #include "collector/discovery.h"
 #include "collector/probes.h"
@@ -22,11 +24,12 @@
 struct bpf_object;
 struct bpf_link;
 struct launch_hist;
+struct proc_seen;
 struct pyprocs;
 struct probes;
 struct ring_buffer;
 
-/* The BPF objects, in load order: the first owns the maps of bpf/watch.h. */
+/* The BPF objects, in load order (the first to declare a shared map owns it). */
 enum probe_obj {
 	PROBE_OBJ_WATCH = 0,
 	PROBE_OBJ_GPU_MEM,
@@ -82,6 +85,12 @@ extern const size_t probe_attach_count;
  * shutdown slow.  libc, --lib files and the node's own libraries are kept.
  */
 #define PROBES_LIB_IDLE_SCANS	3
+/*
+ * Scans read the maps of new programs only (collector/proc_seen.h); every
+ * this many, they read every process's, for libraries loaded without the
+ * dynamic loader (which reports the others as they load).
+ */
+#define PROBES_FULL_SCAN_EVERY	60
 #define PROBES_MAX_HELPERS	16
 
 /* A library file probed, once per (dev, ino) whatever its name. */
@@ -109,6 +118,7 @@ struct probes {
 	struct bpf_object *obj[PROBE_OBJ_COUNT];
 	size_t n_obj;			/* opened so far */
 	int watched_fd;			/* the shared maps (zw_*) */
+	uint64_t *watched_bits;		/* zw_watched_bits, mapped */
 	int drops_fd;
 	struct ring_buffer *rb;
 	struct launch_hist *lh;
@@ -136,6 +146,7 @@ struct probes {
 	int loading_overflow;		/* more than fit: a full scan instead */
 	struct pyprocs *py;		/* watched CPython processes */
 	struct gpu_ident *ident;	/* CUDA ordinals to physical GPUs */
+	struct proc_seen *seen;		/* processes whose maps were read */
 	/*
 	 * The node's libraries, found after the first publish and probed one
 	 * per poll, so that a 200 MB NCCL never holds up the event drain.
@@ -157,6 +168,8 @@ void sched_report_counts(struct probes *p);
 
 /* probe_objects.c: opens, configures and loads every object, sharing the maps. */
 int probe_objects_load(struct probes *p);
+/* The Python-stack settings, into the copy of an object that walks frames. */
+void pystack_settings(const struct probes *p, __u64 *threshold_ns, __u32 *rate);
 void probe_objects_destroy(struct probes *p);
 
 /*

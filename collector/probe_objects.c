@@ -2,12 +2,14 @@
 /*
  * The BPF objects of the loader (probe_loader.h), one row each: how to
  * open its skeleton, what to set before load, how to load and destroy it.
- * The first object owns the maps every object shares (bpf/watch.h); the
- * others reuse its descriptors before they load, so there is one watched
- * set, one ring buffer, one loss counter and one device table.  Root.
+ * The first object that declares a shared map (bpf/watch.h's, in every
+ * object; bpf/pystack_walk.h's) owns it; the others reuse its descriptor
+ * before they load, so there is one watched set, one ring buffer, one
+ * loss counter, one device table and one set of Python threads.  Root.
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <bpf/libbpf.h>
 
@@ -16,6 +18,7 @@
 #include "bpf/launch_hist.h"
 #include "bpf/nccl.skel.h"
 #include "bpf/probe_abi.h"
+#include "bpf/pystack.h"
 #include "bpf/pystack.skel.h"
 #include "bpf/sched.skel.h"
 #include "bpf/watch.skel.h"
@@ -78,15 +81,20 @@ static int cuda_trace_configure(void *skel, struct probes *p)
 	return 0;
 }
 
-/* Python stacks: the stall threshold and rate bound, or none at all. */
+void pystack_settings(const struct probes *p, __u64 *threshold_ns, __u32 *rate)
+{
+	if (p->opts.stall_threshold_ms)
+		*threshold_ns = p->opts.stall_threshold_ms * 1000000ull;
+	if (p->opts.stall_rate)
+		*rate = p->opts.stall_rate;
+}
+
+/* Python stacks of syncs that spin: the stall threshold and rate bound. */
 static int pystack_configure(void *skel, struct probes *p)
 {
 	struct pystack_bpf *s = skel;
 
-	if (p->opts.stall_threshold_ms)
-		s->rodata->zp_threshold_ns = p->opts.stall_threshold_ms * 1000000ull;
-	if (p->opts.stall_rate)
-		s->rodata->zp_rate = p->opts.stall_rate;
+	pystack_settings(p, &s->rodata->zp_threshold_ns, &s->rodata->zp_rate);
 	return 0;
 }
 
@@ -102,24 +110,79 @@ const struct probe_object probe_objects[PROBE_OBJ_COUNT] = {
 	[PROBE_OBJ_PYSTACK]	= OBJECT(pystack, pystack_configure),
 };
 
-/* The maps of bpf/watch.h, and the value each must hold for the collector. */
+/*
+ * The maps more than one object declares, and the value size the
+ * collector expects of each (0: not read here).  The first object loaded
+ * that declares one creates it; the later ones reuse its descriptor.
+ */
 static const struct {
 	const char *name;
 	uint32_t value_size;
 } shared_maps[] = {
+	/* bpf/watch.h, in every object */
 	{ "zw_watched", sizeof(uint32_t) },	/* SHM_WATCH_* */
+	{ "zw_watched_bits", sizeof(uint64_t) },
 	{ "zw_events", 0 },
 	{ "zw_drops", sizeof(uint64_t) },
 	{ "zw_curdev", sizeof(struct zw_thread_gpu) },
+	/* bpf/pystack_walk.h: the scheduler's switch program and the sync probes */
+	{ "zp_procs", sizeof(struct zp_proc) },
+	{ "zp_threads", 0 },
+	{ "zp_native", 0 },
 };
 
-enum { SHARED_WATCHED, SHARED_EVENTS, SHARED_DROPS };
+enum { SHARED_WATCHED, SHARED_WATCHED_BITS, SHARED_EVENTS, SHARED_DROPS };
+
+/* Object i's copy of each shared map: reused, or (after its load) the one to share. */
+static int share_maps(struct probes *p, size_t i, int *shared_fd, int loaded)
+{
+	const char *name = probe_objects[i].name;
+
+	for (size_t k = 0; k < ARRAY_SIZE(shared_maps); k++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(p->obj[i], shared_maps[k].name);
+		int err;
+
+		if (!map)
+			continue;
+		if (!loaded && shared_fd[k] >= 0) {
+			err = bpf_map__reuse_fd(map, shared_fd[k]);
+			if (err) {
+				log_error("%s: cannot share map %s: %s", name,
+					  shared_maps[k].name, strerror(-err));
+				return err;
+			}
+		} else if (loaded && shared_fd[k] < 0) {
+			if (shared_maps[k].value_size &&
+			    bpf_map__value_size(map) != shared_maps[k].value_size) {
+				log_error("%s: the shared map %s has another layout", name,
+					  shared_maps[k].name);
+				return -EINVAL;
+			}
+			shared_fd[k] = bpf_map__fd(map);
+		}
+	}
+	return 0;
+}
+
+/* The watched set's bits, mapped for the collector's updates. */
+static int map_watched_bits(struct probes *p, int fd)
+{
+	void *m = mmap(NULL, ZW_WATCHED_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	p->watched_bits = m;
+	return 0;
+}
 
 int probe_objects_load(struct probes *p)
 {
 	int shared_fd[ARRAY_SIZE(shared_maps)];
 	int err = 0;
 
+	for (size_t k = 0; k < ARRAY_SIZE(shared_maps); k++)
+		shared_fd[k] = -1;
 	for (size_t i = 0; i < PROBE_OBJ_COUNT; i++) {
 		const struct probe_object *o = &probe_objects[i];
 
@@ -130,15 +193,9 @@ int probe_objects_load(struct probes *p)
 			return err;
 		}
 		p->n_obj = i + 1;
-		for (size_t k = 0; i > 0 && k < ARRAY_SIZE(shared_maps); k++) {
-			struct bpf_map *map = bpf_object__find_map_by_name(p->obj[i], shared_maps[k].name);
-
-			if (map && (err = bpf_map__reuse_fd(map, shared_fd[k])) != 0) {
-				log_error("%s: cannot share map %s: %s", o->name,
-					  shared_maps[k].name, strerror(-err));
-				return err;
-			}
-		}
+		err = share_maps(p, i, shared_fd, 0);
+		if (err)
+			return err;
 		if (o->configure && (err = o->configure(p->skel[i], p)) != 0)
 			return err;
 		err = o->load(p->skel[i]);
@@ -147,20 +204,23 @@ int probe_objects_load(struct probes *p)
 				  o->name, strerror(-err));
 			return err;
 		}
-		for (size_t k = 0; i == 0 && k < ARRAY_SIZE(shared_maps); k++) {
-			struct bpf_map *map = bpf_object__find_map_by_name(p->obj[i], shared_maps[k].name);
-
-			if (!map || (shared_maps[k].value_size &&
-				     bpf_map__value_size(map) != shared_maps[k].value_size)) {
-				log_error("%s lacks the shared map %s, or it has another layout",
-					  o->name, shared_maps[k].name);
-				return -EINVAL;
-			}
-			shared_fd[k] = bpf_map__fd(map);
+		err = share_maps(p, i, shared_fd, 1);
+		if (err)
+			return err;
+	}
+	for (size_t k = 0; k <= SHARED_DROPS; k++) {
+		if (shared_fd[k] < 0) {
+			log_error("no BPF object declares the map %s", shared_maps[k].name);
+			return -EINVAL;
 		}
 	}
 	p->watched_fd = shared_fd[SHARED_WATCHED];
 	p->drops_fd = shared_fd[SHARED_DROPS];
+	err = map_watched_bits(p, shared_fd[SHARED_WATCHED_BITS]);
+	if (err) {
+		log_error("cannot map the watched set's bits: %s", strerror(-err));
+		return err;
+	}
 	p->lh = launch_hist_new(p->obj[PROBE_OBJ_CUDA_TRACE], p->lh_slots, p->ncpu);
 	if (!p->lh) {
 		err = -errno;
@@ -177,6 +237,9 @@ int probe_objects_load(struct probes *p)
 
 void probe_objects_destroy(struct probes *p)
 {
+	if (p->watched_bits)
+		munmap(p->watched_bits, ZW_WATCHED_WORDS * sizeof(uint64_t));
+	p->watched_bits = NULL;
 	ring_buffer__free(p->rb);
 	p->rb = NULL;
 	launch_hist_free(p->lh);

@@ -198,8 +198,10 @@ const struct probe_attach probe_attach_table[] = {
 	SCHED_NCCL("ncclRecv"),
 	SCHED_NCCL("ncclGroupEnd"),
 
-	/* Python frames of watched threads' stalls, and of synchronisations that spin. */
-	AUTO(PROBE_OBJ_PYSTACK, "zp_switch"),
+	/*
+	 * Python frames of synchronisations that spin (those of blocked and
+	 * preempted threads are read by zs_switch).
+	 */
 	PY_SYNC(RT,  "cudaStreamSynchronize"),
 	PY_SYNC(RT,  "cudaStreamSynchronize_ptsz"),
 	PY_SYNC(RT,  "cudaDeviceSynchronize"),

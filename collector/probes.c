@@ -26,6 +26,7 @@
 #include "collector/syslibs.h"
 #include "collector/launch_hist.h"
 #include "collector/probe_loader.h"
+#include "collector/proc_seen.h"
 #include "collector/pyprocs.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -45,6 +46,20 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return 0;
 }
 
+/* The kernel's bit for pid (bpf/watch.h): the filter every switch tests. */
+static void mark_watched(struct probes *p, uint32_t pid, int on)
+{
+	uint64_t bit = 1ull << (pid % 64);
+
+	if (pid >= ZW_PID_LIMIT)
+		return;
+	/* The programs set and clear other bits of the same word meanwhile. */
+	if (on)
+		__atomic_fetch_or(&p->watched_bits[pid / 64], bit, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&p->watched_bits[pid / 64], ~bit, __ATOMIC_RELAXED);
+}
+
 /* A process /proc or --pid named: into the kernel's filter, then the set. */
 static void probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t reason,
 			 const char *comm, uint64_t start_ns)
@@ -56,6 +71,8 @@ static void probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t
 		cur |= reason;
 		if (bpf_map_update_elem(p->watched_fd, &pid, &cur, BPF_ANY) != 0)
 			agg_count_dropped(p->agg, 1);
+		else
+			mark_watched(p, pid, 1);
 	}
 	decode_proc_seen(&p->dec, pid, ppid, reason, comm, start_ns, 0);
 }
@@ -75,8 +92,8 @@ static void probes_forget(void *ctx, uint32_t pid, uint64_t start_ns)
 	 * it exited; deleting it here too would take out a later process that
 	 * reused the pid.  Without one, it may have left before it was added.
 	 */
-	if (!start_ns)
-		bpf_map_delete_elem(p->watched_fd, &pid);
+	if (!start_ns && bpf_map_delete_elem(p->watched_fd, &pid) == 0)
+		mark_watched(p, pid, 0);
 	launch_hist_release(p->lh, p->agg, pid, start_ns);
 	gpu_ident_forget(p->ident, pid);
 	if (p->py)
@@ -161,7 +178,51 @@ static int python_start(struct probes *p)
 	return p->py ? 0 : -ENOMEM;
 }
 
-/* Libraries to probe and processes to watch, from one /proc scan. */
+/*
+ * pid maps the library at path, just probed or known: remembered when the
+ * file may lose its uprobes once nothing maps it.
+ */
+static void note_mapper(struct probes *p, uint32_t pid, const char *path)
+{
+	struct stat st;
+
+	if (!pid || stat(path, &st) != 0)
+		return;
+	for (size_t i = 0; i < p->n_libs; i++) {
+		if (p->libs[i].dev == st.st_dev && p->libs[i].ino == st.st_ino) {
+			if (!p->libs[i].pinned)
+				proc_seen_add_file(p->seen, pid, st.st_dev, st.st_ino);
+			return;
+		}
+	}
+}
+
+/* discovery's filter: the maps of a process are read when it runs a program not read yet. */
+static int scan_wanted(void *ctx, uint32_t pid)
+{
+	struct probes *p = ctx;
+
+	/* A process the full table cannot hold is read at every scan. */
+	return proc_seen_mark(p->seen, pid, p->scan, p->scan % PROBES_FULL_SCAN_EVERY == 0) != 0;
+}
+
+/* One item of a scan: a process to watch, or a library file it maps. */
+static void probes_found(struct probes *p, const struct discovery_item *it)
+{
+	if (it->what == DISCOVERY_PROC)
+		probes_watch(p, it->pid, it->ppid, it->reasons, it->comm, it->start_ns);
+	else if (probe_attach_lib(p, it->path, it->kind, 0) < 0)
+		log_debug("cannot probe %s of pid %u", it->path, it->pid);
+	else
+		note_mapper(p, it->pid, it->path);
+}
+
+/*
+ * Libraries to probe and processes to watch, from one /proc scan: the
+ * maps of new programs (a new pid, an exec), and of every process at each
+ * PROBES_FULL_SCAN_EVERY-th scan, for what loads libraries without the
+ * dynamic loader.
+ */
 static void probes_scan(struct probes *p)
 {
 	struct discovery_item it;
@@ -172,14 +233,15 @@ static void probes_scan(struct probes *p)
 		return;
 	}
 	p->scan++;
-	while (discovery_next(&d, &it)) {
-		if (it.what == DISCOVERY_PROC)
-			probes_watch(p, it.pid, it.ppid, it.reasons, it.comm, it.start_ns);
-		else if (probe_attach_lib(p, it.path, it.kind, 0) < 0)
-			log_debug("cannot probe %s of pid %u", it.path, it.pid);
-	}
+	discovery_filter(&d, scan_wanted, p);
+	while (discovery_next(&d, &it))
+		probes_found(p, &it);
 	discovery_close(&d);
-	/* A whole scan found every file still mapped: the others can go. */
+	proc_seen_sweep(p->seen, p->scan);
+	/* Files a live process maps are in use; the others can go after a while. */
+	for (size_t i = 0; i < p->n_libs; i++)
+		if (proc_seen_mappers(p->seen, p->libs[i].dev, p->libs[i].ino) > 0)
+			p->libs[i].seen_scan = p->scan;
 	probe_attach_idle(p);
 }
 
@@ -251,15 +313,25 @@ static void probes_lib_loaded(void *ctx, uint32_t pid)
 		p->loading_overflow = 1;
 }
 
-/* The CUDA/NCCL libraries of the processes that just loaded some. */
+/*
+ * The processes that just loaded libraries, read as a scan reads each:
+ * what they map is probed, and one that maps CUDA or NCCL now is watched.
+ */
 static void probes_loaded(struct probes *p)
 {
+	struct discovery_item it;
+	struct discovery d;
+
 	if (p->loading_overflow) {
 		p->next_scan_ns = 0;
 		p->loading_overflow = 0;
 	}
-	for (size_t i = 0; i < p->n_loading; i++)
-		probe_maps_of(p, p->loading[i], PROBE_LIB_GPU, 0, NULL);
+	for (size_t i = 0; i < p->n_loading; i++) {
+		if (discovery_open_one(&d, p->loading[i], p->opts.comms, p->opts.n_comms) == 0)
+			while (discovery_next(&d, &it))
+				probes_found(p, &it);
+		discovery_close(&d);
+	}
 	p->n_loading = 0;
 }
 
@@ -401,7 +473,8 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 		log_warnx("clock ticks are not 1/%llu s: start times from BPF and /proc differ",
 			  1000000000ull / ZW_START_TICK_NS);
 	p->ident = gpu_ident_new(opts->gpus, opts->n_gpus);
-	if (!p->ident) {
+	p->seen = proc_seen_new();
+	if (!p->ident || !p->seen) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -527,5 +600,6 @@ void probes_stop(struct probes *p)
 	free(p->links);
 	free(p->drop_vals);
 	gpu_ident_free(p->ident);
+	proc_seen_free(p->seen);
 	free(p);
 }

@@ -104,6 +104,8 @@ int sched_configure(void *skel, struct probes *p)
 	}
 	s->rodata->episode_gap_ns = (__u64)p->opts.dataloader_gap_us * 1000u;
 	s->rodata->all_threads = p->opts.all_threads ? 1 : 0;
+	s->rodata->python_frames = p->opts.no_python_frames ? 0 : 1;
+	pystack_settings(p, &s->rodata->zp_threshold_ns, &s->rodata->zp_rate);
 	return 0;
 }
 

@@ -3,8 +3,9 @@
  * The /proc scanner on real processes: a workload that dlopens the fake
  * CUDA runtime is reported as its libraries (through its /proc/PID/root,
  * each once, with their kinds) and then as a process to watch; one named
- * by --comm is reported before it maps anything; our own libc is found
- * for the barrier probe.  Reports only: nothing here needs root.
+ * by --comm is reported before it maps anything, and one whose maps were
+ * read already by its name alone; our own libc is found for the barrier
+ * probe.  Reports only: nothing here needs root.
  */
 #include <check.h>
 #include <stdio.h>
@@ -29,6 +30,15 @@ struct seen {
 	char first_path[PATH_MAX + 64];
 };
 
+/* The filter of a caller that has read one process's maps already. */
+static uint32_t read_already;
+
+static int not_read_yet(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	return pid != read_already;
+}
+
 static void scan_for(uint32_t pid, const char *const *comms, size_t n_comms, struct seen *s)
 {
 	struct discovery_item it;
@@ -37,6 +47,8 @@ static void scan_for(uint32_t pid, const char *const *comms, size_t n_comms, str
 
 	memset(s, 0, sizeof(*s));
 	ck_assert_int_eq(discovery_open(&d, comms, n_comms), 0);
+	if (read_already)
+		discovery_filter(&d, not_read_yet, NULL);
 	while (discovery_next(&d, &it)) {
 		ck_assert_uint_ne(it.pid, (uint32_t)getpid());
 		if (it.pid != pid)
@@ -116,6 +128,44 @@ START_TEST(a_process_is_reported_by_its_libraries_then_itself)
 }
 END_TEST
 
+/*
+ * A process whose maps the caller has read is not read again; with --comm
+ * names it is still looked at, since a name can change without exec.
+ */
+START_TEST(a_process_read_already_is_reported_by_its_name_only)
+{
+	char zw[512], rt[512], lib_arg[600];
+	const char *comms[] = { "zw_cuda" };
+	struct tp_workload w;
+	struct seen s;
+
+	tp_fake(rt, sizeof(rt), "libcudart.so");
+	snprintf(lib_arg, sizeof(lib_arg), "lib:%s", rt);
+	{
+		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), lib_arg, "wait", NULL };
+
+		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	}
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	read_already = (uint32_t)w.pid;
+	scan_for((uint32_t)w.pid, NULL, 0, &s);
+	ck_assert_int_eq(s.libs + s.loaders + s.proc, 0);
+	scan_for((uint32_t)w.pid, comms, 1, &s);
+	ck_assert_int_eq(s.libs + s.loaders, 0);
+	ck_assert_int_eq(s.proc, 1);
+	ck_assert_uint_eq(s.reasons, SHM_WATCH_COMM);
+	/* Another process is read as before. */
+	read_already = (uint32_t)getppid();
+	scan_for((uint32_t)w.pid, NULL, 0, &s);
+	ck_assert_uint_eq(s.kinds, PROBE_LIB_CUDA | PROBE_LIB_CUDART);
+	ck_assert_int_eq(s.proc, 1);
+	read_already = 0;
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 5000), 0);
+	tp_workload_finish(&w);
+}
+END_TEST
+
 START_TEST(the_libc_of_one_process_is_found_on_request)
 {
 	struct discovery_item it;
@@ -154,6 +204,7 @@ Suite *discovery_suite(void)
 
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, a_process_is_reported_by_its_libraries_then_itself);
+	tcase_add_test(tc, a_process_read_already_is_reported_by_its_name_only);
 	tcase_add_test(tc, the_libc_of_one_process_is_found_on_request);
 	suite_add_tcase(s, tc);
 	return s;
