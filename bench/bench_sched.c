@@ -371,25 +371,34 @@ static double bs_cpu_s(pid_t pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-/*
- * Run time of the BPF programs pid holds (its descriptors), seconds, as
- * the kernel counts it while statistics are on.
- */
-static double bs_bpf_s(pid_t pid)
+#define BS_MAX_PROGS	256
+
+/* The BPF programs one process holds, with the kernel's run-time counts. */
+struct bs_progs {
+	unsigned int n;
+	struct {
+		unsigned int id;
+		char name[BPF_OBJ_NAME_LEN];
+		unsigned long long ns, runs;
+	} p[BS_MAX_PROGS];
+};
+
+/* The programs pid holds descriptors of (each once), while statistics are on. */
+static void bs_progs_read(pid_t pid, struct bs_progs *out)
 {
 	char dir[64], path[384], link[64], line[128];
-	unsigned long long total = 0;
 	struct dirent *e;
 	DIR *d;
 
+	out->n = 0;
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
 	d = opendir(dir);
 	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
+		return;
+	while ((e = readdir(d)) && out->n < BS_MAX_PROGS) {
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info);
-		unsigned int id = 0;
+		unsigned int id = 0, k;
 		ssize_t n;
 		FILE *f;
 		int fd;
@@ -407,15 +416,52 @@ static double bs_bpf_s(pid_t pid)
 			sscanf(line, "prog_id: %u", &id);
 		if (f)
 			fclose(f);
-		fd = id ? bpf_prog_get_fd_by_id(id) : -1;
+		for (k = 0; k < out->n && out->p[k].id != id; k++)
+			;
+		fd = id && k == out->n ? bpf_prog_get_fd_by_id(id) : -1;
 		if (fd < 0)
 			continue;
 		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
-			total += info.run_time_ns;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
+			out->p[out->n].id = id;
+			snprintf(out->p[out->n].name, sizeof(out->p[0].name), "%s", info.name);
+			out->p[out->n].ns = info.run_time_ns;
+			out->p[out->n].runs = info.run_cnt;
+			out->n++;
+		}
 		close(fd);
 	}
 	closedir(d);
+}
+
+/* after - before, program by program; the total, seconds; the top ones printed. */
+static double bs_progs_delta(const struct bs_progs *before, struct bs_progs *after)
+{
+	unsigned long long total = 0;
+
+	for (unsigned int i = 0; i < after->n; i++) {
+		for (unsigned int k = 0; k < before->n; k++) {
+			if (before->p[k].id == after->p[i].id) {
+				after->p[i].ns -= before->p[k].ns;
+				after->p[i].runs -= before->p[k].runs;
+				break;
+			}
+		}
+		total += after->p[i].ns;
+	}
+	for (int top = 0; top < 3; top++) {
+		unsigned int best = after->n;
+
+		for (unsigned int i = 0; i < after->n; i++)
+			if (after->p[i].runs && (best == after->n || after->p[i].ns > after->p[best].ns))
+				best = i;
+		if (best == after->n)
+			break;
+		printf("    %-16s %9llu runs %8.1f ms %6.0f ns a run\n", after->p[best].name,
+		       after->p[best].runs, after->p[best].ns / 1e6,
+		       (double)after->p[best].ns / (double)after->p[best].runs);
+		after->p[best].runs = 0;
+	}
 	return (double)total / 1e9;
 }
 
@@ -426,8 +472,9 @@ static double bs_bpf_s(pid_t pid)
  */
 static int bs_torch_accounting(struct bs_torch *t, const char *collector, const char *shm)
 {
+	static struct bs_progs before, after;
 	struct bs_round r;
-	double col0, bpf0, col_s, bpf_s;
+	double col0, col_s, bpf_s;
 	int stats, rc = -1;
 	pid_t col;
 
@@ -441,15 +488,18 @@ static int bs_torch_accounting(struct bs_torch *t, const char *collector, const 
 		goto out;
 	usleep(BS_SETTLE_US);
 	col0 = bs_cpu_s(col);
-	bpf0 = bs_bpf_s(col);
+	bs_progs_read(col, &before);
 	if (bs_torch_round(t, &r) == 0) {
 		col_s = bs_cpu_s(col) - col0;
-		bpf_s = bs_bpf_s(col) - bpf0;
-		printf("  accounted cost over one %s s round: the workload used %.2f CPU s; the "
-		       "collector %.3f s (%.2f%%), its programs %.3f s (%.2f%%); together %.2f%% "
-		       "(the tracepoints' own floor is in the ping-pong row)\n",
-		       BS_TORCH_SECONDS, r.cpu_s, col_s, 100 * col_s / r.cpu_s, bpf_s,
-		       100 * bpf_s / r.cpu_s, 100 * (col_s + bpf_s) / r.cpu_s);
+		bs_progs_read(col, &after);
+		printf("  accounted cost over one %s s round, the programs that ran longest:\n",
+		       BS_TORCH_SECONDS);
+		bpf_s = bs_progs_delta(&before, &after);
+		printf("  the workload used %.2f CPU s; the collector %.3f s (%.2f%%), its programs "
+		       "%.3f s (%.2f%%); together %.2f%% (the tracepoints' own floor is in the "
+		       "ping-pong row)\n",
+		       r.cpu_s, col_s, 100 * col_s / r.cpu_s, bpf_s, 100 * bpf_s / r.cpu_s,
+		       100 * (col_s + bpf_s) / r.cpu_s);
 		rc = 0;
 	}
 	kill(col, SIGTERM);

@@ -44,10 +44,11 @@ struct zp_thread {
 	__u64 out_ns;			/* left the CPU at; 0: on it, or nothing kept */
 	__u32 state;			/* enum shm_stall_state of this episode */
 	__u32 nframes;
-	__s32 native_stack;
+	__s32 native_stack;		/* user stack id, of the site stack_code/instr */
 	__u32 truncated;
 	struct zev_py_frame frames[ZP_MAX_FRAMES];
 	__u64 stack_code, stack_instr;	/* the innermost frame native_stack was taken at */
+	__u64 want_code, want_instr;	/* a site that stalled without one: take it there */
 	/* A synchronisation in flight: entered at, nesting, time off the CPU in it. */
 	__u64 call_ns;
 	__u64 call_out_ns;		/* left the CPU inside it at; 0: on it */
@@ -166,11 +167,13 @@ static __always_inline void zp_switch_out(void *ctx, struct task_struct *prev,
 		return;
 	t->state = runnable ? SHM_STALL_RUNQ : zss_blocked_state(prev);
 	/*
-	 * Unwinding the user stack costs more than the whole Python walk: a
-	 * thread that leaves the CPU again at the same instruction of the same
-	 * code (a loop waiting on the same call) keeps the stack it had.
+	 * Unwinding the user stack costs more than the whole Python walk, and
+	 * most switches are no stall: it is taken only where the thread left
+	 * the CPU at the innermost site of a stall sent without one (a loop
+	 * waits on the same call again), and kept while it leaves from there.
 	 */
-	if (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr) {
+	if (t->frames[0].code == t->want_code && t->frames[0].instr == t->want_instr &&
+	    (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr)) {
 		t->native_stack = bpf_get_stackid(ctx, &zp_native, BPF_F_USER_STACK);
 		t->stack_code = t->frames[0].code;
 		t->stack_instr = t->frames[0].instr;
@@ -217,7 +220,14 @@ static __always_inline void zp_send_stall(struct zp_thread *t, __u32 tgid, __u32
 	e->state = state;
 	e->nframes = t->nframes;
 	e->ns = ns;
-	e->native_stack = t->native_stack;
+	/* The user stack of this site, or none yet: then the next stall here takes it. */
+	if (t->frames[0].code == t->stack_code && t->frames[0].instr == t->stack_instr) {
+		e->native_stack = t->native_stack;
+	} else {
+		e->native_stack = -1;
+		t->want_code = t->frames[0].code;
+		t->want_instr = t->frames[0].instr;
+	}
 	e->truncated = t->truncated;
 	e->pad = 0;
 	/* Taken by subtraction: what other CPUs add meanwhile stays for the next. */

@@ -220,6 +220,7 @@ int agg_stall(struct agg *a, uint32_t pid, uint32_t tid, uint32_t state, uint64_
 		memset(r, 0, sizeof(*r));
 		r->pid = pid;
 		r->state = state;
+		r->native_stack = -1;
 		r->line = where->site.line;
 		copy_text(r->file, where->site.file, sizeof(r->file));
 		copy_text(r->func, where->site.func, sizeof(r->func));
@@ -235,7 +236,9 @@ int agg_stall(struct agg *a, uint32_t pid, uint32_t tid, uint32_t state, uint64_
 	if (ns > r->max_ns)
 		r->max_ns = ns;
 	r->last_mono_ns = now_ns;
-	r->native_stack = where->native_stack;
+	/* The probe takes a site's user stack at its next stall there: keep the last taken. */
+	if (where->native_stack >= 0)
+		r->native_stack = where->native_stack;
 	r->flags |= where->flags;
 	return 0;
 }

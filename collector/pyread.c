@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "collector/pyline.h"
 #include "collector/pyread.h"
@@ -64,17 +65,27 @@ static int read_str(int mem, const struct py_layout *l, uint64_t obj, char *out,
 /*
  * Code objects named before, by (pid, address): a stall names the same
  * few code objects again and again, and reading one costs seven reads of
- * the other process.  An entry is used only when the code object's
- * header still reads the same, byte for byte: its file, name and line
- * table are immutable objects it holds, so they are the same too.
+ * the other process.  An entry is used only when the code object still
+ * holds the same file, name and line table objects at the same first
+ * line: those are immutable and what the entry was made from.  The rest
+ * of its header changes all the time (its reference count, the
+ * interpreter's warm-up counters), so it is not compared.
  */
-#define CODE_CACHE	1024u		/* entries, direct-mapped */
+#define CODE_CACHE	1024u		/* entries */
+#define CODE_WAYS	4u		/* where one may live: hot code objects rarely collide */
 #define CACHED_TABLE	4096u		/* longer line tables are read each time */
+
+struct code_key {
+	uint64_t file, func, table;	/* the objects' addresses */
+	int32_t firstlineno;
+	uint32_t pad;
+};
 
 struct code_entry {
 	uint32_t pid;
 	uint64_t code;
-	uint8_t head[CODE_HEADER];
+	uint64_t used;			/* when last looked up, to pick the way to reuse */
+	struct code_key key;
 	char file[SHM_SITE_FILE_LEN];
 	char func[SHM_SITE_FUNC_LEN];
 	uint32_t tab_len;		/* 0: no table kept */
@@ -83,13 +94,42 @@ struct code_entry {
 
 static struct code_entry *code_cache;
 
+static void code_key_of(const struct py_layout *l, const uint8_t *head, struct code_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->file = u64_at(head, l->code_filename);
+	k->func = u64_at(head, l->code_qualname);
+	k->table = u64_at(head, l->code_linetable);
+	memcpy(&k->firstlineno, head + l->code_firstlineno, sizeof(k->firstlineno));
+}
+
+/* The entry of (pid, code) among the ways of its set, else the one to reuse. */
 static struct code_entry *cache_slot(uint32_t pid, uint64_t code)
 {
-	uint64_t h = (code >> 4) * 0x9e3779b97f4a7c15ull ^ pid;
+	/*
+	 * The pid goes in before the multiply: forked workers hold the same
+	 * code objects at the same addresses, and must not take turns in a slot.
+	 */
+	uint64_t h = ((code >> 4) ^ ((uint64_t)pid << 32)) * 0x9e3779b97f4a7c15ull;
+	static uint64_t clock;
+	struct code_entry *set, *victim;
 
 	if (!code_cache)
 		code_cache = calloc(CODE_CACHE, sizeof(*code_cache));
-	return code_cache ? &code_cache[(h >> 32) % CODE_CACHE] : NULL;
+	if (!code_cache)
+		return NULL;
+	set = &code_cache[(h >> 32) % (CODE_CACHE / CODE_WAYS) * CODE_WAYS];
+	victim = &set[0];
+	for (uint32_t w = 0; w < CODE_WAYS; w++) {
+		if (set[w].pid == pid && set[w].code == code) {
+			victim = &set[w];
+			break;
+		}
+		if (set[w].used < victim->used)
+			victim = &set[w];
+	}
+	victim->used = ++clock;
+	return victim;
 }
 
 /* The line of f from the code object's table (cached or read). */
@@ -126,21 +166,50 @@ static uint32_t frame_line(int mem, const struct py_layout *l, const struct zev_
 	return line > 0 ? (uint32_t)line : 0;
 }
 
+/*
+ * The head of each frame's code object: in one system call where the
+ * kernel allows (process_vm_readv), the rest through mem one at a time.
+ * The pid may name another process by then; a read through mem (opened on
+ * the process itself, which fails once it is gone) afterwards tells.
+ */
+static void read_heads(int mem, uint32_t pid, const struct zev_py_frame *frames, uint32_t n,
+		       uint8_t (*heads)[CODE_HEADER], int *ok)
+{
+	struct iovec local[ZP_MAX_FRAMES], remote[ZP_MAX_FRAMES];
+	uint32_t done = 0;
+	uint8_t byte;
+	ssize_t got;
+
+	for (uint32_t i = 0; i < n; i++) {
+		local[i].iov_base = heads[i];
+		local[i].iov_len = CODE_HEADER;
+		remote[i].iov_base = (void *)(uintptr_t)frames[i].code;
+		remote[i].iov_len = CODE_HEADER;
+	}
+	got = n ? process_vm_readv((pid_t)pid, local, n, remote, n, 0) : -1;
+	if (got > 0 && pymem_read(mem, frames[0].code, &byte, 1) == 0)
+		done = (uint32_t)((size_t)got / CODE_HEADER);
+	for (uint32_t i = 0; i < n; i++)
+		ok[i] = i < done || (frames[i].code &&
+				     pymem_read(mem, frames[i].code, heads[i], CODE_HEADER) == 0);
+}
+
 static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
-		      const struct zev_py_frame *f, struct stall_frame *out)
+		      const struct zev_py_frame *f, const uint8_t *head, struct stall_frame *out)
 {
 	const struct py_layout *l = pi->layout;
 	struct code_entry *ce;
-	uint8_t head[CODE_HEADER];
+	struct code_key key;
 
 	memset(out, 0, sizeof(*out));
-	if (!l || !f->code || pymem_read(mem, f->code, head, sizeof(head)) != 0)
+	if (!l || !f->code || !head)
 		return -EIO;
 	/* Freed and reused since the stall: not a code object any more. */
 	if (u64_at(head, l->object_type) != pi->code_type)
 		return -ESTALE;
+	code_key_of(l, head, &key);
 	ce = cache_slot(pid, f->code);
-	if (ce && ce->pid == pid && ce->code == f->code && memcmp(ce->head, head, sizeof(head)) == 0) {
+	if (ce && ce->pid == pid && ce->code == f->code && memcmp(&ce->key, &key, sizeof(key)) == 0) {
 		memcpy(out->file, ce->file, sizeof(out->file));
 		memcpy(out->func, ce->func, sizeof(out->func));
 		out->line = frame_line(mem, l, f, head, ce);
@@ -153,7 +222,7 @@ static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
 	if (ce) {
 		ce->pid = pid;
 		ce->code = f->code;
-		memcpy(ce->head, head, sizeof(head));
+		ce->key = key;
 		memcpy(ce->file, out->file, sizeof(ce->file));
 		memcpy(ce->func, out->func, sizeof(ce->func));
 		ce->tab_len = 0;
@@ -171,16 +240,19 @@ int pyread_is_library(const char *file)
 int pyread_where(int mem, const struct py_interp *pi, const struct zev_py_stall *rec,
 		 struct stall_where *out)
 {
-	struct stall_frame f;
+	static uint8_t heads[ZP_MAX_FRAMES][CODE_HEADER];
 	uint32_t n = rec->nframes < ZP_MAX_FRAMES ? rec->nframes : ZP_MAX_FRAMES;
-	int named = 0;
+	int ok[ZP_MAX_FRAMES], named = 0;
+	struct stall_frame f;
 
 	memset(out, 0, sizeof(*out));
+	read_heads(mem, rec->hdr.pid, rec->frames, n, heads, ok);
 	out->native_stack = rec->native_stack < 0 ? -1 : rec->native_stack;
 	out->flags = rec->truncated ? SHM_SITE_TRUNCATED : 0;
 	/* Innermost first: stop at the user's own frame, reading no more. */
 	for (uint32_t i = 0; i < n; i++) {
-		if (name_frame(mem, pi, rec->hdr.pid, &rec->frames[i], &f) != 0) {
+		if (name_frame(mem, pi, rec->hdr.pid, &rec->frames[i], ok[i] ? heads[i] : NULL,
+			       &f) != 0) {
 			if (!named)
 				return -ESTALE;
 			continue;

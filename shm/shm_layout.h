@@ -299,7 +299,7 @@ struct shm_stall_site {
 	uint64_t total_ns;		/* their time */
 	uint64_t max_ns;
 	uint64_t last_mono_ns;		/* when the last one ended */
-	int32_t native_stack;		/* the last one's user stack id; -1 none */
+	int32_t native_stack;		/* the last user stack id taken at it; -1 none yet */
 	uint32_t flags;			/* SHM_SITE_* */
 	char file[SHM_SITE_FILE_LEN];
 	char func[SHM_SITE_FUNC_LEN];

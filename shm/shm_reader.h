@@ -40,6 +40,14 @@ struct shm_reader {
 	struct shm_clock clock;		/* the writer's heartbeats on our clock */
 	void *scratch;			/* owned: the next copy lands here, so a failed */
 	size_t scratch_cap;		/* read leaves the caller's snapshot untouched */
+	/*
+	 * The copy last handed over, and its header as it was read: while the
+	 * segment's header (its seqlock word included) reads the same, the
+	 * caller's copy is current and is handed again, neither copied nor
+	 * validated again.
+	 */
+	const void *handed;
+	void *handed_header;		/* owned, SHM_HEADER_SIZE bytes */
 };
 
 /* A private, validated copy of the segment. */

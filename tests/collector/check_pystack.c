@@ -314,6 +314,8 @@ static void check_site(const struct tp_collector *c, pid_t pid, const char *name
 	ck_assert_uint_ge(r->stalls, rounds - 1);
 	/* A wait woken early (a spurious futex wakeup) blocks again: two stalls, one call. */
 	ck_assert_uint_le(r->stalls, 2 * rounds);
+	/* A site that stalls again gets the user stack it is entered from. */
+	ck_assert_int_ge(r->native_stack, 0);
 }
 
 static void check_data_site(const struct tp_collector *c, pid_t pid, long long truth_ns,

@@ -680,6 +680,50 @@ START_TEST(mapped_fuzz_of_header_never_crashes)
 }
 END_TEST
 
+/*
+ * Reads between two publishes hand the same copy again, neither copied nor
+ * validated anew; a publish, or a header that changed without one, is read
+ * afresh.
+ */
+START_TEST(an_unchanged_segment_is_handed_again)
+{
+	struct shm_writer w;
+	struct shm_writer_opts o;
+	struct shm_reader r;
+	struct shm_snapshot s = { 0 };
+	char name[64], why[256];
+	const void *first;
+
+	tu_unique_shm_name(name, sizeof(name));
+	small_opts(&o, name, 1000);
+	ck_assert_int_eq(shm_writer_create(&w, &o), 0);
+	shm_reader_init(&r, name);
+	publish(&w, 1);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	first = s.buf;
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+		ck_assert_ptr_eq(s.buf, first);
+	}
+	publish(&w, 2);
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	ck_assert_ptr_ne(s.buf, first);
+	ck_assert_uint_eq(s.hdr->stats.publishes, 2);
+	first = s.buf;
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	ck_assert_ptr_eq(s.buf, first);
+	/* Written without the seqlock: the header no longer matches the copy. */
+	w.base->h.layout_version = 99;
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_INVALID);
+	w.base->h.layout_version = SHM_LAYOUT_VERSION;
+	ck_assert_int_eq(read_once(&r, &s, why, sizeof(why)), SHM_READ_OK);
+	ck_assert_uint_eq(s.hdr->stats.publishes, 2);
+	shm_snapshot_free(&s);
+	shm_reader_close(&r);
+	shm_writer_close(&w, 1);
+}
+END_TEST
+
 START_TEST(stale_heartbeat_is_reported_with_a_valid_snapshot)
 {
 	struct shm_writer w;
@@ -874,6 +918,7 @@ Suite *shm_reader_suite(void)
 	tcase_set_timeout(tm, 30);
 	tcase_add_test(tm, missing_segment_and_bad_name);
 	tcase_add_test(tm, mapped_corruption_is_rejected_then_recovered);
+	tcase_add_test(tm, an_unchanged_segment_is_handed_again);
 	tcase_add_test(tm, mapped_truncation_and_odd_files_are_rejected);
 	tcase_add_test(tm, mapped_fuzz_of_header_never_crashes);
 	tcase_add_test(tm, stale_heartbeat_is_reported_with_a_valid_snapshot);
