@@ -5,7 +5,8 @@
 # simulator with 1,000 processes, the exporter and prometheus-node-exporter
 # on loopback ports, runs wrk against both /metrics (the exporter as text,
 # text gzipped, protobuf with native histograms and that gzipped; the node
-# exporter as text and gzipped), then connects 1,000
+# exporter as text and gzipped), saturated (eight requests in flight) and
+# as one scraper (one at a time), then connects 1,000
 # WebSocket clients and samples the exporter's CPU time and RSS.
 set -eu
 
@@ -95,10 +96,10 @@ awk -v n="$PROCS" '!/^#/ { all++; if ($0 ~ /[{,]pid="/) pid++ }
 awk -v n="$PROCS" -v b="$(wc -c <"$TMP/mp.txt")" '!/^#/ { all++ }
 	END { printf "with --per-pid-histograms:  %d series (%.1f per process), %d bytes\n", all, all / n, b }' "$TMP/mp.txt"
 awk -v b="$(wc -c <"$TMP/m.txt")" 'BEGIN { printf "text body %d bytes (target < 1000000): %s\n", b, b < 1000000 ? "met" : "NOT met" }'
-# bench_one NAME URL [wrk flags such as -H "Header: value"]
+# bench_one NAME URL [wrk flags such as -H "Header: value"]; $CONNS at once
 bench_one() {
 	name=$1; url=$2; shift 2
-	wrk -t2 -c8 -d"${DURATION}s" --latency "$@" "$url" >"$TMP/wrk.txt" 2>&1
+	wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$@" "$url" >"$TMP/wrk.txt" 2>&1
 	p50=$(awk '$1=="50%"{print $2}' "$TMP/wrk.txt")
 	p99=$(awk '$1=="99%"{print $2}' "$TMP/wrk.txt")
 	rps=$(awk '/^Requests\/sec/{print $2}' "$TMP/wrk.txt")
@@ -107,12 +108,21 @@ bench_one() {
 	printf '%-26s p50 %8s  p99 %8s  %10s req/s  %10s/s%s\n' "$name" "$p50" "$p99" "$rps" "$xfer" \
 		"${non2xx:+  NON-2XX: $non2xx}"
 }
-bench_one "zernel text" "http://127.0.0.1:$MPORT/metrics"
-bench_one "zernel text, gzip" "http://127.0.0.1:$MPORT/metrics" -H "$GZ"
-bench_one "zernel protobuf" "http://127.0.0.1:$MPORT/metrics" -H "Accept: $ACCEPT_PB"
-bench_one "zernel protobuf, gzip" "http://127.0.0.1:$MPORT/metrics" -H "Accept: $ACCEPT_PB" -H "$GZ"
-bench_one "node-exporter text" "http://127.0.0.1:$NPORT/metrics"
-bench_one "node-exporter text, gzip" "http://127.0.0.1:$NPORT/metrics" -H "$GZ"
+bench_all() {
+	bench_one "zernel text" "http://127.0.0.1:$MPORT/metrics"
+	bench_one "zernel text, gzip" "http://127.0.0.1:$MPORT/metrics" -H "$GZ"
+	bench_one "zernel protobuf" "http://127.0.0.1:$MPORT/metrics" -H "Accept: $ACCEPT_PB"
+	bench_one "zernel protobuf, gzip" "http://127.0.0.1:$MPORT/metrics" -H "Accept: $ACCEPT_PB" -H "$GZ"
+	bench_one "node-exporter text" "http://127.0.0.1:$NPORT/metrics"
+	bench_one "node-exporter text, gzip" "http://127.0.0.1:$NPORT/metrics" -H "$GZ"
+}
+# Saturated: eight requests always in flight, what the two cores can serve.
+THREADS=2 CONNS=8
+bench_all
+# As a scraper sees it: one request at a time, each answered before the next.
+echo "== /metrics, one scraper (wrk -t1 -c1 -d${DURATION}s): latency of a scrape"
+THREADS=1 CONNS=1
+bench_all
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_kb() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }

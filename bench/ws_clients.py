@@ -4,7 +4,9 @@
 # Holds N WebSocket connections to the exporter's feed for SECONDS and reads
 # (and discards) everything sent, so that the exporter, not this client, is
 # what gets measured.  Raw sockets and one selector: no frame parsing beyond
-# the handshake.  Prints how many connected and how many bytes arrived.
+# the handshake.  The exporter takes at most 64 clients from one address, so
+# the connections come from 60 a loopback address (127.0.0.1, .2, ...).
+# Prints how many connected and how many bytes arrived.
 #
 # usage: ws_clients.py PORT N SECONDS
 import selectors
@@ -18,8 +20,12 @@ req = ("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
        "Sec-WebSocket-Version: 13\r\n\r\n").encode()
 sel = selectors.DefaultSelector()
 ok = 0
+PER_ADDRESS = 60
 for i in range(n):
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    k = i // PER_ADDRESS
+    source = "127.0.%d.%d" % (k // 250, 1 + k % 250)
+    s = socket.create_connection(("127.0.0.1", port), timeout=10,
+                                 source_address=(source, 0))
     s.sendall(req)
     head = b""
     while b"\r\n\r\n" not in head:

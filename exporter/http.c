@@ -205,8 +205,10 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 	snap = source_fresh(&s->src);
 	memset(&v, 0, sizeof(v));
 	/* Fresh but no body: the render failed (too large, no memory) or timed out. */
+	/* One publish older at most, while the one the scrape saw renders. */
 	if (snap && metrics_ahead_view(&s->ahead, snap->hdr->generation,
-				       snap->hdr->heartbeat_mono_ns, &v) < 0)
+				       snap->hdr->heartbeat_mono_ns,
+				       snap->hdr->publish_interval_ms * NSEC_PER_MSEC * 3 / 2, &v) < 0)
 		err = v.render_error ? v.render_error : -EAGAIN;
 	/*
 	 * The render thread a publish ahead of this request, or its view not

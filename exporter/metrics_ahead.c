@@ -177,16 +177,31 @@ static int view_reached(const struct metrics_view *w, uint64_t generation, uint6
 	return w->body || w->render_error;
 }
 
+/* The view has a body of this collector at most behind_ns older than heartbeat. */
+static int view_recent(const struct metrics_view *w, uint64_t generation, uint64_t heartbeat,
+		       uint64_t behind_ns)
+{
+	return w->status == SHM_READ_OK && w->body && w->generation == generation &&
+	       w->heartbeat_mono_ns + behind_ns >= heartbeat;
+}
+
 int metrics_ahead_view(struct metrics_ahead *a, uint64_t generation, uint64_t heartbeat,
-		       struct metrics_view *v)
+		       uint64_t behind_ns, struct metrics_view *v)
 {
 	struct timespec until = after_ms(METRICS_AHEAD_WAIT_MS);
 	uint64_t asked = 0;
-	int have, err = 0, looked = 0;
+	int have, err = 0, looked = 0, recent;
 
 	atomic_store(&a->last_scrape_ns, now_mono_ns());
 	pthread_mutex_lock(&a->lock);
-	while (a->started && !err && !view_reached(&a->view, generation, heartbeat)) {
+	/* The publish before, while this one renders: the thread is told, nobody waits. */
+	recent = view_recent(&a->view, generation, heartbeat, behind_ns);
+	if (a->started && recent && !view_reached(&a->view, generation, heartbeat) &&
+	    !a->demand) {
+		a->demand = 1;
+		pthread_cond_signal(&a->wake);
+	}
+	while (a->started && !recent && !err && !view_reached(&a->view, generation, heartbeat)) {
 		/*
 		 * Another generation after a look taken since we asked: the
 		 * collector restarted again; that one is the newest.

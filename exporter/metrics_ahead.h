@@ -7,11 +7,14 @@
  * a scrape then takes the latest body, renders only its per-request part,
  * and never waits for a render, which would otherwise stall every scrape
  * arriving during one (tens of ms with 1,000 processes).  A scrape still
- * reads the segment itself, so a fault is reported at once, and it never
- * sends an older publish than it saw: when the thread is behind, the
- * scrape wakes it and waits for that render.  When scrapes are rare (Prometheus every 15 s), a
- * publish is rendered only when a scrape asks for it, which waits: no CPU
- * goes to renders nobody reads.  Unprivileged; started after the sandbox
+ * reads the segment itself, so a fault is reported at once.  A scrape that
+ * arrives while the publish it saw is being rendered takes the one before,
+ * with that publish's own status (the response describes one publish
+ * throughout, at most one publish interval older than it could be); one
+ * that finds no body that recent wakes the thread and waits for the render.
+ * When scrapes are rare (Prometheus every 15 s), a publish is rendered only
+ * when a scrape asks for it, which waits: no CPU goes to renders nobody
+ * reads.  Unprivileged; started after the sandbox
  * (threads are allowed, see sandbox_filter.c).
  */
 #ifndef ZERNEL_METRICS_AHEAD_H
@@ -73,13 +76,14 @@ int metrics_ahead_init(struct metrics_ahead *a, const char *shm_name, size_t lim
 int metrics_ahead_start(struct metrics_ahead *a);
 /*
  * Copies into v the view of the publish (generation, heartbeat) the
- * scrape saw, or of a later one, with its own reference on the body (the
- * caller drops it with metrics_body_unref).  When the thread has not
- * rendered that far, asks it to and waits (up to METRICS_AHEAD_WAIT_MS).
- * 0; -EAGAIN when no body came (v then has none, or an older one).
+ * scrape saw, of a later one, or of one at most behind_ns older while that
+ * one renders, with its own reference on the body (the caller drops it
+ * with metrics_body_unref).  When the thread has rendered none of those,
+ * asks it to and waits (up to METRICS_AHEAD_WAIT_MS).  0; -EAGAIN when no
+ * body came (v then has none, or an older one).
  */
 int metrics_ahead_view(struct metrics_ahead *a, uint64_t generation, uint64_t heartbeat,
-		       struct metrics_view *v);
+		       uint64_t behind_ns, struct metrics_view *v);
 /* A scrape asked for form f: render it ahead from the next publish on. */
 void metrics_ahead_want(struct metrics_ahead *a, enum metrics_format f, int gzip);
 void metrics_ahead_stop(struct metrics_ahead *a);

@@ -200,7 +200,7 @@ static void assert_view_is_publish(struct metrics_ahead *a, int latest)
 
 	/* Not latest: any publish of this collector will do (heartbeat 0). */
 	ck_assert_int_eq(metrics_ahead_view(a, snap.hdr->generation,
-					    latest ? snap.hdr->heartbeat_mono_ns : 0, &v), 0);
+					    latest ? snap.hdr->heartbeat_mono_ns : 0, 0, &v), 0);
 	ck_assert_int_eq(v.status, SHM_READ_OK);
 	ck_assert_ptr_nonnull(v.body);
 	ck_assert_uint_eq(v.body->heartbeat_mono_ns, v.heartbeat_mono_ns);
