@@ -5,11 +5,13 @@
  * reports; the loader (probes.c) attaches and watches.  Root.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bpf/probe_abi.h"
 #include "collector/discovery.h"
 #include "shm/shm_consts.h"
 
@@ -90,6 +92,96 @@ static int proc_stat(uint32_t pid, uint32_t *ppid, uint64_t *start_ns)
 	if (hz > 0)
 		*start_ns = start * (1000000000ull / (unsigned long long)hz);
 	return 0;
+}
+
+struct tree_node {
+	uint32_t pid, ppid;
+	uint64_t start_ns;
+};
+
+/* Every process's parent, from /proc/PID/stat; NULL with errno on failure. */
+static struct tree_node *read_tree(size_t *n)
+{
+	struct tree_node *nodes = NULL, *grown;
+	size_t cap = 0;
+	struct dirent *e;
+	DIR *proc = opendir("/proc");
+
+	*n = 0;
+	if (!proc)
+		return NULL;
+	while ((e = readdir(proc))) {
+		struct tree_node t;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		t.pid = (uint32_t)strtoul(e->d_name, NULL, 10);
+		if (proc_stat(t.pid, &t.ppid, &t.start_ns) != 0)
+			continue;	/* gone meanwhile */
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			grown = realloc(nodes, cap * sizeof(*nodes));
+			if (!grown) {
+				free(nodes);
+				closedir(proc);
+				errno = ENOMEM;
+				return NULL;
+			}
+			nodes = grown;
+		}
+		nodes[(*n)++] = t;
+	}
+	closedir(proc);
+	return nodes ? nodes : calloc(1, sizeof(*nodes));
+}
+
+int discovery_descendants(const uint32_t *roots, size_t n_roots,
+			  void (*fn)(void *ctx, const struct discovery_item *it), void *ctx)
+{
+	/* One bit per pid: in the set (a root, or reported). */
+	uint8_t *in = calloc(ZW_PID_LIMIT / 8, 1);
+	struct tree_node *nodes;
+	size_t n = 0;
+	int found = 0, more = 1;
+
+	if (!in)
+		return -ENOMEM;
+	nodes = read_tree(&n);
+	if (!nodes) {
+		free(in);
+		return -errno;
+	}
+	for (size_t i = 0; i < n_roots; i++)
+		if (roots[i] < ZW_PID_LIMIT)
+			in[roots[i] / 8] |= (uint8_t)(1u << (roots[i] % 8));
+	/* A pass per generation: a child is reported once its parent is in. */
+	while (more) {
+		more = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct tree_node *t = &nodes[i];
+			struct discovery_item it;
+
+			if (t->pid >= ZW_PID_LIMIT || t->ppid >= ZW_PID_LIMIT ||
+			    (in[t->pid / 8] & (1u << (t->pid % 8))) ||
+			    !(in[t->ppid / 8] & (1u << (t->ppid % 8))))
+				continue;
+			in[t->pid / 8] |= (uint8_t)(1u << (t->pid % 8));
+			memset(&it, 0, sizeof(it));
+			if (discovery_comm(t->pid, it.comm, sizeof(it.comm)) != 0)
+				continue;	/* gone: its children, if any, are orphans now */
+			it.what = DISCOVERY_PROC;
+			it.pid = t->pid;
+			it.ppid = t->ppid;
+			it.reasons = SHM_WATCH_DESCENDANT;
+			it.start_ns = t->start_ns;
+			fn(ctx, &it);
+			found++;
+			more = 1;
+		}
+	}
+	free(nodes);
+	free(in);
+	return found;
 }
 
 int discovery_start_time(uint32_t pid, uint64_t *start_ns)

@@ -93,6 +93,15 @@ int discovery_open_pid(struct discovery *d, uint32_t pid, unsigned int kinds);
 int discovery_next(struct discovery *d, struct discovery_item *it);
 void discovery_close(struct discovery *d);
 
+/*
+ * The processes already below any of roots in the process tree (children,
+ * their children, ...), each as a process item with reason
+ * SHM_WATCH_DESCENDANT, after its parent; those forked later are the
+ * kernel's to follow.  Returns how many, or -errno.
+ */
+int discovery_descendants(const uint32_t *roots, size_t n_roots,
+			  void (*fn)(void *ctx, const struct discovery_item *it), void *ctx);
+
 /* pid's name from /proc/PID/comm; 0, or -errno when it is gone. */
 int discovery_comm(uint32_t pid, char *buf, size_t len);
 /* The start time of pid, boot-relative ns at /proc/PID/stat's precision; 0 or -errno. */

@@ -358,6 +358,42 @@ static void watch_named_pids(struct probes *p)
 	}
 }
 
+static void descendant_found(void *ctx, const struct discovery_item *it)
+{
+	probes_found(ctx, it);
+}
+
+/*
+ * The watched processes' children that were there before the collector
+ * (a job's DataLoader workers, torchrun's ranks under --pid); the kernel
+ * follows the forks from now on.
+ */
+static void watch_descendants(struct probes *p)
+{
+	uint32_t cursor = 0, pid, *roots = NULL, *grown;
+	size_t n = 0, cap = 0;
+	int found;
+
+	while (agg_proc_next(p->agg, &cursor, &pid)) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			grown = realloc(roots, cap * sizeof(*roots));
+			if (!grown)
+				break;
+			roots = grown;
+		}
+		roots[n++] = pid;
+	}
+	found = n ? discovery_descendants(roots, n, descendant_found, p) : 0;
+	if (found < 0)
+		log_warnx("the watched processes' children could not be listed: %s",
+			  strerror(-found));
+	else if (found > 0)
+		log_info("%d children of watched processes, there before the collector, watched",
+			 found);
+	free(roots);
+}
+
 /* The node's own CUDA/NCCL libraries, probed before any process loads them. */
 static void syslib_found(void *ctx, const char *path, unsigned int kind)
 {
@@ -521,9 +557,10 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	err = attach_named_libs(p);
 	if (err)
 		goto cleanup;
-	/* 4. processes named by hand, then whatever maps a library already */
+	/* 4. processes named by hand, whatever maps a library already, and their children */
 	watch_named_pids(p);
 	probes_scan(p);
+	watch_descendants(p);
 	if (p->py)
 		pyprocs_scan(p->py, now_mono_ns());
 	p->next_scan_ns = now_mono_ns() + p->opts.discovery_interval_ms * NSEC_PER_MSEC;

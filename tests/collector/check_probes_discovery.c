@@ -3,7 +3,8 @@
  * Library discovery and the watched set through the real collector: a
  * library dlopen'ed after the collector started, from a venv-like path in
  * /tmp; a process in its own mount namespace whose library the collector's
- * namespace cannot see; descendants of a --pid process; and a process that
+ * namespace cannot see; descendants of a --pid process, those it had
+ * before the collector started too; and a process that
  * maps no CUDA library staying unreported.  Needs root (BPF, unshare).
  */
 #include <check.h>
@@ -282,6 +283,62 @@ START_TEST(test_pid_descendants_watched_others_not)
 }
 END_TEST
 
+/*
+ * A --pid process's children and grandchildren that were there before the
+ * collector started are watched too, each under its own parent.
+ */
+START_TEST(test_pid_children_from_before_start_watched)
+{
+	/* A child, and a child with a child of its own, then READY. */
+	char *argv[] = { "/bin/sh", "-c",
+			 "sleep 30 & echo \"CHILD $!\"; "
+			 "sh -c 'sleep 30 & echo \"GRAND $!\"; wait' & echo \"MID $!\"; "
+			 "sleep 0.3; echo READY; read y", NULL };
+	struct tp_collector c;
+	struct tp_workload parent;
+	char out[512], pid_arg[16];
+	const char *line;
+	int child = 0, mid = 0, grand = 0;
+
+	if (tu_skip_unless_root("test_pid_children_from_before_start_watched"))
+		return;
+	ck_assert_int_eq(tp_workload_start(&parent, argv), 0);
+	ck_assert_int_eq(tp_workload_collect(&parent, "READY", out, sizeof(out), 5000), 0);
+	for (line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		sscanf(line, "CHILD %d", &child);
+		sscanf(line, "MID %d", &mid);
+		sscanf(line, "GRAND %d", &grand);
+	}
+	ck_assert_msg(child > 0 && mid > 0 && grand > 0, "output: %s", out);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)parent.pid);
+	{
+		const char *extra[] = { "--pid", pid_arg, NULL };
+
+		ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
+			      c.log);
+	}
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	ck_assert_ptr_nonnull(tp_proc(&c, (uint32_t)parent.pid));
+	ck_assert(tp_proc(&c, (uint32_t)parent.pid)->watch_reason & SHM_WATCH_PID);
+	{
+		const int kids[][2] = { { child, parent.pid }, { mid, parent.pid }, { grand, mid } };
+
+		for (size_t i = 0; i < 3; i++) {
+			const struct shm_proc *p = tp_proc(&c, (uint32_t)kids[i][0]);
+
+			ck_assert_msg(p != NULL, "pid %d, there before the collector, is not watched",
+				      kids[i][0]);
+			ck_assert(p->watch_reason & SHM_WATCH_DESCENDANT);
+			ck_assert_uint_eq(p->ppid, (uint32_t)kids[i][1]);
+		}
+	}
+	kill(child, SIGKILL);
+	kill(grand, SIGKILL);
+	tp_workload_finish(&parent);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 /* --comm: a process started later under that name is watched. */
 START_TEST(test_comm_named_at_exec)
 {
@@ -330,6 +387,7 @@ Suite *probes_discovery_suite(void)
 	tcase_add_test(tc, test_library_load_reported_by_the_loader);
 	tcase_add_test(tc, test_process_in_own_mount_namespace);
 	tcase_add_test(tc, test_pid_descendants_watched_others_not);
+	tcase_add_test(tc, test_pid_children_from_before_start_watched);
 	tcase_add_test(tc, test_comm_named_at_exec);
 	suite_add_tcase(s, tc);
 	return s;
