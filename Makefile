@@ -153,6 +153,7 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD)/bpf -I. \
+		$(if $(shell grep -l 'struct bpf_task_work {' $(VMLINUX_H) 2>/dev/null),-DZP_HAVE_TASK_WORK) \
 		-Wall -Werror -MMD -MP -c $< -o $@
 	$(Q)llvm-strip -g $@ 2>/dev/null || true
 

@@ -323,7 +323,7 @@ struct zev_py_stall {
 	__u32 state;		/* enum shm_stall_state */
 	__u32 nframes;		/* frames[] in use; 0: no Python frame */
 	__u64 ns;		/* how long it lasted */
-	__s32 native_stack;	/* user stack id in zp_native; < 0: none */
+	__s32 native_stack;	/* id of the user stack (a hash of its return addresses); < 0: none */
 	__u32 truncated;	/* 1: the stack has more than ZP_MAX_FRAMES */
 	/* Stalls of this process not sent since the last one (rate bound). */
 	__u32 skipped;

@@ -69,7 +69,7 @@ int BPF_KRETPROBE(zp_sync_ret)
 	zp_walk_frames(pr, t, ts);
 	if (!t->nframes)
 		return 0;
-	t->native_stack = bpf_get_stackid(ctx, &zp_native, BPF_F_USER_STACK);
+	t->native_stack = zp_native_stack(ctx);
 	t->stack_code = t->frames[0].code;
 	t->stack_instr = t->frames[0].instr;
 	zp_send_stall(t, tgid, tid, now, SHM_STALL_GPU, on);

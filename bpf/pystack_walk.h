@@ -5,14 +5,18 @@
  * interpreter's list, then remembered), its current _PyInterpreterFrame
  * and the chain of previous frames, code object and last instruction of
  * each.  The walk has to happen while the thread's own address space is
- * mapped: when it leaves the CPU (zp_switch_out, called by the scheduler
- * probe's one sched_switch program, bpf/sched.bpf.c) or when a
- * synchronisation that spun returns (bpf/pystack.bpf.c).  When the thread
- * gets a CPU back the stack is the same (a thread off CPU runs no Python);
- * if its time off the CPU reached the threshold, the remembered frames go
- * to the collector (zp_switch_in), at most zp_rate stacks a second per
- * process.  Both objects include this header and share its maps (the
- * collector hands one object's descriptors to the other).  BPF side only.
+ * mapped, and the stack it reads is the one of the stall as long as the
+ * thread has run no user code since (a thread off the CPU runs none).
+ * Where the kernel has BPF task work (Linux 6.18), the scheduler probe's
+ * switch program (bpf/sched.bpf.c) only notes when and why a thread left
+ * the CPU; when it gets a CPU back after a stall over the threshold, a
+ * task work walks its frames as it returns to user space
+ * (zp_name_stall): only stalls pay for a walk.  Elsewhere the frames are
+ * read at every switch away (zp_switch_out) and sent at the switch back if
+ * the stall lasted.  A synchronisation that spun reads them at its return
+ * (bpf/pystack.bpf.c).  At most zp_rate stacks a second per process.  Both
+ * objects include this header and share its maps (the collector hands one
+ * object's descriptors to the other).  BPF side only.
  */
 #ifndef ZERNEL_BPF_PYSTACK_WALK_H
 #define ZERNEL_BPF_PYSTACK_WALK_H
@@ -64,13 +68,63 @@ struct {
 	__type(value, struct zp_thread);
 } zp_threads SEC(".maps");
 
-/* User stacks of stalls (native frames: where libtorch was entered). */
+/* Return addresses of a user stack that make its id. */
+#define ZP_NATIVE_FRAMES	32
+
+#ifndef ZP_HAVE_TASK_WORK	/* the kernel's BTF is from before Linux 6.18 */
+struct bpf_task_work {
+	__u64 __opaque;
+};
+typedef int (*bpf_task_work_callback_t)(struct bpf_map *map, void *key, void *value);
+#endif
+/* Weak: a kernel without it loads the switch program that walks at every switch. */
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map, bpf_task_work_callback_t callback,
+					      void *aux__prog) __ksym __weak;
+
+/* A stall whose frames its thread's task work reads, by tid. */
+struct zp_pending {
+	struct bpf_task_work tw;
+	__u64 ns;			/* its time off the CPU; 0: none pending */
+	__u64 end_ns;			/* back on a CPU at */
+	__u32 state;			/* enum shm_stall_state */
+	__u32 pad;
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 4096);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 32 * sizeof(__u64));
-} zp_native SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, ZP_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct zp_pending);
+} zp_pending SEC(".maps");
+
+/*
+ * An id of a user stack, from its return addresses (FNV-1a): the same
+ * stack, the same id; -1 for none.  The frames themselves are not kept.
+ */
+static __always_inline __s32 zp_stack_id(const __u64 *ips, long bytes)
+{
+	__u32 h = 2166136261u;
+
+	if (bytes <= 0)
+		return -1;
+	for (int i = 0; i < ZP_NATIVE_FRAMES; i++) {
+		if (i * (long)sizeof(__u64) >= bytes)
+			break;
+		h = (h ^ (__u32)ips[i]) * 16777619u;
+		h = (h ^ (__u32)(ips[i] >> 32)) * 16777619u;
+	}
+	return (__s32)(h & 0x7fffffff);
+}
+
+/* The user stack of the program's current thread, by its context. */
+static __always_inline __s32 zp_native_stack(void *ctx)
+{
+	__u64 ips[ZP_NATIVE_FRAMES];
+
+	return zp_stack_id(ips, bpf_get_stack(ctx, ips, sizeof(ips), BPF_F_USER_STACK));
+}
 
 static __always_inline __u64 zp_read_ptr(__u64 addr)
 {
@@ -174,7 +228,7 @@ static __always_inline void zp_switch_out(void *ctx, struct task_struct *prev,
 	 */
 	if (t->frames[0].code == t->want_code && t->frames[0].instr == t->want_instr &&
 	    (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr)) {
-		t->native_stack = bpf_get_stackid(ctx, &zp_native, BPF_F_USER_STACK);
+		t->native_stack = zp_native_stack(ctx);
 		t->stack_code = t->frames[0].code;
 		t->stack_instr = t->frames[0].instr;
 	}
@@ -205,15 +259,12 @@ static __always_inline struct zp_proc *zp_rate_ok(__u32 tgid, __u64 now, __u64 n
 	return pr;
 }
 
-/* Sends t's frames as a stall of ns in state, within the process's rate. */
-static __always_inline void zp_send_stall(struct zp_thread *t, __u32 tgid, __u32 tid, __u64 now,
-				       __u32 state, __u64 ns)
+/* Sends t's frames as a stall of ns in state, its process's rate allowing it (pr). */
+static __always_inline void zp_emit_stall(struct zp_proc *pr, struct zp_thread *t, __u32 tgid,
+					  __u32 tid, __u64 now, __u32 state, __u64 ns)
 {
 	struct zev_py_stall *e;
-	struct zp_proc *pr = zp_rate_ok(tgid, now, ns);
 
-	if (!pr)
-		return;
 	e = zw_reserve_at(sizeof(*e), ZEV_PY_STALL, ((__u64)tgid << 32) | tid, now);
 	if (!e)
 		return;
@@ -239,8 +290,116 @@ static __always_inline void zp_send_stall(struct zp_thread *t, __u32 tgid, __u32
 	zw_submit(e);
 }
 
-/* next gets a CPU: a stall long enough is sent with the frames kept. */
-static __always_inline void zp_switch_in(struct task_struct *next, __u64 now)
+/* Sends t's frames as a stall of ns in state, within the process's rate. */
+static __always_inline void zp_send_stall(struct zp_thread *t, __u32 tgid, __u32 tid, __u64 now,
+					  __u32 state, __u64 ns)
+{
+	struct zp_proc *pr = zp_rate_ok(tgid, now, ns);
+
+	if (pr)
+		zp_emit_stall(pr, t, tgid, tid, now, state, ns);
+}
+
+/*
+ * The task work of a stall: its thread returns to user space, still at the
+ * Python lines it stalled at, its own memory mapped.  The frames are read
+ * and sent, with the user stack's id.
+ */
+static int zp_name_stall(struct bpf_map *map, void *key, void *value)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct zp_thread *t = bpf_task_storage_get(&zp_threads, task, NULL, 0);
+	__u32 tgid = task->tgid, tid = task->pid;
+	struct zp_proc *pr = bpf_map_lookup_elem(&zp_procs, &tgid);
+	struct zp_pending *p = value;
+	__u64 ips[ZP_NATIVE_FRAMES];
+	__u64 ns = p->ns, ts;
+
+	p->ns = 0;
+	if (!t || !pr || !ns)
+		return 0;
+	ts = zp_thread_tstate(pr, t, tid, bpf_ktime_get_ns());
+	if (!ts)
+		return 0;
+	zp_walk_frames(pr, t, ts);
+	if (!t->nframes)
+		return 0;
+	t->native_stack = zp_stack_id(ips, bpf_get_task_stack(task, ips, sizeof(ips),
+							       BPF_F_USER_STACK));
+	t->stack_code = t->frames[0].code;
+	t->stack_instr = t->frames[0].instr;
+	zp_emit_stall(pr, t, tgid, tid, p->end_ns, p->state, ns);
+	return 0;
+}
+
+/* prev leaves the CPU: when, and why; its frames only if the stall lasts (see above). */
+static __always_inline void zp_switch_out_note(struct task_struct *prev, int runnable, __u64 now)
+{
+	__u32 tgid = prev->tgid;
+	struct zp_thread *t;
+
+	if (!bpf_map_lookup_elem(&zp_procs, &tgid))
+		return;
+	t = bpf_task_storage_get(&zp_threads, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		zw_drop(ZW_DROP_STATE_FULL);
+		return;
+	}
+	if (t->call_depth)
+		t->call_out_ns = now;
+	t->state = runnable ? SHM_STALL_RUNQ : zss_blocked_state(prev);
+	t->out_ns = now;
+}
+
+/*
+ * A stall of next over the threshold, within its process's rate: its
+ * frames are read by a task work as it returns to user space.  One still
+ * pending (the thread blocked again before it ran user code) takes no
+ * second: this one is counted as over the rate, time included.
+ */
+static __always_inline void zp_defer_stall(struct task_struct *next, struct zp_thread *t,
+					   __u64 now, __u64 ns)
+{
+	struct zp_pending fresh = {}, *p;
+	__u32 tid = next->pid, tgid = next->tgid;
+	struct zp_proc *pr;
+
+	/* Not a Python thread when last looked for: again only after a while. */
+	if (!t->tstate && t->checked_ns && now - t->checked_ns < ZP_RECHECK_NS)
+		return;
+	p = bpf_map_lookup_elem(&zp_pending, &tid);
+	if (!p) {
+		bpf_map_update_elem(&zp_pending, &tid, &fresh, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&zp_pending, &tid);
+		if (!p) {
+			zw_drop(ZW_DROP_STATE_FULL);
+			return;
+		}
+	}
+	if (p->ns) {
+		pr = bpf_map_lookup_elem(&zp_procs, &tgid);
+		if (pr) {
+			__sync_fetch_and_add(&pr->skipped, 1);
+			__sync_fetch_and_add(&pr->skipped_ns, ns);
+		}
+		return;
+	}
+	if (!zp_rate_ok(tgid, now, ns))
+		return;
+	p->ns = ns;
+	p->end_ns = now;
+	p->state = t->state;
+	if (bpf_task_work_schedule_resume_impl(next, &p->tw, &zp_pending, zp_name_stall, NULL) != 0) {
+		p->ns = 0;
+		zw_drop(ZW_DROP_STATE_FULL);
+	}
+}
+
+/*
+ * next gets a CPU: a stall long enough is sent with the frames kept, or
+ * (deferred) named by a task work.
+ */
+static __always_inline void zp_switch_in(struct task_struct *next, __u64 now, int deferred)
 {
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, next, NULL, 0);
 	__u64 ns;
@@ -257,7 +416,10 @@ static __always_inline void zp_switch_in(struct task_struct *next, __u64 now)
 	t->out_ns = 0;
 	if (ns < zp_threshold_ns)
 		return;
-	zp_send_stall(t, next->tgid, next->pid, now, t->state, ns);
+	if (deferred)
+		zp_defer_stall(next, t, now, ns);
+	else
+		zp_send_stall(t, next->tgid, next->pid, now, t->state, ns);
 }
 
 #endif /* ZERNEL_BPF_PYSTACK_WALK_H */

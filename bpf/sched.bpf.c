@@ -356,9 +356,14 @@ done:
 	t->wake_ns = 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev,
-	     struct task_struct *next, unsigned int prev_state)
+/*
+ * Every switch on the node comes here.  deferred: the Python frames of a
+ * stall are read by a task work (see bpf/pystack_walk.h), else at every
+ * switch away; the collector loads the program that fits the kernel.
+ */
+static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_struct *prev,
+					struct task_struct *next, unsigned int prev_state,
+					int deferred)
 {
 	int prev_watched = watched(prev);
 	int next_watched = watched(next);
@@ -366,21 +371,36 @@ int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev,
 	int runnable = preempt || prev_state == TASK_RUNNING;
 	__u64 now;
 
-	/* One program for both probes: every switch on the node comes here. */
 	if (!prev_watched && !next_watched)
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (prev_watched) {
 		switch_out(prev, runnable, now);
-		if (python_frames)
+		if (python_frames && deferred)
+			zp_switch_out_note(prev, runnable, now);
+		else if (python_frames)
 			zp_switch_out(ctx, prev, runnable, now);
 	}
 	if (next_watched) {
 		switch_in(next, now);
 		if (python_frames)
-			zp_switch_in(next, now);
+			zp_switch_in(next, now, deferred);
 	}
 	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	return zs_on_switch(ctx, preempt, prev, next, prev_state, 0);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(zs_switch_deferred, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	return zs_on_switch(ctx, preempt, prev, next, prev_state, 1);
 }
 
 static __always_inline void mark_woken(struct task_struct *p)
@@ -435,7 +455,7 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 {
 	struct zs_task *t = thread(p, 0);
 	struct zev_thread_exit *e;
-	__u32 tgid = p->tgid;
+	__u32 tgid = p->tgid, tid = p->pid;
 	__u64 now;
 
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
@@ -443,6 +463,9 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 		bpf_map_delete_elem(&zs_cuda_procs, &tgid);
 		bpf_map_delete_elem(&zs_libc_seen, &tgid);
 	}
+	/* A stall still to be named goes with its thread. */
+	if (python_frames)
+		bpf_map_delete_elem(&zp_pending, &tid);
 	if (!t || t->exited)
 		return 0;
 	t->exited = 1;

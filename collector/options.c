@@ -41,6 +41,11 @@ static const char usage_text[] =
 "                           process, 1..10000 (default 50); the rest count\n"
 "                           as unsampled time\n"
 "  --no-python-frames       do not read Python frames\n"
+"  --python-frames-walk WHEN\n"
+"                           stall: read a thread's frames only after a stall,\n"
+"                           as it returns to user space (Linux 6.18 and\n"
+"                           later; the default there); switch: at every\n"
+"                           switch away (the default elsewhere)\n"
 "  --scan-interval MS       period of the /proc scan for processes that map\n"
 "                           CUDA/NCCL libraries, 100..600000 (default 1000);\n"
 "                           a library a process loads is found at once\n"
@@ -96,6 +101,7 @@ enum {
 	OPT_STALL_THRESHOLD,
 	OPT_STALL_RATE,
 	OPT_NO_PY_FRAMES,
+	OPT_PY_FRAMES_WALK,
 	OPT_PODS_DIR,
 	OPT_CONTAINERS_DIR,
 	OPT_ALL_THREADS,
@@ -124,6 +130,7 @@ static const struct option long_opts[] = {
 	{ "stall-threshold-ms", required_argument, NULL, OPT_STALL_THRESHOLD },
 	{ "stall-rate", required_argument, NULL, OPT_STALL_RATE },
 	{ "no-python-frames", no_argument, NULL, OPT_NO_PY_FRAMES },
+	{ "python-frames-walk", required_argument, NULL, OPT_PY_FRAMES_WALK },
 	{ "pods-dir", required_argument, NULL, OPT_PODS_DIR },
 	{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 	{ "all-threads", no_argument, NULL, OPT_ALL_THREADS },
@@ -274,6 +281,14 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 		break;
 	case OPT_NO_PY_FRAMES:
 		o->no_python_frames = 1;
+		break;
+	case OPT_PY_FRAMES_WALK:
+		if (strcmp(arg, "stall") == 0)
+			o->frames_walk = FRAMES_WALK_STALL;
+		else if (strcmp(arg, "switch") == 0)
+			o->frames_walk = FRAMES_WALK_SWITCH;
+		else
+			return bad_value(err, c, arg, "expected stall or switch");
 		break;
 	case OPT_PODS_DIR:
 	case OPT_CONTAINERS_DIR:

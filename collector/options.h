@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "collector/kube_pods.h"
+#include "collector/probes.h"
 #include "collector/simulate.h"
 #include "shm/shm_layout.h"
 
@@ -51,6 +52,7 @@ struct collector_opts {
 	uint32_t stall_threshold_ms;	/* Python sites of stalls this long */
 	uint32_t stall_rate;		/* stacks a second per process */
 	int no_python_frames;
+	enum frames_walk frames_walk;	/* --python-frames-walk */
 	const char *pods_dir;		/* --pods-dir; "" for none */
 	const char *containers_dir;	/* --containers-dir; "" for none */
 	int all_threads;		/* --all-threads */

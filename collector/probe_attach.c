@@ -49,6 +49,8 @@ int probe_attach_static(struct probes *p)
 		switch (r->how) {
 		case PROBE_AUTO:
 			prog = row_prog(p, r);
+			if (prog && !bpf_program__autoload(prog))
+				break;	/* not for this kernel or these options */
 			if (!prog || p->n_links >= PROBES_MAX_LINKS)
 				return prog ? -ENOSPC : -EINVAL;
 			err = keep_link(p, bpf_program__attach(prog));

@@ -128,7 +128,7 @@ static const struct {
 	/* bpf/pystack_walk.h: the scheduler's switch program and the sync probes */
 	{ "zp_procs", sizeof(struct zp_proc) },
 	{ "zp_threads", 0 },
-	{ "zp_native", 0 },
+	{ "zp_pending", 0 },
 };
 
 enum { SHARED_WATCHED, SHARED_WATCHED_BITS, SHARED_EVENTS, SHARED_DROPS };

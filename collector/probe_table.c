@@ -154,7 +154,8 @@ const struct probe_attach probe_attach_table[] = {
 	 */
 	AUTO(PROBE_OBJ_SCHED, "zs_wakeup"),
 	AUTO(PROBE_OBJ_SCHED, "zs_wakeup_new"),
-	AUTO(PROBE_OBJ_SCHED, "zs_switch"),
+	AUTO(PROBE_OBJ_SCHED, "zs_switch"),		/* one of the two is loaded */
+	AUTO(PROBE_OBJ_SCHED, "zs_switch_deferred"),
 	AUTO(PROBE_OBJ_SCHED, "zs_migrate"),
 	AUTO(PROBE_OBJ_SCHED, "zs_task_exit"),
 	PAIR(PROBE_OBJ_SCHED, LIBC, "pthread_barrier_wait", "zs_barrier_enter", "zs_barrier_exit"),

@@ -15,6 +15,13 @@
 #include "collector/agg.h"
 #include "collector/gpu_map.h"
 
+/* When a watched thread's Python frames are read. */
+enum frames_walk {
+	FRAMES_WALK_AUTO = 0,	/* after a stall where the kernel can, else at every switch */
+	FRAMES_WALK_STALL,	/* after a stall, as the thread returns to user space */
+	FRAMES_WALK_SWITCH,	/* at every switch away */
+};
+
 struct probes_opts {
 	const uint32_t *pids;		/* --pid, repeatable */
 	size_t n_pids;
@@ -26,6 +33,7 @@ struct probes_opts {
 	uint32_t stall_threshold_ms;	/* 0: default (2) */
 	uint32_t stall_rate;		/* 0: default (50) */
 	int no_python_frames;
+	enum frames_walk frames_walk;
 	/* The node's GPUs as NVML lists them (NULL, 0: none): CUDA ordinals map onto them. */
 	const struct gpu_node *gpus;
 	size_t n_gpus;

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
@@ -85,6 +86,46 @@ static int sched_kernel_ok(void)
 	return r < 0 ? r : -EOPNOTSUPP;
 }
 
+/*
+ * Whether the kernel runs BPF task works (bpf_task_work_schedule_resume,
+ * Linux 6.18): then a stall's Python frames are read as its thread
+ * returns to user space, and only stalls pay for a walk.
+ */
+static int kernel_has_task_work(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int found;
+
+	if (!vmlinux)
+		return 0;
+	found = btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl",
+				       BTF_KIND_FUNC) >= 0;
+	btf__free(vmlinux);
+	return found;
+}
+
+/* One of the two switch programs: frames walked after stalls only, or at every switch. */
+static int choose_switch(struct sched_bpf *s, const struct probes *p)
+{
+	int deferred = 0;
+
+	if (!p->opts.no_python_frames && p->opts.frames_walk != FRAMES_WALK_SWITCH) {
+		deferred = kernel_has_task_work();
+		if (!deferred && p->opts.frames_walk == FRAMES_WALK_STALL) {
+			log_error("--python-frames-walk stall: this kernel has no BPF task work "
+				  "(Linux 6.18 or later); use switch");
+			return -EOPNOTSUPP;
+		}
+	}
+	if (!p->opts.no_python_frames)
+		log_info("Python frames are read %s", deferred ?
+			 "after stalls only, as their threads return to user space" :
+			 "at every switch away of a watched Python thread");
+	bpf_program__set_autoload(s->progs.zs_switch, !deferred);
+	bpf_program__set_autoload(s->progs.zs_switch_deferred, deferred);
+	return 0;
+}
+
 int sched_configure(void *skel, struct probes *p)
 {
 	struct sched_bpf *s = skel;
@@ -106,7 +147,7 @@ int sched_configure(void *skel, struct probes *p)
 	s->rodata->all_threads = p->opts.all_threads ? 1 : 0;
 	s->rodata->python_frames = p->opts.no_python_frames ? 0 : 1;
 	pystack_settings(p, &s->rodata->zp_threshold_ns, &s->rodata->zp_rate);
-	return 0;
+	return choose_switch(s, p);
 }
 
 void sched_report_counts(struct probes *p)

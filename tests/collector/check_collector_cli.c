@@ -168,6 +168,7 @@ START_TEST(bad_names_pids_and_totals_are_refused)
 	const char *a6[] = { "--simulate", "--gpu-memory-total", "1,,2", NULL };
 	const char *a7[] = { "--simulate", "--gpu-memory-total", "0", NULL };
 	const char *a8[] = { "--simulate", "--gpu-memory-total", "80G", NULL };
+	const char *a9[] = { "--simulate", "--python-frames-walk", "sometimes", NULL };
 
 	expect_refused(a1, "--shm", "noslash");
 	expect_refused(a2, "--shm", "/a/b");
@@ -177,6 +178,7 @@ START_TEST(bad_names_pids_and_totals_are_refused)
 	expect_refused(a6, "--gpu-memory-total", "1,,2");
 	expect_refused(a7, "--gpu-memory-total", "0");
 	expect_refused(a8, "--gpu-memory-total", "80G");
+	expect_refused(a9, "--python-frames-walk", "sometimes");
 }
 END_TEST
 

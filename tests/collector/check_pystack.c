@@ -5,7 +5,8 @@
  * of real code; the 3.11 layout against offsetof() compiled with the
  * installed interpreter's own headers; then (root, BPF) a script that
  * sleeps, waits on a lock and waits on a real PyTorch DataLoader at
- * known lines, and a CPython 3.12 stand-in that must be refused.
+ * known lines, with the frames read after each stall (BPF task work) and
+ * at every switch away, and a CPython 3.12 stand-in that must be refused.
  */
 #include <check.h>
 #include <json-c/json.h>
@@ -241,13 +242,31 @@ static const struct shm_py_proc *find_py(const struct tp_collector *c, uint32_t 
 	return NULL;
 }
 
-static int start_collector_with(struct tp_collector *c, pid_t pid, const char *lib1,
-				const char *lib2)
+/*
+ * The ways frames are walked, by loop index: the kernel's default (after
+ * stalls, where the kernel has BPF task work), and at every switch away
+ * (older kernels' way, which must keep working).
+ */
+static const char *const walks[] = { NULL, "switch" };
+
+static int start_collector_with(struct tp_collector *c, pid_t pid, const char *walk,
+				const char *lib1, const char *lib2)
 {
 	char pidbuf[16];
-	const char *extra[] = { "--pid", pidbuf, "--stall-rate", "1000", lib1 ? "--lib" : NULL,
-				lib1, "--lib", lib2, NULL };
+	const char *extra[10] = { "--pid", pidbuf, "--stall-rate", "1000" };
+	size_t n = 4;
 
+	if (walk) {
+		extra[n++] = "--python-frames-walk";
+		extra[n++] = walk;
+	}
+	if (lib1) {
+		extra[n++] = "--lib";
+		extra[n++] = lib1;
+		extra[n++] = "--lib";
+		extra[n++] = lib2;
+	}
+	extra[n] = NULL;
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	/*
 	 * Still starting is not failing: a node with many CUDA libraries
@@ -267,7 +286,7 @@ static int start_collector_with(struct tp_collector *c, pid_t pid, const char *l
 
 static int start_collector(struct tp_collector *c, pid_t pid)
 {
-	return start_collector_with(c, pid, NULL, NULL);
+	return start_collector_with(c, pid, NULL, NULL, NULL);
 }
 
 /*
@@ -408,7 +427,8 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 	    !have_python("pystack_sleep_and_lock_sites_at_their_lines"))
 		return;
 	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
-	ck_assert_msg(start_collector(&c, w.pid) == 0, "collector did not start; see %s", c.log);
+	ck_assert_msg(start_collector_with(&c, w.pid, walks[_i], NULL, NULL) == 0,
+		      "collector did not start; see %s", c.log);
 	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->status, SHM_PY_FRAMES);
 	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->minor, 11);
 	tw_go(&w);
@@ -461,7 +481,8 @@ START_TEST(pystack_spinning_sync_site_is_gpu)
 	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
 	unsetenv("ZERNEL_FAKE_CUDART");
 	unsetenv("FAKE_SYNC_SPIN_NS");
-	ck_assert_msg(start_collector_with(&c, w.pid, rt, tp_fake(drv, sizeof(drv), "libcuda.so.1"))
+	ck_assert_msg(start_collector_with(&c, w.pid, NULL, rt,
+					   tp_fake(drv, sizeof(drv), "libcuda.so.1"))
 		      == 0, "collector did not start; see %s", c.log);
 	tw_go(&w);
 	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
@@ -499,7 +520,8 @@ START_TEST(pystack_dataloader_wait_site_is_input)
 		return;
 	}
 	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
-	ck_assert_msg(start_collector(&c, w.pid) == 0, "collector did not start; see %s", c.log);
+	ck_assert_msg(start_collector_with(&c, w.pid, walks[_i], NULL, NULL) == 0,
+		      "collector did not start; see %s", c.log);
 	tw_go(&w);
 	ck_assert_int_eq(tw_wait_line(&w, "done", 60000), 0);
 	ck_assert_int_eq(settle(&c), 0);
@@ -564,8 +586,8 @@ Suite *pystack_suite(void)
 	tcase_set_timeout(t, 400);
 	tcase_add_test(t, pystack_line_table_matches_cpython_co_lines);
 	tcase_add_test(t, pystack_layout_matches_interpreter_headers);
-	tcase_add_test(t, pystack_sleep_and_lock_sites_at_their_lines);
-	tcase_add_test(t, pystack_dataloader_wait_site_is_input);
+	tcase_add_loop_test(t, pystack_sleep_and_lock_sites_at_their_lines, 0, ARRAY_SIZE(walks));
+	tcase_add_loop_test(t, pystack_dataloader_wait_site_is_input, 0, ARRAY_SIZE(walks));
 	tcase_add_test(t, pystack_spinning_sync_site_is_gpu);
 	tcase_add_test(t, pystack_unsupported_version_is_refused);
 	suite_add_tcase(s, t);
