@@ -201,8 +201,8 @@ static pid_t bs_collector_start(const char *bin, const char *shm, pid_t watch)
 	 * the next cycle's (uprobes cost only the processes that call their
 	 * library, which these do not).
 	 */
-	char *argv[] = { (char *)bin, "--shm", (char *)shm, "--publish-interval", "200",
-			 "--pid", pid, "--no-node-libs", "--exit-when-released", NULL };
+	char *argv[] = { (char *)bin, "--shm", (char *)shm, "--pid", pid, "--no-node-libs",
+			 "--exit-when-released", NULL };
 	struct shm_reader r;
 	struct shm_snapshot s = { 0 };
 	char reason[256];
@@ -250,8 +250,8 @@ static uint64_t bs_events(const char *shm)
 	char reason[256];
 	uint64_t n = 0;
 
-	/* After two publishes everything sent so far is counted. */
-	usleep(500000);
+	/* After two publishes (1 s apart, the default) everything sent so far is counted. */
+	usleep(2100000);
 	shm_reader_init(&r, shm);
 	if (shm_reader_snapshot(&r, &s, reason, sizeof(reason)) == SHM_READ_OK)
 		n = s.hdr->stats.events_total;

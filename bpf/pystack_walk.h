@@ -335,15 +335,18 @@ static int zp_name_stall(struct bpf_map *map, void *key, void *value)
 /* prev leaves the CPU: when, and why; its frames only if the stall lasts (see above). */
 static __always_inline void zp_switch_out_note(struct task_struct *prev, int runnable, __u64 now)
 {
+	struct zp_thread *t = bpf_task_storage_get(&zp_threads, prev, NULL, 0);
 	__u32 tgid = prev->tgid;
-	struct zp_thread *t;
 
-	if (!bpf_map_lookup_elem(&zp_procs, &tgid))
-		return;
-	t = bpf_task_storage_get(&zp_threads, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* A thread of an interpreter has its state from its first switch on. */
 	if (!t) {
-		zw_drop(ZW_DROP_STATE_FULL);
-		return;
+		if (!bpf_map_lookup_elem(&zp_procs, &tgid))
+			return;
+		t = bpf_task_storage_get(&zp_threads, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!t) {
+			zw_drop(ZW_DROP_STATE_FULL);
+			return;
+		}
 	}
 	if (t->call_depth)
 		t->call_out_ns = now;
