@@ -131,7 +131,7 @@ static unsigned int attach_rows(struct probes *p, struct probe_lib *lib, const c
 			}
 			continue;
 		}
-		/* A half-attached pair only loses samples; its return waits for its entry. */
+		/* A return alone is harmless, an entry alone is not: it waits for its return. */
 		if (failed && strcmp(failed, names[i]) == 0)
 			continue;
 		err = attach_uprobe(p, lib, rows[i], path, offsets[i]);

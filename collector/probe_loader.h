@@ -60,9 +60,13 @@ enum probe_how {
 
 /*
  * One attachment.  Tracepoint rows attach once, at start; uprobe rows
- * each time a library of one of their kinds is found.  A symbol's entry
- * row comes right before its return row: when the entry cannot attach,
- * the return is not tried.
+ * each time a library of one of their kinds is found.  A symbol's return
+ * row comes right before its entry row.  A call that enters between the
+ * two attaches then has a return and no entry, which every return program
+ * ignores; the other order would leave an entry without its return, and
+ * the thread's call state (bpf/calls.h) would take every later call of
+ * that class for a nested one until it goes stale, 30 s on.  When the
+ * return cannot attach, the entry is not tried.
  */
 struct probe_attach {
 	enum probe_obj obj;

@@ -16,10 +16,10 @@
 #define LOADER	PROBE_LIB_LOADER
 
 #define AUTO(obj, prog)		{ obj, prog, PROBE_AUTO, 0, NULL }
-/* A symbol's entry and return programs: two rows, entry first. */
+/* A symbol's entry and return programs: two rows, return first (probe_loader.h says why). */
 #define UPROBE(obj, lib, sym, entry)	{ obj, entry, PROBE_UPROBE, lib, sym }
 #define URETPROBE(obj, lib, sym, ret)	{ obj, ret, PROBE_URETPROBE, lib, sym }
-#define PAIR(obj, lib, sym, entry, ret)	UPROBE(obj, lib, sym, entry), URETPROBE(obj, lib, sym, ret)
+#define PAIR(obj, lib, sym, entry, ret)	URETPROBE(obj, lib, sym, ret), UPROBE(obj, lib, sym, entry)
 
 #define MEM(lib, sym, entry, ret)	PAIR(PROBE_OBJ_GPU_MEM, lib, sym, entry, ret)
 #define LAUNCH(lib, sym, entry, ret)	PAIR(PROBE_OBJ_CUDA_TRACE, lib, sym, entry, ret)

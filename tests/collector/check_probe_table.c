@@ -2,8 +2,8 @@
 /*
  * The loader's attach table against the BPF objects it attaches: every
  * program of every object has a row, every row names a program of its
- * object whose section fits how the row attaches it, and a return row
- * right after an entry row is that entry's return.  No program is on a
+ * object whose section fits how the row attaches it, and every return row
+ * comes right before its entry row.  No program is on a
  * syscall tracepoint: those put every system call of every task on the
  * slow path.  And the table against what NVIDIA's runtime asks the driver
  * for (cuGetProcAddress_v2, recorded in
@@ -60,32 +60,30 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 		case PROBE_AUTO:
 			ck_assert_msg(prefixed(sec, "tp_btf/"), "%s: %s", r->prog, sec);
 			break;
-		case PROBE_UPROBE:
-			ck_assert_msg(strcmp(sec, "uprobe") == 0, "%s: %s", r->prog, sec);
-			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC | PROBE_LIB_LOADER)));
-			/*
-			 * Its return row, when it has one, comes next (a failed
-			 * entry skips it); an entry alone (ncclGroupStart) is
-			 * followed by another symbol's row.
-			 */
-			if (i + 1 < probe_attach_count &&
-			    probe_attach_table[i + 1].how == PROBE_URETPROBE &&
-			    probe_attach_table[i + 1].symbol &&
-			    strcmp(probe_attach_table[i + 1].symbol, r->symbol) == 0)
-				ck_assert_uint_eq(probe_attach_table[i + 1].libs, r->libs);
-			break;
 		case PROBE_URETPROBE:
 			ck_assert_msg(strcmp(sec, "uretprobe") == 0, "%s: %s", r->prog, sec);
 			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC | PROBE_LIB_LOADER)));
 			/*
-			 * After an entry row, it is that entry's return (a failed
-			 * entry skips it); alone, a return without an entry program.
+			 * A return comes right before its entry (probe_loader.h):
+			 * attached the other way round, a call entering between the
+			 * two attaches would leave an entry without its return.
 			 */
-			if (i == 0 || probe_attach_table[i - 1].how != PROBE_UPROBE)
-				break;
-			ck_assert_str_eq(probe_attach_table[i - 1].symbol, r->symbol);
-			ck_assert_uint_eq(probe_attach_table[i - 1].libs, r->libs);
-			ck_assert_int_eq(probe_attach_table[i - 1].obj, r->obj);
+			ck_assert_msg(i + 1 < probe_attach_count &&
+				      probe_attach_table[i + 1].how == PROBE_UPROBE,
+				      "row %zu: the return of %s is not followed by its entry", i,
+				      r->symbol);
+			ck_assert_str_eq(probe_attach_table[i + 1].symbol, r->symbol);
+			ck_assert_uint_eq(probe_attach_table[i + 1].libs, r->libs);
+			ck_assert_int_eq(probe_attach_table[i + 1].obj, r->obj);
+			break;
+		case PROBE_UPROBE:
+			ck_assert_msg(strcmp(sec, "uprobe") == 0, "%s: %s", r->prog, sec);
+			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC | PROBE_LIB_LOADER)));
+			/* Never a return after an entry: that return would be another symbol's. */
+			ck_assert_msg(i + 1 == probe_attach_count ||
+				      probe_attach_table[i + 1].how != PROBE_URETPROBE ||
+				      strcmp(probe_attach_table[i + 1].symbol, r->symbol) != 0,
+				      "row %zu: %s's return comes after its entry", i, r->symbol);
 			break;
 		default:
 			ck_abort_msg("row %zu: how %d", i, r->how);

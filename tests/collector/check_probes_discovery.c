@@ -157,6 +157,75 @@ START_TEST(test_library_load_reported_by_the_loader)
 }
 END_TEST
 
+/*
+ * A library's uprobes attach one after another while its process runs.
+ * A call that enters after a symbol's entry probe and before its return
+ * probe would leave the thread inside that call for good, and its later
+ * calls of the kind would count as nested ones; so a return is attached
+ * before its entry (probe_loader.h).  Here a process allocates and frees
+ * back to back while the runtime it just loaded, and the driver under
+ * it, are probed: once both are in, every call counts.
+ */
+START_TEST(test_calls_while_probes_attach_all_count_after)
+{
+	static const char *const extra[] = { "--scan-interval", "600000", NULL };
+	const struct shm_gpu_mem *m;
+	struct tp_collector c;
+	struct tp_workload w;
+	char root[128], dir[256], zw[512], lib_arg[300];
+	uint64_t libs0, allocs, frees, used;
+	int attached = 0;
+
+	if (tu_skip_unless_root("test_calls_while_probes_attach_all_count_after"))
+		return;
+	snprintf(root, sizeof(root), "/tmp/zernel-spin-%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/lib", root);
+	ck_assert_int_eq(copy_fakes(dir), 0);
+	ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
+		      c.log);
+	libs0 = c.snap.hdr->stats.libraries_attached;
+	snprintf(lib_arg, sizeof(lib_arg), "lib:%s/libcudart.so.12", dir);
+	{
+		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), "wait", lib_arg,
+				 "memspin:4096", "wait", "malloc:4096", "cumalloc:512", NULL };
+
+		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	}
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	tp_workload_go(&w);		/* dlopen, then calls without a pause */
+	ck_assert_int_eq(tp_workload_expect(&w, "SPINNING", 5000), 0);
+	/* Slow when other collectors on the node are releasing uprobes. */
+	for (int i = 0; i < 600 && !attached; i++) {
+		tu_sleep_ms(100);
+		attached = tp_snapshot(&c) == 0 &&
+			   c.snap.hdr->stats.libraries_attached >= libs0 + 2;
+	}
+	ck_assert_msg(attached, "the runtime and driver were not probed (see %s)", c.log);
+	tu_sleep_ms(200);		/* calls with every probe in */
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	/* What the spin made known, before the calls that must all count. */
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	m = tp_gpu_mem(&c, (uint32_t)w.pid, 0);
+	ck_assert_msg(m != NULL, "no allocation of the spin was counted (see %s)", c.log);
+	allocs = m->alloc_calls;
+	frees = m->free_calls;
+	used = m->used_bytes;
+	ck_assert_uint_gt(frees, 0);
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 5000), 0);
+	ck_assert_msg(wait_mem(&c, w.pid, 0, used + 4096 + 512) == 0,
+		      "the calls after the probes attached were not all counted (see %s)", c.log);
+	m = tp_gpu_mem(&c, (uint32_t)w.pid, 0);
+	ck_assert_uint_eq(m->alloc_calls, allocs + 2);
+	ck_assert_uint_eq(m->free_calls, frees);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+	tu_system("rm -rf '%s'", root);
+}
+END_TEST
+
 START_TEST(test_process_in_own_mount_namespace)
 {
 	struct tp_collector c;
@@ -385,6 +454,7 @@ Suite *probes_discovery_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_dlopen_after_start_from_venv_path);
 	tcase_add_test(tc, test_library_load_reported_by_the_loader);
+	tcase_add_test(tc, test_calls_while_probes_attach_all_count_after);
 	tcase_add_test(tc, test_process_in_own_mount_namespace);
 	tcase_add_test(tc, test_pid_descendants_watched_others_not);
 	tcase_add_test(tc, test_pid_children_from_before_start_watched);

@@ -13,6 +13,9 @@
  *   malloc:B  cumalloc:B  async:B   cudaMalloc / cuMemAlloc_v2 / cuMemAllocAsync
  *   vmm:DEV:B           cuMemCreate on device DEV
  *   free                frees the newest live allocation with its own free call
+ *   memspin:B           print "SPINNING", then cudaMalloc and cudaFree B bytes
+ *                       back to back until a line on stdin, and print
+ *                       "SPUN <pairs>" (probes attached meanwhile)
  *   badfree             cuMemFree_v2 of a pointer the driver rejects
  *   launch:N:NS  rtlaunch:N:NS  exlaunch:N:NS  ptsz:N:NS
  *                       N launches of NS ns (cuLaunchKernel, cudaLaunchKernel,
@@ -48,6 +51,7 @@
  * and since_sync (see SYNC_TIMED).
  */
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,6 +316,22 @@ static void run(const char *op)
 			remember(h, K_VMM);
 	} else if (!strcmp(op, "free")) {
 		r = do_free();
+	} else if (sscanf(op, "memspin:%llu", &a) == 1) {
+		struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
+		unsigned long long pairs = 0;
+
+		printf("SPINNING\n");
+		fflush(stdout);
+		while (r == 0 && poll(&in, 1, 0) == 0) {
+			void *p = NULL;
+
+			r = CALL(fn_pp_sz, "cudaMalloc", &p, a);
+			if (r == 0)
+				r = CALL(fn_p, "cudaFree", p);
+			pairs += r == 0;
+		}
+		wait_line();
+		printf("SPUN %llu\n", pairs);
 	} else if (!strcmp(op, "badfree")) {
 		r = CALL(fn_u64, "cuMemFree_v2", FAKE_BAD_PTR);
 	} else if (sscanf(op, "launch:%llu:%llu", &a, &b) == 2) {
