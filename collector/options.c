@@ -46,6 +46,10 @@ static const char usage_text[] =
 "                           as it returns to user space (Linux 6.18 and\n"
 "                           later; the default there); switch: at every\n"
 "                           switch away (the default elsewhere)\n"
+"  --uprobe-links HOW       multi: one uprobe_multi link per program and\n"
+"                           library (Linux 6.6 and later; the default\n"
+"                           there); perf: one perf event per probe (the\n"
+"                           default elsewhere)\n"
 "  --scan-interval MS       period of the /proc scan for processes that map\n"
 "                           CUDA/NCCL libraries, 100..600000 (default 1000);\n"
 "                           a library a process loads is found at once\n"
@@ -102,6 +106,7 @@ enum {
 	OPT_STALL_RATE,
 	OPT_NO_PY_FRAMES,
 	OPT_PY_FRAMES_WALK,
+	OPT_UPROBE_LINKS,
 	OPT_PODS_DIR,
 	OPT_CONTAINERS_DIR,
 	OPT_ALL_THREADS,
@@ -131,6 +136,7 @@ static const struct option long_opts[] = {
 	{ "stall-rate", required_argument, NULL, OPT_STALL_RATE },
 	{ "no-python-frames", no_argument, NULL, OPT_NO_PY_FRAMES },
 	{ "python-frames-walk", required_argument, NULL, OPT_PY_FRAMES_WALK },
+	{ "uprobe-links", required_argument, NULL, OPT_UPROBE_LINKS },
 	{ "pods-dir", required_argument, NULL, OPT_PODS_DIR },
 	{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 	{ "all-threads", no_argument, NULL, OPT_ALL_THREADS },
@@ -289,6 +295,14 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 			o->frames_walk = FRAMES_WALK_SWITCH;
 		else
 			return bad_value(err, c, arg, "expected stall or switch");
+		break;
+	case OPT_UPROBE_LINKS:
+		if (strcmp(arg, "multi") == 0)
+			o->uprobe_links = UPROBE_LINKS_MULTI;
+		else if (strcmp(arg, "perf") == 0)
+			o->uprobe_links = UPROBE_LINKS_PERF;
+		else
+			return bad_value(err, c, arg, "expected multi or perf");
 		break;
 	case OPT_PODS_DIR:
 	case OPT_CONTAINERS_DIR:

@@ -53,6 +53,7 @@ struct collector_opts {
 	uint32_t stall_rate;		/* stacks a second per process */
 	int no_python_frames;
 	enum frames_walk frames_walk;	/* --python-frames-walk */
+	enum uprobe_links uprobe_links;	/* --uprobe-links */
 	const char *pods_dir;		/* --pods-dir; "" for none */
 	const char *containers_dir;	/* --containers-dir; "" for none */
 	int all_threads;		/* --all-threads */

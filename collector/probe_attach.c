@@ -21,6 +21,7 @@
 
 #include "collector/elfsyms.h"
 #include "collector/probe_loader.h"
+#include "collector/uprobe_multi.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -150,6 +151,109 @@ static unsigned int attach_rows(struct probes *p, struct probe_lib *lib, const c
 	return symbols;
 }
 
+/* An entry row whose return row (right before it) did not attach is not tried. */
+static int partner_ok(const struct probe_attach **rows, const unsigned char *ok, size_t i)
+{
+	if (rows[i]->how != PROBE_UPROBE || i == 0 || rows[i - 1]->how != PROBE_URETPROBE ||
+	    strcmp(rows[i - 1]->symbol, rows[i]->symbol) != 0)
+		return 1;
+	return ok[i - 1];
+}
+
+/* One uprobe_multi link of r's program at the m offsets of rows members; marks them ok. */
+static void attach_group(struct probes *p, struct probe_lib *lib, const char *path,
+			 unsigned int kind, const struct probe_attach *r, const size_t *members,
+			 const uint64_t *offsets, size_t m, const char **names, unsigned char *ok)
+{
+	struct bpf_program *prog = row_prog(p, r);
+	int fd;
+
+	if (!m || !prog)
+		return;
+	if (p->n_links + m > PROBES_MAX_LINKS) {
+		p->refused += m;
+		log_warnx("%s: %s not probed: %d uprobes already", path, r->prog,
+			  PROBES_MAX_LINKS);
+		return;
+	}
+	fd = uprobe_multi_link(bpf_program__fd(prog), p->uprobe_multi_at, path, offsets, m,
+			       r->how == PROBE_URETPROBE);
+	if (fd < 0 && m > 1) {
+		/* One offset the kernel refuses costs only its own symbol. */
+		for (size_t k = 0; k < m; k++)
+			attach_group(p, lib, path, kind, r, &members[k], &offsets[k], 1, names, ok);
+		return;
+	}
+	if (fd < 0) {
+		log_warnx("%s: cannot probe %s: %s", path, names[members[0]], strerror(-fd));
+		return;
+	}
+	lib->multi_fds[lib->n_multi++] = fd;
+	lib->n_links += (unsigned int)m;
+	p->n_links += m;
+	if (kind & PROBE_LIB_GPU)
+		p->gpu_links += m;
+	for (size_t k = 0; k < m; k++)
+		ok[members[k]] = 1;
+	if (p->opts.between_attaches)
+		p->opts.between_attaches(p->opts.between_ctx);
+}
+
+/*
+ * The rows as uprobe_multi links, one per program and direction: every
+ * return before any entry, so that a call made while they attach has at
+ * worst a return without its entry (probe_loader.h).  Returns the symbols
+ * probed, counted as attach_rows counts them.
+ */
+static unsigned int attach_rows_multi(struct probes *p, struct probe_lib *lib, const char *path,
+				      unsigned int kind, const struct probe_attach **rows,
+				      const char **names, const uint64_t *offsets, size_t n)
+{
+	unsigned char taken[LIB_MAX_ROWS] = { 0 }, ok[LIB_MAX_ROWS] = { 0 };
+	uint64_t group[LIB_MAX_ROWS];
+	size_t members[LIB_MAX_ROWS];
+	unsigned int symbols = 0;
+	char missing[1024] = "";
+
+	lib->multi_fds = calloc(n ? n : 1, sizeof(*lib->multi_fds));
+	if (!lib->multi_fds)
+		return 0;
+	for (int pass = 0; pass < 2; pass++) {
+		enum probe_how how = pass == 0 ? PROBE_URETPROBE : PROBE_UPROBE;
+
+		for (size_t i = 0; i < n; i++) {
+			size_t m = 0;
+
+			if (taken[i] || rows[i]->how != how)
+				continue;
+			for (size_t j = i; j < n; j++) {
+				if (taken[j] || rows[j]->how != how || rows[j]->obj != rows[i]->obj ||
+				    strcmp(rows[j]->prog, rows[i]->prog) != 0)
+					continue;
+				taken[j] = 1;
+				if (!offsets[j] || !partner_ok(rows, ok, j))
+					continue;
+				members[m] = j;
+				group[m++] = offsets[j];
+			}
+			attach_group(p, lib, path, kind, rows[i], members, group, m, names, ok);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		int first = i == 0 || strcmp(names[i], names[i - 1]) != 0;
+		int last = i + 1 == n || strcmp(names[i], names[i + 1]) != 0;
+
+		if (!offsets[i] && first && strlen(missing) + strlen(names[i]) + 2 < sizeof(missing)) {
+			strcat(missing, " ");
+			strcat(missing, names[i]);
+		}
+		symbols += ok[i] && last;
+	}
+	if (missing[0])
+		log_info("%s: symbols not in this library, not probed:%s", path, missing);
+	return symbols;
+}
+
 int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int pinned)
 {
 	const struct probe_attach *rows[LIB_MAX_ROWS];
@@ -203,7 +307,10 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int 
 		lib->path[0] = '\0';
 	if (kind & PROBE_LIB_GPU)
 		p->gpu_libs++;
-	lib->attached = attach_rows(p, lib, path, kind, rows, names, offsets, n);
+	if (p->uprobe_multi_at >= 0)
+		lib->attached = attach_rows_multi(p, lib, path, kind, rows, names, offsets, n);
+	else
+		lib->attached = attach_rows(p, lib, path, kind, rows, names, offsets, n);
 	lib->probed_boot_ns = now_boot_ns();
 	log_info("probing %s (%u symbols)", path, lib->attached);
 	return 1;
@@ -265,17 +372,23 @@ static void hand_over_end(struct probes *p, pid_t pid, int go)
 	/* No slot to remember it: it is reaped when the collector exits. */
 }
 
-/* Closes n links; the kernel's wait falls on a child when one can be forked. */
-static void close_links(struct probes *p, struct bpf_link **links, size_t n)
+/*
+ * Closes n perf links and n_fds uprobe_multi links; the kernel's wait
+ * falls on a child when one can be forked.
+ */
+static void close_links(struct probes *p, struct bpf_link **links, size_t n, const int *fds,
+			size_t n_fds)
 {
 	int go = -1;
 	pid_t pid;
 
-	if (!n)
+	if (!n && !n_fds)
 		return;
 	pid = hand_over_begin(&go);
 	for (size_t i = 0; i < n; i++)
 		bpf_link__destroy(links[i]);
+	for (size_t i = 0; i < n_fds; i++)
+		close(fds[i]);
 	hand_over_end(p, pid, go);
 }
 
@@ -320,17 +433,23 @@ static void drop_lib(struct probes *p, size_t i)
 		p->gpu_libs--;
 	}
 	free(lib->links);
+	free(lib->multi_fds);
 	p->libs[i] = p->libs[--p->n_libs];
 }
 
 size_t probe_attach_idle(struct probes *p)
 {
 	struct bpf_link **batch;
-	size_t n = 0, dropped = 0;
+	size_t n = 0, n_fds = 0, dropped = 0;
+	int *fds;
 
 	batch = calloc(p->n_links ? p->n_links : 1, sizeof(*batch));
-	if (!batch)
+	fds = calloc(p->n_links ? p->n_links : 1, sizeof(*fds));
+	if (!batch || !fds) {
+		free(batch);
+		free(fds);
 		return 0;
+	}
 	for (size_t i = 0; i < p->n_libs;) {
 		struct probe_lib *lib = &p->libs[i];
 
@@ -340,13 +459,19 @@ size_t probe_attach_idle(struct probes *p)
 		}
 		log_info("no process maps %s any more: %u uprobes detached", lib->path,
 			 lib->n_links);
-		memcpy(batch + n, lib->links, lib->n_links * sizeof(*batch));
-		n += lib->n_links;
+		if (lib->multi_fds) {
+			memcpy(fds + n_fds, lib->multi_fds, lib->n_multi * sizeof(*fds));
+			n_fds += lib->n_multi;
+		} else {
+			memcpy(batch + n, lib->links, lib->n_links * sizeof(*batch));
+			n += lib->n_links;
+		}
 		drop_lib(p, i);		/* the last library moves to i */
 		dropped++;
 	}
-	close_links(p, batch, n);
+	close_links(p, batch, n, fds, n_fds);
 	free(batch);
+	free(fds);
 	probe_attach_reap(p);
 	return dropped;
 }
@@ -356,20 +481,30 @@ void probe_attach_destroy(struct probes *p)
 	struct bpf_link **all = calloc(p->n_links ? p->n_links : 1, sizeof(*all));
 	size_t n = 0;
 
+	/*
+	 * uprobe_multi links are descriptors only: they stay open until the
+	 * exit, like the perf links forget_links_at_exit disconnects, and the
+	 * child it forks holds them too.
+	 */
 	for (size_t i = 0; i < p->n_libs; i++) {
-		if (all)
-			memcpy(all + n, p->libs[i].links, p->libs[i].n_links * sizeof(*all));
-		else
-			close_links(p, p->libs[i].links, p->libs[i].n_links);
-		n += p->libs[i].n_links;
-		free(p->libs[i].links);
+		struct probe_lib *lib = &p->libs[i];
+
+		if (!lib->multi_fds) {
+			if (all)
+				memcpy(all + n, lib->links, lib->n_links * sizeof(*all));
+			else
+				close_links(p, lib->links, lib->n_links, NULL, 0);
+			n += lib->n_links;
+		}
+		free(lib->links);
+		free(lib->multi_fds);
 	}
 	if (all) {
 		memcpy(all + n, p->links, p->n_static * sizeof(*all));
 		forget_links_at_exit(p, all, n + p->n_static);
 		free(all);
 	} else {
-		close_links(p, p->links, p->n_static);
+		close_links(p, p->links, p->n_static, NULL, 0);
 	}
 	p->n_libs = 0;
 	p->n_static = 0;

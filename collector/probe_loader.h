@@ -105,8 +105,10 @@ struct probe_lib {
 	unsigned int attached;		/* symbols probed */
 	int pinned;			/* kept for the collector's life (libc, --lib) */
 	uint64_t seen_scan;		/* the last scan that found it mapped */
-	struct bpf_link **links;	/* its uprobes */
-	unsigned int n_links;
+	struct bpf_link **links;	/* its uprobes as perf events */
+	int *multi_fds;			/* or its uprobe_multi links */
+	unsigned int n_multi;
+	unsigned int n_links;		/* uprobes, either way */
 	char path[512];			/* as first found; "" when longer */
 	uint64_t probed_boot_ns;	/* CLOCK_BOOTTIME when its probes were attached */
 };
@@ -127,10 +129,11 @@ struct probes {
 	struct ring_buffer *rb;
 	struct launch_hist *lh;
 	uint32_t lh_slots;
+	int uprobe_multi_at;		/* BPF_TRACE_UPROBE_MULTI; -1: perf events */
 
 	struct bpf_link **links;	/* tracepoints; uprobes live in their library */
 	size_t n_static;
-	size_t n_links;			/* every link, bounded by PROBES_MAX_LINKS */
+	size_t n_links;			/* every probe, bounded by PROBES_MAX_LINKS */
 	uint64_t refused;		/* links and libraries refused at the limits */
 	pid_t helpers[PROBES_MAX_HELPERS];	/* children releasing closed links; 0 = free */
 	uint64_t scan;			/* /proc scans so far */

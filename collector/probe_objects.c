@@ -24,6 +24,7 @@
 #include "bpf/watch.skel.h"
 #include "collector/launch_hist.h"
 #include "collector/probe_loader.h"
+#include "collector/uprobe_multi.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -176,10 +177,54 @@ static int map_watched_bits(struct probes *p, int fd)
 	return 0;
 }
 
+/* uprobe_multi links where the kernel has them, unless --uprobe-links says otherwise. */
+static int choose_uprobe_links(struct probes *p)
+{
+	int at = uprobe_multi_attach_type();
+
+	p->uprobe_multi_at = -1;
+	if (p->opts.uprobe_links == UPROBE_LINKS_PERF) {
+		log_info("uprobes attach as one perf event each (--uprobe-links perf)");
+		return 0;
+	}
+	if (at < 0) {
+		if (p->opts.uprobe_links == UPROBE_LINKS_MULTI) {
+			log_error("--uprobe-links multi: this kernel has no uprobe_multi links "
+				  "(Linux 6.6 and later)");
+			return -ENOTSUP;
+		}
+		log_info("uprobes attach as one perf event each: this kernel has no "
+			 "uprobe_multi links");
+		return 0;
+	}
+	p->uprobe_multi_at = at;
+	log_info("uprobes attach as uprobe_multi links, one per program and library");
+	return 0;
+}
+
+/* Uprobe programs load for the attach type their links will have. */
+static void set_uprobe_attach_type(struct probes *p, struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	if (p->uprobe_multi_at < 0)
+		return;
+	bpf_object__for_each_program(prog, obj) {
+		const char *sec = bpf_program__section_name(prog);
+
+		if (strcmp(sec, "uprobe") == 0 || strcmp(sec, "uretprobe") == 0)
+			bpf_program__set_expected_attach_type(prog,
+				(enum bpf_attach_type)p->uprobe_multi_at);
+	}
+}
+
 int probe_objects_load(struct probes *p)
 {
 	int shared_fd[ARRAY_SIZE(shared_maps)];
-	int err = 0;
+	int err = choose_uprobe_links(p);
+
+	if (err)
+		return err;
 
 	for (size_t k = 0; k < ARRAY_SIZE(shared_maps); k++)
 		shared_fd[k] = -1;
@@ -198,6 +243,7 @@ int probe_objects_load(struct probes *p)
 			return err;
 		if (o->configure && (err = o->configure(p->skel[i], p)) != 0)
 			return err;
+		set_uprobe_attach_type(p, p->obj[i]);
 		err = o->load(p->skel[i]);
 		if (err) {
 			log_error("cannot load the %s BPF programs: %s (see ZERNEL_LOG=debug)",

@@ -22,6 +22,13 @@ enum frames_walk {
 	FRAMES_WALK_SWITCH,	/* at every switch away */
 };
 
+/* How a library's uprobes are attached. */
+enum uprobe_links {
+	UPROBE_LINKS_AUTO = 0,	/* multi where the kernel has it, else perf */
+	UPROBE_LINKS_MULTI,	/* one uprobe_multi link per program and library (Linux 6.6+) */
+	UPROBE_LINKS_PERF,	/* one perf event per probe */
+};
+
 struct probes_opts {
 	const uint32_t *pids;		/* --pid, repeatable */
 	size_t n_pids;
@@ -34,6 +41,7 @@ struct probes_opts {
 	uint32_t stall_rate;		/* 0: default (50) */
 	int no_python_frames;
 	enum frames_walk frames_walk;
+	enum uprobe_links uprobe_links;
 	/* The node's GPUs as NVML lists them (NULL, 0: none): CUDA ordinals map onto them. */
 	const struct gpu_node *gpus;
 	size_t n_gpus;

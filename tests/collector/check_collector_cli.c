@@ -169,6 +169,7 @@ START_TEST(bad_names_pids_and_totals_are_refused)
 	const char *a7[] = { "--simulate", "--gpu-memory-total", "0", NULL };
 	const char *a8[] = { "--simulate", "--gpu-memory-total", "80G", NULL };
 	const char *a9[] = { "--simulate", "--python-frames-walk", "sometimes", NULL };
+	const char *a10[] = { "--simulate", "--uprobe-links", "kprobe", NULL };
 
 	expect_refused(a1, "--shm", "noslash");
 	expect_refused(a2, "--shm", "/a/b");
@@ -179,6 +180,7 @@ START_TEST(bad_names_pids_and_totals_are_refused)
 	expect_refused(a7, "--gpu-memory-total", "0");
 	expect_refused(a8, "--gpu-memory-total", "80G");
 	expect_refused(a9, "--python-frames-walk", "sometimes");
+	expect_refused(a10, "--uprobe-links", "kprobe");
 }
 END_TEST
 

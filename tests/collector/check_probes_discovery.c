@@ -158,31 +158,36 @@ START_TEST(test_library_load_reported_by_the_loader)
 END_TEST
 
 /*
- * A library's uprobes attach one after another while its process runs.
- * A call that enters after a symbol's entry probe and before its return
- * probe would leave the thread inside that call for good, and its later
- * calls of the kind would count as nested ones; so a return is attached
- * before its entry (probe_loader.h).  Here a process allocates and frees
- * back to back while the runtime it just loaded, and the driver under
- * it, are probed: once both are in, every call counts.
+ * A library's uprobes attach while its process runs.  A call that enters
+ * after a symbol's entry probe and before its return probe would leave
+ * the thread inside that call for good, and its later calls of the kind
+ * would count as nested ones; so returns are attached before entries
+ * (probe_loader.h), one by one as perf events or together as uprobe_multi
+ * links.  Here a process allocates and frees back to back while the
+ * runtime it just loaded, and the driver under it, are probed: once both
+ * are in, every call counts.  links: the --uprobe-links value.
  */
-START_TEST(test_calls_while_probes_attach_all_count_after)
+static void calls_while_probes_attach(const char *links)
 {
-	static const char *const extra[] = { "--scan-interval", "600000", NULL };
+	const char *extra[] = { "--scan-interval", "600000", "--uprobe-links", links, NULL };
 	const struct shm_gpu_mem *m;
 	struct tp_collector c;
 	struct tp_workload w;
-	char root[128], dir[256], zw[512], lib_arg[300];
-	uint64_t libs0, allocs, frees, used;
+	char root[128], dir[256], zw[512], lib_arg[300], want[64], *log;
+	uint64_t libs0, allocs, frees, used, t0;
 	int attached = 0;
 
-	if (tu_skip_unless_root("test_calls_while_probes_attach_all_count_after"))
-		return;
 	snprintf(root, sizeof(root), "/tmp/zernel-spin-%d", (int)getpid());
 	snprintf(dir, sizeof(dir), "%s/lib", root);
 	ck_assert_int_eq(copy_fakes(dir), 0);
 	ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
 		      c.log);
+	snprintf(want, sizeof(want), "uprobes attach as %s",
+		 strcmp(links, "perf") == 0 ? "one perf event each" : "uprobe_multi links");
+	log = tu_read_file(c.log, NULL);
+	ck_assert_msg(log && strstr(log, want), "the collector does not say \"%s\" (see %s)", want,
+		      c.log);
+	free(log);
 	libs0 = c.snap.hdr->stats.libraries_attached;
 	snprintf(lib_arg, sizeof(lib_arg), "lib:%s/libcudart.so.12", dir);
 	{
@@ -193,14 +198,17 @@ START_TEST(test_calls_while_probes_attach_all_count_after)
 	}
 	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
 	tp_workload_go(&w);		/* dlopen, then calls without a pause */
+	t0 = now_mono_ns();
 	ck_assert_int_eq(tp_workload_expect(&w, "SPINNING", 5000), 0);
 	/* Slow when other collectors on the node are releasing uprobes. */
-	for (int i = 0; i < 600 && !attached; i++) {
-		tu_sleep_ms(100);
+	for (int i = 0; i < 6000 && !attached; i++) {
+		tu_sleep_ms(10);
 		attached = tp_snapshot(&c) == 0 &&
 			   c.snap.hdr->stats.libraries_attached >= libs0 + 2;
 	}
 	ck_assert_msg(attached, "the runtime and driver were not probed (see %s)", c.log);
+	fprintf(stderr, "%s links: runtime and driver probed within %.0f ms of the load\n", links,
+		(double)(now_mono_ns() - t0) / 1e6);
 	tu_sleep_ms(200);		/* calls with every probe in */
 	tp_workload_go(&w);
 	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
@@ -223,6 +231,21 @@ START_TEST(test_calls_while_probes_attach_all_count_after)
 	tp_workload_finish(&w);
 	tp_collector_stop(&c);
 	tu_system("rm -rf '%s'", root);
+}
+
+START_TEST(test_calls_while_multi_links_attach_all_count_after)
+{
+	if (tu_skip_unless_root("test_calls_while_multi_links_attach_all_count_after"))
+		return;
+	calls_while_probes_attach("multi");
+}
+END_TEST
+
+START_TEST(test_calls_while_perf_uprobes_attach_all_count_after)
+{
+	if (tu_skip_unless_root("test_calls_while_perf_uprobes_attach_all_count_after"))
+		return;
+	calls_while_probes_attach("perf");
 }
 END_TEST
 
@@ -454,7 +477,8 @@ Suite *probes_discovery_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_dlopen_after_start_from_venv_path);
 	tcase_add_test(tc, test_library_load_reported_by_the_loader);
-	tcase_add_test(tc, test_calls_while_probes_attach_all_count_after);
+	tcase_add_test(tc, test_calls_while_multi_links_attach_all_count_after);
+	tcase_add_test(tc, test_calls_while_perf_uprobes_attach_all_count_after);
 	tcase_add_test(tc, test_process_in_own_mount_namespace);
 	tcase_add_test(tc, test_pid_descendants_watched_others_not);
 	tcase_add_test(tc, test_pid_children_from_before_start_watched);
