@@ -188,15 +188,16 @@ void probe_objects_destroy(struct probes *p);
  */
 int probe_attach_static(struct probes *p);
 int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int pinned);
+
 /*
- * Detaches the uprobes of every library no scan has found mapped for
+ * probe_detach.c.  Detaches the uprobes of every library no scan has found mapped for
  * PROBES_LIB_IDLE_SCANS scans; returns the libraries dropped.
  */
 size_t probe_attach_idle(struct probes *p);
 /*
  * Every link, as the collector exits (only then: the links' descriptors
  * stay open until the process ends).  The kernel's slow release of each
- * happens in a child process (see probe_attach.c), so this returns fast.
+ * happens in a child process (see probe_detach.c), so this returns fast.
  */
 void probe_attach_destroy(struct probes *p);
 /* Reaps the children that finished releasing links. */
