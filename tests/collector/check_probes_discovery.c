@@ -249,6 +249,51 @@ START_TEST(test_calls_while_perf_uprobes_attach_all_count_after)
 }
 END_TEST
 
+/*
+ * A runtime never seen before, dlopen'ed and used 5 ms later: the
+ * loader's report wakes the collector, which probes the runtime and the
+ * driver it brings as uprobe_multi links in a few ms, before the first
+ * call.  Every allocation and free counts.
+ */
+START_TEST(test_library_used_5ms_after_dlopen_counted_completely)
+{
+	static const char *const extra[] = { "--scan-interval", "600000", "--uprobe-links",
+					     "multi", NULL };
+	const struct shm_gpu_mem *m;
+	struct tp_collector c;
+	struct tp_workload w;
+	char root[128], dir[256], zw[512], lib_arg[300];
+
+	if (tu_skip_unless_root("test_library_used_5ms_after_dlopen_counted_completely"))
+		return;
+	snprintf(root, sizeof(root), "/tmp/zernel-5ms-%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/lib", root);
+	ck_assert_int_eq(copy_fakes(dir), 0);
+	ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
+		      c.log);
+	snprintf(lib_arg, sizeof(lib_arg), "lib:%s/libcudart.so.12", dir);
+	{
+		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), "wait", lib_arg, "sleep:5",
+				 "malloc:4096", "free", "cumalloc:512", "free", "malloc:8192",
+				 NULL };
+
+		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	}
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 5000), 0);
+	ck_assert_msg(wait_mem(&c, w.pid, 0, 8192) == 0,
+		      "calls 5 ms after the load were missed (see %s)", c.log);
+	m = tp_gpu_mem(&c, (uint32_t)w.pid, 0);
+	ck_assert_uint_eq(m->alloc_calls, 3);
+	ck_assert_uint_eq(m->free_calls, 2);
+	ck_assert_uint_eq(m->peak_bytes, 8192);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+	tu_system("rm -rf '%s'", root);
+}
+END_TEST
+
 START_TEST(test_process_in_own_mount_namespace)
 {
 	struct tp_collector c;
@@ -477,6 +522,7 @@ Suite *probes_discovery_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_dlopen_after_start_from_venv_path);
 	tcase_add_test(tc, test_library_load_reported_by_the_loader);
+	tcase_add_test(tc, test_library_used_5ms_after_dlopen_counted_completely);
 	tcase_add_test(tc, test_calls_while_multi_links_attach_all_count_after);
 	tcase_add_test(tc, test_calls_while_perf_uprobes_attach_all_count_after);
 	tcase_add_test(tc, test_process_in_own_mount_namespace);
