@@ -163,7 +163,8 @@ static void attach_group(struct probes *p, struct probe_lib *lib, const char *pa
 		return;
 	}
 	if (fd < 0) {
-		log_warnx("%s: cannot probe %s: %s", path, names[members[0]], strerror(-fd));
+		log_warnx("%s: cannot probe %s: %s (as a uprobe_multi link; --uprobe-links perf "
+			  "attaches perf events instead)", path, names[members[0]], strerror(-fd));
 		return;
 	}
 	lib->multi_fds[lib->n_multi++] = fd;
