@@ -145,8 +145,12 @@ static void stop(pid_t pid, int sig)
 static double run_zernel(const char *collector, const char *lib, launch_fn fn)
 {
 	char shm[64];
+	/*
+	 * The floor and bpftrace attach perf uprobes; so does the collector
+	 * here, so that the ratios compare the programs, not the kinds of link.
+	 */
 	char *argv[] = { (char *)collector, "--shm", shm, "--publish-interval", "200",
-			 "--lib", (char *)lib, NULL };
+			 "--lib", (char *)lib, "--uprobe-links", "perf", NULL };
 	struct shm_reader r;
 	struct shm_snapshot snap = { 0 };
 	char reason[256];
