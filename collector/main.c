@@ -361,7 +361,7 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 		/* Keep only what discovery needs to attach to new libraries. */
-		if (privileges_drop_to_steady() < 0)
+		if (privileges_drop_to_steady(probes_uprobes_as_perf(probes)) < 0)
 			goto cleanup;
 		/* The driver's figures, read with the steady privileges from now on. */
 		if (nv.lib && !(cad.nvml = nvml_poll_new(nv.lib, o.nvml_interval_ms))) {

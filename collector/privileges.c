@@ -147,7 +147,7 @@ cleanup:
 	return ret;
 }
 
-int privileges_check(char *missing, size_t len)
+int privileges_check(char *missing, size_t len, int perf_uprobes)
 {
 	const struct priv_cap *t;
 	cap_t now;
@@ -176,7 +176,7 @@ int privileges_check(char *missing, size_t len)
 		}
 	}
 	cap_free(now);
-	if (CAP_IS_SUPPORTED(CAP_BPF) && uprobe_allowed() == 0) {
+	if (perf_uprobes && CAP_IS_SUPPORTED(CAP_BPF) && uprobe_allowed() == 0) {
 		append(missing, len, "CAP_SYS_ADMIN");
 		log_error("missing capability CAP_SYS_ADMIN: this kernel allows uprobes "
 			  "(CUDA/NCCL probes) only with CAP_SYS_ADMIN");
@@ -185,8 +185,11 @@ int privileges_check(char *missing, size_t len)
 	return ret;
 }
 
-/* Keeps the capabilities of t marked keep (when held and keep_any), drops the rest. */
-static int drop_except(int keep_any)
+/*
+ * Keeps the capabilities of t marked keep (when held and keep_any), and
+ * CAP_SYS_ADMIN where perf uprobes need it; drops the rest.
+ */
+static int drop_except(int keep_any, int perf_uprobes)
 {
 	cap_value_t keep[8];	/* the table's keep entries, plus CAP_SYS_ADMIN */
 	int nkeep = 0, ret = 0;
@@ -210,7 +213,8 @@ static int drop_except(int keep_any)
 			keep[nkeep++] = t[i].cap;
 	}
 	/* Discovery attaches uprobes to libraries found later. */
-	if (keep_any && CAP_IS_SUPPORTED(CAP_BPF) && privileges_uprobes_need_sys_admin() == 1) {
+	if (keep_any && perf_uprobes && CAP_IS_SUPPORTED(CAP_BPF) &&
+	    privileges_uprobes_need_sys_admin() == 1) {
 		cap_flag_value_t v = CAP_CLEAR;
 
 		if (cap_get_flag(now, CAP_SYS_ADMIN, CAP_PERMITTED, &v) == 0 && v == CAP_SET) {
@@ -285,12 +289,12 @@ cleanup:
 	return ret;
 }
 
-int privileges_drop_to_steady(void)
+int privileges_drop_to_steady(int perf_uprobes)
 {
-	return drop_except(1);
+	return drop_except(1, perf_uprobes);
 }
 
 int privileges_drop_all(void)
 {
-	return drop_except(0);
+	return drop_except(0, 0);
 }

@@ -11,15 +11,19 @@
  *                                          later is attached
  *   CAP_PERFMON          required   yes    perf_event_open for tracepoints and
  *                                          uprobes
- *   CAP_SYS_ADMIN        see why    maybe  uprobes on kernels with the 2025 fix
- *                                          "perf: Require CAP_SYS_ADMIN for
- *                                          uprobes" (mainline and stable), where
- *                                          CAP_PERFMON no longer creates them:
- *                                          required and kept only where the
- *                                          running kernel says so, because
- *                                          discovery attaches uprobes while
- *                                          running.  On kernels before 5.8 it
- *                                          stands in for CAP_BPF + CAP_PERFMON
+ *   CAP_SYS_ADMIN        see why    maybe  uprobes as perf events on kernels
+ *                                          with the 2025 fix "perf: Require
+ *                                          CAP_SYS_ADMIN for uprobes" (mainline
+ *                                          and stable), where CAP_PERFMON no
+ *                                          longer creates them: required and
+ *                                          kept only there, because discovery
+ *                                          attaches uprobes while running.
+ *                                          uprobe_multi links (Linux 6.6+, the
+ *                                          default where the kernel has them)
+ *                                          need only CAP_BPF + CAP_PERFMON: then
+ *                                          it is neither required nor kept.  On
+ *                                          kernels before 5.8 it stands in for
+ *                                          CAP_BPF + CAP_PERFMON
  *   CAP_SYS_PTRACE       optional   yes    follow /proc/PID/root of other
  *                                          users' processes, where their
  *                                          libraries are (ptrace_may_access);
@@ -57,17 +61,21 @@
  * capability is there, -EPERM otherwise, and logs which are missing (an
  * error for required ones, a warning naming the consequence for optional
  * ones).  missing (may be NULL) receives the names of all absent ones,
- * space-separated, "" when none.
+ * space-separated, "" when none.  perf_uprobes: the uprobes will be perf
+ * events, which recent kernels create only for CAP_SYS_ADMIN; uprobe_multi
+ * links (perf_uprobes 0) need CAP_BPF and CAP_PERFMON alone.
  */
-int privileges_check(char *missing, size_t len);
+int privileges_check(char *missing, size_t len, int perf_uprobes);
 
 /*
  * After the probes are loaded and attached: keeps only the steady-state set
  * above (those of it that are held), in the effective and permitted sets and
  * the bounding set; clears the inheritable and ambient sets; sets
  * NO_NEW_PRIVS.  Verifies the result.  Returns 0 or -errno after logging.
+ * CAP_SYS_ADMIN is kept only with perf_uprobes, where the kernel wants it
+ * for the uprobes that discovery attaches while running.
  */
-int privileges_drop_to_steady(void);
+int privileges_drop_to_steady(int perf_uprobes);
 
 /*
  * 1 when this kernel creates uprobes only for CAP_SYS_ADMIN (CAP_PERFMON is

@@ -165,8 +165,19 @@ struct probes {
 	size_t n_syslibs, next_syslib;
 };
 
-/* probe_priv.c: privileges and kernel support; logs what is missing. */
-int probe_priv_check(void);
+/*
+ * probe_priv.c: privileges and kernel support; logs what is missing.
+ * perf_uprobes: the uprobes will be perf events (see privileges.h).
+ */
+int probe_priv_check(int perf_uprobes);
+
+/*
+ * probe_objects.c.  How uprobes attach: *multi_at is BPF_TRACE_UPROBE_MULTI
+ * for uprobe_multi links (the kernel has them and --uprobe-links does not
+ * say perf), -1 for perf events.  Returns 0, or -ENOTSUP after logging when
+ * --uprobe-links multi asks for what the kernel lacks.
+ */
+int probe_choose_uprobe_links(const struct probes_opts *o, int *multi_at);
 
 /* sched_config.c: the scheduler probe's settings; refuses a kernel it cannot use. */
 int sched_configure(void *skel, struct probes *p);

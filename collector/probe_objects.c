@@ -177,18 +177,17 @@ static int map_watched_bits(struct probes *p, int fd)
 	return 0;
 }
 
-/* uprobe_multi links where the kernel has them, unless --uprobe-links says otherwise. */
-static int choose_uprobe_links(struct probes *p)
+int probe_choose_uprobe_links(const struct probes_opts *o, int *multi_at)
 {
 	int at = uprobe_multi_attach_type();
 
-	p->uprobe_multi_at = -1;
-	if (p->opts.uprobe_links == UPROBE_LINKS_PERF) {
+	*multi_at = -1;
+	if (o->uprobe_links == UPROBE_LINKS_PERF) {
 		log_info("uprobes attach as one perf event each (--uprobe-links perf)");
 		return 0;
 	}
 	if (at < 0) {
-		if (p->opts.uprobe_links == UPROBE_LINKS_MULTI) {
+		if (o->uprobe_links == UPROBE_LINKS_MULTI) {
 			log_error("--uprobe-links multi: this kernel has no uprobe_multi links "
 				  "(Linux 6.6 and later)");
 			return -ENOTSUP;
@@ -197,7 +196,7 @@ static int choose_uprobe_links(struct probes *p)
 			 "uprobe_multi links");
 		return 0;
 	}
-	p->uprobe_multi_at = at;
+	*multi_at = at;
 	log_info("uprobes attach as uprobe_multi links, one per program and library");
 	return 0;
 }
@@ -221,10 +220,7 @@ static void set_uprobe_attach_type(struct probes *p, struct bpf_object *obj)
 int probe_objects_load(struct probes *p)
 {
 	int shared_fd[ARRAY_SIZE(shared_maps)];
-	int err = choose_uprobe_links(p);
-
-	if (err)
-		return err;
+	int err = 0;
 
 	for (size_t k = 0; k < ARRAY_SIZE(shared_maps); k++)
 		shared_fd[k] = -1;

@@ -30,13 +30,13 @@ static int check_kernel(void)
 	return 0;
 }
 
-int probe_priv_check(void)
+int probe_priv_check(int perf_uprobes)
 {
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 	int err;
 
 	/* Capabilities: collector/privileges.c names each one missing. */
-	err = privileges_check(NULL, 0);
+	err = privileges_check(NULL, 0, perf_uprobes);
 	if (err) {
 		log_error("the BPF probes need root or the capabilities above (or use --simulate)");
 		return err;

@@ -491,10 +491,13 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 {
 	struct probes *p = NULL;
 	struct decode_ops ops;
-	int err;
+	int err, multi_at;
 
 	*out = NULL;
-	err = probe_priv_check();
+	err = probe_choose_uprobe_links(opts, &multi_at);
+	if (err)
+		return err;
+	err = probe_priv_check(multi_at < 0);
 	if (err)
 		return err;
 	libbpf_set_print(libbpf_log);
@@ -503,6 +506,7 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 		return -ENOMEM;
 	p->agg = agg;
 	p->opts = *opts;
+	p->uprobe_multi_at = multi_at;
 	if (p->opts.discovery_interval_ms == 0)
 		p->opts.discovery_interval_ms = 1000;
 	if ((unsigned long long)sysconf(_SC_CLK_TCK) != 1000000000ull / ZW_START_TICK_NS)
@@ -639,4 +643,9 @@ void probes_stop(struct probes *p)
 	gpu_ident_free(p->ident);
 	proc_seen_free(p->seen);
 	free(p);
+}
+
+int probes_uprobes_as_perf(const struct probes *p)
+{
+	return p->uprobe_multi_at < 0;
 }

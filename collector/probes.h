@@ -70,4 +70,7 @@ int probes_poll(struct probes *p, int timeout_ms);
 
 void probes_stop(struct probes *p);
 
+/* 1 when the uprobes are perf events, 0 when they are uprobe_multi links. */
+int probes_uprobes_as_perf(const struct probes *p);
+
 #endif /* ZERNEL_PROBES_H */

@@ -3,8 +3,9 @@
  * The collector's capability handling (collector/privileges.c), checked
  * against the kernel: after the drop, /proc/PID/status shows exactly the
  * steady-state set, and the kernel still grants what discovery does (a
- * uprobe perf event, another user's /proc/PID/maps, a BPF map) while
- * refusing what was dropped.  Each drop happens in a child process.  Root.
+ * uprobe perf event or a uprobe_multi link, whichever the drop was for,
+ * another user's /proc/PID/maps, a BPF map) while refusing what was
+ * dropped.  Each drop happens in a child process.  Root.
  */
 #include <check.h>
 #include <errno.h>
@@ -24,6 +25,8 @@
 #include <unistd.h>
 
 #include "collector/privileges.h"
+#include "collector/uprobe_multi.h"
+#include "tests/collector/tu_multi.h"
 #include "tests/support/testutil.h"
 
 #define BIT(c)		(1ull << (c))
@@ -34,6 +37,7 @@ struct report {
 	unsigned long long eff, prm, bnd, inh, amb;
 	int nnp;
 	int uprobe_errno;	/* perf_event_open(uprobe on "/"): EINVAL = allowed */
+	int multi_errno;	/* a uprobe_multi link on a missing file: ENOENT = allowed */
 	int maps_errno;		/* open(/proc/<nobody>/maps): 0 = readable */
 	int root_errno;		/* open(/proc/<nobody>/root/): 0 = reachable */
 	int bpf_errno;		/* BPF_MAP_CREATE: 0 = allowed */
@@ -130,6 +134,7 @@ static void probe_kernel(struct report *r)
 	int fd;
 
 	r->uprobe_errno = try_uprobe();
+	r->multi_errno = tu_multi_try();
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)nobody_pid);
 	fd = open(path, O_RDONLY);
 	r->maps_errno = fd < 0 ? errno : 0;
@@ -168,8 +173,8 @@ static void probe_kernel(struct report *r)
 	unlink(file);
 }
 
-enum child_action { DROP_STEADY, DROP_ALL, NO_DROP, LOWER_BPF_PTRACE, LOWER_PTRACE,
-		    LOWER_SYS_ADMIN };
+enum child_action { DROP_STEADY_PERF, DROP_STEADY_MULTI, DROP_ALL, NO_DROP, LOWER_BPF_PTRACE,
+		    LOWER_PTRACE, LOWER_SYS_ADMIN };
 
 /* Removes caps from the effective and permitted sets, nothing else. */
 static int lower(const cap_value_t *caps, int n)
@@ -203,7 +208,8 @@ static int in_child(enum child_action action, struct report *r)
 
 		memset(&c, 0, sizeof(c));
 		switch (action) {
-		case DROP_STEADY:	ret = privileges_drop_to_steady(); break;
+		case DROP_STEADY_PERF:	ret = privileges_drop_to_steady(1); break;
+		case DROP_STEADY_MULTI:	ret = privileges_drop_to_steady(0); break;
 		case DROP_ALL:		ret = privileges_drop_all(); break;
 		case NO_DROP:		break;
 		case LOWER_BPF_PTRACE:	ret = lower(bp, 2); break;
@@ -211,7 +217,7 @@ static int in_child(enum child_action action, struct report *r)
 		case LOWER_SYS_ADMIN:	ret = lower(sa, 1); break;
 		}
 		if (action == LOWER_BPF_PTRACE || action == NO_DROP)
-			c.check_ret = privileges_check(c.missing, sizeof(c.missing));
+			c.check_ret = privileges_check(c.missing, sizeof(c.missing), 1);
 		read_status(&c);
 		probe_kernel(&c);
 		c.check_ret = action == LOWER_BPF_PTRACE || action == NO_DROP ? c.check_ret : ret;
@@ -227,25 +233,39 @@ static int in_child(enum child_action action, struct report *r)
 	return WEXITSTATUS(status) ? -1 : 0;
 }
 
-START_TEST(steady_drop_keeps_exactly_the_steady_set)
+/* After the drop for action, the sets are exactly want. */
+static void expect_steady(enum child_action action, unsigned long long want)
 {
-	unsigned long long want = STEADY_MASK;
 	struct report r;
-	int need_admin;
 
-	if (tu_skip_unless_root("steady_drop_keeps_exactly_the_steady_set"))
-		return;
-	need_admin = privileges_uprobes_need_sys_admin();
-	ck_assert_int_ge(need_admin, 0);
-	if (need_admin)
-		want |= BIT(CAP_SYS_ADMIN);
-	ck_assert_int_eq(in_child(DROP_STEADY, &r), 0);
+	ck_assert_int_eq(in_child(action, &r), 0);
 	ck_assert_msg(r.eff == want, "CapEff %llx, want %llx", r.eff, want);
 	ck_assert_msg(r.prm == want, "CapPrm %llx, want %llx", r.prm, want);
 	ck_assert_msg(r.bnd == want, "CapBnd %llx, want %llx", r.bnd, want);
 	ck_assert_uint_eq(r.inh, 0);
 	ck_assert_uint_eq(r.amb, 0);
 	ck_assert_int_eq(r.nnp, 1);
+}
+
+/*
+ * With perf uprobes, CAP_SYS_ADMIN stays where the kernel wants it for
+ * them; with uprobe_multi links it goes.
+ */
+START_TEST(steady_drop_keeps_exactly_the_steady_set)
+{
+	int need_admin;
+
+	if (tu_skip_unless_root("steady_drop_keeps_exactly_the_steady_set"))
+		return;
+	need_admin = privileges_uprobes_need_sys_admin();
+	ck_assert_int_ge(need_admin, 0);
+	expect_steady(DROP_STEADY_PERF, STEADY_MASK | (need_admin ? BIT(CAP_SYS_ADMIN) : 0));
+	if (uprobe_multi_attach_type() < 0) {
+		tu_skip_missing("steady_drop_keeps_exactly_the_steady_set: no uprobe_multi links "
+				"on this kernel, the drop for them not checked\n");
+		return;
+	}
+	expect_steady(DROP_STEADY_MULTI, STEADY_MASK);
 }
 END_TEST
 
@@ -255,7 +275,13 @@ START_TEST(after_the_drop_discovery_still_works)
 
 	if (tu_skip_unless_root("after_the_drop_discovery_still_works"))
 		return;
-	ck_assert_int_eq(in_child(DROP_STEADY, &r), 0);
+	if (uprobe_multi_attach_type() >= 0) {
+		ck_assert_int_eq(in_child(DROP_STEADY_MULTI, &r), 0);
+		/* A uprobe_multi link can still be made: refused for the path only. */
+		ck_assert_msg(r.multi_errno == ENOENT, "uprobe_multi link: %s",
+			      strerror(r.multi_errno));
+	}
+	ck_assert_int_eq(in_child(DROP_STEADY_PERF, &r), 0);
 	/* A uprobe can still be created: refused for the path, not for privilege. */
 	ck_assert_msg(r.uprobe_errno == EINVAL, "uprobe: %s", strerror(r.uprobe_errno));
 	ck_assert_msg(r.maps_errno == 0, "another user's maps: %s", strerror(r.maps_errno));
@@ -281,6 +307,7 @@ START_TEST(drop_all_leaves_nothing)
 	ck_assert_int_eq(r.nnp, 1);
 	ck_assert_int_eq(r.bpf_errno, EPERM);
 	ck_assert_int_eq(r.uprobe_errno, EACCES);
+	ck_assert_int_eq(r.multi_errno, uprobe_multi_attach_type() < 0 ? ENOTSUP : EPERM);
 	ck_assert_int_eq(r.maps_errno, EACCES);
 	ck_assert_int_eq(r.root_errno, EACCES);
 }
@@ -302,6 +329,7 @@ START_TEST(check_names_exactly_what_is_missing)
 	ck_assert_ptr_null(strstr(r.missing, "CAP_BPF"));
 	/* With root's capabilities, each probe of the kernel succeeds. */
 	ck_assert_int_eq(r.uprobe_errno, EINVAL);
+	ck_assert_int_eq(r.multi_errno, uprobe_multi_attach_type() < 0 ? ENOTSUP : ENOENT);
 	ck_assert_int_eq(r.maps_errno, 0);
 	ck_assert_int_eq(r.root_errno, 0);
 	ck_assert_int_eq(r.bpf_errno, 0);
@@ -333,6 +361,8 @@ START_TEST(the_kept_capabilities_are_needed)
 	ck_assert_int_eq(in_child(LOWER_SYS_ADMIN, &r), 0);
 	/* The module's answer matches what the kernel does without CAP_SYS_ADMIN. */
 	ck_assert_int_eq(r.uprobe_errno, need_admin ? EACCES : EINVAL);
+	/* uprobe_multi links do without it: why the drop for them lets it go. */
+	ck_assert_int_eq(r.multi_errno, uprobe_multi_attach_type() < 0 ? ENOTSUP : ENOENT);
 }
 END_TEST
 

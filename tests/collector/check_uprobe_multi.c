@@ -13,27 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <linux/bpf.h>
-
-#include <bpf/bpf.h>
-
 #include "collector/elfsyms.h"
 #include "collector/uprobe_multi.h"
+#include "tests/collector/tu_multi.h"
 #include "tests/support/testutil.h"
 
 #define LIBC	"/usr/lib/x86_64-linux-gnu/libc.so.6"
-
-/* A KPROBE program that returns 0, loaded for uprobe_multi links. */
-static int trivial_prog(int attach_type)
-{
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = (enum bpf_attach_type)attach_type);
-
-	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, "zt_multi", "GPL", insns, 2, &o);
-}
 
 /* Skips (returns 1) where the test cannot run: not root, no such links, no libc. */
 static int cannot_run(const char *test)
@@ -63,7 +48,7 @@ START_TEST(a_link_over_several_offsets_attaches_and_bad_input_is_refused)
 	ck_assert_int_gt(at, 0);
 	ck_assert_int_eq(uprobe_multi_attach_type(), at);	/* cached, the same */
 	ck_assert_int_eq(elfsyms_resolve(LIBC, names, 2, offsets), 2);
-	prog = trivial_prog(at);
+	prog = tu_multi_prog(at);
 	ck_assert_msg(prog >= 0, "load: %s", strerror(errno));
 
 	fd = uprobe_multi_link(prog, at, LIBC, offsets, 2, 0);
