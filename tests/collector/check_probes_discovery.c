@@ -57,6 +57,26 @@ static int copy_fakes(const char *dir)
 			 dir, rt, dir, drv, dir);
 }
 
+/*
+ * Fresh copies of the runtime and driver (new inodes no collector has
+ * probed) under /tmp/zernel-TAG-PID/lib, and a collector started with
+ * extra: root receives the directory to remove, lib_arg the workload's
+ * "lib:" argument for the runtime.
+ */
+static void start_with_fresh_copies(struct tp_collector *c, const char *const *extra,
+				    const char *tag, char *root, size_t root_len, char *lib_arg,
+				    size_t arg_len)
+{
+	char dir[256];
+
+	snprintf(root, root_len, "/tmp/zernel-%s-%d", tag, (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/lib", root);
+	ck_assert_int_eq(copy_fakes(dir), 0);
+	ck_assert_msg(tp_collector_start(c, extra, 0) == 0, "collector did not start, see %s",
+		      c->log);
+	snprintf(lib_arg, arg_len, "lib:%s/libcudart.so.12", dir);
+}
+
 START_TEST(test_dlopen_after_start_from_venv_path)
 {
 	struct tp_collector c;
@@ -114,19 +134,14 @@ START_TEST(test_library_load_reported_by_the_loader)
 	static const char *const extra[] = { "--scan-interval", "600000", NULL };
 	struct tp_collector c;
 	struct tp_workload w;
-	char root[128], dir[256], zw[512], lib_arg[300];
+	char root[128], zw[512], lib_arg[300];
 	const struct shm_gpu_mem *m;
 	uint64_t libs0, t0;
 
 	if (tu_skip_unless_root("test_library_load_reported_by_the_loader"))
 		return;
-	snprintf(root, sizeof(root), "/tmp/zernel-late-%d", (int)getpid());
-	snprintf(dir, sizeof(dir), "%s/lib", root);
-	ck_assert_int_eq(copy_fakes(dir), 0);
-	ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
-		      c.log);
+	start_with_fresh_copies(&c, extra, "late", root, sizeof(root), lib_arg, sizeof(lib_arg));
 	libs0 = c.snap.hdr->stats.libraries_attached;
-	snprintf(lib_arg, sizeof(lib_arg), "lib:%s/libcudart.so.12", dir);
 	{
 		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), "wait", lib_arg, "wait",
 				 "malloc:4096", "cumalloc:512", NULL };
@@ -173,15 +188,11 @@ static void calls_while_probes_attach(const char *links)
 	const struct shm_gpu_mem *m;
 	struct tp_collector c;
 	struct tp_workload w;
-	char root[128], dir[256], zw[512], lib_arg[300], want[64], *log;
+	char root[128], zw[512], lib_arg[300], want[64], *log;
 	uint64_t libs0, allocs, frees, used, t0;
 	int attached = 0;
 
-	snprintf(root, sizeof(root), "/tmp/zernel-spin-%d", (int)getpid());
-	snprintf(dir, sizeof(dir), "%s/lib", root);
-	ck_assert_int_eq(copy_fakes(dir), 0);
-	ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
-		      c.log);
+	start_with_fresh_copies(&c, extra, "spin", root, sizeof(root), lib_arg, sizeof(lib_arg));
 	snprintf(want, sizeof(want), "uprobes attach as %s",
 		 strcmp(links, "perf") == 0 ? "one perf event each" : "uprobe_multi links");
 	log = tu_read_file(c.log, NULL);
@@ -189,7 +200,6 @@ static void calls_while_probes_attach(const char *links)
 		      c.log);
 	free(log);
 	libs0 = c.snap.hdr->stats.libraries_attached;
-	snprintf(lib_arg, sizeof(lib_arg), "lib:%s/libcudart.so.12", dir);
 	{
 		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), "wait", lib_arg,
 				 "memspin:4096", "wait", "malloc:4096", "cumalloc:512", NULL };
@@ -262,16 +272,11 @@ START_TEST(test_library_used_5ms_after_dlopen_counted_completely)
 	const struct shm_gpu_mem *m;
 	struct tp_collector c;
 	struct tp_workload w;
-	char root[128], dir[256], zw[512], lib_arg[300];
+	char root[128], zw[512], lib_arg[300];
 
 	if (tu_skip_unless_root("test_library_used_5ms_after_dlopen_counted_completely"))
 		return;
-	snprintf(root, sizeof(root), "/tmp/zernel-5ms-%d", (int)getpid());
-	snprintf(dir, sizeof(dir), "%s/lib", root);
-	ck_assert_int_eq(copy_fakes(dir), 0);
-	ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
-		      c.log);
-	snprintf(lib_arg, sizeof(lib_arg), "lib:%s/libcudart.so.12", dir);
+	start_with_fresh_copies(&c, extra, "5ms", root, sizeof(root), lib_arg, sizeof(lib_arg));
 	{
 		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), "wait", lib_arg, "sleep:5",
 				 "malloc:4096", "free", "cumalloc:512", "free", "malloc:8192",
