@@ -193,9 +193,6 @@ static void attach_rows_multi(struct probes *p, struct probe_lib *lib, const cha
 	uint64_t group[LIB_MAX_ROWS];
 	size_t members[LIB_MAX_ROWS];
 
-	lib->multi_fds = calloc(n ? n : 1, sizeof(*lib->multi_fds));
-	if (!lib->multi_fds)
-		return;
 	for (int pass = 0; pass < 2; pass++) {
 		enum probe_how how = pass == 0 ? PROBE_URETPROBE : PROBE_UPROBE;
 
@@ -283,8 +280,12 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int 
 	/* Remembered even without a symbol: a libpthread stub stays skipped. */
 	lib = &p->libs[p->n_libs];
 	memset(lib, 0, sizeof(*lib));
-	lib->links = calloc(n ? n : 1, sizeof(*lib->links));
-	if (!lib->links)
+	/* Room for every row: a perf event each, or at most a uprobe_multi link each. */
+	if (p->uprobe_multi_at >= 0)
+		lib->multi_fds = calloc(n ? n : 1, sizeof(*lib->multi_fds));
+	else
+		lib->links = calloc(n ? n : 1, sizeof(*lib->links));
+	if (!lib->links && !lib->multi_fds)
 		return -ENOMEM;
 	p->n_libs++;
 	lib->dev = st.st_dev;

@@ -105,8 +105,8 @@ struct probe_lib {
 	unsigned int attached;		/* symbols probed */
 	int pinned;			/* kept for the collector's life (libc, --lib) */
 	uint64_t seen_scan;		/* the last scan that found it mapped */
-	struct bpf_link **links;	/* its uprobes as perf events */
-	int *multi_fds;			/* or its uprobe_multi links */
+	struct bpf_link **links;	/* its uprobes as perf events, or NULL */
+	int *multi_fds;			/* or its uprobe_multi links, or NULL */
 	unsigned int n_multi;
 	unsigned int n_links;		/* uprobes, either way */
 	char path[512];			/* as first found; "" when longer */
@@ -201,8 +201,8 @@ int probe_attach_static(struct probes *p);
 int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int pinned);
 
 /*
- * probe_detach.c.  Detaches the uprobes of every library no scan has found mapped for
- * PROBES_LIB_IDLE_SCANS scans; returns the libraries dropped.
+ * probe_detach.c.  Detaches the uprobes of every library no scan has found
+ * mapped for PROBES_LIB_IDLE_SCANS scans; returns the libraries dropped.
  */
 size_t probe_attach_idle(struct probes *p);
 /*
