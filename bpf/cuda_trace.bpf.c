@@ -4,7 +4,7 @@
  * return, and the time the host waits in stream and device
  * synchronisation, once per API call: a runtime launch that reaches the driver's
  * launch on the same thread is one launch, timed at the runtime level.
- * Latencies are added to in-kernel histograms (bpf/launch_hist.h) that
+ * Latencies are added to in-kernel histograms (bpf/slot_hist_abi.h) that
  * the collector reads at its poll cadence: no event per launch.  Uprobes
  * attached by zernel-collector (root) to every libcuda/libcudart.
  */
@@ -15,7 +15,7 @@
 
 #include "bpf/watch.h"
 #include "bpf/calls.h"
-#include "bpf/launch_hist.h"
+#include "bpf/slot_hist.h"
 
 /*
  * A launch's call class (calls.h) is its latency family: one class per
@@ -27,10 +27,7 @@ _Static_assert(LH_FAMILIES <= ZC_CLASSES, "a call class per launch family");
 #define ZT_SYNC_CLASS	(SHM_FAMILY_CUDA_SYNC & (ZC_CLASSES - 1))
 _Static_assert(ZT_SYNC_CLASS >= LH_FAMILIES, "syncs have a call class of their own");
 
-/* The Prometheus bounds, the collector's own (read-only map, frozen at load). */
-const volatile __u64 lh_bounds[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
-
-/* Sizes set by the collector before load (bpf/launch_hist.h). */
+/* Sizes set by the collector before load (bpf/slot_hist_abi.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LH_MAX_SLOTS * LH_FAMILIES);
@@ -51,52 +48,6 @@ struct {
 	__type(value, __u32);
 } zt_free SEC(".maps");
 
-/* Position of the top bit of v > 0, without loops. */
-static __always_inline __u32 lh_msb(__u64 v)
-{
-	__u32 r = 0;
-
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8) { v >>= 8; r += 8; }
-	if (v >> 4) { v >>= 4; r += 4; }
-	if (v >> 2) { v >>= 2; r += 2; }
-	if (v >> 1) r += 1;
-	return r;
-}
-
-/* collector/hist.c's hist_bucket_index, without loops. */
-static __always_inline __u32 lh_hist_index(__u64 v)
-{
-	__u32 shift;
-
-	if (v < HIST_LINEAR_LIMIT)
-		return (__u32)v;
-	if (v > HIST_MAX_VALUE)
-		return HIST_BUCKETS - 1;
-	shift = lh_msb(v) - HIST_SUB_BITS;
-	return (shift << HIST_SUB_BITS) + (__u32)(v >> shift);
-}
-
-/* The first bound >= v (le inclusive), SHM_LAT_FINITE_BUCKETS for +Inf: 5 steps. */
-static __always_inline __u32 lh_prom_index(__u64 v)
-{
-	__u32 lo = 0, hi = SHM_LAT_FINITE_BUCKETS;
-
-#pragma unroll
-	for (int i = 0; i < 5; i++) {
-		__u32 mid = (lo + hi) >> 1;
-
-		if (lo >= hi || mid >= SHM_LAT_FINITE_BUCKETS)
-			break;
-		if (lh_bounds[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
  * The process's slot, + 1; 0 when none is free, or when its pid's last
  * holder's slot is still to be released.  Once per thread: the answer is
@@ -105,21 +56,9 @@ static __always_inline __u32 lh_prom_index(__u64 v)
 static __noinline __u32 lh_slot_of(__u32 tgid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct lh_owner *have, mine = {};
 
-	mine.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
-	have = bpf_map_lookup_elem(&zt_slots, &tgid);
-	if (have)
-		return have->start_ns == mine.start_ns ? have->slot + 1 : 0;
-	if (bpf_map_pop_elem(&zt_free, &mine.slot) != 0)
-		return 0;
-	if (bpf_map_update_elem(&zt_slots, &tgid, &mine, BPF_NOEXIST) != 0) {
-		/* Another thread of the process got one meanwhile. */
-		bpf_map_push_elem(&zt_free, &mine.slot, 0);
-		have = bpf_map_lookup_elem(&zt_slots, &tgid);
-		return have && have->start_ns == mine.start_ns ? have->slot + 1 : 0;
-	}
-	return mine.slot + 1;
+	return lh_take_slot(&zt_slots, &zt_free, tgid,
+			    BPF_CORE_READ(task, group_leader, start_boottime));
 }
 
 /* Without a slot: the event path, as for every other latency family. */
@@ -144,7 +83,7 @@ static __always_inline void launch_exit(__u32 family)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct zc_task *t = zc_task(0);
-	__u32 key, hi, pi;
+	__u32 key;
 	struct lh_val *v;
 	struct zc_call c;
 	__u64 ns, id;
@@ -168,8 +107,6 @@ static __always_inline void launch_exit(__u32 family)
 	v = bpf_map_lookup_elem(&zt_hist, &key);
 	if (!v)
 		return;
-	hi = lh_hist_index(ns);
-	pi = lh_prom_index(ns);
 	/*
 	 * Per-CPU, but a uprobe program runs with preemption on: another
 	 * thread of the process may run this on the same CPU while this one
@@ -183,13 +120,7 @@ static __always_inline void launch_exit(__u32 family)
 	}
 	*(volatile __u32 *)&v->busy = 1;
 	barrier();
-	v->sum_ns += ns;
-	if (ns > v->max_ns)
-		v->max_ns = ns;
-	if (pi < SHM_LAT_BUCKETS)
-		v->prom[pi]++;
-	if (hi < HIST_BUCKETS)
-		v->hist[hi]++;
+	lh_add(v, ns);
 	barrier();
 	*(volatile __u32 *)&v->busy = 0;
 }

@@ -80,7 +80,7 @@ struct zev_exit {
 	/*
 	 * The group leader's start_boottime, to the nanosecond: the exit of
 	 * an earlier process under a pid, read after a later one took it,
-	 * must not end what belongs to the later one (launch_hist.c).
+	 * must not end what belongs to the later one (collector/slot_hist.c).
 	 */
 	__u64 start_ns;
 };

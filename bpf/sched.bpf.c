@@ -10,8 +10,11 @@
  * runs again it waits on the run queue.  From the same hooks: futex waits
  * (distributed sync), DataLoader wait episodes, off-CPU time, switches,
  * migrations.  Uprobes add what the registers cannot say: a thread inside
- * a blocking CUDA call or an NCCL call, and pthread_barrier_wait.  One
- * zev_sched_switch per switch back onto a CPU.  The same switch program
+ * a blocking CUDA call or an NCCL call, and pthread_barrier_wait.  A
+ * switch back onto a CPU is added to its process's slot (in-kernel
+ * histograms and counters, bpf/slot_hist_abi.h) that the collector reads at
+ * its poll cadence; without a slot it goes out as a zev_sched_switch
+ * record.  The same switch program
  * reads the Python frames of watched interpreters' threads
  * (bpf/pystack_walk.h): one program on the hottest tracepoint, not two.
  * Loaded by zernel-collector as root.
@@ -23,6 +26,7 @@
 
 #include "bpf/watch.h"
 #include "bpf/sched_state.h"
+#include "bpf/slot_hist.h"
 #include "bpf/pystack_walk.h"
 
 #define TASK_RUNNING		0
@@ -74,6 +78,37 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } zs_counts SEC(".maps");
+
+_Static_assert((SHM_STATE_COUNT & (SHM_STATE_COUNT - 1)) == 0,
+	       "a blocked state indexes the sums under a mask");
+
+/* Process slots, sized by the collector before load (bpf/slot_hist_abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LH_MAX_SLOTS * LH_FAMILIES);
+	__type(key, __u32);
+	__type(value, struct lh_val);
+} zs_hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LH_MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, struct zs_sums);
+} zs_sums SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LH_MAX_SLOTS);
+	__type(key, __u32);		/* tgid */
+	__type(value, struct lh_owner);
+} zs_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LH_MAX_SLOTS);
+	__type(value, __u32);
+} zs_free SEC(".maps");
 
 static __always_inline void count(__u32 slot)
 {
@@ -293,10 +328,64 @@ static __always_inline void switch_out(struct task_struct *prev, int involuntary
 	t->futex = futex;
 }
 
+/* One sample into histogram family (ZS_HIST_*) of a process slot. */
+static __always_inline void slot_sample(__u32 slot, __u32 family, __u64 ns)
+{
+	__u32 key = slot * LH_FAMILIES + family;
+	struct lh_val *v = bpf_map_lookup_elem(&zs_hist, &key);
+
+	if (v)
+		lh_add(v, ns);
+}
+
+/*
+ * What record r says, added to the slot of next's process: what the
+ * collector's decoder would do with it (collector/decode.c).  0 when the
+ * process has no slot: r goes out as an event instead.
+ */
+static __always_inline int account(struct task_struct *next, struct zs_task *t,
+				   const struct zev_sched_switch *r)
+{
+	struct zs_sums *s;
+	__u32 slot;
+
+	if (!t->slot)
+		t->slot = lh_take_slot(&zs_slots, &zs_free, next->tgid,
+				       BPF_CORE_READ(next, group_leader, start_boottime));
+	if (!t->slot)
+		return 0;
+	slot = t->slot - 1;
+	s = bpf_map_lookup_elem(&zs_sums, &slot);
+	if (!s)
+		return 0;
+	if (r->flags & ZS_SW_OFFCPU) {
+		if (r->flags & ZS_SW_INVOLUNTARY) {
+			s->v[ZS_SUM_OFF_PREEMPTED] += r->offcpu_ns;
+			s->v[ZS_SUM_INVOLUNTARY]++;
+		} else {
+			s->v[ZS_SUM_OFF_BLOCKED] += r->offcpu_ns;
+			s->v[ZS_SUM_VOLUNTARY]++;
+		}
+	}
+	if (r->flags & ZS_SW_RUNQ)
+		slot_sample(slot, ZS_HIST_RUNQ, r->runq_ns);
+	if ((r->flags & (ZS_SW_BLOCKED | ZS_SW_FUTEX)) == (ZS_SW_BLOCKED | ZS_SW_FUTEX))
+		slot_sample(slot, ZS_HIST_FUTEX, r->blocked_ns);
+	if (!(r->flags & ZS_SW_TRAINING))
+		return 1;
+	if (r->flags & ZS_SW_ONCPU)
+		s->v[ZS_SUM_STATE + SHM_STATE_ONCPU] += r->oncpu_ns;
+	if (r->flags & ZS_SW_BLOCKED)
+		s->v[ZS_SUM_STATE + (r->blocked_state & (SHM_STATE_COUNT - 1))] += r->blocked_ns;
+	if (r->flags & ZS_SW_RUNQ)
+		s->v[ZS_SUM_STATE + SHM_STATE_RUNQ] += r->runq_ns;
+	return 1;
+}
+
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
 	struct zs_task *t = thread(next, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	struct zev_sched_switch *e;
+	struct zev_sched_switch r = {}, *e;
 	__u64 out, wake, off;
 
 	if (!t)
@@ -306,49 +395,47 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	/* Neither seen leaving nor waking: its time is known from now on. */
 	if (!out && !wake)
 		goto done;
-	e = zw_reserve_at(sizeof(*e), ZEV_SCHED_SWITCH, task_id(next), now);
-	if (!e)
-		goto done;
-	e->flags = 0;
-	e->blocked_state = 0;
-	e->oncpu_ns = 0;
-	e->offcpu_ns = 0;
-	e->runq_ns = 0;
-	e->blocked_ns = 0;
 	if (out && now >= out) {
 		off = now - out;
-		e->flags |= ZS_SW_OFFCPU;
-		e->offcpu_ns = off;
+		r.flags |= ZS_SW_OFFCPU;
+		r.offcpu_ns = off;
 		if (t->in_ns && out >= t->in_ns) {
-			e->flags |= ZS_SW_ONCPU;
-			e->oncpu_ns = out - t->in_ns;
+			r.flags |= ZS_SW_ONCPU;
+			r.oncpu_ns = out - t->in_ns;
 		}
 		if (t->block == ZS_NONE) {
-			e->flags |= ZS_SW_INVOLUNTARY | ZS_SW_RUNQ;
-			e->runq_ns = off;
+			r.flags |= ZS_SW_INVOLUNTARY | ZS_SW_RUNQ;
+			r.runq_ns = off;
 		} else {
-			e->flags |= ZS_SW_BLOCKED;
-			e->blocked_state = t->block;
-			e->blocked_ns = off;
+			r.flags |= ZS_SW_BLOCKED;
+			r.blocked_state = t->block;
+			r.blocked_ns = off;
 			if (wake >= out && wake <= now) {
-				e->flags |= ZS_SW_RUNQ;
-				e->blocked_ns = wake - out;
-				e->runq_ns = now - wake;
+				r.flags |= ZS_SW_RUNQ;
+				r.blocked_ns = wake - out;
+				r.runq_ns = now - wake;
 			}
 			if (t->futex)
-				e->flags |= ZS_SW_FUTEX;
+				r.flags |= ZS_SW_FUTEX;
 			if (t->block == SHM_STATE_INPUT && t->ep_start_ns)
 				t->ep_resume_ns = now;
 		}
 		if (training(next, t, out))
-			e->flags |= ZS_SW_TRAINING;
+			r.flags |= ZS_SW_TRAINING;
 	} else if (!out && wake && now >= wake) {
 		/* New, or first seen waking: runnable since its wakeup. */
-		e->flags |= ZS_SW_RUNQ;
-		e->runq_ns = now - wake;
+		r.flags |= ZS_SW_RUNQ;
+		r.runq_ns = now - wake;
 		if (training(next, t, wake))
-			e->flags |= ZS_SW_TRAINING;
+			r.flags |= ZS_SW_TRAINING;
 	}
+	if (!r.flags || account(next, t, &r))
+		goto done;
+	e = zw_reserve_at(sizeof(*e), ZEV_SCHED_SWITCH, task_id(next), now);
+	if (!e)
+		goto done;
+	r.hdr = e->hdr;
+	*e = r;
 	zw_submit(e);
 done:
 	t->in_ns = now;

@@ -277,7 +277,7 @@ int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, u
 	return 0;
 }
 
-int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary)
+int agg_offcpu_batch(struct agg *a, uint32_t pid, uint64_t off_ns, uint64_t n, int involuntary)
 {
 	struct agg_proc *p = proc_get(a, pid);
 
@@ -285,12 +285,17 @@ int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary)
 		return -ENOENT;
 	if (involuntary) {
 		p->offcpu_preempted_ns += off_ns;
-		p->involuntary_switches++;
+		p->involuntary_switches += n;
 	} else {
 		p->offcpu_blocked_ns += off_ns;
-		p->voluntary_switches++;
+		p->voluntary_switches += n;
 	}
 	return 0;
+}
+
+int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary)
+{
+	return agg_offcpu_batch(a, pid, off_ns, 1, involuntary);
 }
 
 int agg_migration(struct agg *a, uint32_t pid)

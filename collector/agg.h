@@ -3,7 +3,7 @@
  * The collector's aggregation state: everything it will publish, fed by the
  * decoder (collector/decode.h) with the records of either event source (the
  * BPF probes, or the simulator), by the launch histograms read from the
- * kernel (collector/launch_hist.h) and by device totals, and written into
+ * kernel (collector/slot_hist.h) and by device totals, and written into
  * the segment by agg_publish().  Single-threaded: the collector's main loop owns
  * it.  Memory is bounded by the segment capacities; a row that does not fit
  * is refused and counted as an overflow of its table, never silently lost.
@@ -78,8 +78,9 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 /* ns more of a training thread of pid in state (enum shm_thread_state). */
 int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, uint64_t ns);
 
-/* Scheduler counters: one context switch off CPU for off_ns. */
+/* Scheduler counters: one context switch off CPU for off_ns; n of them for off_ns in all. */
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary);
+int agg_offcpu_batch(struct agg *a, uint32_t pid, uint64_t off_ns, uint64_t n, int involuntary);
 int agg_migration(struct agg *a, uint32_t pid);
 
 /*

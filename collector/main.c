@@ -343,6 +343,7 @@ int main(int argc, char **argv)
 			.all_threads = o.all_threads,
 			.no_node_libs = o.no_node_libs,
 			.dataloader_gap_us = o.dataloader_gap_us,
+			.process_slots = o.process_slots,
 			.between_attaches = publish_between_attaches,
 			.between_ctx = &cad,
 		};

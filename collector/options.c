@@ -62,6 +62,11 @@ static const char usage_text[] =
 "  --dataloader-gap-us US   input blocks of a thread closer than this merge\n"
 "                           into one DataLoader wait, 0..1000000 (default\n"
 "                           1000)\n"
+"  --process-slots N        processes whose launch latencies and scheduler\n"
+"                           figures are added up in the kernel, each probe,\n"
+"                           0..512 (default: what fits 64 MiB per probe for\n"
+"                           this machine's CPUs, at most 512); the other\n"
+"                           processes send an event per launch and switch\n"
 "  --gpu-memory-total BYTES[,BYTES...]\n"
 "                           total memory of GPU 0, 1, ... in bytes; without\n"
 "                           it, from NVML (libnvidia-ml.so.1) when present\n"
@@ -114,6 +119,7 @@ enum {
 	OPT_EXIT_RELEASED,
 	OPT_SCAN_INTERVAL,
 	OPT_DL_GAP,
+	OPT_PROCESS_SLOTS,
 	OPT_NVML_INTERVAL,
 	OPT_HELP,
 	OPT_VERSION,
@@ -144,6 +150,7 @@ static const struct option long_opts[] = {
 	{ "exit-when-released", no_argument, NULL, OPT_EXIT_RELEASED },
 	{ "scan-interval", required_argument, NULL, OPT_SCAN_INTERVAL },
 	{ "dataloader-gap-us", required_argument, NULL, OPT_DL_GAP },
+	{ "process-slots", required_argument, NULL, OPT_PROCESS_SLOTS },
 	{ "nvml-interval", required_argument, NULL, OPT_NVML_INTERVAL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -334,6 +341,10 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 		if (parse_u32(arg, 0, OPTS_MAX_DL_GAP_US, &o->dataloader_gap_us) < 0)
 			return bad_value(err, c, arg, "expected microseconds in 0..1000000");
 		break;
+	case OPT_PROCESS_SLOTS:
+		if (parse_u32(arg, 0, OPTS_MAX_PROCESS_SLOTS, &o->process_slots) < 0)
+			return bad_value(err, c, arg, "expected a count in 0..512");
+		break;
 	case OPT_HELP:
 		fputs(usage_text, out);
 		return OPTS_EXIT_OK;
@@ -380,6 +391,7 @@ enum opts_result opts_parse(struct collector_opts *o, int argc, char **argv,
 	o->pods_dir = KUBE_PODS_DIR;
 	o->containers_dir = KUBE_CONTAINERS_DIR;
 	o->dataloader_gap_us = OPTS_DEFAULT_DL_GAP_US;
+	o->process_slots = OPTS_PROCESS_SLOTS_AUTO;
 	o->scan_interval_ms = OPTS_DEFAULT_SCAN_MS;
 	o->nvml_interval_ms = OPTS_DEFAULT_NVML_MS;
 

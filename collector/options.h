@@ -31,6 +31,8 @@
 /* Why 1 ms: README, "DataLoader wait per batch". */
 #define OPTS_DEFAULT_DL_GAP_US		1000u
 #define OPTS_MAX_DL_GAP_US		1000000u
+#define OPTS_MAX_PROCESS_SLOTS		512u		/* LH_MAX_SLOTS */
+#define OPTS_PROCESS_SLOTS_AUTO		UINT32_MAX	/* by the kernel memory budget */
 
 struct collector_opts {
 	int simulate;
@@ -62,6 +64,7 @@ struct collector_opts {
 	uint32_t scan_interval_ms;	/* --scan-interval */
 	uint32_t nvml_interval_ms;	/* --nvml-interval */
 	uint32_t dataloader_gap_us;	/* --dataloader-gap-us */
+	uint32_t process_slots;		/* --process-slots; OPTS_PROCESS_SLOTS_AUTO */
 };
 
 enum opts_result {

@@ -23,7 +23,7 @@
 
 struct bpf_object;
 struct bpf_link;
-struct launch_hist;
+struct slot_hist;
 struct proc_seen;
 struct pyprocs;
 struct probes;
@@ -127,8 +127,9 @@ struct probes {
 	uint64_t *watched_bits;		/* zw_watched_bits, mapped */
 	int drops_fd;
 	struct ring_buffer *rb;
-	struct launch_hist *lh;
-	uint32_t lh_slots;
+	struct slot_hist *launch_slots;	/* the launch probe's process slots */
+	struct slot_hist *sched_slots;	/* the scheduler probe's */
+	uint32_t lh_slots;		/* slots each, for ncpu */
 	int uprobe_multi_at;		/* BPF_TRACE_UPROBE_MULTI; -1: perf events */
 
 	struct bpf_link **links;	/* tracepoints; uprobes live in their library */

@@ -15,14 +15,14 @@
 
 #include "bpf/cuda_trace.skel.h"
 #include "bpf/gpu_mem.skel.h"
-#include "bpf/launch_hist.h"
+#include "bpf/slot_hist_abi.h"
 #include "bpf/nccl.skel.h"
 #include "bpf/probe_abi.h"
 #include "bpf/pystack.h"
 #include "bpf/pystack.skel.h"
 #include "bpf/sched.skel.h"
 #include "bpf/watch.skel.h"
-#include "collector/launch_hist.h"
+#include "collector/slot_hist.h"
 #include "collector/probe_loader.h"
 #include "collector/uprobe_multi.h"
 #include "common/log.h"
@@ -75,10 +75,10 @@ static int cuda_trace_configure(void *skel, struct probes *p)
 {
 	struct cuda_trace_bpf *s = skel;
 
-	p->lh_slots = launch_hist_slots(p->ncpu);
-	bpf_map__set_max_entries(s->maps.zt_hist, p->lh_slots * LH_FAMILIES);
-	bpf_map__set_max_entries(s->maps.zt_slots, p->lh_slots);
-	bpf_map__set_max_entries(s->maps.zt_free, p->lh_slots);
+	p->lh_slots = slot_hist_slots(p->ncpu, p->opts.process_slots);
+	bpf_map__set_max_entries(s->maps.zt_hist, SLOT_HIST_MAP_SLOTS(p->lh_slots) * LH_FAMILIES);
+	bpf_map__set_max_entries(s->maps.zt_slots, SLOT_HIST_MAP_SLOTS(p->lh_slots));
+	bpf_map__set_max_entries(s->maps.zt_free, SLOT_HIST_MAP_SLOTS(p->lh_slots));
 	return 0;
 }
 
@@ -263,10 +263,13 @@ int probe_objects_load(struct probes *p)
 		log_error("cannot map the watched set's bits: %s", strerror(-err));
 		return err;
 	}
-	p->lh = launch_hist_new(p->obj[PROBE_OBJ_CUDA_TRACE], p->lh_slots, p->ncpu);
-	if (!p->lh) {
+	p->launch_slots = slot_hist_new(p->obj[PROBE_OBJ_CUDA_TRACE], &slot_hist_launches,
+					p->lh_slots, p->ncpu);
+	p->sched_slots = slot_hist_new(p->obj[PROBE_OBJ_SCHED], &slot_hist_sched, p->lh_slots,
+				       p->ncpu);
+	if (!p->launch_slots || !p->sched_slots) {
 		err = -errno;
-		log_error("cannot set up the launch histograms: %s", strerror(errno));
+		log_error("cannot set up the in-kernel process slots: %s", strerror(errno));
 		return err;
 	}
 	p->rb = ring_buffer__new(shared_fd[SHARED_EVENTS], decode_ringbuf, &p->dec, NULL);
@@ -284,8 +287,10 @@ void probe_objects_destroy(struct probes *p)
 	p->watched_bits = NULL;
 	ring_buffer__free(p->rb);
 	p->rb = NULL;
-	launch_hist_free(p->lh);
-	p->lh = NULL;
+	slot_hist_free(p->launch_slots);
+	slot_hist_free(p->sched_slots);
+	p->launch_slots = NULL;
+	p->sched_slots = NULL;
 	for (size_t i = p->n_obj; i > 0; i--)
 		probe_objects[i - 1].destroy(p->skel[i - 1]);
 	p->n_obj = 0;

@@ -24,7 +24,7 @@
 #include "collector/coverage.h"
 #include "collector/gpu_ident.h"
 #include "collector/syslibs.h"
-#include "collector/launch_hist.h"
+#include "collector/slot_hist.h"
 #include "collector/probe_loader.h"
 #include "collector/proc_seen.h"
 #include "collector/pyprocs.h"
@@ -94,7 +94,8 @@ static void probes_forget(void *ctx, uint32_t pid, uint64_t start_ns)
 	 */
 	if (!start_ns && bpf_map_delete_elem(p->watched_fd, &pid) == 0)
 		mark_watched(p, pid, 0);
-	launch_hist_release(p->lh, p->agg, pid, start_ns);
+	slot_hist_release(p->launch_slots, p->agg, pid, start_ns);
+	slot_hist_release(p->sched_slots, p->agg, pid, start_ns);
 	gpu_ident_forget(p->ident, pid);
 	if (p->py)
 		pyprocs_forget(p->py, pid);
@@ -106,10 +107,11 @@ static void probes_reset(void *ctx, uint32_t pid)
 	struct probes *p = ctx;
 
 	/*
-	 * The launches counted so far go to the old row; the kernel keeps the
-	 * pid's histogram slot, whose later differences are the new one's.
+	 * What was counted so far goes to the old row; the kernel keeps the
+	 * pid's slots, whose later differences are the new one's.
 	 */
-	launch_hist_poll(p->lh, p->agg, now_mono_ns());
+	slot_hist_read(p->launch_slots, p->agg, now_mono_ns());
+	slot_hist_read(p->sched_slots, p->agg, now_mono_ns());
 	gpu_ident_forget(p->ident, pid);
 }
 
@@ -615,7 +617,8 @@ int probes_poll(struct probes *p, int timeout_ms)
 	probes_loaded(p);
 	syslibs_step(p);
 	now = now_mono_ns();
-	launch_hist_poll(p->lh, p->agg, now);
+	slot_hist_poll(p->launch_slots, p->agg, now);
+	slot_hist_poll(p->sched_slots, p->agg, now);
 	if (now >= p->next_scan_ns) {
 		probes_scan(p);
 		probes_sweep(p);

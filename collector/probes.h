@@ -48,6 +48,8 @@ struct probes_opts {
 	int all_threads;		/* every thread is a training thread */
 	int no_node_libs;		/* the node's libraries only when a process maps them */
 	uint32_t dataloader_gap_us;	/* input blocks closer than this: one wait */
+	/* In-kernel process slots per probe (collector/slot_hist.h); UINT32_MAX: by the budget. */
+	uint32_t process_slots;
 	/* Called between two uprobe attaches once running (may be NULL): publishing. */
 	void (*between_attaches)(void *ctx);
 	void *between_ctx;

@@ -17,8 +17,10 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
+#include "bpf/slot_hist_abi.h"
 #include "bpf/sched.skel.h"
 #include "collector/probe_loader.h"
+#include "collector/slot_hist.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -147,6 +149,12 @@ int sched_configure(void *skel, struct probes *p)
 	s->rodata->all_threads = p->opts.all_threads ? 1 : 0;
 	s->rodata->python_frames = p->opts.no_python_frames ? 0 : 1;
 	pystack_settings(p, &s->rodata->zp_threshold_ns, &s->rodata->zp_rate);
+	/* The process slots, sized as the launch probe's (collector/slot_hist.h). */
+	p->lh_slots = slot_hist_slots(p->ncpu, p->opts.process_slots);
+	bpf_map__set_max_entries(s->maps.zs_hist, SLOT_HIST_MAP_SLOTS(p->lh_slots) * LH_FAMILIES);
+	bpf_map__set_max_entries(s->maps.zs_sums, SLOT_HIST_MAP_SLOTS(p->lh_slots));
+	bpf_map__set_max_entries(s->maps.zs_slots, SLOT_HIST_MAP_SLOTS(p->lh_slots));
+	bpf_map__set_max_entries(s->maps.zs_free, SLOT_HIST_MAP_SLOTS(p->lh_slots));
 	return choose_switch(s, p);
 }
 

@@ -170,6 +170,8 @@ START_TEST(bad_names_pids_and_totals_are_refused)
 	const char *a8[] = { "--simulate", "--gpu-memory-total", "80G", NULL };
 	const char *a9[] = { "--simulate", "--python-frames-walk", "sometimes", NULL };
 	const char *a10[] = { "--simulate", "--uprobe-links", "kprobe", NULL };
+	const char *a11[] = { "--simulate", "--process-slots", "513", NULL };
+	const char *a12[] = { "--simulate", "--process-slots", "-1", NULL };
 
 	expect_refused(a1, "--shm", "noslash");
 	expect_refused(a2, "--shm", "/a/b");
@@ -181,6 +183,8 @@ START_TEST(bad_names_pids_and_totals_are_refused)
 	expect_refused(a8, "--gpu-memory-total", "80G");
 	expect_refused(a9, "--python-frames-walk", "sometimes");
 	expect_refused(a10, "--uprobe-links", "kprobe");
+	expect_refused(a11, "--process-slots", "513");
+	expect_refused(a12, "--process-slots", "-1");
 }
 END_TEST
 

@@ -2,7 +2,8 @@
 /*
  * The ring buffer between the probes and the collector overflows: the
  * collector is stopped (SIGSTOP) while a watched process makes hundreds
- * of thousands of context switches, each a record.  Records that found no
+ * of thousands of context switches, each a record (with no in-kernel
+ * process slots, as for processes past the slots).  Records that found no
  * room are counted as dropped, and what was aggregated before stays as it
  * was: a process's memory, its rows, a valid segment.  Needs root (BPF).
  */
@@ -21,7 +22,7 @@ START_TEST(test_ring_overflow_is_counted_and_harmless)
 	struct tw_work flood;
 	struct tp_workload mem;
 	char zw[512], drv[512], lib_arg[600], pid[16];
-	const char *extra[] = { "--pid", pid, "--lib", drv, NULL };
+	const char *extra[] = { "--pid", pid, "--lib", drv, "--process-slots", "0", NULL };
 	const struct shm_gpu_mem *m;
 	uint64_t dropped0;
 

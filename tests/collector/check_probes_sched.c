@@ -108,14 +108,19 @@ START_TEST(sched_preempted_by_hog_matches_kernel_accounting)
 }
 END_TEST
 
-/* Runs workload args to its end under a collector watching it; its row. */
-static const struct shm_proc *run_watched(struct tp_collector *c, struct tw_work *w,
-					  const char *const *args)
+/*
+ * Runs workload args to its end under a collector watching it, started
+ * with the flags in more (NULL-terminated; NULL: none); its row.
+ */
+static const struct shm_proc *run_watched_with(struct tp_collector *c, struct tw_work *w,
+					       const char *const *args, const char *const *more)
 {
 	const struct shm_proc *p;
+	char pid[16];
 
 	ck_assert_int_eq(tw_start(w, args), 0);
-	ck_assert_msg(tw_collector_watch_pid(c, w->pid) == 0,
+	snprintf(pid, sizeof(pid), "%d", (int)w->pid);
+	ck_assert_msg(tw_collector_watch_extra(c, pid, more, w->pid) == 0,
 		      "collector did not start; see %s", c->log);
 	tw_go(w);
 	ck_assert_int_eq(tw_wait_line(w, "done", 10000), 0);
@@ -125,7 +130,18 @@ static const struct shm_proc *run_watched(struct tp_collector *c, struct tw_work
 	return p;
 }
 
-START_TEST(sched_blocked_time_matches_sleeps)
+static const struct shm_proc *run_watched(struct tp_collector *c, struct tw_work *w,
+					  const char *const *args)
+{
+	return run_watched_with(c, w, args, NULL);
+}
+
+/*
+ * The reader blocks in read and the writer in nanosleep, 20 x 15 ms each;
+ * the workload counts its voluntary switches (getrusage) and times the
+ * calls that slept.  more: the collector's flags.
+ */
+static void check_blocked_time(const char *const *more)
 {
 	static const char *const args[] = { "pipe", "20", "15", NULL };
 	struct tp_collector c;
@@ -133,16 +149,12 @@ START_TEST(sched_blocked_time_matches_sleeps)
 	const struct shm_proc *p;
 	long long nvcsw, slept;
 
-	if (tu_skip_unless_root("sched_blocked_time_matches_sleeps"))
-		return;
-	p = run_watched(&c, &w, args);
+	p = run_watched_with(&c, &w, args, more);
 	/*
-	 * The reader blocks in read and the writer in nanosleep, 20 x 15 ms
-	 * each; the workload counts its voluntary switches (getrusage) and
-	 * times the calls that slept.  The collector misses the writer's
-	 * final switch (it never runs again) and may see the odd switch the
-	 * workload's window does not: 3 either way.  Blocked time within
-	 * 10% + 20 ms (the calls' own CPU time, thread start and exit).
+	 * The collector misses the writer's final switch (it never runs
+	 * again) and may see the odd switch the workload's window does not:
+	 * 3 either way.  Blocked time within 10% + 20 ms (the calls' own CPU
+	 * time, thread start and exit).
 	 */
 	nvcsw = tw_value(&w, "nvcsw");
 	slept = tw_value(&w, "read_slept_ns") + tw_value(&w, "sleep_slept_ns");
@@ -153,8 +165,29 @@ START_TEST(sched_blocked_time_matches_sleeps)
 		      (unsigned long long)p->voluntary_switches, nvcsw);
 	sc_assert_near("blocked off-CPU ns", p->offcpu_blocked_ns, (uint64_t)slept, 0.10,
 		       20 * TW_MS);
+	/* Every block ended in a wakeup: each has its run-queue delay. */
+	ck_assert_uint_ge(p->lat[SHM_FAMILY_RUNQ_DELAY].count + 3, (uint64_t)nvcsw);
 	tw_finish(&w);
 	tp_collector_stop(&c);
+}
+
+/* Added up in the process's in-kernel slot. */
+START_TEST(sched_blocked_time_matches_sleeps)
+{
+	if (tu_skip_unless_root("sched_blocked_time_matches_sleeps"))
+		return;
+	check_blocked_time(NULL);
+}
+END_TEST
+
+/* With no slot to add to, a record per switch: the same figures. */
+START_TEST(sched_blocked_time_matches_sleeps_without_slots)
+{
+	static const char *const no_slots[] = { "--process-slots", "0", NULL };
+
+	if (tu_skip_unless_root("sched_blocked_time_matches_sleeps_without_slots"))
+		return;
+	check_blocked_time(no_slots);
 }
 END_TEST
 
@@ -196,6 +229,7 @@ Suite *probes_sched_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, sched_preempted_by_hog_matches_kernel_accounting);
 	tcase_add_test(tc, sched_blocked_time_matches_sleeps);
+	tcase_add_test(tc, sched_blocked_time_matches_sleeps_without_slots);
 	tcase_add_test(tc, sched_migrations_match_affinity_flips);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * CUDA launch latencies aggregated in the kernel: bpf/cuda_trace.bpf.c adds
- * each launch to a per-CPU histogram of its process instead of sending an
- * event, and zernel-collector reads the histograms at its poll cadence and
- * hands the differences to the aggregation.  Included by BPF code (after
- * vmlinux.h) and by the collector; fixed-width types and explicit padding
- * only.
+ * Latencies aggregated in the kernel: bpf/cuda_trace.bpf.c adds each CUDA
+ * launch, and bpf/sched.bpf.c each run-queue delay and futex wait, to a
+ * per-CPU histogram of its process instead of sending an event, and
+ * zernel-collector reads the histograms at its poll cadence and hands the
+ * differences to the aggregation.  The scheduler probe keeps its switch
+ * counters per process slot the same way (struct zs_sums).  Included by
+ * BPF code (after vmlinux.h) and by the collector; fixed-width types and
+ * explicit padding only.
  *
  * Slots.  A process that launches gets a slot from a queue of free slots
  * (zt_free) the first time, remembered in zt_slots (tgid -> slot) and, per
@@ -23,8 +25,8 @@
  * takes differences, modulo 2^32 for the 32-bit buckets: exact as long as
  * no bucket gets 4 billion launches between two reads.
  */
-#ifndef ZERNEL_BPF_LAUNCH_HIST_H
-#define ZERNEL_BPF_LAUNCH_HIST_H
+#ifndef ZERNEL_BPF_SLOT_HIST_ABI_H
+#define ZERNEL_BPF_SLOT_HIST_ABI_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
@@ -33,12 +35,15 @@
 #include "shm/shm_consts.h"
 
 /*
- * Families per slot: the launch families, 0 and 1, index the histograms
- * directly (the probe also uses them as its call classes).
+ * Families per slot.  The launch probe's are the launch families, 0 and 1,
+ * which index the histograms directly (the probe also uses them as its
+ * call classes); the scheduler probe's are ZS_HIST_*.
  */
 #define LH_FAMILIES		2u
 _Static_assert(SHM_FAMILY_CUDA_LAUNCH == 0 && SHM_FAMILY_CUDA_GRAPH_LAUNCH == 1,
 	       "the launch families are the first two");
+#define ZS_HIST_RUNQ		0u	/* SHM_FAMILY_RUNQ_DELAY */
+#define ZS_HIST_FUTEX		1u	/* SHM_FAMILY_FUTEX_WAIT */
 
 /*
  * Slots, set by the collector before load within a memory budget: the
@@ -69,4 +74,24 @@ struct lh_owner {
 	__u64 start_ns;
 };
 
-#endif /* ZERNEL_BPF_LAUNCH_HIST_H */
+/*
+ * The scheduler probe's counters of a process slot, what its switch
+ * records would carry (struct zev_sched_switch): the training threads'
+ * time per state, off-CPU time and switches by kind.  Per CPU, only
+ * growing; updated by the sched_switch program alone, which runs with
+ * interrupts off, so plain additions suffice.
+ */
+enum zs_sum {
+	ZS_SUM_STATE = 0,				/* + enum shm_thread_state */
+	ZS_SUM_OFF_PREEMPTED = SHM_STATE_COUNT,		/* ns */
+	ZS_SUM_OFF_BLOCKED,				/* ns */
+	ZS_SUM_INVOLUNTARY,				/* switches */
+	ZS_SUM_VOLUNTARY,				/* switches */
+	ZS_SUMS
+};
+
+struct zs_sums {
+	__u64 v[ZS_SUMS];
+};
+
+#endif /* ZERNEL_BPF_SLOT_HIST_ABI_H */
