@@ -2,7 +2,8 @@
 /*
  * The kernel's floor for the scheduler-probe benchmark: programs that do
  * nothing, on the tracepoints of the scheduler probe that an unwatched
- * process crosses (every switch and wakeup on the node).  Whatever Zernel
+ * process crosses (every switch on the node, and every wakeup where the
+ * collector times run-queue waits from sched_wakeup).  Whatever Zernel
  * costs above this is its own work.  Loaded by bench_sched (root).
  */
 #include "vmlinux.h"

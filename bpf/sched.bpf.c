@@ -6,16 +6,19 @@
  * blocked inside a system call, the call's number and arguments are in its
  * saved user registers (bpf_task_pt_regs), so no program runs on any
  * syscall path and unwatched processes pay two bit tests per context
- * switch.  The block ends at sched_wakeup; from there until the thread
- * runs again it waits on the run queue.  From the same hooks: futex waits
- * (distributed sync), DataLoader wait episodes, off-CPU time, switches,
- * migrations.  Uprobes add what the registers cannot say: a thread inside
- * a blocking CUDA call or an NCCL call, and pthread_barrier_wait.  A
- * switch back onto a CPU is added to its process's slot (in-kernel
- * histograms and counters, bpf/slot_hist_abi.h) that the collector reads at
- * its poll cadence; without a slot it goes out as a zev_sched_switch
- * record.  The same switch program
- * reads the Python frames of watched interpreters' threads
+ * switch.  The block ends at the thread's wakeup; from there until it
+ * runs again it waits on the run queue.  How long it waited there, the
+ * kernel's own sched_info says (its run_delay, and the time it was queued
+ * at), read as it gets the CPU back, so no program runs on sched_wakeup;
+ * on kernels without it, a program on sched_wakeup notes the time.  From
+ * the same hooks: futex waits (distributed sync), DataLoader wait
+ * episodes, off-CPU time, switches, migrations.  Uprobes add what the
+ * registers cannot say: a thread inside a blocking CUDA call or an NCCL
+ * call, and pthread_barrier_wait.  A switch back onto a CPU is added to
+ * its process's slot (in-kernel histograms and counters,
+ * bpf/slot_hist_abi.h) that the collector reads at its poll cadence;
+ * without a slot it goes out as a zev_sched_switch record.  The same
+ * switch program reads the Python frames of watched interpreters' threads
  * (bpf/pystack_walk.h): one program on the hottest tracepoint, not two.
  * Loaded by zernel-collector as root.
  */
@@ -48,6 +51,7 @@ const volatile __u64 episode_gap_ns = 1000000;
 const volatile __u64 training_recent_ns = 10000000000ull;
 const volatile __u32 all_threads = 0;
 const volatile __u32 python_frames = 1;		/* 0: --no-python-frames */
+const volatile __u32 runq_from_sched_info = 0;	/* 0: from the sched_wakeup programs */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -326,6 +330,8 @@ static __always_inline void switch_out(struct task_struct *prev, int involuntary
 	t->wake_ns = 0;
 	t->block = block;
 	t->futex = futex;
+	if (runq_from_sched_info)
+		t->run_delay_out = prev->sched_info.run_delay;
 }
 
 /* One sample into histogram family (ZS_HIST_*) of a process slot. */
@@ -382,6 +388,40 @@ static __always_inline int account(struct task_struct *next, struct zs_task *t,
 	return 1;
 }
 
+/*
+ * When next, getting the CPU now, was woken, as the sched_wakeup programs
+ * would have noted it (0: not, or no news), from the kernel's sched_info.
+ * The tracepoint comes before the kernel adds this wait to run_delay: the
+ * wait so far is what run_delay gained since the thread left the CPU (the
+ * parts queued on other CPUs before a migration) plus the time since it
+ * was last queued, in the clock of the run queue it is on (reached
+ * through its fair-class entity, CONFIG_FAIR_GROUP_SCHED; the variable
+ * runqueues needs CONFIG_KALLSYMS_ALL), which the kernel updated for this
+ * switch.
+ */
+static __always_inline __u64 woken_at(struct task_struct *next, struct zs_task *t, __u64 now)
+{
+	__u64 queued, clock, waited = 0;
+
+	if (!runq_from_sched_info)
+		return t->wake_ns;
+	/* As mark_woken: a block's end, or a thread not seen before. */
+	if (t->out_ns ? t->block == ZS_NONE : t->in_ns != 0)
+		return 0;
+	queued = next->sched_info.last_queued;
+	clock = BPF_CORE_READ(next, se.cfs_rq, rq, clock);
+	if (queued && clock > queued)
+		waited = clock - queued;
+	if (t->out_ns)
+		waited += next->sched_info.run_delay - t->run_delay_out;
+	else if (!waited)
+		return 0;
+	/* Within the time off the CPU: the two clocks tick alike, not in step. */
+	if (t->out_ns && waited > now - t->out_ns)
+		waited = now - t->out_ns;
+	return waited < now ? now - waited : 0;
+}
+
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
 	struct zs_task *t = thread(next, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -391,7 +431,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	if (!t)
 		return;
 	out = t->out_ns;
-	wake = t->wake_ns;
+	wake = woken_at(next, t, now);
 	/* Neither seen leaving nor waking: its time is known from now on. */
 	if (!out && !wake)
 		goto done;
@@ -490,6 +530,7 @@ int BPF_PROG(zs_switch_deferred, bool preempt, struct task_struct *prev,
 	return zs_on_switch(ctx, preempt, prev, next, prev_state, 1);
 }
 
+/* Without sched_info (runq_from_sched_info 0): the wakeup, noted as it happens. */
 static __always_inline void mark_woken(struct task_struct *p)
 {
 	struct zs_task *t;

@@ -19,6 +19,7 @@ struct zs_task {
 	__u64 ep_start_ns;	/* open input episode: its first block; 0 none */
 	__u64 ep_resume_ns;	/* back on the CPU after its last input block */
 	__u64 barrier_ns;	/* inside pthread_barrier_wait since; 0 not */
+	__u64 run_delay_out;	/* its sched_info.run_delay as it left the CPU */
 	__u32 block;		/* enum shm_thread_state of the block; ZS_NONE preempted */
 	__u32 futex;		/* the block is a futex wait outside a barrier */
 	__u32 gpu_depth;	/* nesting of blocking CUDA calls it is inside */

@@ -338,6 +338,7 @@ int main(int argc, char **argv)
 			.stall_rate = o.stall_rate,
 			.no_python_frames = o.no_python_frames,
 			.frames_walk = o.frames_walk,
+			.runq_source = o.runq_source,
 			.uprobe_links = o.uprobe_links,
 			.gpus = nv.node, .n_gpus = nv.n_nodes,
 			.all_threads = o.all_threads,

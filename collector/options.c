@@ -50,6 +50,11 @@ static const char usage_text[] =
 "                           library (Linux 6.6 and later; the default\n"
 "                           there); perf: one perf event per probe (the\n"
 "                           default elsewhere)\n"
+"  --runq-source FROM       where a woken thread's run-queue wait is timed\n"
+"                           from: sched-info, the kernel's own accounting,\n"
+"                           read as the thread gets its CPU (the default\n"
+"                           where the kernel keeps it); wakeup, a program\n"
+"                           on every wakeup of the node\n"
 "  --scan-interval MS       period of the /proc scan for processes that map\n"
 "                           CUDA/NCCL libraries, 100..600000 (default 1000);\n"
 "                           a library a process loads is found at once\n"
@@ -112,6 +117,7 @@ enum {
 	OPT_NO_PY_FRAMES,
 	OPT_PY_FRAMES_WALK,
 	OPT_UPROBE_LINKS,
+	OPT_RUNQ_SOURCE,
 	OPT_PODS_DIR,
 	OPT_CONTAINERS_DIR,
 	OPT_ALL_THREADS,
@@ -143,6 +149,7 @@ static const struct option long_opts[] = {
 	{ "no-python-frames", no_argument, NULL, OPT_NO_PY_FRAMES },
 	{ "python-frames-walk", required_argument, NULL, OPT_PY_FRAMES_WALK },
 	{ "uprobe-links", required_argument, NULL, OPT_UPROBE_LINKS },
+	{ "runq-source", required_argument, NULL, OPT_RUNQ_SOURCE },
 	{ "pods-dir", required_argument, NULL, OPT_PODS_DIR },
 	{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 	{ "all-threads", no_argument, NULL, OPT_ALL_THREADS },
@@ -310,6 +317,14 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 			o->uprobe_links = UPROBE_LINKS_PERF;
 		else
 			return bad_value(err, c, arg, "expected multi or perf");
+		break;
+	case OPT_RUNQ_SOURCE:
+		if (strcmp(arg, "sched-info") == 0)
+			o->runq_source = RUNQ_SOURCE_SCHED_INFO;
+		else if (strcmp(arg, "wakeup") == 0)
+			o->runq_source = RUNQ_SOURCE_WAKEUP;
+		else
+			return bad_value(err, c, arg, "expected sched-info or wakeup");
 		break;
 	case OPT_PODS_DIR:
 	case OPT_CONTAINERS_DIR:

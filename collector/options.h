@@ -56,6 +56,7 @@ struct collector_opts {
 	int no_python_frames;
 	enum frames_walk frames_walk;	/* --python-frames-walk */
 	enum uprobe_links uprobe_links;	/* --uprobe-links */
+	enum runq_source runq_source;	/* --runq-source */
 	const char *pods_dir;		/* --pods-dir; "" for none */
 	const char *containers_dir;	/* --containers-dir; "" for none */
 	int all_threads;		/* --all-threads */

@@ -29,6 +29,13 @@ enum uprobe_links {
 	UPROBE_LINKS_PERF,	/* one perf event per probe */
 };
 
+/* Where a woken thread's time on the run queue comes from. */
+enum runq_source {
+	RUNQ_SOURCE_AUTO = 0,	/* sched_info where the kernel keeps it, else wakeup */
+	RUNQ_SOURCE_SCHED_INFO,	/* the task's sched_info, read as it gets the CPU */
+	RUNQ_SOURCE_WAKEUP,	/* programs on sched_wakeup(_new) note the wakeup */
+};
+
 struct probes_opts {
 	const uint32_t *pids;		/* --pid, repeatable */
 	size_t n_pids;
@@ -42,6 +49,7 @@ struct probes_opts {
 	int no_python_frames;
 	enum frames_walk frames_walk;
 	enum uprobe_links uprobe_links;
+	enum runq_source runq_source;
 	/* The node's GPUs as NVML lists them (NULL, 0: none): CUDA ordinals map onto them. */
 	const struct gpu_node *gpus;
 	size_t n_gpus;

@@ -8,6 +8,7 @@
  * cannot show a blocked thread's registers.  Root-only code.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -106,6 +107,82 @@ static int kernel_has_task_work(void)
 	return found;
 }
 
+/* Whether struct name in btf has a member called member. */
+static int btf_has_member(const struct btf *btf, const char *name, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+	const struct btf_type *t = id >= 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; t && i < btf_vlen(t); i++, m++)
+		if (strcmp(btf__name_by_offset(btf, m->name_off), member) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether this kernel keeps sched_info (CONFIG_SCHED_INFO) where a BPF
+ * program can read it, and keeps it up to date: its BTF has the fields,
+ * a task's fair-class entity leads to its run queue's clock
+ * (CONFIG_FAIR_GROUP_SCHED), and this process's own count of
+ * times it got a CPU (the third field of /proc/self/schedstat, "0 0 0"
+ * where the kernel does not account) is past zero.  Says why when not.
+ */
+static int sched_info_usable(const char **why)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	unsigned long long run_ns = 0, delay_ns = 0, slices = 0;
+	int fields = 0;
+	FILE *f;
+
+	*why = "the kernel's BTF lacks sched_info.last_queued, sched_info.run_delay or "
+	       "sched_entity.cfs_rq (CONFIG_SCHED_INFO, CONFIG_FAIR_GROUP_SCHED)";
+	if (!vmlinux)
+		return 0;
+	fields = btf_has_member(vmlinux, "sched_info", "last_queued") &&
+		 btf_has_member(vmlinux, "sched_info", "run_delay") &&
+		 btf_has_member(vmlinux, "sched_entity", "cfs_rq") &&
+		 btf_has_member(vmlinux, "cfs_rq", "rq") &&
+		 btf_has_member(vmlinux, "rq", "clock");
+	btf__free(vmlinux);
+	if (!fields)
+		return 0;
+	*why = "/proc/self/schedstat shows no sched_info accounting";
+	f = fopen("/proc/self/schedstat", "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu %llu", &run_ns, &delay_ns, &slices) != 3)
+		slices = 0;
+	fclose(f);
+	return slices > 0;
+}
+
+/*
+ * Run-queue waits from sched_info (no program on sched_wakeup, which every
+ * wakeup of the node would run), or from the wakeup programs.
+ */
+static int choose_runq_source(struct sched_bpf *s, const struct probes *p)
+{
+	const char *why = NULL;
+	int sched_info = p->opts.runq_source != RUNQ_SOURCE_WAKEUP && sched_info_usable(&why);
+
+	if (!sched_info && p->opts.runq_source == RUNQ_SOURCE_SCHED_INFO) {
+		log_error("--runq-source sched-info: %s; use wakeup", why);
+		return -EOPNOTSUPP;
+	}
+	if (sched_info)
+		log_info("run-queue waits come from the kernel's sched_info, read as each "
+			 "thread gets its CPU");
+	else if (p->opts.runq_source == RUNQ_SOURCE_AUTO)
+		log_info("run-queue waits are timed from sched_wakeup: %s", why);
+	else
+		log_info("run-queue waits are timed from sched_wakeup");
+	s->rodata->runq_from_sched_info = sched_info ? 1 : 0;
+	bpf_program__set_autoload(s->progs.zs_wakeup, !sched_info);
+	bpf_program__set_autoload(s->progs.zs_wakeup_new, !sched_info);
+	return 0;
+}
+
 /* One of the two switch programs: frames walked after stalls only, or at every switch. */
 static int choose_switch(struct sched_bpf *s, const struct probes *p)
 {
@@ -155,6 +232,9 @@ int sched_configure(void *skel, struct probes *p)
 	bpf_map__set_max_entries(s->maps.zs_sums, SLOT_HIST_MAP_SLOTS(p->lh_slots));
 	bpf_map__set_max_entries(s->maps.zs_slots, SLOT_HIST_MAP_SLOTS(p->lh_slots));
 	bpf_map__set_max_entries(s->maps.zs_free, SLOT_HIST_MAP_SLOTS(p->lh_slots));
+	err = choose_runq_source(s, p);
+	if (err)
+		return err;
 	return choose_switch(s, p);
 }
 

@@ -172,6 +172,7 @@ START_TEST(bad_names_pids_and_totals_are_refused)
 	const char *a10[] = { "--simulate", "--uprobe-links", "kprobe", NULL };
 	const char *a11[] = { "--simulate", "--process-slots", "513", NULL };
 	const char *a12[] = { "--simulate", "--process-slots", "-1", NULL };
+	const char *a13[] = { "--simulate", "--runq-source", "schedstat", NULL };
 
 	expect_refused(a1, "--shm", "noslash");
 	expect_refused(a2, "--shm", "/a/b");
@@ -185,6 +186,7 @@ START_TEST(bad_names_pids_and_totals_are_refused)
 	expect_refused(a10, "--uprobe-links", "kprobe");
 	expect_refused(a11, "--process-slots", "513");
 	expect_refused(a12, "--process-slots", "-1");
+	expect_refused(a13, "--runq-source", "schedstat");
 }
 END_TEST
 

@@ -49,17 +49,16 @@ static void st_assert_in(const char *what, uint64_t got, long long want, double 
 		      want / 1e6, lo / 1e6, hi / 1e6);
 }
 
-START_TEST(states_of_a_thread_sum_to_its_wall_time_and_match_each_wait)
+/* The collector started with the flags in more (NULL-terminated; NULL: none). */
+static void check_states_of_a_thread(const char *const *more)
 {
-	char cpu[16];
+	char cpu[16], pid[16];
 	struct tp_collector c;
 	struct tw_work w, hog;
 	const struct shm_proc *p;
 	long long wall;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (tu_skip_unless_root("states_of_a_thread_sum_to_its_wall_time_and_match_each_wait"))
-		return;
 	snprintf(cpu, sizeof(cpu), "%d", n > 0 ? (int)(n - 1) : 0);
 	{
 		const char *args[] = { "states", cpu, "20", NULL };
@@ -68,8 +67,9 @@ START_TEST(states_of_a_thread_sum_to_its_wall_time_and_match_each_wait)
 		ck_assert_int_eq(tw_start(&w, args), 0);
 		ck_assert_int_eq(tw_start(&hog, hog_args), 0);
 	}
-	ck_assert_msg(tw_collector_watch_pid(&c, w.pid) == 0, "collector did not start; see %s",
-		      c.log);
+	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
+	ck_assert_msg(tw_collector_watch_extra(&c, pid, more, w.pid) == 0,
+		      "collector did not start; see %s", c.log);
 	tw_go(&hog);
 	tw_go(&w);
 	ck_assert_int_eq(tw_wait_line(&w, "done", 20000), 0);
@@ -117,6 +117,25 @@ START_TEST(states_of_a_thread_sum_to_its_wall_time_and_match_each_wait)
 	tw_finish(&w);
 	tw_finish(&hog);
 	tp_collector_stop(&c);
+}
+
+/* Run-queue waits after a wakeup from the kernel's sched_info, where it keeps one. */
+START_TEST(states_of_a_thread_sum_to_its_wall_time_and_match_each_wait)
+{
+	if (tu_skip_unless_root("states_of_a_thread_sum_to_its_wall_time_and_match_each_wait"))
+		return;
+	check_states_of_a_thread(NULL);
+}
+END_TEST
+
+/* The same, timed from programs on sched_wakeup. */
+START_TEST(states_match_each_wait_with_wakeups_timed_at_sched_wakeup)
+{
+	static const char *const wakeup[] = { "--runq-source", "wakeup", NULL };
+
+	if (tu_skip_unless_root("states_match_each_wait_with_wakeups_timed_at_sched_wakeup"))
+		return;
+	check_states_of_a_thread(wakeup);
 }
 END_TEST
 
@@ -187,6 +206,7 @@ Suite *probes_states_suite(void)
 
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, states_of_a_thread_sum_to_its_wall_time_and_match_each_wait);
+	tcase_add_test(tc, states_match_each_wait_with_wakeups_timed_at_sched_wakeup);
 	tcase_add_test(tc, states_gpu_and_collective_from_synchronisations);
 	suite_add_tcase(s, tc);
 	return s;
