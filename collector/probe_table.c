@@ -152,7 +152,7 @@ const struct probe_attach probe_attach_table[] = {
 	 * Scheduler: where threads' time goes, waits included (no syscall
 	 * tracepoint); pthread_barrier_wait in each libc.
 	 */
-	AUTO(PROBE_OBJ_SCHED, "zs_wakeup"),
+	AUTO(PROBE_OBJ_SCHED, "zs_wakeup"),		/* without sched_info only */
 	AUTO(PROBE_OBJ_SCHED, "zs_wakeup_new"),
 	AUTO(PROBE_OBJ_SCHED, "zs_switch"),		/* one of the two is loaded */
 	AUTO(PROBE_OBJ_SCHED, "zs_switch_deferred"),
