@@ -20,8 +20,16 @@
 #define ZP_MAX_THREADS		16384
 /* Threads one interpreter's list is searched through for the caller's state. */
 #define ZP_MAX_TSTATES		64
-/* A thread not found in its interpreter's list is looked for again after this. */
-#define ZP_RECHECK_NS		1000000000ull
+/*
+ * A thread not found in its interpreter's list is looked for again after
+ * this.  A miss is not final: a read of the list fails where a page of it
+ * is not mapped in yet (the scheduler cannot fault it in), and a walk can
+ * meet the list while it changes.  A second's wait after such a miss left
+ * a second of a thread's stalls without their site; 10 ms bounds the
+ * retries of a thread that is no Python thread to a hundred walks a
+ * second.
+ */
+#define ZP_RECHECK_NS		10000000ull
 
 /* Structure offsets of one CPython version, in bytes. */
 struct zp_offsets {

@@ -46,10 +46,11 @@ if SPIN:
     cudart = ctypes.CDLL(os.environ["ZERNEL_FAKE_CUDART"])
 
 
-def spinner(total):
-    t0 = time.monotonic_ns()
+def spinner(total, on_cpu):
+    t0, c0 = time.monotonic_ns(), time.thread_time_ns()
     cudart.cudaDeviceSynchronize()  # site: spin
     total[0] += time.monotonic_ns() - t0
+    on_cpu[0] += time.thread_time_ns() - c0
 
 
 def wait_signal():
@@ -89,9 +90,9 @@ def main():
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
     print("ready pid=%d" % __import__("os").getpid(), flush=True)
     wait_signal()
-    sleep_ns, lock_ns, data_ns, spin_ns = [0], [0], [0], [0]
+    sleep_ns, lock_ns, data_ns, spin_ns, spin_cpu_ns = [0], [0], [0], [0], [0]
     for _ in range(ROUNDS if SPIN else 0):
-        spinner(spin_ns)
+        spinner(spin_ns, spin_cpu_ns)
     for _ in range(ROUNDS if MODE in ("", "torch") else 0):
         sleeper(sleep_ns)
         locked(lock_ns)
@@ -101,6 +102,7 @@ def main():
     print("lock_ns=%d" % lock_ns[0])
     print("data_ns=%d" % data_ns[0])
     print("spin_ns=%d" % spin_ns[0])
+    print("spin_cpu_ns=%d" % spin_cpu_ns[0])
     print("done", flush=True)
     wait_signal()
 
