@@ -110,8 +110,8 @@ static void probes_reset(void *ctx, uint32_t pid)
 	 * What was counted so far goes to the old row; the kernel keeps the
 	 * pid's slots, whose later differences are the new one's.
 	 */
-	slot_hist_read(p->launch_slots, p->agg, now_mono_ns());
-	slot_hist_read(p->sched_slots, p->agg, now_mono_ns());
+	slot_hist_read_pid(p->launch_slots, p->agg, pid, now_mono_ns());
+	slot_hist_read_pid(p->sched_slots, p->agg, pid, now_mono_ns());
 	gpu_ident_forget(p->ident, pid);
 }
 

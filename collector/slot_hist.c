@@ -228,21 +228,24 @@ static int lh_owner_gone(struct agg *agg, uint32_t tgid, const struct lh_owner *
 	return now != start;
 }
 
-void slot_hist_poll(struct slot_hist *lh, struct agg *agg, uint64_t now_ns)
+void slot_hist_read_pid(struct slot_hist *lh, struct agg *agg, uint32_t tgid,
+			uint64_t now_ns)
 {
-	if (lh && now_ns >= lh->next_read_ns)
-		slot_hist_read(lh, agg, now_ns);
+	struct lh_owner owner;
+
+	if (lh && bpf_map_lookup_elem(lh->slots_fd, &tgid, &owner) == 0 && owner.slot < lh->slots)
+		lh_feed_slot(lh, agg, tgid, owner.slot, now_ns);
 }
 
 /* Every process with a slot; slots of processes gone unseen are released. */
-void slot_hist_read(struct slot_hist *lh, struct agg *agg, uint64_t now_ns)
+void slot_hist_poll(struct slot_hist *lh, struct agg *agg, uint64_t now_ns)
 {
 	struct lh_owner owner;
 	uint32_t key, next;
 	size_t n_gone = 0;
 	int first = 1;
 
-	if (!lh)
+	if (!lh || now_ns < lh->next_read_ns)
 		return;
 	lh->next_read_ns = now_ns + SLOT_HIST_READ_NS;
 	while (bpf_map_get_next_key(lh->slots_fd, first ? NULL : &key, &next) == 0) {

@@ -54,9 +54,11 @@ struct slot_hist *slot_hist_new(struct bpf_object *obj, const struct slot_hist_s
 				uint32_t slots, int ncpu);
 void slot_hist_free(struct slot_hist *lh);
 
-/* Hands what every slot gained to agg: now, or when SLOT_HIST_READ_NS have passed. */
-void slot_hist_read(struct slot_hist *lh, struct agg *agg, uint64_t now_ns);
+/* Hands what every slot gained to agg, when SLOT_HIST_READ_NS have passed. */
 void slot_hist_poll(struct slot_hist *lh, struct agg *agg, uint64_t now_ns);
+/* Hands what tgid's slot gained to agg now (its row is about to change hands). */
+void slot_hist_read_pid(struct slot_hist *lh, struct agg *agg, uint32_t tgid,
+			uint64_t now_ns);
 /*
  * tgid is gone: its last samples go to agg (which still knows it), its
  * slot is freed.  start_ns: its start_boottime; the slot is left alone
