@@ -267,10 +267,17 @@ struct zev_sched_switch {
 	struct zev_hdr hdr;
 	__u32 flags;		/* ZS_SW_* */
 	__u32 blocked_state;	/* enum shm_thread_state, one of the blocked ones */
-	__u64 oncpu_ns;		/* its previous time on a CPU */
+	__u64 oncpu_ns;		/* its previous time on a CPU, outside the calls below */
 	__u64 offcpu_ns;	/* since it left the CPU */
 	__u64 runq_ns;		/* since it became runnable */
 	__u64 blocked_ns;	/* from leaving the CPU to its wakeup */
+	/*
+	 * The rest of its previous time on a CPU (ZS_SW_ONCPU): inside
+	 * blocking CUDA calls, where the driver spins waiting for the GPU
+	 * (gpu); inside NCCL calls or the syncs that complete them (collective).
+	 */
+	__u64 gpu_ns;
+	__u64 coll_ns;
 };
 
 /* A watched thread exits: its last time on a CPU. */
@@ -278,7 +285,9 @@ struct zev_thread_exit {
 	struct zev_hdr hdr;
 	__u32 flags;		/* ZS_SW_ONCPU, ZS_SW_TRAINING */
 	__u32 pad;
-	__u64 oncpu_ns;
+	__u64 oncpu_ns;		/* as zev_sched_switch's three */
+	__u64 gpu_ns;
+	__u64 coll_ns;
 };
 
 /* A watched thread moved to another CPU. */
@@ -346,8 +355,8 @@ _Static_assert(sizeof(struct zev_nccl_alloc) == 40, "zev_nccl_alloc is 40 bytes"
 _Static_assert(sizeof(struct zev_nccl_group) == 32, "zev_nccl_group is 32 bytes");
 _Static_assert(sizeof(struct zev_cuda_sync) == 40, "zev_cuda_sync is 40 bytes");
 _Static_assert(sizeof(struct zev_cuda_order) == 48, "zev_cuda_order is 48 bytes");
-_Static_assert(sizeof(struct zev_sched_switch) == 64, "zev_sched_switch is 64 bytes");
-_Static_assert(sizeof(struct zev_thread_exit) == 40, "zev_thread_exit is 40 bytes");
+_Static_assert(sizeof(struct zev_sched_switch) == 80, "zev_sched_switch is 80 bytes");
+_Static_assert(sizeof(struct zev_thread_exit) == 56, "zev_thread_exit is 56 bytes");
 _Static_assert(sizeof(struct zev_sched_migrate) == 32, "zev_sched_migrate is 32 bytes");
 _Static_assert(sizeof(struct zev_libc_probe) == 24, "zev_libc_probe is 24 bytes");
 _Static_assert(sizeof(struct zev_lib_loaded) == 24, "zev_lib_loaded is 24 bytes");

@@ -298,6 +298,58 @@ static __always_inline void close_episode(struct task_struct *p, struct zs_task 
 	zw_submit(e);
 }
 
+/*
+ * Time on the CPU inside a blocking CUDA call or an NCCL call is the
+ * call's state, not oncpu: the driver spins in a synchronisation while it
+ * has CPUs to spare, so a thread waiting for the GPU may never leave its
+ * CPU.  The open stretch is closed, in the state it had, before a probe
+ * changes what the thread is inside, and as the thread leaves the CPU.
+ */
+static __always_inline void incall_close(struct zs_task *t, __u64 now)
+{
+	__u64 since = t->incall_on_ns;
+
+	t->incall_on_ns = 0;
+	if (!since || now <= since)
+		return;
+	if (t->coll_depth || t->sync_coll)
+		t->incall_coll_ns += now - since;
+	else
+		t->incall_gpu_ns += now - since;
+}
+
+/* On the CPU now: inside such a call, a stretch opens. */
+static __always_inline void incall_open(struct zs_task *t, __u64 now)
+{
+	if (t->gpu_depth || t->coll_depth)
+		t->incall_on_ns = now;
+}
+
+/*
+ * Its stint on the CPU from t->in_ns to end, split into oncpu, gpu and
+ * collective; the split is then forgotten.  0 when the stint is unknown.
+ */
+static __always_inline int stint_split(struct zs_task *t, __u64 end, __u64 *oncpu, __u64 *gpu,
+				       __u64 *coll)
+{
+	__u64 run, g = t->incall_gpu_ns, c = t->incall_coll_ns;
+
+	t->incall_gpu_ns = 0;
+	t->incall_coll_ns = 0;
+	if (!t->in_ns || end < t->in_ns)
+		return 0;
+	run = end - t->in_ns;
+	/* Stretches come from the same clock within the stint; bound them anyway. */
+	if (g > run)
+		g = run;
+	if (c > run - g)
+		c = run - g;
+	*oncpu = run - g - c;
+	*gpu = g;
+	*coll = c;
+	return 1;
+}
+
 static __always_inline void switch_out(struct task_struct *prev, int involuntary, __u64 now)
 {
 	struct zs_task *t = thread(prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -326,6 +378,7 @@ static __always_inline void switch_out(struct task_struct *prev, int involuntary
 		t->ep_resume_ns = now;
 		t->ep_training = training(prev, t, now);
 	}
+	incall_close(t, now);
 	t->out_ns = now;
 	t->wake_ns = 0;
 	t->block = block;
@@ -379,8 +432,11 @@ static __always_inline int account(struct task_struct *next, struct zs_task *t,
 		slot_sample(slot, ZS_HIST_FUTEX, r->blocked_ns);
 	if (!(r->flags & ZS_SW_TRAINING))
 		return 1;
-	if (r->flags & ZS_SW_ONCPU)
+	if (r->flags & ZS_SW_ONCPU) {
 		s->v[ZS_SUM_STATE + SHM_STATE_ONCPU] += r->oncpu_ns;
+		s->v[ZS_SUM_STATE + SHM_STATE_GPU] += r->gpu_ns;
+		s->v[ZS_SUM_STATE + SHM_STATE_COLLECTIVE] += r->coll_ns;
+	}
 	if (r->flags & ZS_SW_BLOCKED)
 		s->v[ZS_SUM_STATE + (r->blocked_state & (SHM_STATE_COUNT - 1))] += r->blocked_ns;
 	if (r->flags & ZS_SW_RUNQ)
@@ -439,10 +495,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		off = now - out;
 		r.flags |= ZS_SW_OFFCPU;
 		r.offcpu_ns = off;
-		if (t->in_ns && out >= t->in_ns) {
+		if (stint_split(t, out, &r.oncpu_ns, &r.gpu_ns, &r.coll_ns))
 			r.flags |= ZS_SW_ONCPU;
-			r.oncpu_ns = out - t->in_ns;
-		}
 		if (t->block == ZS_NONE) {
 			r.flags |= ZS_SW_INVOLUNTARY | ZS_SW_RUNQ;
 			r.runq_ns = off;
@@ -481,6 +535,9 @@ done:
 	t->in_ns = now;
 	t->out_ns = 0;
 	t->wake_ns = 0;
+	t->incall_gpu_ns = 0;
+	t->incall_coll_ns = 0;
+	incall_open(t, now);
 }
 
 /*
@@ -584,7 +641,7 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 	struct zs_task *t = thread(p, 0);
 	struct zev_thread_exit *e;
 	__u32 tgid = p->tgid, tid = p->pid;
-	__u64 now;
+	__u64 now, oncpu, gpu, coll;
 
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
 		/* The last thread: a reused pid starts afresh. */
@@ -600,14 +657,17 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 	now = bpf_ktime_get_ns();
 	if (t->ep_start_ns)
 		close_episode(p, t);
-	if (!t->in_ns || now < t->in_ns)
+	incall_close(t, now);
+	if (!stint_split(t, now, &oncpu, &gpu, &coll))
 		return 0;
 	e = zw_reserve_at(sizeof(*e), ZEV_THREAD_EXIT, task_id(p), now);
 	if (!e)
 		return 0;
 	e->flags = ZS_SW_ONCPU | (training(p, t, now) ? ZS_SW_TRAINING : 0);
 	e->pad = 0;
-	e->oncpu_ns = now - t->in_ns;
+	e->oncpu_ns = oncpu;
+	e->gpu_ns = gpu;
+	e->coll_ns = coll;
 	zw_submit(e);
 	return 0;
 }
@@ -650,10 +710,14 @@ int BPF_KPROBE(zs_cuda_block)
 {
 	struct zs_task *t = current_thread();
 
+	__u64 now = bpf_ktime_get_ns();
+
 	if (!t)
 		return 0;
-	cuda_call(t, bpf_ktime_get_ns());
+	cuda_call(t, now);
+	incall_close(t, now);
 	t->gpu_depth++;
+	incall_open(t, now);
 	return 0;
 }
 
@@ -663,13 +727,17 @@ int BPF_KPROBE(zs_cuda_sync)
 {
 	struct zs_task *t = current_thread();
 
+	__u64 now = bpf_ktime_get_ns();
+
 	if (!t)
 		return 0;
-	cuda_call(t, bpf_ktime_get_ns());
+	cuda_call(t, now);
+	incall_close(t, now);
 	/* The outermost sync completes the collectives queued before it. */
 	if (t->gpu_depth == 0)
 		t->sync_coll = t->coll_pending;
 	t->gpu_depth++;
+	incall_open(t, now);
 	return 0;
 }
 
@@ -679,13 +747,18 @@ int BPF_KRETPROBE(zs_cuda_ret)
 	struct zs_task *t = thread(bpf_get_current_task_btf(), 0);
 
 	/* A return whose entry came before the probe was attached: no entry. */
+	__u64 now;
+
 	if (!t || t->gpu_depth == 0)
 		return 0;
+	now = bpf_ktime_get_ns();
+	incall_close(t, now);
 	if (--t->gpu_depth == 0) {
 		if (t->sync_coll)
 			t->coll_pending = 0;
 		t->sync_coll = 0;
 	}
+	incall_open(t, now);
 	return 0;
 }
 
@@ -695,11 +768,15 @@ int BPF_KPROBE(zs_nccl_call)
 {
 	struct zs_task *t = current_thread();
 
+	__u64 now = bpf_ktime_get_ns();
+
 	if (!t)
 		return 0;
-	cuda_call(t, bpf_ktime_get_ns());
+	cuda_call(t, now);
+	incall_close(t, now);
 	t->coll_depth++;
 	t->coll_pending = 1;
+	incall_open(t, now);
 	return 0;
 }
 
@@ -707,9 +784,14 @@ SEC("uretprobe")
 int BPF_KRETPROBE(zs_nccl_ret)
 {
 	struct zs_task *t = thread(bpf_get_current_task_btf(), 0);
+	__u64 now;
 
-	if (t && t->coll_depth)
-		t->coll_depth--;
+	if (!t || !t->coll_depth)
+		return 0;
+	now = bpf_ktime_get_ns();
+	incall_close(t, now);
+	t->coll_depth--;
+	incall_open(t, now);
 	return 0;
 }
 

@@ -20,6 +20,9 @@ struct zs_task {
 	__u64 ep_resume_ns;	/* back on the CPU after its last input block */
 	__u64 barrier_ns;	/* inside pthread_barrier_wait since; 0 not */
 	__u64 run_delay_out;	/* its sched_info.run_delay as it left the CPU */
+	__u64 incall_on_ns;	/* on its CPU inside a blocking CUDA or an NCCL call since */
+	__u64 incall_gpu_ns;	/* of this stint on the CPU: inside blocking CUDA calls */
+	__u64 incall_coll_ns;	/* ... inside NCCL calls, or syncs completing collectives */
 	__u32 block;		/* enum shm_thread_state of the block; ZS_NONE preempted */
 	__u32 futex;		/* the block is a futex wait outside a barrier */
 	__u32 gpu_depth;	/* nesting of blocking CUDA calls it is inside */

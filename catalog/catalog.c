@@ -27,8 +27,9 @@
 /* ---- row sources ------------------------------------------------------- */
 
 #define THREAD_STATE_HELP	"Time of the process's training threads, seconds, by state: " \
-	"oncpu, runq (runnable, waiting for a CPU), or blocked in input, gpu (a CUDA call), " \
-	"collective (NCCL), lock, sleep, other.  Counted when each state ends."
+	"oncpu, runq (runnable, waiting for a CPU), gpu (inside a CUDA call, blocked or " \
+	"spinning), collective (inside NCCL), or blocked in input, lock, sleep, other.  " \
+	"Counted when each state ends; a state never entered has no series."
 
 #define LABEL_PID(off_, pos)	{ .id = CAT_ID_PROC_PID, .type = CAT_L_U32, .name = "pid", \
 				  .feed = "pid", .feed_pos = (pos), .off = (off_), \
@@ -321,44 +322,48 @@ const struct cat_metric cat_metrics[] = {
 	  PROC(migrations), .prom = "zernel_sched_migrations_total",
 	  .help = "Times the process's threads moved to another CPU.",
 	  FEED(CAT_OBJ_PROCS, 15, "migrations") },
-	/* One family: the states of enum shm_thread_state, in its order. */
+	/*
+	 * One family: the states of enum shm_thread_state, in its order.  A
+	 * process pays only for the states its threads were in (most are in
+	 * three or four of the eight).
+	 */
 	{ .id = CAT_ID_PROC_STATE_ONCPU, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
-	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_ONCPU]),
+	  .unit = CAT_UNIT_NS, .flags = CAT_F_SPARSE, PROC(thread_state_ns[SHM_STATE_ONCPU]),
 	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"oncpu\"",
 	  .help = THREAD_STATE_HELP,
 	  FEED(CAT_OBJ_PROCS, 40, "state_oncpu_s"), .feed_fmt = CAT_FMT_S },
 	{ .id = CAT_ID_PROC_STATE_RUNQ, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
-	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_RUNQ]),
+	  .unit = CAT_UNIT_NS, .flags = CAT_F_SPARSE, PROC(thread_state_ns[SHM_STATE_RUNQ]),
 	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"runq\"",
 	  .help = THREAD_STATE_HELP,
 	  FEED(CAT_OBJ_PROCS, 41, "state_runq_s"), .feed_fmt = CAT_FMT_S },
 	{ .id = CAT_ID_PROC_STATE_INPUT, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
-	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_INPUT]),
+	  .unit = CAT_UNIT_NS, .flags = CAT_F_SPARSE, PROC(thread_state_ns[SHM_STATE_INPUT]),
 	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"input\"",
 	  .help = THREAD_STATE_HELP,
 	  FEED(CAT_OBJ_PROCS, 42, "state_input_s"), .feed_fmt = CAT_FMT_S },
 	{ .id = CAT_ID_PROC_STATE_GPU, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
-	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_GPU]),
+	  .unit = CAT_UNIT_NS, .flags = CAT_F_SPARSE, PROC(thread_state_ns[SHM_STATE_GPU]),
 	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"gpu\"",
 	  .help = THREAD_STATE_HELP,
 	  FEED(CAT_OBJ_PROCS, 43, "state_gpu_s"), .feed_fmt = CAT_FMT_S },
 	{ .id = CAT_ID_PROC_STATE_COLLECTIVE, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
-	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_COLLECTIVE]),
+	  .unit = CAT_UNIT_NS, .flags = CAT_F_SPARSE, PROC(thread_state_ns[SHM_STATE_COLLECTIVE]),
 	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"collective\"",
 	  .help = THREAD_STATE_HELP,
 	  FEED(CAT_OBJ_PROCS, 44, "state_collective_s"), .feed_fmt = CAT_FMT_S },
 	{ .id = CAT_ID_PROC_STATE_LOCK, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
-	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_LOCK]),
+	  .unit = CAT_UNIT_NS, .flags = CAT_F_SPARSE, PROC(thread_state_ns[SHM_STATE_LOCK]),
 	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"lock\"",
 	  .help = THREAD_STATE_HELP,
 	  FEED(CAT_OBJ_PROCS, 45, "state_lock_s"), .feed_fmt = CAT_FMT_S },
 	{ .id = CAT_ID_PROC_STATE_SLEEP, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
-	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_SLEEP]),
+	  .unit = CAT_UNIT_NS, .flags = CAT_F_SPARSE, PROC(thread_state_ns[SHM_STATE_SLEEP]),
 	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"sleep\"",
 	  .help = THREAD_STATE_HELP,
 	  FEED(CAT_OBJ_PROCS, 46, "state_sleep_s"), .feed_fmt = CAT_FMT_S },
 	{ .id = CAT_ID_PROC_STATE_OTHER, .rows = CAT_ROWS_PROCS, .kind = CAT_COUNTER,
-	  .unit = CAT_UNIT_NS, PROC(thread_state_ns[SHM_STATE_OTHER]),
+	  .unit = CAT_UNIT_NS, .flags = CAT_F_SPARSE, PROC(thread_state_ns[SHM_STATE_OTHER]),
 	  .prom = "zernel_thread_state_seconds_total", .prom_labels = "state=\"other\"",
 	  .help = THREAD_STATE_HELP,
 	  FEED(CAT_OBJ_PROCS, 47, "state_other_s"), .feed_fmt = CAT_FMT_S },

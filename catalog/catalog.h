@@ -83,6 +83,7 @@ enum cat_unit {
 #define CAT_F_KNOWN	0x1u	/* 0 means unknown: no series (Prometheus, alerts) */
 #define CAT_F_SEEN	0x2u	/* status: no series before a segment was seen */
 #define CAT_F_SAMPLED	0x4u	/* latency: a row without a sample has no series */
+#define CAT_F_SPARSE	0x8u	/* counter: no Prometheus series while 0 (the feed keeps it) */
 
 /* The feed's objects.  The root holds the others. */
 enum cat_obj {

@@ -224,6 +224,17 @@ static int dec_cuda_order(struct decode *d, const void *rec)
 	return 0;
 }
 
+/* A stint on the CPU: running its own code, or inside CUDA or NCCL calls. */
+static void oncpu_states(struct decode *d, uint32_t pid, uint64_t oncpu, uint64_t gpu,
+			 uint64_t coll)
+{
+	agg_thread_state(d->agg, pid, SHM_STATE_ONCPU, oncpu);
+	if (gpu)
+		agg_thread_state(d->agg, pid, SHM_STATE_GPU, gpu);
+	if (coll)
+		agg_thread_state(d->agg, pid, SHM_STATE_COLLECTIVE, coll);
+}
+
 /*
  * One context switch, counted once its off-CPU time is known; its thread
  * states when it is a training thread; a futex wait when it blocked in one.
@@ -245,7 +256,7 @@ static int dec_sched_switch(struct decode *d, const void *rec)
 	if (!(e->flags & ZS_SW_TRAINING))
 		return 0;
 	if (e->flags & ZS_SW_ONCPU)
-		agg_thread_state(d->agg, pid, SHM_STATE_ONCPU, e->oncpu_ns);
+		oncpu_states(d, pid, e->oncpu_ns, e->gpu_ns, e->coll_ns);
 	if (e->flags & ZS_SW_BLOCKED)
 		agg_thread_state(d->agg, pid, (enum shm_thread_state)e->blocked_state,
 				 e->blocked_ns);
@@ -260,7 +271,7 @@ static int dec_thread_exit(struct decode *d, const void *rec)
 	const struct zev_thread_exit *e = rec;
 
 	if ((e->flags & (ZS_SW_TRAINING | ZS_SW_ONCPU)) == (ZS_SW_TRAINING | ZS_SW_ONCPU))
-		agg_thread_state(d->agg, e->hdr.pid, SHM_STATE_ONCPU, e->oncpu_ns);
+		oncpu_states(d, e->hdr.pid, e->oncpu_ns, e->gpu_ns, e->coll_ns);
 	return 0;
 }
 

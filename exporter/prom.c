@@ -118,7 +118,7 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 				write(b, write == prom_summary ? m->prom : m->prom_hist,
 				      labels.data, l);
 			} else if (m->known ? m->known(in, row) :
-				   cat_value(m, in, row) || !(m->flags & CAT_F_KNOWN)) {
+				   cat_value(m, in, row) || !(m->flags & (CAT_F_KNOWN | CAT_F_SPARSE))) {
 				series(b, m, labels.data, in, row);
 			}
 		}

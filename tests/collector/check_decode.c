@@ -324,6 +324,38 @@ START_TEST(a_new_process_under_a_known_pid_inherits_nothing)
 }
 END_TEST
 
+/*
+ * A training thread's stint on the CPU splits three ways: its own code,
+ * spinning inside a CUDA call (gpu), inside an NCCL call (collective); a
+ * helper thread's stint counts for nothing.  Its last stint comes with its
+ * exit.
+ */
+START_TEST(time_on_the_cpu_inside_cuda_and_nccl_calls_is_their_state)
+{
+	struct zev_sched_switch train = { .hdr = hdr(ZEV_SCHED_SWITCH, 30),
+					  .flags = ZS_SW_ONCPU | ZS_SW_TRAINING,
+					  .oncpu_ns = 1000, .gpu_ns = 7000, .coll_ns = 300 };
+	struct zev_sched_switch helper = { .hdr = hdr(ZEV_SCHED_SWITCH, 30), .flags = ZS_SW_ONCPU,
+					   .oncpu_ns = 50, .gpu_ns = 60, .coll_ns = 70 };
+	struct zev_thread_exit last = { .hdr = hdr(ZEV_THREAD_EXIT, 30),
+					.flags = ZS_SW_ONCPU | ZS_SW_TRAINING,
+					.oncpu_ns = 4, .gpu_ns = 20000, .coll_ns = 0 };
+	const struct shm_proc *p;
+
+	watch(30, 1, SHM_WATCH_CUDA, "trainer");
+	ck_assert_int_eq(FEED(train), 0);
+	ck_assert_int_eq(FEED(helper), 0);
+	ck_assert_int_eq(FEED(last), 0);
+	publish_and_read();
+	p = find_proc(30);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_ONCPU], 1004);
+	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_GPU], 27000);
+	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_COLLECTIVE], 300);
+	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_RUNQ], 0);
+}
+END_TEST
+
 START_TEST(records_of_the_wrong_size_or_type_are_refused)
 {
 	struct zev_latency lat = { .hdr = hdr(ZEV_LATENCY, 40), .family = SHM_FAMILY_CUDA_LAUNCH,
@@ -363,6 +395,7 @@ Suite *decode_suite(void)
 	tcase_add_test(tc, frees_subtract_what_was_allocated_at_that_address);
 	tcase_add_test(tc, failures_latencies_nccl_and_scheduler_reach_their_rows);
 	tcase_add_test(tc, an_exit_asks_the_source_first_then_evicts);
+	tcase_add_test(tc, time_on_the_cpu_inside_cuda_and_nccl_calls_is_their_state);
 	tcase_add_test(tc, records_of_the_wrong_size_or_type_are_refused);
 	tcase_add_test(tc, a_new_process_under_a_known_pid_inherits_nothing);
 	suite_add_tcase(s, tc);

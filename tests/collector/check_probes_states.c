@@ -198,6 +198,65 @@ START_TEST(states_gpu_and_collective_from_synchronisations)
 }
 END_TEST
 
+/*
+ * cudaDeviceSynchronize spinning ST_SYNC_NS on the CPU each time, as the
+ * real driver waits while it has CPUs to spare: the thread never blocks,
+ * and its time inside the call is gpu all the same, not oncpu.
+ */
+START_TEST(states_gpu_from_synchronisations_that_spin)
+{
+	char zw[512], rt[512], lib_rt[600], spin[32];
+	char *argv[8 + ST_SYNCS];
+	struct tp_collector c;
+	struct tp_workload w;
+	const struct shm_proc *p;
+	const uint64_t want = ST_SYNCS * ST_SYNC_NS;
+	uint64_t count, p50, p99;
+	size_t n = 0;
+
+	if (tu_skip_unless_root("states_gpu_from_synchronisations_that_spin"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	snprintf(lib_rt, sizeof(lib_rt), "lib:%s", tp_fake(rt, sizeof(rt), "libcudart.so"));
+	snprintf(spin, sizeof(spin), "%llu", ST_SYNC_NS);
+	setenv("FAKE_SYNC_SPIN_NS", spin, 1);
+	argv[n++] = (char *)tp_zw_cuda(zw, sizeof(zw));
+	argv[n++] = lib_rt;
+	argv[n++] = "dev:0";
+	for (int i = 0; i < ST_SYNCS; i++)
+		argv[n++] = "devsync";
+	argv[n] = NULL;
+	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	unsetenv("FAKE_SYNC_SPIN_NS");
+	ck_assert_int_eq(tp_workload_series(&w, "sync", &count, &p50, &p99, 30000), 0);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
+	ck_assert_uint_eq(count, ST_SYNCS);
+	/*
+	 * Its last stint on the CPU, the last spin in it, is counted when the
+	 * thread next gets a CPU: a line on its stdin wakes it.
+	 */
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	st_print(p);
+	/*
+	 * The spin is the call's time, less what the thread spent preempted
+	 * (runq); the workload's own p99 bounds it from above.
+	 */
+	st_assert_in("gpu + runq", p->thread_state_ns[SHM_STATE_GPU] +
+		     p->thread_state_ns[SHM_STATE_RUNQ], (long long)want, 0.95,
+		     (double)p99 / ST_SYNC_NS, 5 * TW_MS);
+	ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_GPU], want / 2);
+	/* What is left on the CPU is the workload's own start, far below one sync. */
+	ck_assert_uint_le(p->thread_state_ns[SHM_STATE_ONCPU], ST_SYNC_NS / 2);
+	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_COLLECTIVE], 0);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 Suite *probes_states_suite(void);
 Suite *probes_states_suite(void)
 {
@@ -208,6 +267,7 @@ Suite *probes_states_suite(void)
 	tcase_add_test(tc, states_of_a_thread_sum_to_its_wall_time_and_match_each_wait);
 	tcase_add_test(tc, states_match_each_wait_with_wakeups_timed_at_sched_wakeup);
 	tcase_add_test(tc, states_gpu_and_collective_from_synchronisations);
+	tcase_add_test(tc, states_gpu_from_synchronisations_that_spin);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -31,7 +31,8 @@
  *   record:E            cudaEventRecord(E, current stream)
  *   waitev:S:E          cudaStreamWaitEvent(S, E, 0)
  *   evsync:E  evquery:E cudaEventSynchronize (sleeps E ns) / cudaEventQuery
- *   devsync             cudaDeviceSynchronize
+ *   devsync             cudaDeviceSynchronize (the fake driver spins
+ *                       FAKE_SYNC_SPIN_NS in it)
  *   capture:S  endcapture:S  cudaStreamBeginCapture / cudaStreamEndCapture
  *   onthread:OP         runs OP on a new thread and joins it
  *   commrank:NRANKS:RANK  commconfig:NRANKS:RANK  commall:N
@@ -429,7 +430,7 @@ static void run(const char *op)
 	} else if (sscanf(op, "evquery:%llu", &a) == 1) {
 		r = CALL(fn_p, "cudaEventQuery", (void *)(uintptr_t)a);
 	} else if (!strcmp(op, "devsync")) {
-		r = CALL(fn_void, "cudaDeviceSynchronize");
+		SYNC_TIMED(CALL(fn_void, "cudaDeviceSynchronize"));
 	} else if (sscanf(op, "capture:%llu", &a) == 1) {
 		r = CALL(fn_capture, "cudaStreamBeginCapture", (void *)(uintptr_t)a, 0);
 	} else if (sscanf(op, "endcapture:%llu", &a) == 1) {
