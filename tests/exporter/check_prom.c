@@ -88,6 +88,8 @@ static void setup(void)
 	p[0].involuntary_switches = 7;
 	p[0].voluntary_switches = 8;
 	p[0].migrations = 9;
+	p[0].thread_state_ns[SHM_STATE_ONCPU] = 3000000000ull;
+	p[0].thread_state_ns[SHM_STATE_GPU] = 250000000ull;
 	p[1].pid = 101;
 	p[1].ppid = 100;
 	p[1].watch_reason = SHM_WATCH_DESCENDANT;
@@ -323,6 +325,11 @@ START_TEST(prom_other_families_have_exact_labels)
 	assert_line("zernel_segment_generation 42");
 	assert_line("zernel_collector_last_publish_age_seconds 0.25");
 	assert_line("zernel_collector_last_publish_timestamp_seconds 1700000000.123456789");
+	/* Thread states: the states entered, and no series for the others. */
+	assert_line("zernel_thread_state_seconds_total{pid=\"100\",state=\"oncpu\"} 3");
+	assert_line("zernel_thread_state_seconds_total{pid=\"100\",state=\"gpu\"} 0.25");
+	assert_no_substring("zernel_thread_state_seconds_total{pid=\"100\",state=\"runq\"}");
+	assert_no_substring("zernel_thread_state_seconds_total{pid=\"102\"");
 	/* A process with no sample in a family has no series in it. */
 	assert_no_substring("pid=\"102\",quantile");
 	assert_no_substring("{pid=\"102\",le=");
