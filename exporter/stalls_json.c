@@ -14,8 +14,9 @@
  *                              "stall_sites"},
  *                   "gpus": [{"gpu", "used_bytes", "peak_bytes",
  *                             "total_bytes" (0 unknown), "failed_calls"}],
- *                   "explain" (training processes: a rank, or Python frames
- *                              read): {"window_seconds", "shares":
+ *                   "explain" (training processes: a rank, a process that
+ *                              launches kernels, or Python frames read):
+ *                              {"window_seconds", "shares":
  *                              {state: fraction of wall time}, "verdict",
  *                              "evidence", "recommendation"},
  *                   "sites": [{"state", "file", "line", "function",
@@ -274,6 +275,15 @@ static void comm_and_gpus(const struct shm_snapshot *snap, uint32_t pid, struct 
 	json_object_object_add(o, "gpus", list);
 }
 
+/*
+ * It runs work on a GPU: a trainer, whatever its Python.  Its forked
+ * DataLoader workers map the same libraries but launch nothing.
+ */
+static int launches_kernels(const struct shm_proc *p)
+{
+	return p->lat[SHM_FAMILY_CUDA_LAUNCH].count || p->lat[SHM_FAMILY_CUDA_GRAPH_LAUNCH].count;
+}
+
 static struct json_object *process_json(const struct shm_snapshot *snap,
 					const struct shm_proc *p,
 					const struct shm_stall_site **order, uint32_t n_order,
@@ -319,7 +329,8 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 			ev->nranks = comm[i].nranks;
 		}
 	}
-	*training = r && (ev->rank >= 0 || (mine && mine->status == SHM_PY_FRAMES)) &&
+	*training = r && (ev->rank >= 0 || launches_kernels(p) ||
+			  (mine && mine->status == SHM_PY_FRAMES)) &&
 		    ev_fill(snap, r, mine && mine->status == SHM_PY_FRAMES, ev) == 0;
 	return o;
 }
