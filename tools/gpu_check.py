@@ -33,6 +33,10 @@ nobody's code but PyTorch's, CUDA's and NCCL's; Zernel's figures for it
                 gpu state zernel_thread_state_seconds_total{state="gpu"}
                           gained vs the time the job spent in synchronize()
                 sync sum  zernel_cuda_sync_latency_seconds_sum gained, same
+  verdict     a job held up by its GPU and one held up by its DataLoader
+              (VERDICT_JOBS): /api/stalls, what `zernel explain` shows, must
+              call them GPU-bound and data-bound, from the scheduler's
+              thread states (no Python frames needed)
   nccl        a one-rank NCCL process group doing all_reduce.
                 calls     zernel_nccl_calls_total{op="all_reduce"} gained vs
                           the calls made; bytes likewise
@@ -163,6 +167,45 @@ def run():
         spent += time.perf_counter() - t0
     return {"sync_s": spent, "syncs": 10}
 """ + JOB_LOOP
+
+# Two jobs whose bottleneck is known by construction, for the verdict of
+# /api/stalls (`zernel explain`): matrix products waited for at each step,
+# and a DataLoader whose two workers sleep 20 ms an item, 8 items a batch,
+# in front of a tiny step.
+VERDICT_JOBS = {
+    "GPU-bound": r"""
+import json, os, sys, time, torch
+dev = torch.device("cuda", 0)
+a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+def run():
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < VERDICT_S:
+        for _ in range(20):
+            b = a @ a
+        b.sum().item()
+    return {}
+""",
+    "data-bound": r"""
+import json, os, sys, time, torch
+from torch.utils.data import DataLoader, Dataset
+dev = torch.device("cuda", 0)
+class Slow(Dataset):
+    def __len__(self):
+        return 1 << 20
+    def __getitem__(self, i):
+        time.sleep(0.02)
+        return torch.ones(64)
+w = torch.randn(64, 64, device=dev)
+def run():
+    t0 = time.perf_counter()
+    for x in DataLoader(Slow(), batch_size=8, num_workers=2):
+        (x.to(dev) @ w).sum().item()
+        if time.perf_counter() - t0 >= VERDICT_S:
+            break
+    return {}
+""",
+}
+VERDICT_S = 8
 
 NCCL_CALLS = 200
 NCCL_ELEMS = 1 << 20
@@ -369,6 +412,31 @@ def check_sync(python, env, port):
     return pid, out, [f"oncpu state gained {oncpu} s"]
 
 
+def stalls(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/stalls", timeout=5) as resp:
+        return json.loads(resp.read().decode())
+
+
+def check_verdict(python, env, port, want):
+    """The job's verdict over its life (the collector's window is longer)."""
+    code = VERDICT_JOBS[want].replace("VERDICT_S", str(VERDICT_S)) + JOB_LOOP
+    job = Job(python, code, env)
+    try:
+        job.ask("run")
+        job.ask("poke")
+        time.sleep(SETTLE_S)
+        doc = stalls(port)
+    finally:
+        job.close()
+    mine = [p for p in doc.get("processes", []) if p.get("pid") == job.pid]
+    explain = mine[0].get("explain") if mine else None
+    if not explain:
+        return job.pid, [("verdict", False, "no verdict for the pid in /api/stalls")], []
+    shares = ", ".join(f"{k} {v:.2f}" for k, v in explain.get("shares", {}).items() if v >= 0.01)
+    return job.pid, [("verdict", explain.get("verdict") == want,
+                      f"{explain.get('verdict')}, want {want}")], [f"shares: {shares}"]
+
+
 def check_nccl(python, env, port):
     env = dict(env, GPU_CHECK_PORT=str(port + 7))
     pid, got, before, after = measured(python, NCCL_JOB, env, port)
@@ -407,7 +475,8 @@ def main():
     ap.add_argument("--build", default="build", help="folder with zernel-collector/-exporter")
     ap.add_argument("--python", default=sys.executable, help="Python with CUDA PyTorch")
     ap.add_argument("--port", type=int, default=19391)
-    ap.add_argument("--only", action="append", help="run these jobs only (memory, sync, nccl)")
+    ap.add_argument("--only", action="append",
+                    help="run these jobs only (memory, verdict, sync, nccl)")
     ap.add_argument("--lib", action="append", default=[],
                     help="passed to the collector: a driver the loader's cache does not name")
     args = ap.parse_args()
@@ -439,6 +508,8 @@ def main():
         jobs = [(f"memory/{m}", lambda e=e, m=m: check_memory(args.python, dict(env, **e),
                                                                args.port, m))
                 for m, e in MEMORY_MODES]
+        jobs += [(f"verdict/{v}", lambda v=v: check_verdict(args.python, env, args.port, v))
+                 for v in VERDICT_JOBS]
         jobs += [("sync", lambda: check_sync(args.python, env, args.port)),
                  ("nccl", lambda: check_nccl(args.python, env, args.port))]
         for name, fn in jobs:
