@@ -72,12 +72,14 @@ void sim_emit_offcpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns
 	send(e, &r, sizeof(r));
 }
 
-void sim_emit_oncpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns)
+void sim_emit_oncpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns,
+		    uint64_t gpu_ns)
 {
 	struct zev_sched_switch r = {
 		.hdr = hdr(ZEV_SCHED_SWITCH, pid, now),
 		.flags = ZS_SW_ONCPU | ZS_SW_TRAINING,
 		.oncpu_ns = ns,
+		.gpu_ns = gpu_ns,
 	};
 
 	send(e, &r, sizeof(r));

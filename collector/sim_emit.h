@@ -29,8 +29,9 @@ void sim_emit_latency(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_f
 /* A training thread back on a CPU after ns preempted, or blocked in state. */
 void sim_emit_offcpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns,
 		     int involuntary, enum shm_thread_state state);
-/* A training thread's ns on a CPU. */
-void sim_emit_oncpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns);
+/* A training thread's time on a CPU: ns its own, gpu_ns spinning in CUDA syncs. */
+void sim_emit_oncpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t ns,
+		    uint64_t gpu_ns);
 void sim_emit_migrate(struct sim_emit *e, uint64_t now, uint32_t pid);
 /*
  * A successful NCCL call of call_ns on communicator comm and stream, that

@@ -130,6 +130,13 @@ static unsigned int draw_count(struct sim *s, double expected)
 /* What the job does, as the probes would report it (sim_emit.c). */
 
 #define SIM_WORKER_COLLATE_NS	2000000ull	/* a worker's CPU time per batch */
+/*
+ * Of a trainer's compute, the tenths its thread runs its own code
+ * (Python, launching kernels); for the rest it waits for the GPU inside
+ * the driver's synchronisations, spinning on its CPU as the driver does
+ * while it has CPUs to spare: the gpu state.
+ */
+#define SIM_HOST_TENTHS		3u
 
 static void lat(struct sim *s, uint32_t pid, enum shm_family f, uint64_t now,
 		uint64_t v)
@@ -239,7 +246,7 @@ static void worker_batch(struct sim *s, const struct sim_worker *wk,
 		offcpu(s, wk->pid, r, SHM_STATE_INPUT, now);
 	}
 	/* Decoding and collating the batch (no draw: the job's numbers stay as they were). */
-	sim_emit_oncpu(&s->out, now, wk->pid, SIM_WORKER_COLLATE_NS);
+	sim_emit_oncpu(&s->out, now, wk->pid, SIM_WORKER_COLLATE_NS, 0);
 	lat(s, wk->pid, SHM_FAMILY_FUTEX_WAIT, now, draw(s, &p->futex));
 	lat(s, wk->pid, SHM_FAMILY_RUNQ_DELAY, now, draw(s, &p->runq));
 }
@@ -268,7 +275,8 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	lat(s, tr->pid, SHM_FAMILY_DATALOADER_WAIT, now, v);
 	offcpu(s, tr->pid, v, SHM_STATE_INPUT, now);
 	py_stall(s, tr, SHM_STALL_INPUT, v, SIM_SITE_NEXT_BATCH, now);
-	sim_emit_oncpu(&s->out, now, tr->pid, step);
+	sim_emit_oncpu(&s->out, now, tr->pid, step * SIM_HOST_TENTHS / 10,
+		       step - step * SIM_HOST_TENTHS / 10);
 	step += v;
 	if (tr->n_workers)
 		worker_batch(s, &s->workers[tr->first_worker + tr->steps % tr->n_workers],

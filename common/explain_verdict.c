@@ -105,15 +105,17 @@ enum ev_verdict ev_decide(const struct ev_process *p, char *evidence, size_t ev_
 		return v;
 	}
 	if (p->failed_allocs || p->gpu_peak_fraction >= EV_MEMORY_FULL) {
-		snprintf(evidence, ev_len, "no wait stands out (%.0f%% on CPU or in short waits); "
-			 "%llu GPU allocations failed, GPU %u peaked at %.0f%% of its memory",
+		snprintf(evidence, ev_len, "no other wait stands out (%.0f%% waiting for the GPU, "
+			 "%.0f%% on CPU or in short waits); %llu GPU allocations failed, GPU %u "
+			 "peaked at %.0f%% of its memory", p->share[EV_GPU] * 100.0,
 			 p->share[EV_ONCPU] * 100.0, (unsigned long long)p->failed_allocs,
 			 p->gpu_peak_id, p->gpu_peak_fraction * 100.0);
 		*recommendation = memory_advice;
 		return EV_GPU_BOUND;
 	}
-	snprintf(evidence, ev_len, "no wait stands out: %.0f%% of the wall time on the CPU "
-		 "driving the GPU or in waits too short to count", p->share[EV_ONCPU] * 100.0);
+	snprintf(evidence, ev_len, "%.0f%% of the wall time waiting for the GPU inside CUDA "
+		 "calls, %.0f%% on the CPU driving it or in waits too short to count; no other "
+		 "wait stands out", p->share[EV_GPU] * 100.0, p->share[EV_ONCPU] * 100.0);
 	*recommendation = advice[EV_GPU_BOUND];
 	return EV_GPU_BOUND;
 }

@@ -114,6 +114,14 @@ static const char *verdict(struct json_object *explain)
 	return json_object_get_string(v);
 }
 
+static const char *evidence(struct json_object *explain)
+{
+	struct json_object *v;
+
+	ck_assert(json_object_object_get_ex(explain, "evidence", &v));
+	return json_object_get_string(v);
+}
+
 static double share(struct json_object *explain, const char *state)
 {
 	struct json_object *shares, *v;
@@ -134,6 +142,8 @@ START_TEST(processes_that_launch_kernels_are_judged_without_python_frames)
 	ck_assert_ptr_nonnull(doc);
 	ck_assert_str_eq(verdict(explain_of(doc, 300)), "GPU-bound");
 	ck_assert_double_eq_tol(share(explain_of(doc, 300), "gpu"), 0.7, 1e-9);
+	ck_assert_ptr_nonnull(strstr(evidence(explain_of(doc, 300)),
+				     "70% of the wall time waiting for the GPU"));
 	ck_assert_str_eq(verdict(explain_of(doc, 301)), "data-bound");
 	ck_assert_double_eq_tol(share(explain_of(doc, 301), "input"), 0.6, 1e-9);
 	ck_assert_ptr_null(explain_of(doc, 302));
