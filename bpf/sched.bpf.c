@@ -709,11 +709,11 @@ SEC("uprobe")
 int BPF_KPROBE(zs_cuda_block)
 {
 	struct zs_task *t = current_thread();
-
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now;
 
 	if (!t)
 		return 0;
+	now = bpf_ktime_get_ns();
 	cuda_call(t, now);
 	incall_close(t, now);
 	t->gpu_depth++;
@@ -726,11 +726,11 @@ SEC("uprobe")
 int BPF_KPROBE(zs_cuda_sync)
 {
 	struct zs_task *t = current_thread();
-
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now;
 
 	if (!t)
 		return 0;
+	now = bpf_ktime_get_ns();
 	cuda_call(t, now);
 	incall_close(t, now);
 	/* The outermost sync completes the collectives queued before it. */
@@ -745,10 +745,9 @@ SEC("uretprobe")
 int BPF_KRETPROBE(zs_cuda_ret)
 {
 	struct zs_task *t = thread(bpf_get_current_task_btf(), 0);
-
-	/* A return whose entry came before the probe was attached: no entry. */
 	__u64 now;
 
+	/* A return whose entry came before the probe was attached: no entry. */
 	if (!t || t->gpu_depth == 0)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -767,11 +766,11 @@ SEC("uprobe")
 int BPF_KPROBE(zs_nccl_call)
 {
 	struct zs_task *t = current_thread();
-
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now;
 
 	if (!t)
 		return 0;
+	now = bpf_ktime_get_ns();
 	cuda_call(t, now);
 	incall_close(t, now);
 	t->coll_depth++;
