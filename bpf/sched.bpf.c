@@ -327,15 +327,14 @@ static __always_inline void incall_open(struct zs_task *t, __u64 now)
 
 /*
  * Its stint on the CPU from t->in_ns to end, split into oncpu, gpu and
- * collective; the split is then forgotten.  0 when the stint is unknown.
+ * collective (switch_in starts the next one afresh).  0 when the stint is
+ * unknown.
  */
-static __always_inline int stint_split(struct zs_task *t, __u64 end, __u64 *oncpu, __u64 *gpu,
-				       __u64 *coll)
+static __always_inline int stint_split(const struct zs_task *t, __u64 end, __u64 *oncpu,
+				       __u64 *gpu, __u64 *coll)
 {
 	__u64 run, g = t->incall_gpu_ns, c = t->incall_coll_ns;
 
-	t->incall_gpu_ns = 0;
-	t->incall_coll_ns = 0;
 	if (!t->in_ns || end < t->in_ns)
 		return 0;
 	run = end - t->in_ns;

@@ -296,6 +296,14 @@ class Job:
             raise RuntimeError(f"the job ended: exit {self.proc.wait()}")
         return json.loads(line)
 
+    def settled(self, what):
+        """The answer to what, once the scheduler closed the stretch the
+        work ran in (a poke wakes the thread) and a publish took it."""
+        got = self.ask(what)
+        self.ask("poke")
+        time.sleep(SETTLE_S)
+        return got
+
     def close(self):
         try:
             self.proc.stdin.close()
@@ -311,12 +319,9 @@ def measured(python, code, env, port):
     """The job's own figures, and the exporter's text before and after its run."""
     job = Job(python, code, env)
     try:
-        job.ask("poke")
-        time.sleep(SETTLE_S)
+        job.settled("poke")
         before = scrape(port)
-        got = job.ask("run")
-        job.ask("poke")
-        time.sleep(SETTLE_S)
+        got = job.settled("run")
         return job.pid, got, before, scrape(port)
     finally:
         job.close()
@@ -361,10 +366,7 @@ def check_memory(python, env, port, mode):
     seen = {}
     try:
         for ph in MEMORY_PHASES:
-            seen[ph] = dict(job.ask(ph))
-            job.ask("poke")
-            time.sleep(SETTLE_S)
-            seen[ph]["text"] = scrape(port)
+            seen[ph] = dict(job.settled(ph), text=scrape(port))
             if ph == "train":
                 held, how = footprint(job.pid, idle)
     finally:
@@ -427,9 +429,7 @@ def check_verdict(python, env, port, want):
     code = VERDICT_JOBS[want].replace("VERDICT_S", str(VERDICT_S)) + JOB_LOOP
     job = Job(python, code, env)
     try:
-        job.ask("run")
-        job.ask("poke")
-        time.sleep(SETTLE_S)
+        job.settled("run")
         doc = stalls(port)
     finally:
         job.close()
