@@ -395,6 +395,7 @@ enum zs_sysclass {
 	ZS_SYS_FUTEX,		/* futex(2): lock when its op waits */
 	ZS_SYS_FUTEX2,		/* futex_waitv, futex_wait: always lock */
 	ZS_SYS_SLEEP,		/* nanosleep, clock_nanosleep */
+	ZS_SYS_IOCTL,		/* ioctl: other, but a Python stall there is in the GPU driver */
 };
 
 /* --comm names the kernel matches at exec. */

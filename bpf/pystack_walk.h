@@ -23,7 +23,6 @@
 
 #include "bpf/watch.h"
 #include "bpf/pystack.h"
-#include "bpf/stall_state.h"
 
 /*
  * Words of a frame read at once: the offsets the walk uses are multiples
@@ -194,9 +193,12 @@ static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_t
 	t->nframes = n;
 }
 
-/* prev (current) leaves the CPU: remember where its Python code stands. */
-static __always_inline void zp_switch_out(void *ctx, struct task_struct *prev,
-				       int runnable, __u64 now)
+/*
+ * prev (current) leaves the CPU, a stall in state (enum shm_stall_state)
+ * if it lasts: remember where its Python code stands.
+ */
+static __always_inline void zp_switch_out(void *ctx, struct task_struct *prev, __u32 state,
+					  __u64 now)
 {
 	__u32 tgid = prev->tgid, tid = prev->pid;
 	struct zp_proc *pr = bpf_map_lookup_elem(&zp_procs, &tgid);
@@ -219,7 +221,7 @@ static __always_inline void zp_switch_out(void *ctx, struct task_struct *prev,
 	zp_walk_frames(pr, t, ts);
 	if (!t->nframes)
 		return;
-	t->state = runnable ? SHM_STALL_RUNQ : zss_blocked_state(prev);
+	t->state = state;
 	/*
 	 * Unwinding the user stack costs more than the whole Python walk, and
 	 * most switches are no stall: it is taken only where the thread left
@@ -333,7 +335,7 @@ static int zp_name_stall(struct bpf_map *map, void *key, void *value)
 }
 
 /* prev leaves the CPU: when, and why; its frames only if the stall lasts (see above). */
-static __always_inline void zp_switch_out_note(struct task_struct *prev, int runnable, __u64 now)
+static __always_inline void zp_switch_out_note(struct task_struct *prev, __u32 state, __u64 now)
 {
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, prev, NULL, 0);
 	__u32 tgid = prev->tgid;
@@ -350,7 +352,7 @@ static __always_inline void zp_switch_out_note(struct task_struct *prev, int run
 	}
 	if (t->call_depth)
 		t->call_out_ns = now;
-	t->state = runnable ? SHM_STALL_RUNQ : zss_blocked_state(prev);
+	t->state = state;
 	t->out_ns = now;
 }
 

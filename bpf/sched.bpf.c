@@ -224,38 +224,57 @@ static __always_inline __s64 blocked_syscall(struct task_struct *p, __u64 *a1, _
 #endif
 }
 
-/* Why p, leaving the CPU asleep, is blocked (enum shm_thread_state). */
-static __always_inline __u32 why_blocked(struct task_struct *p, struct zs_task *t, __u32 *futex)
+/*
+ * Why p, leaving the CPU asleep, is blocked (enum shm_thread_state), and
+ * the same as a stall of its Python frames (enum shm_stall_state), which
+ * calls a block in the GPU driver's ioctl gpu even outside a call the
+ * uprobes follow.
+ */
+static __always_inline __u32 why_blocked(struct task_struct *p, struct zs_task *t, __u32 *futex,
+					 __u32 *stall)
 {
 	__u64 a1 = 0, a2 = 0, a3 = 0;
 	__s64 nr;
 
 	*futex = 0;
-	if (t->coll_depth)
+	*stall = SHM_STALL_OTHER;
+	if (t->coll_depth || (t->gpu_depth && t->sync_coll)) {
+		*stall = SHM_STALL_COLLECTIVE;
 		return SHM_STATE_COLLECTIVE;
-	if (t->gpu_depth)
-		return t->sync_coll ? SHM_STATE_COLLECTIVE : SHM_STATE_GPU;
+	}
+	if (t->gpu_depth) {
+		*stall = SHM_STALL_GPU;
+		return SHM_STATE_GPU;
+	}
 	nr = blocked_syscall(p, &a1, &a2, &a3);
 	if (nr < 0 || nr >= ZS_SYSCALL_MAX)
 		return SHM_STATE_OTHER;
 	switch (sysclass[nr & (ZS_SYSCALL_MAX - 1)]) {
 	case ZS_SYS_INPUT:
+		*stall = SHM_STALL_INPUT;
 		return SHM_STATE_INPUT;
 	case ZS_SYS_URING:
 		/* io_uring_enter(fd, to_submit, min_complete, flags): waits for completions? */
-		if ((__u32)a2 && ((__u32)a3 & IORING_ENTER_GETEVENTS))
-			return SHM_STATE_INPUT;
-		return SHM_STATE_OTHER;
+		if (!(__u32)a2 || !((__u32)a3 & IORING_ENTER_GETEVENTS))
+			return SHM_STATE_OTHER;
+		*stall = SHM_STALL_INPUT;
+		return SHM_STATE_INPUT;
 	case ZS_SYS_FUTEX:
 		if (!futex_op_waits((__u32)a1))
 			return SHM_STATE_OTHER;
+		*stall = SHM_STALL_LOCK;
 		*futex = 1;
 		return SHM_STATE_LOCK;
 	case ZS_SYS_FUTEX2:
+		*stall = SHM_STALL_LOCK;
 		*futex = 1;
 		return SHM_STATE_LOCK;
 	case ZS_SYS_SLEEP:
+		*stall = SHM_STALL_SLEEP;
 		return SHM_STATE_SLEEP;
+	case ZS_SYS_IOCTL:
+		*stall = SHM_STALL_GPU;
+		return SHM_STATE_OTHER;
 	}
 	return SHM_STATE_OTHER;
 }
@@ -349,15 +368,20 @@ static __always_inline int stint_split(const struct zs_task *t, __u64 end, __u64
 	return 1;
 }
 
-static __always_inline void switch_out(struct task_struct *prev, int involuntary, __u64 now)
+/*
+ * prev leaves the CPU.  Returns the state its Python frames stall in if
+ * it stays off long enough (enum shm_stall_state).
+ */
+static __always_inline __u32 switch_out(struct task_struct *prev, int involuntary, __u64 now)
 {
 	struct zs_task *t = thread(prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	__u32 block = ZS_NONE, futex = 0;
+	__u32 block = ZS_NONE, futex = 0, stall = SHM_STALL_RUNQ;
 
+	/* No state to read its block from (the table is full, counted): other. */
 	if (!t || t->exited)
-		return;
+		return involuntary ? SHM_STALL_RUNQ : SHM_STALL_OTHER;
 	if (!involuntary) {
-		block = why_blocked(prev, t, &futex);
+		block = why_blocked(prev, t, &futex, &stall);
 		if (futex && t->barrier_ns)
 			futex = 0;	/* the barrier's own sample covers it */
 		if (block == SHM_STATE_LOCK)
@@ -384,6 +408,7 @@ static __always_inline void switch_out(struct task_struct *prev, int involuntary
 	t->futex = futex;
 	if (runq_from_sched_info)
 		t->run_delay_out = prev->sched_info.run_delay;
+	return stall;
 }
 
 /* One sample into histogram family (ZS_HIST_*) of a process slot. */
@@ -464,7 +489,8 @@ static __always_inline __u64 woken_at(struct task_struct *next, struct zs_task *
 	if (t->out_ns ? t->block == ZS_NONE : t->in_ns != 0)
 		return 0;
 	queued = next->sched_info.last_queued;
-	clock = BPF_CORE_READ(next, se.cfs_rq, rq, clock);
+	/* Loads through BTF pointers, not helper calls: this runs at every switch. */
+	clock = next->se.cfs_rq->rq->clock;
 	if (queued && clock > queued)
 		waited = clock - queued;
 	if (t->out_ns)
@@ -558,11 +584,12 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (prev_watched) {
-		switch_out(prev, runnable, now);
+		__u32 stall = switch_out(prev, runnable, now);
+
 		if (python_frames && deferred)
-			zp_switch_out_note(prev, runnable, now);
+			zp_switch_out_note(prev, stall, now);
 		else if (python_frames)
-			zp_switch_out(ctx, prev, runnable, now);
+			zp_switch_out(ctx, prev, stall, now);
 	}
 	if (next_watched) {
 		switch_in(next, now);

@@ -19,8 +19,13 @@
 
 #define ZW_MAX_WATCHED		16384
 #define ZW_MAX_THREADS		16384
-/* 128k events: over two seconds of a busy node between two 50 ms polls. */
+/* 128k events of 64 bytes: over two seconds of a busy node. */
 #define ZW_RINGBUF_BYTES	(8u << 20)
+/*
+ * A quarter full wakes the reader: more than a publish interval brings on
+ * a quiet node, and a burst is drained well before the buffer fills.
+ */
+#define ZW_RINGBUF_WAKE_BYTES	(ZW_RINGBUF_BYTES / 4)
 
 /* tgid -> SHM_WATCH_* reasons. */
 struct {
@@ -123,11 +128,15 @@ static __always_inline void *zw_reserve(__u32 size, __u32 type, __u64 pid_tgid)
 
 /*
  * Waking the reader for every event would cost more than the probe itself:
- * the collector drains the buffer every 50 ms instead.
+ * the collector drains the buffer before each publish instead, and is
+ * woken early only once the buffer holds ZW_RINGBUF_WAKE_BYTES.
  */
 static __always_inline void zw_submit(void *rec)
 {
-	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	__u64 waiting = bpf_ringbuf_query(&zw_events, BPF_RB_AVAIL_DATA);
+
+	bpf_ringbuf_submit(rec, waiting >= ZW_RINGBUF_WAKE_BYTES ? BPF_RB_FORCE_WAKEUP :
+								    BPF_RB_NO_WAKEUP);
 }
 
 /* Tells user space that task (tgid) is watched, with why, parent and name. */

@@ -30,7 +30,7 @@
 #include "common/util.h"
 #include "shm/shm_writer.h"
 
-#define POLL_MS			100	/* longest wait: bounds shutdown latency */
+#define SIM_TICK_MS		100	/* the simulator's step */
 #define SLOW_WARN_EVERY_NS	(60ull * NSEC_PER_SEC)
 
 static volatile sig_atomic_t exiting;
@@ -178,6 +178,7 @@ struct cadence {
 	const struct collector_opts *o;
 	struct ident_scan *ident;
 	struct nvml_poll *nvml;		/* the driver's figures; NULL without NVML */
+	struct probes *probes;		/* NULL: simulating, or still attaching */
 	uint64_t interval_ns;
 	uint64_t next_ns;		/* 0: not publishing yet */
 	uint64_t last_slow_warn;
@@ -192,6 +193,8 @@ static void publish(struct cadence *c, uint64_t now)
 		ident_scan_refresh(c->ident, c->agg, now);
 	if (c->nvml)
 		nvml_poll_run(c->nvml, c->agg, now);
+	if (c->probes)
+		probes_sync(c->probes);
 	t0 = now_mono_ns();
 	agg_publish(c->agg, c->w, t0, now_real_ns(),
 		    o->simulate ? sim_scenario_name(o->scenario) : NULL);
@@ -376,6 +379,7 @@ int main(int argc, char **argv)
 
 	/* 5. Poll the source and publish at the cadence until told to stop. */
 	cad.ident = ident;
+	cad.probes = probes;
 	publish(&cad, now_mono_ns());
 	cad.next_ns = now_mono_ns() + cad.interval_ns;
 	while (!exiting) {
@@ -383,13 +387,14 @@ int main(int argc, char **argv)
 		uint64_t wait_ms = cad.next_ns > now ?
 				   (cad.next_ns - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC : 0;
 
-		if (wait_ms > POLL_MS)
-			wait_ms = POLL_MS;
 		if (sim) {
+			if (wait_ms > SIM_TICK_MS)
+				wait_ms = SIM_TICK_MS;
 			if (wait_ms)
 				sleep_ms(wait_ms);
 			sim_tick(sim, now_mono_ns());
 		} else {
+			/* Until the publish is due: a signal cuts the wait short. */
 			err = probes_poll(probes, (int)wait_ms);
 			if (err < 0 && err != -EINTR) {
 				log_error("event source failed: %s", strerror(-err));

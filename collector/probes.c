@@ -31,7 +31,7 @@
 #include "common/log.h"
 #include "common/util.h"
 
-#define PROBES_DRAIN_MS	50
+#define PROBES_STEP_MS	50	/* between two system libraries attached at start */
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -597,6 +597,20 @@ static void report_drops(struct probes *p)
 	}
 }
 
+/* How long the loop may sleep: not past the next /proc scan, nor a library still to attach. */
+static int poll_timeout(const struct probes *p, int timeout_ms)
+{
+	uint64_t now = now_mono_ns();
+	uint64_t scan_ms = p->next_scan_ns > now ?
+			   (p->next_scan_ns - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC : 0;
+
+	if ((uint64_t)timeout_ms > scan_ms)
+		timeout_ms = (int)scan_ms;
+	if (p->next_syslib < p->n_syslibs && timeout_ms > PROBES_STEP_MS)
+		timeout_ms = PROBES_STEP_MS;
+	return timeout_ms;
+}
+
 int probes_poll(struct probes *p, int timeout_ms)
 {
 	uint64_t now, events0 = p->dec.events;
@@ -604,11 +618,11 @@ int probes_poll(struct probes *p, int timeout_ms)
 
 	/*
 	 * Programs do not wake us for each event (it would cost more than the
-	 * probe): sleep at most PROBES_DRAIN_MS, then drain.
+	 * probe): the buffer is drained before each publish, and earlier when
+	 * a record asks (an exit, a library loaded) or the buffer fills
+	 * (bpf/watch.h).
 	 */
-	if (timeout_ms > PROBES_DRAIN_MS)
-		timeout_ms = PROBES_DRAIN_MS;
-	err = ring_buffer__poll(p->rb, timeout_ms);
+	err = ring_buffer__poll(p->rb, poll_timeout(p, timeout_ms));
 	if (err < 0 && err != -EINTR)
 		return err;
 	err = ring_buffer__consume(p->rb);
@@ -617,8 +631,6 @@ int probes_poll(struct probes *p, int timeout_ms)
 	probes_loaded(p);
 	syslibs_step(p);
 	now = now_mono_ns();
-	slot_hist_poll(p->launch_slots, p->agg, now);
-	slot_hist_poll(p->sched_slots, p->agg, now);
 	if (now >= p->next_scan_ns) {
 		probes_scan(p);
 		probes_sweep(p);
@@ -626,9 +638,17 @@ int probes_poll(struct probes *p, int timeout_ms)
 			pyprocs_scan(p->py, now);
 		p->next_scan_ns = now + p->opts.discovery_interval_ms * NSEC_PER_MSEC;
 	}
-	report_drops(p);
 	agg_set_probes(p->agg, p->gpu_links, p->gpu_libs, p->refused);
 	return (int)(p->dec.events - events0);
+}
+
+void probes_sync(struct probes *p)
+{
+	uint64_t now = now_mono_ns();
+
+	slot_hist_read(p->launch_slots, p->agg, now);
+	slot_hist_read(p->sched_slots, p->agg, now);
+	report_drops(p);
 }
 
 void probes_stop(struct probes *p)

@@ -78,6 +78,12 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
  */
 int probes_poll(struct probes *p, int timeout_ms);
 
+/*
+ * Hands the aggregation what the kernel keeps rather than sends (the
+ * process slots' histograms and counters, lost events): before a publish.
+ */
+void probes_sync(struct probes *p);
+
 void probes_stop(struct probes *p);
 
 /* 1 when the uprobes are perf events, 0 when they are uprobe_multi links. */

@@ -71,6 +71,7 @@ static const struct {
 	{ SYS_nanosleep, ZS_SYS_SLEEP },
 #endif
 	{ SYS_clock_nanosleep, ZS_SYS_SLEEP },
+	{ SYS_ioctl, ZS_SYS_IOCTL },
 };
 
 /*

@@ -44,7 +44,6 @@ struct slot_hist {
 	int hist_fd, slots_fd, free_fd, sums_fd;	/* sums_fd -1: none */
 	uint32_t slots;
 	int ncpu;			/* possible CPUs */
-	uint64_t next_read_ns;
 	/* What the aggregation has been given per (tgid, family): at most one per histogram. */
 	struct keyindex prev_ix;
 	struct lh_val *prev;		/* per prev_ix slot */
@@ -238,16 +237,15 @@ void slot_hist_read_pid(struct slot_hist *lh, struct agg *agg, uint32_t tgid,
 }
 
 /* Every process with a slot; slots of processes gone unseen are released. */
-void slot_hist_poll(struct slot_hist *lh, struct agg *agg, uint64_t now_ns)
+void slot_hist_read(struct slot_hist *lh, struct agg *agg, uint64_t now_ns)
 {
 	struct lh_owner owner;
 	uint32_t key, next;
 	size_t n_gone = 0;
 	int first = 1;
 
-	if (!lh || now_ns < lh->next_read_ns)
+	if (!lh)
 		return;
-	lh->next_read_ns = now_ns + SLOT_HIST_READ_NS;
 	while (bpf_map_get_next_key(lh->slots_fd, first ? NULL : &key, &next) == 0) {
 		first = 0;
 		key = next;

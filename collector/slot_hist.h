@@ -2,10 +2,10 @@
 /*
  * The process slots the probes keep in the kernel (bpf/slot_hist_abi.h):
  * the launch probe's launch histograms, the scheduler probe's run-queue
- * and futex histograms and switch counters.  Read from user space: every
- * SLOT_HIST_READ_NS the per-CPU values of each process's slot are summed
- * and what they gained goes to the aggregation as one batch, so the
- * summary windows of those families move in steps of that cadence.  A
+ * and futex histograms and switch counters.  Read from user space before
+ * each publish: the per-CPU values of each process's slot are summed and
+ * what they gained goes to the aggregation as one batch, so the summary
+ * windows of those families move in steps of the publish cadence.  A
  * process that is gone has its last samples handed over and its slot
  * zeroed and queued again.  Root-only (BPF maps).
  */
@@ -19,8 +19,6 @@
 
 struct bpf_object;
 struct slot_hist;
-
-#define SLOT_HIST_READ_NS	(100ull * 1000000ull)
 
 /* Which maps of an object hold the slots, and what their histograms are. */
 struct slot_hist_spec {
@@ -54,8 +52,8 @@ struct slot_hist *slot_hist_new(struct bpf_object *obj, const struct slot_hist_s
 				uint32_t slots, int ncpu);
 void slot_hist_free(struct slot_hist *lh);
 
-/* Hands what every slot gained to agg, when SLOT_HIST_READ_NS have passed. */
-void slot_hist_poll(struct slot_hist *lh, struct agg *agg, uint64_t now_ns);
+/* Hands what every slot gained to agg. */
+void slot_hist_read(struct slot_hist *lh, struct agg *agg, uint64_t now_ns);
 /* Hands what tgid's slot gained to agg now (its row is about to change hands). */
 void slot_hist_read_pid(struct slot_hist *lh, struct agg *agg, uint32_t tgid,
 			uint64_t now_ns);

@@ -34,7 +34,7 @@ enum shm_family {
 enum shm_stall_state {
 	SHM_STALL_RUNQ = 0,		/* runnable, waiting for a CPU */
 	SHM_STALL_INPUT,		/* reads, polls: data, DataLoader workers */
-	SHM_STALL_GPU,			/* in the GPU driver (ioctl) */
+	SHM_STALL_GPU,			/* in a blocking CUDA call, or the driver's ioctl */
 	SHM_STALL_COLLECTIVE,		/* in a NCCL call */
 	SHM_STALL_LOCK,			/* futex: locks, conditions, queues */
 	SHM_STALL_SLEEP,		/* nanosleep, clock_nanosleep */
