@@ -203,7 +203,10 @@ static int open_maps(struct discovery *d, uint32_t pid)
 	d->reasons = 0;
 	d->last[0] = '\0';
 	d->maps = fopen(path, "re");
-	return d->maps ? 0 : -errno;
+	if (!d->maps)
+		return -errno;
+	setvbuf(d->maps, d->maps_buf, _IOFBF, sizeof(d->maps_buf));
+	return 0;
 }
 
 int discovery_open(struct discovery *d, const char *const *comms, size_t n_comms)

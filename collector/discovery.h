@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/util.h"
+
 /* Library kinds (bits): what a file is, by its name. */
 #define PROBE_LIB_CUDA		(1u << 0)	/* libcuda.so*: the driver API */
 #define PROBE_LIB_CUDART	(1u << 1)	/* libcudart.so*: the runtime API */
@@ -67,6 +69,7 @@ struct discovery {
 	int (*wanted)(void *ctx, uint32_t pid);
 	void *wanted_ctx;
 	char last[PATH_MAX + 64];	/* the last library reported, to skip repeats */
+	char maps_buf[PROC_READ_BUF];	/* maps's stdio buffer */
 };
 
 /*

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "collector/pyfind.h"
+#include "common/util.h"
 
 #define PY_DEBUG_COOKIE	"xdebugpy"	/* _Py_DebugOffsets.cookie, 3.13+ */
 
@@ -129,7 +130,7 @@ cleanup:
  */
 static int find_file(uint32_t pid, char *path, size_t len, uint64_t *start, uint32_t *minor)
 {
-	char maps[64], line[PATH_MAX + 128];
+	char maps[64], line[PATH_MAX + 128], buf[PROC_READ_BUF];
 	int found = -ENOENT;
 	FILE *f;
 
@@ -137,6 +138,7 @@ static int find_file(uint32_t pid, char *path, size_t len, uint64_t *start, uint
 	f = fopen(maps, "re");
 	if (!f)
 		return -errno;
+	setvbuf(f, buf, _IOFBF, sizeof(buf));
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long lo, off;
 		char *file;

@@ -12,6 +12,12 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NSEC_PER_SEC 1000000000ull
 #define NSEC_PER_MSEC 1000000ull
+/*
+ * A stdio buffer for /proc files: stdio reads them a block of their
+ * st_blksize (1 KiB) at a time, and each read(2) of a seq file such as
+ * maps costs a system call and a walk back to where the last one ended.
+ */
+#define PROC_READ_BUF (64u << 10)
 
 uint64_t now_mono_ns(void);
 uint64_t now_real_ns(void);
