@@ -60,13 +60,17 @@ struct {
 	__type(value, struct zs_task);
 } zs_threads SEC(".maps");
 
-/* tgid -> 1: the process made a tracked CUDA call. */
+/*
+ * One bit per tgid: the process made a tracked CUDA call.  Tested at most
+ * switches of a main thread: an array load the verifier inlines, not a
+ * hash lookup.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ZS_MAX_PROCS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ZW_WATCHED_WORDS);
 	__type(key, __u32);
-	__type(value, __u8);
-} zs_cuda_procs SEC(".maps");
+	__type(value, __u64);
+} zs_cuda_bits SEC(".maps");
 
 /* tgids already reported with ZEV_LIBC_PROBE. */
 struct {
@@ -127,6 +131,29 @@ static __always_inline int watched(struct task_struct *p)
 	return zw_is_watched(p->tgid);
 }
 
+static __always_inline int cuda_user(__u32 tgid)
+{
+	__u32 word = tgid / 64;
+	__u64 *w = bpf_map_lookup_elem(&zs_cuda_bits, &word);
+
+	return w && (*w >> (tgid % 64)) & 1;
+}
+
+/* Neighbours share a word: atomic operations. */
+static __always_inline void mark_cuda_user(__u32 tgid, int on)
+{
+	__u32 word = tgid / 64;
+	__u64 *w = bpf_map_lookup_elem(&zs_cuda_bits, &word);
+	__u64 bit = 1ull << (tgid % 64);
+
+	if (!w)
+		return;
+	if (on)
+		__sync_fetch_and_or(w, bit);
+	else
+		__sync_fetch_and_and(w, ~bit);
+}
+
 static __always_inline struct zs_task *thread(struct task_struct *p, __u64 flags)
 {
 	struct zs_task *t = bpf_task_storage_get(&zs_threads, p, NULL, flags);
@@ -156,7 +183,7 @@ static __always_inline int training(struct task_struct *p, struct zs_task *t, __
 		return 1;
 	if ((__u32)p->pid != tgid)
 		return 0;
-	return bpf_map_lookup_elem(&zs_cuda_procs, &tgid) == NULL;
+	return !cuda_user(tgid);
 }
 
 static __always_inline int futex_op_waits(__u64 op)
@@ -282,14 +309,17 @@ static __always_inline __u32 why_blocked(struct task_struct *p, struct zs_task *
 /*
  * The first futex wait of a process asks user space to probe
  * pthread_barrier_wait in the libc it maps (a container's, a bundled
- * runtime's): one lookup per futex block, one event per process.
+ * runtime's): one lookup per thread, one event per process.
  */
-static __always_inline void report_libc(struct task_struct *p)
+static __always_inline void report_libc(struct task_struct *p, struct zs_task *t)
 {
 	__u32 tgid = p->tgid;
 	struct zev_libc_probe *e;
 	__u8 one = 1;
 
+	if (t->libc_seen)
+		return;
+	t->libc_seen = 1;
 	if (bpf_map_lookup_elem(&zs_libc_seen, &tgid))
 		return;
 	if (bpf_map_update_elem(&zs_libc_seen, &tgid, &one, BPF_NOEXIST) != 0)
@@ -385,7 +415,7 @@ static __always_inline __u32 switch_out(struct task_struct *prev, int involuntar
 		if (futex && t->barrier_ns)
 			futex = 0;	/* the barrier's own sample covers it */
 		if (block == SHM_STATE_LOCK)
-			report_libc(prev);
+			report_libc(prev, t);
 	}
 	/*
 	 * Input blocks merge into one episode while the time from the end of
@@ -671,7 +701,7 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
 		/* The last thread: a reused pid starts afresh. */
-		bpf_map_delete_elem(&zs_cuda_procs, &tgid);
+		mark_cuda_user(tgid, 0);
 		bpf_map_delete_elem(&zs_libc_seen, &tgid);
 	}
 	/* A stall still to be named goes with its thread. */
@@ -711,11 +741,10 @@ static __always_inline struct zs_task *current_thread(void)
 static __always_inline void cuda_call(struct zs_task *t, __u64 now)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	__u8 one = 1;
 
 	/* The process is a CUDA user from its first call on any thread. */
 	if (!t->last_cuda_ns)
-		bpf_map_update_elem(&zs_cuda_procs, &tgid, &one, BPF_ANY);
+		mark_cuda_user(tgid, 1);
 	t->last_cuda_ns = now;
 }
 
