@@ -41,23 +41,27 @@ struct {
 } zp_procs SEC(".maps");
 
 /* The thread's interpreter state and the frames it left the CPU with. */
+/*
+ * What every switch of the thread reads and writes comes first, within
+ * one cache line; the frames, read only when a stall is named, after.
+ */
 struct zp_thread {
-	__u64 tstate;			/* PyThreadState *; 0: not a Python thread */
-	__u64 checked_ns;		/* when tstate was last looked for */
 	__u64 out_ns;			/* left the CPU at; 0: on it, or nothing kept */
 	__u32 state;			/* enum shm_stall_state of this episode */
-	__u32 nframes;
-	__s32 native_stack;		/* user stack id, of the site stack_code/instr */
-	__u32 truncated;
-	struct zev_py_frame frames[ZP_MAX_FRAMES];
-	__u64 stack_code, stack_instr;	/* the innermost frame native_stack was taken at */
-	__u64 want_code, want_instr;	/* a site that stalled without one: take it there */
-	/* A synchronisation in flight: entered at, nesting, time off the CPU in it. */
+	__u32 call_depth;		/* nesting of the synchronisation in flight */
+	/* That synchronisation: entered at, time off the CPU in it. */
 	__u64 call_ns;
 	__u64 call_out_ns;		/* left the CPU inside it at; 0: on it */
 	__u64 call_off_ns;
-	__u32 call_depth;
-	__u32 call_pad;
+	__u64 tstate;			/* PyThreadState *; 0: not a Python thread */
+	__u64 checked_ns;		/* when tstate was last looked for */
+	__u32 nframes;
+	__s32 native_stack;		/* user stack id, of the site stack_code/instr */
+	__u32 truncated;
+	__u32 pad;
+	struct zev_py_frame frames[ZP_MAX_FRAMES];
+	__u64 stack_code, stack_instr;	/* the innermost frame native_stack was taken at */
+	__u64 want_code, want_instr;	/* a site that stalled without one: take it there */
 };
 
 struct {
