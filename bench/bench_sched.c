@@ -16,8 +16,9 @@
  *      VM spread wider than that, so one more round accounts for the
  *      cost instead: the collector's CPU time and its programs' run time
  *      against the workload's CPU time.
- * Minimum of several runs for the loops, to keep other load out.  Needs
- * root.
+ * Minimum of several runs for the loops, to keep other load out.  Flags
+ * after the two paths go to every collector started (a configuration to
+ * compare, such as --no-python-frames).  Needs root.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -192,6 +193,11 @@ static double bs_measure(struct bs_child *c, enum bs_mode mode, uint64_t n)
 
 /* --- the collector ------------------------------------------------------- */
 
+/* Flags given after the two paths, for every collector started (a configuration to compare). */
+#define BS_MAX_FLAGS	8
+static char *bs_flags[BS_MAX_FLAGS];
+static int bs_n_flags;
+
 static pid_t bs_collector_start(const char *bin, const char *shm, pid_t watch)
 {
 	char pid[16];
@@ -201,14 +207,16 @@ static pid_t bs_collector_start(const char *bin, const char *shm, pid_t watch)
 	 * the next cycle's (uprobes cost only the processes that call their
 	 * library, which these do not).
 	 */
-	char *argv[] = { (char *)bin, "--shm", (char *)shm, "--pid", pid, "--no-node-libs",
-			 "--exit-when-released", NULL };
+	char *argv[7 + BS_MAX_FLAGS + 1] = { (char *)bin, "--shm", (char *)shm, "--pid", pid,
+					     "--no-node-libs", "--exit-when-released" };
 	struct shm_reader r;
 	struct shm_snapshot s = { 0 };
 	char reason[256];
 	pid_t cp;
 
 	snprintf(pid, sizeof(pid), "%d", (int)watch);
+	for (int i = 0; i < bs_n_flags; i++)
+		argv[7 + i] = bs_flags[i];
 	cp = fork();
 	if (cp == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -602,10 +610,13 @@ int main(int argc, char **argv)
 	char shm[64];
 	pid_t col;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: bench_sched PATH/zernel-collector PATH/torch_train.py\n");
+	if (argc < 3 || argc > 3 + BS_MAX_FLAGS) {
+		fprintf(stderr, "usage: bench_sched PATH/zernel-collector PATH/torch_train.py "
+				"[COLLECTOR-FLAG...] (at most %d)\n", BS_MAX_FLAGS);
 		return 2;
 	}
+	bs_n_flags = argc - 3;
+	memcpy(bs_flags, argv + 3, (size_t)bs_n_flags * sizeof(*bs_flags));
 	if (geteuid() != 0) {
 		fprintf(stderr, "bench_sched: needs root (it loads the BPF probes)\n");
 		return 1;

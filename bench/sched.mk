@@ -3,6 +3,8 @@
 # `make bench-sched`: cost of the scheduler probe on unwatched and watched
 # processes, against the kernel's floor (empty programs on the same
 # tracepoints), and on a PyTorch training loop.  Needs root.
+# BENCH_SCHED_FLAGS: collector flags to measure a configuration with, as
+# `make bench-sched BENCH_SCHED_FLAGS=--no-python-frames`.
 
 BENCH_SCHED        := $(BUILD)/bench/bench_sched
 BENCH_SCHED_SKEL   := $(BUILD)/bench/sched_floor.skel.h
@@ -27,6 +29,6 @@ $(BENCH_SCHED): $(BUILD)/bench/bench_sched.o $(LIB_SHM) $(LIB_COMMON)
 
 .PHONY: bench-sched
 bench-sched: $(BENCH_SCHED) $(COLLECTOR)
-	$(Q)$(BENCH_SCHED) $(abspath $(COLLECTOR)) $(abspath bench/torch_train.py)
+	$(Q)$(BENCH_SCHED) $(abspath $(COLLECTOR)) $(abspath bench/torch_train.py) $(BENCH_SCHED_FLAGS)
 
 bench: bench-sched

@@ -80,10 +80,58 @@ static void scan_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_sy
 	}
 }
 
+/*
+ * The symbols of the interpreter files read last, by the file's identity:
+ * every DataLoader worker a job forks maps the same binary, and reading
+ * its symbol tables again for each would cost more than watching it.
+ */
+#define ELF_CACHE	8
+
+struct elf_cached {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct elf_syms syms;
+};
+
+static struct elf_cached elf_cache[ELF_CACHE];
+static unsigned int elf_cache_used, elf_cache_next;
+
+static int same_file(const struct elf_cached *c, const struct stat *st)
+{
+	return c->dev == st->st_dev && c->ino == st->st_ino && c->size == st->st_size &&
+	       c->mtime.tv_sec == st->st_mtim.tv_sec && c->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static const struct elf_syms *elf_cache_find(const struct stat *st)
+{
+	for (unsigned int i = 0; i < elf_cache_used; i++)
+		if (same_file(&elf_cache[i], st))
+			return &elf_cache[i].syms;
+	return NULL;
+}
+
+static void elf_cache_add(const struct stat *st, const struct elf_syms *s)
+{
+	struct elf_cached *c = &elf_cache[elf_cache_next];
+
+	elf_cache_next = (elf_cache_next + 1) % ELF_CACHE;
+	if (elf_cache_used < ELF_CACHE)
+		elf_cache_used++;
+	c->dev = st->st_dev;
+	c->ino = st->st_ino;
+	c->size = st->st_size;
+	c->mtime = st->st_mtim;
+	c->syms = *s;
+}
+
 static int read_elf(const char *file, struct elf_syms *s)
 {
+	const struct elf_syms *known;
 	Elf_Scn *scn = NULL;
 	Elf *elf = NULL;
+	struct stat st;
 	size_t nph = 0;
 	int fd, err = 0;
 
@@ -93,6 +141,17 @@ static int read_elf(const char *file, struct elf_syms *s)
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) != 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	known = elf_cache_find(&st);
+	if (known) {
+		*s = *known;
+		close(fd);
+		return 0;
+	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph) != 0) {
 		err = -ENOEXEC;
@@ -116,6 +175,8 @@ static int read_elf(const char *file, struct elf_syms *s)
 	}
 	if (s->first_load == UINT64_MAX)
 		err = -ENOEXEC;
+	else
+		elf_cache_add(&st, s);
 
 cleanup:
 	if (elf)
