@@ -199,32 +199,35 @@ static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_t
 
 /*
  * prev (current) leaves the CPU, a stall in state (enum shm_stall_state)
- * if it lasts: remember where its Python code stands.
+ * if it lasts: remember where its Python code stands.  Returns 1 when it
+ * leaves inside a synchronisation (zp_switch_in must then see it back).
  */
-static __always_inline void zp_switch_out(void *ctx, struct task_struct *prev, __u32 state,
-					  __u64 now)
+static __always_inline int zp_switch_out(void *ctx, struct task_struct *prev, __u32 state,
+					 __u64 now)
 {
 	__u32 tgid = prev->tgid, tid = prev->pid;
 	struct zp_proc *pr = bpf_map_lookup_elem(&zp_procs, &tgid);
 	struct zp_thread *t;
+	int in_call;
 	__u64 ts;
 
 	if (!pr)
-		return;
+		return 0;
 	t = bpf_task_storage_get(&zp_threads, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
 		zw_drop(ZW_DROP_STATE_FULL);
-		return;
+		return 0;
 	}
-	if (t->call_depth)
+	in_call = t->call_depth != 0;
+	if (in_call)
 		t->call_out_ns = now;
 	t->out_ns = 0;
 	ts = zp_thread_tstate(pr, t, tid, now);
 	if (!ts)
-		return;
+		return in_call;
 	zp_walk_frames(pr, t, ts);
 	if (!t->nframes)
-		return;
+		return in_call;
 	t->state = state;
 	/*
 	 * Unwinding the user stack costs more than the whole Python walk, and
@@ -239,6 +242,7 @@ static __always_inline void zp_switch_out(void *ctx, struct task_struct *prev, _
 		t->stack_instr = t->frames[0].instr;
 	}
 	t->out_ns = now;
+	return in_call;
 }
 
 /*
@@ -338,8 +342,11 @@ static int zp_name_stall(struct bpf_map *map, void *key, void *value)
 	return 0;
 }
 
-/* prev leaves the CPU: when, and why; its frames only if the stall lasts (see above). */
-static __always_inline void zp_switch_out_note(struct task_struct *prev, __u32 state, __u64 now)
+/*
+ * prev leaves the CPU: when, and why; its frames only if the stall lasts
+ * (see above).  Returns 1 when it leaves inside a synchronisation.
+ */
+static __always_inline int zp_switch_out_note(struct task_struct *prev, __u32 state, __u64 now)
 {
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, prev, NULL, 0);
 	__u32 tgid = prev->tgid;
@@ -347,17 +354,18 @@ static __always_inline void zp_switch_out_note(struct task_struct *prev, __u32 s
 	/* A thread of an interpreter has its state from its first switch on. */
 	if (!t) {
 		if (!bpf_map_lookup_elem(&zp_procs, &tgid))
-			return;
+			return 0;
 		t = bpf_task_storage_get(&zp_threads, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!t) {
 			zw_drop(ZW_DROP_STATE_FULL);
-			return;
+			return 0;
 		}
 	}
 	if (t->call_depth)
 		t->call_out_ns = now;
 	t->state = state;
 	t->out_ns = now;
+	return t->call_depth != 0;
 }
 
 /*

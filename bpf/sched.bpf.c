@@ -399,19 +399,25 @@ static __always_inline int stint_split(const struct zs_task *t, __u64 end, __u64
 }
 
 /*
- * prev leaves the CPU.  Returns the state its Python frames stall in if
- * it stays off long enough (enum shm_stall_state).
+ * prev leaves the CPU.  Returns its state (NULL: none), and in stall the
+ * state its Python frames stall in if it stays off long enough (enum
+ * shm_stall_state).
  */
-static __always_inline __u32 switch_out(struct task_struct *prev, int involuntary, __u64 now)
+static __always_inline struct zs_task *switch_out(struct task_struct *prev, int involuntary,
+						  __u64 now, __u32 *stall)
 {
 	struct zs_task *t = thread(prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	__u32 block = ZS_NONE, futex = 0, stall = SHM_STALL_RUNQ;
+	__u32 block = ZS_NONE, futex = 0;
 
+	*stall = SHM_STALL_RUNQ;
 	/* No state to read its block from (the table is full, counted): other. */
-	if (!t || t->exited)
-		return involuntary ? SHM_STALL_RUNQ : SHM_STALL_OTHER;
+	if (!t || t->exited) {
+		if (!involuntary)
+			*stall = SHM_STALL_OTHER;
+		return NULL;
+	}
 	if (!involuntary) {
-		block = why_blocked(prev, t, &futex, &stall);
+		block = why_blocked(prev, t, &futex, stall);
 		if (futex && t->barrier_ns)
 			futex = 0;	/* the barrier's own sample covers it */
 		if (block == SHM_STATE_LOCK)
@@ -438,7 +444,7 @@ static __always_inline __u32 switch_out(struct task_struct *prev, int involuntar
 	t->futex = futex;
 	if (runq_from_sched_info)
 		t->run_delay_out = prev->sched_info.run_delay;
-	return stall;
+	return t;
 }
 
 /* One sample into histogram family (ZS_HIST_*) of a process slot. */
@@ -533,14 +539,21 @@ static __always_inline __u64 woken_at(struct task_struct *next, struct zs_task *
 	return waited < now ? now - waited : 0;
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+/*
+ * next gets the CPU.  Returns how long it was off it (0: not known), and
+ * in py_call whether it left inside a synchronisation the Python frames
+ * time (1 when not known).
+ */
+static __always_inline __u64 switch_in(struct task_struct *next, __u64 now, int *py_call)
 {
 	struct zs_task *t = thread(next, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	struct zev_sched_switch r = {}, *e;
-	__u64 out, wake, off;
+	__u64 out, wake, off = 0;
 
+	*py_call = 1;
 	if (!t)
-		return;
+		return 0;
+	*py_call = t->py_call;
 	out = t->out_ns;
 	wake = woken_at(next, t, now);
 	/* Neither seen leaving nor waking: its time is known from now on. */
@@ -593,6 +606,7 @@ done:
 	t->incall_gpu_ns = 0;
 	t->incall_coll_ns = 0;
 	incall_open(t, now);
+	return off;
 }
 
 /*
@@ -614,16 +628,23 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (prev_watched) {
-		__u32 stall = switch_out(prev, runnable, now);
+		__u32 stall;
+		struct zs_task *t = switch_out(prev, runnable, now, &stall);
+		int py_call = 0;
 
 		if (python_frames && deferred)
-			zp_switch_out_note(prev, stall, now);
+			py_call = zp_switch_out_note(prev, stall, now);
 		else if (python_frames)
-			zp_switch_out(ctx, prev, stall, now);
+			py_call = zp_switch_out(ctx, prev, stall, now);
+		if (t)
+			t->py_call = py_call;
 	}
 	if (next_watched) {
-		switch_in(next, now);
-		if (python_frames)
+		int py_call;
+		__u64 off = switch_in(next, now, &py_call);
+
+		/* The frames' side has work only after a stall, or inside a synchronisation. */
+		if (python_frames && (!off || off >= zp_threshold_ns || py_call))
 			zp_switch_in(next, now, deferred);
 	}
 	return 0;

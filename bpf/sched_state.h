@@ -32,7 +32,9 @@ struct zs_task {
 	__u32 ep_training;	/* the episode's thread was a training thread */
 	__u32 exited;		/* sched_process_exit seen: ignore its last switch */
 	__u32 slot;		/* its process's slot (bpf/slot_hist_abi.h) + 1; 0 none yet */
-	__u32 libc_seen;	/* its process's libc was reported (report_libc) */
+	__u8 libc_seen;		/* its process's libc was reported (report_libc) */
+	__u8 py_call;		/* left the CPU inside a synchronisation the frames time */
+	__u16 pad;
 };
 
 /* Processes that made a tracked CUDA call; processes already reported. */
