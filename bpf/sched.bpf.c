@@ -133,25 +133,12 @@ static __always_inline int watched(struct task_struct *p)
 
 static __always_inline int cuda_user(__u32 tgid)
 {
-	__u32 word = tgid / 64;
-	__u64 *w = bpf_map_lookup_elem(&zs_cuda_bits, &word);
-
-	return w && (*w >> (tgid % 64)) & 1;
+	return zw_bit(&zs_cuda_bits, tgid);
 }
 
-/* Neighbours share a word: atomic operations. */
 static __always_inline void mark_cuda_user(__u32 tgid, int on)
 {
-	__u32 word = tgid / 64;
-	__u64 *w = bpf_map_lookup_elem(&zs_cuda_bits, &word);
-	__u64 bit = 1ull << (tgid % 64);
-
-	if (!w)
-		return;
-	if (on)
-		__sync_fetch_and_or(w, bit);
-	else
-		__sync_fetch_and_and(w, ~bit);
+	zw_set_bit(&zs_cuda_bits, tgid, on);
 }
 
 static __always_inline struct zs_task *thread(struct task_struct *p, __u64 flags)

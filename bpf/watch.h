@@ -74,18 +74,20 @@ struct {
 	__type(value, struct zw_thread_gpu);
 } zw_curdev SEC(".maps");
 
-static __always_inline int zw_is_watched(__u32 tgid)
+/* tgid's bit in bits, an array of __u64 words indexed by tgid / 64. */
+static __always_inline int zw_bit(void *bits, __u32 tgid)
 {
 	__u32 word = tgid / 64;
-	__u64 *w = bpf_map_lookup_elem(&zw_watched_bits, &word);
+	__u64 *w = bpf_map_lookup_elem(bits, &word);
 
 	return w && (*w >> (tgid % 64)) & 1;
 }
 
-static __always_inline void zw_mark_watched(__u32 tgid, int on)
+/* Neighbours share a word: atomic operations. */
+static __always_inline void zw_set_bit(void *bits, __u32 tgid, int on)
 {
 	__u32 word = tgid / 64;
-	__u64 *w = bpf_map_lookup_elem(&zw_watched_bits, &word);
+	__u64 *w = bpf_map_lookup_elem(bits, &word);
 	__u64 bit = 1ull << (tgid % 64);
 
 	if (!w)
@@ -94,6 +96,16 @@ static __always_inline void zw_mark_watched(__u32 tgid, int on)
 		__sync_fetch_and_or(w, bit);
 	else
 		__sync_fetch_and_and(w, ~bit);
+}
+
+static __always_inline int zw_is_watched(__u32 tgid)
+{
+	return zw_bit(&zw_watched_bits, tgid);
+}
+
+static __always_inline void zw_mark_watched(__u32 tgid, int on)
+{
+	zw_set_bit(&zw_watched_bits, tgid, on);
 }
 
 static __always_inline void zw_drop(__u32 slot)
