@@ -253,7 +253,8 @@ static int start_collector_with(struct tp_collector *c, pid_t pid, const char *w
 				const char *lib1, const char *lib2)
 {
 	char pidbuf[16];
-	const char *extra[10] = { "--pid", pidbuf, "--stall-rate", "1000" };
+	/* --pid, --stall-rate, --python-frames-walk, two --lib: ten, and the NULL. */
+	const char *extra[11] = { "--pid", pidbuf, "--stall-rate", "1000" };
 	size_t n = 4;
 
 	if (walk) {
@@ -324,7 +325,8 @@ static void check_site(const struct tp_collector *c, pid_t pid, const char *name
 
 	ck_assert_msg(r != NULL, "no %s stall site at the %s line %u", shm_stall_state_name(state),
 		      name, site_line(name));
-	ck_assert_str_eq(r->func, name[0] == 's' ? "sleeper" : name[0] == 'l' ? "locked" : "train");
+	ck_assert_str_eq(r->func, name[0] == 's' ? "sleeper" : name[0] == 'l' ? "locked" :
+				  name[0] == 'b' ? "blocker" : "train");
 	ck_assert_int_gt(truth_ns, 0);
 	ck_assert_msg(r->total_ns >= (uint64_t)truth_ns * 9 / 10 - 10 * TW_MS &&
 		      r->total_ns <= (uint64_t)truth_ns + 5 * TW_MS,
@@ -510,6 +512,37 @@ START_TEST(pystack_spinning_sync_site_is_gpu)
 }
 END_TEST
 
+/*
+ * A synchronisation that blocks (the driver sleeps, as it does when told
+ * to yield or block) is a gpu stall, not a sleep: the thread is inside a
+ * CUDA call, whatever system call the driver waits in.
+ */
+START_TEST(pystack_blocking_sync_site_is_gpu)
+{
+	static const char *const args[] = { "10", "30", "block", NULL };
+	char rt[512], drv[512];
+	struct tp_collector c;
+	struct tw_work w;
+
+	if (tu_skip_unless_root("pystack_blocking_sync_site_is_gpu") ||
+	    !have_python("pystack_blocking_sync_site_is_gpu"))
+		return;
+	setenv("ZERNEL_FAKE_CUDART", tp_fake(rt, sizeof(rt), "libcudart.so"), 1);
+	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
+	unsetenv("ZERNEL_FAKE_CUDART");
+	ck_assert_msg(start_collector_with(&c, w.pid, walks[_i], rt,
+					   tp_fake(drv, sizeof(drv), "libcuda.so.1"))
+		      == 0, "collector did not start; see %s", c.log);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
+	ck_assert_int_eq(settle(&c), 0);
+	check_site(&c, w.pid, "block", SHM_STALL_GPU, tw_value(&w, "block_ns"), 10);
+	ck_assert_ptr_null(find_site(&c, (uint32_t)w.pid, site_line("block"), SHM_STALL_SLEEP));
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 START_TEST(pystack_dataloader_wait_site_is_input)
 {
 	static const char *const args[] = { "20", "50", "torch-only", NULL };
@@ -595,6 +628,7 @@ Suite *pystack_suite(void)
 	tcase_add_loop_test(t, pystack_sleep_and_lock_sites_at_their_lines, 0, ARRAY_SIZE(walks));
 	tcase_add_loop_test(t, pystack_dataloader_wait_site_is_input, 0, ARRAY_SIZE(walks));
 	tcase_add_test(t, pystack_spinning_sync_site_is_gpu);
+	tcase_add_loop_test(t, pystack_blocking_sync_site_is_gpu, 0, ARRAY_SIZE(walks));
 	tcase_add_test(t, pystack_unsupported_version_is_refused);
 	suite_add_tcase(s, t);
 	return s;

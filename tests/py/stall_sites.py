@@ -6,10 +6,11 @@
 # "# site: NAME"; the script times each wait itself (ground truth).
 # Run with Debian's /usr/bin/python3.
 #
-# usage: stall_sites.py ROUNDS DELAY_MS [torch | torch-only | spin]
+# usage: stall_sites.py ROUNDS DELAY_MS [torch | torch-only | spin | block]
 # (torch-only: the DataLoader alone, ROUNDS items; spin: ROUNDS calls of
 # cudaDeviceSynchronize in the library named by ZERNEL_FAKE_CUDART, which
-# spins on the CPU, FAKE_SYNC_SPIN_NS each)
+# spins on the CPU, FAKE_SYNC_SPIN_NS each; block: ROUNDS calls of its
+# cudaStreamSynchronize, whose fake driver sleeps DELAY in each)
 #
 # Protocol (tests/collector/tu_waits.h): prints "ready pid=N", waits for
 # SIGUSR1, works, prints key=value lines (nanoseconds) and "done", then
@@ -25,6 +26,7 @@ DELAY = int(sys.argv[2]) / 1000.0
 MODE = sys.argv[3] if len(sys.argv) > 3 else ""
 TORCH = MODE in ("torch", "torch-only")
 SPIN = MODE == "spin"
+BLOCK = MODE == "block"
 
 if TORCH:
     import torch
@@ -39,7 +41,7 @@ if TORCH:
             return torch.ones(4) * i
 
 
-if SPIN:
+if SPIN or BLOCK:
     import ctypes
     import os
 
@@ -51,6 +53,14 @@ def spinner(total, on_cpu):
     cudart.cudaDeviceSynchronize()  # site: spin
     total[0] += time.monotonic_ns() - t0
     on_cpu[0] += time.thread_time_ns() - c0
+
+
+def blocker(total):
+    # The fake driver's stream is the time its synchronisation sleeps.
+    stream = ctypes.c_void_p(int(DELAY * 1e9))
+    t0 = time.monotonic_ns()
+    cudart.cudaStreamSynchronize(stream)  # site: block
+    total[0] += time.monotonic_ns() - t0
 
 
 def wait_signal():
@@ -91,8 +101,11 @@ def main():
     print("ready pid=%d" % __import__("os").getpid(), flush=True)
     wait_signal()
     sleep_ns, lock_ns, data_ns, spin_ns, spin_cpu_ns = [0], [0], [0], [0], [0]
+    block_ns = [0]
     for _ in range(ROUNDS if SPIN else 0):
         spinner(spin_ns, spin_cpu_ns)
+    for _ in range(ROUNDS if BLOCK else 0):
+        blocker(block_ns)
     for _ in range(ROUNDS if MODE in ("", "torch") else 0):
         sleeper(sleep_ns)
         locked(lock_ns)
@@ -103,6 +116,7 @@ def main():
     print("data_ns=%d" % data_ns[0])
     print("spin_ns=%d" % spin_ns[0])
     print("spin_cpu_ns=%d" % spin_cpu_ns[0])
+    print("block_ns=%d" % block_ns[0])
     print("done", flush=True)
     wait_signal()
 
