@@ -28,6 +28,7 @@
 #include "collector/probe_loader.h"
 #include "collector/proc_seen.h"
 #include "collector/pyprocs.h"
+#include "collector/pyread.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -622,6 +623,7 @@ int probes_poll(struct probes *p, int timeout_ms)
 	 * a record asks (an exit, a library loaded) or the buffer fills
 	 * (bpf/watch.h).
 	 */
+	pyread_next_batch();
 	err = ring_buffer__poll(p->rb, poll_timeout(p, timeout_ms));
 	if (err < 0 && err != -EINTR)
 		return err;

@@ -160,6 +160,7 @@ void pyprocs_forget(struct pyprocs *pp, uint32_t pid)
 		return;
 	if (e->mem >= 0)
 		close(e->mem);
+	pyread_next_batch();
 	bpf_map_delete_elem(pp->procs_fd, &pid);
 	*e = pp->e[--pp->n];
 }

@@ -85,6 +85,8 @@ struct code_entry {
 	uint32_t pid;
 	uint64_t code;
 	uint64_t used;			/* when last looked up, to pick the way to reuse */
+	uint64_t head_batch;		/* head read in this batch (0: never) */
+	uint8_t head[CODE_HEADER];
 	struct code_key key;
 	char file[SHM_SITE_FILE_LEN];
 	char func[SHM_SITE_FUNC_LEN];
@@ -93,6 +95,20 @@ struct code_entry {
 };
 
 static struct code_entry *code_cache;
+
+/*
+ * A batch is the records drained together.  They were all taken before
+ * the batch is named, so a code object's head read for one of them names
+ * the others as well as a read of their own would: a training loop's
+ * stalls repeat the same stacks, and a batch of them then costs the other
+ * process one read, not one per stall.
+ */
+static uint64_t batch = 1;
+
+void pyread_next_batch(void)
+{
+	batch++;
+}
 
 static void code_key_of(const struct py_layout *l, const uint8_t *head, struct code_key *k)
 {
@@ -103,22 +119,41 @@ static void code_key_of(const struct py_layout *l, const uint8_t *head, struct c
 	memcpy(&k->firstlineno, head + l->code_firstlineno, sizeof(k->firstlineno));
 }
 
-/* The entry of (pid, code) among the ways of its set, else the one to reuse. */
-static struct code_entry *cache_slot(uint32_t pid, uint64_t code)
+/* The ways where (pid, code) may live. */
+static struct code_entry *cache_set(uint32_t pid, uint64_t code)
 {
 	/*
 	 * The pid goes in before the multiply: forked workers hold the same
 	 * code objects at the same addresses, and must not take turns in a slot.
 	 */
 	uint64_t h = ((code >> 4) ^ ((uint64_t)pid << 32)) * 0x9e3779b97f4a7c15ull;
-	static uint64_t clock;
-	struct code_entry *set, *victim;
 
 	if (!code_cache)
 		code_cache = calloc(CODE_CACHE, sizeof(*code_cache));
 	if (!code_cache)
 		return NULL;
-	set = &code_cache[(h >> 32) % (CODE_CACHE / CODE_WAYS) * CODE_WAYS];
+	return &code_cache[(h >> 32) % (CODE_CACHE / CODE_WAYS) * CODE_WAYS];
+}
+
+/* The head of (pid, code) read earlier in this batch, else NULL. */
+static const uint8_t *batch_head(uint32_t pid, uint64_t code)
+{
+	struct code_entry *set = cache_set(pid, code);
+
+	for (uint32_t w = 0; set && w < CODE_WAYS; w++)
+		if (set[w].pid == pid && set[w].code == code && set[w].head_batch == batch)
+			return set[w].head;
+	return NULL;
+}
+
+/* The entry of (pid, code) among the ways of its set, else the one to reuse. */
+static struct code_entry *cache_slot(uint32_t pid, uint64_t code)
+{
+	struct code_entry *set = cache_set(pid, code), *victim;
+	static uint64_t clock;
+
+	if (!set)
+		return NULL;
 	victim = &set[0];
 	for (uint32_t w = 0; w < CODE_WAYS; w++) {
 		if (set[w].pid == pid && set[w].code == code) {
@@ -167,31 +202,53 @@ static uint32_t frame_line(int mem, const struct py_layout *l, const struct zev_
 }
 
 /*
- * The head of each frame's code object: in one system call where the
- * kernel allows (process_vm_readv), the rest through mem one at a time.
- * The pid may name another process by then; a read through mem (opened on
- * the process itself, which fails once it is gone) afterwards tells.
+ * The head of each frame's code object: from this batch's reads where one
+ * was read already, the rest in one system call where the kernel allows
+ * (process_vm_readv), else through mem one at a time.  The pid may name
+ * another process by then; a read through mem (opened on the process
+ * itself, which fails once it is gone) afterwards tells.
  */
 static void read_heads(int mem, uint32_t pid, const struct zev_py_frame *frames, uint32_t n,
 		       uint8_t (*heads)[CODE_HEADER], int *ok)
 {
 	struct iovec local[ZP_MAX_FRAMES], remote[ZP_MAX_FRAMES];
-	uint32_t done = 0;
+	uint32_t want[ZP_MAX_FRAMES], n_want = 0, done = 0;
+	const uint8_t *known;
 	uint8_t byte;
 	ssize_t got;
 
 	for (uint32_t i = 0; i < n; i++) {
-		local[i].iov_base = heads[i];
-		local[i].iov_len = CODE_HEADER;
-		remote[i].iov_base = (void *)(uintptr_t)frames[i].code;
-		remote[i].iov_len = CODE_HEADER;
+		known = frames[i].code ? batch_head(pid, frames[i].code) : NULL;
+		ok[i] = known != NULL;
+		if (known) {
+			memcpy(heads[i], known, CODE_HEADER);
+			continue;
+		}
+		local[n_want].iov_base = heads[i];
+		local[n_want].iov_len = CODE_HEADER;
+		remote[n_want].iov_base = (void *)(uintptr_t)frames[i].code;
+		remote[n_want].iov_len = CODE_HEADER;
+		want[n_want++] = i;
 	}
-	got = n ? process_vm_readv((pid_t)pid, local, n, remote, n, 0) : -1;
-	if (got > 0 && pymem_read(mem, frames[0].code, &byte, 1) == 0)
+	if (!n_want)
+		return;
+	got = process_vm_readv((pid_t)pid, local, n_want, remote, n_want, 0);
+	if (got > 0 && pymem_read(mem, frames[want[0]].code, &byte, 1) == 0)
 		done = (uint32_t)((size_t)got / CODE_HEADER);
-	for (uint32_t i = 0; i < n; i++)
-		ok[i] = i < done || (frames[i].code &&
+	for (uint32_t k = 0; k < n_want; k++) {
+		uint32_t i = want[k];
+
+		ok[i] = k < done || (frames[i].code &&
 				     pymem_read(mem, frames[i].code, heads[i], CODE_HEADER) == 0);
+	}
+}
+
+/* The head the entry was checked against, for the rest of the batch. */
+static void keep_head(struct code_entry *ce, const uint8_t *head)
+{
+	if (ce->head != head)
+		memcpy(ce->head, head, CODE_HEADER);
+	ce->head_batch = batch;
 }
 
 static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
@@ -210,6 +267,7 @@ static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
 	code_key_of(l, head, &key);
 	ce = cache_slot(pid, f->code);
 	if (ce && ce->pid == pid && ce->code == f->code && memcmp(&ce->key, &key, sizeof(key)) == 0) {
+		keep_head(ce, head);
 		memcpy(out->file, ce->file, sizeof(out->file));
 		memcpy(out->func, ce->func, sizeof(out->func));
 		out->line = frame_line(mem, l, f, head, ce);
@@ -226,6 +284,7 @@ static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
 		memcpy(ce->file, out->file, sizeof(ce->file));
 		memcpy(ce->func, out->func, sizeof(ce->func));
 		ce->tab_len = 0;
+		keep_head(ce, head);
 	}
 	out->line = frame_line(mem, l, f, head, ce);
 	return 0;

@@ -16,6 +16,13 @@
 #include "collector/agg_stall.h"
 #include "collector/pyfind.h"
 
+/*
+ * Starts a batch: the records drained together, named with one read of
+ * each code object (pyread.c).  Also after a process is forgotten, whose
+ * pid may come back as another.
+ */
+void pyread_next_batch(void);
+
 /* 1 when file is the standard library's or an installed package's. */
 int pyread_is_library(const char *file);
 
