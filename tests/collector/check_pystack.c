@@ -250,22 +250,20 @@ static const struct shm_py_proc *find_py(const struct tp_collector *c, uint32_t 
 static const char *const walks[] = { NULL, "switch" };
 
 static int start_collector_with(struct tp_collector *c, pid_t pid, const char *walk,
-				const char *lib1, const char *lib2)
+				const char *const *libs)
 {
 	char pidbuf[16];
-	/* --pid, --stall-rate, --python-frames-walk, two --lib: ten, and the NULL. */
-	const char *extra[11] = { "--pid", pidbuf, "--stall-rate", "1000" };
+	/* --pid, --stall-rate, --python-frames-walk, three --lib: twelve, and the NULL. */
+	const char *extra[13] = { "--pid", pidbuf, "--stall-rate", "1000" };
 	size_t n = 4;
 
 	if (walk) {
 		extra[n++] = "--python-frames-walk";
 		extra[n++] = walk;
 	}
-	if (lib1) {
+	for (size_t i = 0; libs && libs[i] && n + 2 < ARRAY_SIZE(extra); i++) {
 		extra[n++] = "--lib";
-		extra[n++] = lib1;
-		extra[n++] = "--lib";
-		extra[n++] = lib2;
+		extra[n++] = libs[i];
 	}
 	extra[n] = NULL;
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
@@ -287,7 +285,7 @@ static int start_collector_with(struct tp_collector *c, pid_t pid, const char *w
 
 static int start_collector(struct tp_collector *c, pid_t pid)
 {
-	return start_collector_with(c, pid, NULL, NULL, NULL);
+	return start_collector_with(c, pid, NULL, NULL);
 }
 
 /*
@@ -321,12 +319,21 @@ static int settle(struct tp_collector *c)
 static void check_site(const struct tp_collector *c, pid_t pid, const char *name,
 		       uint32_t state, long long truth_ns, uint32_t rounds)
 {
+	/* Each site of stall_sites.py and the function it is in. */
+	static const char *const funcs[][2] = {
+		{ "sleep", "sleeper" }, { "lock", "locked" }, { "block", "blocker" },
+		{ "collective", "collective" }, { "data", "train" },
+	};
 	const struct shm_stall_site *r = find_site(c, (uint32_t)pid, site_line(name), state);
+	const char *func = NULL;
 
 	ck_assert_msg(r != NULL, "no %s stall site at the %s line %u", shm_stall_state_name(state),
 		      name, site_line(name));
-	ck_assert_str_eq(r->func, name[0] == 's' ? "sleeper" : name[0] == 'l' ? "locked" :
-				  name[0] == 'b' ? "blocker" : "train");
+	for (size_t i = 0; i < ARRAY_SIZE(funcs); i++)
+		if (!strcmp(funcs[i][0], name))
+			func = funcs[i][1];
+	ck_assert_ptr_nonnull(func);
+	ck_assert_str_eq(r->func, func);
 	ck_assert_int_gt(truth_ns, 0);
 	ck_assert_msg(r->total_ns >= (uint64_t)truth_ns * 9 / 10 - 10 * TW_MS &&
 		      r->total_ns <= (uint64_t)truth_ns + 5 * TW_MS,
@@ -429,7 +436,7 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 	    !have_python("pystack_sleep_and_lock_sites_at_their_lines"))
 		return;
 	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
-	ck_assert_msg(start_collector_with(&c, w.pid, walks[_i], NULL, NULL) == 0,
+	ck_assert_msg(start_collector_with(&c, w.pid, walks[_i], NULL) == 0,
 		      "collector did not start; see %s", c.log);
 	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->status, SHM_PY_FRAMES);
 	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->minor, 11);
@@ -472,6 +479,7 @@ START_TEST(pystack_spinning_sync_site_is_gpu)
 {
 	static const char *const args[] = { "10", "30", "spin", NULL };
 	char rt[512], drv[512];
+	const char *const libs[] = { rt, drv, NULL };
 	const struct shm_stall_site *r;
 	struct tp_collector c;
 	struct tw_work w;
@@ -480,14 +488,14 @@ START_TEST(pystack_spinning_sync_site_is_gpu)
 	if (tu_skip_unless_root("pystack_spinning_sync_site_is_gpu") ||
 	    !have_python("pystack_spinning_sync_site_is_gpu"))
 		return;
+	tp_fake(drv, sizeof(drv), "libcuda.so.1");
 	setenv("ZERNEL_FAKE_CUDART", tp_fake(rt, sizeof(rt), "libcudart.so"), 1);
 	setenv("FAKE_SYNC_SPIN_NS", "30000000", 1);
 	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
 	unsetenv("ZERNEL_FAKE_CUDART");
 	unsetenv("FAKE_SYNC_SPIN_NS");
-	ck_assert_msg(start_collector_with(&c, w.pid, NULL, rt,
-					   tp_fake(drv, sizeof(drv), "libcuda.so.1"))
-		      == 0, "collector did not start; see %s", c.log);
+	ck_assert_msg(start_collector_with(&c, w.pid, NULL, libs) == 0,
+		      "collector did not start; see %s", c.log);
 	tw_go(&w);
 	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
 	ck_assert_int_eq(settle(&c), 0);
@@ -513,33 +521,58 @@ START_TEST(pystack_spinning_sync_site_is_gpu)
 END_TEST
 
 /*
- * A synchronisation that blocks (the driver sleeps, as it does when told
- * to yield or block) is a gpu stall, not a sleep: the thread is inside a
- * CUDA call, whatever system call the driver waits in.
+ * Ten synchronisations of stall_sites.py's MODE, each of which the fake
+ * driver blocks 30 ms, must make one site at the MODE line in state, with
+ * the time the script measured (its key), and none in the states it is
+ * not: a thread blocked inside a CUDA call is waiting for the GPU, or for
+ * a collective when the call completes one, whatever system call the
+ * driver waits in.
  */
-START_TEST(pystack_blocking_sync_site_is_gpu)
+static void check_blocking_sync(const char *walk, const char *mode, const char *key,
+				uint32_t state)
 {
-	static const char *const args[] = { "10", "30", "block", NULL };
-	char rt[512], drv[512];
+	const char *const args[] = { "10", "30", mode, NULL };
+	static const uint32_t others[] = { SHM_STALL_SLEEP, SHM_STALL_GPU, SHM_STALL_COLLECTIVE };
+	char rt[512], drv[512], nc[512];
+	const char *const libs[] = { rt, drv, nc, NULL };
 	struct tp_collector c;
 	struct tw_work w;
 
-	if (tu_skip_unless_root("pystack_blocking_sync_site_is_gpu") ||
-	    !have_python("pystack_blocking_sync_site_is_gpu"))
-		return;
+	tp_fake(drv, sizeof(drv), "libcuda.so.1");
 	setenv("ZERNEL_FAKE_CUDART", tp_fake(rt, sizeof(rt), "libcudart.so"), 1);
+	setenv("ZERNEL_FAKE_NCCL", tp_fake(nc, sizeof(nc), "libnccl.so.2"), 1);
 	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
 	unsetenv("ZERNEL_FAKE_CUDART");
-	ck_assert_msg(start_collector_with(&c, w.pid, walks[_i], rt,
-					   tp_fake(drv, sizeof(drv), "libcuda.so.1"))
-		      == 0, "collector did not start; see %s", c.log);
+	unsetenv("ZERNEL_FAKE_NCCL");
+	ck_assert_msg(start_collector_with(&c, w.pid, walk, libs) == 0,
+		      "collector did not start; see %s", c.log);
 	tw_go(&w);
 	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
 	ck_assert_int_eq(settle(&c), 0);
-	check_site(&c, w.pid, "block", SHM_STALL_GPU, tw_value(&w, "block_ns"), 10);
-	ck_assert_ptr_null(find_site(&c, (uint32_t)w.pid, site_line("block"), SHM_STALL_SLEEP));
+	check_site(&c, w.pid, mode, state, tw_value(&w, key), 10);
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++)
+		ck_assert_msg(others[i] == state ||
+			      !find_site(&c, (uint32_t)w.pid, site_line(mode), others[i]),
+			      "%s: a site in state %u too", mode, others[i]);
 	tw_finish(&w);
 	tp_collector_stop(&c);
+}
+
+START_TEST(pystack_blocking_sync_site_is_gpu)
+{
+	if (tu_skip_unless_root("pystack_blocking_sync_site_is_gpu") ||
+	    !have_python("pystack_blocking_sync_site_is_gpu"))
+		return;
+	check_blocking_sync(walks[_i], "block", "block_ns", SHM_STALL_GPU);
+}
+END_TEST
+
+START_TEST(pystack_collective_sync_site_is_collective)
+{
+	if (tu_skip_unless_root("pystack_collective_sync_site_is_collective") ||
+	    !have_python("pystack_collective_sync_site_is_collective"))
+		return;
+	check_blocking_sync(walks[_i], "collective", "coll_ns", SHM_STALL_COLLECTIVE);
 }
 END_TEST
 
@@ -559,7 +592,7 @@ START_TEST(pystack_dataloader_wait_site_is_input)
 		return;
 	}
 	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
-	ck_assert_msg(start_collector_with(&c, w.pid, walks[_i], NULL, NULL) == 0,
+	ck_assert_msg(start_collector_with(&c, w.pid, walks[_i], NULL) == 0,
 		      "collector did not start; see %s", c.log);
 	tw_go(&w);
 	ck_assert_int_eq(tw_wait_line(&w, "done", 60000), 0);
@@ -629,6 +662,7 @@ Suite *pystack_suite(void)
 	tcase_add_loop_test(t, pystack_dataloader_wait_site_is_input, 0, ARRAY_SIZE(walks));
 	tcase_add_test(t, pystack_spinning_sync_site_is_gpu);
 	tcase_add_loop_test(t, pystack_blocking_sync_site_is_gpu, 0, ARRAY_SIZE(walks));
+	tcase_add_loop_test(t, pystack_collective_sync_site_is_collective, 0, ARRAY_SIZE(walks));
 	tcase_add_test(t, pystack_unsupported_version_is_refused);
 	suite_add_tcase(s, t);
 	return s;

@@ -6,11 +6,14 @@
 # "# site: NAME"; the script times each wait itself (ground truth).
 # Run with Debian's /usr/bin/python3.
 #
-# usage: stall_sites.py ROUNDS DELAY_MS [torch | torch-only | spin | block]
+# usage: stall_sites.py ROUNDS DELAY_MS
+#                       [torch | torch-only | spin | block | collective]
 # (torch-only: the DataLoader alone, ROUNDS items; spin: ROUNDS calls of
 # cudaDeviceSynchronize in the library named by ZERNEL_FAKE_CUDART, which
 # spins on the CPU, FAKE_SYNC_SPIN_NS each; block: ROUNDS calls of its
-# cudaStreamSynchronize, whose fake driver sleeps DELAY in each)
+# cudaStreamSynchronize, whose fake driver sleeps DELAY in each;
+# collective: the same, each after an ncclAllReduce of the library named
+# by ZERNEL_FAKE_NCCL, so that each synchronisation completes a collective)
 #
 # Protocol (tests/collector/tu_waits.h): prints "ready pid=N", waits for
 # SIGUSR1, works, prints key=value lines (nanoseconds) and "done", then
@@ -27,6 +30,7 @@ MODE = sys.argv[3] if len(sys.argv) > 3 else ""
 TORCH = MODE in ("torch", "torch-only")
 SPIN = MODE == "spin"
 BLOCK = MODE == "block"
+COLLECTIVE = MODE == "collective"
 
 if TORCH:
     import torch
@@ -41,11 +45,25 @@ if TORCH:
             return torch.ones(4) * i
 
 
-if SPIN or BLOCK:
+if SPIN or BLOCK or COLLECTIVE:
     import ctypes
     import os
 
     cudart = ctypes.CDLL(os.environ["ZERNEL_FAKE_CUDART"])
+
+if COLLECTIVE:
+    class NcclUniqueId(ctypes.Structure):
+        _fields_ = [("internal", ctypes.c_char * 128)]
+
+    nccl = ctypes.CDLL(os.environ["ZERNEL_FAKE_NCCL"])
+    nccl.ncclCommInitRank.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                                      NcclUniqueId, ctypes.c_int]
+    nccl.ncclAllReduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                   ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                                   ctypes.c_void_p]
+    comm = ctypes.c_void_p()
+    if nccl.ncclCommInitRank(ctypes.byref(comm), 1, NcclUniqueId(), 0) != 0:
+        sys.exit("ncclCommInitRank failed")
 
 
 def spinner(total, on_cpu):
@@ -60,6 +78,16 @@ def blocker(total):
     stream = ctypes.c_void_p(int(DELAY * 1e9))
     t0 = time.monotonic_ns()
     cudart.cudaStreamSynchronize(stream)  # site: block
+    total[0] += time.monotonic_ns() - t0
+
+
+def collective(total):
+    stream = ctypes.c_void_p(int(DELAY * 1e9))
+    # ncclFloat32 (7), ncclSum (0): queued; the synchronisation completes it.
+    if nccl.ncclAllReduce(None, None, 1000, 7, 0, comm, stream) != 0:
+        sys.exit("ncclAllReduce failed")
+    t0 = time.monotonic_ns()
+    cudart.cudaStreamSynchronize(stream)  # site: collective
     total[0] += time.monotonic_ns() - t0
 
 
@@ -101,11 +129,13 @@ def main():
     print("ready pid=%d" % __import__("os").getpid(), flush=True)
     wait_signal()
     sleep_ns, lock_ns, data_ns, spin_ns, spin_cpu_ns = [0], [0], [0], [0], [0]
-    block_ns = [0]
+    block_ns, coll_ns = [0], [0]
     for _ in range(ROUNDS if SPIN else 0):
         spinner(spin_ns, spin_cpu_ns)
     for _ in range(ROUNDS if BLOCK else 0):
         blocker(block_ns)
+    for _ in range(ROUNDS if COLLECTIVE else 0):
+        collective(coll_ns)
     for _ in range(ROUNDS if MODE in ("", "torch") else 0):
         sleeper(sleep_ns)
         locked(lock_ns)
@@ -117,6 +147,7 @@ def main():
     print("spin_ns=%d" % spin_ns[0])
     print("spin_cpu_ns=%d" % spin_cpu_ns[0])
     print("block_ns=%d" % block_ns[0])
+    print("coll_ns=%d" % coll_ns[0])
     print("done", flush=True)
     wait_signal()
 
