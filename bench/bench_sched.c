@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -364,23 +365,18 @@ static int bs_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* CPU time of pid (all its threads), seconds. */
+/*
+ * CPU time of pid (all its threads), seconds, to the nanosecond: the
+ * collector spends a few clock ticks in a round, too few to count in ticks.
+ */
 static double bs_cpu_s(pid_t pid)
 {
-	unsigned long long ut = 0, st = 0;
-	char path[64], buf[1024], *s;
-	FILE *f;
+	struct timespec ts;
+	clockid_t clock;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0)
 		return 0;
-	s = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	if (!s || sscanf(s + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return 0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 #define BS_MAX_PROGS	256
@@ -489,16 +485,41 @@ static double bs_progs_delta(const struct bs_progs *before, struct bs_progs *aft
 	return (double)total / 1e9;
 }
 
+/* The run time (seconds) and runs of the floor's programs so far. */
+static double bs_floor_runs(const struct sched_floor_bpf *floor, unsigned long long *runs)
+{
+	const struct bpf_program *progs[] = { floor->progs.floor_switch, floor->progs.floor_wakeup };
+	unsigned long long ns = 0;
+
+	*runs = 0;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(progs[i]);
+
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
+			ns += info.run_time_ns;
+			*runs += info.run_cnt;
+		}
+	}
+	return (double)ns / 1e9;
+}
+
 /*
  * What watching costs, accounted instead of timed: one more round with the
  * collector and the kernel's program statistics on, the collector's CPU
- * time and its programs' run time against the workload's CPU time.
+ * time and its programs' run time against the workload's CPU time.  The
+ * floor's empty programs run beside them on the same tracepoints: what
+ * they cost is what any program there costs on this machine.
  */
 static int bs_torch_accounting(struct bs_torch *t, const char *collector, const char *shm)
 {
 	static struct bs_progs before, after;
+	struct sched_floor_bpf *floor = NULL;
+	unsigned long long floor_runs0 = 0, floor_runs;
+	double col0, col_s, bpf_s, floor0 = 0, floor_s;
 	struct bs_round r;
-	double col0, col_s, bpf_s;
 	int stats, rc = -1;
 	pid_t col;
 
@@ -510,9 +531,12 @@ static int bs_torch_accounting(struct bs_torch *t, const char *collector, const 
 	col = bs_collector_start(collector, shm, t->pid);
 	if (col < 0)
 		goto out;
+	floor = bs_floor_start(bs_holds_program(col, "zs_wakeup"));
 	usleep(BS_SETTLE_US);
 	col0 = bs_cpu_s(col);
 	bs_progs_read(col, &before);
+	if (floor)
+		floor0 = bs_floor_runs(floor, &floor_runs0);
 	if (bs_torch_round(t, &r) == 0) {
 		col_s = bs_cpu_s(col) - col0;
 		bs_progs_read(col, &after);
@@ -520,16 +544,25 @@ static int bs_torch_accounting(struct bs_torch *t, const char *collector, const 
 		       BS_TORCH_SECONDS);
 		bpf_s = bs_progs_delta(&before, &after);
 		printf("  the workload used %.2f CPU s; the collector %.3f s (%.2f%%), its programs "
-		       "%.3f s (%.2f%%); together %.2f%% (the tracepoints' own floor is in the "
-		       "ping-pong row)\n",
+		       "%.3f s (%.2f%%); together %.2f%%\n",
 		       r.cpu_s, col_s, 100 * col_s / r.cpu_s, bpf_s, 100 * bpf_s / r.cpu_s,
 		       100 * (col_s + bpf_s) / r.cpu_s);
+		if (floor) {
+			floor_s = bs_floor_runs(floor, &floor_runs) - floor0;
+			floor_runs -= floor_runs0;
+			printf("  the kernel's floor, empty programs on the same tracepoints in the same "
+			       "round: %llu runs, %.0f ns a run, %.3f s (%.2f%%); Zernel's own work "
+			       "above it %.2f%%\n", floor_runs,
+			       floor_runs ? floor_s * 1e9 / (double)floor_runs : 0.0, floor_s,
+			       100 * floor_s / r.cpu_s, 100 * (col_s + bpf_s - floor_s) / r.cpu_s);
+		}
 		rc = 0;
 	}
 	kill(col, SIGTERM);
 	waitpid(col, NULL, 0);
 	shm_unlink(shm);
 out:
+	sched_floor_bpf__destroy(floor);
 	close(stats);
 	return rc;
 }
