@@ -343,29 +343,21 @@ static int zp_name_stall(struct bpf_map *map, void *key, void *value)
 }
 
 /*
- * prev leaves the CPU: when, and why; its frames only if the stall lasts
- * (see above).  Returns 1 when it leaves inside a synchronisation.
+ * prev, inside a synchronisation the frames time (the scheduler probe
+ * calls this only inside a CUDA or NCCL call), leaves the CPU: its time
+ * off it is not the call's time on it.  Returns 1 when it is inside one.
+ * When and why it leaves, the deferred walk takes from the scheduler
+ * probe's own state (zp_switch_in's off and state).
  */
-static __always_inline int zp_switch_out_note(struct task_struct *prev, __u32 state, __u64 now)
+static __always_inline int zp_switch_out_note(struct task_struct *prev, __u64 now)
 {
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, prev, NULL, 0);
-	__u32 tgid = prev->tgid;
 
-	/* A thread of an interpreter has its state from its first switch on. */
-	if (!t) {
-		if (!bpf_map_lookup_elem(&zp_procs, &tgid))
-			return 0;
-		t = bpf_task_storage_get(&zp_threads, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!t) {
-			zw_drop(ZW_DROP_STATE_FULL);
-			return 0;
-		}
-	}
-	if (t->call_depth)
-		t->call_out_ns = now;
-	t->state = state;
-	t->out_ns = now;
-	return t->call_depth != 0;
+	/* zp_sync made the state of a thread inside one. */
+	if (!t || !t->call_depth)
+		return 0;
+	t->call_out_ns = now;
+	return 1;
 }
 
 /*
@@ -375,7 +367,7 @@ static __always_inline int zp_switch_out_note(struct task_struct *prev, __u32 st
  * second: this one is counted as over the rate, time included.
  */
 static __always_inline void zp_defer_stall(struct task_struct *next, struct zp_thread *t,
-					   __u64 now, __u64 ns)
+					   __u64 now, __u64 ns, __u32 state)
 {
 	struct zp_pending fresh = {}, *p;
 	__u32 tid = next->pid, tgid = next->tgid;
@@ -405,7 +397,7 @@ static __always_inline void zp_defer_stall(struct task_struct *next, struct zp_t
 		return;
 	p->ns = ns;
 	p->end_ns = now;
-	p->state = t->state;
+	p->state = state;
 	if (bpf_task_work_schedule_resume_impl(next, &p->tw, &zp_pending, zp_name_stall, NULL) != 0) {
 		p->ns = 0;
 		zw_drop(ZW_DROP_STATE_FULL);
@@ -413,30 +405,44 @@ static __always_inline void zp_defer_stall(struct task_struct *next, struct zp_t
 }
 
 /*
- * next gets a CPU: a stall long enough is sent with the frames kept, or
+ * next gets a CPU after off (0: not known) away, in stall state state: a
+ * stall long enough is sent with the frames kept at the switch away, or
  * (deferred) named by a task work.
  */
-static __always_inline void zp_switch_in(struct task_struct *next, __u64 now, int deferred)
+static __always_inline void zp_switch_in(struct task_struct *next, __u64 now, int deferred,
+					 __u64 off, __u32 state)
 {
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, next, NULL, 0);
+	__u32 tgid = next->tgid;
 	__u64 ns;
 
-	if (!t)
-		return;
-	if (t->call_out_ns) {
+	if (t && t->call_out_ns) {
 		t->call_off_ns += now - t->call_out_ns;
 		t->call_out_ns = 0;
 	}
-	if (!t->out_ns)
+	if (deferred) {
+		if (off < zp_threshold_ns)
+			return;
+		/* A thread of an interpreter has its state from its first stall on. */
+		if (!t) {
+			if (!bpf_map_lookup_elem(&zp_procs, &tgid))
+				return;
+			t = bpf_task_storage_get(&zp_threads, next, NULL,
+						 BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (!t) {
+				zw_drop(ZW_DROP_STATE_FULL);
+				return;
+			}
+		}
+		zp_defer_stall(next, t, now, off, state);
+		return;
+	}
+	if (!t || !t->out_ns)
 		return;
 	ns = now - t->out_ns;
 	t->out_ns = 0;
-	if (ns < zp_threshold_ns)
-		return;
-	if (deferred)
-		zp_defer_stall(next, t, now, ns);
-	else
-		zp_send_stall(t, next->tgid, next->pid, now, t->state, ns);
+	if (ns >= zp_threshold_ns)
+		zp_send_stall(t, tgid, next->pid, now, t->state, ns);
 }
 
 #endif /* ZERNEL_BPF_PYSTACK_WALK_H */

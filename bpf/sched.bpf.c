@@ -527,20 +527,23 @@ static __always_inline __u64 woken_at(struct task_struct *next, struct zs_task *
 }
 
 /*
- * next gets the CPU.  Returns how long it was off it (0: not known), and
- * in py_call whether it left inside a synchronisation the Python frames
- * time (1 when not known).
+ * next gets the CPU.  Returns how long it was off it (0: not known), in
+ * py_call whether it left inside a synchronisation the Python frames time
+ * (1 when not known), and in stall the state its frames stalled in.
  */
-static __always_inline __u64 switch_in(struct task_struct *next, __u64 now, int *py_call)
+static __always_inline __u64 switch_in(struct task_struct *next, __u64 now, int *py_call,
+				       __u32 *stall)
 {
 	struct zs_task *t = thread(next, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	struct zev_sched_switch r = {}, *e;
 	__u64 out, wake, off = 0;
 
 	*py_call = 1;
+	*stall = SHM_STALL_OTHER;
 	if (!t)
 		return 0;
 	*py_call = t->py_call;
+	*stall = t->stall;
 	out = t->out_ns;
 	wake = woken_at(next, t, now);
 	/* Neither seen leaving nor waking: its time is known from now on. */
@@ -619,20 +622,30 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 		struct zs_task *t = switch_out(prev, runnable, now, &stall);
 		int py_call = 0;
 
-		if (python_frames && deferred)
-			py_call = zp_switch_out_note(prev, stall, now);
-		else if (python_frames)
+		/*
+		 * Deferred, the frames' side needs nothing of a switch away
+		 * but inside a call it times: the stall's start and state
+		 * are the thread's own here (switch_in hands them over).
+		 */
+		if (python_frames && deferred) {
+			if (t && (t->gpu_depth || t->coll_depth))
+				py_call = zp_switch_out_note(prev, now);
+		} else if (python_frames) {
 			py_call = zp_switch_out(ctx, prev, stall, now);
-		if (t)
+		}
+		if (t) {
 			t->py_call = py_call;
+			t->stall = stall;
+		}
 	}
 	if (next_watched) {
 		int py_call;
-		__u64 off = switch_in(next, now, &py_call);
+		__u32 stall;
+		__u64 off = switch_in(next, now, &py_call, &stall);
 
 		/* The frames' side has work only after a stall, or inside a synchronisation. */
 		if (python_frames && (!off || off >= zp_threshold_ns || py_call))
-			zp_switch_in(next, now, deferred);
+			zp_switch_in(next, now, deferred, off, stall);
 	}
 	return 0;
 }

@@ -34,7 +34,8 @@ struct zs_task {
 	__u32 slot;		/* its process's slot (bpf/slot_hist_abi.h) + 1; 0 none yet */
 	__u8 libc_seen;		/* its process's libc was reported (report_libc) */
 	__u8 py_call;		/* left the CPU inside a synchronisation the frames time */
-	__u16 pad;
+	__u8 stall;		/* enum shm_stall_state its Python frames would stall in */
+	__u8 pad;
 };
 
 /* Processes that made a tracked CUDA call; processes already reported. */

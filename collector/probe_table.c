@@ -189,6 +189,7 @@ const struct probe_attach probe_attach_table[] = {
 	SCHED_GPU(DRV, "cuStreamSynchronize",		"zs_cuda_sync"),
 	SCHED_GPU(DRV, "cuStreamSynchronize_ptsz",	"zs_cuda_sync"),
 	SCHED_GPU(DRV, "cuCtxSynchronize",		"zs_cuda_sync"),
+	SCHED_GPU(DRV, "cuCtxSynchronize_v2",		"zs_cuda_sync"),
 	SCHED_GPU(DRV, "cuEventSynchronize",		"zs_cuda_sync"),
 	SCHED_NCCL("ncclAllReduce"),
 	SCHED_NCCL("ncclAllGather"),
@@ -201,7 +202,9 @@ const struct probe_attach probe_attach_table[] = {
 
 	/*
 	 * Python frames of synchronisations that spin (those of blocked and
-	 * preempted threads are read by zs_switch).
+	 * preempted threads are read by zs_switch).  Each is a SCHED_GPU
+	 * pair too: the switch program tells the frames' side of a thread
+	 * leaving its CPU only inside a call it follows itself.
 	 */
 	PY_SYNC(RT,  "cudaStreamSynchronize"),
 	PY_SYNC(RT,  "cudaStreamSynchronize_ptsz"),
