@@ -558,21 +558,25 @@ static void check_blocking_sync(const char *walk, const char *mode, const char *
 	tp_collector_stop(&c);
 }
 
-START_TEST(pystack_blocking_sync_site_is_gpu)
-{
-	if (tu_skip_unless_root("pystack_blocking_sync_site_is_gpu") ||
-	    !have_python("pystack_blocking_sync_site_is_gpu"))
-		return;
-	check_blocking_sync(walks[_i], "block", "block_ns", SHM_STALL_GPU);
-}
-END_TEST
+/* Each blocking synchronisation of stall_sites.py, the script's time of it, its state. */
+static const struct {
+	const char *mode, *key;
+	uint32_t state;
+} blocking_syncs[] = {
+	{ "block", "block_ns", SHM_STALL_GPU },
+	{ "collective", "coll_ns", SHM_STALL_COLLECTIVE },
+};
 
-START_TEST(pystack_collective_sync_site_is_collective)
+/* Loop index: a blocking_syncs row times the walks. */
+START_TEST(pystack_blocking_sync_site_has_its_state)
 {
-	if (tu_skip_unless_root("pystack_collective_sync_site_is_collective") ||
-	    !have_python("pystack_collective_sync_site_is_collective"))
+	const size_t row = (size_t)_i / ARRAY_SIZE(walks);
+
+	if (tu_skip_unless_root("pystack_blocking_sync_site_has_its_state") ||
+	    !have_python("pystack_blocking_sync_site_has_its_state"))
 		return;
-	check_blocking_sync(walks[_i], "collective", "coll_ns", SHM_STALL_COLLECTIVE);
+	check_blocking_sync(walks[(size_t)_i % ARRAY_SIZE(walks)], blocking_syncs[row].mode,
+			    blocking_syncs[row].key, blocking_syncs[row].state);
 }
 END_TEST
 
@@ -661,8 +665,8 @@ Suite *pystack_suite(void)
 	tcase_add_loop_test(t, pystack_sleep_and_lock_sites_at_their_lines, 0, ARRAY_SIZE(walks));
 	tcase_add_loop_test(t, pystack_dataloader_wait_site_is_input, 0, ARRAY_SIZE(walks));
 	tcase_add_test(t, pystack_spinning_sync_site_is_gpu);
-	tcase_add_loop_test(t, pystack_blocking_sync_site_is_gpu, 0, ARRAY_SIZE(walks));
-	tcase_add_loop_test(t, pystack_collective_sync_site_is_collective, 0, ARRAY_SIZE(walks));
+	tcase_add_loop_test(t, pystack_blocking_sync_site_has_its_state, 0,
+			    (int)(ARRAY_SIZE(blocking_syncs) * ARRAY_SIZE(walks)));
 	tcase_add_test(t, pystack_unsupported_version_is_refused);
 	suite_add_tcase(s, t);
 	return s;
