@@ -15,6 +15,22 @@
 const volatile __u32 n_comms = 0;
 const volatile char comms[ZW_MAX_COMMS][SHM_COMM_LEN] = {};
 
+/*
+ * One bit per tgid, for every process on the node: it began (fork) or ran
+ * a new program (exec) since the collector's /proc scan last looked at
+ * it.  The scan looks at the program of these and of pids it has not
+ * seen, not at every process of the node each time.  The collector maps
+ * the array and clears the bits it takes (atomically: neighbours share a
+ * word).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, ZW_WATCHED_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} zw_fresh_bits SEC(".maps");
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(zw_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -22,7 +38,10 @@ int BPF_PROG(zw_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 
 	/* A new thread is not a new process. */
-	if (ctgid == ptgid || !zw_is_watched(ptgid))
+	if (ctgid == ptgid)
+		return 0;
+	zw_set_bit(&zw_fresh_bits, ctgid, 1);
+	if (!zw_is_watched(ptgid))
 		return 0;
 	zw_watch_task(child, ctgid, SHM_WATCH_DESCENDANT);
 	return 0;
@@ -56,6 +75,7 @@ int BPF_PROG(zw_exec, struct task_struct *p)
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	__u32 *reasons;
 
+	zw_set_bit(&zw_fresh_bits, tgid, 1);
 	/* The new program has no CUDA device yet, whatever the old one set. */
 	bpf_task_storage_delete(&zw_curdev, p);
 	reasons = bpf_map_lookup_elem(&zw_watched, &tgid);

@@ -165,15 +165,15 @@ static int share_maps(struct probes *p, size_t i, int *shared_fd, int loaded)
 	return 0;
 }
 
-/* The watched set's bits, mapped for the collector's updates. */
-static int map_watched_bits(struct probes *p, int fd)
+/* An array of one bit per tgid (bpf/watch.h), mapped for the collector's updates. */
+static int map_bits(int fd, uint64_t **bits)
 {
 	void *m = mmap(NULL, ZW_WATCHED_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 		       MAP_SHARED, fd, 0);
 
 	if (m == MAP_FAILED)
 		return -errno;
-	p->watched_bits = m;
+	*bits = m;
 	return 0;
 }
 
@@ -258,9 +258,16 @@ int probe_objects_load(struct probes *p)
 	}
 	p->watched_fd = shared_fd[SHARED_WATCHED];
 	p->drops_fd = shared_fd[SHARED_DROPS];
-	err = map_watched_bits(p, shared_fd[SHARED_WATCHED_BITS]);
+	err = map_bits(shared_fd[SHARED_WATCHED_BITS], &p->watched_bits);
 	if (err) {
 		log_error("cannot map the watched set's bits: %s", strerror(-err));
+		return err;
+	}
+	err = map_bits(bpf_map__fd(bpf_object__find_map_by_name(p->obj[PROBE_OBJ_WATCH],
+								 "zw_fresh_bits")),
+		       &p->fresh_bits);
+	if (err) {
+		log_error("cannot map the new processes' bits: %s", strerror(-err));
 		return err;
 	}
 	p->launch_slots = slot_hist_new(p->obj[PROBE_OBJ_CUDA_TRACE], &slot_hist_launches,
@@ -284,7 +291,10 @@ void probe_objects_destroy(struct probes *p)
 {
 	if (p->watched_bits)
 		munmap(p->watched_bits, ZW_WATCHED_WORDS * sizeof(uint64_t));
+	if (p->fresh_bits)
+		munmap(p->fresh_bits, ZW_WATCHED_WORDS * sizeof(uint64_t));
 	p->watched_bits = NULL;
+	p->fresh_bits = NULL;
 	ring_buffer__free(p->rb);
 	p->rb = NULL;
 	slot_hist_free(p->launch_slots);

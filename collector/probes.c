@@ -200,13 +200,28 @@ static void note_mapper(struct probes *p, uint32_t pid, const char *path)
 	}
 }
 
+/*
+ * Whether pid forked or exec'd since the last look (the kernel's bit,
+ * taken): 1 too where the kernel keeps no bit for it.
+ */
+static int take_fresh(struct probes *p, uint32_t pid)
+{
+	uint64_t bit = 1ull << (pid % 64);
+
+	if (!p->fresh_bits || pid >= ZW_PID_LIMIT)
+		return 1;
+	/* Taken before the look: a fork or exec after it sets the bit again. */
+	return (__atomic_fetch_and(&p->fresh_bits[pid / 64], ~bit, __ATOMIC_RELAXED) & bit) != 0;
+}
+
 /* discovery's filter: the maps of a process are read when it runs a program not read yet. */
 static int scan_wanted(void *ctx, uint32_t pid)
 {
 	struct probes *p = ctx;
 
 	/* A process the full table cannot hold is read at every scan. */
-	return proc_seen_mark(p->seen, pid, p->scan, p->scan % PROBES_FULL_SCAN_EVERY == 0) != 0;
+	return proc_seen_mark(p->seen, pid, p->scan, p->scan % PROBES_FULL_SCAN_EVERY == 0,
+			      take_fresh(p, pid)) != 0;
 }
 
 /* One item of a scan: a process to watch, or a library file it maps. */

@@ -96,20 +96,24 @@ void proc_seen_free(struct proc_seen *ps)
 	free(ps);
 }
 
-int proc_seen_mark(struct proc_seen *ps, uint32_t pid, uint64_t scan, int full)
+int proc_seen_mark(struct proc_seen *ps, uint32_t pid, uint64_t scan, int full, int fresh)
 {
-	struct ps_entry *e;
+	struct ps_entry *e = find(ps, pid);
 	uint64_t dev = 0, ino = 0;
 	struct stat st;
 	char path[48];
 	int32_t slot;
 
+	/* Neither forked nor exec'd since: the program it ran. */
+	if (e && !fresh && !full) {
+		e->scan = scan;
+		return 0;
+	}
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	if (stat(path, &st) == 0) {
 		dev = st.st_dev;
 		ino = st.st_ino;
 	}
-	e = find(ps, pid);
 	if (e) {
 		int same = e->exe_dev == dev && e->exe_ino == ino;
 

@@ -27,10 +27,12 @@ void proc_seen_free(struct proc_seen *ps);
 /*
  * pid is in /proc at this scan: 1 when its maps must be read (a pid not
  * seen before, another program under it, or full set), its files then
- * forgotten; 0 when they were read already.  -ENOMEM when the table
- * is full (the caller reads the maps, as without a table).
+ * forgotten; 0 when they were read already.  fresh: the process may run
+ * another program since it was last marked (the kernel saw it fork or
+ * exec); its program is looked at only then.  -ENOMEM when the table is
+ * full (the caller reads the maps, as without a table).
  */
-int proc_seen_mark(struct proc_seen *ps, uint32_t pid, uint64_t scan, int full);
+int proc_seen_mark(struct proc_seen *ps, uint32_t pid, uint64_t scan, int full, int fresh);
 /* pid, marked at this scan, maps the file (dev, ino). */
 void proc_seen_add_file(struct proc_seen *ps, uint32_t pid, uint64_t dev, uint64_t ino);
 /* Forgets the processes not marked at scan (gone), with their files. */

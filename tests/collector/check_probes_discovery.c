@@ -3,7 +3,8 @@
  * Library discovery and the watched set through the real collector: a
  * library dlopen'ed after the collector started, from a venv-like path in
  * /tmp; a process in its own mount namespace whose library the collector's
- * namespace cannot see; descendants of a --pid process, those it had
+ * namespace cannot see; a process already seen that execs a program
+ * loading one; descendants of a --pid process, those it had
  * before the collector started too; and a process that
  * maps no CUDA library staying unreported.  Needs root (BPF, unshare).
  */
@@ -351,6 +352,53 @@ START_TEST(test_process_in_own_mount_namespace)
 }
 END_TEST
 
+/*
+ * A process the /proc scan has already seen (a shell) runs, through exec,
+ * a program that loads the CUDA runtime with a copy of the dynamic
+ * loader: no probe is on that copy, so only the scan can find the
+ * library, and it looks at a seen process's program again only because
+ * the kernel marked the exec (zw_fresh_bits).  Well before the full scan
+ * (every 60th) that would find it anyway.
+ */
+START_TEST(test_exec_under_a_seen_pid_found_by_the_scan)
+{
+	struct tp_collector c;
+	struct tp_workload w;
+	char dir[128], zw[512], rt[512], script[2048];
+	uint64_t libs0;
+
+	if (tu_skip_unless_root("test_exec_under_a_seen_pid_found_by_the_scan"))
+		return;
+	snprintf(dir, sizeof(dir), "/tmp/zernel-exec-%d", (int)getpid());
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
+	libs0 = c.snap.hdr->stats.libraries_attached;
+	/* The loader the shell's own tools run with, copied: another file. */
+	snprintf(script, sizeof(script),
+		 "ld=$(sed -n 's|.* \\(/[^ ]*/ld-linux[^ ]*\\)$|\\1|p' /proc/self/maps | head -n1) && "
+		 "cp \"$ld\" '%s/ld.so' && echo SEEN && read go && "
+		 "exec '%s/ld.so' '%s' 'lib:%s' wait",
+		 dir, dir, tp_zw_cuda(zw, sizeof(zw)), tp_fake(rt, sizeof(rt), "libcudart.so"));
+	{
+		char *argv[] = { "/bin/sh", "-c", script, NULL };
+
+		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	}
+	ck_assert_int_eq(tp_workload_expect(&w, "SEEN", 5000), 0);
+	/* Three scans (one a second): the shell is a process seen before. */
+	tu_sleep_ms(3000);
+	ck_assert_ptr_null(tp_proc(&c, (uint32_t)w.pid));
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	ck_assert_msg(wait_attached(&c, libs0 + 1, w.pid) == 0,
+		      "a library a seen process loads after exec was not found; see %s", c.log);
+	tp_workload_go(&w);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+	tu_system("rm -rf '%s'", dir);
+}
+END_TEST
+
 START_TEST(test_pid_descendants_watched_others_not)
 {
 	struct tp_collector c;
@@ -531,6 +579,7 @@ Suite *probes_discovery_suite(void)
 	tcase_add_test(tc, test_calls_while_multi_links_attach_all_count_after);
 	tcase_add_test(tc, test_calls_while_perf_uprobes_attach_all_count_after);
 	tcase_add_test(tc, test_process_in_own_mount_namespace);
+	tcase_add_test(tc, test_exec_under_a_seen_pid_found_by_the_scan);
 	tcase_add_test(tc, test_pid_descendants_watched_others_not);
 	tcase_add_test(tc, test_pid_children_from_before_start_watched);
 	tcase_add_test(tc, test_comm_named_at_exec);

@@ -56,12 +56,12 @@ START_TEST(maps_are_read_once_per_program)
 
 	ck_assert_ptr_nonnull(ps);
 	exe_of(pid, &before);
-	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 1, 0), 1);
-	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 2, 0), 0);
-	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 3, 0), 0);
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 1, 0, 1), 1);
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 2, 0, 1), 0);
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 3, 0, 1), 0);
 	/* A full scan reads it again. */
-	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 4, 1), 1);
-	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 5, 0), 0);
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 4, 1, 1), 1);
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 5, 0, 1), 0);
 
 	/* The same pid, another program. */
 	ck_assert_int_eq(write(go, "x", 1), 1);
@@ -72,15 +72,17 @@ START_TEST(maps_are_read_once_per_program)
 		tu_sleep_ms(10);
 	}
 	ck_assert(after.st_ino != before.st_ino || after.st_dev != before.st_dev);
-	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 6, 0), 1);
-	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 7, 0), 0);
+	/* Its program is looked at only when the kernel saw it fork or exec. */
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 6, 0, 0), 0);
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 7, 0, 1), 1);
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 8, 0, 1), 0);
 	ck_assert_uint_eq(proc_seen_count(ps), 1);
 
 	/* Gone: swept, and a later process under the pid is read afresh. */
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	close(go);
-	proc_seen_sweep(ps, 8);
+	proc_seen_sweep(ps, 9);
 	ck_assert_uint_eq(proc_seen_count(ps), 0);
 	proc_seen_free(ps);
 }
@@ -92,8 +94,8 @@ START_TEST(files_are_counted_while_their_processes_live)
 
 	ck_assert_ptr_nonnull(ps);
 	/* Pids nothing runs under: no program, still remembered. */
-	ck_assert_int_eq(proc_seen_mark(ps, 4000001, 1, 0), 1);
-	ck_assert_int_eq(proc_seen_mark(ps, 4000002, 1, 0), 1);
+	ck_assert_int_eq(proc_seen_mark(ps, 4000001, 1, 0, 1), 1);
+	ck_assert_int_eq(proc_seen_mark(ps, 4000002, 1, 0, 1), 1);
 	proc_seen_add_file(ps, 4000001, 8, 100);
 	proc_seen_add_file(ps, 4000001, 8, 100);	/* twice: once */
 	proc_seen_add_file(ps, 4000001, 8, 200);
@@ -105,14 +107,14 @@ START_TEST(files_are_counted_while_their_processes_live)
 	ck_assert_uint_eq(proc_seen_mappers(ps, 9, 100), 0);
 
 	/* Only the second is in /proc at scan 2. */
-	ck_assert_int_eq(proc_seen_mark(ps, 4000002, 2, 0), 0);
+	ck_assert_int_eq(proc_seen_mark(ps, 4000002, 2, 0, 1), 0);
 	proc_seen_sweep(ps, 2);
 	ck_assert_uint_eq(proc_seen_count(ps), 1);
 	ck_assert_uint_eq(proc_seen_mappers(ps, 8, 100), 1);
 	ck_assert_uint_eq(proc_seen_mappers(ps, 8, 200), 0);
 
 	/* Read again at a full scan: its files start afresh. */
-	ck_assert_int_eq(proc_seen_mark(ps, 4000002, 3, 1), 1);
+	ck_assert_int_eq(proc_seen_mark(ps, 4000002, 3, 1, 1), 1);
 	ck_assert_uint_eq(proc_seen_mappers(ps, 8, 100), 0);
 	proc_seen_add_file(ps, 4000002, 8, 100);
 	ck_assert_uint_eq(proc_seen_mappers(ps, 8, 100), 1);
@@ -132,7 +134,7 @@ START_TEST(churn_keeps_the_table_and_counts_exact)
 		/* 5,000 live pids a round, a fifth of them new; each maps file pid % 7. */
 		for (uint32_t k = 0; k < 5000; k++) {
 			uint32_t pid = 5000000 + (uint32_t)round * 1000 + k;
-			int r = proc_seen_mark(ps, pid, scan, 0);
+			int r = proc_seen_mark(ps, pid, scan, 0, 1);
 
 			ck_assert_int_ge(r, 0);
 			if (r == 1)
