@@ -23,13 +23,7 @@ const volatile char comms[ZW_MAX_COMMS][SHM_COMM_LEN] = {};
  * the array and clears the bits it takes (atomically: neighbours share a
  * word).
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, ZW_WATCHED_WORDS);
-	__type(key, __u32);
-	__type(value, __u64);
-} zw_fresh_bits SEC(".maps");
+ZW_TGID_BITS(zw_fresh_bits);
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(zw_fork, struct task_struct *parent, struct task_struct *child)

@@ -27,6 +27,16 @@
  */
 #define ZW_RINGBUF_WAKE_BYTES	(ZW_RINGBUF_BYTES / 4)
 
+/* An array of one bit per tgid that the collector maps too (zw_bit, zw_set_bit). */
+#define ZW_TGID_BITS(name)						\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_ARRAY);			\
+		__uint(map_flags, BPF_F_MMAPABLE);			\
+		__uint(max_entries, ZW_WATCHED_WORDS);			\
+		__type(key, __u32);					\
+		__type(value, __u64);					\
+	} name SEC(".maps")
+
 /* tgid -> SHM_WATCH_* reasons. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -42,13 +52,7 @@ struct {
  * leaves it (here and in the collector, which maps the array and uses
  * atomic operations too: neighbours share a word).
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, ZW_WATCHED_WORDS);
-	__type(key, __u32);
-	__type(value, __u64);
-} zw_watched_bits SEC(".maps");
+ZW_TGID_BITS(zw_watched_bits);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -300,6 +300,18 @@ START_TEST(test_library_used_5ms_after_dlopen_counted_completely)
 }
 END_TEST
 
+/*
+ * A new directory /tmp/zernel-WHAT-PID for the workload's files, and the
+ * collector started: the libraries it probes so far.
+ */
+static uint64_t start_with_dir(struct tp_collector *c, char *dir, size_t len, const char *what)
+{
+	snprintf(dir, len, "/tmp/zernel-%s-%d", what, (int)getpid());
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_msg(tp_collector_start(c, NULL, 0) == 0, "collector did not start, see %s", c->log);
+	return c->snap.hdr->stats.libraries_attached;
+}
+
 START_TEST(test_process_in_own_mount_namespace)
 {
 	struct tp_collector c;
@@ -314,10 +326,7 @@ START_TEST(test_process_in_own_mount_namespace)
 		return;
 	}
 	/* An empty directory here; in the workload's namespace, a tmpfs with the libraries. */
-	snprintf(dir, sizeof(dir), "/tmp/zernel-ns-%d", (int)getpid());
-	ck_assert_int_eq(mkdir(dir, 0755), 0);
-	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
-	libs0 = c.snap.hdr->stats.libraries_attached;
+	libs0 = start_with_dir(&c, dir, sizeof(dir), "ns");
 	{
 		char rt[512], drv[512];
 
@@ -369,10 +378,7 @@ START_TEST(test_exec_under_a_seen_pid_found_by_the_scan)
 
 	if (tu_skip_unless_root("test_exec_under_a_seen_pid_found_by_the_scan"))
 		return;
-	snprintf(dir, sizeof(dir), "/tmp/zernel-exec-%d", (int)getpid());
-	ck_assert_int_eq(mkdir(dir, 0755), 0);
-	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
-	libs0 = c.snap.hdr->stats.libraries_attached;
+	libs0 = start_with_dir(&c, dir, sizeof(dir), "exec");
 	/* The loader the shell's own tools run with, copied: another file. */
 	snprintf(script, sizeof(script),
 		 "ld=$(sed -n 's|.* \\(/[^ ]*/ld-linux[^ ]*\\)$|\\1|p' /proc/self/maps | head -n1) && "
