@@ -424,6 +424,13 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, int 
 		t->ep_resume_ns = now;
 		t->ep_training = training(prev, t, now);
 	}
+	/*
+	 * Leaving again with no switch in seen since the last time (one this
+	 * program missed, or ran at without the thread's state): the stint
+	 * since in_ns would hold that time off the CPU too, as on it.
+	 */
+	if (t->out_ns)
+		t->in_ns = 0;
 	incall_close(t, now);
 	t->out_ns = now;
 	t->wake_ns = 0;
@@ -735,7 +742,8 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 	if (t->ep_start_ns)
 		close_episode(p, t);
 	incall_close(t, now);
-	if (!stint_split(t, now, &oncpu, &gpu, &coll))
+	/* Its last switch in was not seen (out_ns still set): its stint is not known. */
+	if (t->out_ns || !stint_split(t, now, &oncpu, &gpu, &coll))
 		return 0;
 	e = zw_reserve_at(sizeof(*e), ZEV_THREAD_EXIT, task_id(p), now);
 	if (!e)

@@ -170,6 +170,7 @@ START_TEST(states_gpu_and_collective_from_synchronisations)
 	argv[n++] = lib_rt;
 	argv[n++] = lib_nccl;
 	argv[n++] = "dev:0";
+	argv[n++] = "wait";
 	for (int i = 0; i < ST_SYNCS; i++) {
 		argv[n++] = "nccl:allreduce:1000:7:1";
 		argv[n++] = sync;
@@ -178,6 +179,15 @@ START_TEST(states_gpu_and_collective_from_synchronisations)
 		argv[n++] = sync;
 	argv[n] = NULL;
 	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	/*
+	 * Watched (found mapping the libraries it loaded) before its first
+	 * call: a call begun before would be missed in part.
+	 */
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 30000), 0);
+	for (int i = 0; i < 300 && !(tp_snapshot(&c) == 0 && tp_proc(&c, (uint32_t)w.pid)); i++)
+		tu_sleep_ms(100);
+	ck_assert_msg(tp_proc(&c, (uint32_t)w.pid) != NULL, "workload not watched; see %s", c.log);
+	tp_workload_go(&w);
 	ck_assert_int_eq(tp_workload_series(&w, "sync", &count, &p50, &p99, 30000), 0);
 	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
 	ck_assert_uint_eq(count, 2 * ST_SYNCS);
