@@ -343,8 +343,7 @@ static int zp_name_stall(struct bpf_map *map, void *key, void *value)
 }
 
 /*
- * prev, inside a synchronisation the frames time (the scheduler probe
- * calls this only inside a CUDA or NCCL call), leaves the CPU: its time
+ * prev leaves the CPU: inside a synchronisation the frames time, its time
  * off it is not the call's time on it.  Returns 1 when it is inside one.
  * When and why it leaves, the deferred walk takes from the scheduler
  * probe's own state (zp_switch_in's off and state).

@@ -634,12 +634,10 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 		 * but inside a call it times: the stall's start and state
 		 * are the thread's own here (switch_in hands them over).
 		 */
-		if (python_frames && deferred) {
-			if (t && (t->gpu_depth || t->coll_depth))
-				py_call = zp_switch_out_note(prev, now);
-		} else if (python_frames) {
+		if (python_frames && deferred)
+			py_call = zp_switch_out_note(prev, now);
+		else if (python_frames)
 			py_call = zp_switch_out(ctx, prev, stall, now);
-		}
 		if (t) {
 			t->py_call = py_call;
 			t->stall = stall;

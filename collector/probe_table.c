@@ -202,9 +202,7 @@ const struct probe_attach probe_attach_table[] = {
 
 	/*
 	 * Python frames of synchronisations that spin (those of blocked and
-	 * preempted threads are read by zs_switch).  Each is a SCHED_GPU
-	 * pair too: the switch program tells the frames' side of a thread
-	 * leaving its CPU only inside a call it follows itself.
+	 * preempted threads are read by zs_switch).
 	 */
 	PY_SYNC(RT,  "cudaStreamSynchronize"),
 	PY_SYNC(RT,  "cudaStreamSynchronize_ptsz"),

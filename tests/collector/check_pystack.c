@@ -255,6 +255,7 @@ static int start_collector_with(struct tp_collector *c, pid_t pid, const char *w
 	char pidbuf[16];
 	/* --pid, --stall-rate, --python-frames-walk, three --lib: twelve, and the NULL. */
 	const char *extra[13] = { "--pid", pidbuf, "--stall-rate", "1000" };
+	unsigned int n_libs = 0;
 	size_t n = 4;
 
 	if (walk) {
@@ -264,14 +265,17 @@ static int start_collector_with(struct tp_collector *c, pid_t pid, const char *w
 	for (size_t i = 0; libs && libs[i] && n + 2 < ARRAY_SIZE(extra); i++) {
 		extra[n++] = "--lib";
 		extra[n++] = libs[i];
+		n_libs++;
 	}
 	extra[n] = NULL;
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	/*
-	 * Still starting is not failing: a node with many CUDA libraries
-	 * mapped (other jobs, other tests) takes the collector longer to probe.
+	 * Its libraries probed before the script calls them (a call into one
+	 * still being attached is seen in part).  Still starting is not
+	 * failing: a node with many CUDA libraries mapped (other jobs, other
+	 * tests) takes the collector longer to probe.
 	 */
-	if (tp_collector_start(c, extra, 0) != 0 && c->pid <= 0)
+	if (tp_collector_start(c, extra, n_libs) != 0 && c->pid <= 0)
 		return -1;
 	for (int waited = 0; waited < 120000; waited += 50) {
 		const struct shm_py_proc *py;
