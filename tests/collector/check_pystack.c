@@ -473,6 +473,24 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 END_TEST
 
 /*
+ * stall_sites.py with args under the fake libraries (the caller set the
+ * environment they need, which is cleared before the collector starts),
+ * watched with walk and libs, run to its end and settled.
+ */
+static void run_sites(struct tw_work *w, struct tp_collector *c, const char *const *args,
+		      const char *const *env, const char *walk, const char *const *libs)
+{
+	ck_assert_int_eq(tw_start_py(w, "stall_sites.py", args), 0);
+	for (size_t i = 0; env[i]; i++)
+		unsetenv(env[i]);
+	ck_assert_msg(start_collector_with(c, w->pid, walk, libs) == 0,
+		      "collector did not start; see %s", c->log);
+	tw_go(w);
+	ck_assert_int_eq(tw_wait_line(w, "done", 30000), 0);
+	ck_assert_int_eq(settle(c), 0);
+}
+
+/*
  * A synchronisation that spins on the CPU, as CUDA's does while CPUs are
  * free, never leaves it: its time is a GPU stall at the calling line all
  * the same, once per call.  The stall is the call's time on the CPU (a
@@ -484,6 +502,7 @@ START_TEST(pystack_spinning_sync_site_is_gpu)
 	static const char *const args[] = { "10", "30", "spin", NULL };
 	char rt[512], drv[512];
 	const char *const libs[] = { rt, drv, NULL };
+	static const char *const env[] = { "ZERNEL_FAKE_CUDART", "FAKE_SYNC_SPIN_NS", NULL };
 	const struct shm_stall_site *r;
 	struct tp_collector c;
 	struct tw_work w;
@@ -495,14 +514,7 @@ START_TEST(pystack_spinning_sync_site_is_gpu)
 	tp_fake(drv, sizeof(drv), "libcuda.so.1");
 	setenv("ZERNEL_FAKE_CUDART", tp_fake(rt, sizeof(rt), "libcudart.so"), 1);
 	setenv("FAKE_SYNC_SPIN_NS", "30000000", 1);
-	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
-	unsetenv("ZERNEL_FAKE_CUDART");
-	unsetenv("FAKE_SYNC_SPIN_NS");
-	ck_assert_msg(start_collector_with(&c, w.pid, NULL, libs) == 0,
-		      "collector did not start; see %s", c.log);
-	tw_go(&w);
-	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
-	ck_assert_int_eq(settle(&c), 0);
+	run_sites(&w, &c, args, env, NULL, libs);
 	truth = tw_value(&w, "spin_cpu_ns");
 	wall = tw_value(&w, "spin_ns");
 	r = find_site(&c, (uint32_t)w.pid, site_line("spin"), SHM_STALL_GPU);
@@ -539,20 +551,14 @@ static void check_blocking_sync(const char *walk, const char *mode, const char *
 	static const uint32_t others[] = { SHM_STALL_SLEEP, SHM_STALL_GPU, SHM_STALL_COLLECTIVE };
 	char rt[512], drv[512], nc[512];
 	const char *const libs[] = { rt, drv, nc, NULL };
+	static const char *const env[] = { "ZERNEL_FAKE_CUDART", "ZERNEL_FAKE_NCCL", NULL };
 	struct tp_collector c;
 	struct tw_work w;
 
 	tp_fake(drv, sizeof(drv), "libcuda.so.1");
 	setenv("ZERNEL_FAKE_CUDART", tp_fake(rt, sizeof(rt), "libcudart.so"), 1);
 	setenv("ZERNEL_FAKE_NCCL", tp_fake(nc, sizeof(nc), "libnccl.so.2"), 1);
-	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
-	unsetenv("ZERNEL_FAKE_CUDART");
-	unsetenv("ZERNEL_FAKE_NCCL");
-	ck_assert_msg(start_collector_with(&c, w.pid, walk, libs) == 0,
-		      "collector did not start; see %s", c.log);
-	tw_go(&w);
-	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
-	ck_assert_int_eq(settle(&c), 0);
+	run_sites(&w, &c, args, env, walk, libs);
 	check_site(&c, w.pid, mode, state, tw_value(&w, key), 10);
 	for (size_t i = 0; i < ARRAY_SIZE(others); i++)
 		ck_assert_msg(others[i] == state ||
