@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "common/util.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_probes.h"
@@ -42,6 +44,38 @@ int tp_wait_publish(struct tp_collector *c)
 
 int tp_probe_node_libs;
 
+/* A scheduler program of a collector (bpf/sched.bpf.c) is loaded. */
+static int collector_programs_loaded(void)
+{
+	struct bpf_prog_info info;
+	__u32 id = 0, len;
+	int fd, found = 0;
+
+	while (!found && bpf_prog_get_next_id(id, &id) == 0) {
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		found = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+			strncmp(info.name, "zs_switch", 9) == 0;
+		close(fd);
+	}
+	return found;
+}
+
+/*
+ * A stopped collector leaves a child that closes its links, the
+ * programs' last references, after it exits (collector/probe_detach.c):
+ * until it is done, that collector's programs still run beside the next
+ * one's, on the same threads.  Each test starts on a node free of them.
+ */
+static void wait_collectors_gone(void)
+{
+	for (int waited = 0; waited < 30000 && collector_programs_loaded(); waited += 50)
+		tu_sleep_ms(50);
+}
+
 int tp_collector_start(struct tp_collector *c, const char *const *extra, unsigned int min_libs)
 {
 	char bin[512], interval[16];
@@ -69,6 +103,7 @@ int tp_collector_start(struct tp_collector *c, const char *const *extra, unsigne
 		argv[n++] = (char *)extra[i];
 	argv[n] = NULL;
 	shm_reader_init(&c->reader, c->shm);
+	wait_collectors_gone();
 	c->pid = tu_spawn(argv, c->log);
 	if (c->pid < 0)
 		return -1;
