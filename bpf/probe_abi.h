@@ -372,14 +372,18 @@ enum zw_drop_slot {
 };
 
 /*
- * Blocks of watched threads the scheduler probe could not tie to a 64-bit
- * system call (per-CPU counters of bpf/sched.bpf.c, zs_counts): they are
- * counted as SHM_STATE_OTHER, and these say how often.
+ * What the scheduler probe could not see directly (per-CPU counters of
+ * bpf/sched.bpf.c, zs_counts).  Blocks of watched threads it could not tie
+ * to a 64-bit system call are counted as SHM_STATE_OTHER.  A return to a
+ * CPU that no sched_switch showed is timed from the kernel's sched_info,
+ * or, without it, leaves the stint around it uncounted.
  */
 enum zs_count_slot {
 	ZS_COUNT_NOT_SYSCALL = 0,	/* blocked outside a syscall (page fault I/O) */
 	ZS_COUNT_COMPAT,		/* inside a 32-bit (compat) syscall */
 	ZS_COUNT_NO_REGS,		/* no saved user registers (kernel thread) */
+	ZS_COUNT_RETURN_TIMED,		/* an unseen return, timed from sched_info */
+	ZS_COUNT_RETURN_LOST,		/* an unseen return not timed: stint uncounted */
 	ZS_COUNT_SLOTS
 };
 

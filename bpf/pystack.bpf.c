@@ -55,6 +55,15 @@ int BPF_KRETPROBE(zp_sync_ret)
 	if (!t || !t->call_depth || --t->call_depth)
 		return 0;
 	now = bpf_ktime_get_ns();
+	/*
+	 * Still marked off the CPU: it came back unseen (bpf/sched.bpf.c,
+	 * unseen_return), at some time up to now.  Its time off is taken to
+	 * now, so that no time off the CPU is taken for time spinning.
+	 */
+	if (t->call_out_ns && now > t->call_out_ns) {
+		t->call_off_ns += now - t->call_out_ns;
+		t->call_out_ns = 0;
+	}
 	on = now - t->call_ns;
 	on = on > t->call_off_ns ? on - t->call_off_ns : 0;
 	t->call_ns = 0;

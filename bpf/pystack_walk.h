@@ -404,6 +404,33 @@ static __always_inline void zp_defer_stall(struct task_struct *next, struct zp_t
 }
 
 /*
+ * p got its CPU back at back, after off away, with no switch seen
+ * (bpf/sched.bpf.c, unseen_return), and has run its code since: the
+ * frames now are not those it stalled at, so a stall over the threshold
+ * counts as unsampled, time included.
+ */
+static __always_inline void zp_returned_unseen(struct task_struct *p, __u64 back, __u64 off)
+{
+	struct zp_thread *t = bpf_task_storage_get(&zp_threads, p, NULL, 0);
+	__u32 tgid = p->tgid;
+	struct zp_proc *pr;
+
+	if (t) {
+		if (t->call_out_ns && back > t->call_out_ns)
+			t->call_off_ns += back - t->call_out_ns;
+		t->call_out_ns = 0;
+		t->out_ns = 0;
+	}
+	if (off < zp_threshold_ns)
+		return;
+	pr = bpf_map_lookup_elem(&zp_procs, &tgid);
+	if (!pr)
+		return;
+	__sync_fetch_and_add(&pr->skipped, 1);
+	__sync_fetch_and_add(&pr->skipped_ns, off);
+}
+
+/*
  * next gets a CPU after off (0: not known) away, in stall state state: a
  * stall long enough is sent with the frames kept at the switch away, or
  * (deferred) named by a task work.

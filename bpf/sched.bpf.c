@@ -52,6 +52,7 @@ const volatile __u64 training_recent_ns = 10000000000ull;
 const volatile __u32 all_threads = 0;
 const volatile __u32 python_frames = 1;		/* 0: --no-python-frames */
 const volatile __u32 runq_from_sched_info = 0;	/* 0: from the sched_wakeup programs */
+const volatile __u32 sched_info_kept = 0;	/* the kernel keeps sched_info (last_arrival) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -157,8 +158,9 @@ static __always_inline __u64 task_id(struct task_struct *p)
 
 /*
  * A training thread: one that began a CUDA launch, allocation or sync
- * within training_recent_ns before ref; in a process that never made such
- * a call, its main thread; every thread with --all-threads.
+ * within training_recent_ns before ref, or since (a return timed late,
+ * unseen_return); in a process that never made such a call, its main
+ * thread; every thread with --all-threads.
  */
 static __always_inline int training(struct task_struct *p, struct zs_task *t, __u64 ref)
 {
@@ -166,7 +168,7 @@ static __always_inline int training(struct task_struct *p, struct zs_task *t, __
 
 	if (all_threads)
 		return 1;
-	if (t->last_cuda_ns && ref - t->last_cuda_ns <= training_recent_ns)
+	if (t->last_cuda_ns && (t->last_cuda_ns >= ref || ref - t->last_cuda_ns <= training_recent_ns))
 		return 1;
 	if ((__u32)p->pid != tgid)
 		return 0;
@@ -334,6 +336,42 @@ static __always_inline void close_episode(struct task_struct *p, struct zs_task 
 	zw_submit(e);
 }
 
+/* What the thread is inside: ZS_IN_* */
+#define ZS_IN_NONE	0
+#define ZS_IN_GPU	1
+#define ZS_IN_COLL	2
+
+static __always_inline __u8 inside(const struct zs_task *t)
+{
+	if (t->coll_depth || t->sync_coll)
+		return ZS_IN_COLL;
+	return t->gpu_depth ? ZS_IN_GPU : ZS_IN_NONE;
+}
+
+/*
+ * A probe fired in a thread still marked off its CPU: its return went
+ * unseen (unseen_return), and its last stint's sums wait for it.  Its
+ * stretches go aside, from the first such probe on, until the return is
+ * timed (unseen_settle).
+ */
+static __always_inline void unseen_close(struct zs_task *t, __u64 now)
+{
+	__u64 since = t->unseen_on_ns;
+
+	if (!t->unseen_first_ns) {
+		t->unseen_first_ns = now;
+		t->unseen_first = inside(t);
+		return;
+	}
+	t->unseen_on_ns = 0;
+	if (!since || now <= since)
+		return;
+	if (inside(t) == ZS_IN_COLL)
+		t->unseen_coll_ns += now - since;
+	else
+		t->unseen_gpu_ns += now - since;
+}
+
 /*
  * Time on the CPU inside a blocking CUDA call or an NCCL call is the
  * call's state, not oncpu: the driver spins in a synchronisation while it
@@ -345,10 +383,15 @@ static __always_inline void incall_close(struct zs_task *t, __u64 now)
 {
 	__u64 since = t->incall_on_ns;
 
+	if (t->out_ns) {
+		unseen_close(t, now);
+		return;
+	}
+
 	t->incall_on_ns = 0;
 	if (!since || now <= since)
 		return;
-	if (t->coll_depth || t->sync_coll)
+	if (inside(t) == ZS_IN_COLL)
 		t->incall_coll_ns += now - since;
 	else
 		t->incall_gpu_ns += now - since;
@@ -357,8 +400,36 @@ static __always_inline void incall_close(struct zs_task *t, __u64 now)
 /* On the CPU now: inside such a call, a stretch opens. */
 static __always_inline void incall_open(struct zs_task *t, __u64 now)
 {
-	if (t->gpu_depth || t->coll_depth)
+	if (!t->gpu_depth && !t->coll_depth)
+		return;
+	if (t->out_ns)
+		t->unseen_on_ns = now;
+	else
 		t->incall_on_ns = now;
+}
+
+/*
+ * The return timed at back (switch_in done): the stretches kept aside are
+ * the new stint's, and from back to the first probe it was inside what it
+ * was inside as it left.
+ */
+static __always_inline void unseen_settle(struct zs_task *t, __u64 back)
+{
+	__u64 first = t->unseen_first_ns;
+
+	if (!first)
+		return;
+	t->incall_gpu_ns = t->unseen_gpu_ns;
+	t->incall_coll_ns = t->unseen_coll_ns;
+	if (first > back && t->unseen_first == ZS_IN_GPU)
+		t->incall_gpu_ns += first - back;
+	else if (first > back && t->unseen_first == ZS_IN_COLL)
+		t->incall_coll_ns += first - back;
+	t->incall_on_ns = t->unseen_on_ns;
+	t->unseen_first_ns = 0;
+	t->unseen_on_ns = 0;
+	t->unseen_gpu_ns = 0;
+	t->unseen_coll_ns = 0;
 }
 
 /*
@@ -386,14 +457,13 @@ static __always_inline int stint_split(const struct zs_task *t, __u64 end, __u64
 }
 
 /*
- * prev leaves the CPU.  Returns its state (NULL: none), and in stall the
+ * prev (its state t) leaves the CPU.  Returns t (NULL: none), and in stall the
  * state its Python frames stall in if it stays off long enough (enum
  * shm_stall_state).
  */
-static __always_inline struct zs_task *switch_out(struct task_struct *prev, int involuntary,
-						  __u64 now, __u32 *stall)
+static __always_inline struct zs_task *switch_out(struct task_struct *prev, struct zs_task *t,
+						  int involuntary, __u64 now, __u32 *stall)
 {
-	struct zs_task *t = thread(prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	__u32 block = ZS_NONE, futex = 0;
 
 	*stall = SHM_STALL_RUNQ;
@@ -425,12 +495,16 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, int 
 		t->ep_training = training(prev, t, now);
 	}
 	/*
-	 * Leaving again with no switch in seen since the last time (one this
-	 * program missed, or ran at without the thread's state): the stint
-	 * since in_ns would hold that time off the CPU too, as on it.
+	 * Leaving again with no return seen since the last time, and none
+	 * timed (unseen_return): the stint since in_ns would hold that time
+	 * off the CPU too, as on it.
 	 */
-	if (t->out_ns)
+	if (t->out_ns) {
+		count(ZS_COUNT_RETURN_LOST);
 		t->in_ns = 0;
+		t->out_ns = 0;
+		unseen_settle(t, now);
+	}
 	incall_close(t, now);
 	t->out_ns = now;
 	t->wake_ns = 0;
@@ -452,19 +526,23 @@ static __always_inline void slot_sample(__u32 slot, __u32 family, __u64 ns)
 }
 
 /*
- * What record r says, added to the slot of next's process: what the
- * collector's decoder would do with it (collector/decode.c).  0 when the
- * process has no slot: r goes out as an event instead.
+ * What record r says, added to the slot of the process of thread t (tgid,
+ * whose leader started at leader_start): what the collector's decoder
+ * would do with it (collector/decode.c).  0 when the process has no slot:
+ * r goes out as an event instead.  A global function, which the verifier
+ * checks once: inlined, each combination of r's flags that the switch
+ * program can build would be checked through it anew.
  */
-static __always_inline int account(struct task_struct *next, struct zs_task *t,
-				   const struct zev_sched_switch *r)
+__noinline int zs_account(struct zs_task *t, const struct zev_sched_switch *r, __u32 tgid,
+			  __u64 leader_start)
 {
 	struct zs_sums *s;
 	__u32 slot;
 
+	if (!t || !r)
+		return 0;
 	if (!t->slot)
-		t->slot = lh_take_slot(&zs_slots, &zs_free, next->tgid,
-				       BPF_CORE_READ(next, group_leader, start_boottime));
+		t->slot = lh_take_slot(&zs_slots, &zs_free, tgid, leader_start);
 	if (!t->slot)
 		return 0;
 	slot = t->slot - 1;
@@ -543,7 +621,7 @@ static __always_inline __u64 switch_in(struct task_struct *next, __u64 now, int 
 {
 	struct zs_task *t = thread(next, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	struct zev_sched_switch r = {}, *e;
-	__u64 out, wake, off = 0;
+	__u64 out, wake, leader_start, off = 0;
 
 	*py_call = 1;
 	*stall = SHM_STALL_OTHER;
@@ -588,7 +666,10 @@ static __always_inline __u64 switch_in(struct task_struct *next, __u64 now, int 
 		if (training(next, t, wake))
 			r.flags |= ZS_SW_TRAINING;
 	}
-	if (!r.flags || account(next, t, &r))
+	if (!r.flags)
+		goto done;
+	leader_start = t->slot ? 0 : BPF_CORE_READ(next, group_leader, start_boottime);
+	if (zs_account(t, &r, next->tgid, leader_start))
 		goto done;
 	e = zw_reserve_at(sizeof(*e), ZEV_SCHED_SWITCH, task_id(next), now);
 	if (!e)
@@ -603,7 +684,50 @@ done:
 	t->incall_gpu_ns = 0;
 	t->incall_coll_ns = 0;
 	incall_open(t, now);
+	unseen_settle(t, now);
 	return off;
+}
+
+/*
+ * When p, current and leaving the CPU or exiting, got its CPU back after
+ * leaving it at t->out_ns with no switch back that this program saw; 0
+ * when it was seen, or when it cannot be told.  Some kernels fire no
+ * sched_switch for a switch away from some of their own tasks (one here
+ * hides its init's threads), so a watched thread that gets the CPU
+ * straight from one comes back unseen.  The kernel's sched_info noted its
+ * arrival in the run queue's clock, which this switch updated: the time
+ * since, in that clock, is a duration in ours.
+ */
+static __always_inline __u64 unseen_return(struct task_struct *p, const struct zs_task *t,
+					   __u64 now)
+{
+	__u64 arrived, clock, back;
+
+	if (!t->out_ns || t->exited || !sched_info_kept)
+		return 0;
+	arrived = p->sched_info.last_arrival;
+	clock = p->se.cfs_rq->rq->clock;
+	if (!arrived || clock < arrived || clock - arrived >= now)
+		return 0;
+	back = now - (clock - arrived);
+	/* An arrival before it left is the one already seen: no news. */
+	return back > t->out_ns ? back : 0;
+}
+
+/*
+ * p got its CPU at back, unseen (unseen_return): its time off it is
+ * accounted as at a switch back.  Its Python frames have moved on since,
+ * so a stall over the threshold counts as unsampled, time included.
+ */
+static __noinline void returned_unseen(struct task_struct *p, __u64 back)
+{
+	int py_call;
+	__u32 stall;
+	__u64 off = switch_in(p, back, &py_call, &stall);
+
+	count(ZS_COUNT_RETURN_TIMED);
+	if (python_frames)
+		zp_returned_unseen(p, back, off);
 }
 
 /*
@@ -625,9 +749,14 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (prev_watched) {
-		__u32 stall;
-		struct zs_task *t = switch_out(prev, runnable, now, &stall);
+		struct zs_task *t = thread(prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		__u64 back = t ? unseen_return(prev, t, now) : 0;
 		int py_call = 0;
+		__u32 stall;
+
+		if (back)
+			returned_unseen(prev, back);
+		t = switch_out(prev, t, runnable, now, &stall);
 
 		/*
 		 * Deferred, the frames' side needs nothing of a switch away
@@ -723,7 +852,7 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 	struct zs_task *t = thread(p, 0);
 	struct zev_thread_exit *e;
 	__u32 tgid = p->tgid, tid = p->pid;
-	__u64 now, oncpu, gpu, coll;
+	__u64 now, back, oncpu, gpu, coll;
 
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
 		/* The last thread: a reused pid starts afresh. */
@@ -735,13 +864,20 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 		bpf_map_delete_elem(&zp_pending, &tid);
 	if (!t || t->exited)
 		return 0;
-	t->exited = 1;
 	now = bpf_ktime_get_ns();
+	back = unseen_return(p, t, now);
+	if (back)
+		returned_unseen(p, back);
+	t->exited = 1;
 	if (t->ep_start_ns)
 		close_episode(p, t);
 	incall_close(t, now);
-	/* Its last switch in was not seen (out_ns still set): its stint is not known. */
-	if (t->out_ns || !stint_split(t, now, &oncpu, &gpu, &coll))
+	/* Its last return was neither seen nor timed (out_ns still set): no stint known. */
+	if (t->out_ns) {
+		count(ZS_COUNT_RETURN_LOST);
+		return 0;
+	}
+	if (!stint_split(t, now, &oncpu, &gpu, &coll))
 		return 0;
 	e = zw_reserve_at(sizeof(*e), ZEV_THREAD_EXIT, task_id(p), now);
 	if (!e)

@@ -23,6 +23,11 @@ struct zs_task {
 	__u64 incall_on_ns;	/* on its CPU inside a blocking CUDA or an NCCL call since */
 	__u64 incall_gpu_ns;	/* of this stint on the CPU: inside blocking CUDA calls */
 	__u64 incall_coll_ns;	/* ... inside NCCL calls, or syncs completing collectives */
+	/* Probes run while it was marked off its CPU (a return unseen): kept aside. */
+	__u64 unseen_first_ns;	/* the first such probe; 0 none */
+	__u64 unseen_on_ns;	/* inside a call since, as incall_on_ns */
+	__u64 unseen_gpu_ns;	/* as incall_gpu_ns, from the first such probe */
+	__u64 unseen_coll_ns;	/* as incall_coll_ns, from the first such probe */
 	__u32 block;		/* enum shm_thread_state of the block; ZS_NONE preempted */
 	__u32 futex;		/* the block is a futex wait outside a barrier */
 	__u32 gpu_depth;	/* nesting of blocking CUDA calls it is inside */
@@ -35,7 +40,7 @@ struct zs_task {
 	__u8 libc_seen;		/* its process's libc was reported (report_libc) */
 	__u8 py_call;		/* left the CPU inside a synchronisation the frames time */
 	__u8 stall;		/* enum shm_stall_state its Python frames would stall in */
-	__u8 pad;
+	__u8 unseen_first;	/* what it was inside (ZS_IN_*) up to unseen_first_ns */
 };
 
 /* Processes that made a tracked CUDA call; processes already reported. */

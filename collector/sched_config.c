@@ -136,11 +136,13 @@ static int sched_info_usable(const char **why)
 	int fields = 0;
 	FILE *f;
 
-	*why = "the kernel's BTF lacks sched_info.last_queued, sched_info.run_delay or "
-	       "sched_entity.cfs_rq (CONFIG_SCHED_INFO, CONFIG_FAIR_GROUP_SCHED)";
+	*why = "the kernel's BTF lacks sched_info.last_queued, sched_info.last_arrival, "
+	       "sched_info.run_delay or sched_entity.cfs_rq (CONFIG_SCHED_INFO, "
+	       "CONFIG_FAIR_GROUP_SCHED)";
 	if (!vmlinux)
 		return 0;
 	fields = btf_has_member(vmlinux, "sched_info", "last_queued") &&
+		 btf_has_member(vmlinux, "sched_info", "last_arrival") &&
 		 btf_has_member(vmlinux, "sched_info", "run_delay") &&
 		 btf_has_member(vmlinux, "sched_entity", "cfs_rq") &&
 		 btf_has_member(vmlinux, "cfs_rq", "rq") &&
@@ -165,7 +167,8 @@ static int sched_info_usable(const char **why)
 static int choose_runq_source(struct sched_bpf *s, const struct probes *p)
 {
 	const char *why = NULL;
-	int sched_info = p->opts.runq_source != RUNQ_SOURCE_WAKEUP && sched_info_usable(&why);
+	int kept = sched_info_usable(&why);
+	int sched_info = p->opts.runq_source != RUNQ_SOURCE_WAKEUP && kept;
 
 	if (!sched_info && p->opts.runq_source == RUNQ_SOURCE_SCHED_INFO) {
 		log_error("--runq-source sched-info: %s; use wakeup", why);
@@ -179,6 +182,8 @@ static int choose_runq_source(struct sched_bpf *s, const struct probes *p)
 	else
 		log_info("run-queue waits are timed from sched_wakeup");
 	s->rodata->runq_from_sched_info = sched_info ? 1 : 0;
+	/* Whichever times the run queue, sched_info times a return no switch showed. */
+	s->rodata->sched_info_kept = kept ? 1 : 0;
 	bpf_program__set_autoload(s->progs.zs_wakeup, !sched_info);
 	bpf_program__set_autoload(s->progs.zs_wakeup_new, !sched_info);
 	return 0;
@@ -242,9 +247,16 @@ int sched_configure(void *skel, struct probes *p)
 void sched_report_counts(struct probes *p)
 {
 	static const char *const what[ZS_COUNT_SLOTS] = {
-		[ZS_COUNT_NOT_SYSCALL] = "outside a syscall (page faults)",
-		[ZS_COUNT_COMPAT] = "in 32-bit syscalls",
-		[ZS_COUNT_NO_REGS] = "without saved registers",
+		[ZS_COUNT_NOT_SYSCALL] = "blocks of watched threads outside a syscall (page "
+					 "faults), counted as other",
+		[ZS_COUNT_COMPAT] = "blocks of watched threads in 32-bit syscalls, counted as other",
+		[ZS_COUNT_NO_REGS] = "blocks of watched threads without saved registers, "
+				     "counted as other",
+		[ZS_COUNT_RETURN_TIMED] = "returns of watched threads to a CPU with no "
+					  "sched_switch, timed from sched_info",
+		[ZS_COUNT_RETURN_LOST] = "returns of watched threads to a CPU with no "
+					 "sched_switch and no sched_info: their stints are "
+					 "not counted",
 	};
 	struct sched_bpf *s = p->skel[PROBE_OBJ_SCHED];
 	uint64_t *vals;
@@ -263,8 +275,7 @@ void sched_report_counts(struct probes *p)
 		for (int c = 0; c < p->ncpu; c++)
 			total += vals[c];
 		if (total)
-			log_info("%llu blocks of watched threads %s, counted as other",
-				 (unsigned long long)total, what[slot]);
+			log_info("%llu %s", (unsigned long long)total, what[slot]);
 	}
 	free(vals);
 }

@@ -6,13 +6,20 @@
  * hog, timing each wait itself and reading its CPU time and run-queue wait
  * from the kernel (CLOCK_THREAD_CPUTIME_ID, schedstat); and CUDA
  * synchronisations of a known length in the fake driver, after NCCL calls
- * or not.  The states must add up to the thread's wall time.  Root (BPF).
+ * or not; and returns to a CPU that no sched_switch shows.  The states
+ * must add up to the thread's wall time.  Root (BPF).
  */
+#include <bpf/bpf.h>
 #include <check.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include "bpf/probe_abi.h"
 
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_waits.h"
@@ -267,6 +274,160 @@ START_TEST(states_gpu_from_synchronisations_that_spin)
 }
 END_TEST
 
+/*
+ * The collector's watched-process bits (bpf/watch.h), mapped writable:
+ * the newest map of that name, the running collector's.  NULL if none.
+ */
+static uint64_t *st_watched_bits(void)
+{
+	struct bpf_map_info info;
+	__u32 id = 0, newest = 0, len;
+	uint64_t *bits = NULL;
+	int fd;
+
+	while (bpf_map_get_next_id(id, &id) == 0) {
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+		    strcmp(info.name, "zw_watched_bits") == 0)
+			newest = id;
+		close(fd);
+	}
+	fd = newest ? bpf_map_get_fd_by_id(newest) : -1;
+	if (fd < 0)
+		return NULL;
+	bits = mmap(NULL, ZW_WATCHED_WORDS * sizeof(*bits), PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, 0);
+	close(fd);
+	return bits == MAP_FAILED ? NULL : bits;
+}
+
+/* The number before what in the collector's log, 0 when it is not there. */
+static unsigned long long st_log_count(const char *log, const char *what)
+{
+	char *text = tu_read_file(log, NULL);
+	char *at = text ? strstr(text, what) : NULL;
+	unsigned long long n = 0;
+
+	/* "... info: N what": back over the number. */
+	if (at && at > text) {
+		char *num = at - 1;
+
+		while (num > text && num[-1] >= '0' && num[-1] <= '9')
+			num--;
+		n = strtoull(num, NULL, 10);
+	}
+	free(text);
+	return n;
+}
+
+#define ST_ROUNDS	8
+#define ST_ROUND_MS	60
+
+/* Waits, polling every millisecond, for a line of the workload's output. */
+static int st_wait_line(const struct tw_work *w, const char *line, int timeout_ms)
+{
+	char want[48];
+
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	for (int waited = 0; waited <= timeout_ms; waited++) {
+		char *text = tu_read_file(w->out, NULL);
+		int found = text && strstr(text, want);
+
+		free(text);
+		if (found)
+			return 0;
+		tu_sleep_ms(1);
+	}
+	return -1;
+}
+
+/*
+ * A return to the CPU that no sched_switch shows: some kernels show none
+ * for a switch away from some of their own tasks, so a watched thread that
+ * gets its CPU straight from one comes back unseen.  Here the test takes
+ * the thread out of the watched bits while it is woken and gets its CPU,
+ * then puts it back while it spins: its next switch away finds it still
+ * marked off the CPU.  The kernel's sched_info times the return; each
+ * round's wait and spin must be counted, and the states add up to the
+ * wall time.
+ */
+START_TEST(states_count_returns_no_switch_showed)
+{
+	char rounds[16], ms[16], line[32];
+	cpu_set_t cpus;
+	struct tp_collector c;
+	struct tw_work w;
+	const struct shm_proc *p;
+	uint64_t *bits, bit;
+	long long wall;
+
+	if (tu_skip_unless_root("states_count_returns_no_switch_showed"))
+		return;
+	snprintf(rounds, sizeof(rounds), "%d", ST_ROUNDS);
+	snprintf(ms, sizeof(ms), "%d", ST_ROUND_MS);
+	{
+		const char *args[] = { "rounds", rounds, ms, NULL };
+
+		ck_assert_int_eq(tw_start(&w, args), 0);
+	}
+	ck_assert_msg(tw_collector_watch_pid(&c, w.pid) == 0, "collector did not start; see %s",
+		      c.log);
+	bits = st_watched_bits();
+	ck_assert_msg(bits != NULL, "cannot map the collector's zw_watched_bits");
+	bit = 1ull << (w.pid % 64);
+	ck_assert_msg(__atomic_load_n(&bits[w.pid / 64], __ATOMIC_RELAXED) & bit,
+		      "the workload is not in the watched bits");
+	/* Off the workload's CPU (the last), so as not to preempt it out of the bits. */
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(cpus), &cpus), 0);
+	tw_go(&w);
+	for (int i = 0; i < ST_ROUNDS; i++) {
+		snprintf(line, sizeof(line), "waiting %d", i);
+		ck_assert_int_eq(st_wait_line(&w, line, 10000), 0);
+		/* Its switch away into the wait is seen: it printed before. */
+		tu_sleep_ms(20);
+		__atomic_fetch_and(&bits[w.pid / 64], ~bit, __ATOMIC_RELAXED);
+		tw_go(&w);
+		snprintf(line, sizeof(line), "back %d", i);
+		ck_assert_int_eq(st_wait_line(&w, line, 10000), 0);
+		__atomic_fetch_or(&bits[w.pid / 64], bit, __ATOMIC_RELAXED);
+	}
+	ck_assert_int_eq(tw_wait_line(&w, "done", 10000), 0);
+	munmap(bits, ZW_WATCHED_WORDS * sizeof(*bits));
+	ck_assert_int_eq(tw_settle(&c), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	st_print(p);
+	/*
+	 * The collector knows the thread from its first switch back after
+	 * the first signal on; the workload times from there to its sleep
+	 * after the last spin: the windows differ by a run-queue wait.
+	 */
+	wall = tw_value(&w, "rounds_wall_ns");
+	st_assert_in("sum of the states vs wall time", st_sum(p), wall, 0.98, 1.02, 5 * TW_MS);
+	/* The spins, less what ran with the thread out of the bits (a poll of its output). */
+	st_assert_in("oncpu", p->thread_state_ns[SHM_STATE_ONCPU], tw_value(&w, "rounds_cpu_ns"),
+		     0.9, 1.05, 5 * TW_MS);
+	/*
+	 * Most returns went unseen: one the thread was preempted in (the
+	 * poll of its output is a millisecond) was seen, after an unseen
+	 * switch away, and is counted from the wait's start as blocked.
+	 */
+	ck_assert_int_eq(tu_stop(c.pid, SIGTERM, 5000), 0);
+	c.pid = 0;
+	ck_assert_uint_ge(st_log_count(c.log, "returns of watched threads to a CPU with no "
+					      "sched_switch, timed from sched_info"),
+			  ST_ROUNDS / 2);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 Suite *probes_states_suite(void);
 Suite *probes_states_suite(void)
 {
@@ -278,6 +439,7 @@ Suite *probes_states_suite(void)
 	tcase_add_test(tc, states_match_each_wait_with_wakeups_timed_at_sched_wakeup);
 	tcase_add_test(tc, states_gpu_and_collective_from_synchronisations);
 	tcase_add_test(tc, states_gpu_from_synchronisations_that_spin);
+	tcase_add_test(tc, states_count_returns_no_switch_showed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -480,10 +480,37 @@ static void run_states(void)
 	tally_print("nap", &sleeps);
 }
 
+/*
+ * --- rounds: n rounds, each a wait for SIGUSR1, then "back I" and
+ * delay ms spinning, pinned to the last CPU; "waiting I" comes before each
+ * wait, so a test knows when it may act on the next return.  Truth: its
+ * wall time and CPU time from the first signal to a short sleep after its
+ * last spin.
+ */
+static void run_rounds(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t w0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	pin_to(ncpu > 0 ? (int)ncpu - 1 : 0);
+	for (unsigned long i = 0; i < n_items; i++) {
+		printf("waiting %lu\n", i);
+		wait_signal();
+		printf("back %lu\n", i);
+		spin_ms(delay_ms);
+	}
+	/* A switch back after the last spin, where the collector counts it. */
+	sleep_ms(1);
+	printf("rounds_wall_ns=%llu\n", (unsigned long long)(now_ns(CLOCK_MONOTONIC) - w0));
+	printf("rounds_cpu_ns=%llu\n",
+	       (unsigned long long)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0));
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: zs_work pipe|uring|futex|barrier|migrate|states N DELAY_MS [fork] [step=MS]\n"
+		"usage: zs_work pipe|uring|futex|barrier|migrate|states|rounds N DELAY_MS [fork] "
+		"[step=MS]\n"
 		"       zs_work spin|hog CPU DURATION_MS\n");
 	exit(2);
 }
@@ -560,6 +587,8 @@ int main(int argc, char **argv)
 		run_migrate();
 	else if (strcmp(mode, "states") == 0)
 		run_states();
+	else if (strcmp(mode, "rounds") == 0)
+		run_rounds();
 	else
 		usage();
 	printf("worker=%d\n", (int)getpid());
