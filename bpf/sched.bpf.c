@@ -348,28 +348,19 @@ static __always_inline __u8 inside(const struct zs_task *t)
 	return t->gpu_depth ? ZS_IN_GPU : ZS_IN_NONE;
 }
 
-/*
- * A probe fired in a thread still marked off its CPU: its return went
- * unseen (unseen_return), and its last stint's sums wait for it.  Its
- * stretches go aside, from the first such probe on, until the return is
- * timed (unseen_settle).
- */
-static __always_inline void unseen_close(struct zs_task *t, __u64 now)
+/* The stretch open since *on (0: none) closes at now into gpu or coll. */
+static __always_inline void stretch_close(const struct zs_task *t, __u64 *on, __u64 *gpu,
+					  __u64 *coll, __u64 now)
 {
-	__u64 since = t->unseen_on_ns;
+	__u64 since = *on;
 
-	if (!t->unseen_first_ns) {
-		t->unseen_first_ns = now;
-		t->unseen_first = inside(t);
-		return;
-	}
-	t->unseen_on_ns = 0;
+	*on = 0;
 	if (!since || now <= since)
 		return;
 	if (inside(t) == ZS_IN_COLL)
-		t->unseen_coll_ns += now - since;
+		*coll += now - since;
 	else
-		t->unseen_gpu_ns += now - since;
+		*gpu += now - since;
 }
 
 /*
@@ -378,23 +369,22 @@ static __always_inline void unseen_close(struct zs_task *t, __u64 now)
  * has CPUs to spare, so a thread waiting for the GPU may never leave its
  * CPU.  The open stretch is closed, in the state it had, before a probe
  * changes what the thread is inside, and as the thread leaves the CPU.
+ *
+ * A probe that fires in a thread still marked off its CPU finds that its
+ * return went unseen (unseen_return), while its last stint's sums wait
+ * for that return: its stretches go aside, from the first such probe on,
+ * until the return is timed (unseen_settle).
  */
 static __always_inline void incall_close(struct zs_task *t, __u64 now)
 {
-	__u64 since = t->incall_on_ns;
-
-	if (t->out_ns) {
-		unseen_close(t, now);
-		return;
+	if (!t->out_ns) {
+		stretch_close(t, &t->incall_on_ns, &t->incall_gpu_ns, &t->incall_coll_ns, now);
+	} else if (!t->unseen_first_ns) {
+		t->unseen_first_ns = now;
+		t->unseen_first = inside(t);
+	} else {
+		stretch_close(t, &t->unseen_on_ns, &t->unseen_gpu_ns, &t->unseen_coll_ns, now);
 	}
-
-	t->incall_on_ns = 0;
-	if (!since || now <= since)
-		return;
-	if (inside(t) == ZS_IN_COLL)
-		t->incall_coll_ns += now - since;
-	else
-		t->incall_gpu_ns += now - since;
 }
 
 /* On the CPU now: inside such a call, a stretch opens. */

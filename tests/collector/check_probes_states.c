@@ -56,6 +56,19 @@ static void st_assert_in(const char *what, uint64_t got, long long want, double 
 		      want / 1e6, lo / 1e6, hi / 1e6);
 }
 
+/* Once the workload says "done", the collector's row of it, printed. */
+static const struct shm_proc *st_done_proc(struct tp_collector *c, struct tw_work *w)
+{
+	const struct shm_proc *p;
+
+	ck_assert_int_eq(tw_wait_line(w, "done", 20000), 0);
+	ck_assert_int_eq(tw_settle(c), 0);
+	p = tp_proc(c, (uint32_t)w->pid);
+	ck_assert_ptr_nonnull(p);
+	st_print(p);
+	return p;
+}
+
 /* The collector started with the flags in more (NULL-terminated; NULL: none). */
 static void check_states_of_a_thread(const char *const *more)
 {
@@ -79,11 +92,7 @@ static void check_states_of_a_thread(const char *const *more)
 		      "collector did not start; see %s", c.log);
 	tw_go(&hog);
 	tw_go(&w);
-	ck_assert_int_eq(tw_wait_line(&w, "done", 20000), 0);
-	ck_assert_int_eq(tw_settle(&c), 0);
-	p = tp_proc(&c, (uint32_t)w.pid);
-	ck_assert_ptr_nonnull(p);
-	st_print(p);
+	p = st_done_proc(&c, &w);
 
 	/*
 	 * Only the main thread counts (no CUDA here): its writer and
@@ -397,12 +406,8 @@ START_TEST(states_count_returns_no_switch_showed)
 		ck_assert_int_eq(st_wait_line(&w, line, 10000), 0);
 		__atomic_fetch_or(&bits[w.pid / 64], bit, __ATOMIC_RELAXED);
 	}
-	ck_assert_int_eq(tw_wait_line(&w, "done", 10000), 0);
 	munmap(bits, ZW_WATCHED_WORDS * sizeof(*bits));
-	ck_assert_int_eq(tw_settle(&c), 0);
-	p = tp_proc(&c, (uint32_t)w.pid);
-	ck_assert_ptr_nonnull(p);
-	st_print(p);
+	p = st_done_proc(&c, &w);
 	/*
 	 * The collector knows the thread from its first switch back after
 	 * the first signal on; the workload times from there to its sleep
