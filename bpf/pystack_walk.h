@@ -245,6 +245,13 @@ static __always_inline int zp_switch_out(void *ctx, struct task_struct *prev, __
 	return in_call;
 }
 
+/* A stall of ns sent without its site: the next one sent carries the count. */
+static __always_inline void zp_count_unsampled(struct zp_proc *pr, __u64 ns)
+{
+	__sync_fetch_and_add(&pr->skipped, 1);
+	__sync_fetch_and_add(&pr->skipped_ns, ns);
+}
+
 /*
  * The process's entry when this stall may be sent within its rate; a
  * stall over the bound is counted there, time included, and the next
@@ -261,8 +268,7 @@ static __always_inline struct zp_proc *zp_rate_ok(__u32 tgid, __u64 now, __u64 n
 		pr->window_sent = 0;
 	}
 	if (pr->window_sent >= zp_rate) {
-		__sync_fetch_and_add(&pr->skipped, 1);
-		__sync_fetch_and_add(&pr->skipped_ns, ns);
+		zp_count_unsampled(pr, ns);
 		return NULL;
 	}
 	pr->window_sent++;
@@ -386,10 +392,8 @@ static __always_inline void zp_defer_stall(struct task_struct *next, struct zp_t
 	}
 	if (p->ns) {
 		pr = bpf_map_lookup_elem(&zp_procs, &tgid);
-		if (pr) {
-			__sync_fetch_and_add(&pr->skipped, 1);
-			__sync_fetch_and_add(&pr->skipped_ns, ns);
-		}
+		if (pr)
+			zp_count_unsampled(pr, ns);
 		return;
 	}
 	if (!zp_rate_ok(tgid, now, ns))
@@ -424,10 +428,8 @@ static __always_inline void zp_returned_unseen(struct task_struct *p, __u64 back
 	if (off < zp_threshold_ns)
 		return;
 	pr = bpf_map_lookup_elem(&zp_procs, &tgid);
-	if (!pr)
-		return;
-	__sync_fetch_and_add(&pr->skipped, 1);
-	__sync_fetch_and_add(&pr->skipped_ns, off);
+	if (pr)
+		zp_count_unsampled(pr, off);
 }
 
 /*
