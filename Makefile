@@ -132,8 +132,13 @@ BENCH_DEPS := wrk prometheus-node-exporter bpftrace
 deps:
 	$(Q)sh tools/deps.sh $(BUILD_DEPS)
 
+# Debian 12 ships CPython 3.11 only: the Python-frame tests also run
+# Debian 13's 3.13, unpacked under the build folder (tools/python-tree.sh).
+PYTHON_TREE := $(BUILD)/python3.13
+
 test-deps:
 	$(Q)sh tools/deps.sh $(BUILD_DEPS) $(TEST_DEPS)
+	$(Q)sh tools/python-tree.sh $(PYTHON_TREE)
 
 bench-deps:
 	$(Q)sh tools/deps.sh $(BUILD_DEPS) $(TEST_DEPS) $(BENCH_DEPS)
@@ -284,7 +289,7 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 
-ASAN_SUITES ?= hist latency shm_reader prom ws_rx utf8 url proc_env cgroup_id kube_pods \
+ASAN_SUITES ?= hist latency shm_reader prom ws_rx utf8 url proc_env cgroup_id kube_pods pydebug \
 	       gpu_visible gpu_map identity_fuzz
 ASAN_DIRS   ?= common shm collector exporter
 test-asan:

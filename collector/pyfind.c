@@ -17,10 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collector/pydebug.h"
 #include "collector/pyfind.h"
 #include "common/util.h"
-
-#define PY_DEBUG_COOKIE	"xdebugpy"	/* _Py_DebugOffsets.cookie, 3.13+ */
 
 int pymem_read(int fd, uint64_t addr, void *buf, size_t len)
 {
@@ -187,9 +186,10 @@ cleanup:
 
 /*
  * The first CPython file pid maps, and where its offset-0 mapping
- * starts.  0, or -ENOENT.
+ * starts and ends.  0, or -ENOENT.
  */
-static int find_file(uint32_t pid, char *path, size_t len, uint64_t *start, uint32_t *minor)
+static int find_file(uint32_t pid, char *path, size_t len, uint64_t *start, uint64_t *end,
+		     uint32_t *minor)
 {
 	char maps[64], line[PATH_MAX + 128], buf[PROC_READ_BUF];
 	int found = -ENOENT;
@@ -201,11 +201,11 @@ static int find_file(uint32_t pid, char *path, size_t len, uint64_t *start, uint
 		return -errno;
 	setvbuf(f, buf, _IOFBF, sizeof(buf));
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, off;
+		unsigned long long lo, hi, off;
 		char *file;
 		int pos = 0;
 
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &lo, &off, &pos) < 2 || !pos)
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off, &pos) < 3 || !pos)
 			continue;
 		file = line + pos;
 		file[strcspn(file, "\n")] = '\0';
@@ -215,6 +215,7 @@ static int find_file(uint32_t pid, char *path, size_t len, uint64_t *start, uint
 			continue;
 		snprintf(path, len, "%s", file);
 		*start = lo;
+		*end = hi;
 		found = 0;
 		break;
 	}
@@ -236,7 +237,7 @@ static int tid_exists(uint32_t pid, uint64_t tid)
 /* The layout against the live interpreter: a thread id, or -errno. */
 static int check_layout(int mem, const struct py_interp *pi, char *why, size_t why_len)
 {
-	const struct py_layout *l = pi->layout;
+	const struct py_layout *l = &pi->layout;
 	uint64_t interp = 0, ts = 0, back = 0, tid = 0;
 
 	if (pymem_read(mem, pi->runtime + l->walk.runtime_interp_head, &interp, 8) != 0)
@@ -255,15 +256,38 @@ static int check_layout(int mem, const struct py_interp *pi, char *why, size_t w
 	return (int)tid;
 }
 
-/* The probe reads a frame as 8 words: its offsets must be word indices below 8. */
-static int l_bad_walk(const struct py_layout *l)
+/*
+ * pi's layout: its version's row, or else the offsets the interpreter
+ * publishes; bounded either way.  0, or -errno with why set.
+ */
+static int layout_of(int mem, struct py_interp *pi, char *why, size_t why_len)
 {
-	const uint16_t off[] = { l->walk.frame_code, l->walk.frame_previous,
-				 l->walk.frame_prev_instr };
+	const struct py_layout *row = py_layout_find(pi->major, pi->minor);
+	char detail[160] = "";
+	int err = 0;
 
-	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
-		if (off[i] % 8 || off[i] >= 64)
-			return 1;
+	if (row)
+		pi->layout = *row;
+	else if (pydebug_published(mem, pi->runtime))
+		err = pydebug_layout(mem, pi->runtime, pi->major, pi->minor, &pi->layout, detail,
+				     sizeof(detail));
+	else
+		err = -EPROTONOSUPPORT;
+	if (err == -EPROTONOSUPPORT) {
+		snprintf(why, why_len, "CPython %u.%u is not supported for Python frames "
+			 "(supported: %s%s%s); its stalls are kept without Python sites",
+			 pi->major, pi->minor, py_layout_supported(), *detail ? "; " : "", detail);
+		return err;
+	}
+	if (err) {
+		snprintf(why, why_len, "%s", detail);
+		return err;
+	}
+	if (!py_layout_fits(&pi->layout)) {
+		snprintf(why, why_len, "the %u.%u layout is outside what the collector reads",
+			 pi->major, pi->minor);
+		return -EPROTO;
+	}
 	return 0;
 }
 
@@ -271,18 +295,27 @@ int pyfind(uint32_t pid, struct py_interp *pi, char *why, size_t why_len)
 {
 	char file[PATH_MAX + 64], mempath[64];
 	struct elf_syms s;
-	uint64_t start = 0, bias, version = 0;
+	uint64_t start = 0, end = 0, bias, version = 0;
 	uint32_t minor = 0;
-	char cookie[8];
 	int mem = -1, err, tid;
 
 	memset(pi, 0, sizeof(*pi));
 	snprintf(why, why_len, "no CPython");
-	err = find_file(pid, pi->path, sizeof(pi->path), &start, &minor);
+	err = find_file(pid, pi->path, sizeof(pi->path), &start, &end, &minor);
 	if (err)
 		return err;
 	snprintf(file, sizeof(file), "/proc/%u/root%s", pid, pi->path);
 	err = read_elf(file, &s);
+	/*
+	 * A chrooted process's maps name its files as the collector's root
+	 * sees them, which its own root does not hold: the mapping itself
+	 * opens the file wherever it is.
+	 */
+	if (err == -ENOENT) {
+		snprintf(file, sizeof(file), "/proc/%u/map_files/%llx-%llx", pid,
+			 (unsigned long long)start, (unsigned long long)end);
+		err = read_elf(file, &s);
+	}
 	if (err) {
 		snprintf(why, why_len, "%s: not a readable ELF file", pi->path);
 		return err;
@@ -308,24 +341,9 @@ int pyfind(uint32_t pid, struct py_interp *pi, char *why, size_t why_len)
 		pi->minor = (uint32_t)(version >> 16) & 0xff;
 		pi->micro = (uint32_t)(version >> 8) & 0xff;
 	}
-	pi->layout = py_layout_find(pi->major, pi->minor);
-	if (!pi->layout) {
-		int debug = pymem_read(mem, pi->runtime, cookie, sizeof(cookie)) == 0 &&
-			    memcmp(cookie, PY_DEBUG_COOKIE, sizeof(cookie)) == 0;
-
-		snprintf(why, why_len, "CPython %u.%u is not supported for Python frames "
-			 "(supported: %s%s); its stalls are kept without Python sites",
-			 pi->major, pi->minor, py_layout_supported(),
-			 debug ? "; its _Py_DebugOffsets are not read yet" : "");
-		err = -EPROTONOSUPPORT;
+	err = layout_of(mem, pi, why, why_len);
+	if (err)
 		goto cleanup;
-	}
-	if (l_bad_walk(pi->layout)) {
-		snprintf(why, why_len, "the %u.%u frame layout is outside what the probe reads",
-			 pi->major, pi->minor);
-		err = -EPROTO;
-		goto cleanup;
-	}
 	if (!pi->code_type) {
 		snprintf(why, why_len, "%s has no PyCode_Type symbol", pi->path);
 		err = -EPROTO;

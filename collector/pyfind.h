@@ -2,8 +2,9 @@
 /*
  * Finds the CPython interpreter a process runs (its python3.X executable
  * or libpython3.X.so), its version, and where _PyRuntime and PyCode_Type
- * lie in that process; then checks the version's layout
- * (collector/pyoffsets.h) against the live interpreter before anything
+ * lie in that process; then checks the version's layout (from
+ * collector/pyoffsets.h, or the interpreter's own _Py_DebugOffsets,
+ * collector/pydebug.h) against the live interpreter before anything
  * uses it.  Reads /proc/PID/maps, the ELF file through /proc/PID/root and
  * /proc/PID/mem: root.  Reports; never attaches.
  */
@@ -19,7 +20,7 @@ struct py_interp {
 	uint32_t major, minor, micro;
 	uint64_t runtime;		/* &_PyRuntime in the process */
 	uint64_t code_type;		/* &PyCode_Type */
-	const struct py_layout *layout;	/* NULL: version not supported */
+	struct py_layout layout;	/* its version's, checked (pyfind returned 0) */
 	char path[PATH_MAX];		/* the file, as the process maps it */
 };
 

@@ -6,7 +6,7 @@
  * cpython/code.h, cpython/unicodeobject.h) for x86-64 and arm64 (LP64);
  * tests/collector/check_pystack.c compiles offsetof() against the
  * installed interpreter's headers and compares.  3.13 and later publish
- * _Py_DebugOffsets instead; no row here reads them yet, so they are refused.
+ * _Py_DebugOffsets instead (collector/pydebug.c).
  */
 #include <stddef.h>
 
@@ -52,5 +52,32 @@ const struct py_layout *py_layout_find(uint32_t major, uint32_t minor)
 
 const char *py_layout_supported(void)
 {
-	return "3.11";
+	return "3.11 and 3.13";
+}
+
+/* A word at off lies inside size bytes. */
+static int word_in(uint16_t off, size_t size)
+{
+	return (size_t)off + 8 <= size;
+}
+
+int py_layout_fits(const struct py_layout *l)
+{
+	const uint16_t frame[] = { l->walk.frame_code, l->walk.frame_previous,
+				   l->walk.frame_prev_instr };
+	const uint16_t code[] = { l->object_type, l->code_filename, l->code_qualname,
+				  l->code_firstlineno, l->code_linetable, l->code_units };
+
+	/* The probe reads a frame as 8 words: its offsets must be word indices below 8. */
+	for (size_t i = 0; i < sizeof(frame) / sizeof(frame[0]); i++)
+		if (frame[i] % 8 || frame[i] >= 64)
+			return 0;
+	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++)
+		if (!word_in(code[i], PY_CODE_HEADER))
+			return 0;
+	return word_in(l->var_size, l->bytes_data) && l->bytes_data <= PY_BYTES_HEADER &&
+	       l->str_ascii_data <= l->str_compact_data &&
+	       l->str_compact_data <= PY_STR_HEADER &&
+	       word_in(l->str_length, l->str_ascii_data) &&
+	       (size_t)l->str_state + 4 <= l->str_ascii_data;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * CPython structure offsets, one row per supported version: what the BPF
- * frame walk follows (struct zp_offsets) and what the collector reads of
- * a code object to name a frame.  Versions without a row are refused:
- * a guessed layout would give wrong lines.  Collector-internal.
+ * CPython structure offsets, one row per supported version that does not
+ * publish its own (collector/pydebug.h reads those): what the BPF frame
+ * walk follows (struct zp_offsets) and what the collector reads of a code
+ * object to name a frame.  Versions with neither are refused: a guessed
+ * layout would give wrong lines.  Collector-internal.
  */
 #ifndef ZERNEL_PYOFFSETS_H
 #define ZERNEL_PYOFFSETS_H
@@ -30,10 +31,25 @@ struct py_layout {
 	uint16_t str_compact_data;	/* sizeof(PyCompactUnicodeObject) */
 };
 
+/*
+ * What the collector reads of an object at once (collector/pyread.c): a
+ * layout's offsets must fall inside, which py_layout_fits checks.
+ */
+#define PY_CODE_HEADER		256	/* of a code object */
+#define PY_STR_HEADER		96	/* of a str object, up to its compact text */
+#define PY_BYTES_HEADER		48	/* of a bytes object, up to its data */
+
+/*
+ * Whether every offset of l lies inside what is read of its object,
+ * including the frame words the BPF walk reads (8).  A table row always
+ * does; offsets the interpreter publishes are checked the same way.
+ */
+int py_layout_fits(const struct py_layout *l);
+
 /* The row of version major.minor, or NULL when it is not supported. */
 const struct py_layout *py_layout_find(uint32_t major, uint32_t minor);
 
-/* "3.11" etc., the versions with a row, for messages. */
+/* "3.11 and 3.13": the versions with a row or read offsets, for messages. */
 const char *py_layout_supported(void);
 
 #endif /* ZERNEL_PYOFFSETS_H */

@@ -84,7 +84,7 @@ static int ready(struct pyprocs *pp, struct pyproc *e)
 	if (e->mem < 0)
 		return -errno;
 	row.runtime = e->pi.runtime;
-	row.off = e->pi.layout->walk;
+	row.off = e->pi.layout.walk;
 	if (bpf_map_update_elem(pp->procs_fd, &e->pid, &row, BPF_ANY) != 0) {
 		int err = -errno;
 

@@ -14,7 +14,7 @@
 #include "collector/pyline.h"
 #include "collector/pyread.h"
 
-#define CODE_HEADER	256		/* bytes of a code object read at once */
+#define CODE_HEADER	PY_CODE_HEADER
 #define LINETABLE_MAX	(64u << 10)	/* longer tables: line unknown */
 #define STR_ASCII	(1u << 6)	/* PyASCIIObject.state.ascii */
 #define STR_COMPACT	(1u << 5)	/* PyASCIIObject.state.compact */
@@ -31,7 +31,7 @@ static uint64_t u64_at(const uint8_t *b, uint16_t off)
 /* A str object's text into out (len bytes), keeping the end when too long. */
 static int read_str(int mem, const struct py_layout *l, uint64_t obj, char *out, size_t len)
 {
-	uint8_t head[96];
+	uint8_t head[PY_STR_HEADER];
 	uint64_t n, data, skip = 0;
 	uint32_t state;
 	char buf[256];
@@ -174,7 +174,7 @@ static uint32_t frame_line(int mem, const struct py_layout *l, const struct zev_
 	static uint8_t table[LINETABLE_MAX];
 	uint64_t first_unit = f->code + l->code_units, tab, tab_len;
 	const uint8_t *t = table;
-	uint8_t tab_head[48];
+	uint8_t tab_head[PY_BYTES_HEADER];
 	int32_t firstlineno;
 	int line;
 
@@ -254,12 +254,12 @@ static void keep_head(struct code_entry *ce, const uint8_t *head)
 static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
 		      const struct zev_py_frame *f, const uint8_t *head, struct stall_frame *out)
 {
-	const struct py_layout *l = pi->layout;
+	const struct py_layout *l = &pi->layout;
 	struct code_entry *ce;
 	struct code_key key;
 
 	memset(out, 0, sizeof(*out));
-	if (!l || !f->code || !head)
+	if (!f->code || !head)
 		return -EIO;
 	/* Freed and reused since the stall: not a code object any more. */
 	if (u64_at(head, l->object_type) != pi->code_type)

@@ -6,16 +6,20 @@
  * installed interpreter's own headers; then (root, BPF) a script that
  * sleeps, waits on a lock and waits on a real PyTorch DataLoader at
  * known lines, with the frames read after each stall (BPF task work) and
- * at every switch away, and a CPython 3.12 stand-in that must be refused.
+ * at every switch away; the same for Debian 13's CPython 3.13 (run in a
+ * root file system of its own, its layout read from its _Py_DebugOffsets);
+ * and a CPython 3.12 stand-in that must be refused.
  */
 #include <check.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "collector/pyfind.h"
 #include "collector/pyline.h"
 #include "collector/pyoffsets.h"
 #include "common/util.h"
@@ -31,6 +35,44 @@ static int have_python(const char *test)
 		return 1;
 	tu_skip_missing("%s: %s is not installed", test, PYTHON);
 	return 0;
+}
+
+/*
+ * Debian 13's CPython 3.13, unpacked under the build folder by `make
+ * test-deps` (tools/python-tree.sh): a root file system run with chroot,
+ * as a container runs its own interpreter.  Its root into root.
+ */
+#define PYTHON313	"/usr/bin/python3.13"
+#define CHROOT		"/usr/sbin/chroot"
+
+static int have_python313(char *root, size_t len, const char *test)
+{
+	char bin[PATH_MAX + 32];
+
+	tu_build_path(root, len, "python3.13");
+	snprintf(bin, sizeof(bin), "%s%s", root, PYTHON313);
+	if (access(bin, X_OK) == 0)
+		return 1;
+	tu_skip_missing("%s: %s is missing (make test-deps unpacks Debian 13's python3.13 there)",
+			test, bin);
+	return 0;
+}
+
+/* tests/py/SCRIPT copied into root at the same path, so that its frames name the same file. */
+static void copy_script_into(const char *root, const char *script)
+{
+	ck_assert_int_eq(tu_system("mkdir -p '%s%s/tests/py' && cp '%s/tests/py/%s' '%s%s/tests/py/'",
+				   root, tu_src_dir(), tu_src_dir(), script, root, tu_src_dir()), 0);
+}
+
+/* tests/py/SCRIPT ARGS under CPython 3.13 in root, started as tw_start_py does. */
+static int start_py313(struct tw_work *w, const char *root, const char *script,
+		       const char *const *args)
+{
+	const char *const python[] = { CHROOT, root, PYTHON313, NULL };
+
+	copy_script_into(root, script);
+	return tw_start_py_in(w, python, script, args);
 }
 
 /*
@@ -60,17 +102,26 @@ static int hexval(char c)
 	return c >= 'a' ? c - 'a' + 10 : c - '0';
 }
 
+/* By loop index: Debian's 3.11, then Debian 13's 3.13 (the same table format). */
 START_TEST(pystack_line_table_matches_cpython_co_lines)
 {
 	static uint8_t tab[1 << 16];
-	char cmd[4096], *out, *line, *save = NULL;
+	char cmd[2 * PATH_MAX], python[PATH_MAX + 64], root[PATH_MAX], *out, *line, *save = NULL;
 	size_t tab_len = 0;
 	long codes = 0, checked = 0, first = 0;
 	int status;
 
-	if (!have_python("pystack_line_table_matches_cpython_co_lines"))
+	if (_i == 0 && !have_python("pystack_line_table_matches_cpython_co_lines"))
 		return;
-	snprintf(cmd, sizeof(cmd), "%s -c \"$(cat <<'PYEOF'\n%sPYEOF\n)\"", PYTHON, lines_script);
+	if (_i == 1 && (tu_skip_unless_root("pystack_line_table_matches_cpython_co_lines") ||
+			!have_python313(root, sizeof(root),
+					"pystack_line_table_matches_cpython_co_lines")))
+		return;
+	if (_i == 0)
+		snprintf(python, sizeof(python), "%s", PYTHON);
+	else
+		snprintf(python, sizeof(python), "%s '%s' %s", CHROOT, root, PYTHON313);
+	snprintf(cmd, sizeof(cmd), "%s -c \"$(cat <<'PYEOF'\n%sPYEOF\n)\"", python, lines_script);
 	out = tu_capture(cmd, &status);
 	ck_assert_ptr_nonnull(out);
 	ck_assert_int_eq(status, 0);
@@ -114,87 +165,144 @@ START_TEST(pystack_line_table_matches_cpython_co_lines)
 }
 END_TEST
 
-START_TEST(pystack_layout_matches_interpreter_headers)
+/*
+ * What a layout test prints, compiled against an interpreter's own headers:
+ * the version, then offsetof() of each field a layout holds, in the order
+ * check_layout_fields compares them; LAYOUT_TAIL is appended by the caller.
+ */
+#define LAYOUT_PROG_HEAD							\
+	"#define Py_BUILD_CORE 1\n"						\
+	"#include <Python.h>\n"							\
+	"#include <internal/pycore_runtime.h>\n"				\
+	"#include <internal/pycore_interp.h>\n"					\
+	"#include <internal/pycore_frame.h>\n"					\
+	"#include <stdio.h>\n"							\
+	"#include <stddef.h>\n"							\
+	"#define O(t, f) printf(\"%zu \", offsetof(t, f))\n"			\
+	"int main(void) {\n"							\
+	"printf(\"%d %d \", PY_MAJOR_VERSION, PY_MINOR_VERSION);\n"		\
+	"O(_PyRuntimeState, interpreters.head); O(PyInterpreterState, threads.head);\n" \
+	"O(PyThreadState, next); O(PyThreadState, native_thread_id);\n"
+#define LAYOUT_PROG_TAIL							\
+	"O(_PyInterpreterFrame, previous);\n"					\
+	"O(PyThreadState, interp);\n"						\
+	"O(PyObject, ob_type); O(PyCodeObject, co_filename);\n"			\
+	"O(PyCodeObject, co_qualname); O(PyCodeObject, co_firstlineno);\n"	\
+	"O(PyCodeObject, co_linetable); O(PyCodeObject, co_code_adaptive);\n"	\
+	"O(PyVarObject, ob_size); O(PyBytesObject, ob_sval);\n"			\
+	"O(PyASCIIObject, length); O(PyASCIIObject, state);\n"			\
+	"printf(\"%zu %zu \", sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject));\n"
+#define LAYOUT_VALUES	24
+
+/*
+ * prog built with cflags and run: its numbers into v (n of them), as the
+ * interpreter's own headers give them.
+ */
+static void header_numbers(const char *prog, const char *cflags, unsigned long *v, int n)
 {
-	static const char prog[] =
-		"#define Py_BUILD_CORE 1\n"
-		"#include <Python.h>\n"
-		"#include <internal/pycore_runtime.h>\n"
-		"#include <internal/pycore_interp.h>\n"
-		"#include <internal/pycore_frame.h>\n"
-		"#include <stdio.h>\n"
-		"#include <stddef.h>\n"
-		"#define O(t, f) printf(\"%zu \", offsetof(t, f))\n"
-		"int main(void) {\n"
-		"printf(\"%d %d \", PY_MAJOR_VERSION, PY_MINOR_VERSION);\n"
-		"O(_PyRuntimeState, interpreters.head); O(PyInterpreterState, threads.head);\n"
-		"O(PyThreadState, next); O(PyThreadState, native_thread_id);\n"
-		"O(PyThreadState, cframe); O(_PyCFrame, current_frame);\n"
-		"O(_PyInterpreterFrame, f_code); O(_PyInterpreterFrame, previous);\n"
-		"O(_PyInterpreterFrame, prev_instr); O(PyThreadState, interp);\n"
-		"O(PyObject, ob_type); O(PyCodeObject, co_filename);\n"
-		"O(PyCodeObject, co_qualname); O(PyCodeObject, co_firstlineno);\n"
-		"O(PyCodeObject, co_linetable); O(PyCodeObject, co_code_adaptive);\n"
-		"O(PyVarObject, ob_size); O(PyBytesObject, ob_sval);\n"
-		"O(PyASCIIObject, length); O(PyASCIIObject, state);\n"
-		"printf(\"%zu %zu\\n\", sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject));\n"
-		"return 0; }\n";
-	char dir[] = "/tmp/zernel-pylayout-XXXXXX", cmd[1024], path[256], *out;
-	unsigned int v[24];
-	const struct py_layout *l;
+	char dir[] = "/tmp/zernel-pylayout-XXXXXX", path[256], cmd[2048], *out, *p, *end;
 	FILE *f;
 	int status;
 
-	if (tu_system("python3.11-config --includes >/dev/null 2>&1") != 0) {
-		tu_skip_missing("pystack_layout_matches_interpreter_headers: "
-				"python3.11-dev (python3.11-config) is not installed");
-		return;
-	}
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/layout.c", dir);
 	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
 	fputs(prog, f);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cc $(python3.11-config --includes) %s -o %s/layout && %s/layout",
-		 path, dir, dir);
+	snprintf(cmd, sizeof(cmd), "cc %s %s -o %s/layout && %s/layout", cflags, path, dir, dir);
 	out = tu_capture(cmd, &status);
 	ck_assert_ptr_nonnull(out);
 	ck_assert_msg(status == 0, "could not build against the headers: %s", out);
-	ck_assert_int_eq(sscanf(out, "%u %u %u %u %u %u %u %u %u %u %u %u %u %u %u %u %u %u "
-				"%u %u %u %u %u %u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-				&v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12], &v[13],
-				&v[14], &v[15], &v[16], &v[17], &v[18], &v[19], &v[20], &v[21],
-				&v[22], &v[23]), 24);
-	l = py_layout_find(v[0], v[1]);
-	ck_assert_msg(l != NULL, "no layout for the installed CPython %u.%u", v[0], v[1]);
-	ck_assert_uint_eq(l->walk.runtime_interp_head, v[2]);
-	ck_assert_uint_eq(l->walk.interp_threads_head, v[3]);
-	ck_assert_uint_eq(l->walk.tstate_next, v[4]);
-	ck_assert_uint_eq(l->walk.tstate_native_tid, v[5]);
-	ck_assert_uint_eq(l->walk.tstate_cframe, v[6]);
-	ck_assert_uint_eq(l->walk.cframe_current_frame, v[7]);
-	ck_assert_uint_eq(l->walk.frame_code, v[8]);
-	ck_assert_uint_eq(l->walk.frame_previous, v[9]);
-	ck_assert_uint_eq(l->walk.frame_prev_instr, v[10]);
-	ck_assert_uint_eq(l->tstate_interp, v[11]);
-	ck_assert_uint_eq(l->object_type, v[12]);
-	ck_assert_uint_eq(l->code_filename, v[13]);
-	ck_assert_uint_eq(l->code_qualname, v[14]);
-	ck_assert_uint_eq(l->code_firstlineno, v[15]);
-	ck_assert_uint_eq(l->code_linetable, v[16]);
-	ck_assert_uint_eq(l->code_units, v[17]);
-	ck_assert_uint_eq(l->var_size, v[18]);
-	ck_assert_uint_eq(l->bytes_data, v[19]);
-	ck_assert_uint_eq(l->str_length, v[20]);
-	ck_assert_uint_eq(l->str_state, v[21]);
-	ck_assert_uint_eq(l->str_ascii_data, v[22]);
-	ck_assert_uint_eq(l->str_compact_data, v[23]);
+	p = out;
+	for (int i = 0; i < n; i++, p = end) {
+		v[i] = strtoul(p, &end, 10);
+		ck_assert_msg(end != p, "%d numbers expected: %s", n, out);
+	}
+	free(out);
+	tu_system("rm -rf %s", dir);
+}
+
+/* l against the numbers a LAYOUT_PROG printed (v[0], v[1]: the version). */
+static void check_layout_fields(const struct py_layout *l, const unsigned long *v)
+{
+	const unsigned long got[LAYOUT_VALUES - 2] = {
+		l->walk.runtime_interp_head, l->walk.interp_threads_head, l->walk.tstate_next,
+		l->walk.tstate_native_tid, l->walk.tstate_cframe, l->walk.cframe_current_frame,
+		l->walk.frame_code, l->walk.frame_prev_instr, l->walk.frame_previous,
+		l->tstate_interp, l->object_type, l->code_filename, l->code_qualname,
+		l->code_firstlineno, l->code_linetable, l->code_units, l->var_size, l->bytes_data,
+		l->str_length, l->str_state, l->str_ascii_data, l->str_compact_data,
+	};
+
+	ck_assert_uint_eq(l->major, v[0]);
+	ck_assert_uint_eq(l->minor, v[1]);
+	for (int i = 0; i < LAYOUT_VALUES - 2; i++)
+		ck_assert_msg(got[i] == v[i + 2], "%u.%u layout field %d: %lu, the headers say %lu",
+			      l->major, l->minor, i, got[i], v[i + 2]);
+}
+
+START_TEST(pystack_layout_matches_interpreter_headers)
+{
+	static const char prog[] = LAYOUT_PROG_HEAD
+		"O(PyThreadState, cframe); O(_PyCFrame, current_frame);\n"
+		"O(_PyInterpreterFrame, f_code); O(_PyInterpreterFrame, prev_instr);\n"
+		LAYOUT_PROG_TAIL "return 0; }\n";
+	unsigned long v[LAYOUT_VALUES];
+	const struct py_layout *l;
+
+	if (tu_system("python3.11-config --includes >/dev/null 2>&1") != 0) {
+		tu_skip_missing("pystack_layout_matches_interpreter_headers: "
+				"python3.11-dev (python3.11-config) is not installed");
+		return;
+	}
+	header_numbers(prog, "$(python3.11-config --includes)", v, LAYOUT_VALUES);
+	l = py_layout_find((uint32_t)v[0], (uint32_t)v[1]);
+	ck_assert_msg(l != NULL, "no layout for the installed CPython %lu.%lu", v[0], v[1]);
+	check_layout_fields(l, v);
 	/* Versions without a row are refused, not guessed. */
 	ck_assert_ptr_null(py_layout_find(3, 12));
 	ck_assert_ptr_null(py_layout_find(3, 10));
-	free(out);
-	tu_system("rm -rf %s", dir);
+	ck_assert(py_layout_fits(l));
+}
+END_TEST
+
+/*
+ * 3.13 has no row: its layout is read from the live interpreter's
+ * _Py_DebugOffsets, and must be what its own headers say, the shape of
+ * the debug offsets included.
+ */
+START_TEST(pystack_313_layout_from_its_debug_offsets)
+{
+	static const char prog[] = LAYOUT_PROG_HEAD
+		"printf(\"0 \"); O(PyThreadState, current_frame);\n"
+		"O(_PyInterpreterFrame, f_executable); O(_PyInterpreterFrame, instr_ptr);\n"
+		LAYOUT_PROG_TAIL "printf(\"%zu\\n\", sizeof(_Py_DebugOffsets));\n"
+		"return 0; }\n";
+	char root[PATH_MAX], cflags[2 * PATH_MAX + 64], why[256];
+	char *argv[] = { CHROOT, root, PYTHON313, "-c",
+			 "import time\nprint('ready', flush=True)\ntime.sleep(60)\n", NULL };
+	unsigned long v[LAYOUT_VALUES + 1];
+	struct py_interp pi;
+	struct tw_work w;
+	int err;
+
+	if (tu_skip_unless_root("pystack_313_layout_from_its_debug_offsets") ||
+	    !have_python313(root, sizeof(root), "pystack_313_layout_from_its_debug_offsets"))
+		return;
+	snprintf(cflags, sizeof(cflags), "-I%s/usr/include/python3.13 -I%s/usr/include", root,
+		 root);
+	header_numbers(prog, cflags, v, LAYOUT_VALUES + 1);
+	ck_assert_uint_eq(v[LAYOUT_VALUES], 73 * 8);
+	ck_assert_int_eq(tw_start_argv(&w, argv), 0);
+	/* Printing "ready" comes after the interpreter's start-up: no waiting for it. */
+	err = pyfind((uint32_t)w.pid, &pi, why, sizeof(why));
+	kill(w.pid, SIGKILL);
+	tw_finish(&w);
+	ck_assert_msg(err == 0, "pyfind: %s (%d)", why, err);
+	ck_assert_uint_eq(pi.minor, 13);
+	check_layout_fields(&pi.layout, v);
+	ck_assert(py_layout_fits(&pi.layout));
 }
 END_TEST
 
@@ -472,6 +580,31 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 }
 END_TEST
 
+/* The same sites under Debian 13's CPython 3.13, its layout read from the interpreter. */
+START_TEST(pystack_313_sleep_and_lock_sites_at_their_lines)
+{
+	static const char *const args[] = { "15", "30", NULL };
+	char root[PATH_MAX];
+	struct tp_collector c;
+	struct tw_work w;
+
+	if (tu_skip_unless_root("pystack_313_sleep_and_lock_sites_at_their_lines") ||
+	    !have_python313(root, sizeof(root), "pystack_313_sleep_and_lock_sites_at_their_lines"))
+		return;
+	ck_assert_int_eq(start_py313(&w, root, "stall_sites.py", args), 0);
+	ck_assert_msg(start_collector(&c, w.pid) == 0, "collector did not start; see %s", c.log);
+	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->status, SHM_PY_FRAMES);
+	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->minor, 13);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
+	ck_assert_int_eq(settle(&c), 0);
+	check_site(&c, w.pid, "sleep", SHM_STALL_SLEEP, tw_value(&w, "sleep_ns"), 15);
+	check_site(&c, w.pid, "lock", SHM_STALL_LOCK, tw_value(&w, "lock_ns"), 15);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 /*
  * stall_sites.py with args under the fake libraries (the caller set the
  * environment they need, which is cleared before the collector starts),
@@ -654,7 +787,7 @@ START_TEST(pystack_unsupported_version_is_refused)
 	ck_assert_uint_eq(c.snap.hdr->table[SHM_TABLE_STALL_SITES].count, 0);
 	log = tu_read_file(c.log, NULL);
 	ck_assert_ptr_nonnull(log);
-	ck_assert_msg(strstr(log, "CPython 3.12 is not supported for Python frames (supported: 3.11)"),
+	ck_assert_msg(strstr(log, "CPython 3.12 is not supported for Python frames (supported: 3.11 and 3.13)"),
 		      "no clear refusal in %s", c.log);
 	free(log);
 	kill(w.pid, SIGKILL);
@@ -670,9 +803,11 @@ Suite *pystack_suite(void)
 	TCase *t = tcase_create("core");
 
 	tcase_set_timeout(t, 400);
-	tcase_add_test(t, pystack_line_table_matches_cpython_co_lines);
+	tcase_add_loop_test(t, pystack_line_table_matches_cpython_co_lines, 0, 2);
 	tcase_add_test(t, pystack_layout_matches_interpreter_headers);
+	tcase_add_test(t, pystack_313_layout_from_its_debug_offsets);
 	tcase_add_loop_test(t, pystack_sleep_and_lock_sites_at_their_lines, 0, ARRAY_SIZE(walks));
+	tcase_add_test(t, pystack_313_sleep_and_lock_sites_at_their_lines);
 	tcase_add_loop_test(t, pystack_dataloader_wait_site_is_input, 0, ARRAY_SIZE(walks));
 	tcase_add_test(t, pystack_spinning_sync_site_is_gpu);
 	tcase_add_loop_test(t, pystack_blocking_sync_site_has_its_state, 0,

@@ -79,19 +79,28 @@ int tw_start(struct tw_work *w, const char *const *args)
 	return tw_spawn(w, argv);
 }
 
-int tw_start_py(struct tw_work *w, const char *script, const char *const *args)
+int tw_start_py_in(struct tw_work *w, const char *const *interp, const char *script,
+		   const char *const *args)
 {
 	char path[512];
 	char *argv[16];
 	int n = 0;
 
 	snprintf(path, sizeof(path), "%s/tests/py/%s", tu_src_dir(), script);
-	argv[n++] = "/usr/bin/python3";
+	for (size_t i = 0; interp[i] && n < 14; i++)
+		argv[n++] = (char *)interp[i];
 	argv[n++] = path;
 	for (size_t i = 0; args[i] && n < 15; i++)
 		argv[n++] = (char *)args[i];
 	argv[n] = NULL;
 	return tw_spawn(w, argv);
+}
+
+int tw_start_py(struct tw_work *w, const char *script, const char *const *args)
+{
+	static const char *const python[] = { "/usr/bin/python3", NULL };
+
+	return tw_start_py_in(w, python, script, args);
 }
 
 /* Does text hold line (a whole line), or a "ready ..." line when NULL? */

@@ -24,6 +24,9 @@ int tw_start(struct tw_work *w, const char *const *args);
 /* Starts argv (argv[0] a path) and waits for "ready". */
 int tw_start_argv(struct tw_work *w, char *const argv[]);
 /* Starts /usr/bin/python3 tests/py/<script> args and waits for "ready". */
+/* The same, run by interp (an argv prefix: the interpreter, and what runs it). */
+int tw_start_py_in(struct tw_work *w, const char *const *interp, const char *script,
+		   const char *const *args);
 int tw_start_py(struct tw_work *w, const char *script, const char *const *args);
 /* Waits until the output holds the line `line`; 0 or -1 on timeout/exit. */
 int tw_wait_line(struct tw_work *w, const char *line, int timeout_ms);
