@@ -3,11 +3,12 @@
  * explain_verdict.h.  The rules: a blocked state that takes at least
  * EV_BOUND of the wall time names the bottleneck (the largest one when
  * several do): input waits make the job data-bound, collective waits
- * communication-bound, lock waits lock contention; waiting for a CPU
- * (EV_RUNQ_BOUND or more) is CPU contention.  When no wait stands out,
- * the time is on the CPU feeding the GPU or waiting on it in short waits:
- * GPU-bound, with the memory evidence when allocations fail or a GPU is
- * (nearly) full.
+ * communication-bound, lock waits lock contention, sleeps sleeping;
+ * waiting for a CPU (EV_RUNQ_BOUND or more) is CPU contention.  When no
+ * wait stands out, the time is on the CPU: feeding the GPU or waiting on
+ * it in short waits, GPU-bound (with the memory evidence when allocations
+ * fail or a GPU is (nearly) full), for a process that does GPU work; for
+ * one that does none (a CPU training loop), CPU-bound.
  */
 #include <stdio.h>
 
@@ -31,7 +32,7 @@ const char *ev_verdict_name(enum ev_verdict v)
 {
 	static const char *const names[EV_VERDICT_COUNT] = {
 		"data-bound", "GPU-bound", "communication-bound", "CPU contention",
-		"lock contention",
+		"lock contention", "sleeping", "CPU-bound",
 	};
 	return (unsigned int)v < EV_VERDICT_COUNT ? names[v] : "?";
 }
@@ -47,6 +48,10 @@ static const char *const advice[EV_VERDICT_COUNT] = {
 	"CPU pinning, or move other work off the node",
 	"shorten or remove the lock the top site waits on (a queue, a shared object, "
 	"logging), or move that work off the training thread",
+	"the process sleeps on purpose at the top site (a polling loop, a rate limit, "
+	"a retry back-off): shorten the sleep or wait on the event itself",
+	"the training step's own CPU work is the limit: profile it (torch.profiler, "
+	"py-spy), give it more threads (torch.set_num_threads) or move it to a GPU",
 };
 
 static const char memory_advice[] =
@@ -64,6 +69,7 @@ enum ev_verdict ev_decide(const struct ev_process *p, char *evidence, size_t ev_
 		{ EV_INPUT, EV_DATA_BOUND, EV_BOUND },
 		{ EV_COLLECTIVE, EV_COMM_BOUND, EV_BOUND },
 		{ EV_LOCK, EV_LOCK_CONTENTION, EV_BOUND },
+		{ EV_SLEEP, EV_SLEEPING, EV_BOUND },
 		{ EV_RUNQ, EV_CPU_CONTENTION, EV_RUNQ_BOUND },
 	};
 	int best = -1;
@@ -96,6 +102,10 @@ enum ev_verdict ev_decide(const struct ev_process *p, char *evidence, size_t ev_
 			snprintf(evidence, ev_len, "%.0f%% of the wall time waiting on locks "
 				 "(futex)", s);
 			break;
+		case EV_SLEEPING:
+			snprintf(evidence, ev_len, "%.0f%% of the wall time asleep (the nanosleep "
+				 "family: time.sleep)", s);
+			break;
 		default:
 			snprintf(evidence, ev_len, "%.0f%% of the wall time runnable but waiting "
 				 "for a CPU; %.0f involuntary switches a second", s,
@@ -103,6 +113,13 @@ enum ev_verdict ev_decide(const struct ev_process *p, char *evidence, size_t ev_
 			break;
 		}
 		return v;
+	}
+	if (!p->uses_gpu) {
+		snprintf(evidence, ev_len, "%.0f%% of the wall time on the CPU or in waits too "
+			 "short to count, and no GPU work seen (no kernel launch, collective or "
+			 "GPU memory); no wait stands out", p->share[EV_ONCPU] * 100.0);
+		*recommendation = advice[EV_CPU_BOUND];
+		return EV_CPU_BOUND;
 	}
 	if (p->failed_allocs || p->gpu_peak_fraction >= EV_MEMORY_FULL) {
 		snprintf(evidence, ev_len, "no other wait stands out (%.0f%% waiting for the GPU, "

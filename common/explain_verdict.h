@@ -26,6 +26,7 @@ struct ev_process {
 	uint64_t failed_allocs;
 	double gpu_peak_fraction;	/* highest peak / total over its GPUs; 0 unknown */
 	uint32_t gpu_peak_id;
+	int uses_gpu;			/* launches, NCCL, GPU memory or waits seen */
 	/* Filled by ev_stragglers for communication-bound processes. */
 	int32_t straggler_rank;		/* -1: none stands out */
 	uint32_t straggler_pid;
@@ -34,7 +35,7 @@ struct ev_process {
 
 enum ev_verdict {
 	EV_DATA_BOUND, EV_GPU_BOUND, EV_COMM_BOUND, EV_CPU_CONTENTION, EV_LOCK_CONTENTION,
-	EV_VERDICT_COUNT
+	EV_SLEEPING, EV_CPU_BOUND, EV_VERDICT_COUNT
 };
 
 const char *ev_share_name(enum ev_share s);

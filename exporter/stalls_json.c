@@ -196,6 +196,8 @@ static int ev_fill(const struct shm_snapshot *snap, const struct shm_proc_recent
 		sum += ev->share[i];
 	ev->share[EV_ONCPU] = sum < 1 ? 1 - sum : 0;
 rest:
+	if (ev->share[EV_GPU] > 0)
+		ev->uses_gpu = 1;
 	ev->involuntary_per_s = (double)r->involuntary_switches / w;
 	ev->failed_allocs = r->failed_allocs;
 	mem = shm_snapshot_rows(snap, SHM_TABLE_GPU_MEM, &n);
@@ -203,6 +205,7 @@ rest:
 	for (uint32_t i = 0; i < n; i++) {
 		if (mem[i].pid != ev->pid)
 			continue;
+		ev->uses_gpu = 1;
 		for (uint32_t k = 0; k < n_gpu; k++) {
 			double f;
 
@@ -329,6 +332,7 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 			ev->nranks = comm[i].nranks;
 		}
 	}
+	ev->uses_gpu = ev->rank >= 0 || launches_kernels(p);
 	*training = r && (ev->rank >= 0 || launches_kernels(p) ||
 			  (mine && mine->status == SHM_PY_FRAMES)) &&
 		    ev_fill(snap, r, mine && mine->status == SHM_PY_FRAMES, ev) == 0;

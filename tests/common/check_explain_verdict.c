@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The verdict rules on shares of wall time: the wait that stands out
+ * names the bottleneck, and when none does, the time on the CPU is
+ * GPU-bound only for a process that does GPU work.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "common/explain_verdict.h"
+
+/* A process over 10 s with the given shares; the rest of the time on the CPU. */
+static struct ev_process shares(int uses_gpu, double input, double gpu, double sleep)
+{
+	struct ev_process p = { .pid = 42, .rank = -1, .nranks = -1, .window_s = 10,
+				.uses_gpu = uses_gpu, .straggler_rank = -1 };
+
+	p.share[EV_INPUT] = input;
+	p.share[EV_GPU] = gpu;
+	p.share[EV_SLEEP] = sleep;
+	p.share[EV_ONCPU] = 1 - input - gpu - sleep;
+	return p;
+}
+
+static enum ev_verdict decide(const struct ev_process *p, char *evidence, size_t len)
+{
+	const char *advice = NULL;
+	enum ev_verdict v = ev_decide(p, evidence, len, &advice);
+
+	ck_assert_ptr_nonnull(advice);
+	ck_assert_int_gt((int)strlen(evidence), 0);
+	return v;
+}
+
+START_TEST(no_wait_stands_out_gpu_work_is_gpu_bound_else_cpu_bound)
+{
+	struct ev_process gpu_job = shares(1, 0.02, 0.10, 0), cpu_job = shares(0, 0.02, 0, 0);
+	char evidence[512];
+
+	ck_assert_int_eq(decide(&gpu_job, evidence, sizeof(evidence)), EV_GPU_BOUND);
+	ck_assert_ptr_nonnull(strstr(evidence, "10% of the wall time waiting for the GPU"));
+	ck_assert_int_eq(decide(&cpu_job, evidence, sizeof(evidence)), EV_CPU_BOUND);
+	ck_assert_ptr_nonnull(strstr(evidence, "98% of the wall time on the CPU"));
+	ck_assert_ptr_nonnull(strstr(evidence, "no GPU work seen"));
+	ck_assert_str_eq(ev_verdict_name(EV_CPU_BOUND), "CPU-bound");
+}
+END_TEST
+
+START_TEST(the_largest_wait_over_the_bound_names_it)
+{
+	struct ev_process asleep = shares(0, 0.20, 0, 0.70), fed = shares(1, 0.40, 0, 0.20);
+	char evidence[512];
+
+	ck_assert_int_eq(decide(&asleep, evidence, sizeof(evidence)), EV_SLEEPING);
+	ck_assert_ptr_nonnull(strstr(evidence, "70% of the wall time asleep"));
+	ck_assert_str_eq(ev_verdict_name(EV_SLEEPING), "sleeping");
+	ck_assert_int_eq(decide(&fed, evidence, sizeof(evidence)), EV_DATA_BOUND);
+	ck_assert_ptr_nonnull(strstr(evidence, "40% of the wall time waiting for input"));
+	/* Under the bound, a sleep names nothing. */
+	asleep = shares(1, 0, 0, 0.10);
+	ck_assert_int_eq(decide(&asleep, evidence, sizeof(evidence)), EV_GPU_BOUND);
+}
+END_TEST
+
+Suite *explain_verdict_suite(void);
+Suite *explain_verdict_suite(void)
+{
+	Suite *s = suite_create("explain_verdict");
+	TCase *tc = tcase_create("rules");
+
+	tcase_add_test(tc, no_wait_stands_out_gpu_work_is_gpu_bound_else_cpu_bound);
+	tcase_add_test(tc, the_largest_wait_over_the_bound_names_it);
+	suite_add_tcase(s, tc);
+	return s;
+}
