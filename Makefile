@@ -133,12 +133,12 @@ deps:
 	$(Q)sh tools/deps.sh $(BUILD_DEPS)
 
 # Debian 12 ships CPython 3.11 only: the Python-frame tests also run
-# Debian 13's 3.13, unpacked under the build folder (tools/python-tree.sh).
-PYTHON_TREE := $(BUILD)/python3.13
+# Debian's 3.13 and 3.14, unpacked under the build folder (tools/python-tree.sh).
+PYTHON_TREES := 3.13 3.14
 
 test-deps:
 	$(Q)sh tools/deps.sh $(BUILD_DEPS) $(TEST_DEPS)
-	$(Q)sh tools/python-tree.sh $(PYTHON_TREE)
+	$(Q)for v in $(PYTHON_TREES); do sh tools/python-tree.sh $(BUILD)/python$$v $$v || exit 1; done
 
 bench-deps:
 	$(Q)sh tools/deps.sh $(BUILD_DEPS) $(TEST_DEPS) $(BENCH_DEPS)

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * pydebug.h.  The shape of 3.13's _Py_DebugOffsets is that of its
- * Include/internal/pycore_runtime.h (stable across 3.13.x, and checked by
- * tests/collector/check_pystack.c against a real 3.13's headers and live
- * process).  Every offset read is bounded before it is used: the struct
- * comes from the watched process, which may hold anything.
+ * pydebug.h.  A version's _Py_DebugOffsets is read whole, and the fields
+ * the layout takes copied into one shape (struct fields) that the rest
+ * reads; each shape is checked by tests/collector/check_pystack.c against
+ * a real interpreter's headers and live process.  Every offset read is
+ * bounded before it is used: the struct comes from the watched process,
+ * which may hold anything.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,10 +17,66 @@
 
 /*
  * PyCompactUnicodeObject is PyASCIIObject and then utf8_length and utf8,
- * two words (Include/cpython/unicodeobject.h, 3.11 to 3.13); the debug
+ * two words (Include/cpython/unicodeobject.h, 3.11 to 3.14); the debug
  * offsets give only the first size.
  */
 #define COMPACT_AFTER_ASCII	16
+
+/*
+ * 3.14 keeps a frame's code object as a _PyStackRef, a pointer with tag
+ * bits in its low two (Py_TAG_BITS of Include/internal/pycore_stackref.h,
+ * builds with the GIL).
+ */
+#define STACKREF_TAG_BITS	3u
+
+/* The fields the layout takes, wherever a version keeps them. */
+struct fields {
+	uint64_t version, free_threaded;
+	struct { uint64_t size, interpreters_head; } runtime_state;
+	struct { uint64_t size, threads_head; } interpreter_state;
+	struct { uint64_t size, next, interp, current_frame, native_thread_id; } thread_state;
+	struct { uint64_t size, previous, executable, instr_ptr; } frame;
+	struct {
+		uint64_t size, filename, qualname, linetable, firstlineno, co_code_adaptive;
+	} code_object;
+	struct { uint64_t size, ob_type; } pyobject;
+	struct { uint64_t size, ob_size, ob_sval; } bytes_object;
+	struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
+};
+
+/* The same fields of any version's struct d (their names are alike). */
+#define TAKE_FIELDS(f, d) do {							\
+	(f)->version = (d)->version;						\
+	(f)->free_threaded = (d)->free_threaded;				\
+	(f)->runtime_state.size = (d)->runtime_state.size;			\
+	(f)->runtime_state.interpreters_head = (d)->runtime_state.interpreters_head; \
+	(f)->interpreter_state.size = (d)->interpreter_state.size;		\
+	(f)->interpreter_state.threads_head = (d)->interpreter_state.threads_head; \
+	(f)->thread_state.size = (d)->thread_state.size;			\
+	(f)->thread_state.next = (d)->thread_state.next;			\
+	(f)->thread_state.interp = (d)->thread_state.interp;			\
+	(f)->thread_state.current_frame = (d)->thread_state.current_frame;	\
+	(f)->thread_state.native_thread_id = (d)->thread_state.native_thread_id; \
+	(f)->frame.size = (d)->frame.size;					\
+	(f)->frame.previous = (d)->frame.previous;				\
+	(f)->frame.executable = (d)->frame.executable;				\
+	(f)->frame.instr_ptr = (d)->frame.instr_ptr;				\
+	(f)->code_object.size = (d)->code_object.size;				\
+	(f)->code_object.filename = (d)->code_object.filename;			\
+	(f)->code_object.qualname = (d)->code_object.qualname;			\
+	(f)->code_object.linetable = (d)->code_object.linetable;		\
+	(f)->code_object.firstlineno = (d)->code_object.firstlineno;		\
+	(f)->code_object.co_code_adaptive = (d)->code_object.co_code_adaptive;	\
+	(f)->pyobject.size = (d)->objects.pyobject.size;				\
+	(f)->pyobject.ob_type = (d)->objects.pyobject.ob_type;				\
+	(f)->bytes_object.size = (d)->text.bytes_object.size;			\
+	(f)->bytes_object.ob_size = (d)->text.bytes_object.ob_size;			\
+	(f)->bytes_object.ob_sval = (d)->text.bytes_object.ob_sval;			\
+	(f)->unicode_object.size = (d)->text.unicode_object.size;			\
+	(f)->unicode_object.state = (d)->text.unicode_object.state;			\
+	(f)->unicode_object.length = (d)->text.unicode_object.length;		\
+	(f)->unicode_object.asciiobject_size = (d)->text.unicode_object.asciiobject_size; \
+} while (0)
 
 int pydebug_published(int mem, uint64_t runtime)
 {
@@ -42,8 +99,7 @@ struct pick {
  */
 #define STRUCT_MAX	65536
 
-static int fill_313(const struct py_debug_313 *d, struct py_layout *l, char *why,
-		    size_t why_len)
+static int fill(const struct fields *d, struct py_layout *l, char *why, size_t why_len)
 {
 	uint16_t ascii = 0;
 	const struct pick picks[] = {
@@ -103,19 +159,20 @@ static int fill_313(const struct py_debug_313 *d, struct py_layout *l, char *why
 	return 0;
 }
 
-int pydebug_layout(int mem, uint64_t runtime, uint32_t major, uint32_t minor,
-		   struct py_layout *out, char *why, size_t why_len)
+/*
+ * The fields of 3.minor's _Py_DebugOffsets at runtime, minor one whose
+ * shape is known.  0, or -errno with why set.
+ */
+static int read_fields(int mem, uint64_t runtime, uint32_t minor, struct fields *f, char *why,
+		       size_t why_len)
 {
-	struct py_debug_313 d;
-	uint64_t want;
+	union {
+		char cookie[8];
+		struct py_debug_313 v13;
+		struct py_debug_314 v14;
+	} d;
 
-	memset(out, 0, sizeof(*out));
-	if (major != 3 || minor != 13) {
-		snprintf(why, why_len, "the _Py_DebugOffsets of CPython %u.%u are not read yet",
-			 major, minor);
-		return -EPROTONOSUPPORT;
-	}
-	if (pymem_read(mem, runtime, &d, sizeof(d)) != 0) {
+	if (pymem_read(mem, runtime, &d, minor == 13 ? sizeof(d.v13) : sizeof(d.v14)) != 0) {
 		snprintf(why, why_len, "cannot read its _Py_DebugOffsets");
 		return -EIO;
 	}
@@ -123,17 +180,41 @@ int pydebug_layout(int mem, uint64_t runtime, uint32_t major, uint32_t minor,
 		snprintf(why, why_len, "its _PyRuntime does not begin with _Py_DebugOffsets");
 		return -EPROTO;
 	}
+	if (minor == 13)
+		TAKE_FIELDS(f, &d.v13);
+	else
+		TAKE_FIELDS(f, &d.v14);
+	return 0;
+}
+
+int pydebug_layout(int mem, uint64_t runtime, uint32_t major, uint32_t minor,
+		   struct py_layout *out, char *why, size_t why_len)
+{
+	struct fields f;
+	uint64_t want;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (major != 3 || (minor != 13 && minor != 14)) {
+		snprintf(why, why_len, "the _Py_DebugOffsets of CPython %u.%u are not read yet",
+			 major, minor);
+		return -EPROTONOSUPPORT;
+	}
+	err = read_fields(mem, runtime, minor, &f, why, why_len);
+	if (err)
+		return err;
 	want = (uint64_t)major << 24 | (uint64_t)minor << 16;
-	if ((d.version & 0xffff0000u) != want) {
+	if ((f.version & 0xffff0000u) != want) {
 		snprintf(why, why_len, "its _Py_DebugOffsets are of version %#llx, not %u.%u",
-			 (unsigned long long)d.version, major, minor);
+			 (unsigned long long)f.version, major, minor);
 		return -EPROTO;
 	}
-	if (d.free_threaded) {
+	if (f.free_threaded) {
 		snprintf(why, why_len, "free-threaded builds are not supported for Python frames");
 		return -EPROTONOSUPPORT;
 	}
 	out->major = major;
 	out->minor = minor;
-	return fill_313(&d, out, why, why_len);
+	out->code_tag_bits = minor >= 14 ? STACKREF_TAG_BITS : 0;
+	return fill(&f, out, why, why_len);
 }

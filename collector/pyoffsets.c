@@ -52,7 +52,7 @@ const struct py_layout *py_layout_find(uint32_t major, uint32_t minor)
 
 const char *py_layout_supported(void)
 {
-	return "3.11 and 3.13";
+	return "3.11, 3.13 and 3.14";
 }
 
 /* A word at off lies inside size bytes. */

@@ -29,6 +29,7 @@ struct py_layout {
 	uint16_t str_state;		/* PyASCIIObject.state */
 	uint16_t str_ascii_data;	/* sizeof(PyASCIIObject): compact ASCII text */
 	uint16_t str_compact_data;	/* sizeof(PyCompactUnicodeObject) */
+	uint16_t code_tag_bits;		/* low bits of a frame's code pointer that tag it */
 };
 
 /*
@@ -49,7 +50,7 @@ int py_layout_fits(const struct py_layout *l);
 /* The row of version major.minor, or NULL when it is not supported. */
 const struct py_layout *py_layout_find(uint32_t major, uint32_t minor);
 
-/* "3.11 and 3.13": the versions with a row or read offsets, for messages. */
+/* "3.11, 3.13 and 3.14": the versions with a row or read offsets, for messages. */
 const char *py_layout_supported(void);
 
 #endif /* ZERNEL_PYOFFSETS_H */

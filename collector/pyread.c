@@ -302,15 +302,21 @@ int pyread_where(int mem, const struct py_interp *pi, const struct zev_py_stall 
 	static uint8_t heads[ZP_MAX_FRAMES][CODE_HEADER];
 	uint32_t n = rec->nframes < ZP_MAX_FRAMES ? rec->nframes : ZP_MAX_FRAMES;
 	int ok[ZP_MAX_FRAMES], named = 0;
+	struct zev_py_frame frames[ZP_MAX_FRAMES];
 	struct stall_frame f;
 
 	memset(out, 0, sizeof(*out));
-	read_heads(mem, rec->hdr.pid, rec->frames, n, heads, ok);
+	/* The walk copies a frame's code pointer as it is, tag bits and all. */
+	for (uint32_t i = 0; i < n; i++) {
+		frames[i] = rec->frames[i];
+		frames[i].code &= ~(uint64_t)pi->layout.code_tag_bits;
+	}
+	read_heads(mem, rec->hdr.pid, frames, n, heads, ok);
 	out->native_stack = rec->native_stack < 0 ? -1 : rec->native_stack;
 	out->flags = rec->truncated ? SHM_SITE_TRUNCATED : 0;
 	/* Innermost first: stop at the user's own frame, reading no more. */
 	for (uint32_t i = 0; i < n; i++) {
-		if (name_frame(mem, pi, rec->hdr.pid, &rec->frames[i], ok[i] ? heads[i] : NULL,
+		if (name_frame(mem, pi, rec->hdr.pid, &frames[i], ok[i] ? heads[i] : NULL,
 			       &f) != 0) {
 			if (!named)
 				return -ESTALE;

@@ -1,20 +1,26 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# A CPython 3.13 to test the Python frames against, where Debian 12 ships
-# only 3.11:  tools/python-tree.sh DIR
-# Debian 13's python3.13-minimal, its C library and its headers, fetched
-# from Debian's archive with apt (a private source list; the system's is
-# left alone) and unpacked into DIR, a root file system to chroot into.
+# A CPython to test the Python frames against, where Debian 12 ships only
+# 3.11:  tools/python-tree.sh DIR VERSION   (VERSION 3.13 or 3.14)
+# Debian's python3.X-minimal, its C library and its headers, fetched from
+# Debian's archive with apt (a private source list; the system's is left
+# alone) and unpacked into DIR, a root file system to chroot into: 3.13
+# from Debian 13, 3.14 from Debian testing (forky).
 # DIR/.zernel-tree names what it was made with; a tree made with anything
 # else is made again.  Without the archive it says so and leaves DIR out:
 # the tests that need it then skip, or fail under ZERNEL_TESTS_STRICT.
 set -eu
 
 dir=$1
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-packages="python3.13-minimal libpython3.13-minimal libpython3.13-dev libc6 libgcc-s1 libexpat1 zlib1g"
-want="trixie $packages"
+version=$2
+case $version in
+3.13)	mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}; suite=trixie ;;
+3.14)	mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}; suite=forky ;;
+*)	echo "python-tree: no source for CPython $version (3.13, 3.14)" >&2; exit 2 ;;
+esac
+packages="python$version-minimal libpython$version-minimal libpython$version-dev libc6 libgcc-s1 libexpat1 zlib1g"
+want="$suite $packages"
 
 if [ -r "$dir/.zernel-tree" ] && [ "$(cat "$dir/.zernel-tree")" = "$want" ]; then
 	exit 0
@@ -25,7 +31,8 @@ mkdir -p "$(dirname "$dir")"
 work="$(cd "$(dirname "$dir")" && pwd)/$(basename "$dir").tmp"
 rm -rf "$dir" "$work"
 mkdir -p "$work/apt/lists/partial" "$work/apt/cache/archives/partial" "$work/debs" "$work/root"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" \
+# testing's Release carries a Valid-Until that a mirror kept still outlives.
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg check-valid-until=no] $mirror $suite main" \
 	>"$work/apt/sources.list"
 apt() {
 	apt-get -q -o Dir::Etc::SourceList="$work/apt/sources.list" \
@@ -33,12 +40,12 @@ apt() {
 		-o Dir::Cache="$work/apt/cache" -o Dir::State::Status=/dev/null \
 		-o APT::Sandbox::User="$(id -un)" "$@"
 }
-echo "python-tree: Debian 13's python3.13 from $mirror into $dir"
+echo "python-tree: Debian's python$version ($suite) from $mirror into $dir"
 if ! apt update >"$work/apt.log" 2>&1 ||
 	! (cd "$work/debs" && apt download $packages) >>"$work/apt.log" 2>&1; then
 	tail -n 5 "$work/apt.log" >&2
-	echo "python-tree: could not fetch Debian 13's python3.13 (no access to $mirror?);" \
-		"the CPython 3.13 tests will skip" >&2
+	echo "python-tree: could not fetch Debian's python$version (no access to $mirror?);" \
+		"the CPython $version tests will skip" >&2
 	rm -rf "$work"
 	exit 0
 fi

@@ -40,32 +40,38 @@ static struct py_debug_313 plausible(void)
 	d.code_object.linetable = 136;
 	d.code_object.firstlineno = 68;
 	d.code_object.co_code_adaptive = 200;
-	d.pyobject.size = 16;
-	d.pyobject.ob_type = 8;
-	d.bytes_object.size = 40;
-	d.bytes_object.ob_size = 16;
-	d.bytes_object.ob_sval = 32;
-	d.unicode_object.size = 40;
-	d.unicode_object.length = 16;
-	d.unicode_object.state = 32;
-	d.unicode_object.asciiobject_size = 40;
+	d.objects.pyobject.size = 16;
+	d.objects.pyobject.ob_type = 8;
+	d.text.bytes_object.size = 40;
+	d.text.bytes_object.ob_size = 16;
+	d.text.bytes_object.ob_sval = 32;
+	d.text.unicode_object.size = 40;
+	d.text.unicode_object.length = 16;
+	d.text.unicode_object.state = 32;
+	d.text.unicode_object.asciiobject_size = 40;
 	return d;
 }
 
-/* pydebug_layout over d placed at RUNTIME_AT of a memory file. */
-static int layout_of(const struct py_debug_313 *d, uint32_t minor, struct py_layout *l,
+/* pydebug_layout over size bytes of d placed at RUNTIME_AT of a memory file. */
+static int layout_at(const void *d, size_t size, uint32_t minor, struct py_layout *l,
 		     char *why, size_t len)
 {
 	int fd = memfd_create("zernel-pydebug", MFD_CLOEXEC), err;
 
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, d, sizeof(*d), RUNTIME_AT), (ssize_t)sizeof(*d));
+	ck_assert_int_eq(pwrite(fd, d, size, RUNTIME_AT), (ssize_t)size);
 	why[0] = '\0';
 	err = pydebug_layout(fd, RUNTIME_AT, 3, minor, l, why, len);
 	if (err)
 		ck_assert_msg(why[0] != '\0', "error %d without a reason", err);
 	close(fd);
 	return err;
+}
+
+static int layout_of(const struct py_debug_313 *d, uint32_t minor, struct py_layout *l,
+		     char *why, size_t len)
+{
+	return layout_at(d, sizeof(*d), minor, l, why, len);
 }
 
 START_TEST(published_offsets_become_the_layout)
@@ -84,6 +90,36 @@ START_TEST(published_offsets_become_the_layout)
 	ck_assert_uint_eq(l.str_ascii_data, 40);
 	ck_assert_uint_eq(l.str_compact_data, 56);
 	ck_assert(py_layout_fits(&l));
+}
+END_TEST
+
+/* 3.14's shape: the same offsets found at their own places, and its frames' code tagged. */
+START_TEST(a_314_shape_is_read_at_its_places)
+{
+	struct py_debug_313 d13 = plausible();
+	struct py_debug_314 d = { .version = 0x030e08f0 };
+	struct py_layout l;
+	char why[256];
+
+	memcpy(d.cookie, PY_DEBUG_COOKIE, sizeof(d.cookie));
+	d.runtime_state = d13.runtime_state;
+	d.interpreter_state.size = d13.interpreter_state.size;
+	d.interpreter_state.threads_head = 7400;
+	d.thread_state = d13.thread_state;
+	d.frame = (typeof(d.frame)){ .size = 96, .previous = 8, .instr_ptr = 56 };
+	d.code_object = (typeof(d.code_object)){ .size = 216, .filename = 112, .qualname = 128,
+						.linetable = 136, .firstlineno = 68,
+						.co_code_adaptive = 208 };
+	d.objects = d13.objects;
+	d.text = d13.text;
+	ck_assert_int_eq(layout_at(&d, sizeof(d), 14, &l, why, sizeof(why)), 0);
+	ck_assert_uint_eq(l.walk.interp_threads_head, 7400);
+	ck_assert_uint_eq(l.code_units, 208);
+	ck_assert_uint_eq(l.code_tag_bits, 3);
+	ck_assert(py_layout_fits(&l));
+	/* A 3.13 reads no tag off its frames' code. */
+	ck_assert_int_eq(layout_of(&d13, 13, &l, why, sizeof(why)), 0);
+	ck_assert_uint_eq(l.code_tag_bits, 0);
 }
 END_TEST
 
@@ -107,11 +143,11 @@ START_TEST(anything_else_is_refused_with_its_reason)
 	ck_assert_int_eq(layout_of(&d, 13, &l, why, sizeof(why)), -EPROTONOSUPPORT);
 	ck_assert_ptr_nonnull(strstr(why, "free-threaded"));
 
-	/* Another minor version's offsets have another shape. */
+	/* A later version's offsets have a shape not known here. */
 	d = plausible();
-	d.version = 0x030e00f0;
-	ck_assert_int_eq(layout_of(&d, 14, &l, why, sizeof(why)), -EPROTONOSUPPORT);
-	ck_assert_ptr_nonnull(strstr(why, "3.14 are not read yet"));
+	d.version = 0x030f00f0;
+	ck_assert_int_eq(layout_of(&d, 15, &l, why, sizeof(why)), -EPROTONOSUPPORT);
+	ck_assert_ptr_nonnull(strstr(why, "3.15 are not read yet"));
 
 	/* An offset outside its structure, or past 16 bits. */
 	d = plausible();
@@ -153,6 +189,7 @@ Suite *pydebug_suite(void)
 	TCase *tc = tcase_create("offsets");
 
 	tcase_add_test(tc, published_offsets_become_the_layout);
+	tcase_add_test(tc, a_314_shape_is_read_at_its_places);
 	tcase_add_test(tc, anything_else_is_refused_with_its_reason);
 	suite_add_tcase(s, tc);
 	return s;

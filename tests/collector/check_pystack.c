@@ -6,8 +6,9 @@
  * installed interpreter's own headers; then (root, BPF) a script that
  * sleeps, waits on a lock and waits on a real PyTorch DataLoader at
  * known lines, with the frames read after each stall (BPF task work) and
- * at every switch away; the same for Debian 13's CPython 3.13 (run in a
- * root file system of its own, its layout read from its _Py_DebugOffsets);
+ * at every switch away; the same for Debian's CPython 3.13 and 3.14 (each
+ * run in a root file system of its own, its layout read from its
+ * _Py_DebugOffsets);
  * and a CPython 3.12 stand-in that must be refused.
  */
 #include <check.h>
@@ -38,23 +39,32 @@ static int have_python(const char *test)
 }
 
 /*
- * Debian 13's CPython 3.13, unpacked under the build folder by `make
+ * Debian's CPython 3.13 and 3.14 (the versions whose layout is read from
+ * the interpreter), each unpacked under the build folder by `make
  * test-deps` (tools/python-tree.sh): a root file system run with chroot,
- * as a container runs its own interpreter.  Its root into root.
+ * as a container runs its own interpreter.
  */
-#define PYTHON313	"/usr/bin/python3.13"
+static const struct {
+	const char *version;
+	unsigned int debug_words;	/* sizeof(_Py_DebugOffsets) / 8 */
+} trees[] = { { "3.13", 73 }, { "3.14", 95 } };
+
 #define CHROOT		"/usr/sbin/chroot"
 
-static int have_python313(char *root, size_t len, const char *test)
+/* Tree i's root into root, its interpreter's path inside it into python. */
+static int have_tree(int i, char *root, size_t len, char *python, size_t python_len,
+		     const char *test)
 {
-	char bin[PATH_MAX + 32];
+	char rel[32], bin[PATH_MAX + 32];
 
-	tu_build_path(root, len, "python3.13");
-	snprintf(bin, sizeof(bin), "%s%s", root, PYTHON313);
+	snprintf(rel, sizeof(rel), "python%s", trees[i].version);
+	tu_build_path(root, len, rel);
+	snprintf(python, python_len, "/usr/bin/python%s", trees[i].version);
+	snprintf(bin, sizeof(bin), "%s%s", root, python);
 	if (access(bin, X_OK) == 0)
 		return 1;
-	tu_skip_missing("%s: %s is missing (make test-deps unpacks Debian 13's python3.13 there)",
-			test, bin);
+	tu_skip_missing("%s: %s is missing (make test-deps unpacks Debian's python%s there)",
+			test, bin, trees[i].version);
 	return 0;
 }
 
@@ -65,14 +75,14 @@ static void copy_script_into(const char *root, const char *script)
 				   root, tu_src_dir(), tu_src_dir(), script, root, tu_src_dir()), 0);
 }
 
-/* tests/py/SCRIPT ARGS under CPython 3.13 in root, started as tw_start_py does. */
-static int start_py313(struct tw_work *w, const char *root, const char *script,
-		       const char *const *args)
+/* tests/py/SCRIPT ARGS under python in root, started as tw_start_py does. */
+static int start_in_tree(struct tw_work *w, const char *root, const char *python,
+			 const char *script, const char *const *args)
 {
-	const char *const python[] = { CHROOT, root, PYTHON313, NULL };
+	const char *const interp[] = { CHROOT, root, python, NULL };
 
 	copy_script_into(root, script);
-	return tw_start_py_in(w, python, script, args);
+	return tw_start_py_in(w, interp, script, args);
 }
 
 /*
@@ -102,25 +112,26 @@ static int hexval(char c)
 	return c >= 'a' ? c - 'a' + 10 : c - '0';
 }
 
-/* By loop index: Debian's 3.11, then Debian 13's 3.13 (the same table format). */
+/* By loop index: Debian's 3.11, then each tree's (the same table format). */
 START_TEST(pystack_line_table_matches_cpython_co_lines)
 {
 	static uint8_t tab[1 << 16];
-	char cmd[2 * PATH_MAX], python[PATH_MAX + 64], root[PATH_MAX], *out, *line, *save = NULL;
+	char cmd[3 * PATH_MAX], python[PATH_MAX + 128], root[PATH_MAX], tree_python[64], *out;
+	char *line, *save = NULL;
 	size_t tab_len = 0;
 	long codes = 0, checked = 0, first = 0;
 	int status;
 
 	if (_i == 0 && !have_python("pystack_line_table_matches_cpython_co_lines"))
 		return;
-	if (_i == 1 && (tu_skip_unless_root("pystack_line_table_matches_cpython_co_lines") ||
-			!have_python313(root, sizeof(root),
-					"pystack_line_table_matches_cpython_co_lines")))
+	if (_i > 0 && (tu_skip_unless_root("pystack_line_table_matches_cpython_co_lines") ||
+		       !have_tree(_i - 1, root, sizeof(root), tree_python, sizeof(tree_python),
+				  "pystack_line_table_matches_cpython_co_lines")))
 		return;
 	if (_i == 0)
 		snprintf(python, sizeof(python), "%s", PYTHON);
 	else
-		snprintf(python, sizeof(python), "%s '%s' %s", CHROOT, root, PYTHON313);
+		snprintf(python, sizeof(python), "%s '%s' %s", CHROOT, root, tree_python);
 	snprintf(cmd, sizeof(cmd), "%s -c \"$(cat <<'PYEOF'\n%sPYEOF\n)\"", python, lines_script);
 	out = tu_capture(cmd, &status);
 	ck_assert_ptr_nonnull(out);
@@ -268,39 +279,39 @@ START_TEST(pystack_layout_matches_interpreter_headers)
 END_TEST
 
 /*
- * 3.13 has no row: its layout is read from the live interpreter's
- * _Py_DebugOffsets, and must be what its own headers say, the shape of
- * the debug offsets included.
+ * 3.13 and 3.14 have no row: their layout is read from the live
+ * interpreter's _Py_DebugOffsets, and must be what its own headers say,
+ * the shape of the debug offsets included.  By loop index, a tree.
  */
-START_TEST(pystack_313_layout_from_its_debug_offsets)
+START_TEST(pystack_layout_from_the_interpreters_debug_offsets)
 {
 	static const char prog[] = LAYOUT_PROG_HEAD
 		"printf(\"0 \"); O(PyThreadState, current_frame);\n"
 		"O(_PyInterpreterFrame, f_executable); O(_PyInterpreterFrame, instr_ptr);\n"
 		LAYOUT_PROG_TAIL "printf(\"%zu\\n\", sizeof(_Py_DebugOffsets));\n"
 		"return 0; }\n";
-	char root[PATH_MAX], cflags[2 * PATH_MAX + 64], why[256];
-	char *argv[] = { CHROOT, root, PYTHON313, "-c",
+	char root[PATH_MAX], python[64], cflags[2 * PATH_MAX + 64], why[256];
+	char *argv[] = { CHROOT, root, python, "-c",
 			 "import time\nprint('ready', flush=True)\ntime.sleep(60)\n", NULL };
 	unsigned long v[LAYOUT_VALUES + 1];
 	struct py_interp pi;
 	struct tw_work w;
 	int err;
 
-	if (tu_skip_unless_root("pystack_313_layout_from_its_debug_offsets") ||
-	    !have_python313(root, sizeof(root), "pystack_313_layout_from_its_debug_offsets"))
+	if (tu_skip_unless_root("pystack_layout_from_the_interpreters_debug_offsets") ||
+	    !have_tree(_i, root, sizeof(root), python, sizeof(python),
+		       "pystack_layout_from_the_interpreters_debug_offsets"))
 		return;
-	snprintf(cflags, sizeof(cflags), "-I%s/usr/include/python3.13 -I%s/usr/include", root,
-		 root);
+	snprintf(cflags, sizeof(cflags), "-I%s/usr/include/python%s -I%s/usr/include", root,
+		 trees[_i].version, root);
 	header_numbers(prog, cflags, v, LAYOUT_VALUES + 1);
-	ck_assert_uint_eq(v[LAYOUT_VALUES], 73 * 8);
+	ck_assert_uint_eq(v[LAYOUT_VALUES], trees[_i].debug_words * 8);
 	ck_assert_int_eq(tw_start_argv(&w, argv), 0);
 	/* Printing "ready" comes after the interpreter's start-up: no waiting for it. */
 	err = pyfind((uint32_t)w.pid, &pi, why, sizeof(why));
 	kill(w.pid, SIGKILL);
 	tw_finish(&w);
 	ck_assert_msg(err == 0, "pyfind: %s (%d)", why, err);
-	ck_assert_uint_eq(pi.minor, 13);
 	check_layout_fields(&pi.layout, v);
 	ck_assert(py_layout_fits(&pi.layout));
 }
@@ -580,21 +591,23 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 }
 END_TEST
 
-/* The same sites under Debian 13's CPython 3.13, its layout read from the interpreter. */
-START_TEST(pystack_313_sleep_and_lock_sites_at_their_lines)
+/* The same sites under each tree's CPython (by loop index), its layout read from it. */
+START_TEST(pystack_tree_sleep_and_lock_sites_at_their_lines)
 {
 	static const char *const args[] = { "15", "30", NULL };
-	char root[PATH_MAX];
+	char root[PATH_MAX], python[64];
 	struct tp_collector c;
 	struct tw_work w;
 
-	if (tu_skip_unless_root("pystack_313_sleep_and_lock_sites_at_their_lines") ||
-	    !have_python313(root, sizeof(root), "pystack_313_sleep_and_lock_sites_at_their_lines"))
+	if (tu_skip_unless_root("pystack_tree_sleep_and_lock_sites_at_their_lines") ||
+	    !have_tree(_i, root, sizeof(root), python, sizeof(python),
+		       "pystack_tree_sleep_and_lock_sites_at_their_lines"))
 		return;
-	ck_assert_int_eq(start_py313(&w, root, "stall_sites.py", args), 0);
+	ck_assert_int_eq(start_in_tree(&w, root, python, "stall_sites.py", args), 0);
 	ck_assert_msg(start_collector(&c, w.pid) == 0, "collector did not start; see %s", c.log);
 	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->status, SHM_PY_FRAMES);
-	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->minor, 13);
+	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->minor,
+			  strtoul(trees[_i].version + 2, NULL, 10));
 	tw_go(&w);
 	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
 	ck_assert_int_eq(settle(&c), 0);
@@ -787,7 +800,7 @@ START_TEST(pystack_unsupported_version_is_refused)
 	ck_assert_uint_eq(c.snap.hdr->table[SHM_TABLE_STALL_SITES].count, 0);
 	log = tu_read_file(c.log, NULL);
 	ck_assert_ptr_nonnull(log);
-	ck_assert_msg(strstr(log, "CPython 3.12 is not supported for Python frames (supported: 3.11 and 3.13)"),
+	ck_assert_msg(strstr(log, "CPython 3.12 is not supported for Python frames (supported: 3.11, 3.13 and 3.14)"),
 		      "no clear refusal in %s", c.log);
 	free(log);
 	kill(w.pid, SIGKILL);
@@ -803,11 +816,14 @@ Suite *pystack_suite(void)
 	TCase *t = tcase_create("core");
 
 	tcase_set_timeout(t, 400);
-	tcase_add_loop_test(t, pystack_line_table_matches_cpython_co_lines, 0, 2);
+	tcase_add_loop_test(t, pystack_line_table_matches_cpython_co_lines, 0,
+			    1 + (int)ARRAY_SIZE(trees));
 	tcase_add_test(t, pystack_layout_matches_interpreter_headers);
-	tcase_add_test(t, pystack_313_layout_from_its_debug_offsets);
+	tcase_add_loop_test(t, pystack_layout_from_the_interpreters_debug_offsets, 0,
+			    (int)ARRAY_SIZE(trees));
 	tcase_add_loop_test(t, pystack_sleep_and_lock_sites_at_their_lines, 0, ARRAY_SIZE(walks));
-	tcase_add_test(t, pystack_313_sleep_and_lock_sites_at_their_lines);
+	tcase_add_loop_test(t, pystack_tree_sleep_and_lock_sites_at_their_lines, 0,
+			    (int)ARRAY_SIZE(trees));
 	tcase_add_loop_test(t, pystack_dataloader_wait_site_is_input, 0, ARRAY_SIZE(walks));
 	tcase_add_test(t, pystack_spinning_sync_site_is_gpu);
 	tcase_add_loop_test(t, pystack_blocking_sync_site_has_its_state, 0,
