@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "collector/pydebug.h"
@@ -184,12 +185,15 @@ cleanup:
 	return err;
 }
 
-/*
- * The first CPython file pid maps, and where its offset-0 mapping
- * starts and ends.  0, or -ENOENT.
- */
-static int find_file(uint32_t pid, char *path, size_t len, uint64_t *start, uint64_t *end,
-		     uint32_t *minor)
+/* Where a file is mapped, and which file it is: its device and inode, as maps gives them. */
+struct mapping {
+	uint64_t start;
+	unsigned int dev_major, dev_minor;
+	unsigned long long ino;
+};
+
+/* The first CPython file pid maps, and its offset-0 mapping.  0, or -ENOENT. */
+static int find_file(uint32_t pid, char *path, size_t len, struct mapping *m, uint32_t *minor)
 {
 	char maps[64], line[PATH_MAX + 128], buf[PROC_READ_BUF];
 	int found = -ENOENT;
@@ -201,11 +205,13 @@ static int find_file(uint32_t pid, char *path, size_t len, uint64_t *start, uint
 		return -errno;
 	setvbuf(f, buf, _IOFBF, sizeof(buf));
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, off;
+		unsigned long long lo, off, ino;
+		unsigned int dev_major, dev_minor;
 		char *file;
 		int pos = 0;
 
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off, &pos) < 3 || !pos)
+		if (sscanf(line, "%llx-%*x %*s %llx %x:%x %llu %n", &lo, &off, &dev_major, &dev_minor,
+			   &ino, &pos) < 5 || !pos)
 			continue;
 		file = line + pos;
 		file[strcspn(file, "\n")] = '\0';
@@ -214,13 +220,21 @@ static int find_file(uint32_t pid, char *path, size_t len, uint64_t *start, uint
 		if (strstr(strrchr(file, '/'), "python3.") == NULL)
 			continue;
 		snprintf(path, len, "%s", file);
-		*start = lo;
-		*end = hi;
+		*m = (struct mapping){ lo, dev_major, dev_minor, ino };
 		found = 0;
 		break;
 	}
 	fclose(f);
 	return found;
+}
+
+/* Whether path, as the collector sees it, is the file of mapping m. */
+static int is_mapped_file(const char *path, const struct mapping *m)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && major(st.st_dev) == m->dev_major &&
+	       minor(st.st_dev) == m->dev_minor && (unsigned long long)st.st_ino == m->ino;
 }
 
 static int tid_exists(uint32_t pid, uint64_t tid)
@@ -295,27 +309,26 @@ int pyfind(uint32_t pid, struct py_interp *pi, char *why, size_t why_len)
 {
 	char file[PATH_MAX + 64], mempath[64];
 	struct elf_syms s;
-	uint64_t start = 0, end = 0, bias, version = 0;
+	uint64_t bias, version = 0;
+	struct mapping m;
 	uint32_t minor = 0;
 	int mem = -1, err, tid;
 
 	memset(pi, 0, sizeof(*pi));
 	snprintf(why, why_len, "no CPython");
-	err = find_file(pid, pi->path, sizeof(pi->path), &start, &end, &minor);
+	err = find_file(pid, pi->path, sizeof(pi->path), &m, &minor);
 	if (err)
 		return err;
 	snprintf(file, sizeof(file), "/proc/%u/root%s", pid, pi->path);
 	err = read_elf(file, &s);
 	/*
 	 * A chrooted process's maps name its files as the collector's root
-	 * sees them, which its own root does not hold: the mapping itself
-	 * opens the file wherever it is.
+	 * sees them (its root lies below ours), so through its root the path
+	 * is wrong: the path itself is the file, when it is the very one
+	 * mapped.
 	 */
-	if (err == -ENOENT) {
-		snprintf(file, sizeof(file), "/proc/%u/map_files/%llx-%llx", pid,
-			 (unsigned long long)start, (unsigned long long)end);
-		err = read_elf(file, &s);
-	}
+	if (err == -ENOENT && is_mapped_file(pi->path, &m))
+		err = read_elf(pi->path, &s);
 	if (err) {
 		snprintf(why, why_len, "%s: not a readable ELF file", pi->path);
 		return err;
@@ -324,7 +337,7 @@ int pyfind(uint32_t pid, struct py_interp *pi, char *why, size_t why_len)
 		snprintf(why, why_len, "%s has no _PyRuntime symbol", pi->path);
 		return -ENOENT;
 	}
-	bias = start - (s.first_load & ~0xfffull);
+	bias = m.start - (s.first_load & ~0xfffull);
 	pi->runtime = s.runtime + bias;
 	pi->code_type = s.code_type ? s.code_type + bias : 0;
 	pi->major = 3;

@@ -19,7 +19,8 @@ case $version in
 3.14)	mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}; suite=forky ;;
 *)	echo "python-tree: no source for CPython $version (3.13, 3.14)" >&2; exit 2 ;;
 esac
-packages="python$version-minimal libpython$version-minimal libpython$version-dev libc6 libgcc-s1 libexpat1 zlib1g"
+packages="python$version-minimal libpython$version-minimal libpython$version-dev"
+packages="$packages libc6 libgcc-s1 libexpat1 zlib1g"
 want="$suite $packages"
 
 if [ -r "$dir/.zernel-tree" ] && [ "$(cat "$dir/.zernel-tree")" = "$want" ]; then
@@ -32,8 +33,8 @@ work="$(cd "$(dirname "$dir")" && pwd)/$(basename "$dir").tmp"
 rm -rf "$dir" "$work"
 mkdir -p "$work/apt/lists/partial" "$work/apt/cache/archives/partial" "$work/debs" "$work/root"
 # testing's Release carries a Valid-Until that a mirror kept still outlives.
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg check-valid-until=no] $mirror $suite main" \
-	>"$work/apt/sources.list"
+options="signed-by=/usr/share/keyrings/debian-archive-keyring.gpg check-valid-until=no"
+echo "deb [$options] $mirror $suite main" >"$work/apt/sources.list"
 apt() {
 	apt-get -q -o Dir::Etc::SourceList="$work/apt/sources.list" \
 		-o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$work/apt/lists" \
