@@ -29,34 +29,31 @@
  */
 #define STACKREF_TAG_BITS	3u
 
-/* The fields the layout takes, wherever a version keeps them. */
+/*
+ * The fields the layout takes, wherever a version keeps them: the
+ * sections both versions share whole, and of the others what is used.
+ */
 struct fields {
 	uint64_t version, free_threaded;
-	struct { uint64_t size, interpreters_head; } runtime_state;
+	struct pd_runtime runtime_state;
 	struct { uint64_t size, threads_head; } interpreter_state;
-	struct { uint64_t size, next, interp, current_frame, native_thread_id; } thread_state;
+	struct pd_thread thread_state;
 	struct { uint64_t size, previous, executable, instr_ptr; } frame;
 	struct {
 		uint64_t size, filename, qualname, linetable, firstlineno, co_code_adaptive;
 	} code_object;
-	struct { uint64_t size, ob_type; } pyobject;
-	struct { uint64_t size, ob_size, ob_sval; } bytes_object;
-	struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
+	struct pd_object_kinds objects;
+	struct pd_text text;
 };
 
 /* The same fields of any version's struct d (their names are alike). */
 #define TAKE_FIELDS(f, d) do {							\
 	(f)->version = (d)->version;						\
 	(f)->free_threaded = (d)->free_threaded;				\
-	(f)->runtime_state.size = (d)->runtime_state.size;			\
-	(f)->runtime_state.interpreters_head = (d)->runtime_state.interpreters_head; \
+	(f)->runtime_state = (d)->runtime_state;				\
 	(f)->interpreter_state.size = (d)->interpreter_state.size;		\
 	(f)->interpreter_state.threads_head = (d)->interpreter_state.threads_head; \
-	(f)->thread_state.size = (d)->thread_state.size;			\
-	(f)->thread_state.next = (d)->thread_state.next;			\
-	(f)->thread_state.interp = (d)->thread_state.interp;			\
-	(f)->thread_state.current_frame = (d)->thread_state.current_frame;	\
-	(f)->thread_state.native_thread_id = (d)->thread_state.native_thread_id; \
+	(f)->thread_state = (d)->thread_state;					\
 	(f)->frame.size = (d)->frame.size;					\
 	(f)->frame.previous = (d)->frame.previous;				\
 	(f)->frame.executable = (d)->frame.executable;				\
@@ -67,15 +64,8 @@ struct fields {
 	(f)->code_object.linetable = (d)->code_object.linetable;		\
 	(f)->code_object.firstlineno = (d)->code_object.firstlineno;		\
 	(f)->code_object.co_code_adaptive = (d)->code_object.co_code_adaptive;	\
-	(f)->pyobject.size = (d)->objects.pyobject.size;				\
-	(f)->pyobject.ob_type = (d)->objects.pyobject.ob_type;				\
-	(f)->bytes_object.size = (d)->text.bytes_object.size;			\
-	(f)->bytes_object.ob_size = (d)->text.bytes_object.ob_size;			\
-	(f)->bytes_object.ob_sval = (d)->text.bytes_object.ob_sval;			\
-	(f)->unicode_object.size = (d)->text.unicode_object.size;			\
-	(f)->unicode_object.state = (d)->text.unicode_object.state;			\
-	(f)->unicode_object.length = (d)->text.unicode_object.length;		\
-	(f)->unicode_object.asciiobject_size = (d)->text.unicode_object.asciiobject_size; \
+	(f)->objects = (d)->objects;						\
+	(f)->text = (d)->text;							\
 } while (0)
 
 int pydebug_published(int mem, uint64_t runtime)
@@ -119,7 +109,7 @@ static int fill(const struct fields *d, struct py_layout *l, char *why, size_t w
 		{ &l->walk.frame_previous, d->frame.previous, d->frame.size, "a frame's caller" },
 		{ &l->walk.frame_prev_instr, d->frame.instr_ptr, d->frame.size,
 		  "a frame's instruction" },
-		{ &l->object_type, d->pyobject.ob_type, d->pyobject.size, "an object's type" },
+		{ &l->object_type, d->objects.pyobject.ob_type, d->objects.pyobject.size, "an object's type" },
 		{ &l->code_filename, d->code_object.filename, d->code_object.size,
 		  "a code object's file" },
 		{ &l->code_qualname, d->code_object.qualname, d->code_object.size,
@@ -130,15 +120,15 @@ static int fill(const struct fields *d, struct py_layout *l, char *why, size_t w
 		  "a code object's line table" },
 		{ &l->code_units, d->code_object.co_code_adaptive, d->code_object.size,
 		  "a code object's instructions" },
-		{ &l->var_size, d->bytes_object.ob_size, d->bytes_object.size,
+		{ &l->var_size, d->text.bytes_object.ob_size, d->text.bytes_object.size,
 		  "a bytes object's size" },
-		{ &l->bytes_data, d->bytes_object.ob_sval, d->bytes_object.size,
+		{ &l->bytes_data, d->text.bytes_object.ob_sval, d->text.bytes_object.size,
 		  "a bytes object's data" },
-		{ &l->str_length, d->unicode_object.length, d->unicode_object.size,
+		{ &l->str_length, d->text.unicode_object.length, d->text.unicode_object.size,
 		  "a string's length" },
-		{ &l->str_state, d->unicode_object.state, d->unicode_object.size,
+		{ &l->str_state, d->text.unicode_object.state, d->text.unicode_object.size,
 		  "a string's state" },
-		{ &ascii, d->unicode_object.asciiobject_size, STRUCT_MAX - COMPACT_AFTER_ASCII,
+		{ &ascii, d->text.unicode_object.asciiobject_size, STRUCT_MAX - COMPACT_AFTER_ASCII,
 		  "a string's header" },
 	};
 
