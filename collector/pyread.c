@@ -81,11 +81,20 @@ struct code_key {
 	uint32_t pad;
 };
 
-struct code_entry {
+/*
+ * Where an entry lives is kept apart from what it holds: the ways of a
+ * set are compared for every frame of every stall, and an entry holds
+ * kilobytes (its line table), so a set's tags share two cache lines and
+ * only the entry found is touched.
+ */
+struct code_tag {
 	uint32_t pid;
 	uint64_t code;
 	uint64_t used;			/* when last looked up, to pick the way to reuse */
 	uint64_t head_batch;		/* head read in this batch (0: never) */
+};
+
+struct code_entry {
 	uint8_t head[CODE_HEADER];
 	struct code_key key;
 	char file[SHM_SITE_FILE_LEN];
@@ -94,7 +103,8 @@ struct code_entry {
 	uint8_t tab[CACHED_TABLE];
 };
 
-static struct code_entry *code_cache;
+static struct code_tag *code_tags;
+static struct code_entry *code_entries;
 
 /*
  * A batch is the records drained together.  They were all taken before
@@ -119,8 +129,8 @@ static void code_key_of(const struct py_layout *l, const uint8_t *head, struct c
 	memcpy(&k->firstlineno, head + l->code_firstlineno, sizeof(k->firstlineno));
 }
 
-/* The ways where (pid, code) may live. */
-static struct code_entry *cache_set(uint32_t pid, uint64_t code)
+/* The first of the ways where (pid, code) may live, or -1 without a cache. */
+static int32_t cache_set(uint32_t pid, uint64_t code)
 {
 	/*
 	 * The pid goes in before the multiply: forked workers hold the same
@@ -128,42 +138,55 @@ static struct code_entry *cache_set(uint32_t pid, uint64_t code)
 	 */
 	uint64_t h = ((code >> 4) ^ ((uint64_t)pid << 32)) * 0x9e3779b97f4a7c15ull;
 
-	if (!code_cache)
-		code_cache = calloc(CODE_CACHE, sizeof(*code_cache));
-	if (!code_cache)
-		return NULL;
-	return &code_cache[(h >> 32) % (CODE_CACHE / CODE_WAYS) * CODE_WAYS];
+	if (!code_tags) {
+		code_tags = calloc(CODE_CACHE, sizeof(*code_tags));
+		code_entries = calloc(CODE_CACHE, sizeof(*code_entries));
+		if (!code_tags || !code_entries) {
+			free(code_tags);
+			free(code_entries);
+			code_tags = NULL;
+			code_entries = NULL;
+			return -1;
+		}
+	}
+	return (int32_t)((h >> 32) % (CODE_CACHE / CODE_WAYS) * CODE_WAYS);
 }
 
 /* The head of (pid, code) read earlier in this batch, else NULL. */
 static const uint8_t *batch_head(uint32_t pid, uint64_t code)
 {
-	struct code_entry *set = cache_set(pid, code);
+	int32_t set = cache_set(pid, code);
 
-	for (uint32_t w = 0; set && w < CODE_WAYS; w++)
-		if (set[w].pid == pid && set[w].code == code && set[w].head_batch == batch)
-			return set[w].head;
+	for (int32_t w = 0; set >= 0 && w < (int32_t)CODE_WAYS; w++) {
+		const struct code_tag *tag = &code_tags[set + w];
+
+		if (tag->pid == pid && tag->code == code && tag->head_batch == batch)
+			return code_entries[set + w].head;
+	}
 	return NULL;
 }
 
-/* The entry of (pid, code) among the ways of its set, else the one to reuse. */
-static struct code_entry *cache_slot(uint32_t pid, uint64_t code)
+/*
+ * The slot of (pid, code) among the ways of its set, else the one to
+ * reuse; -1 without a cache.  The tag still says what the slot held.
+ */
+static int32_t cache_slot(uint32_t pid, uint64_t code)
 {
-	struct code_entry *set = cache_set(pid, code), *victim;
+	int32_t set = cache_set(pid, code), victim;
 	static uint64_t clock;
 
-	if (!set)
-		return NULL;
-	victim = &set[0];
-	for (uint32_t w = 0; w < CODE_WAYS; w++) {
-		if (set[w].pid == pid && set[w].code == code) {
-			victim = &set[w];
+	if (set < 0)
+		return -1;
+	victim = set;
+	for (int32_t w = set; w < set + (int32_t)CODE_WAYS; w++) {
+		if (code_tags[w].pid == pid && code_tags[w].code == code) {
+			victim = w;
 			break;
 		}
-		if (set[w].used < victim->used)
-			victim = &set[w];
+		if (code_tags[w].used < code_tags[victim].used)
+			victim = w;
 	}
-	victim->used = ++clock;
+	code_tags[victim].used = ++clock;
 	return victim;
 }
 
@@ -243,20 +266,24 @@ static void read_heads(int mem, uint32_t pid, const struct zev_py_frame *frames,
 	}
 }
 
-/* The head the entry was checked against, for the rest of the batch. */
-static void keep_head(struct code_entry *ce, const uint8_t *head)
+/* The head the entry in slot was checked against, for the rest of the batch. */
+static void keep_head(int32_t slot, const uint8_t *head)
 {
+	struct code_entry *ce = &code_entries[slot];
+
 	if (ce->head != head)
 		memcpy(ce->head, head, CODE_HEADER);
-	ce->head_batch = batch;
+	code_tags[slot].head_batch = batch;
 }
 
 static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
 		      const struct zev_py_frame *f, const uint8_t *head, struct stall_frame *out)
 {
 	const struct py_layout *l = &pi->layout;
-	struct code_entry *ce;
+	struct code_entry *ce = NULL;
+	struct code_tag *tag;
 	struct code_key key;
+	int32_t slot;
 
 	memset(out, 0, sizeof(*out));
 	if (!f->code || !head)
@@ -265,26 +292,31 @@ static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
 	if (u64_at(head, l->object_type) != pi->code_type)
 		return -ESTALE;
 	code_key_of(l, head, &key);
-	ce = cache_slot(pid, f->code);
-	if (ce && ce->pid == pid && ce->code == f->code && memcmp(&ce->key, &key, sizeof(key)) == 0) {
-		keep_head(ce, head);
-		memcpy(out->file, ce->file, sizeof(out->file));
-		memcpy(out->func, ce->func, sizeof(out->func));
-		out->line = frame_line(mem, l, f, head, ce);
-		return 0;
+	slot = cache_slot(pid, f->code);
+	if (slot >= 0) {
+		ce = &code_entries[slot];
+		tag = &code_tags[slot];
+		if (tag->pid == pid && tag->code == f->code &&
+		    memcmp(&ce->key, &key, sizeof(key)) == 0) {
+			keep_head(slot, head);
+			memcpy(out->file, ce->file, sizeof(out->file));
+			memcpy(out->func, ce->func, sizeof(out->func));
+			out->line = frame_line(mem, l, f, head, ce);
+			return 0;
+		}
 	}
 	if (read_str(mem, l, u64_at(head, l->code_filename), out->file, sizeof(out->file)) != 0)
 		return -EPROTO;
 	if (read_str(mem, l, u64_at(head, l->code_qualname), out->func, sizeof(out->func)) != 0)
 		snprintf(out->func, sizeof(out->func), "?");
 	if (ce) {
-		ce->pid = pid;
-		ce->code = f->code;
+		tag->pid = pid;
+		tag->code = f->code;
 		ce->key = key;
 		memcpy(ce->file, out->file, sizeof(ce->file));
 		memcpy(ce->func, out->func, sizeof(ce->func));
 		ce->tab_len = 0;
-		keep_head(ce, head);
+		keep_head(slot, head);
 	}
 	out->line = frame_line(mem, l, f, head, ce);
 	return 0;
