@@ -13,7 +13,9 @@
  * task work walks its frames as it returns to user space
  * (zp_name_stall): only stalls pay for a walk.  Elsewhere the frames are
  * read at every switch away (zp_switch_out) and sent at the switch back if
- * the stall lasted.  A synchronisation that spun reads them at its return
+ * the stall lasted.  Only training threads' stalls are read (the rule of
+ * bpf/sched.bpf.c): a DataLoader's feeder threads and other helpers wait
+ * by design, and their waits would crowd out the stalls that matter.  A synchronisation that spun reads them at its return
  * (bpf/pystack.bpf.c).  At most zp_rate stacks a second per process.  Both
  * objects include this header and share its maps (the collector hands one
  * object's descriptors to the other).  BPF side only.
@@ -199,11 +201,12 @@ static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_t
 
 /*
  * prev (current) leaves the CPU, a stall in state (enum shm_stall_state)
- * if it lasts: remember where its Python code stands.  Returns 1 when it
- * leaves inside a synchronisation (zp_switch_in must then see it back).
+ * if it lasts: remember where its Python code stands, when it is a
+ * training thread (walk).  Returns 1 when it leaves inside a
+ * synchronisation (zp_switch_in must then see it back).
  */
 static __always_inline int zp_switch_out(void *ctx, struct task_struct *prev, __u32 state,
-					 __u64 now)
+					 __u64 now, int walk)
 {
 	__u32 tgid = prev->tgid, tid = prev->pid;
 	struct zp_proc *pr = bpf_map_lookup_elem(&zp_procs, &tgid);
@@ -213,15 +216,20 @@ static __always_inline int zp_switch_out(void *ctx, struct task_struct *prev, __
 
 	if (!pr)
 		return 0;
-	t = bpf_task_storage_get(&zp_threads, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* A thread inside a synchronisation has its state already (zp_sync). */
+	t = bpf_task_storage_get(&zp_threads, prev, NULL,
+				 walk ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	if (!t) {
-		zw_drop(ZW_DROP_STATE_FULL);
+		if (walk)
+			zw_drop(ZW_DROP_STATE_FULL);
 		return 0;
 	}
 	in_call = t->call_depth != 0;
 	if (in_call)
 		t->call_out_ns = now;
 	t->out_ns = 0;
+	if (!walk)
+		return in_call;
 	ts = zp_thread_tstate(pr, t, tid, now);
 	if (!ts)
 		return in_call;
@@ -411,7 +419,7 @@ static __always_inline void zp_defer_stall(struct task_struct *next, struct zp_t
  * p got its CPU back at back, after off away, with no switch seen
  * (bpf/sched.bpf.c, unseen_return), and has run its code since: the
  * frames now are not those it stalled at, so a stall over the threshold
- * counts as unsampled, time included.
+ * counts as unsampled, time included (off 0: not a training thread's).
  */
 static __always_inline void zp_returned_unseen(struct task_struct *p, __u64 back, __u64 off)
 {
@@ -433,7 +441,8 @@ static __always_inline void zp_returned_unseen(struct task_struct *p, __u64 back
 }
 
 /*
- * next gets a CPU after off (0: not known) away, in stall state state: a
+ * next gets a CPU after off (0: not known, or not a training thread's
+ * stall) away, in stall state state: a
  * stall long enough is sent with the frames kept at the switch away, or
  * (deferred) named by a task work.
  */

@@ -604,10 +604,11 @@ static __always_inline __u64 woken_at(struct task_struct *next, struct zs_task *
 /*
  * next gets the CPU.  Returns how long it was off it (0: not known), in
  * py_call whether it left inside a synchronisation the Python frames time
- * (1 when not known), and in stall the state its frames stalled in.
+ * (1 when not known), in stall the state its frames stalled in, and in
+ * train whether it was a training thread then (0 when not known).
  */
 static __always_inline __u64 switch_in(struct task_struct *next, __u64 now, int *py_call,
-				       __u32 *stall)
+				       __u32 *stall, int *train)
 {
 	struct zs_task *t = thread(next, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	struct zev_sched_switch r = {}, *e;
@@ -615,6 +616,7 @@ static __always_inline __u64 switch_in(struct task_struct *next, __u64 now, int 
 
 	*py_call = 1;
 	*stall = SHM_STALL_OTHER;
+	*train = 0;
 	if (!t)
 		return 0;
 	*py_call = t->py_call;
@@ -647,15 +649,15 @@ static __always_inline __u64 switch_in(struct task_struct *next, __u64 now, int 
 			if (t->block == SHM_STATE_INPUT && t->ep_start_ns)
 				t->ep_resume_ns = now;
 		}
-		if (training(next, t, out))
-			r.flags |= ZS_SW_TRAINING;
+		*train = training(next, t, out);
 	} else if (!out && wake && now >= wake) {
 		/* New, or first seen waking: runnable since its wakeup. */
 		r.flags |= ZS_SW_RUNQ;
 		r.runq_ns = now - wake;
-		if (training(next, t, wake))
-			r.flags |= ZS_SW_TRAINING;
+		*train = training(next, t, wake);
 	}
+	if (*train)
+		r.flags |= ZS_SW_TRAINING;
 	if (!r.flags)
 		goto done;
 	leader_start = t->slot ? 0 : BPF_CORE_READ(next, group_leader, start_boottime);
@@ -711,13 +713,13 @@ static __always_inline __u64 unseen_return(struct task_struct *p, const struct z
  */
 static __noinline void returned_unseen(struct task_struct *p, __u64 back)
 {
-	int py_call;
+	int py_call, train;
 	__u32 stall;
-	__u64 off = switch_in(p, back, &py_call, &stall);
+	__u64 off = switch_in(p, back, &py_call, &stall, &train);
 
 	count(ZS_COUNT_RETURN_TIMED);
 	if (python_frames)
-		zp_returned_unseen(p, back, off);
+		zp_returned_unseen(p, back, train ? off : 0);
 }
 
 /*
@@ -756,20 +758,25 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 		if (python_frames && deferred)
 			py_call = zp_switch_out_note(prev, now);
 		else if (python_frames)
-			py_call = zp_switch_out(ctx, prev, stall, now);
+			py_call = zp_switch_out(ctx, prev, stall, now,
+						t && training(prev, t, now));
 		if (t) {
 			t->py_call = py_call;
 			t->stall = stall;
 		}
 	}
 	if (next_watched) {
-		int py_call;
+		int py_call, train;
 		__u32 stall;
-		__u64 off = switch_in(next, now, &py_call, &stall);
+		__u64 off = switch_in(next, now, &py_call, &stall, &train);
 
-		/* The frames' side has work only after a stall, or inside a synchronisation. */
-		if (python_frames && (!off || off >= zp_threshold_ns || py_call))
-			zp_switch_in(next, now, deferred, off, stall);
+		/*
+		 * The frames' side has work only after a stall of a training
+		 * thread (helper threads idle in waits by design), or inside
+		 * a synchronisation.
+		 */
+		if (python_frames && (!off || (off >= zp_threshold_ns && train) || py_call))
+			zp_switch_in(next, now, deferred, train ? off : 0, stall);
 	}
 	return 0;
 }

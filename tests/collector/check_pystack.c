@@ -555,6 +555,17 @@ static double explained_site(struct json_object *p, uint32_t line, const char *s
 	return 0;
 }
 
+/*
+ * The helper thread slept as long as the main thread did, at its own
+ * line, and is no training thread: none of its sleeps is a site.
+ */
+static void check_no_helper_site(const struct tp_collector *c, struct tw_work *w)
+{
+	ck_assert_int_ge(tw_value(w, "helper_ns"), 15 * 30 * TW_MS);
+	ck_assert_msg(!find_site(c, (uint32_t)w->pid, site_line("helper"), SHM_STALL_SLEEP),
+		      "the helper thread's sleep at line %u is a stall site", site_line("helper"));
+}
+
 START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 {
 	static const char *const args[] = { "15", "30", NULL };
@@ -576,6 +587,7 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 	ck_assert_int_eq(settle(&c), 0);
 	check_site(&c, w.pid, "sleep", SHM_STALL_SLEEP, tw_value(&w, "sleep_ns"), 15);
 	check_site(&c, w.pid, "lock", SHM_STALL_LOCK, tw_value(&w, "lock_ns"), 15);
+	check_no_helper_site(&c, &w);
 	/* explain names both, with the same times the segment holds. */
 	p = explain(&c, w.pid);
 	ck_assert_double_eq_tol(explained_site(p, site_line("sleep"), "sleep"),
@@ -621,6 +633,7 @@ START_TEST(pystack_tree_sleep_and_lock_sites_at_their_lines)
 	ck_assert_int_eq(settle(&c), 0);
 	check_site(&c, w.pid, "sleep", SHM_STALL_SLEEP, tw_value(&w, "sleep_ns"), 15);
 	check_site(&c, w.pid, "lock", SHM_STALL_LOCK, tw_value(&w, "lock_ns"), 15);
+	check_no_helper_site(&c, &w);
 	tw_finish(&w);
 	tp_collector_stop(&c);
 }

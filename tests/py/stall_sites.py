@@ -3,7 +3,9 @@
 # Python stalls at known lines: a sleep, a lock held by another thread,
 # and (with "torch") a real PyTorch DataLoader whose worker takes DELAY
 # per item, so the training loop waits on it.  Each site's line is marked
-# "# site: NAME"; the script times each wait itself (ground truth).
+# "# site: NAME"; the script times each wait itself (ground truth).  A
+# helper thread sleeps beside them at its own line: not a training
+# thread, so none of its sleeps is a stall site.
 # Run with Debian's /usr/bin/python3.
 #
 # usage: stall_sites.py ROUNDS DELAY_MS
@@ -101,6 +103,13 @@ def sleeper(total):
     total[0] += time.monotonic_ns() - t0
 
 
+def helper(total):
+    for _ in range(ROUNDS):
+        t0 = time.monotonic_ns()
+        time.sleep(DELAY)  # site: helper
+        total[0] += time.monotonic_ns() - t0
+
+
 def locked(total):
     lock = threading.Lock()
     lock.acquire()
@@ -129,7 +138,10 @@ def main():
     print("ready pid=%d" % __import__("os").getpid(), flush=True)
     wait_signal()
     sleep_ns, lock_ns, data_ns, spin_ns, spin_cpu_ns = [0], [0], [0], [0], [0]
-    block_ns, coll_ns = [0], [0]
+    block_ns, coll_ns, helper_ns = [0], [0], [0]
+    helping = threading.Thread(target=helper, args=(helper_ns,))
+    if MODE in ("", "torch"):
+        helping.start()
     for _ in range(ROUNDS if SPIN else 0):
         spinner(spin_ns, spin_cpu_ns)
     for _ in range(ROUNDS if BLOCK else 0):
@@ -141,6 +153,8 @@ def main():
         locked(lock_ns)
     if TORCH:
         train(data_ns)
+    if helping.ident:
+        helping.join()
     print("sleep_ns=%d" % sleep_ns[0])
     print("lock_ns=%d" % lock_ns[0])
     print("data_ns=%d" % data_ns[0])
@@ -148,6 +162,7 @@ def main():
     print("spin_cpu_ns=%d" % spin_cpu_ns[0])
     print("block_ns=%d" % block_ns[0])
     print("coll_ns=%d" % coll_ns[0])
+    print("helper_ns=%d" % helper_ns[0])
     print("done", flush=True)
     wait_signal()
 
