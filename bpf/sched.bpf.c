@@ -73,14 +73,6 @@ struct {
 	__type(value, __u64);
 } zs_cuda_bits SEC(".maps");
 
-/* tgids already reported with ZEV_LIBC_PROBE. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ZS_MAX_PROCS);
-	__type(key, __u32);
-	__type(value, __u8);
-} zs_libc_seen SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, ZS_COUNT_SLOTS);
@@ -298,7 +290,8 @@ static __always_inline __u32 why_blocked(struct task_struct *p, struct zs_task *
 /*
  * The first futex wait of a process asks user space to probe
  * pthread_barrier_wait in the libc it maps (a container's, a bundled
- * runtime's): one lookup per thread, one event per process.
+ * runtime's): one lookup per thread, one event per process, none for a
+ * child that runs its parent's program (bpf/watch.h, zw_libc_seen).
  */
 static __always_inline void report_libc(struct task_struct *p, struct zs_task *t)
 {
@@ -309,9 +302,9 @@ static __always_inline void report_libc(struct task_struct *p, struct zs_task *t
 	if (t->libc_seen)
 		return;
 	t->libc_seen = 1;
-	if (bpf_map_lookup_elem(&zs_libc_seen, &tgid))
+	if (bpf_map_lookup_elem(&zw_libc_seen, &tgid))
 		return;
-	if (bpf_map_update_elem(&zs_libc_seen, &tgid, &one, BPF_NOEXIST) != 0)
+	if (bpf_map_update_elem(&zw_libc_seen, &tgid, &one, BPF_NOEXIST) != 0)
 		return;
 	e = zw_reserve(sizeof(*e), ZEV_LIBC_PROBE, task_id(p));
 	if (e)
@@ -854,7 +847,7 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
 		/* The last thread: a reused pid starts afresh. */
 		mark_cuda_user(tgid, 0);
-		bpf_map_delete_elem(&zs_libc_seen, &tgid);
+		bpf_map_delete_elem(&zw_libc_seen, &tgid);
 	}
 	/* A stall still to be named goes with its thread. */
 	if (python_frames)

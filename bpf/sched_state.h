@@ -43,7 +43,4 @@ struct zs_task {
 	__u8 unseen_first;	/* what it was inside (ZS_IN_*) up to unseen_first_ns */
 };
 
-/* Processes that made a tracked CUDA call; processes already reported. */
-#define ZS_MAX_PROCS		16384
-
 #endif /* ZERNEL_BPF_SCHED_STATE_H */

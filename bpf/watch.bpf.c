@@ -34,10 +34,14 @@ int BPF_PROG(zw_fork, struct task_struct *parent, struct task_struct *child)
 	/* A new thread is not a new process. */
 	if (ctgid == ptgid)
 		return 0;
+	__u8 one = 1;
+
 	zw_set_bit(&zw_fresh_bits, ctgid, 1);
 	if (!zw_is_watched(ptgid))
 		return 0;
 	zw_watch_task(child, ctgid, SHM_WATCH_DESCENDANT);
+	if (bpf_map_lookup_elem(&zw_libc_seen, &ptgid))
+		bpf_map_update_elem(&zw_libc_seen, &ctgid, &one, BPF_ANY);
 	return 0;
 }
 
@@ -72,6 +76,8 @@ int BPF_PROG(zw_exec, struct task_struct *p)
 	zw_set_bit(&zw_fresh_bits, tgid, 1);
 	/* The new program has no CUDA device yet, whatever the old one set. */
 	bpf_task_storage_delete(&zw_curdev, p);
+	/* Nor, for its children, the old one's libc. */
+	bpf_map_delete_elem(&zw_libc_seen, &tgid);
 	reasons = bpf_map_lookup_elem(&zw_watched, &tgid);
 	if (reasons) {
 		/* A new program: user space starts its figures afresh, under its new name. */

@@ -67,6 +67,20 @@ struct {
 } zw_drops SEC(".maps");
 
 /*
+ * Watched tgids whose libc user space was asked to probe for
+ * pthread_barrier_wait (bpf/sched.bpf.c, ZEV_LIBC_PROBE), or that forked
+ * from one and run its program still: a child maps its parent's libc, so
+ * user space need not read the child's maps again to find it.  A new
+ * program (exec) may map another, and leaves the set.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ZW_MAX_WATCHED);
+	__type(key, __u32);
+	__type(value, __u8);
+} zw_libc_seen SEC(".maps");
+
+/*
  * Each thread's CUDA device and current context (bpf/gpu_mem.bpf.c), in
  * task-local storage: freed when the thread exits, so a reused thread id
  * starts with nothing.

@@ -126,6 +126,7 @@ static const struct {
 	{ "zw_events", 0 },
 	{ "zw_drops", sizeof(uint64_t) },
 	{ "zw_curdev", sizeof(struct zw_thread_gpu) },
+	{ "zw_libc_seen", sizeof(uint8_t) },
 	/* bpf/pystack_walk.h: the scheduler's switch program and the sync probes */
 	{ "zp_procs", sizeof(struct zp_proc) },
 	{ "zp_threads", 0 },

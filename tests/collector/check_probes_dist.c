@@ -175,6 +175,56 @@ START_TEST(dist_barrier_in_private_libc_is_probed)
 }
 END_TEST
 
+/*
+ * A child that runs a new program may map another libc than its parent's,
+ * although it inherited the parent's "libc reported" at the fork: the exec
+ * clears that, so its first futex wait asks for its own libc.  The parent
+ * waits first on the node's libc; the child execs onto a private copy.
+ */
+START_TEST(dist_barrier_after_exec_onto_private_libc_is_probed)
+{
+	static const char *const args[] = { "barrier", "20", "15", "exec", NULL };
+	char libc[512], dir[128], maps_path[64];
+	struct ds_run r;
+	const struct shm_proc *p;
+	char *maps;
+	pid_t child;
+
+	if (tu_skip_unless_root("dist_barrier_after_exec_onto_private_libc_is_probed"))
+		return;
+	ck_assert_int_eq(ds_own_libc(libc, sizeof(libc)), 0);
+	snprintf(dir, sizeof(dir), "/tmp/zernel-libc-exec-%d", (int)getpid());
+	ck_assert_int_eq(tu_system("mkdir -p %s && cp %s %s/libc.so.6", dir, libc, dir), 0);
+	setenv("ZS_EXEC_LD_LIBRARY_PATH", dir, 1);
+	ds_run_pair(&r, args);
+	unsetenv("ZS_EXEC_LD_LIBRARY_PATH");
+
+	child = (pid_t)tw_value(&r.watched, "worker");
+	ck_assert_int_gt(child, 0);
+	ck_assert_int_ne(child, r.watched.pid);
+	/* The child really ran on the copy, its parent on the node's libc. */
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)child);
+	maps = tu_read_file(maps_path, NULL);
+	ck_assert_ptr_nonnull(maps);
+	ck_assert_ptr_nonnull(strstr(maps, dir));
+	free(maps);
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)r.watched.pid);
+	maps = tu_read_file(maps_path, NULL);
+	ck_assert_ptr_nonnull(maps);
+	ck_assert_ptr_null(strstr(maps, dir));
+	free(maps);
+
+	p = tp_proc(&r.c, (uint32_t)child);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_BARRIER_WAIT].count, 2 * DS_ITEMS);
+	ck_assert_uint_eq(tw_bucket_count(&p->lat[SHM_FAMILY_BARRIER_WAIT], 10 * TW_MS,
+					  50 * TW_MS),
+			  (uint64_t)tw_value(&r.watched, "barrier_long"));
+	ds_run_end(&r);
+	tu_system("rm -rf %s", dir);
+}
+END_TEST
+
 Suite *probes_dist_suite(void);
 Suite *probes_dist_suite(void)
 {
@@ -185,6 +235,7 @@ Suite *probes_dist_suite(void)
 	tcase_add_test(tc, dist_condvar_waits_match_signal_delay);
 	tcase_add_test(tc, dist_barrier_waits_counted_once_as_barrier);
 	tcase_add_test(tc, dist_barrier_in_private_libc_is_probed);
+	tcase_add_test(tc, dist_barrier_after_exec_onto_private_libc_is_probed);
 	suite_add_tcase(s, tc);
 	return s;
 }

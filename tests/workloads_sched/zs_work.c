@@ -8,6 +8,10 @@
  * Protocol: prints "ready pid=N", waits for SIGUSR1, works, prints its
  * results and "done", then waits for a second SIGUSR1 before exiting, so a
  * test can read the collector's segment while the process still lives.
+ * With "fork" the work runs in a child; with "exec" the parent first
+ * makes a futex wait (its libc is reported), then the child runs this
+ * program anew ("child": no protocol of its own) with LD_LIBRARY_PATH
+ * taken from ZS_EXEC_LD_LIBRARY_PATH, which can name another libc.
  */
 #include <errno.h>
 #include <linux/io_uring.h>
@@ -509,8 +513,8 @@ static void run_rounds(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: zs_work pipe|uring|futex|barrier|migrate|states|rounds N DELAY_MS [fork] "
-		"[step=MS]\n"
+		"usage: zs_work pipe|uring|futex|barrier|migrate|states|rounds N DELAY_MS "
+		"[fork|exec|child] [step=MS]\n"
 		"       zs_work spin|hog CPU DURATION_MS\n");
 	exit(2);
 }
@@ -527,10 +531,22 @@ static unsigned long number(const char *s)
 	return v;
 }
 
+/* exec: the child runs this program again, its work alone, maybe on another libc. */
+static void exec_child(char **argv)
+{
+	const char *path = getenv("ZS_EXEC_LD_LIBRARY_PATH");
+	char *args[] = { argv[0], argv[1], argv[2], argv[3], "child", NULL };
+
+	if (path)
+		setenv("LD_LIBRARY_PATH", path, 1);
+	execv("/proc/self/exe", args);
+	die("execv");
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode;
-	int do_fork = 0;
+	int do_fork = 0, do_exec = 0, child = 0;
 	pid_t worker;
 	sigset_t set;
 
@@ -542,6 +558,10 @@ int main(int argc, char **argv)
 	for (int i = 4; i < argc; i++) {
 		if (strcmp(argv[i], "fork") == 0)
 			do_fork = 1;
+		else if (strcmp(argv[i], "exec") == 0)
+			do_fork = do_exec = 1;
+		else if (strcmp(argv[i], "child") == 0)
+			child = 1;
 		else if (strncmp(argv[i], "step=", 5) == 0)
 			step_ms = number(argv[i] + 5);
 		else
@@ -554,8 +574,19 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	printf("ready pid=%d\n", (int)getpid());
-	wait_signal();
+	if (!child) {
+		printf("ready pid=%d\n", (int)getpid());
+		wait_signal();
+	}
+	if (do_exec) {
+		pthread_t warm;
+
+		/* A futex wait (the join), and a moment to probe its libc. */
+		if (pthread_create(&warm, NULL, warm_sleeper, NULL) != 0)
+			die("pthread_create");
+		pthread_join(warm, NULL);
+		sleep_ms(500);
+	}
 
 	/* fork: the work runs in a child born after watching began. */
 	worker = do_fork ? fork() : 0;
@@ -563,6 +594,8 @@ int main(int argc, char **argv)
 		die("fork");
 	if (worker == 0)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (worker == 0 && do_exec)
+		exec_child(argv);
 	if (worker > 0) {
 		int st;
 
