@@ -327,7 +327,9 @@ static __always_inline void zp_send_stall(struct zp_thread *t, __u32 tgid, __u32
 /*
  * The task work of a stall: its thread returns to user space, still at the
  * Python lines it stalled at, its own memory mapped.  The frames are read
- * and sent, with the user stack's id.
+ * and sent, with the user stack's id: unwound only when the innermost
+ * frame is not the one it was last taken at (a loop stalls at the same
+ * site again and again, entered from the same native stack).
  */
 static int zp_name_stall(struct bpf_map *map, void *key, void *value)
 {
@@ -348,10 +350,12 @@ static int zp_name_stall(struct bpf_map *map, void *key, void *value)
 	zp_walk_frames(pr, t, ts);
 	if (!t->nframes)
 		return 0;
-	t->native_stack = zp_stack_id(ips, bpf_get_task_stack(task, ips, sizeof(ips),
-							       BPF_F_USER_STACK));
-	t->stack_code = t->frames[0].code;
-	t->stack_instr = t->frames[0].instr;
+	if (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr) {
+		t->native_stack = zp_stack_id(ips, bpf_get_task_stack(task, ips, sizeof(ips),
+								       BPF_F_USER_STACK));
+		t->stack_code = t->frames[0].code;
+		t->stack_instr = t->frames[0].instr;
+	}
 	zp_emit_stall(pr, t, tgid, tid, p->end_ns, p->state, ns);
 	return 0;
 }
