@@ -14,7 +14,8 @@
  *      without the collector and with it watching, rounds interleaved;
  *      the median ratio (target: at most 1% slower).  Rounds on a small
  *      VM spread wider than that, so one more round accounts for the
- *      cost instead: the collector's CPU time and its programs' run time
+ *      cost instead: the collector's CPU time, its programs' run time and
+ *      that of the task works that read Python frames after stalls,
  *      against the workload's CPU time.
  * Minimum of several runs for the loops, to keep other load out.  Flags
  * after the two paths go to every collector started (a configuration to
@@ -391,42 +392,65 @@ struct bs_progs {
 	} p[BS_MAX_PROGS];
 };
 
-/* The programs pid holds descriptors of (each once), while statistics are on. */
-static void bs_progs_read(pid_t pid, struct bs_progs *out)
+/*
+ * The id of the next BPF object of a kind among pid's descriptors in d
+ * (kind: the descriptor's link, "anon_inode:bpf-prog" or "anon_inode:bpf-map";
+ * key: its id's line in fdinfo, "prog_id: %u" or "map_id: %u"); 0 at
+ * their end.
+ */
+static unsigned int bs_next_id(DIR *d, pid_t pid, const char *kind, const char *key)
 {
-	char dir[64], path[384], link[64], line[128];
+	char path[384], link[64], line[128];
 	struct dirent *e;
-	DIR *d;
 
-	out->n = 0;
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((e = readdir(d)) && out->n < BS_MAX_PROGS) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		unsigned int id = 0, k;
+	while ((e = readdir(d))) {
+		unsigned int id = 0;
 		ssize_t n;
 		FILE *f;
-		int fd;
 
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid, e->d_name);
 		n = readlink(path, link, sizeof(link) - 1);
 		if (n <= 0)
 			continue;
 		link[n] = '\0';
-		if (strcmp(link, "anon_inode:bpf-prog") != 0)
+		if (strcmp(link, kind) != 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid, e->d_name);
 		f = fopen(path, "re");
 		while (f && fgets(line, sizeof(line), f))
-			sscanf(line, "prog_id: %u", &id);
+			sscanf(line, key, &id);
 		if (f)
 			fclose(f);
+		if (id)
+			return id;
+	}
+	return 0;
+}
+
+static DIR *bs_open_fds(pid_t pid)
+{
+	char dir[64];
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	return opendir(dir);
+}
+
+/* The programs pid holds descriptors of (each once), while statistics are on. */
+static void bs_progs_read(pid_t pid, struct bs_progs *out)
+{
+	DIR *d = bs_open_fds(pid);
+	unsigned int id, k;
+
+	out->n = 0;
+	while (d && out->n < BS_MAX_PROGS &&
+	       (id = bs_next_id(d, pid, "anon_inode:bpf-prog", "prog_id: %u"))) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd;
+
 		for (k = 0; k < out->n && out->p[k].id != id; k++)
 			;
-		fd = id && k == out->n ? bpf_prog_get_fd_by_id(id) : -1;
+		fd = k == out->n ? bpf_prog_get_fd_by_id(id) : -1;
 		if (fd < 0)
 			continue;
 		memset(&info, 0, sizeof(info));
@@ -439,7 +463,46 @@ static void bs_progs_read(pid_t pid, struct bs_progs *out)
 		}
 		close(fd);
 	}
-	closedir(d);
+	if (d)
+		closedir(d);
+}
+
+/*
+ * What the Python frames' task works cost so far (bpf/pystack_walk.h,
+ * zp_walk_cost, summed over CPUs): they run in the stalled threads, outside
+ * the programs' statistics.  0 when pid holds no such map.
+ */
+static int bs_walk_cost(pid_t pid, unsigned long long *runs, unsigned long long *ns)
+{
+	int ncpu = libbpf_num_possible_cpus(), found = 0;
+	DIR *d = ncpu > 0 ? bs_open_fds(pid) : NULL;
+	unsigned int id;
+
+	*runs = *ns = 0;
+	while (d && !found && (id = bs_next_id(d, pid, "anon_inode:bpf-map", "map_id: %u"))) {
+		unsigned long long v[2] = { 0, 0 }, cpu[ncpu];
+		struct bpf_map_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_map_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+		    strcmp(info.name, "zp_walk_cost") == 0) {
+			for (__u32 key = 0; key < 2; key++)
+				if (bpf_map_lookup_elem(fd, &key, cpu) == 0)
+					for (int c = 0; c < ncpu; c++)
+						v[key] += cpu[c];
+			*runs = v[0];
+			*ns = v[1];
+			found = 1;
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	return found;
 }
 
 /* Whether pid holds a BPF program called name. */
@@ -517,8 +580,8 @@ static int bs_torch_accounting(struct bs_torch *t, const char *collector, const 
 {
 	static struct bs_progs before, after;
 	struct sched_floor_bpf *floor = NULL;
-	unsigned long long floor_runs0 = 0, floor_runs;
-	double col0, col_s, bpf_s, floor0 = 0, floor_s;
+	unsigned long long floor_runs0 = 0, floor_runs, walks0, walk_ns0, walks, walk_ns;
+	double col0, col_s, bpf_s, walk_s, floor0 = 0, floor_s;
 	struct bs_round r;
 	int stats, rc = -1;
 	pid_t col;
@@ -535,16 +598,26 @@ static int bs_torch_accounting(struct bs_torch *t, const char *collector, const 
 	usleep(BS_SETTLE_US);
 	col0 = bs_cpu_s(col);
 	bs_progs_read(col, &before);
+	bs_walk_cost(col, &walks0, &walk_ns0);
 	if (floor)
 		floor0 = bs_floor_runs(floor, &floor_runs0);
 	if (bs_torch_round(t, &r) == 0) {
 		col_s = bs_cpu_s(col) - col0;
 		bs_progs_read(col, &after);
+		bs_walk_cost(col, &walks, &walk_ns);
+		walks -= walks0;
+		walk_ns -= walk_ns0;
+		walk_s = (double)walk_ns / 1e9;
 		printf("  accounted cost over one %s s round, the programs that ran longest:\n",
 		       BS_TORCH_SECONDS);
 		bpf_s = bs_progs_delta(&before, &after);
+		printf("    and the task works that read Python frames after stalls: %llu runs "
+		       "%.1f ms %.0f ns a run (in the stalled threads, outside the programs' "
+		       "statistics)\n", walks, walk_s * 1e3,
+		       walks ? (double)walk_ns / (double)walks : 0.0);
+		bpf_s += walk_s;
 		printf("  the workload used %.2f CPU s; the collector %.3f s (%.2f%%), its programs "
-		       "%.3f s (%.2f%%); together %.2f%%\n",
+		       "and task works %.3f s (%.2f%%); together %.2f%%\n",
 		       r.cpu_s, col_s, 100 * col_s / r.cpu_s, bpf_s, 100 * bpf_s / r.cpu_s,
 		       100 * (col_s + bpf_s) / r.cpu_s);
 		if (floor) {

@@ -105,6 +105,22 @@ struct {
 } zp_pending SEC(".maps");
 
 /*
+ * What the stalls' task works cost the threads they run in, per CPU:
+ * [ZP_COST_RUNS] and [ZP_COST_NS].  They run as a thread returns to user
+ * space, outside the kernel's statistics of the program that scheduled
+ * them, so they are timed here (bench/bench_sched.c reads them).
+ */
+#define ZP_COST_RUNS	0
+#define ZP_COST_NS	1
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} zp_walk_cost SEC(".maps");
+
+/*
  * An id of a user stack, from its return addresses (FNV-1a): the same
  * stack, the same id; -1 for none.  The frames themselves are not kept.
  */
@@ -331,25 +347,24 @@ static __always_inline void zp_send_stall(struct zp_thread *t, __u32 tgid, __u32
  * frame is not the one it was last taken at (a loop stalls at the same
  * site again and again, entered from the same native stack).
  */
-static int zp_name_stall(struct bpf_map *map, void *key, void *value)
+static __always_inline void zp_name_stall_at(struct zp_pending *p, __u64 now)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, task, NULL, 0);
 	__u32 tgid = task->tgid, tid = task->pid;
 	struct zp_proc *pr = bpf_map_lookup_elem(&zp_procs, &tgid);
-	struct zp_pending *p = value;
 	__u64 ips[ZP_NATIVE_FRAMES];
 	__u64 ns = p->ns, ts;
 
 	p->ns = 0;
 	if (!t || !pr || !ns)
-		return 0;
-	ts = zp_thread_tstate(pr, t, tid, bpf_ktime_get_ns());
+		return;
+	ts = zp_thread_tstate(pr, t, tid, now);
 	if (!ts)
-		return 0;
+		return;
 	zp_walk_frames(pr, t, ts);
 	if (!t->nframes)
-		return 0;
+		return;
 	if (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr) {
 		t->native_stack = zp_stack_id(ips, bpf_get_task_stack(task, ips, sizeof(ips),
 								       BPF_F_USER_STACK));
@@ -357,6 +372,23 @@ static int zp_name_stall(struct bpf_map *map, void *key, void *value)
 		t->stack_instr = t->frames[0].instr;
 	}
 	zp_emit_stall(pr, t, tgid, tid, p->end_ns, p->state, ns);
+}
+
+static __always_inline void zp_cost_add(__u32 slot, __u64 v)
+{
+	__u64 *c = bpf_map_lookup_elem(&zp_walk_cost, &slot);
+
+	if (c)
+		*c += v;
+}
+
+static int zp_name_stall(struct bpf_map *map, void *key, void *value)
+{
+	__u64 t0 = bpf_ktime_get_ns();
+
+	zp_name_stall_at(value, t0);
+	zp_cost_add(ZP_COST_RUNS, 1);
+	zp_cost_add(ZP_COST_NS, bpf_ktime_get_ns() - t0);
 	return 0;
 }
 

@@ -131,6 +131,7 @@ static const struct {
 	{ "zp_procs", sizeof(struct zp_proc) },
 	{ "zp_threads", 0 },
 	{ "zp_pending", 0 },
+	{ "zp_walk_cost", sizeof(uint64_t) },
 };
 
 enum { SHARED_WATCHED, SHARED_WATCHED_BITS, SHARED_EVENTS, SHARED_DROPS };

@@ -281,7 +281,7 @@ static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
 {
 	const struct py_layout *l = &pi->layout;
 	struct code_entry *ce = NULL;
-	struct code_tag *tag;
+	struct code_tag *tag = NULL;
 	struct code_key key;
 	int32_t slot;
 

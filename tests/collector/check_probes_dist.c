@@ -135,6 +135,32 @@ static int ds_own_libc(char *buf, size_t len)
 	return rc;
 }
 
+/* Whether pid's maps name a file under dir. */
+static int ds_maps_under(pid_t pid, const char *dir)
+{
+	char path[64], *maps;
+	int in;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = tu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(maps);
+	in = strstr(maps, dir) != NULL;
+	free(maps);
+	return in;
+}
+
+/* Every barrier call of pid counted, the long ones as the workload timed them. */
+static void ds_check_barriers(const struct ds_run *r, pid_t pid)
+{
+	const struct shm_proc *p = tp_proc(&r->c, (uint32_t)pid);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->lat[SHM_FAMILY_BARRIER_WAIT].count, 2 * DS_ITEMS);
+	ck_assert_uint_eq(tw_bucket_count(&p->lat[SHM_FAMILY_BARRIER_WAIT], 10 * TW_MS,
+					  50 * TW_MS),
+			  (uint64_t)tw_value(&r->watched, "barrier_long"));
+}
+
 /*
  * A process with its own copy of libc (a container, a bundled runtime):
  * the collector finds that libc from the process's first futex wait and
@@ -143,10 +169,8 @@ static int ds_own_libc(char *buf, size_t len)
 START_TEST(dist_barrier_in_private_libc_is_probed)
 {
 	static const char *const args[] = { "barrier", "20", "15", NULL };
-	char libc[512], dir[128], maps_path[64];
+	char libc[512], dir[128];
 	struct ds_run r;
-	const struct shm_proc *p;
-	char *maps;
 
 	if (tu_skip_unless_root("dist_barrier_in_private_libc_is_probed"))
 		return;
@@ -158,18 +182,8 @@ START_TEST(dist_barrier_in_private_libc_is_probed)
 	unsetenv("LD_LIBRARY_PATH");
 
 	/* It really ran on the copy. */
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)r.watched.pid);
-	maps = tu_read_file(maps_path, NULL);
-	ck_assert_ptr_nonnull(maps);
-	ck_assert_ptr_nonnull(strstr(maps, dir));
-	free(maps);
-
-	p = tp_proc(&r.c, (uint32_t)r.watched.pid);
-	ck_assert_ptr_nonnull(p);
-	ck_assert_uint_eq(p->lat[SHM_FAMILY_BARRIER_WAIT].count, 2 * DS_ITEMS);
-	ck_assert_uint_eq(tw_bucket_count(&p->lat[SHM_FAMILY_BARRIER_WAIT], 10 * TW_MS,
-					  50 * TW_MS),
-			  (uint64_t)tw_value(&r.watched, "barrier_long"));
+	ck_assert(ds_maps_under(r.watched.pid, dir));
+	ds_check_barriers(&r, r.watched.pid);
 	ds_run_end(&r);
 	tu_system("rm -rf %s", dir);
 }
@@ -184,10 +198,8 @@ END_TEST
 START_TEST(dist_barrier_after_exec_onto_private_libc_is_probed)
 {
 	static const char *const args[] = { "barrier", "20", "15", "exec", NULL };
-	char libc[512], dir[128], maps_path[64];
+	char libc[512], dir[128];
 	struct ds_run r;
-	const struct shm_proc *p;
-	char *maps;
 	pid_t child;
 
 	if (tu_skip_unless_root("dist_barrier_after_exec_onto_private_libc_is_probed"))
@@ -203,23 +215,9 @@ START_TEST(dist_barrier_after_exec_onto_private_libc_is_probed)
 	ck_assert_int_gt(child, 0);
 	ck_assert_int_ne(child, r.watched.pid);
 	/* The child really ran on the copy, its parent on the node's libc. */
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)child);
-	maps = tu_read_file(maps_path, NULL);
-	ck_assert_ptr_nonnull(maps);
-	ck_assert_ptr_nonnull(strstr(maps, dir));
-	free(maps);
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)r.watched.pid);
-	maps = tu_read_file(maps_path, NULL);
-	ck_assert_ptr_nonnull(maps);
-	ck_assert_ptr_null(strstr(maps, dir));
-	free(maps);
-
-	p = tp_proc(&r.c, (uint32_t)child);
-	ck_assert_ptr_nonnull(p);
-	ck_assert_uint_eq(p->lat[SHM_FAMILY_BARRIER_WAIT].count, 2 * DS_ITEMS);
-	ck_assert_uint_eq(tw_bucket_count(&p->lat[SHM_FAMILY_BARRIER_WAIT], 10 * TW_MS,
-					  50 * TW_MS),
-			  (uint64_t)tw_value(&r.watched, "barrier_long"));
+	ck_assert(ds_maps_under(child, dir));
+	ck_assert(!ds_maps_under(r.watched.pid, dir));
+	ds_check_barriers(&r, child);
 	ds_run_end(&r);
 	tu_system("rm -rf %s", dir);
 }
