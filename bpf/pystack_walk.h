@@ -15,10 +15,11 @@
  * read at every switch away (zp_switch_out) and sent at the switch back if
  * the stall lasted.  Only training threads' stalls are read (the rule of
  * bpf/sched.bpf.c): a DataLoader's feeder threads and other helpers wait
- * by design, and their waits would crowd out the stalls that matter.  A synchronisation that spun reads them at its return
- * (bpf/pystack.bpf.c).  At most zp_rate stacks a second per process.  Both
- * objects include this header and share its maps (the collector hands one
- * object's descriptors to the other).  BPF side only.
+ * by design, and their waits would crowd out the stalls that matter.  A
+ * synchronisation that spun reads them at its return (bpf/pystack.bpf.c).
+ * At most zp_rate stacks a second per process.  Both objects include this
+ * header and share its maps (the collector hands one object's descriptors
+ * to the other).  BPF side only.
  */
 #ifndef ZERNEL_BPF_PYSTACK_WALK_H
 #define ZERNEL_BPF_PYSTACK_WALK_H
@@ -478,9 +479,8 @@ static __always_inline void zp_returned_unseen(struct task_struct *p, __u64 back
 
 /*
  * next gets a CPU after off (0: not known, or not a training thread's
- * stall) away, in stall state state: a
- * stall long enough is sent with the frames kept at the switch away, or
- * (deferred) named by a task work.
+ * stall) away, in stall state state: a stall long enough is sent with the
+ * frames kept at the switch away, or (deferred) named by a task work.
  */
 static __always_inline void zp_switch_in(struct task_struct *next, __u64 now, int deferred,
 					 __u64 off, __u32 state)

@@ -30,12 +30,11 @@ int BPF_PROG(zw_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
 
 	/* A new thread is not a new process. */
 	if (ctgid == ptgid)
 		return 0;
-	__u8 one = 1;
-
 	zw_set_bit(&zw_fresh_bits, ctgid, 1);
 	if (!zw_is_watched(ptgid))
 		return 0;
