@@ -303,21 +303,28 @@ static void *warm_sleeper(void *arg)
 	return NULL;
 }
 
+/*
+ * One futex wait (joining a thread that sleeps): a collector learns of a
+ * libc it has not probed yet from a process's first wait, and gets a
+ * moment to probe it.
+ */
+static void libc_reported(void)
+{
+	pthread_t warm;
+
+	if (pthread_create(&warm, NULL, warm_sleeper, NULL) != 0)
+		die("pthread_create");
+	pthread_join(warm, NULL);
+	sleep_ms(500);
+}
+
 static void run_barrier(void)
 {
 	struct zs_tally early = { 0 };
 	pthread_t late;
 
-	/*
-	 * One futex wait first (joining a thread that sleeps): a collector
-	 * learns of a libc it has not probed yet from a process's first wait,
-	 * and gets a moment to probe it before the barriers start.
-	 */
-	if (pthread_create(&late, NULL, warm_sleeper, NULL) != 0)
-		die("pthread_create");
-	pthread_join(late, NULL);
-	sleep_ms(500);
-
+	/* Before the barriers start. */
+	libc_reported();
 	if (pthread_barrier_init(&barrier, NULL, 2) != 0)
 		die("pthread_barrier_init");
 	if (pthread_create(&late, NULL, barrier_late, NULL) != 0)
@@ -578,15 +585,8 @@ int main(int argc, char **argv)
 		printf("ready pid=%d\n", (int)getpid());
 		wait_signal();
 	}
-	if (do_exec) {
-		pthread_t warm;
-
-		/* A futex wait (the join), and a moment to probe its libc. */
-		if (pthread_create(&warm, NULL, warm_sleeper, NULL) != 0)
-			die("pthread_create");
-		pthread_join(warm, NULL);
-		sleep_ms(500);
-	}
+	if (do_exec)
+		libc_reported();
 
 	/* fork: the work runs in a child born after watching began. */
 	worker = do_fork ? fork() : 0;
