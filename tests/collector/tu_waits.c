@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Helpers of the wait and scheduler probe tests; see tu_waits.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -117,6 +118,70 @@ static int has_line(const char *text, const char *line)
 	return 0;
 }
 
+/*
+ * Why a workload never said its line: one line per thread of pid and of
+ * every process it forked, with the thread's state and where it sleeps.
+ */
+static void report_threads(pid_t pid, int depth)
+{
+	char dir[64], path[384];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = depth < 4 ? opendir(dir) : NULL;
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char *stat, *wchan, *children, *comm, *c;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/stat", dir, e->d_name);
+		stat = tu_read_file(path, NULL);
+		snprintf(path, sizeof(path), "%s/%s/wchan", dir, e->d_name);
+		wchan = tu_read_file(path, NULL);
+		/* "tid (comm) S ...": the name and the state, one field after it. */
+		comm = stat ? strchr(stat, '(') : NULL;
+		c = stat ? strrchr(stat, ')') : NULL;
+		fprintf(stderr, "  %d/%s %.*s %c in %s\n", (int)pid, e->d_name,
+			comm && c ? (int)(c - comm + 1) : 1, comm && c ? comm : "?",
+			c && c[1] == ' ' && c[2] ? c[2] : '?', wchan && *wchan ? wchan : "?");
+		snprintf(path, sizeof(path), "%s/%s/children", dir, e->d_name);
+		children = tu_read_file(path, NULL);
+		for (char *s = children; s && *s;) {
+			char *end;
+			long child = strtol(s, &end, 10);
+
+			if (end == s)
+				break;
+			report_threads((pid_t)child, depth + 1);
+			s = end;
+		}
+		free(stat);
+		free(wchan);
+		free(children);
+	}
+	closedir(d);
+}
+
+static void report_stuck(const struct tw_work *w, const char *line, int status, int exited)
+{
+	char *text = tu_read_file(w->out, NULL);
+
+	fprintf(stderr, "workload %d never printed \"%s\"; ", (int)w->pid, line ? line : "ready");
+	if (exited && WIFEXITED(status))
+		fprintf(stderr, "it exited with %d\n", WEXITSTATUS(status));
+	else if (exited && WIFSIGNALED(status))
+		fprintf(stderr, "it was killed by signal %d\n", WTERMSIG(status));
+	else
+		fprintf(stderr, "it still runs:\n");
+	if (!exited)
+		report_threads(w->pid, 0);
+	fprintf(stderr, "its output:\n%s\n", text ? text : "(none)");
+	free(text);
+}
+
 int tw_wait_line(struct tw_work *w, const char *line, int timeout_ms)
 {
 	for (int waited = 0; waited <= timeout_ms; waited += 20) {
@@ -128,11 +193,13 @@ int tw_wait_line(struct tw_work *w, const char *line, int timeout_ms)
 		if (found)
 			return 0;
 		if (waitpid(w->pid, &status, WNOHANG) == w->pid) {
+			report_stuck(w, line, status, 1);
 			w->pid = 0;
 			return -1;
 		}
 		tu_sleep_ms(20);
 	}
+	report_stuck(w, line, 0, 0);
 	return -1;
 }
 
