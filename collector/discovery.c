@@ -191,6 +191,13 @@ int discovery_start_time(uint32_t pid, uint64_t *start_ns)
 	return proc_stat(pid, &ppid, start_ns);
 }
 
+int discovery_parent(uint32_t pid, uint32_t *ppid)
+{
+	uint64_t start_ns;
+
+	return proc_stat(pid, ppid, &start_ns);
+}
+
 static int open_maps(struct discovery *d, uint32_t pid)
 {
 	char path[64];
@@ -235,7 +242,7 @@ int discovery_open_one(struct discovery *d, uint32_t pid, const char *const *com
 	return err;
 }
 
-void discovery_filter(struct discovery *d, int (*wanted)(void *ctx, uint32_t pid), void *ctx)
+void discovery_filter(struct discovery *d, discovery_wanted_fn wanted, void *ctx)
 {
 	d->wanted = wanted;
 	d->wanted_ctx = ctx;
@@ -357,10 +364,10 @@ int discovery_next(struct discovery *d, struct discovery_item *it)
 		d->pid = (uint32_t)strtoul(e->d_name, NULL, 10);
 		if (d->pid == d->self)
 			continue;
-		if (d->wanted && !d->wanted(d->wanted_ctx, d->pid)) {
+		d->reasons = 0;
+		if (d->wanted && !d->wanted(d->wanted_ctx, d->pid, &d->reasons)) {
 			/* Maps read already; a name set since (prctl) may still count. */
-			d->reasons = 0;
-			d->proc_due = d->n_comms > 0;
+			d->proc_due = d->reasons || d->n_comms > 0;
 			continue;
 		}
 		/* Unreadable maps (a kernel thread, a race): its name may still count. */

@@ -55,6 +55,9 @@ struct discovery_item {
 	char comm[32];
 };
 
+/* discovery_filter's question, asked of each process (see there). */
+typedef int (*discovery_wanted_fn)(void *ctx, uint32_t pid, uint32_t *reasons);
+
 struct discovery {
 	DIR *proc;			/* every process; NULL for one */
 	FILE *maps;			/* of pid, while its libraries are read */
@@ -66,7 +69,7 @@ struct discovery {
 	const char *const *comms;	/* --comm names to watch */
 	size_t n_comms;
 	/* Optional: 0 when pid's maps need not be read (discovery_filter). */
-	int (*wanted)(void *ctx, uint32_t pid);
+	discovery_wanted_fn wanted;
 	void *wanted_ctx;
 	char last[PATH_MAX + 64];	/* the last library reported, to skip repeats */
 	char maps_buf[PROC_READ_BUF];	/* maps's stdio buffer */
@@ -80,10 +83,12 @@ struct discovery {
 int discovery_open(struct discovery *d, const char *const *comms, size_t n_comms);
 /*
  * Reads the maps of only the processes for which wanted answers 1 (the
- * caller remembers which it has read); the others are still looked at for
- * a --comm name.
+ * caller remembers which it has read).  For the others wanted may set
+ * *reasons to what their maps are known to give (a forked child's, its
+ * parent's): the process is reported with them, as if its maps were read.
+ * Every process is still looked at for a --comm name.
  */
-void discovery_filter(struct discovery *d, int (*wanted)(void *ctx, uint32_t pid), void *ctx);
+void discovery_filter(struct discovery *d, discovery_wanted_fn wanted, void *ctx);
 /* One process as discovery_open reports each: its libraries, then itself. */
 int discovery_open_one(struct discovery *d, uint32_t pid, const char *const *comms,
 		       size_t n_comms);
@@ -109,5 +114,7 @@ int discovery_descendants(const uint32_t *roots, size_t n_roots,
 int discovery_comm(uint32_t pid, char *buf, size_t len);
 /* The start time of pid, boot-relative ns at /proc/PID/stat's precision; 0 or -errno. */
 int discovery_start_time(uint32_t pid, uint64_t *start_ns);
+/* Its parent process, from /proc/PID/stat: 0 or -errno. */
+int discovery_parent(uint32_t pid, uint32_t *ppid);
 
 #endif /* ZERNEL_DISCOVERY_H */

@@ -126,6 +126,7 @@ struct probes {
 	int watched_fd;			/* the shared maps (zw_*) */
 	uint64_t *watched_bits;		/* zw_watched_bits, mapped */
 	uint64_t *fresh_bits;		/* zw_fresh_bits (bpf/watch.bpf.c), mapped */
+	uint64_t *forked_bits;		/* zw_forked_bits, mapped */
 	int drops_fd;
 	struct ring_buffer *rb;
 	struct slot_hist *launch_slots;	/* the launch probe's process slots */

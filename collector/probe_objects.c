@@ -268,6 +268,10 @@ int probe_objects_load(struct probes *p)
 	err = map_bits(bpf_map__fd(bpf_object__find_map_by_name(p->obj[PROBE_OBJ_WATCH],
 								 "zw_fresh_bits")),
 		       &p->fresh_bits);
+	if (!err)
+		err = map_bits(bpf_map__fd(bpf_object__find_map_by_name(p->obj[PROBE_OBJ_WATCH],
+									 "zw_forked_bits")),
+			       &p->forked_bits);
 	if (err) {
 		log_error("cannot map the new processes' bits: %s", strerror(-err));
 		return err;
@@ -295,8 +299,11 @@ void probe_objects_destroy(struct probes *p)
 		munmap(p->watched_bits, ZW_WATCHED_WORDS * sizeof(uint64_t));
 	if (p->fresh_bits)
 		munmap(p->fresh_bits, ZW_WATCHED_WORDS * sizeof(uint64_t));
+	if (p->forked_bits)
+		munmap(p->forked_bits, ZW_WATCHED_WORDS * sizeof(uint64_t));
 	p->watched_bits = NULL;
 	p->fresh_bits = NULL;
+	p->forked_bits = NULL;
 	ring_buffer__free(p->rb);
 	p->rb = NULL;
 	slot_hist_free(p->launch_slots);

@@ -214,21 +214,49 @@ static int take_fresh(struct probes *p, uint32_t pid)
 	return (__atomic_fetch_and(&p->fresh_bits[pid / 64], ~bit, __ATOMIC_RELAXED) & bit) != 0;
 }
 
-/* discovery's filter: the maps of a process are read when it runs a program not read yet. */
-static int scan_wanted(void *ctx, uint32_t pid)
+/* Whether pid runs the program it was forked with (the kernel's bit; 0 where none). */
+static int forked_unchanged(const struct probes *p, uint32_t pid)
+{
+	if (!p->forked_bits || pid >= ZW_PID_LIMIT)
+		return 0;
+	return (__atomic_load_n(&p->forked_bits[pid / 64], __ATOMIC_RELAXED) >> (pid % 64)) & 1;
+}
+
+/*
+ * discovery's filter: the maps of a process are read when it runs a
+ * program not read yet, unless it is a forked copy of a parent read at
+ * this scan (its reasons are then the parent's).
+ */
+static int scan_wanted(void *ctx, uint32_t pid, uint32_t *reasons)
 {
 	struct probes *p = ctx;
+	int full = p->scan % PROBES_FULL_SCAN_EVERY == 0;
+	uint32_t ppid;
+	int read, got;
 
+	read = proc_seen_mark(p->seen, pid, p->scan, full, take_fresh(p, pid));
 	/* A process the full table cannot hold is read at every scan. */
-	return proc_seen_mark(p->seen, pid, p->scan, p->scan % PROBES_FULL_SCAN_EVERY == 0,
-			      take_fresh(p, pid)) != 0;
+	if (read <= 0)
+		return read != 0;
+	if (full || !forked_unchanged(p, pid) || discovery_parent(pid, &ppid) != 0)
+		return 1;
+	got = proc_seen_inherit(p->seen, pid, ppid, p->scan);
+	if (got < 0)
+		return 1;
+	log_debug("pid %u: forked by %u and no exec since; its parent's libraries, maps not read",
+		  pid, ppid);
+	*reasons = (uint32_t)got;
+	return 0;
 }
 
 /* One item of a scan: a process to watch, or a library file it maps. */
 static void probes_found(struct probes *p, const struct discovery_item *it)
 {
-	if (it->what == DISCOVERY_PROC)
+	if (it->what == DISCOVERY_PROC) {
+		proc_seen_set_reasons(p->seen, it->pid,
+				      it->reasons & (SHM_WATCH_CUDA | SHM_WATCH_NCCL));
 		probes_watch(p, it->pid, it->ppid, it->reasons, it->comm, it->start_ns);
+	}
 	else if (probe_attach_lib(p, it->path, it->kind, 0) < 0)
 		log_debug("cannot probe %s of pid %u", it->path, it->pid);
 	else
@@ -345,6 +373,11 @@ static void probes_loaded(struct probes *p)
 		p->loading_overflow = 0;
 	}
 	for (size_t i = 0; i < p->n_loading; i++) {
+		/*
+		 * Remembered from now with what it maps: a child that loads
+		 * before the next scan would else take its parent's files there.
+		 */
+		proc_seen_mark(p->seen, p->loading[i], p->scan, 0, 1);
 		if (discovery_open_one(&d, p->loading[i], p->opts.comms, p->opts.n_comms) == 0)
 			while (discovery_next(&d, &it))
 				probes_found(p, &it);

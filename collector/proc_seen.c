@@ -25,6 +25,7 @@ struct ps_file {
 struct ps_entry {
 	uint64_t exe_dev, exe_ino;	/* the program; 0, 0 when /proc says none */
 	uint64_t scan;			/* the last scan that found it */
+	uint32_t reasons;		/* what its maps gave (proc_seen_set_reasons) */
 	struct ps_file *files;
 	uint32_t n_files;
 };
@@ -121,6 +122,7 @@ int proc_seen_mark(struct proc_seen *ps, uint32_t pid, uint64_t scan, int full, 
 		if (same && !full)
 			return 0;
 		release_files(ps, e);
+		e->reasons = 0;
 	} else {
 		slot = keyindex_insert(&ps->ix, pid, 0);
 		if (slot < 0)
@@ -134,14 +136,11 @@ int proc_seen_mark(struct proc_seen *ps, uint32_t pid, uint64_t scan, int full, 
 	return 1;
 }
 
-void proc_seen_add_file(struct proc_seen *ps, uint32_t pid, uint64_t dev, uint64_t ino)
+static void add_file(struct proc_seen *ps, struct ps_entry *e, uint64_t dev, uint64_t ino)
 {
-	struct ps_entry *e = find(ps, pid);
 	struct ps_file *files;
 	struct ps_count *c;
 
-	if (!e)
-		return;
 	for (uint32_t k = 0; k < e->n_files; k++)
 		if (e->files[k].dev == dev && e->files[k].ino == ino)
 			return;
@@ -172,6 +171,39 @@ void proc_seen_add_file(struct proc_seen *ps, uint32_t pid, uint64_t dev, uint64
 	e->files[e->n_files].ino = ino;
 	e->n_files++;
 	c->n++;
+}
+
+int proc_seen_inherit(struct proc_seen *ps, uint32_t pid, uint32_t ppid, uint64_t scan)
+{
+	struct ps_entry *e = find(ps, pid);
+	const struct ps_entry *parent = find(ps, ppid);
+
+	/* Marked at this scan: the parent's files are what it maps now. */
+	if (!e || e->n_files || !parent || parent == e || parent->scan != scan)
+		return -ENOENT;
+	/* Another program: the process was reparented, or ran exec since. */
+	if (!e->exe_ino || e->exe_dev != parent->exe_dev || e->exe_ino != parent->exe_ino)
+		return -ENOENT;
+	for (uint32_t k = 0; k < parent->n_files; k++)
+		add_file(ps, e, parent->files[k].dev, parent->files[k].ino);
+	e->reasons = parent->reasons;
+	return (int)e->reasons;
+}
+
+void proc_seen_set_reasons(struct proc_seen *ps, uint32_t pid, uint32_t reasons)
+{
+	struct ps_entry *e = find(ps, pid);
+
+	if (e)
+		e->reasons |= reasons;
+}
+
+void proc_seen_add_file(struct proc_seen *ps, uint32_t pid, uint64_t dev, uint64_t ino)
+{
+	struct ps_entry *e = find(ps, pid);
+
+	if (e)
+		add_file(ps, e, dev, ino);
 }
 
 void proc_seen_sweep(struct proc_seen *ps, uint64_t scan)

@@ -33,6 +33,17 @@ void proc_seen_free(struct proc_seen *ps);
  * full (the caller reads the maps, as without a table).
  */
 int proc_seen_mark(struct proc_seen *ps, uint32_t pid, uint64_t scan, int full, int fresh);
+/*
+ * pid, marked at this scan and new to it, was forked by ppid and has run
+ * no other program since (the kernel's word, bpf/watch.bpf.c): its memory
+ * began as a copy of its parent's, and what it loads itself its loader
+ * reports.  When ppid was marked at this scan too and runs the same
+ * program, pid takes ppid's files, and the reasons ppid's maps gave are
+ * returned (>= 0): pid's maps need not be read.  -ENOENT otherwise.
+ */
+int proc_seen_inherit(struct proc_seen *ps, uint32_t pid, uint32_t ppid, uint64_t scan);
+/* The reasons (SHM_WATCH_*) pid's maps gave, kept for its children. */
+void proc_seen_set_reasons(struct proc_seen *ps, uint32_t pid, uint32_t reasons);
 /* pid, marked at this scan, maps the file (dev, ino). */
 void proc_seen_add_file(struct proc_seen *ps, uint32_t pid, uint64_t dev, uint64_t ino);
 /* Forgets the processes not marked at scan (gone), with their files. */

@@ -30,13 +30,19 @@ struct seen {
 	char first_path[PATH_MAX + 64];
 };
 
-/* The filter of a caller that has read one process's maps already. */
-static uint32_t read_already;
+/*
+ * The filter of a caller that has read one process's maps already, or
+ * knows what they hold (known_reasons: a forked copy of a process read).
+ */
+static uint32_t read_already, known_reasons;
 
-static int not_read_yet(void *ctx, uint32_t pid)
+static int not_read_yet(void *ctx, uint32_t pid, uint32_t *reasons)
 {
 	(void)ctx;
-	return pid != read_already;
+	if (pid != read_already)
+		return 1;
+	*reasons = known_reasons;
+	return 0;
 }
 
 static void scan_for(uint32_t pid, const char *const *comms, size_t n_comms, struct seen *s)
@@ -130,7 +136,8 @@ END_TEST
 
 /*
  * A process whose maps the caller has read is not read again; with --comm
- * names it is still looked at, since a name can change without exec.
+ * names it is still looked at, since a name can change without exec, and
+ * with reasons the caller knows it is reported with them.
  */
 START_TEST(a_process_read_already_is_reported_by_its_name_only)
 {
@@ -154,6 +161,16 @@ START_TEST(a_process_read_already_is_reported_by_its_name_only)
 	ck_assert_int_eq(s.libs + s.loaders, 0);
 	ck_assert_int_eq(s.proc, 1);
 	ck_assert_uint_eq(s.reasons, SHM_WATCH_COMM);
+	/* Known without a read: reported with what the caller knows, and its name. */
+	known_reasons = SHM_WATCH_NCCL;
+	scan_for((uint32_t)w.pid, NULL, 0, &s);
+	ck_assert_int_eq(s.libs + s.loaders, 0);
+	ck_assert_int_eq(s.proc, 1);
+	ck_assert_uint_eq(s.reasons, SHM_WATCH_NCCL);
+	scan_for((uint32_t)w.pid, comms, 1, &s);
+	ck_assert_int_eq(s.proc, 1);
+	ck_assert_uint_eq(s.reasons, SHM_WATCH_NCCL | SHM_WATCH_COMM);
+	known_reasons = 0;
 	/* Another process is read as before. */
 	read_already = (uint32_t)getppid();
 	scan_for((uint32_t)w.pid, NULL, 0, &s);

@@ -5,7 +5,8 @@
  * short-lived processes, are each probed while mapped (every process's
  * allocation is measured) and detached once no process maps them, so the
  * link count stays bounded; and a collector holding a few hundred uprobe
- * links exits promptly on SIGTERM.  Needs root (BPF).
+ * links exits promptly on SIGTERM; a forked child keeps its parent's file
+ * probed.  Needs root (BPF).
  */
 #include <check.h>
 #include <dirent.h>
@@ -266,6 +267,72 @@ START_TEST(test_library_files_come_and_go)
 }
 END_TEST
 
+/*
+ * A forked child runs on with its parent's library after the parent has
+ * gone.  The scan takes the parent's files for the child without reading
+ * its maps (the kernel saw it fork and no exec), so the file stays probed
+ * while the child maps it, and the child's allocation counts, though the
+ * parent left more scans ago than a file's idle time.
+ */
+START_TEST(test_forked_child_keeps_its_parents_library)
+{
+	const uint64_t bytes = 3u << 20;
+	struct tp_collector c;
+	struct tp_workload w;
+	const struct shm_gpu_mem *m = NULL;
+	char zw[512], lib[256], op[64], out[512], want[96];
+	char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), lib, "wait", "fork:2500", "wait",
+			 op, "wait", NULL };
+	unsigned int probed, detached;
+	int child = 0, status;
+	char *log;
+
+	if (tu_skip_unless_root("test_forked_child_keeps_its_parents_library"))
+		return;
+	make_copies(1);
+	snprintf(lib, sizeof(lib), "lib:%s/0/libcuda.so.1", churn_dir);
+	snprintf(op, sizeof(op), "cumalloc:%llu", (unsigned long long)bytes);
+	setenv("ZERNEL_LOG", "debug", 1);
+	ck_assert_msg(start_patiently(&c) == 0, "collector did not start, see %s", c.log);
+	unsetenv("ZERNEL_LOG");
+	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	wait_watched(&c, &w, 1);
+
+	/* The parent lives 2.5 s more: the scans see the child beside it. */
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_collect(&w, "WAIT", out, sizeof(out), 5000), 0);
+	ck_assert_msg(strstr(out, "CHILD ") && sscanf(strstr(out, "CHILD "), "CHILD %d", &child) == 1 &&
+		      child > 0, "no child in: %s", out);
+	ck_assert_int_eq(waitpid(w.pid, &status, 0), w.pid);
+	/* Five scans after the parent's exit, two more than a file's idle time. */
+	tu_sleep_ms(5000);
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 5000), 0);
+	for (int tries = 0; tries < 30; tries++) {
+		if (tp_snapshot(&c) == 0 && (m = tp_gpu_mem(&c, (uint32_t)child, 0)) &&
+		    m->used_bytes == bytes)
+			break;
+		tu_sleep_ms(100);
+	}
+	our_files(&c, &probed, &detached);
+	ck_assert_msg(m && m->used_bytes == bytes, "the child's allocation was not seen "
+		      "(our file probed %u times, detached %u); see %s", probed, detached, c.log);
+	ck_assert_uint_eq(detached, 0);
+	/* Its parent's pid came first in /proc (no wrap between): its maps went unread. */
+	log = tu_read_file(c.log, NULL);
+	snprintf(want, sizeof(want), "pid %d: forked by %d and no exec since", child, (int)w.pid);
+	if (child > w.pid)
+		ck_assert_msg(log && strstr(log, want), "no \"%s\" in %s", want, c.log);
+	free(log);
+	close(w.in_fd);
+	close(w.out_fd);
+	kill(child, SIGKILL);
+	tp_collector_stop(&c);
+	remove_copies();
+}
+END_TEST
+
 START_TEST(test_sigterm_with_many_links_is_prompt)
 {
 	enum { FILES_MAX = 1000 };
@@ -373,6 +440,7 @@ Suite *probes_churn_suite(void)
 
 	tcase_set_timeout(tc, 1200);
 	tcase_add_test(tc, test_library_files_come_and_go);
+	tcase_add_test(tc, test_forked_child_keeps_its_parents_library);
 	tcase_add_test(tc, test_sigterm_with_many_links_is_prompt);
 	tcase_add_test(tc, test_exit_when_released_outlives_the_release);
 	suite_add_tcase(s, tc);

@@ -7,6 +7,7 @@
  * processes, real exec.  Unprivileged (its own children).
  */
 #include <check.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "collector/proc_seen.h"
+#include "shm/shm_layout.h"
 #include "tests/support/testutil.h"
 
 /* A child that execs prog once told to (a byte on the pipe); its pid. */
@@ -122,6 +124,84 @@ START_TEST(files_are_counted_while_their_processes_live)
 }
 END_TEST
 
+static void wait_exec(pid_t pid, const struct stat *before)
+{
+	struct stat after;
+
+	for (int i = 0; i < 200; i++) {
+		exe_of(pid, &after);
+		if (after.st_ino != before->st_ino || after.st_dev != before->st_dev)
+			return;
+		tu_sleep_ms(10);
+	}
+	ck_abort_msg("pid %d never ran its new program", (int)pid);
+}
+
+static void reap(pid_t pid, int go)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(go);
+}
+
+/*
+ * A forked child that runs its parent's program takes the parent's files
+ * and reasons, when the parent was looked at in the same scan; one that
+ * ran exec, or whose parent is known only from an earlier scan, is read.
+ * Real children of this process: forked, and one exec'd.
+ */
+START_TEST(a_forked_child_takes_its_parents_files)
+{
+	struct proc_seen *ps = proc_seen_new();
+	uint32_t self = (uint32_t)getpid();
+	int go1, go2, go3;
+	pid_t c1 = child_then_exec("/bin/sleep", &go1);
+	pid_t c2 = child_then_exec("/bin/sleep", &go2);
+	pid_t c3 = child_then_exec("/bin/sleep", &go3);
+	struct stat forked;
+
+	ck_assert_ptr_nonnull(ps);
+	ck_assert_int_eq(proc_seen_mark(ps, self, 1, 0, 1), 1);
+	proc_seen_add_file(ps, self, 8, 100);
+	proc_seen_add_file(ps, self, 8, 200);
+	proc_seen_set_reasons(ps, self, SHM_WATCH_CUDA);
+
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)c1, 1, 0, 1), 1);
+	ck_assert_int_eq(proc_seen_inherit(ps, (uint32_t)c1, self, 1), SHM_WATCH_CUDA);
+	ck_assert_uint_eq(proc_seen_mappers(ps, 8, 100), 2);
+	ck_assert_uint_eq(proc_seen_mappers(ps, 8, 200), 2);
+	/* Once: it has files now. */
+	ck_assert_int_eq(proc_seen_inherit(ps, (uint32_t)c1, self, 1), -ENOENT);
+	ck_assert_uint_eq(proc_seen_mappers(ps, 8, 100), 2);
+
+	/* Scan 2 finds c2 before its parent: the parent's files may be stale. */
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)c2, 2, 0, 1), 1);
+	ck_assert_int_eq(proc_seen_inherit(ps, (uint32_t)c2, self, 2), -ENOENT);
+	ck_assert_int_eq(proc_seen_inherit(ps, (uint32_t)c2, 4000009, 2), -ENOENT);
+	ck_assert_int_eq(proc_seen_mark(ps, self, 2, 0, 0), 0);
+	ck_assert_int_eq(proc_seen_inherit(ps, (uint32_t)c2, self, 2), SHM_WATCH_CUDA);
+	ck_assert_uint_eq(proc_seen_mappers(ps, 8, 200), 3);
+
+	/* c3 runs another program: its maps are its own. */
+	exe_of(c3, &forked);
+	ck_assert_int_eq(write(go3, "x", 1), 1);
+	wait_exec(c3, &forked);
+	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)c3, 2, 0, 1), 1);
+	ck_assert_int_eq(proc_seen_inherit(ps, (uint32_t)c3, self, 2), -ENOENT);
+
+	/* The children gone, the parent's own count is left. */
+	reap(c1, go1);
+	reap(c2, go2);
+	reap(c3, go3);
+	ck_assert_int_eq(proc_seen_mark(ps, self, 3, 0, 0), 0);
+	proc_seen_sweep(ps, 3);
+	ck_assert_uint_eq(proc_seen_count(ps), 1);
+	ck_assert_uint_eq(proc_seen_mappers(ps, 8, 100), 1);
+	ck_assert_uint_eq(proc_seen_mappers(ps, 8, 200), 1);
+	proc_seen_free(ps);
+}
+END_TEST
+
 /* A node's worth of processes coming and going keeps the counts exact. */
 START_TEST(churn_keeps_the_table_and_counts_exact)
 {
@@ -162,6 +242,7 @@ Suite *proc_seen_suite(void)
 
 	tcase_add_test(tc, maps_are_read_once_per_program);
 	tcase_add_test(tc, files_are_counted_while_their_processes_live);
+	tcase_add_test(tc, a_forked_child_takes_its_parents_files);
 	tcase_add_test(tc, churn_keeps_the_table_and_counts_exact);
 	suite_add_tcase(s, tc);
 	return s;

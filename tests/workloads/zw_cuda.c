@@ -42,6 +42,8 @@
  *   split:COLOR:KEY  shrink   ncclCommSplit / ncclCommShrink of the current
  *                       communicator; the child becomes current
  *   sleep:MS
+ *   fork:MS             fork: the child prints "CHILD <pid>" and goes on with the
+ *                       ops that follow; the parent stays MS ms, then exits (no DONE)
  *   exit                exit at once (no DONE)
  *   exec ARGS...        replace itself with ARGS (a path, then its arguments),
  *                       keeping stdin and stdout
@@ -445,6 +447,16 @@ static void run(const char *op)
 			exit(2);
 	} else if (sscanf(op, "sleep:%llu", &a) == 1) {
 		usleep((useconds_t)(a * 1000));
+	} else if (sscanf(op, "fork:%llu", &a) == 1) {
+		pid_t child = fork();
+
+		if (child < 0)
+			exit(2);
+		if (child > 0) {
+			usleep((useconds_t)(a * 1000));
+			_exit(0);
+		}
+		printf("CHILD %d\n", (int)getpid());
 	} else if (!strcmp(op, "exit")) {
 		exit(0);
 	} else {
