@@ -180,7 +180,7 @@ static __always_inline __u64 zp_thread_tstate(const struct zp_proc *pr, struct z
 {
 	if (t->tstate && zp_read_ptr(t->tstate + pr->off.tstate_native_tid) == tid)
 		return t->tstate;
-	if (t->checked_ns && now - t->checked_ns < ZP_RECHECK_NS)
+	if (t->checked_ns && now < t->checked_ns + ZP_RECHECK_NS)
 		return 0;
 	t->checked_ns = now;
 	t->tstate = zp_find_tstate(pr, tid);
@@ -288,7 +288,7 @@ static __always_inline struct zp_proc *zp_rate_ok(__u32 tgid, __u64 now, __u64 n
 
 	if (!pr)
 		return NULL;
-	if (now - pr->window_start_ns >= 1000000000ull) {
+	if (now >= pr->window_start_ns + 1000000000ull) {
 		pr->window_start_ns = now;
 		pr->window_sent = 0;
 	}
@@ -424,7 +424,7 @@ static __always_inline void zp_defer_stall(struct task_struct *next, struct zp_t
 	struct zp_proc *pr;
 
 	/* Not a Python thread when last looked for: again only after a while. */
-	if (!t->tstate && t->checked_ns && now - t->checked_ns < ZP_RECHECK_NS)
+	if (!t->tstate && t->checked_ns && now < t->checked_ns + ZP_RECHECK_NS)
 		return;
 	p = bpf_map_lookup_elem(&zp_pending, &tid);
 	if (!p) {
@@ -490,7 +490,8 @@ static __always_inline void zp_switch_in(struct task_struct *next, __u64 now, in
 	__u64 ns;
 
 	if (t && t->call_out_ns) {
-		t->call_off_ns += now - t->call_out_ns;
+		if (now > t->call_out_ns)
+			t->call_off_ns += now - t->call_out_ns;
 		t->call_out_ns = 0;
 	}
 	if (deferred) {
@@ -512,7 +513,7 @@ static __always_inline void zp_switch_in(struct task_struct *next, __u64 now, in
 	}
 	if (!t || !t->out_ns)
 		return;
-	ns = now - t->out_ns;
+	ns = now > t->out_ns ? now - t->out_ns : 0;
 	t->out_ns = 0;
 	if (ns >= zp_threshold_ns)
 		zp_send_stall(t, tgid, next->pid, now, t->state, ns);

@@ -53,6 +53,7 @@ const volatile __u32 all_threads = 0;
 const volatile __u32 python_frames = 1;		/* 0: --no-python-frames */
 const volatile __u32 runq_from_sched_info = 0;	/* 0: from the sched_wakeup programs */
 const volatile __u32 sched_info_kept = 0;	/* the kernel keeps sched_info (last_arrival) */
+const volatile __u32 rq_clock_readable = 0;	/* a task's entity leads to its run queue's clock */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -72,6 +73,22 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } zs_cuda_bits SEC(".maps");
+
+/* This CPU's run-queue clock and CLOCK_MONOTONIC, read together (switch_now). */
+struct zs_clock {
+	__u64 rq_ns;
+	__u64 mono_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zs_clock);
+} zs_clocks SEC(".maps");
+
+/* How long this CPU's run-queue clock stands in for the monotonic one between reads of it. */
+#define ZS_CLOCK_REREAD_NS	1000000ull
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -470,7 +487,7 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, stru
 	 * over while a batch is unpickled) does not end it; a longer one
 	 * does, being longer than the gap.
 	 */
-	if (t->ep_start_ns && now - t->ep_resume_ns > episode_gap_ns)
+	if (t->ep_start_ns && now > t->ep_resume_ns + episode_gap_ns)
 		close_episode(prev, t);
 	if (block == SHM_STATE_INPUT && !t->ep_start_ns) {
 		t->ep_start_ns = now;
@@ -716,6 +733,41 @@ static __noinline void returned_unseen(struct task_struct *p, __u64 back)
 }
 
 /*
+ * CLOCK_MONOTONIC at this switch, for a switch of a watched thread.
+ * bpf_ktime_get_ns() reads the clock source, and where the kernel does not
+ * trust the TSC (kvm-clock without its stable bit) each read also keeps
+ * the clock monotonic across CPUs through one shared cache line: on a
+ * busy two-CPU VM that was about 200 ns a call, a third of this program's
+ * time.  The scheduler has just read its own clock for this switch
+ * (rq->clock, updated by __schedule).  Its advance since this CPU last
+ * read both clocks, added to the monotonic time then, is the time now,
+ * within the microseconds the run queue's clock can lag; the monotonic
+ * clock is read again once ZS_CLOCK_REREAD_NS of it have passed, so the
+ * two cannot drift apart.  Durations taken against stamps of other
+ * programs (uprobes) are bounded where they are taken.
+ */
+static __always_inline __u64 switch_now(struct task_struct *next)
+{
+	__u32 zero = 0;
+	struct zs_clock *c;
+	__u64 rq, mono;
+
+	if (!rq_clock_readable)
+		return bpf_ktime_get_ns();
+	/* next gets this CPU: its entity is on this CPU's run queue (BTF loads). */
+	rq = next->se.cfs_rq->rq->clock;
+	c = bpf_map_lookup_elem(&zs_clocks, &zero);
+	if (!c || !rq)
+		return bpf_ktime_get_ns();
+	if (c->rq_ns && rq >= c->rq_ns && rq - c->rq_ns < ZS_CLOCK_REREAD_NS)
+		return c->mono_ns + (rq - c->rq_ns);
+	mono = bpf_ktime_get_ns();
+	c->rq_ns = rq;
+	c->mono_ns = mono;
+	return mono;
+}
+
+/*
  * Every switch on the node comes here.  deferred: the Python frames of a
  * stall are read by a task work (see bpf/pystack_walk.h), else at every
  * switch away; the collector loads the program that fits the kernel.
@@ -732,7 +784,7 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 
 	if (!prev_watched && !next_watched)
 		return 0;
-	now = bpf_ktime_get_ns();
+	now = switch_now(next);
 	if (prev_watched) {
 		struct zs_task *t = thread(prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		__u64 back = t ? unseen_return(prev, t, now) : 0;
@@ -821,12 +873,23 @@ SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(zs_migrate, struct task_struct *p, int dest_cpu)
 {
 	struct zev_sched_migrate *e;
+	struct zs_task *t;
+	struct zs_sums *s;
+	__u32 slot;
 
 	/* The tracepoint also fires when the CPU does not change. */
 	if (BPF_CORE_READ(p, thread_info.cpu) == (__u32)dest_cpu)
 		return 0;
 	if (!watched(p))
 		return 0;
+	/* Counted in its process's slot as its switches are; a record when it has none yet. */
+	t = thread(p, 0);
+	slot = t && t->slot ? t->slot - 1 : 0;
+	s = t && t->slot ? bpf_map_lookup_elem(&zs_sums, &slot) : NULL;
+	if (s) {
+		s->v[ZS_SUM_MIGRATIONS]++;
+		return 0;
+	}
 	e = zw_reserve(sizeof(*e), ZEV_SCHED_MIGRATE, task_id(p));
 	if (!e)
 		return 0;

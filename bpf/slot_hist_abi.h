@@ -75,11 +75,12 @@ struct lh_owner {
 };
 
 /*
- * The scheduler probe's counters of a process slot, what its switch
- * records would carry (struct zev_sched_switch): the training threads'
- * time per state, off-CPU time and switches by kind.  Per CPU, only
- * growing; updated by the sched_switch program alone, which runs with
- * interrupts off, so plain additions suffice.
+ * The scheduler probe's counters of a process slot, what its switch and
+ * migration records would carry (struct zev_sched_switch,
+ * zev_sched_migrate): the training threads' time per state, off-CPU time,
+ * switches by kind and moves to another CPU.  Per CPU, only growing;
+ * updated by the sched_switch and sched_migrate_task programs, which run
+ * with interrupts off, so plain additions suffice.
  */
 enum zs_sum {
 	ZS_SUM_STATE = 0,				/* + enum shm_thread_state */
@@ -87,6 +88,7 @@ enum zs_sum {
 	ZS_SUM_OFF_BLOCKED,				/* ns */
 	ZS_SUM_INVOLUNTARY,				/* switches */
 	ZS_SUM_VOLUNTARY,				/* switches */
+	ZS_SUM_MIGRATIONS,				/* moves to another CPU */
 	ZS_SUMS
 };
 

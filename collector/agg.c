@@ -298,13 +298,13 @@ int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary)
 	return agg_offcpu_batch(a, pid, off_ns, 1, involuntary);
 }
 
-int agg_migration(struct agg *a, uint32_t pid)
+int agg_migrations(struct agg *a, uint32_t pid, uint64_t n)
 {
 	struct agg_proc *p = proc_get(a, pid);
 
 	if (!p)
 		return -ENOENT;
-	p->migrations++;
+	p->migrations += n;
 	return 0;
 }
 

@@ -81,7 +81,7 @@ int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, u
 /* Scheduler counters: one context switch off CPU for off_ns; n of them for off_ns in all. */
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary);
 int agg_offcpu_batch(struct agg *a, uint32_t pid, uint64_t off_ns, uint64_t n, int involuntary);
-int agg_migration(struct agg *a, uint32_t pid);
+int agg_migrations(struct agg *a, uint32_t pid, uint64_t n);	/* n moves to another CPU */
 
 /*
  * GPU memory per (pid, gpu); frees never take used below zero.  gpu is the

@@ -279,7 +279,7 @@ static int dec_sched_migrate(struct decode *d, const void *rec)
 {
 	const struct zev_sched_migrate *e = rec;
 
-	agg_migration(d->agg, e->hdr.pid);
+	agg_migrations(d->agg, e->hdr.pid, 1);
 	return 0;
 }
 

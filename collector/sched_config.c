@@ -121,6 +121,13 @@ static int btf_has_member(const struct btf *btf, const char *name, const char *m
 	return 0;
 }
 
+/* Whether a task's fair-class entity leads to its run queue's clock (CONFIG_FAIR_GROUP_SCHED). */
+static int rq_clock_readable(const struct btf *vmlinux)
+{
+	return btf_has_member(vmlinux, "sched_entity", "cfs_rq") &&
+	       btf_has_member(vmlinux, "cfs_rq", "rq") && btf_has_member(vmlinux, "rq", "clock");
+}
+
 /*
  * Whether this kernel keeps sched_info (CONFIG_SCHED_INFO) where a BPF
  * program can read it, and keeps it up to date: its BTF has the fields,
@@ -144,9 +151,7 @@ static int sched_info_usable(const char **why)
 	fields = btf_has_member(vmlinux, "sched_info", "last_queued") &&
 		 btf_has_member(vmlinux, "sched_info", "last_arrival") &&
 		 btf_has_member(vmlinux, "sched_info", "run_delay") &&
-		 btf_has_member(vmlinux, "sched_entity", "cfs_rq") &&
-		 btf_has_member(vmlinux, "cfs_rq", "rq") &&
-		 btf_has_member(vmlinux, "rq", "clock");
+		 rq_clock_readable(vmlinux);
 	btf__free(vmlinux);
 	if (!fields)
 		return 0;
@@ -187,6 +192,15 @@ static int choose_runq_source(struct sched_bpf *s, const struct probes *p)
 	bpf_program__set_autoload(s->progs.zs_wakeup, !sched_info);
 	bpf_program__set_autoload(s->progs.zs_wakeup_new, !sched_info);
 	return 0;
+}
+
+/* The switch program's clock: the run queue's, where it can be read (switch_now). */
+static void choose_clock(struct sched_bpf *s)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+
+	s->rodata->rq_clock_readable = vmlinux && rq_clock_readable(vmlinux) ? 1 : 0;
+	btf__free(vmlinux);
 }
 
 /* One of the two switch programs: frames walked after stalls only, or at every switch. */
@@ -241,6 +255,7 @@ int sched_configure(void *skel, struct probes *p)
 	err = choose_runq_source(s, p);
 	if (err)
 		return err;
+	choose_clock(s);
 	return choose_switch(s, p);
 }
 

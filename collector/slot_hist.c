@@ -154,7 +154,8 @@ static void lh_feed_sums(struct slot_hist *lh, struct agg *agg, uint32_t tgid, u
 			agg_thread_state(agg, tgid, (enum shm_thread_state)s, d[ZS_SUM_STATE + s]);
 	agg_offcpu_batch(agg, tgid, d[ZS_SUM_OFF_PREEMPTED], d[ZS_SUM_INVOLUNTARY], 1);
 	agg_offcpu_batch(agg, tgid, d[ZS_SUM_OFF_BLOCKED], d[ZS_SUM_VOLUNTARY], 0);
-	agg_count_events(agg, d[ZS_SUM_INVOLUNTARY] + d[ZS_SUM_VOLUNTARY]);
+	agg_migrations(agg, tgid, d[ZS_SUM_MIGRATIONS]);
+	agg_count_events(agg, d[ZS_SUM_INVOLUNTARY] + d[ZS_SUM_VOLUNTARY] + d[ZS_SUM_MIGRATIONS]);
 	*old = cur;
 }
 

@@ -151,7 +151,7 @@ START_TEST(events_of_unwatched_pids_are_ignored)
 	ck_assert_int_eq(agg_gpu_alloc_failed(fx.a, 99, 0), -ENOENT);
 	ck_assert_int_eq(agg_latency(fx.a, 99, SHM_FAMILY_CUDA_LAUNCH, 1, 1), -ENOENT);
 	ck_assert_int_eq(agg_offcpu(fx.a, 99, 5, 1), -ENOENT);
-	ck_assert_int_eq(agg_migration(fx.a, 99), -ENOENT);
+	ck_assert_int_eq(agg_migrations(fx.a, 99, 1), -ENOENT);
 	ck_assert_int_eq(comm_init(99, 0, 2, 0, 1), -ENOENT);
 	ck_assert_int_eq(agg_proc_is_watched(fx.a, 99), 0);
 	agg_proc_watch(fx.a, 5, 1, SHM_WATCH_PID, "x", 1);
@@ -174,9 +174,9 @@ START_TEST(process_fields_and_reasons_accumulate)
 	agg_offcpu(fx.a, 300, 1000, 1);
 	agg_offcpu(fx.a, 300, 500, 1);
 	agg_offcpu(fx.a, 300, 7000, 0);
-	agg_migration(fx.a, 300);
-	agg_migration(fx.a, 300);
-	agg_migration(fx.a, 300);
+	agg_migrations(fx.a, 300, 1);
+	agg_migrations(fx.a, 300, 1);
+	agg_migrations(fx.a, 300, 1);
 	publish_and_read();
 
 	p = find_proc(300);
