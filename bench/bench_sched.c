@@ -12,8 +12,9 @@
  *   3. A real workload: a PyTorch training loop on the CPU with a
  *      two-worker DataLoader (bench/torch_train.py), steps per second
  *      without the collector and with it watching, rounds interleaved;
- *      the median ratio (target: at most 1% slower).  Rounds on a small
- *      VM spread wider than that, so three more rounds account for the
+ *      the median ratio (target: at most 1% slower), and that of the CPU
+ *      time a step took.  Rounds on a small VM spread wider than that,
+ *      so three more rounds account for the
  *      cost instead: the collector's CPU time, its programs' run time and
  *      that of the task works that read Python frames after stalls,
  *      against the workload's CPU time.
@@ -367,6 +368,13 @@ static int bs_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The median of v[0..n) (n > 0), which it leaves sorted. */
+static double bs_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), bs_cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /*
  * CPU time of pid (all its threads), seconds, to the nanosecond: the
  * collector spends a few clock ticks in a round, too few to count in ticks.
@@ -662,7 +670,7 @@ out:
  */
 static int bs_torch(const char *collector, const char *script, const char *shm)
 {
-	double ratio[BS_TORCH_ROUNDS], off_sum = 0, on_sum = 0, median;
+	double ratio[BS_TORCH_ROUNDS], cpu_ratio[BS_TORCH_ROUNDS], off_sum = 0, on_sum = 0, median;
 	struct bs_torch t = { 0 };
 	int n = 0, err;
 
@@ -697,8 +705,11 @@ static int bs_torch(const char *collector, const char *script, const char *shm)
 		}
 		if (off.steps_per_s <= 0 || on.steps_per_s <= 0)
 			continue;
-		printf("  round %d: %.1f steps/s without, %.1f with (%.3f)\n", r, off.steps_per_s,
-		       on.steps_per_s, on.steps_per_s / off.steps_per_s);
+		/* CPU time a step took, the workers' share included: the same seconds each round. */
+		cpu_ratio[n] = (on.cpu_s / on.steps_per_s) / (off.cpu_s / off.steps_per_s);
+		printf("  round %d: %.1f steps/s without, %.1f with (%.3f); CPU a step %.3f of "
+		       "without\n", r, off.steps_per_s, on.steps_per_s,
+		       on.steps_per_s / off.steps_per_s, cpu_ratio[n]);
 		ratio[n++] = on.steps_per_s / off.steps_per_s;
 		off_sum += off.steps_per_s;
 		on_sum += on.steps_per_s;
@@ -707,13 +718,16 @@ static int bs_torch(const char *collector, const char *script, const char *shm)
 		bs_torch_stop(&t);
 		return -1;
 	}
-	qsort(ratio, (size_t)n, sizeof(ratio[0]), bs_cmp);
-	median = n % 2 ? ratio[n / 2] : (ratio[n / 2 - 1] + ratio[n / 2]) / 2;
+	median = bs_median(ratio, n);
 	printf("  pytorch training loop (2 DataLoader workers, %s s rounds): %.1f -> %.1f "
 	       "steps/s on average; median ratio %.4f (%+.2f%%, target >= -1%%), pairs "
 	       "from %.3f to %.3f\n",
 	       BS_TORCH_SECONDS, off_sum / n, on_sum / n, median, 100 * (median - 1), ratio[0],
 	       ratio[n - 1]);
+	median = bs_median(cpu_ratio, n);
+	printf("  CPU time a step took, with against without: median ratio %.4f (%+.2f%%), "
+	       "pairs from %.3f to %.3f\n", median, 100 * (median - 1), cpu_ratio[0],
+	       cpu_ratio[n - 1]);
 	err = bs_torch_accounting(&t, collector, shm);
 	bs_torch_stop(&t);
 	return err;

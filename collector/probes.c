@@ -256,11 +256,11 @@ static void probes_found(struct probes *p, const struct discovery_item *it)
 		proc_seen_set_reasons(p->seen, it->pid,
 				      it->reasons & (SHM_WATCH_CUDA | SHM_WATCH_NCCL));
 		probes_watch(p, it->pid, it->ppid, it->reasons, it->comm, it->start_ns);
-	}
-	else if (probe_attach_lib(p, it->path, it->kind, 0) < 0)
+	} else if (probe_attach_lib(p, it->path, it->kind, 0) < 0) {
 		log_debug("cannot probe %s of pid %u", it->path, it->pid);
-	else
+	} else {
 		note_mapper(p, it->pid, it->path);
+	}
 }
 
 /*
