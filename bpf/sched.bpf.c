@@ -737,14 +737,14 @@ static __noinline void returned_unseen(struct task_struct *p, __u64 back)
  * bpf_ktime_get_ns() reads the clock source, and where the kernel does not
  * trust the TSC (kvm-clock without its stable bit) each read also keeps
  * the clock monotonic across CPUs through one shared cache line: on a
- * busy two-CPU VM that was about 200 ns a call, a third of this program's
- * time.  The scheduler has just read its own clock for this switch
- * (rq->clock, updated by __schedule).  Its advance since this CPU last
- * read both clocks, added to the monotonic time then, is the time now,
- * within the microseconds the run queue's clock can lag; the monotonic
- * clock is read again once ZS_CLOCK_REREAD_NS of it have passed, so the
- * two cannot drift apart.  Durations taken against stamps of other
- * programs (uprobes) are bounded where they are taken.
+ * busy two-CPU VM that was about 200 ns a call, a quarter to a third of
+ * this program's time.  The scheduler has just read its own clock for
+ * this switch (rq->clock, updated by __schedule).  Its advance since this
+ * CPU last read both clocks, added to the monotonic time then, is the
+ * time now, within the microseconds the run queue's clock can lag; the
+ * monotonic clock is read again once ZS_CLOCK_REREAD_NS of it have
+ * passed, so the two cannot drift apart.  Durations taken against stamps
+ * of other programs (uprobes) are bounded where they are taken.
  */
 static __always_inline __u64 switch_now(struct task_struct *next)
 {
