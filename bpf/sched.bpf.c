@@ -884,11 +884,13 @@ int BPF_PROG(zs_migrate, struct task_struct *p, int dest_cpu)
 		return 0;
 	/* Counted in its process's slot as its switches are; a record when it has none yet. */
 	t = thread(p, 0);
-	slot = t && t->slot ? t->slot - 1 : 0;
-	s = t && t->slot ? bpf_map_lookup_elem(&zs_sums, &slot) : NULL;
-	if (s) {
-		s->v[ZS_SUM_MIGRATIONS]++;
-		return 0;
+	if (t && t->slot) {
+		slot = t->slot - 1;
+		s = bpf_map_lookup_elem(&zs_sums, &slot);
+		if (s) {
+			s->v[ZS_SUM_MIGRATIONS]++;
+			return 0;
+		}
 	}
 	e = zw_reserve(sizeof(*e), ZEV_SCHED_MIGRATE, task_id(p));
 	if (!e)

@@ -49,10 +49,30 @@ static void exe_of(pid_t pid, struct stat *st)
 	ck_assert_int_eq(stat(path, st), 0);
 }
 
+static void wait_exec(pid_t pid, const struct stat *before)
+{
+	struct stat after;
+
+	for (int i = 0; i < 200; i++) {
+		exe_of(pid, &after);
+		if (after.st_ino != before->st_ino || after.st_dev != before->st_dev)
+			return;
+		tu_sleep_ms(10);
+	}
+	ck_abort_msg("pid %d never ran its new program", (int)pid);
+}
+
+static void reap(pid_t pid, int go)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(go);
+}
+
 START_TEST(maps_are_read_once_per_program)
 {
 	struct proc_seen *ps = proc_seen_new();
-	struct stat before, after;
+	struct stat before;
 	int go;
 	pid_t pid = child_then_exec("/bin/sleep", &go);
 
@@ -67,13 +87,7 @@ START_TEST(maps_are_read_once_per_program)
 
 	/* The same pid, another program. */
 	ck_assert_int_eq(write(go, "x", 1), 1);
-	for (int i = 0; i < 200; i++) {
-		exe_of(pid, &after);
-		if (after.st_ino != before.st_ino || after.st_dev != before.st_dev)
-			break;
-		tu_sleep_ms(10);
-	}
-	ck_assert(after.st_ino != before.st_ino || after.st_dev != before.st_dev);
+	wait_exec(pid, &before);
 	/* Its program is looked at only when the kernel saw it fork or exec. */
 	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 6, 0, 0), 0);
 	ck_assert_int_eq(proc_seen_mark(ps, (uint32_t)pid, 7, 0, 1), 1);
@@ -81,9 +95,7 @@ START_TEST(maps_are_read_once_per_program)
 	ck_assert_uint_eq(proc_seen_count(ps), 1);
 
 	/* Gone: swept, and a later process under the pid is read afresh. */
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	close(go);
+	reap(pid, go);
 	proc_seen_sweep(ps, 9);
 	ck_assert_uint_eq(proc_seen_count(ps), 0);
 	proc_seen_free(ps);
@@ -123,26 +135,6 @@ START_TEST(files_are_counted_while_their_processes_live)
 	proc_seen_free(ps);
 }
 END_TEST
-
-static void wait_exec(pid_t pid, const struct stat *before)
-{
-	struct stat after;
-
-	for (int i = 0; i < 200; i++) {
-		exe_of(pid, &after);
-		if (after.st_ino != before->st_ino || after.st_dev != before->st_dev)
-			return;
-		tu_sleep_ms(10);
-	}
-	ck_abort_msg("pid %d never ran its new program", (int)pid);
-}
-
-static void reap(pid_t pid, int go)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	close(go);
-}
 
 /*
  * A forked child that runs its parent's program takes the parent's files
