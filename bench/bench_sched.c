@@ -17,7 +17,8 @@
  *      so three more rounds account for the
  *      cost instead: the collector's CPU time, its programs' run time and
  *      that of the task works that read Python frames after stalls,
- *      against the workload's CPU time.
+ *      against the workload's CPU time, and what an empty program on
+ *      sched_switch costs alone in rounds of its own (the kernel's floor).
  * Minimum of several runs for the loops, to keep other load out.  Flags
  * after the two paths go to every collector started (a configuration to
  * compare, such as --no-python-frames).  Needs root.
@@ -593,18 +594,48 @@ static int bs_torch_rounds(struct bs_torch *t, struct bs_round *r)
 }
 
 /*
+ * The floor's empty program alone on sched_switch for BS_ACCOUNT_ROUNDS
+ * rounds: in ns_per_run, what one run of a program there costs.  0, or -1.
+ */
+static int bs_floor_alone(struct bs_torch *t, double *ns_per_run)
+{
+	struct sched_floor_bpf *floor = bs_floor_start(0);
+	unsigned long long runs0, runs;
+	double s0, s;
+	struct bs_round r;
+
+	if (!floor) {
+		fprintf(stderr, "bench_sched: the floor's empty programs do not load\n");
+		return -1;
+	}
+	s0 = bs_floor_runs(floor, &runs0);
+	if (bs_torch_rounds(t, &r) != 0) {
+		sched_floor_bpf__destroy(floor);
+		return -1;
+	}
+	s = bs_floor_runs(floor, &runs) - s0;
+	runs -= runs0;
+	sched_floor_bpf__destroy(floor);
+	*ns_per_run = runs ? s * 1e9 / (double)runs : 0;
+	return 0;
+}
+
+/*
  * What watching costs, accounted instead of timed: more rounds with the
  * collector and the kernel's program statistics on, the collector's CPU
  * time and its programs' run time against the workload's CPU time.  The
- * floor's empty programs run beside them on the same tracepoints: what
- * they cost is what any program there costs on this machine.
+ * floor's empty programs run beside them on the same tracepoints, and
+ * alone in rounds of their own first: beside, they run after the
+ * collector's programs, on the cache lines those warmed, and cost about
+ * half what one program there costs alone.  Zernel's own work is what
+ * its programs cost above the floor alone, for each time they ran.
  */
 static int bs_torch_accounting(struct bs_torch *t, const char *collector, const char *shm)
 {
 	static struct bs_progs before, after;
 	struct sched_floor_bpf *floor = NULL;
 	unsigned long long floor_runs0 = 0, floor_runs, walks0, walk_ns0, walks, walk_ns;
-	double col0, col_s, bpf_s, walk_s, floor0 = 0, floor_s;
+	double col0, col_s, bpf_s, walk_s, floor0 = 0, floor_s, alone_ns, alone_s;
 	struct bs_round r;
 	int stats, rc = -1;
 	pid_t col;
@@ -614,6 +645,8 @@ static int bs_torch_accounting(struct bs_torch *t, const char *collector, const 
 		printf("  accounted cost: skipped (no BPF statistics: %s)\n", strerror(errno));
 		return 0;
 	}
+	if (bs_floor_alone(t, &alone_ns) != 0)
+		goto out;
 	col = bs_collector_start(collector, shm, t->pid);
 	if (col < 0)
 		goto out;
@@ -646,11 +679,15 @@ static int bs_torch_accounting(struct bs_torch *t, const char *collector, const 
 		if (floor) {
 			floor_s = bs_floor_runs(floor, &floor_runs) - floor0;
 			floor_runs -= floor_runs0;
-			printf("  the kernel's floor, empty programs on the same tracepoints in the same "
-			       "rounds: %llu runs, %.0f ns a run, %.3f s (%.2f%%); Zernel's own work "
-			       "above it %.2f%%\n", floor_runs,
-			       floor_runs ? floor_s * 1e9 / (double)floor_runs : 0.0, floor_s,
-			       100 * floor_s / r.cpu_s, 100 * (col_s + bpf_s - floor_s) / r.cpu_s);
+			/* The floor's runs beside are the tracepoints' hits, the collector's runs there. */
+			alone_s = alone_ns * (double)floor_runs / 1e9;
+			printf("  the kernel's floor, empty programs on the same tracepoints: %.0f ns a "
+			       "run alone, %.0f ns beside the collector's (%llu runs); at %.0f ns for "
+			       "each of those runs, %.3f s (%.2f%%); Zernel's own work above it "
+			       "%.2f%%\n", alone_ns,
+			       floor_runs ? floor_s * 1e9 / (double)floor_runs : 0.0, floor_runs,
+			       alone_ns, alone_s, 100 * alone_s / r.cpu_s,
+			       100 * (col_s + bpf_s - alone_s) / r.cpu_s);
 		}
 		rc = 0;
 	}
