@@ -62,8 +62,18 @@ for i in $(seq 1 100); do
 	[ "$(metric zernel_processes_tracked)" = "$PROCS" ] && break
 	sleep 0.2
 done
-sleep 2
 echo "processes tracked: $(metric zernel_processes_tracked)"
+# A process gains series as it first enters a state or family (a worker's
+# first batch, a trainer's first lock wait): measure the body the job
+# keeps, once three looks 3 s apart count the same series.
+series() { curl -s "http://127.0.0.1:$MPORT/metrics" | grep -vc '^#'; }
+last=$(series); same=0; waited=0
+while [ "$same" -lt 2 ] && [ "$waited" -lt 180 ]; do
+	sleep 3; waited=$((waited + 3))
+	now=$(series)
+	if [ "$now" = "$last" ]; then same=$((same + 1)); else same=0; last=$now; fi
+done
+echo "series settled at $last after ${waited} s$([ "$same" -lt 2 ] && echo ' (still growing: measured anyway)')"
 
 size() { curl -s "$1" | wc -c; }
 # What Prometheus sends with native histograms on (protobuf first), and gzip.
