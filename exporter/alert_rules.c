@@ -193,6 +193,10 @@ static int get_labels(struct ctx *c, struct json_object *v, const char *field,
 		if (strncmp(key, "__", 2) == 0)
 			return fail(c, field, "\"%.64s\" is reserved: label names starting with "
 				    "\"__\" are Prometheus's own", key);
+		/* The text format gives these two to histograms and summaries: not on a gauge. */
+		if (strcmp(key, "le") == 0 || strcmp(key, "quantile") == 0)
+			return fail(c, field, "\"%s\" is reserved: the Prometheus text format keeps "
+				    "it for histogram buckets and summary quantiles", key);
 		if (scope && !alert_metric_has_label(r->metric, key)) {
 			alert_metric_label_list(r->metric, list, sizeof(list));
 			return fail(c, field, "metric %s has no label \"%s\" (its labels: %s)",

@@ -863,6 +863,13 @@ START_TEST(invalid_utf8_in_rules_is_refused_at_load_and_by_check_config)
 	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
 			  "\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"__x\": \"1\"}}",
 			  "rule 2 (B)", "field \"labels\"", "\"__x\" is reserved");
+	/* zernel_alert_firing is a gauge: these two would make its text invalid. */
+	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
+			  "\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"quantile\": \"0\"}}",
+			  "rule 2 (B)", "field \"labels\"", "\"quantile\" is reserved");
+	expect_rule_error("{\"name\": \"B\", \"metric\": \"collector_up\", "
+			  "\"comparison\": \"==\", \"threshold\": 0, \"labels\": {\"le\": \"1\"}}",
+			  "rule 2 (B)", "field \"labels\"", "\"le\" is reserved");
 	/* Valid multi-byte text is kept as it is. */
 	{
 		static const char ok[] = "{\"rules\": [{\"name\": \"B\", \"metric\": \"collector_up\", "
