@@ -95,17 +95,10 @@ static int sched_kernel_ok(void)
  * Linux 6.18): then a stall's Python frames are read as its thread
  * returns to user space, and only stalls pay for a walk.
  */
-static int kernel_has_task_work(void)
+static int kernel_has_task_work(const struct btf *vmlinux)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	int found;
-
-	if (!vmlinux)
-		return 0;
-	found = btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl",
-				       BTF_KIND_FUNC) >= 0;
-	btf__free(vmlinux);
-	return found;
+	return vmlinux && btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl",
+						 BTF_KIND_FUNC) >= 0;
 }
 
 /* Whether struct name in btf has a member called member. */
@@ -136,9 +129,8 @@ static int rq_clock_readable(const struct btf *vmlinux)
  * times it got a CPU (the third field of /proc/self/schedstat, "0 0 0"
  * where the kernel does not account) is past zero.  Says why when not.
  */
-static int sched_info_usable(const char **why)
+static int sched_info_usable(const struct btf *vmlinux, const char **why)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
 	unsigned long long run_ns = 0, delay_ns = 0, slices = 0;
 	int fields = 0;
 	FILE *f;
@@ -152,7 +144,6 @@ static int sched_info_usable(const char **why)
 		 btf_has_member(vmlinux, "sched_info", "last_arrival") &&
 		 btf_has_member(vmlinux, "sched_info", "run_delay") &&
 		 rq_clock_readable(vmlinux);
-	btf__free(vmlinux);
 	if (!fields)
 		return 0;
 	*why = "/proc/self/schedstat shows no sched_info accounting";
@@ -169,10 +160,11 @@ static int sched_info_usable(const char **why)
  * Run-queue waits from sched_info (no program on sched_wakeup, which every
  * wakeup of the node would run), or from the wakeup programs.
  */
-static int choose_runq_source(struct sched_bpf *s, const struct probes *p)
+static int choose_runq_source(struct sched_bpf *s, const struct probes *p,
+			      const struct btf *vmlinux)
 {
 	const char *why = NULL;
-	int kept = sched_info_usable(&why);
+	int kept = sched_info_usable(vmlinux, &why);
 	int sched_info = p->opts.runq_source != RUNQ_SOURCE_WAKEUP && kept;
 
 	if (!sched_info && p->opts.runq_source == RUNQ_SOURCE_SCHED_INFO) {
@@ -195,21 +187,19 @@ static int choose_runq_source(struct sched_bpf *s, const struct probes *p)
 }
 
 /* The switch program's clock: the run queue's, where it can be read (switch_now). */
-static void choose_clock(struct sched_bpf *s)
+static void choose_clock(struct sched_bpf *s, const struct btf *vmlinux)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-
 	s->rodata->rq_clock_readable = vmlinux && rq_clock_readable(vmlinux) ? 1 : 0;
-	btf__free(vmlinux);
 }
 
 /* One of the two switch programs: frames walked after stalls only, or at every switch. */
-static int choose_switch(struct sched_bpf *s, const struct probes *p)
+static int choose_switch(struct sched_bpf *s, const struct probes *p,
+			 const struct btf *vmlinux)
 {
 	int deferred = 0;
 
 	if (!p->opts.no_python_frames && p->opts.frames_walk != FRAMES_WALK_SWITCH) {
-		deferred = kernel_has_task_work();
+		deferred = kernel_has_task_work(vmlinux);
 		if (!deferred && p->opts.frames_walk == FRAMES_WALK_STALL) {
 			log_error("--python-frames-walk stall: this kernel has no BPF task work "
 				  "(Linux 6.18 or later); use switch");
@@ -228,6 +218,7 @@ static int choose_switch(struct sched_bpf *s, const struct probes *p)
 int sched_configure(void *skel, struct probes *p)
 {
 	struct sched_bpf *s = skel;
+	struct btf *vmlinux;
 	int err = sched_kernel_ok();
 
 	if (err)
@@ -252,11 +243,15 @@ int sched_configure(void *skel, struct probes *p)
 	bpf_map__set_max_entries(s->maps.zs_sums, SLOT_HIST_MAP_SLOTS(p->lh_slots));
 	bpf_map__set_max_entries(s->maps.zs_slots, SLOT_HIST_MAP_SLOTS(p->lh_slots));
 	bpf_map__set_max_entries(s->maps.zs_free, SLOT_HIST_MAP_SLOTS(p->lh_slots));
-	err = choose_runq_source(s, p);
-	if (err)
-		return err;
-	choose_clock(s);
-	return choose_switch(s, p);
+	/* The kernel's BTF, read once for the three choices (NULL: none, each says so). */
+	vmlinux = btf__load_vmlinux_btf();
+	err = choose_runq_source(s, p, vmlinux);
+	if (!err) {
+		choose_clock(s, vmlinux);
+		err = choose_switch(s, p, vmlinux);
+	}
+	btf__free(vmlinux);
+	return err;
 }
 
 void sched_report_counts(struct probes *p)
