@@ -95,6 +95,12 @@ extern const size_t probe_attach_count;
  * dynamic loader (which reports the others as they load).
  */
 #define PROBES_FULL_SCAN_EVERY	60
+/*
+ * Passes over the process tree for the children there before the
+ * collector: each finds what forked during the one before it, while its
+ * parent was not watched yet; a job's start-up needs two.
+ */
+#define PROBES_DESCENDANT_PASSES	4
 #define PROBES_MAX_HELPERS	16
 
 /* A library file probed, once per (dev, ino) whatever its name. */

@@ -409,39 +409,63 @@ static void watch_named_pids(struct probes *p)
 	}
 }
 
+struct descendants_pass {
+	struct probes *p;
+	int added;
+};
+
 static void descendant_found(void *ctx, const struct discovery_item *it)
 {
-	probes_found(ctx, it);
+	struct descendants_pass *pass = ctx;
+	uint32_t cur = 0;
+
+	/* Known from an earlier pass, or followed by the kernel since. */
+	if (bpf_map_lookup_elem(pass->p->watched_fd, &it->pid, &cur) == 0 &&
+	    (cur & SHM_WATCH_DESCENDANT))
+		return;
+	probes_found(pass->p, it);
+	pass->added++;
 }
 
 /*
  * The watched processes' children that were there before the collector
  * (a job's DataLoader workers, torchrun's ranks under --pid); the kernel
- * follows the forks from now on.
+ * follows the forks from now on.  A child that forked between the read
+ * of the process tree and its own watch is found by the next pass: passes
+ * repeat until one finds nobody new.
  */
 static void watch_descendants(struct probes *p)
 {
-	uint32_t cursor = 0, pid, *roots = NULL, *grown;
-	size_t n = 0, cap = 0;
-	int found;
+	struct descendants_pass pass = { .p = p };
+	uint32_t cursor, pid, *roots = NULL, *grown;
+	size_t n, cap = 0;
+	int total = 0, found = 0;
 
-	while (agg_proc_next(p->agg, &cursor, &pid)) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(roots, cap * sizeof(*roots));
-			if (!grown)
-				break;
-			roots = grown;
+	for (int round = 0; round < PROBES_DESCENDANT_PASSES; round++) {
+		cursor = 0;
+		n = 0;
+		while (agg_proc_next(p->agg, &cursor, &pid)) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				grown = realloc(roots, cap * sizeof(*roots));
+				if (!grown)
+					break;
+				roots = grown;
+			}
+			roots[n++] = pid;
 		}
-		roots[n++] = pid;
+		pass.added = 0;
+		found = n ? discovery_descendants(roots, n, descendant_found, &pass) : 0;
+		total += pass.added;
+		if (found <= 0 || pass.added == 0)
+			break;
 	}
-	found = n ? discovery_descendants(roots, n, descendant_found, p) : 0;
 	if (found < 0)
 		log_warnx("the watched processes' children could not be listed: %s",
 			  strerror(-found));
-	else if (found > 0)
+	if (total > 0)
 		log_info("%d children of watched processes, there before the collector, watched",
-			 found);
+			 total);
 	free(roots);
 }
 

@@ -522,14 +522,119 @@ START_TEST(test_pid_children_from_before_start_watched)
 		for (size_t i = 0; i < 3; i++) {
 			const struct shm_proc *p = tp_proc(&c, (uint32_t)kids[i][0]);
 
-			ck_assert_msg(p != NULL, "pid %d, there before the collector, is not watched",
-				      kids[i][0]);
+			char path[64];
+			char *stat = NULL;
+
+			/* Where it is now in the process tree, should it be missing. */
+			snprintf(path, sizeof(path), "/proc/%d/stat", kids[i][0]);
+			if (!p)
+				stat = tu_read_file(path, NULL);
+			ck_assert_msg(p != NULL,
+				      "pid %d, there before the collector, is not watched "
+				      "(parent %d; %s: %s; log %s)",
+				      kids[i][0], kids[i][1], path, stat ? stat : "gone", c.log);
 			ck_assert(p->watch_reason & SHM_WATCH_DESCENDANT);
 			ck_assert_uint_eq(p->ppid, (uint32_t)kids[i][1]);
 		}
 	}
 	kill(child, SIGKILL);
 	kill(grand, SIGKILL);
+	tp_workload_finish(&parent);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/* The children of pid now, from /proc: how many, into kids. */
+static size_t children_of(pid_t pid, pid_t *kids, size_t cap)
+{
+	char path[64], *text, *end;
+	size_t n = 0;
+
+	/* Every thread's children: a shell has one thread. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	text = tu_read_file(path, NULL);
+	for (char *s = text; s && n < cap; s = end) {
+		long k = strtol(s, &end, 10);
+
+		if (end == s)
+			break;
+		kids[n++] = (pid_t)k;
+	}
+	free(text);
+	return n;
+}
+
+/* Whether pid is a sleep that has not exited (a zombie keeps its name). */
+static int is_live_sleeper(pid_t pid)
+{
+	char path[64], *text, *s;
+	int live;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = tu_read_file(path, NULL);
+	s = text ? strstr(text, " (sleep) ") : NULL;
+	live = s && s[9] != 'Z' && s[9] != 'X';
+	free(text);
+	return live;
+}
+
+/*
+ * A child of a --pid process that forks all the while the collector
+ * starts: whatever it forked before its own watch, including in the
+ * moment between the collector's read of the process tree and that
+ * watch, is watched, and what it forks after is the kernel's to follow.
+ * The forker stops by itself, or with its parent should the test fail.
+ */
+START_TEST(test_pid_child_forking_through_start_watched)
+{
+	char *argv[] = { "/bin/sh", "-c",
+			 "sh -c 'i=0; while [ $i -lt 1000 ] && kill -0 $PPID; do "
+			 "sleep 20 & sleep 0.005; i=$((i+1)); done' "
+			 "& echo \"FORKER $!\"; echo READY; read y", NULL };
+	struct tp_collector c;
+	struct tp_workload parent;
+	char out[256], pid_arg[16];
+	const char *line;
+	pid_t forker = 0, kids[2048];
+	size_t n;
+	unsigned int sleepers = 0;
+
+	if (tu_skip_unless_root("test_pid_child_forking_through_start_watched"))
+		return;
+	ck_assert_int_eq(tp_workload_start(&parent, argv), 0);
+	ck_assert_int_eq(tp_workload_collect(&parent, "READY", out, sizeof(out), 5000), 0);
+	line = strstr(out, "FORKER ");
+	ck_assert_msg(line && sscanf(line, "FORKER %d", &forker) == 1, "output: %s", out);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)parent.pid);
+	{
+		const char *extra[] = { "--pid", pid_arg, NULL };
+
+		ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
+			      c.log);
+	}
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	/* Forking on under the watch a while, then no more. */
+	tu_sleep_ms(500);
+	kill(forker, SIGSTOP);
+	tu_sleep_ms(3 * TP_PUBLISH_MS);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	n = children_of(forker, kids, sizeof(kids) / sizeof(kids[0]));
+	for (size_t i = 0; i < n; i++) {
+		const struct shm_proc *p = tp_proc(&c, (uint32_t)kids[i]);
+
+		if (!is_live_sleeper(kids[i]))
+			continue;	/* gone, a zombie, or still between fork and exec */
+		sleepers++;
+		ck_assert_msg(p != NULL, "sleeper %d of %d (%u of %zu children) is not watched",
+			      (int)kids[i], (int)forker, sleepers, n);
+		ck_assert(p->watch_reason & SHM_WATCH_DESCENDANT);
+		ck_assert_uint_eq(p->ppid, (uint32_t)forker);
+	}
+	/* Enough of them for the check to mean something. */
+	ck_assert_uint_ge(sleepers, 20);
+	kill(forker, SIGKILL);
+	for (size_t i = 0; i < n; i++)
+		kill(kids[i], SIGKILL);
 	tp_workload_finish(&parent);
 	tp_collector_stop(&c);
 }
@@ -588,6 +693,7 @@ Suite *probes_discovery_suite(void)
 	tcase_add_test(tc, test_exec_under_a_seen_pid_found_by_the_scan);
 	tcase_add_test(tc, test_pid_descendants_watched_others_not);
 	tcase_add_test(tc, test_pid_children_from_before_start_watched);
+	tcase_add_test(tc, test_pid_child_forking_through_start_watched);
 	tcase_add_test(tc, test_comm_named_at_exec);
 	suite_add_tcase(s, tc);
 	return s;
