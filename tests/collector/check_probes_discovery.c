@@ -632,9 +632,10 @@ START_TEST(test_pid_child_forking_through_start_watched)
 	}
 	/* Enough of them for the check to mean something. */
 	ck_assert_uint_ge(sleepers, 20);
-	kill(forker, SIGKILL);
+	/* Its children before it: while it lives, none of their pids is reused. */
 	for (size_t i = 0; i < n; i++)
 		kill(kids[i], SIGKILL);
+	kill(forker, SIGKILL);
 	tp_workload_finish(&parent);
 	tp_collector_stop(&c);
 }
