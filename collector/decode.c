@@ -54,7 +54,15 @@ void decode_proc_seen(struct decode *d, uint32_t pid, uint32_t ppid, uint32_t re
 static int dec_exit(struct decode *d, const void *rec)
 {
 	const struct zev_exit *e = rec;
+	uint64_t known = 0;
 
+	/*
+	 * The exit of an earlier process under a pid that /proc showed
+	 * watched again before this record was read: not the one watched now.
+	 */
+	if (e->start_ns && agg_proc_start_time(d->agg, e->hdr.pid, &known) == 0 && known &&
+	    known / ZW_START_TICK_NS != e->start_ns / ZW_START_TICK_NS)
+		return 0;
 	if (d->ops.proc_exit)
 		d->ops.proc_exit(d->ops.ctx, e->hdr.pid, e->start_ns);
 	decode_proc_gone(d, e->hdr.pid);

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,13 +70,17 @@ int discovery_comm(uint32_t pid, char *buf, size_t len)
 	return read_small(path, buf, len);
 }
 
-/* ppid and start time (boot-relative ns) from /proc/PID/stat; 0 or -errno. */
-static int proc_stat(uint32_t pid, uint32_t *ppid, uint64_t *start_ns)
+/*
+ * ppid, start time (boot-relative ns) and state letter from
+ * /proc/PID/stat; 0 or -errno.
+ */
+static int proc_stat(uint32_t pid, uint32_t *ppid, uint64_t *start_ns, char *state)
 {
 	char path[64], buf[1024], *s;
 	unsigned long long start = 0;
 	long hz = sysconf(_SC_CLK_TCK);
 	int pp = 0, err;
+	char st = '?';
 
 	*ppid = 0;
 	*start_ns = 0;
@@ -85,12 +90,14 @@ static int proc_stat(uint32_t pid, uint32_t *ppid, uint64_t *start_ns)
 		return err;
 	/* The name may hold spaces and parentheses: parse after the last ')'. */
 	s = strrchr(buf, ')');
-	if (!s || sscanf(s + 1, " %*c %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-			 "%*s %*s %*s %*s %llu", &pp, &start) != 2)
+	if (!s || sscanf(s + 1, " %c %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			 "%*s %*s %*s %*s %llu", &st, &pp, &start) != 3)
 		return -EINVAL;
 	*ppid = (uint32_t)pp;
 	if (hz > 0)
 		*start_ns = start * (1000000000ull / (unsigned long long)hz);
+	if (state)
+		*state = st;
 	return 0;
 }
 
@@ -116,7 +123,7 @@ static struct tree_node *read_tree(size_t *n)
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		t.pid = (uint32_t)strtoul(e->d_name, NULL, 10);
-		if (proc_stat(t.pid, &t.ppid, &t.start_ns) != 0)
+		if (proc_stat(t.pid, &t.ppid, &t.start_ns, NULL) != 0)
 			continue;	/* gone meanwhile */
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -138,8 +145,11 @@ static struct tree_node *read_tree(size_t *n)
 int discovery_descendants(const uint32_t *roots, size_t n_roots,
 			  void (*fn)(void *ctx, const struct discovery_item *it), void *ctx)
 {
-	/* One bit per pid: in the set (a root, or reported). */
-	uint8_t *in = calloc(ZW_PID_LIMIT / 8, 1);
+	/*
+	 * One bit per pid in each: in the set (a root, or below one), and
+	 * looked at.  A root below another root is reported too.
+	 */
+	uint8_t *in = calloc(ZW_PID_LIMIT / 8, 2), *done = in + ZW_PID_LIMIT / 8;
 	struct tree_node *nodes;
 	size_t n = 0;
 	int found = 0, more = 1;
@@ -162,13 +172,16 @@ int discovery_descendants(const uint32_t *roots, size_t n_roots,
 			struct discovery_item it;
 
 			if (t->pid >= ZW_PID_LIMIT || t->ppid >= ZW_PID_LIMIT ||
-			    (in[t->pid / 8] & (1u << (t->pid % 8))) ||
+			    (done[t->pid / 8] & (1u << (t->pid % 8))) ||
 			    !(in[t->ppid / 8] & (1u << (t->ppid % 8))))
 				continue;
+			done[t->pid / 8] |= (uint8_t)(1u << (t->pid % 8));
 			in[t->pid / 8] |= (uint8_t)(1u << (t->pid % 8));
+			/* In now, gone or not: a subreaper's adopted children follow. */
+			more = 1;
 			memset(&it, 0, sizeof(it));
 			if (discovery_comm(t->pid, it.comm, sizeof(it.comm)) != 0)
-				continue;	/* gone: its children, if any, are orphans now */
+				continue;
 			it.what = DISCOVERY_PROC;
 			it.pid = t->pid;
 			it.ppid = t->ppid;
@@ -176,7 +189,6 @@ int discovery_descendants(const uint32_t *roots, size_t n_roots,
 			it.start_ns = t->start_ns;
 			fn(ctx, &it);
 			found++;
-			more = 1;
 		}
 	}
 	free(nodes);
@@ -188,14 +200,44 @@ int discovery_start_time(uint32_t pid, uint64_t *start_ns)
 {
 	uint32_t ppid;
 
-	return proc_stat(pid, &ppid, start_ns);
+	return proc_stat(pid, &ppid, start_ns, NULL);
 }
 
 int discovery_parent(uint32_t pid, uint32_t *ppid)
 {
 	uint64_t start_ns;
 
-	return proc_stat(pid, ppid, &start_ns);
+	return proc_stat(pid, ppid, &start_ns, NULL);
+}
+
+int discovery_alive(uint32_t pid, uint64_t start_ns)
+{
+	uint64_t now_start;
+	uint32_t ppid;
+	char state = '?';
+
+	if (proc_stat(pid, &ppid, &now_start, &state) != 0)
+		return 0;
+	/* A zombie has passed its exit: the kernel will not report it again. */
+	if (state == 'Z' || state == 'X' || state == 'x')
+		return 0;
+	return !start_ns || now_start / ZW_START_TICK_NS == start_ns / ZW_START_TICK_NS;
+}
+
+int discovery_tgid(uint32_t tid, uint32_t *tgid)
+{
+	char path[64], line[128];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "Tgid: %u", tgid) == 1;
+	fclose(f);
+	return found ? 0 : -EINVAL;
 }
 
 static int open_maps(struct discovery *d, uint32_t pid)
@@ -338,7 +380,7 @@ static int proc_item(struct discovery *d, struct discovery_item *it)
 	it->what = DISCOVERY_PROC;
 	it->pid = d->pid;
 	it->reasons = reasons;
-	proc_stat(d->pid, &it->ppid, &it->start_ns);
+	proc_stat(d->pid, &it->ppid, &it->start_ns, NULL);
 	return 1;
 }
 

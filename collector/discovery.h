@@ -104,8 +104,9 @@ void discovery_close(struct discovery *d);
 /*
  * The processes already below any of roots in the process tree (children,
  * their children, ...), each as a process item with reason
- * SHM_WATCH_DESCENDANT, after its parent; those forked later are the
- * kernel's to follow.  Returns how many, or -errno.
+ * SHM_WATCH_DESCENDANT, after its parent; a root below another root is
+ * one too.  Those forked later are the kernel's to follow.  Returns how
+ * many, or -errno.
  */
 int discovery_descendants(const uint32_t *roots, size_t n_roots,
 			  void (*fn)(void *ctx, const struct discovery_item *it), void *ctx);
@@ -116,5 +117,12 @@ int discovery_comm(uint32_t pid, char *buf, size_t len);
 int discovery_start_time(uint32_t pid, uint64_t *start_ns);
 /* Its parent process, from /proc/PID/stat: 0 or -errno. */
 int discovery_parent(uint32_t pid, uint32_t *ppid);
+/*
+ * Whether pid is a live process (not a zombie) that started at start_ns
+ * (to /proc/PID/stat's precision; 0: any): 1 or 0.
+ */
+int discovery_alive(uint32_t pid, uint64_t start_ns);
+/* The process (thread group) that thread tid belongs to: 0 or -errno. */
+int discovery_tgid(uint32_t tid, uint32_t *tgid);
 
 #endif /* ZERNEL_DISCOVERY_H */

@@ -61,21 +61,35 @@ static void mark_watched(struct probes *p, uint32_t pid, int on)
 		__atomic_fetch_and(&p->watched_bits[pid / 64], ~bit, __ATOMIC_RELAXED);
 }
 
-/* A process /proc or --pid named: into the kernel's filter, then the set. */
-static void probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t reason,
-			 const char *comm, uint64_t start_ns)
+/*
+ * A process /proc or --pid named (started at start_ns; 0: not known): into
+ * the kernel's filter, then the set.  Its exit may come at any moment: the
+ * kernel takes it out of the filter then, but only once it is in.  So it
+ * goes in first and is looked at after; one gone (or a zombie, past its
+ * exit) by then is taken out again: 0, where 1 is watched.
+ */
+static int probes_watch(struct probes *p, uint32_t pid, uint32_t ppid, uint32_t reason,
+			const char *comm, uint64_t start_ns)
 {
 	uint32_t cur = 0;
 
 	bpf_map_lookup_elem(p->watched_fd, &pid, &cur);
 	if ((cur & reason) != reason) {
 		cur |= reason;
-		if (bpf_map_update_elem(p->watched_fd, &pid, &cur, BPF_ANY) != 0)
+		if (bpf_map_update_elem(p->watched_fd, &pid, &cur, BPF_ANY) != 0) {
 			agg_count_dropped(p->agg, 1);
-		else
+		} else {
 			mark_watched(p, pid, 1);
+			if (!discovery_alive(pid, start_ns)) {
+				log_debug("pid %u: gone as it was watched", pid);
+				bpf_map_delete_elem(p->watched_fd, &pid);
+				mark_watched(p, pid, 0);
+				return 0;
+			}
+		}
 	}
 	decode_proc_seen(&p->dec, pid, ppid, reason, comm, start_ns, 0);
+	return 1;
 }
 
 /*
@@ -291,13 +305,28 @@ static void probes_scan(struct probes *p)
 	probe_attach_idle(p);
 }
 
-/* Watched processes that are gone without an exit record (ring buffer full). */
+/*
+ * Watched processes that are gone without an exit record (ring buffer
+ * full).  At each full scan, also those whose pid is a zombie's or
+ * another process's now: their start time tells (a read of /proc/PID/stat
+ * each, where the other scans send a null signal).
+ */
 static void probes_sweep(struct probes *p)
 {
+	int full = p->scan % PROBES_FULL_SCAN_EVERY == 0;
 	uint32_t cursor = 0, pid;
 
 	while (agg_proc_next(p->agg, &cursor, &pid)) {
-		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+		uint64_t start_ns = 0;
+		int gone;
+
+		if (full) {
+			agg_proc_start_time(p->agg, pid, &start_ns);
+			gone = !discovery_alive(pid, start_ns);
+		} else {
+			gone = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+		}
+		if (gone) {
 			probes_forget(p, pid, 0);
 			decode_proc_gone(&p->dec, pid);
 		}
@@ -396,16 +425,26 @@ static void probes_loader(struct probes *p)
 static void watch_named_pids(struct probes *p)
 {
 	for (size_t i = 0; i < p->opts.n_pids; i++) {
-		uint32_t pid = p->opts.pids[i];
+		uint32_t pid = p->opts.pids[i], tgid = 0;
+		uint64_t start_ns = 0;
 		char comm[32] = "";
 		int err;
 
+		/* The kernel follows processes: a thread stands for its own. */
+		if (discovery_tgid(pid, &tgid) == 0 && tgid != pid) {
+			log_warnx("--pid %u is a thread of process %u: watching the process", pid,
+				  tgid);
+			pid = tgid;
+		}
 		err = discovery_comm(pid, comm, sizeof(comm));
 		if (err < 0 && err != -EIO) {
 			log_warnx("--pid %u: no such process", pid);
 			continue;
 		}
-		probes_watch(p, pid, 0, SHM_WATCH_PID, comm, 0);
+		if (discovery_start_time(pid, &start_ns) != 0)
+			start_ns = 0;
+		if (!probes_watch(p, pid, 0, SHM_WATCH_PID, comm, start_ns))
+			log_warnx("--pid %u: the process has exited", pid);
 	}
 }
 
@@ -419,12 +458,18 @@ static void descendant_found(void *ctx, const struct discovery_item *it)
 	struct descendants_pass *pass = ctx;
 	uint32_t cur = 0;
 
-	/* Known from an earlier pass, or followed by the kernel since. */
+	/*
+	 * Known from an earlier pass.  One the kernel followed since is in
+	 * its filter but not yet in the set (its record waits in the ring,
+	 * or was lost): watched here all the same.
+	 */
 	if (bpf_map_lookup_elem(pass->p->watched_fd, &it->pid, &cur) == 0 &&
-	    (cur & SHM_WATCH_DESCENDANT))
+	    (cur & SHM_WATCH_DESCENDANT) && agg_proc_is_watched(pass->p->agg, it->pid))
 		return;
 	probes_found(pass->p, it);
-	pass->added++;
+	/* A zombie, or one gone meanwhile, is not watched: no cause for another pass. */
+	if (agg_proc_is_watched(pass->p->agg, it->pid))
+		pass->added++;
 }
 
 /*
@@ -439,9 +484,9 @@ static void watch_descendants(struct probes *p)
 	struct descendants_pass pass = { .p = p };
 	uint32_t cursor, pid, *roots = NULL, *grown;
 	size_t n, cap = 0;
-	int total = 0, found = 0;
+	int total = 0, found = 0, round;
 
-	for (int round = 0; round < PROBES_DESCENDANT_PASSES; round++) {
+	for (round = 0; round < PROBES_DESCENDANT_PASSES; round++) {
 		cursor = 0;
 		n = 0;
 		while (agg_proc_next(p->agg, &cursor, &pid)) {
@@ -463,6 +508,10 @@ static void watch_descendants(struct probes *p)
 	if (found < 0)
 		log_warnx("the watched processes' children could not be listed: %s",
 			  strerror(-found));
+	else if (round == PROBES_DESCENDANT_PASSES)
+		log_warnx("the watched processes still forked after %d passes over the process "
+			  "tree: a child forked during the last may not be watched",
+			  PROBES_DESCENDANT_PASSES);
 	if (total > 0)
 		log_info("%d children of watched processes, there before the collector, watched",
 			 total);

@@ -325,6 +325,26 @@ START_TEST(a_new_process_under_a_known_pid_inherits_nothing)
 END_TEST
 
 /*
+ * A pid reused, and its new process found in /proc before the old one's
+ * exit record was read: that record is not the new process's exit.
+ */
+START_TEST(an_exit_of_an_earlier_process_under_the_pid_evicts_nothing)
+{
+	struct zev_exit ex = { .hdr = hdr(ZEV_EXIT, 910), .start_ns = 10 * ZW_START_TICK_NS + 123 };
+
+	watch_at(910, 20 * ZW_START_TICK_NS, 0);
+	ck_assert_int_eq(FEED(ex), 0);
+	ck_assert_uint_eq(fx.exited, 0);
+	ck_assert_int_eq(agg_proc_is_watched(fx.a, 910), 1);
+	/* Its own exit, with the kernel's start to the nanosecond. */
+	ex.start_ns = 20 * ZW_START_TICK_NS + 4567;
+	ck_assert_int_eq(FEED(ex), 0);
+	ck_assert_uint_eq(fx.exited, 910);
+	ck_assert_int_eq(agg_proc_is_watched(fx.a, 910), 0);
+}
+END_TEST
+
+/*
  * A training thread's stint on the CPU splits three ways: its own code,
  * spinning inside a CUDA call (gpu), inside an NCCL call (collective); a
  * helper thread's stint counts for nothing.  Its last stint comes with its
@@ -398,6 +418,7 @@ Suite *decode_suite(void)
 	tcase_add_test(tc, time_on_the_cpu_inside_cuda_and_nccl_calls_is_their_state);
 	tcase_add_test(tc, records_of_the_wrong_size_or_type_are_refused);
 	tcase_add_test(tc, a_new_process_under_a_known_pid_inherits_nothing);
+	tcase_add_test(tc, an_exit_of_an_earlier_process_under_the_pid_evicts_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -5,13 +5,20 @@
  * each once, with their kinds) and then as a process to watch; one named
  * by --comm is reported before it maps anything, and one whose maps were
  * read already by its name alone; our own libc is found for the barrier
- * probe.  Reports only: nothing here needs root.
+ * probe; the tree below a set of processes; whether a process is alive.
+ * Reports only: nothing here needs root.
  */
 #include <check.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "bpf/probe_abi.h"
 #include "collector/discovery.h"
 #include "shm/shm_consts.h"
 #include "tests/collector/tu_probes.h"
@@ -213,6 +220,154 @@ START_TEST(the_libc_of_one_process_is_found_on_request)
 }
 END_TEST
 
+/* A child that sleeps until killed; with grand, a child of its own too. */
+static pid_t sleeper(int with_grand, pid_t *grand)
+{
+	int fds[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		pid_t g = 0;
+
+		close(fds[0]);
+		if (with_grand && (g = fork()) == 0) {
+			pause();
+			_exit(0);
+		}
+		/* Named only once it exists. */
+		if (write(fds[1], &g, sizeof(g)) != (ssize_t)sizeof(g))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	ck_assert_int_eq(read(fds[0], grand, sizeof(*grand)), (ssize_t)sizeof(*grand));
+	close(fds[0]);
+	return pid;
+}
+
+static struct {
+	unsigned int n;
+	uint32_t pid[8], ppid[8];
+} below;
+
+static void note_below(void *ctx, const struct discovery_item *it)
+{
+	(void)ctx;
+	ck_assert_int_eq(it->what, DISCOVERY_PROC);
+	ck_assert_uint_eq(it->reasons, SHM_WATCH_DESCENDANT);
+	if (below.n < 8) {
+		below.pid[below.n] = it->pid;
+		below.ppid[below.n] = it->ppid;
+	}
+	below.n++;
+}
+
+/* Where pid was reported, under which parent: 1, or 0 when it was not. */
+static int reported_below(uint32_t pid, uint32_t ppid)
+{
+	for (unsigned int i = 0; i < below.n && i < 8; i++)
+		if (below.pid[i] == pid)
+			return below.ppid[i] == ppid;
+	return 0;
+}
+
+/*
+ * Children and grandchildren, each under its parent; a zombie is still in
+ * the tree (the watch looks again, discovery_alive); a root below another
+ * root is reported too.
+ */
+START_TEST(the_tree_below_the_roots_is_reported_each_under_its_parent)
+{
+	pid_t grand = 0, child = sleeper(1, &grand), zombie = fork();
+	uint32_t roots[2] = { (uint32_t)getpid(), 0 };
+
+	if (zombie == 0)
+		_exit(0);
+	ck_assert_int_gt(grand, 0);
+	tu_sleep_ms(50);	/* the zombie's exit */
+	memset(&below, 0, sizeof(below));
+	ck_assert_int_eq(discovery_descendants(roots, 1, note_below, NULL), 3);
+	ck_assert_uint_eq(below.n, 3);
+	ck_assert(reported_below((uint32_t)child, (uint32_t)getpid()));
+	ck_assert(reported_below((uint32_t)grand, (uint32_t)child));
+	ck_assert(reported_below((uint32_t)zombie, (uint32_t)getpid()));
+
+	/* The child a root itself: reported under ours all the same. */
+	roots[1] = (uint32_t)child;
+	memset(&below, 0, sizeof(below));
+	ck_assert_int_eq(discovery_descendants(roots, 2, note_below, NULL), 3);
+	ck_assert(reported_below((uint32_t)child, (uint32_t)getpid()));
+
+	kill(grand, SIGKILL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	waitpid(zombie, NULL, 0);
+}
+END_TEST
+
+/* Alive: there, not a zombie, and the process that started then. */
+START_TEST(a_zombie_or_another_start_is_not_alive)
+{
+	pid_t grand, child = sleeper(0, &grand), zombie = fork();
+	uint64_t start = 0;
+
+	if (zombie == 0)
+		_exit(0);
+	ck_assert_int_eq(discovery_start_time((uint32_t)child, &start), 0);
+	ck_assert_uint_gt(start, 0);
+	ck_assert_int_eq(discovery_alive((uint32_t)child, start), 1);
+	ck_assert_int_eq(discovery_alive((uint32_t)child, 0), 1);
+	/* Within the same clock tick it is the same start. */
+	ck_assert_int_eq(discovery_alive((uint32_t)child, start + ZW_START_TICK_NS - 1), 1);
+	ck_assert_int_eq(discovery_alive((uint32_t)child, start + ZW_START_TICK_NS), 0);
+	tu_sleep_ms(50);
+	ck_assert_int_eq(discovery_alive((uint32_t)zombie, 0), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	waitpid(zombie, NULL, 0);
+	ck_assert_int_eq(discovery_alive((uint32_t)child, 0), 0);
+	ck_assert_int_eq(discovery_alive((uint32_t)zombie, 0), 0);
+}
+END_TEST
+
+static void *park(void *arg)
+{
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+/* A thread's id leads to its process. */
+START_TEST(a_thread_belongs_to_its_process)
+{
+	pthread_t th;
+	uint32_t tgid = 0;
+	char path[64];
+	DIR *task;
+	struct dirent *e;
+	int threads = 0;
+
+	ck_assert_int_eq(pthread_create(&th, NULL, park, NULL), 0);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)getpid());
+	task = opendir(path);
+	ck_assert_ptr_nonnull(task);
+	while ((e = readdir(task))) {
+		if (e->d_name[0] == '.')
+			continue;
+		ck_assert_int_eq(discovery_tgid((uint32_t)atoi(e->d_name), &tgid), 0);
+		ck_assert_uint_eq(tgid, (uint32_t)getpid());
+		threads++;
+	}
+	closedir(task);
+	ck_assert_int_eq(threads, 2);
+	ck_assert_int_lt(discovery_tgid(0x7ffffff0u, &tgid), 0);
+}
+END_TEST
+
 Suite *discovery_suite(void);
 Suite *discovery_suite(void)
 {
@@ -223,6 +378,9 @@ Suite *discovery_suite(void)
 	tcase_add_test(tc, a_process_is_reported_by_its_libraries_then_itself);
 	tcase_add_test(tc, a_process_read_already_is_reported_by_its_name_only);
 	tcase_add_test(tc, the_libc_of_one_process_is_found_on_request);
+	tcase_add_test(tc, the_tree_below_the_roots_is_reported_each_under_its_parent);
+	tcase_add_test(tc, a_zombie_or_another_start_is_not_alive);
+	tcase_add_test(tc, a_thread_belongs_to_its_process);
 	suite_add_tcase(s, tc);
 	return s;
 }

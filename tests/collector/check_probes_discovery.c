@@ -641,6 +641,100 @@ START_TEST(test_pid_child_forking_through_start_watched)
 }
 END_TEST
 
+/*
+ * The children of a --pid process there before the collector, one of them
+ * a zombie (exited, its parent has not waited): the live one is watched,
+ * the zombie, past its exit, is not.
+ */
+START_TEST(test_pid_zombie_child_not_watched)
+{
+	char *argv[] = { "/usr/bin/python3", "-c",
+			 "import os, sys, time\n"
+			 "z = os.fork()\n"
+			 "if z == 0: os._exit(0)\n"
+			 "s = os.fork()\n"
+			 "if s == 0: time.sleep(30); os._exit(0)\n"
+			 "time.sleep(0.2)\n"
+			 "print('ZOMBIE', z, 'LIVE', s, flush=True)\n"
+			 "print('READY', flush=True)\n"
+			 "sys.stdin.readline()\n"
+			 "os.kill(s, 9)\n", NULL };
+	struct tp_collector c;
+	struct tp_workload parent;
+	char out[256], pid_arg[16];
+	const char *line;
+	int zombie = 0, live = 0;
+
+	if (tu_skip_unless_root("test_pid_zombie_child_not_watched"))
+		return;
+	ck_assert_int_eq(tp_workload_start(&parent, argv), 0);
+	ck_assert_int_eq(tp_workload_collect(&parent, "READY", out, sizeof(out), 10000), 0);
+	line = strstr(out, "ZOMBIE ");
+	ck_assert_msg(line && sscanf(line, "ZOMBIE %d LIVE %d", &zombie, &live) == 2, "output: %s",
+		      out);
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)parent.pid);
+	{
+		const char *extra[] = { "--pid", pid_arg, NULL };
+
+		ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
+			      c.log);
+	}
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	ck_assert_ptr_nonnull(tp_proc(&c, (uint32_t)live));
+	ck_assert_msg(tp_proc(&c, (uint32_t)zombie) == NULL, "zombie %d is watched", zombie);
+	tp_workload_go(&parent);
+	tp_workload_finish(&parent);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/* --pid naming a thread: its process is watched, with its children. */
+START_TEST(test_pid_of_a_thread_watches_its_process)
+{
+	char *argv[] = { "/usr/bin/python3", "-c",
+			 "import os, sys, threading, time\n"
+			 "t = threading.Thread(target=sys.stdin.readline, daemon=True)\n"
+			 "t.start()\n"
+			 "s = os.fork()\n"
+			 "if s == 0: time.sleep(30); os._exit(0)\n"
+			 "print('THREAD', t.native_id, 'CHILD', s, flush=True)\n"
+			 "print('READY', flush=True)\n"
+			 "t.join()\n"
+			 "os.kill(s, 9)\n", NULL };
+	struct tp_collector c;
+	struct tp_workload w;
+	char out[256], tid_arg[16];
+	const char *line;
+	const struct shm_proc *p;
+	int tid = 0, child = 0;
+
+	if (tu_skip_unless_root("test_pid_of_a_thread_watches_its_process"))
+		return;
+	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	ck_assert_int_eq(tp_workload_collect(&w, "READY", out, sizeof(out), 10000), 0);
+	line = strstr(out, "THREAD ");
+	ck_assert_msg(line && sscanf(line, "THREAD %d CHILD %d", &tid, &child) == 2, "output: %s",
+		      out);
+	ck_assert_int_ne(tid, (int)w.pid);
+	snprintf(tid_arg, sizeof(tid_arg), "%d", tid);
+	{
+		const char *extra[] = { "--pid", tid_arg, NULL };
+
+		ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
+			      c.log);
+	}
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_msg(p != NULL, "process %d of thread %d is not watched", (int)w.pid, tid);
+	ck_assert(p->watch_reason & SHM_WATCH_PID);
+	ck_assert_ptr_null(tp_proc(&c, (uint32_t)tid));
+	ck_assert_ptr_nonnull(tp_proc(&c, (uint32_t)child));
+	tp_workload_go(&w);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 /* --comm: a process started later under that name is watched. */
 START_TEST(test_comm_named_at_exec)
 {
@@ -695,6 +789,8 @@ Suite *probes_discovery_suite(void)
 	tcase_add_test(tc, test_pid_descendants_watched_others_not);
 	tcase_add_test(tc, test_pid_children_from_before_start_watched);
 	tcase_add_test(tc, test_pid_child_forking_through_start_watched);
+	tcase_add_test(tc, test_pid_zombie_child_not_watched);
+	tcase_add_test(tc, test_pid_of_a_thread_watches_its_process);
 	tcase_add_test(tc, test_comm_named_at_exec);
 	suite_add_tcase(s, tc);
 	return s;
