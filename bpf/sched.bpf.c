@@ -946,6 +946,25 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 	return 0;
 }
 
+/*
+ * A new program in a watched process has made no CUDA call yet, whatever
+ * the old one made: its main thread is a training thread again until it
+ * does (training()).  The exec left one thread, this one.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(zs_exec, struct task_struct *p)
+{
+	struct zs_task *t;
+
+	if (!watched(p))
+		return 0;
+	mark_cuda_user(p->tgid, 0);
+	t = thread(p, 0);
+	if (t)
+		t->last_cuda_ns = 0;
+	return 0;
+}
+
 /* The calling thread's state, when its process is watched. */
 static __always_inline struct zs_task *current_thread(void)
 {

@@ -45,6 +45,7 @@ void decode_proc_seen(struct decode *d, uint32_t pid, uint32_t ppid, uint32_t re
 		if (d->ops.proc_reset)
 			d->ops.proc_reset(d->ops.ctx, pid);
 		memtrack_evict_pid(d->mem, pid);
+		nccltrack_proc_gone(d->nccl, pid);
 		agg_proc_exit(d->agg, pid);
 	}
 	/* A full table is counted by the aggregation. */

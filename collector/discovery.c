@@ -210,6 +210,25 @@ int discovery_parent(uint32_t pid, uint32_t *ppid)
 	return proc_stat(pid, ppid, &start_ns, NULL);
 }
 
+/* Whether pid has a thread besides its main one. */
+static int other_threads(uint32_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *task;
+	int other = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	task = opendir(path);
+	if (!task)
+		return 0;
+	while (!other && (e = readdir(task)))
+		other = isdigit((unsigned char)e->d_name[0]) &&
+			strtoul(e->d_name, NULL, 10) != pid;
+	closedir(task);
+	return other;
+}
+
 int discovery_alive(uint32_t pid, uint64_t start_ns)
 {
 	uint64_t now_start;
@@ -218,8 +237,12 @@ int discovery_alive(uint32_t pid, uint64_t start_ns)
 
 	if (proc_stat(pid, &ppid, &now_start, &state) != 0)
 		return 0;
-	/* A zombie has passed its exit: the kernel will not report it again. */
-	if (state == 'Z' || state == 'X' || state == 'x')
+	/*
+	 * A zombie has passed its exit: the kernel will not report it again.
+	 * The stat is its main thread's, which may have ended (pthread_exit)
+	 * while other threads run on.
+	 */
+	if ((state == 'Z' || state == 'X' || state == 'x') && !other_threads(pid))
 		return 0;
 	return !start_ns || now_start / ZW_START_TICK_NS == start_ns / ZW_START_TICK_NS;
 }

@@ -158,6 +158,7 @@ const struct probe_attach probe_attach_table[] = {
 	AUTO(PROBE_OBJ_SCHED, "zs_switch_deferred"),
 	AUTO(PROBE_OBJ_SCHED, "zs_migrate"),
 	AUTO(PROBE_OBJ_SCHED, "zs_task_exit"),
+	AUTO(PROBE_OBJ_SCHED, "zs_exec"),
 	PAIR(PROBE_OBJ_SCHED, LIBC, "pthread_barrier_wait", "zs_barrier_enter", "zs_barrier_exit"),
 
 	/* Training threads: those that launch, allocate or synchronise. */

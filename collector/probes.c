@@ -128,6 +128,9 @@ static void probes_reset(void *ctx, uint32_t pid)
 	slot_hist_read_pid(p->launch_slots, p->agg, pid, now_mono_ns());
 	slot_hist_read_pid(p->sched_slots, p->agg, pid, now_mono_ns());
 	gpu_ident_forget(p->ident, pid);
+	/* Another interpreter, or none: looked for afresh at the next scan. */
+	if (p->py)
+		pyprocs_forget(p->py, pid);
 }
 
 /*
@@ -318,18 +321,29 @@ static void probes_sweep(struct probes *p)
 
 	while (agg_proc_next(p->agg, &cursor, &pid)) {
 		uint64_t start_ns = 0;
-		int gone;
 
-		if (full) {
-			agg_proc_start_time(p->agg, pid, &start_ns);
-			gone = !discovery_alive(pid, start_ns);
-		} else {
-			gone = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
-		}
-		if (gone) {
-			probes_forget(p, pid, 0);
+		if (!full) {
+			if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+				continue;
+		} else if (agg_proc_start_time(p->agg, pid, &start_ns) == 0 && start_ns &&
+			   discovery_alive(pid, 0) && !discovery_alive(pid, start_ns)) {
+			/*
+			 * Another process's pid now: whatever the kernel keeps
+			 * under it (its filter entry, its slots) is that
+			 * process's, the slots' owners checked by their start.
+			 */
+			log_debug("pid %u: another process now; its row goes", pid);
+			gpu_ident_forget(p->ident, pid);
+			if (p->py)
+				pyprocs_forget(p->py, pid);
 			decode_proc_gone(&p->dec, pid);
+			continue;
+		} else if (discovery_alive(pid, 0)) {
+			continue;
 		}
+		/* No such pid, or a zombie's: past its exit, nobody else's. */
+		probes_forget(p, pid, 0);
+		decode_proc_gone(&p->dec, pid);
 	}
 }
 

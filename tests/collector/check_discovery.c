@@ -309,6 +309,49 @@ START_TEST(the_tree_below_the_roots_is_reported_each_under_its_parent)
 }
 END_TEST
 
+static void *park(void *arg)
+{
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+/*
+ * A process whose main thread has ended (pthread_exit) while another
+ * runs on: /proc/PID/stat, the main thread's, says zombie.
+ */
+START_TEST(a_process_whose_main_thread_ended_is_alive)
+{
+	char path[64], *stat, *s;
+	pid_t child = fork();
+
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, park, NULL) != 0)
+			_exit(1);
+		pthread_exit(NULL);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
+	for (int i = 0; i < 100; i++) {
+		stat = tu_read_file(path, NULL);
+		s = stat ? strrchr(stat, ')') : NULL;
+		if (s && s[2] == 'Z')
+			break;
+		free(stat);
+		stat = NULL;
+		tu_sleep_ms(10);
+	}
+	ck_assert_msg(stat != NULL, "the main thread of %d did not end", (int)child);
+	free(stat);
+	ck_assert_int_eq(discovery_alive((uint32_t)child, 0), 1);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ck_assert_int_eq(discovery_alive((uint32_t)child, 0), 0);
+}
+END_TEST
+
 /* Alive: there, not a zombie, and the process that started then. */
 START_TEST(a_zombie_or_another_start_is_not_alive)
 {
@@ -334,12 +377,6 @@ START_TEST(a_zombie_or_another_start_is_not_alive)
 }
 END_TEST
 
-static void *park(void *arg)
-{
-	(void)arg;
-	pause();
-	return NULL;
-}
 
 /* A thread's id leads to its process. */
 START_TEST(a_thread_belongs_to_its_process)
@@ -380,6 +417,7 @@ Suite *discovery_suite(void)
 	tcase_add_test(tc, the_libc_of_one_process_is_found_on_request);
 	tcase_add_test(tc, the_tree_below_the_roots_is_reported_each_under_its_parent);
 	tcase_add_test(tc, a_zombie_or_another_start_is_not_alive);
+	tcase_add_test(tc, a_process_whose_main_thread_ended_is_alive);
 	tcase_add_test(tc, a_thread_belongs_to_its_process);
 	suite_add_tcase(s, tc);
 	return s;

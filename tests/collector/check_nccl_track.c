@@ -470,6 +470,29 @@ START_TEST(exit_drops_the_processs_wait_state)
 }
 END_TEST
 
+/*
+ * A process that runs another program (exec), or a new process found
+ * under its pid: the old program's collectives are nobody's to wait for.
+ */
+START_TEST(exec_drops_the_processs_wait_state)
+{
+	struct zev_watch exec = { .hdr = hdr(ZEV_WATCH, PID, PID, 3000),
+				  .reasons = SHM_WATCH_NCCL | ZEV_WATCH_F_EXEC, .ppid = 1,
+				  .start_ns = ZW_START_TICK_NS };
+
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 100);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 1);
+	memcpy(exec.comm, "other", 5);
+	FEED(exec);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	sync_rec(PID, ZN_SYNC_DEVICE, 0, 0, 4000);
+	publish_at(5);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 0);
+}
+END_TEST
+
 Suite *nccl_track_suite(void);
 Suite *nccl_track_suite(void)
 {
@@ -487,6 +510,7 @@ Suite *nccl_track_suite(void)
 	tcase_add_test(tc, unreadable_ids_get_local_flagged_ids);
 	tcase_add_test(tc, gap_runs_from_a_completion_to_the_next_call);
 	tcase_add_test(tc, exit_drops_the_processs_wait_state);
+	tcase_add_test(tc, exec_drops_the_processs_wait_state);
 	suite_add_tcase(s, tc);
 	return s;
 }

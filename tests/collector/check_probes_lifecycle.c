@@ -2,7 +2,8 @@
 /*
  * A process's life under the real probes: after exec, the same pid is a
  * new program whose figures start from nothing (the memory and launches
- * of the program before it are gone, and it stays watched); and each
+ * of the program before it are gone, and it stays watched; its CUDA calls
+ * no longer make its main thread a helper's); and each
  * memory row says whether it was tracked from the process's start: yes
  * for a process started after its libraries were probed, no for one that
  * was already running when the collector started.  Needs root
@@ -59,6 +60,49 @@ START_TEST(test_exec_starts_a_fresh_process_row)
 		      (int)w.pid, c.log);
 	/* Still watched: the new program is the same process to its descendants and filters. */
 	ck_assert(p->watch_reason & SHM_WATCH_CUDA);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/*
+ * A process that made CUDA calls and then runs another program: the new
+ * program has made none, so its main thread is a training thread again
+ * and its waits count, even once the old calls are older than the 10 s
+ * a CUDA call keeps a thread training.
+ */
+START_TEST(test_exec_forgets_the_old_programs_cuda_calls)
+{
+	struct tp_collector c;
+	struct tp_workload w;
+	const struct shm_proc *p = NULL;
+	char zw[512], rt[512], lib_arg[600];
+	uint64_t input = 0;
+
+	if (tu_skip_unless_root("test_exec_forgets_the_old_programs_cuda_calls"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	snprintf(lib_arg, sizeof(lib_arg), "lib:%s", tp_fake(rt, sizeof(rt), "libcudart.so"));
+	{
+		char *argv[] = { (char *)tp_zw_cuda(zw, sizeof(zw)), lib_arg, "rtlaunch:5:0",
+				 "sleep:10500", "exec", zw, "wait", NULL };
+
+		ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	}
+	ck_assert_int_eq(tp_workload_expect(&w, "EXEC", 20000), 0);
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 10000), 0);
+	/* Blocked reading its stdin (input) this long, then let go. */
+	tu_sleep_ms(400);
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 10000), 0);
+	for (int i = 0; i < 50 && input < 300 * NSEC_PER_MSEC; i++) {
+		tu_sleep_ms(100);
+		if (tp_snapshot(&c) == 0 && (p = tp_proc(&c, (uint32_t)w.pid)) != NULL)
+			input = p->thread_state_ns[SHM_STATE_INPUT];
+	}
+	ck_assert_msg(input >= 300 * NSEC_PER_MSEC && input < 2000 * NSEC_PER_MSEC,
+		      "pid %d after exec: %llu ns of input counted, 400 ms waited (see %s)",
+		      (int)w.pid, (unsigned long long)input, c.log);
 	tp_workload_finish(&w);
 	tp_collector_stop(&c);
 }
@@ -209,6 +253,7 @@ Suite *probes_lifecycle_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_exec_starts_a_fresh_process_row);
+	tcase_add_test(tc, test_exec_forgets_the_old_programs_cuda_calls);
 	tcase_add_test(tc, test_tracked_from_start_is_stated);
 	tcase_add_test(tc, test_killed_inside_calls_leaves_no_sample);
 	suite_add_tcase(s, tc);

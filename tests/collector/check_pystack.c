@@ -611,6 +611,42 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 }
 END_TEST
 
+/*
+ * A Python process that runs a new interpreter in its place (exec): the
+ * old one's addresses are forgotten, the new one is found at a later
+ * scan, and its stalls are named at their lines.
+ */
+START_TEST(pystack_sites_after_exec)
+{
+	static const char *const args[] = { "15", "30", "exec", NULL };
+	struct tp_collector c;
+	struct tw_work w;
+	char again[64];
+
+	if (tu_skip_unless_root("pystack_sites_after_exec") ||
+	    !have_python("pystack_sites_after_exec"))
+		return;
+	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
+	ck_assert_msg(start_collector_with(&c, w.pid, NULL, NULL) == 0,
+		      "collector did not start; see %s", c.log);
+	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->status, SHM_PY_FRAMES);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "exec", 10000), 0);
+	snprintf(again, sizeof(again), "ready pid=%d again", (int)w.pid);
+	ck_assert_int_eq(tw_wait_line(&w, again, 20000), 0);
+	/* The exec reaches the collector at its next publish, the new interpreter its next scan. */
+	tu_sleep_ms(2500);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
+	ck_assert_int_eq(settle(&c), 0);
+	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->status, SHM_PY_FRAMES);
+	check_site(&c, w.pid, "sleep", SHM_STALL_SLEEP, tw_value(&w, "sleep_ns"), 15);
+	check_site(&c, w.pid, "lock", SHM_STALL_LOCK, tw_value(&w, "lock_ns"), 15);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 /* The same sites under each tree's CPython (by loop index), its layout read from it. */
 START_TEST(pystack_tree_sleep_and_lock_sites_at_their_lines)
 {
@@ -850,6 +886,7 @@ Suite *pystack_suite(void)
 	tcase_add_test(t, pystack_spinning_sync_site_is_gpu);
 	tcase_add_loop_test(t, pystack_blocking_sync_site_has_its_state, 0,
 			    (int)(ARRAY_SIZE(blocking_syncs) * ARRAY_SIZE(walks)));
+	tcase_add_test(t, pystack_sites_after_exec);
 	tcase_add_test(t, pystack_unsupported_version_is_refused);
 	suite_add_tcase(s, t);
 	return s;

@@ -9,18 +9,22 @@
 # Run with Debian's /usr/bin/python3.
 #
 # usage: stall_sites.py ROUNDS DELAY_MS
-#                       [torch | torch-only | spin | block | collective]
+#                       [torch | torch-only | spin | block | collective | exec]
 # (torch-only: the DataLoader alone, ROUNDS items; spin: ROUNDS calls of
 # cudaDeviceSynchronize in the library named by ZERNEL_FAKE_CUDART, which
 # spins on the CPU, FAKE_SYNC_SPIN_NS each; block: ROUNDS calls of its
 # cudaStreamSynchronize, whose fake driver sleeps DELAY in each;
 # collective: the same, each after an ncclAllReduce of the library named
-# by ZERNEL_FAKE_NCCL, so that each synchronisation completes a collective)
+# by ZERNEL_FAKE_NCCL, so that each synchronisation completes a collective;
+# exec: at the first SIGUSR1, prints "exec" and runs itself again in the
+# same process, which prints "ready pid=N again" and goes on as with no
+# mode)
 #
 # Protocol (tests/collector/tu_waits.h): prints "ready pid=N", waits for
 # SIGUSR1, works, prints key=value lines (nanoseconds) and "done", then
 # waits for a second SIGUSR1.
 
+import os
 import signal
 import sys
 import threading
@@ -33,6 +37,7 @@ TORCH = MODE in ("torch", "torch-only")
 SPIN = MODE == "spin"
 BLOCK = MODE == "block"
 COLLECTIVE = MODE == "collective"
+PLAIN = MODE in ("", "torch", "again")
 
 if TORCH:
     import torch
@@ -49,7 +54,6 @@ if TORCH:
 
 if SPIN or BLOCK or COLLECTIVE:
     import ctypes
-    import os
 
     cudart = ctypes.CDLL(os.environ["ZERNEL_FAKE_CUDART"])
 
@@ -135,12 +139,16 @@ def train(total):
 
 def main():
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
-    print("ready pid=%d" % __import__("os").getpid(), flush=True)
+    again = " again" if MODE == "again" else ""
+    print("ready pid=%d%s" % (os.getpid(), again), flush=True)
     wait_signal()
+    if MODE == "exec":
+        print("exec", flush=True)
+        os.execv(sys.executable, [sys.executable, __file__, sys.argv[1], sys.argv[2], "again"])
     sleep_ns, lock_ns, data_ns, spin_ns, spin_cpu_ns = [0], [0], [0], [0], [0]
     block_ns, coll_ns, helper_ns = [0], [0], [0]
     helping = threading.Thread(target=helper, args=(helper_ns,))
-    if MODE in ("", "torch"):
+    if PLAIN:
         helping.start()
     for _ in range(ROUNDS if SPIN else 0):
         spinner(spin_ns, spin_cpu_ns)
@@ -148,7 +156,7 @@ def main():
         blocker(block_ns)
     for _ in range(ROUNDS if COLLECTIVE else 0):
         collective(coll_ns)
-    for _ in range(ROUNDS if MODE in ("", "torch") else 0):
+    for _ in range(ROUNDS if PLAIN else 0):
         sleeper(sleep_ns)
         locked(lock_ns)
     if TORCH:
