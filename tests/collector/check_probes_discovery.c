@@ -479,6 +479,18 @@ START_TEST(test_pid_descendants_watched_others_not)
 }
 END_TEST
 
+/* A collector started with --pid pid, once it has published. */
+static void watch_pid_from_start(struct tp_collector *c, pid_t pid)
+{
+	char pid_arg[16];
+	const char *extra[] = { "--pid", pid_arg, NULL };
+
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
+	ck_assert_msg(tp_collector_start(c, extra, 0) == 0, "collector did not start, see %s",
+		      c->log);
+	ck_assert_int_eq(tp_wait_publish(c), 0);
+}
+
 /*
  * A --pid process's children and grandchildren that were there before the
  * collector started are watched too, each under its own parent.
@@ -492,7 +504,7 @@ START_TEST(test_pid_children_from_before_start_watched)
 			 "sleep 0.3; echo READY; read y", NULL };
 	struct tp_collector c;
 	struct tp_workload parent;
-	char out[512], pid_arg[16];
+	char out[512];
 	const char *line;
 	int child = 0, mid = 0, grand = 0;
 
@@ -506,14 +518,7 @@ START_TEST(test_pid_children_from_before_start_watched)
 		sscanf(line, "GRAND %d", &grand);
 	}
 	ck_assert_msg(child > 0 && mid > 0 && grand > 0, "output: %s", out);
-	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)parent.pid);
-	{
-		const char *extra[] = { "--pid", pid_arg, NULL };
-
-		ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
-			      c.log);
-	}
-	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	watch_pid_from_start(&c, parent.pid);
 	ck_assert_ptr_nonnull(tp_proc(&c, (uint32_t)parent.pid));
 	ck_assert(tp_proc(&c, (uint32_t)parent.pid)->watch_reason & SHM_WATCH_PID);
 	{
@@ -593,7 +598,7 @@ START_TEST(test_pid_child_forking_through_start_watched)
 			 "& echo \"FORKER $!\"; echo READY; read y", NULL };
 	struct tp_collector c;
 	struct tp_workload parent;
-	char out[256], pid_arg[16];
+	char out[256];
 	const char *line;
 	pid_t forker = 0, kids[2048];
 	size_t n;
@@ -605,14 +610,7 @@ START_TEST(test_pid_child_forking_through_start_watched)
 	ck_assert_int_eq(tp_workload_collect(&parent, "READY", out, sizeof(out), 5000), 0);
 	line = strstr(out, "FORKER ");
 	ck_assert_msg(line && sscanf(line, "FORKER %d", &forker) == 1, "output: %s", out);
-	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)parent.pid);
-	{
-		const char *extra[] = { "--pid", pid_arg, NULL };
-
-		ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
-			      c.log);
-	}
-	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	watch_pid_from_start(&c, parent.pid);
 	/* Forking on under the watch a while, then no more. */
 	tu_sleep_ms(500);
 	kill(forker, SIGSTOP);
@@ -661,7 +659,7 @@ START_TEST(test_pid_zombie_child_not_watched)
 			 "os.kill(s, 9)\n", NULL };
 	struct tp_collector c;
 	struct tp_workload parent;
-	char out[256], pid_arg[16];
+	char out[256];
 	const char *line;
 	int zombie = 0, live = 0;
 
@@ -672,14 +670,7 @@ START_TEST(test_pid_zombie_child_not_watched)
 	line = strstr(out, "ZOMBIE ");
 	ck_assert_msg(line && sscanf(line, "ZOMBIE %d LIVE %d", &zombie, &live) == 2, "output: %s",
 		      out);
-	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)parent.pid);
-	{
-		const char *extra[] = { "--pid", pid_arg, NULL };
-
-		ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
-			      c.log);
-	}
-	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	watch_pid_from_start(&c, parent.pid);
 	ck_assert_ptr_nonnull(tp_proc(&c, (uint32_t)live));
 	ck_assert_msg(tp_proc(&c, (uint32_t)zombie) == NULL, "zombie %d is watched", zombie);
 	tp_workload_go(&parent);
@@ -703,7 +694,7 @@ START_TEST(test_pid_of_a_thread_watches_its_process)
 			 "os.kill(s, 9)\n", NULL };
 	struct tp_collector c;
 	struct tp_workload w;
-	char out[256], tid_arg[16];
+	char out[256];
 	const char *line;
 	const struct shm_proc *p;
 	int tid = 0, child = 0;
@@ -716,14 +707,7 @@ START_TEST(test_pid_of_a_thread_watches_its_process)
 	ck_assert_msg(line && sscanf(line, "THREAD %d CHILD %d", &tid, &child) == 2, "output: %s",
 		      out);
 	ck_assert_int_ne(tid, (int)w.pid);
-	snprintf(tid_arg, sizeof(tid_arg), "%d", tid);
-	{
-		const char *extra[] = { "--pid", tid_arg, NULL };
-
-		ck_assert_msg(tp_collector_start(&c, extra, 0) == 0, "collector did not start, see %s",
-			      c.log);
-	}
-	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	watch_pid_from_start(&c, tid);
 	p = tp_proc(&c, (uint32_t)w.pid);
 	ck_assert_msg(p != NULL, "process %d of thread %d is not watched", (int)w.pid, tid);
 	ck_assert(p->watch_reason & SHM_WATCH_PID);
