@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/probe_abi.h"
+#include "collector/discovery.h"
 #include "collector/ident_scan.h"
 
 _Static_assert(CGROUP_RUNTIME_NONE == SHM_ID_RUNTIME_NONE &&
@@ -149,6 +151,21 @@ int ident_scan_read(struct ident_scan *s, pid_t pid, struct shm_identity *out,
 	return 0;
 }
 
+/*
+ * Whether pid, read just now, is still the process of its row (whose exit
+ * record may have been lost, the pid taken since): the row's start time
+ * against /proc's, read after the identity.
+ */
+static int same_process(const struct agg *a, uint32_t pid)
+{
+	uint64_t row = 0, now = 0;
+
+	if (agg_proc_start_time(a, pid, &row) != 0 || !row)
+		return 1;
+	return discovery_start_time(pid, &now) == 0 &&
+	       now / ZW_START_TICK_NS == row / ZW_START_TICK_NS;
+}
+
 unsigned int ident_scan_refresh(struct ident_scan *s, struct agg *a, uint64_t now_ns)
 {
 	struct shm_identity id;
@@ -164,6 +181,8 @@ unsigned int ident_scan_refresh(struct ident_scan *s, struct agg *a, uint64_t no
 		n++;
 		if (ident_scan_read(s, (pid_t)pid, &id, &retry_soon) < 0)
 			continue;	/* gone: the exit sweep evicts it */
+		if (!same_process(a, pid))
+			continue;	/* its pid another process's: the sweep evicts it too */
 		/* Stamped earlier than now, so that it comes due again after IDENT_RETRY_NS. */
 		if (retry_soon && now_ns > IDENT_REFRESH_NS)
 			agg_proc_set_identity(a, pid, &id, now_ns - IDENT_REFRESH_NS + IDENT_RETRY_NS);

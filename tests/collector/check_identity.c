@@ -6,7 +6,8 @@
  * podman, Slurm (v1 and v2) and systemd name theirs, on the cgroup v2
  * hierarchy and on v1 ones; a fake /var/log tree for their pod names; a
  * GPU list as NVML would give it.  Then proc_identity_read() must say
- * exactly who each process is.  Root.
+ * exactly who each process is.  Root.  And the refresh hands a row only
+ * its own process's identity (no root needed).
  */
 #include <check.h>
 #include <errno.h>
@@ -17,8 +18,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bpf/probe_abi.h"
+#include "collector/agg.h"
+#include "collector/discovery.h"
+#include "collector/ident_scan.h"
 #include "collector/proc_identity.h"
 #include "tests/collector/tu_identity.h"
+#include "common/util.h"
 #include "tests/support/testutil.h"
 
 #define CID	"ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
@@ -397,6 +403,39 @@ START_TEST(processes_that_exit_while_being_identified)
 }
 END_TEST
 
+/*
+ * The refresh gives a row the identity of the process its pid names now
+ * only if that is the row's process: same start time.  A row whose exit
+ * went unseen, its pid another process's since, keeps none.
+ */
+START_TEST(a_row_whose_pid_is_another_process_now_gets_no_identity)
+{
+	struct agg_opts ao;
+	struct agg *a;
+	struct ident_scan *scan = ident_scan_new(NULL, NULL);
+	uint32_t self = (uint32_t)getpid(), parent = (uint32_t)getppid();
+	uint64_t start_self = 0, start_parent = 0;
+
+	ck_assert_ptr_nonnull(scan);
+	memset(&ao, 0, sizeof(ao));
+	shm_capacity_default(&ao.cap);
+	ao.window_ns = 60 * NSEC_PER_SEC;
+	a = agg_new(&ao);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(discovery_start_time(self, &start_self), 0);
+	ck_assert_int_eq(discovery_start_time(parent, &start_parent), 0);
+	ck_assert_int_eq(agg_proc_watch(a, self, parent, SHM_WATCH_PID, "self", start_self), 0);
+	/* The parent's pid, with the start of a process that ran before it. */
+	ck_assert_int_eq(agg_proc_watch(a, parent, 1, SHM_WATCH_PID, "gone",
+					start_parent - 2 * ZW_START_TICK_NS), 0);
+	ck_assert_uint_eq(ident_scan_refresh(scan, a, now_mono_ns()), 2);
+	ck_assert_uint_ne(agg_proc_identity_time(a, self), 0);
+	ck_assert_uint_eq(agg_proc_identity_time(a, parent), 0);
+	agg_free(a);
+	ident_scan_free(scan);
+}
+END_TEST
+
 Suite *identity_suite(void);
 Suite *identity_suite(void)
 {
@@ -415,6 +454,9 @@ Suite *identity_suite(void)
 	tcase_add_test(tc, plain_systemd_service);
 	tcase_add_test(tc, hostile_cgroup_names);
 	tcase_add_test(tc, processes_that_exit_while_being_identified);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("refresh");
+	tcase_add_test(tc, a_row_whose_pid_is_another_process_now_gets_no_identity);
 	suite_add_tcase(s, tc);
 	return s;
 }
