@@ -62,6 +62,8 @@ struct zev_hdr {
  * collector warns at start where the kernel's clock tick differs.
  */
 #define ZW_START_TICK_NS	10000000ull	/* 1 / USER_HZ (100 on x86 and arm64) */
+/* Two start times, either rounded or not, of the same process. */
+#define ZW_SAME_START(a, b)	((a) / ZW_START_TICK_NS == (b) / ZW_START_TICK_NS)
 
 /* zev_watch.reasons: sent at exec; the program before it is gone. */
 #define ZEV_WATCH_F_EXEC	(1u << 31)

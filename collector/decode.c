@@ -62,7 +62,7 @@ static int dec_exit(struct decode *d, const void *rec)
 	 * watched again before this record was read: not the one watched now.
 	 */
 	if (e->start_ns && agg_proc_start_time(d->agg, e->hdr.pid, &known) == 0 && known &&
-	    known / ZW_START_TICK_NS != e->start_ns / ZW_START_TICK_NS)
+	    !ZW_SAME_START(known, e->start_ns))
 		return 0;
 	if (d->ops.proc_exit)
 		d->ops.proc_exit(d->ops.ctx, e->hdr.pid, e->start_ns);

@@ -229,22 +229,28 @@ static int other_threads(uint32_t pid)
 	return other;
 }
 
-int discovery_alive(uint32_t pid, uint64_t start_ns)
+int discovery_live_start(uint32_t pid, uint64_t *start_ns)
 {
-	uint64_t now_start;
 	uint32_t ppid;
 	char state = '?';
 
-	if (proc_stat(pid, &ppid, &now_start, &state) != 0)
+	if (proc_stat(pid, &ppid, start_ns, &state) != 0)
 		return 0;
 	/*
 	 * A zombie has passed its exit: the kernel will not report it again.
 	 * The stat is its main thread's, which may have ended (pthread_exit)
 	 * while other threads run on.
 	 */
-	if ((state == 'Z' || state == 'X' || state == 'x') && !other_threads(pid))
+	return !((state == 'Z' || state == 'X' || state == 'x') && !other_threads(pid));
+}
+
+int discovery_alive(uint32_t pid, uint64_t start_ns)
+{
+	uint64_t now_start;
+
+	if (!discovery_live_start(pid, &now_start))
 		return 0;
-	return !start_ns || now_start / ZW_START_TICK_NS == start_ns / ZW_START_TICK_NS;
+	return !start_ns || ZW_SAME_START(now_start, start_ns);
 }
 
 int discovery_tgid(uint32_t tid, uint32_t *tgid)

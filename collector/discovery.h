@@ -122,6 +122,8 @@ int discovery_parent(uint32_t pid, uint32_t *ppid);
  * (to /proc/PID/stat's precision; 0: any): 1 or 0.
  */
 int discovery_alive(uint32_t pid, uint64_t start_ns);
+/* Whether pid is a live process, 1 or 0, and when it started. */
+int discovery_live_start(uint32_t pid, uint64_t *start_ns);
 /* The process (thread group) that thread tid belongs to: 0 or -errno. */
 int discovery_tgid(uint32_t tid, uint32_t *tgid);
 

@@ -162,8 +162,7 @@ static int same_process(const struct agg *a, uint32_t pid)
 
 	if (agg_proc_start_time(a, pid, &row) != 0 || !row)
 		return 1;
-	return discovery_start_time(pid, &now) == 0 &&
-	       now / ZW_START_TICK_NS == row / ZW_START_TICK_NS;
+	return discovery_start_time(pid, &now) == 0 && ZW_SAME_START(now, row);
 }
 
 unsigned int ident_scan_refresh(struct ident_scan *s, struct agg *a, uint64_t now_ns)

@@ -320,13 +320,15 @@ static void probes_sweep(struct probes *p)
 	uint32_t cursor = 0, pid;
 
 	while (agg_proc_next(p->agg, &cursor, &pid)) {
-		uint64_t start_ns = 0;
+		uint64_t row_start = 0, now_start = 0;
+		int gone;
 
-		if (!full) {
-			if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-				continue;
-		} else if (agg_proc_start_time(p->agg, pid, &start_ns) == 0 && start_ns &&
-			   discovery_alive(pid, 0) && !discovery_alive(pid, start_ns)) {
+		if (full)
+			gone = !discovery_live_start(pid, &now_start);
+		else
+			gone = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+		if (!gone && full && agg_proc_start_time(p->agg, pid, &row_start) == 0 &&
+		    row_start && !ZW_SAME_START(row_start, now_start)) {
 			/*
 			 * Another process's pid now: whatever the kernel keeps
 			 * under it (its filter entry, its slots) is that
@@ -338,9 +340,9 @@ static void probes_sweep(struct probes *p)
 				pyprocs_forget(p->py, pid);
 			decode_proc_gone(&p->dec, pid);
 			continue;
-		} else if (discovery_alive(pid, 0)) {
-			continue;
 		}
+		if (!gone)
+			continue;
 		/* No such pid, or a zombie's: past its exit, nobody else's. */
 		probes_forget(p, pid, 0);
 		decode_proc_gone(&p->dec, pid);
