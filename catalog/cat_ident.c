@@ -135,19 +135,25 @@ void cat_proc_workload(const struct cat_input *in, const void *row, struct cat_w
 		return;
 	}
 	w->b[0] = '\0';
+	/* A pod whose names are not known (yet, or ever: no /var/log/pods). */
+	text_or_unknown(w->a, sizeof(w->a), id->pod_uid, sizeof(id->pod_uid));
+	if (known(w->a)) {
+		w->kind = CAT_WORKLOAD_POD_UID;
+		return;
+	}
 	text_or_unknown(w->a, sizeof(w->a), id->container_id, sizeof(id->container_id));
 	if (known(w->a)) {
 		w->kind = CAT_WORKLOAD_CONTAINER;
 		return;
 	}
 	if (id->slurm_job_id) {
-		w->kind = CAT_WORKLOAD_JOB;
+		w->kind = CAT_WORKLOAD_SLURM_JOB;
 		snprintf(w->a, sizeof(w->a), "%llu", (unsigned long long)id->slurm_job_id);
 		return;
 	}
 	text_or_unknown(w->a, sizeof(w->a), id->run_id, sizeof(id->run_id));
 	if (known(w->a)) {
-		w->kind = CAT_WORKLOAD_JOB;
+		w->kind = CAT_WORKLOAD_RUN;
 		return;
 	}
 	w->a[0] = '\0';

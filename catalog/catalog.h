@@ -349,20 +349,23 @@ int64_t cat_label_int(const struct cat_label *l, const void *row);
 
 /*
  * The workload a process row belongs to (cat_ident.c), the narrowest one
- * known: a pod (namespace and pod), else a container (its id), else a job
- * (the Slurm job id, else the torchelastic run id), else the node.  Texts
- * are checked as the identity labels are.
+ * known: a pod (namespace and pod; its UID while the names are unknown),
+ * else a container (its id), else a job (the Slurm job id, else the
+ * torchelastic run id), else the node.  Texts are checked as the identity
+ * labels are.
  */
 enum cat_workload_kind {
 	CAT_WORKLOAD_NODE = 0,
 	CAT_WORKLOAD_POD,
+	CAT_WORKLOAD_POD_UID,
 	CAT_WORKLOAD_CONTAINER,
-	CAT_WORKLOAD_JOB,
+	CAT_WORKLOAD_SLURM_JOB,
+	CAT_WORKLOAD_RUN,
 };
 
 struct cat_workload {
 	unsigned int kind;		/* enum cat_workload_kind */
-	char a[SHM_ID_RUN_ID_LEN];	/* namespace, container id or job; "" for the node */
+	char a[SHM_ID_RUN_ID_LEN];	/* namespace, pod UID, container id, job or run; "" for the node */
 	char b[SHM_ID_POD_LEN];		/* the pod; "" otherwise */
 };
 

@@ -41,12 +41,25 @@ static void workload_labels(char *buf, size_t len, const struct cat_input *in, c
 		    prom_label_add(buf, len, "pod", w.b) < 0)
 			buf[0] = '\0';
 		break;
+	/*
+	 * Each label is named as on zernel_process_info, so a workload's
+	 * histogram joins its processes; none is "job" or "instance", which
+	 * Prometheus gives every series of the target.
+	 */
+	case CAT_WORKLOAD_POD_UID:
+		if (prom_label_add(buf, len, "pod_uid", w.a) < 0)
+			buf[0] = '\0';
+		break;
 	case CAT_WORKLOAD_CONTAINER:
 		if (prom_label_add(buf, len, "container_id", w.a) < 0)
 			buf[0] = '\0';
 		break;
-	case CAT_WORKLOAD_JOB:
-		if (prom_label_add(buf, len, "job", w.a) < 0)
+	case CAT_WORKLOAD_SLURM_JOB:
+		if (prom_label_add(buf, len, "slurm_job", w.a) < 0)
+			buf[0] = '\0';
+		break;
+	case CAT_WORKLOAD_RUN:
+		if (prom_label_add(buf, len, "torchelastic_run_id", w.a) < 0)
 			buf[0] = '\0';
 		break;
 	default:

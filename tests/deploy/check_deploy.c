@@ -108,6 +108,8 @@ START_TEST(manifests_and_containerfiles_have_every_property)
 	ck_assert_ptr_nonnull(strstr(out, "ok   collector: not privileged\n"));
 	ck_assert_ptr_nonnull(strstr(out, "ok   emptyDir medium: Memory\n"));
 	ck_assert_ptr_nonnull(strstr(out, "ok   PodMonitor scrapes the annotated port by name\n"));
+	ck_assert_ptr_nonnull(strstr(out, "ok   PodMonitor keeps the workload's pod, namespace and "
+				     "container labels (honorLabels)\n"));
 	ck_assert_ptr_nonnull(strstr(out, "ok   Containerfile.exporter: runtime installs every "
 				     "library zernel-exporter links\n"));
 	free(out);
@@ -187,6 +189,7 @@ START_TEST(the_checker_catches_a_broken_podmonitor)
 		  "FAIL PodMonitor selects the DaemonSet's pods" },
 		{ "namespace: zernel", "namespace: monitoring", "FAIL PodMonitor in the DaemonSet's" },
 		{ "  - podmonitor.yaml\n", "", "FAIL prometheus-operator overlay" },
+		{ "honorLabels: true", "honorLabels: false", "FAIL PodMonitor keeps the workload's" },
 	};
 	char k8s[256], file[320], *out = NULL;
 

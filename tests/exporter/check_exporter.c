@@ -572,8 +572,8 @@ static struct json_object *prom_query(const char *q, double t, struct json_objec
 	ck_assert_msg(st == 200, "query %s: HTTP %d: %.300s", q, st, body);
 	*root = json_tokener_parse(body);
 	free(body);
-	ck_assert_ptr_nonnull(*root);
-	ck_assert(json_object_object_get_ex(*root, "status", &status));
+	ck_assert_msg(*root && json_object_object_get_ex(*root, "status", &status),
+		      "query %s: no status in the answer", q);
 	ck_assert_str_eq(json_object_get_string(status), "success");
 	if (!json_object_object_get_ex(*root, "data", &data) ||
 	    !json_object_object_get_ex(data, "result", &result))
@@ -649,7 +649,16 @@ static void pod_of(const char *pid, double t, char *pod, size_t len)
  * Starts Prometheus on the rig's exporter, with rules (a path) when not
  * NULL, and with native histograms (so scraping protobuf) when native.
  */
-static void start_prometheus_with(const char *rules, int native)
+/*
+ * What the PodMonitor (deploy/kubernetes/prometheus-operator) makes of a
+ * scrape: the target's own namespace, pod and container labels, and
+ * honor_labels as the file sets it.  NULL for a plain static target.
+ */
+struct scrape_as {
+	int honor_labels;
+};
+
+static void start_prometheus_as(const char *rules, int native, const struct scrape_as *as)
 {
 	char path[512], cfg[256], data[256], listen[64], log[256];
 	FILE *f;
@@ -666,6 +675,9 @@ static void start_prometheus_with(const char *rules, int native)
 		fprintf(f, "rule_files:\n  - %s\n", rules);
 	fprintf(f, "scrape_configs:\n  - job_name: zernel\n    scrape_timeout: 900ms\n"
 		"    static_configs:\n      - targets: ['127.0.0.1:%u']\n", rig.metrics_port);
+	if (as)
+		fprintf(f, "        labels: {namespace: zernel, pod: zernel-x7k2p, container: exporter}\n"
+			"    honor_labels: %s\n", as->honor_labels ? "true" : "false");
 	fclose(f);
 	snprintf(path, sizeof(path), "--config.file=%s", cfg);
 	snprintf(log, sizeof(log), "%s/prometheus.log", prom_dir);
@@ -678,6 +690,11 @@ static void start_prometheus_with(const char *rules, int native)
 	ck_assert_int_gt(prometheus, 0);
 	ck_assert_msg(tu_wait_http(prom_port, "/-/ready", 200, 30000) == 0,
 		      "prometheus never became ready; see %s", log);
+}
+
+static void start_prometheus_with(const char *rules, int native)
+{
+	start_prometheus_as(rules, native, NULL);
 }
 
 static void start_prometheus(const char *rules)
@@ -883,6 +900,131 @@ START_TEST(prometheus_native_histograms_match_summaries)
 	/* Native histograms add across pods. */
 	ck_assert(isfinite(prom_scalar("histogram_quantile(0.99, sum(rate(zernel_cuda_launch_duration_seconds[3s])))", t)));
 	ck_assert_int_ge(checked, 4);
+
+	tu_stop(prometheus, SIGTERM, 10000);
+	prometheus = 0;
+	stop_exporter_cleanly();
+}
+END_TEST
+
+/* ---- the Grafana dashboard against it ---------------------------------- */
+
+/* Replaces every needle in s (in place, bounded by len) with with. */
+static void replace_all(char *s, size_t len, const char *needle, const char *with)
+{
+	char out[4096];
+	size_t o = 0, nl = strlen(needle), wl = strlen(with);
+
+	for (const char *p = s; *p && o + wl + 1 < sizeof(out);) {
+		if (strncmp(p, needle, nl) == 0) {
+			memcpy(out + o, with, wl);
+			o += wl;
+			p += nl;
+		} else {
+			out[o++] = *p++;
+		}
+	}
+	out[o] = '\0';
+	snprintf(s, len, "%s", out);
+}
+
+/*
+ * 1 when Prometheus holds a series for every zernel_* selector (name and
+ * label matchers) expr queries.
+ */
+static int every_selector_answers(const char *expr, double t)
+{
+	for (const char *p = strstr(expr, "zernel_"); p; p = strstr(p + 1, "zernel_")) {
+		char q[1024];
+		size_t n = 0;
+
+		if (p > expr && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+			continue;
+		while (isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == ':')
+			n++;
+		if (p[n] == '{' && strchr(p + n, '}'))
+			n = (size_t)(strchr(p + n, '}') - p) + 1;
+		snprintf(q, sizeof(q), "count(%.*s)", (int)n, p);
+		if (!(prom_scalar(q, t) > 0))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Every query of docs/grafana-dashboard.json whose selectors each find
+ * series of the simulated job returns data, from a Prometheus that scrapes as the PodMonitor
+ * does: a join on labels a family does not carry would return nothing.
+ * The workload's own pod labels survive the target's (honorLabels).
+ */
+START_TEST(prometheus_answers_every_dashboard_query_as_the_podmonitor_scrapes)
+{
+	struct json_object *dash, *panels, *root, *res;
+	struct scrape_as as;
+	char path[512], *pm;
+	double t;
+	int n, asked = 0;
+
+	snprintf(path, sizeof(path), "%s/deploy/kubernetes/prometheus-operator/podmonitor.yaml",
+		 tu_src_dir());
+	pm = tu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(pm);
+	as.honor_labels = strstr(pm, "honorLabels: true") != NULL;
+	free(pm);
+	snprintf(path, sizeof(path), "%s/docs/grafana-dashboard.json", tu_src_dir());
+	dash = json_object_from_file(path);
+	ck_assert_ptr_nonnull(dash);
+	ck_assert(json_object_object_get_ex(dash, "panels", &panels));
+
+	tu_stack_init(&rig);
+	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
+	start_collector("steady", "200");
+	start_exporter();
+	wait_healthy();
+	start_prometheus_as(NULL, 0, &as);
+	for (n = 0; n < 150 && prom_scalar("zernel_collector_up", now_real()) != 1; n++)
+		tu_sleep_ms(100);
+	ck_assert_msg(n < 150, "prometheus never saw zernel_collector_up 1");
+	tu_sleep_ms(5000);	/* rates over 10 s need a few scrapes */
+	t = now_real() - 0.5;
+
+	ck_assert_msg(prom_scalar("count(zernel_process_info{pod=~\"llama-ft-worker-.*\"})", t) > 0,
+		      "the workload's pod labels did not survive the target's (honorLabels)");
+	ck_assert(!(prom_scalar("count(zernel_process_info{pod=\"zernel-x7k2p\"})", t) > 0));
+
+	for (size_t i = 0; i < json_object_array_length(panels); i++) {
+		struct json_object *panel = json_object_array_get_idx(panels, i), *targets, *title;
+
+		if (!json_object_object_get_ex(panel, "targets", &targets))
+			continue;
+		json_object_object_get_ex(panel, "title", &title);
+		for (size_t k = 0; k < json_object_array_length(targets); k++) {
+			struct json_object *expr;
+			char q[4096];
+
+			if (!json_object_object_get_ex(json_object_array_get_idx(targets, k), "expr",
+						       &expr))
+				continue;
+			snprintf(q, sizeof(q), "%s", json_object_get_string(expr));
+			replace_all(q, sizeof(q), "$__rate_interval", "10s");
+			replace_all(q, sizeof(q), "\"$instance\"", "\".+\"");
+			replace_all(q, sizeof(q), "\"$gpu\"", "\".+\"");
+			replace_all(q, sizeof(q), "\"$pod\"", "\".+\"");
+			replace_all(q, sizeof(q), "\"$rank\"", "\".+\"");
+			ck_assert_msg(!strchr(q, '$'), "a variable left in %s", q);
+			if (!every_selector_answers(q, t))
+				continue;
+			res = prom_query(q, t, &root);
+			ck_assert_msg(res && json_object_array_length(res) > 0,
+				      "panel \"%s\": no data for %s", json_object_get_string(title), q);
+			json_object_put(root);
+			asked++;
+		}
+	}
+	fprintf(stderr, "dashboard: %d queries answered\n", asked);
+	ck_assert_int_ge(asked, 20);
+	json_object_put(dash);
 
 	tu_stop(prometheus, SIGTERM, 10000);
 	prometheus = 0;
@@ -1191,6 +1333,7 @@ Suite *exporter_suite(void)
 	tcase_add_test(prom, prometheus_scrapes_and_histograms_match_summaries);
 	tcase_add_test(prom, prometheus_native_histograms_match_summaries);
 	tcase_add_test(prom, prometheus_rule_names_the_simulated_straggler);
+	tcase_add_test(prom, prometheus_answers_every_dashboard_query_as_the_podmonitor_scrapes);
 	tcase_add_test(prom, prometheus_joins_the_ranks_of_one_communicator_across_nodes);
 	suite_add_tcase(s, prom);
 	return s;

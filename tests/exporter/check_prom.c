@@ -337,6 +337,83 @@ START_TEST(prom_other_families_have_exact_labels)
 }
 END_TEST
 
+/*
+ * Adds a process with DataLoader samples and the identity id (pid set
+ * here) to the fixture's segment, and reads the segment again.
+ */
+static void add_process(uint32_t pid, struct shm_identity id)
+{
+	struct shm_header_fields *h = &fx.w.base->h;
+	struct shm_proc *p;
+	struct shm_identity *ids;
+	uint32_t np, ni;
+	char reason[256];
+
+	shm_writer_begin(&fx.w);
+	np = h->table[SHM_TABLE_PROCS].count;
+	ni = h->table[SHM_TABLE_IDENTITY].count;
+	p = (struct shm_proc *)shm_writer_table(&fx.w, SHM_TABLE_PROCS) + np;
+	ids = shm_writer_table(&fx.w, SHM_TABLE_IDENTITY);
+	/* Identity rows run beside the process rows: none read for those before. */
+	for (; ni < np; ni++) {
+		struct shm_proc *before = (struct shm_proc *)shm_writer_table(&fx.w, SHM_TABLE_PROCS) + ni;
+
+		ids[ni] = (struct shm_identity){ .pid = before->pid, .rank = -1, .local_rank = -1,
+						 .world_size = -1, .group_rank = -1 };
+	}
+	ids += ni;
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ppid = 1;
+	p->watch_reason = SHM_WATCH_PID;
+	snprintf(p->comm, SHM_COMM_LEN, "w%u", pid);
+	fill_latency(&p->lat[SHM_FAMILY_DATALOADER_WAIT], 1);
+	id.pid = pid;
+	id.flags = SHM_ID_F_READ;
+	id.rank = id.local_rank = id.world_size = id.group_rank = -1;
+	*ids = id;
+	h->table[SHM_TABLE_PROCS].count = np + 1;
+	h->table[SHM_TABLE_IDENTITY].count = ni + 1;
+	h->heartbeat_mono_ns = now_mono_ns();
+	shm_writer_end(&fx.w);
+	shm_snapshot_free(&fx.snap);
+	ck_assert_msg(shm_reader_snapshot(&fx.r, &fx.snap, reason, sizeof(reason)) == SHM_READ_OK,
+		      "crafted segment rejected: %s", reason);
+}
+
+/*
+ * Each kind of workload is labelled as zernel_process_info names it, so
+ * a join finds its processes; never "job", which Prometheus sets on every
+ * series of a target (and which would replace it under honor_labels).
+ */
+START_TEST(prom_workload_histograms_are_labelled_by_their_identity)
+{
+	struct shm_identity id;
+
+	memset(&id, 0, sizeof(id));
+	snprintf(id.pod_uid, sizeof(id.pod_uid), "0f6b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b");
+	snprintf(id.container_id, sizeof(id.container_id), "c0ffee");
+	add_process(103, id);
+	memset(&id, 0, sizeof(id));
+	snprintf(id.container_id, sizeof(id.container_id), "beef01");
+	add_process(104, id);
+	memset(&id, 0, sizeof(id));
+	snprintf(id.run_id, sizeof(id.run_id), "elastic-9");
+	add_process(105, id);
+	render_all();
+	assert_line("zernel_dataloader_wait_duration_seconds_count{namespace=\"ml\",pod=\"trainer-0\"} 16");
+	/* 101's pod names are not valid text: its Slurm job is the narrowest. */
+	assert_line("zernel_dataloader_wait_duration_seconds_count{slurm_job=\"4242\"} 32");
+	/* A pod known by its UID alone (no /var/log/pods): the pod, not its container. */
+	assert_line("zernel_dataloader_wait_duration_seconds_count"
+		    "{pod_uid=\"0f6b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b\"} 16");
+	assert_line("zernel_dataloader_wait_duration_seconds_count{container_id=\"beef01\"} 16");
+	assert_line("zernel_dataloader_wait_duration_seconds_count{torchelastic_run_id=\"elastic-9\"} 16");
+	assert_no_substring("{job=");
+	assert_no_substring(",job=");
+}
+END_TEST
+
 START_TEST(prom_hostile_comm_is_escaped_and_valid_utf8)
 {
 	render_all();
@@ -361,14 +438,14 @@ START_TEST(prom_histograms_are_cumulative_and_inf_equals_count)
 			 prom_le(i), want);
 		assert_line(line);
 		snprintf(line, sizeof(line),
-			 "zernel_dataloader_wait_duration_seconds_bucket{job=\"4242\",le=\"%s\"} %u",
+			 "zernel_dataloader_wait_duration_seconds_bucket{slurm_job=\"4242\",le=\"%s\"} %u",
 			 prom_le(i), 2 * want);
 		assert_line(line);
 	}
 	/* Per workload: 100 is pod ml/trainer-0, 101 Slurm job 4242. */
 	assert_line("zernel_cuda_launch_duration_seconds_bucket{namespace=\"ml\",pod=\"trainer-0\",le=\"+Inf\"} 16");
 	assert_line("zernel_cuda_launch_duration_seconds_count{namespace=\"ml\",pod=\"trainer-0\"} 16");
-	assert_line("zernel_dataloader_wait_duration_seconds_bucket{job=\"4242\",le=\"+Inf\"} 32");
+	assert_line("zernel_dataloader_wait_duration_seconds_bucket{slurm_job=\"4242\",le=\"+Inf\"} 32");
 	assert_no_substring("_bucket{pid=");
 	/* One per process on request. */
 	prom_set_per_pid_histograms(1);
@@ -640,6 +717,7 @@ Suite *prom_suite(void)
 	tcase_add_test(render, prom_contract_families_have_exact_labels_and_values);
 	tcase_add_test(render, prom_other_families_have_exact_labels);
 	tcase_add_test(render, prom_hostile_comm_is_escaped_and_valid_utf8);
+	tcase_add_test(render, prom_workload_histograms_are_labelled_by_their_identity);
 	tcase_add_test(render, prom_histograms_are_cumulative_and_inf_equals_count);
 	tcase_add_test(render, prom_not_fresh_omits_data_and_says_why);
 	tcase_add_test(render, prom_output_is_bounded);

@@ -267,6 +267,8 @@ def check_podmonitor(k8s_dir, docs):
     check(len(eps) == 1 and eps[0].get("path") == ann.get("prometheus.io/path") and
           eps[0].get("scheme", "http") == ann.get("prometheus.io/scheme", "http"),
           "PodMonitor path and scheme are the annotations'")
+    check(len(eps) == 1 and eps[0].get("honorLabels") is True,
+          "PodMonitor keeps the workload's pod, namespace and container labels (honorLabels)")
 
 
 def check_containerfile(path, prog, src, build):

@@ -184,6 +184,34 @@ int tu_system(const char *fmt, ...)
 	return WEXITSTATUS(st);
 }
 
+/*
+ * Decodes a chunked body in place (HTTP/1.1: Go's servers, Prometheus's
+ * among them, chunk any answer over 2 KiB); returns its length.
+ */
+static size_t dechunk(char *b)
+{
+	char *in = b, *out = b;
+
+	for (;;) {
+		char *end;
+		unsigned long n = strtoul(in, &end, 16);
+		char *data = strstr(end, "\r\n");
+
+		if (end == in || !data || n == 0)
+			break;
+		data += 2;
+		if (strlen(data) < n)
+			n = strlen(data);
+		memmove(out, data, n);
+		out += n;
+		in = data + n;
+		if (strncmp(in, "\r\n", 2) == 0)
+			in += 2;
+	}
+	*out = '\0';
+	return (size_t)(out - b);
+}
+
 int tu_http_request(uint16_t port, const char *method, const char *path,
 		    char *body, size_t len)
 {
@@ -237,11 +265,17 @@ int tu_http_request(uint16_t port, const char *method, const char *path,
 		goto out;
 	}
 	if (body && len) {
-		const char *b = strstr(resp, "\r\n\r\n");
+		char *b = strstr(resp, "\r\n\r\n");
 		size_t blen;
 
-		b = b ? b + 4 : resp + used;
-		blen = strlen(b);
+		if (b) {
+			*b = '\0';
+			b += 4;
+			blen = strcasestr(resp, "\r\nTransfer-Encoding: chunked") ? dechunk(b) : strlen(b);
+		} else {
+			b = resp + used;
+			blen = 0;
+		}
 		if (blen >= len)
 			blen = len - 1;
 		memcpy(body, b, blen);
