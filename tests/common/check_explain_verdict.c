@@ -22,6 +22,14 @@ static struct ev_process shares(int uses_gpu, double input, double gpu, double s
 	return p;
 }
 
+/* p with share s at f, taken from its time on the CPU. */
+static struct ev_process with(struct ev_process p, enum ev_share s, double f)
+{
+	p.share[EV_ONCPU] -= f - p.share[s];
+	p.share[s] = f;
+	return p;
+}
+
 static enum ev_verdict decide(const struct ev_process *p, char *evidence, size_t len)
 {
 	const char *advice = NULL;
@@ -62,6 +70,50 @@ START_TEST(the_largest_wait_over_the_bound_names_it)
 }
 END_TEST
 
+START_TEST(lock_waits_over_the_bound_are_lock_contention)
+{
+	struct ev_process locked = with(shares(1, 0.02, 0.10, 0), EV_LOCK, 0.30);
+	const char *advice = NULL;
+	char evidence[512];
+
+	ck_assert_int_eq(ev_decide(&locked, evidence, sizeof(evidence), &advice),
+			 EV_LOCK_CONTENTION);
+	ck_assert_str_eq(ev_verdict_name(EV_LOCK_CONTENTION), "lock contention");
+	ck_assert_ptr_nonnull(strstr(evidence, "30% of the wall time waiting on locks (futex)"));
+	ck_assert_ptr_nonnull(strstr(advice, "the lock the top site waits on"));
+	/* Under the bound, the GPU work is what is left. */
+	locked = with(shares(1, 0.02, 0.10, 0), EV_LOCK, 0.14);
+	ck_assert_int_eq(decide(&locked, evidence, sizeof(evidence)), EV_GPU_BOUND);
+	/* Over the bound but under a larger wait, the larger one names it. */
+	locked = with(shares(1, 0.40, 0, 0), EV_LOCK, 0.20);
+	ck_assert_int_eq(decide(&locked, evidence, sizeof(evidence)), EV_DATA_BOUND);
+}
+END_TEST
+
+START_TEST(run_queue_waits_from_a_lower_bound_are_cpu_contention)
+{
+	struct ev_process crowded = with(shares(1, 0.02, 0.10, 0), EV_RUNQ, 0.12);
+	const char *advice = NULL;
+	char evidence[512];
+
+	crowded.involuntary_per_s = 250;
+	ck_assert_int_eq(ev_decide(&crowded, evidence, sizeof(evidence), &advice),
+			 EV_CPU_CONTENTION);
+	ck_assert_str_eq(ev_verdict_name(EV_CPU_CONTENTION), "CPU contention");
+	ck_assert_ptr_nonnull(strstr(evidence, "12% of the wall time runnable but waiting for "
+				     "a CPU; 250 involuntary switches a second"));
+	ck_assert_ptr_nonnull(strstr(advice, "give the trainer its own cores"));
+	/* Its bound is lower than the blocked states' ... */
+	crowded = with(shares(1, 0.02, 0.10, 0), EV_RUNQ, 0.09);
+	ck_assert_int_eq(decide(&crowded, evidence, sizeof(evidence)), EV_GPU_BOUND);
+	/* ... and among those over their bounds, the largest share wins. */
+	crowded = with(with(shares(1, 0.02, 0.10, 0), EV_RUNQ, 0.12), EV_LOCK, 0.16);
+	ck_assert_int_eq(decide(&crowded, evidence, sizeof(evidence)), EV_LOCK_CONTENTION);
+	crowded = with(with(shares(1, 0.02, 0.10, 0), EV_RUNQ, 0.20), EV_LOCK, 0.16);
+	ck_assert_int_eq(decide(&crowded, evidence, sizeof(evidence)), EV_CPU_CONTENTION);
+}
+END_TEST
+
 Suite *explain_verdict_suite(void);
 Suite *explain_verdict_suite(void)
 {
@@ -70,6 +122,8 @@ Suite *explain_verdict_suite(void)
 
 	tcase_add_test(tc, no_wait_stands_out_gpu_work_is_gpu_bound_else_cpu_bound);
 	tcase_add_test(tc, the_largest_wait_over_the_bound_names_it);
+	tcase_add_test(tc, lock_waits_over_the_bound_are_lock_contention);
+	tcase_add_test(tc, run_queue_waits_from_a_lower_bound_are_cpu_contention);
 	suite_add_tcase(s, tc);
 	return s;
 }
