@@ -8,9 +8,13 @@
  * wait stands out, the time is on the CPU: feeding the GPU or waiting on
  * it in short waits, GPU-bound (with the memory evidence when allocations
  * fail or a GPU is (nearly) full), for a process that does GPU work; for
- * one that does none (a CPU training loop), CPU-bound.
+ * one that does none (a CPU training loop), CPU-bound.  Before all of
+ * these, a rank that the other ranks of its job wait for in collectives
+ * (ev_stragglers) is the straggler: whatever it waits on itself, speeding
+ * it up speeds up the whole job.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "common/explain_verdict.h"
 
@@ -32,7 +36,7 @@ const char *ev_verdict_name(enum ev_verdict v)
 {
 	static const char *const names[EV_VERDICT_COUNT] = {
 		"data-bound", "GPU-bound", "communication-bound", "CPU contention",
-		"lock contention", "sleeping", "CPU-bound",
+		"lock contention", "sleeping", "CPU-bound", "straggler",
 	};
 	return (unsigned int)v < EV_VERDICT_COUNT ? names[v] : "?";
 }
@@ -52,11 +56,32 @@ static const char *const advice[EV_VERDICT_COUNT] = {
 	"a retry back-off): shorten the sleep or wait on the event itself",
 	"the training step's own CPU work is the limit: profile it (torch.profiler, "
 	"py-spy), give it more threads (torch.set_num_threads) or move it to a GPU",
+	"this rank sets the pace of the whole job: compare it with the others (its GPU's "
+	"clocks, throttling and other processes on it, its share of the work such as "
+	"uneven batches or sequence lengths, its input pipeline, its node's CPUs) and "
+	"work on its largest share; the other ranks speed up with it",
 };
 
 static const char memory_advice[] =
 	"GPU memory is the limit: reduce the batch size, use activation checkpointing, "
 	"or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation";
+
+static enum ev_verdict straggler(const struct ev_process *p, char *evidence, size_t ev_len,
+				 const char **recommendation)
+{
+	enum ev_share top = EV_INPUT;
+
+	for (int s = 0; s < EV_SHARE_COUNT; s++)
+		if (p->share[s] > p->share[top])
+			top = (enum ev_share)s;
+	snprintf(evidence, ev_len, "the other %u rank%s wait%s for this rank in collectives "
+		 "(%.0f%% of their wall time; %.0f%% here); its own largest share: %s %.0f%%",
+		 p->waited_by, p->waited_by == 1 ? "" : "s", p->waited_by == 1 ? "s" : "",
+		 p->waiting_share * 100.0, p->share[EV_COLLECTIVE] * 100.0, ev_share_name(top),
+		 p->share[top] * 100.0);
+	*recommendation = advice[EV_STRAGGLER];
+	return EV_STRAGGLER;
+}
 
 enum ev_verdict ev_decide(const struct ev_process *p, char *evidence, size_t ev_len,
 			  const char **recommendation)
@@ -74,6 +99,9 @@ enum ev_verdict ev_decide(const struct ev_process *p, char *evidence, size_t ev_
 	};
 	int best = -1;
 
+	/* What it waits on itself matters less than the job waiting for it. */
+	if (p->waited_by)
+		return straggler(p, evidence, ev_len, recommendation);
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
 		if (p->share[rules[i].share] >= rules[i].bound &&
 		    (best < 0 || p->share[rules[i].share] > p->share[rules[best].share]))
@@ -137,33 +165,53 @@ enum ev_verdict ev_decide(const struct ev_process *p, char *evidence, size_t ev_
 	return EV_GPU_BOUND;
 }
 
+/*
+ * Ranks of one job: of one communicator when NCCL named it, else of one
+ * known job.  Two jobs on a node are never compared: the straggler of one
+ * says nothing about the other.
+ */
+static int same_job(const struct ev_process *a, const struct ev_process *b)
+{
+	if (a->rank < 0 || b->rank < 0 || a->nranks != b->nranks)
+		return 0;
+	if (a->comm_id || b->comm_id)
+		return a->comm_id == b->comm_id;
+	return a->job[0] && strncmp(a->job, b->job, sizeof(a->job)) == 0;
+}
+
 void ev_stragglers(struct ev_process *const *procs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct ev_process *low = NULL;
+		procs[i]->straggler_rank = -1;
+		procs[i]->waited_by = 0;
+		procs[i]->waiting_share = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ev_process *low = NULL;
 		double others = 0;
 		size_t n_others = 0;
 
-		procs[i]->straggler_rank = -1;
 		if (procs[i]->rank < 0 || procs[i]->nranks < 2)
 			continue;
 		for (size_t k = 0; k < n; k++)
-			if (procs[k]->nranks == procs[i]->nranks && procs[k]->rank >= 0 &&
+			if (same_job(procs[k], procs[i]) &&
 			    (!low || procs[k]->share[EV_COLLECTIVE] < low->share[EV_COLLECTIVE]))
 				low = procs[k];
 		for (size_t k = 0; k < n; k++) {
-			if (procs[k] != low && procs[k]->nranks == procs[i]->nranks &&
-			    procs[k]->rank >= 0) {
+			if (procs[k] != low && same_job(procs[k], procs[i])) {
 				others += procs[k]->share[EV_COLLECTIVE];
 				n_others++;
 			}
 		}
-		if (!low || !n_others ||
-		    others / (double)n_others < EV_STRAGGLER_RATIO * low->share[EV_COLLECTIVE] ||
-		    others / (double)n_others < EV_BOUND)
+		if (!low || !n_others)
+			continue;
+		others /= (double)n_others;
+		if (others < EV_STRAGGLER_RATIO * low->share[EV_COLLECTIVE] || others < EV_BOUND)
 			continue;
 		procs[i]->straggler_rank = low->rank;
 		procs[i]->straggler_pid = low->pid;
 		procs[i]->straggler_share = low->share[EV_COLLECTIVE];
+		low->waited_by = (uint32_t)n_others;
+		low->waiting_share = others;
 	}
 }

@@ -287,8 +287,29 @@ static int launches_kernels(const struct shm_proc *p)
 	return p->lat[SHM_FAMILY_CUDA_LAUNCH].count || p->lat[SHM_FAMILY_CUDA_GRAPH_LAUNCH].count;
 }
 
+/*
+ * The job a process runs in, from its identity (NULL: none read): its
+ * torchelastic run, else its Slurm job step; "" when neither is known.
+ * torchrun's run id is "none" unless given (--rdzv-id): then every job
+ * of the node has that one, so it names none of them.
+ */
+static void job_of(const struct shm_identity *id, char *out, size_t len)
+{
+	char run[SHM_ID_RUN_ID_LEN + 1], step[SHM_ID_STEP_LEN + 1];
+
+	out[0] = '\0';
+	if (!id)
+		return;
+	snprintf(run, sizeof(run), "%.*s", (int)SHM_ID_RUN_ID_LEN, id->run_id);
+	snprintf(step, sizeof(step), "%.*s", (int)SHM_ID_STEP_LEN, id->slurm_step);
+	if (run[0] && strcmp(run, "none") != 0)
+		snprintf(out, len, "torchelastic:%s", run);
+	else if (id->slurm_job_id)
+		snprintf(out, len, "slurm:%llu.%s", (unsigned long long)id->slurm_job_id, step);
+}
+
 static struct json_object *process_json(const struct shm_snapshot *snap,
-					const struct shm_proc *p,
+					const struct shm_proc *p, const struct shm_identity *id,
 					const struct shm_stall_site **order, uint32_t n_order,
 					struct ev_process *ev, int *training)
 {
@@ -330,8 +351,11 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 		if (comm[i].pid == p->pid && comm[i].nranks > ev->nranks) {
 			ev->rank = comm[i].rank;
 			ev->nranks = comm[i].nranks;
+			/* An id of its own (pid, handle) joins no other rank. */
+			ev->comm_id = comm[i].flags & SHM_NCCL_COMM_LOCAL_ID ? 0 : comm[i].comm_id;
 		}
 	}
+	job_of(id, ev->job, sizeof(ev->job));
 	ev->uses_gpu = ev->rank >= 0 || launches_kernels(p);
 	*training = r && (ev->rank >= 0 || launches_kernels(p) ||
 			  (mine && mine->status == SHM_PY_FRAMES)) &&
@@ -344,14 +368,16 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 	const struct shm_stall_site *site, **order;
 	const struct shm_proc *procs;
 	struct ev_process *ev, **evp;
+	const struct shm_identity *ids;
 	struct json_object **pj;
 	int *training;
 	size_t n_ev = 0;
 	struct json_object *doc, *list, *ovf;
-	uint32_t n_site, n_procs;
+	uint32_t n_site, n_procs, n_ids;
 
 	site = shm_snapshot_rows(snap, SHM_TABLE_STALL_SITES, &n_site);
 	procs = shm_snapshot_rows(snap, SHM_TABLE_PROCS, &n_procs);
+	ids = shm_snapshot_identity(snap, &n_ids);
 	order = calloc(n_site ? n_site : 1, sizeof(*order));
 	ev = calloc(n_procs ? n_procs : 1, sizeof(*ev));
 	evp = calloc(n_procs ? n_procs : 1, sizeof(*evp));
@@ -376,7 +402,11 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 		order[i] = &site[i];
 	qsort(order, n_site, sizeof(*order), by_time);
 	for (uint32_t i = 0; i < n_procs; i++) {
-		pj[i] = process_json(snap, &procs[i], order, n_site, &ev[i], &training[i]);
+		/* Identity row i describes procs row i while it names the same pid. */
+		const struct shm_identity *id = i < n_ids && ids[i].pid == procs[i].pid ?
+						&ids[i] : NULL;
+
+		pj[i] = process_json(snap, &procs[i], id, order, n_site, &ev[i], &training[i]);
 		json_object_array_add(list, pj[i]);
 		if (training[i])
 			evp[n_ev++] = &ev[i];

@@ -2,9 +2,11 @@
 /*
  * The verdict rules on shares of wall time: the wait that stands out
  * names the bottleneck, and when none does, the time on the CPU is
- * GPU-bound only for a process that does GPU work.
+ * GPU-bound only for a process that does GPU work.  Ranks are compared
+ * with the ranks of their own job only, and the straggler is told so.
  */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/explain_verdict.h"
@@ -114,6 +116,101 @@ START_TEST(run_queue_waits_from_a_lower_bound_are_cpu_contention)
 }
 END_TEST
 
+/* Rank rank of nranks with this collective share, in communicator comm_id of job. */
+static struct ev_process rank_in(uint32_t pid, int32_t rank, int32_t nranks, uint64_t comm_id,
+				 const char *job, double collective)
+{
+	struct ev_process p = with(shares(1, 0.01, 0.30, 0), EV_COLLECTIVE, collective);
+
+	p.pid = pid;
+	p.rank = rank;
+	p.nranks = nranks;
+	p.comm_id = comm_id;
+	snprintf(p.job, sizeof(p.job), "%s", job);
+	return p;
+}
+
+START_TEST(stragglers_are_found_within_each_job_of_the_node)
+{
+	/*
+	 * Two 4-rank jobs on one node.  Job A's rank 1 waits least in A; job
+	 * B's rank 2 waits less than any rank of either job.
+	 */
+	struct ev_process p[8] = {
+		rank_in(100, 0, 4, 0xa1, "", 0.30), rank_in(101, 1, 4, 0xa1, "", 0.04),
+		rank_in(102, 2, 4, 0xa1, "", 0.32), rank_in(103, 3, 4, 0xa1, "", 0.28),
+		rank_in(200, 0, 4, 0xb2, "", 0.40), rank_in(201, 1, 4, 0xb2, "", 0.42),
+		rank_in(202, 2, 4, 0xb2, "", 0.01), rank_in(203, 3, 4, 0xb2, "", 0.38),
+	};
+	struct ev_process *procs[8];
+
+	for (size_t i = 0; i < 8; i++)
+		procs[i] = &p[i];
+	ev_stragglers(procs, 8);
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_int_eq(p[i].straggler_rank, 1);
+		ck_assert_uint_eq(p[i].straggler_pid, 101);
+		ck_assert_double_eq_tol(p[i].straggler_share, 0.04, 1e-9);
+		ck_assert_uint_eq(p[i].waited_by, i == 1 ? 3 : 0);
+		ck_assert_int_eq(p[4 + i].straggler_rank, 2);
+		ck_assert_uint_eq(p[4 + i].straggler_pid, 202);
+		ck_assert_uint_eq(p[4 + i].waited_by, i == 2 ? 3 : 0);
+	}
+	ck_assert_double_eq_tol(p[1].waiting_share, 0.30, 1e-9);
+	ck_assert_double_eq_tol(p[6].waiting_share, 0.40, 1e-9);
+}
+END_TEST
+
+START_TEST(ranks_without_a_shared_communicator_are_grouped_by_job_or_not_at_all)
+{
+	/*
+	 * Communicator ids of their own (not NCCL's): job A's ranks join on
+	 * their run id; the ranks of no known job are compared with no one.
+	 */
+	struct ev_process p[6] = {
+		rank_in(100, 0, 2, 0, "torchelastic:a", 0.30),
+		rank_in(101, 1, 2, 0, "torchelastic:a", 0.02),
+		rank_in(200, 0, 2, 0, "torchelastic:b", 0.01),
+		rank_in(201, 1, 2, 0, "torchelastic:b", 0.01),
+		rank_in(300, 0, 2, 0, "", 0.40), rank_in(301, 1, 2, 0, "", 0.001),
+	};
+	struct ev_process *procs[6];
+
+	for (size_t i = 0; i < 6; i++)
+		procs[i] = &p[i];
+	ev_stragglers(procs, 6);
+	ck_assert_uint_eq(p[0].straggler_pid, 101);
+	ck_assert_uint_eq(p[1].waited_by, 1);
+	/* Job B's ranks wait alike: none stands out. */
+	ck_assert_int_eq(p[2].straggler_rank, -1);
+	ck_assert_int_eq(p[3].straggler_rank, -1);
+	ck_assert_int_eq(p[4].straggler_rank, -1);
+	ck_assert_int_eq(p[5].straggler_rank, -1);
+	ck_assert_uint_eq(p[5].waited_by, 0);
+}
+END_TEST
+
+START_TEST(the_straggler_is_told_it_is_the_rank_the_others_wait_for)
+{
+	/* Its own lock waits are over their bound, yet the job waits for it. */
+	struct ev_process late = with(with(shares(1, 0.01, 0.55, 0), EV_LOCK, 0.17),
+				      EV_COLLECTIVE, 0.03);
+	const char *advice = NULL;
+	char evidence[512];
+
+	late.rank = 1;
+	late.nranks = 4;
+	late.waited_by = 3;
+	late.waiting_share = 0.25;
+	ck_assert_int_eq(ev_decide(&late, evidence, sizeof(evidence), &advice), EV_STRAGGLER);
+	ck_assert_str_eq(ev_verdict_name(EV_STRAGGLER), "straggler");
+	ck_assert_msg(strstr(evidence, "the other 3 ranks wait for this rank in collectives "
+			     "(25% of their wall time; 3% here)") != NULL, "%s", evidence);
+	ck_assert_msg(strstr(evidence, "its own largest share: gpu 55%") != NULL, "%s", evidence);
+	ck_assert_ptr_nonnull(strstr(advice, "the whole job"));
+}
+END_TEST
+
 Suite *explain_verdict_suite(void);
 Suite *explain_verdict_suite(void)
 {
@@ -124,6 +221,9 @@ Suite *explain_verdict_suite(void)
 	tcase_add_test(tc, the_largest_wait_over_the_bound_names_it);
 	tcase_add_test(tc, lock_waits_over_the_bound_are_lock_contention);
 	tcase_add_test(tc, run_queue_waits_from_a_lower_bound_are_cpu_contention);
+	tcase_add_test(tc, stragglers_are_found_within_each_job_of_the_node);
+	tcase_add_test(tc, ranks_without_a_shared_communicator_are_grouped_by_job_or_not_at_all);
+	tcase_add_test(tc, the_straggler_is_told_it_is_the_rank_the_others_wait_for);
 	suite_add_tcase(s, tc);
 	return s;
 }
