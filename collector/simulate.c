@@ -335,10 +335,15 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 		lat(s, tr->pid, SHM_FAMILY_FUTEX_WAIT, now, v);
 		offcpu(s, tr->pid, v, SHM_STATE_LOCK, now);
 	}
+	/*
+	 * A barrier wait blocks in futex, as pthread_barrier_wait does: the
+	 * real collector counts it lock, in its thread's state and at its
+	 * Python site alike (bpf/sched.bpf.c, why_blocked).
+	 */
 	v = draw(s, &p->barrier);
 	lat(s, tr->pid, SHM_FAMILY_BARRIER_WAIT, now, v);
 	offcpu(s, tr->pid, v, SHM_STATE_LOCK, now);
-	py_stall(s, tr, SHM_STALL_COLLECTIVE, v, SIM_SITE_BARRIER, now);
+	py_stall(s, tr, SHM_STALL_LOCK, v, SIM_SITE_BARRIER, now);
 	for (int i = 0; i < 5; i++) {
 		v = draw(s, &p->runq);
 		/* Preempted, then waited this long to run again: the sample comes with it. */
