@@ -266,6 +266,17 @@ uint64_t cat_procs_truncated(const struct cat_input *in, const void *row)
 	       cat_objs[CAT_OBJ_PROCS].max_rows;
 }
 
+uint64_t cat_proc_stall_sites(const struct cat_input *in, const void *row)
+{
+	uint32_t pid = ((const struct shm_proc *)row)->pid, n;
+	const struct shm_stall_site *site = shm_snapshot_rows(in->snap, SHM_TABLE_STALL_SITES, &n);
+	uint64_t mine = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		mine += site[i].pid == pid;
+	return mine;
+}
+
 uint64_t cat_collector_up(const struct cat_input *in, const void *row)
 {
 	(void)in;

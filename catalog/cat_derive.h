@@ -49,6 +49,7 @@ int cat_mem_driver_known(const struct cat_input *in, const void *row);
 uint64_t cat_gpu_used_for_oom(const struct cat_input *in, const void *row);
 uint64_t cat_proc_gpu_bytes(const struct cat_input *in, const void *row);
 uint64_t cat_procs_truncated(const struct cat_input *in, const void *row);
+uint64_t cat_proc_stall_sites(const struct cat_input *in, const void *row);
 uint64_t cat_collector_up(const struct cat_input *in, const void *row);
 const struct shm_latency *cat_allreduce_duration(const struct cat_input *in, const void *row);
 

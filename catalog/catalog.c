@@ -136,6 +136,12 @@ const struct cat_obj_def cat_objs[CAT_OBJ_COUNT] = {
 				"Rows refused because a segment table was full, per table." },
 	[CAT_OBJ_ALERTS] = { "alerts", CAT_OBJ_ROOT, 18, CAT_SHAPE_ARRAY, CAT_ROWS_ALERTS, 0, 0,
 			     "Pending and firing alerts." },
+	[CAT_OBJ_STALL_SITES] = { "stall_sites", CAT_OBJ_PROCS, 49, CAT_SHAPE_ARRAY,
+				  CAT_ROWS_STALL_SITES, 0, CAT_FEED_TOP_SITES,
+				  "Where its Python code waited longest: its stall sites, longest "
+				  "first, at most " CAT_STR(CAT_FEED_TOP_SITES) " (see "
+				  "stall_sites_total); every one in GET /snapshot, and with the "
+				  "innermost frame in /api/stalls, on the metrics port." },
 };
 
 /* ---- labels of info entries -------------------------------------------- */
@@ -713,6 +719,39 @@ const struct cat_metric cat_metrics[] = {
 	{ .id = CAT_ID_WEBHOOK_QUEUE, .rows = CAT_ROWS_WEBHOOKS, .kind = CAT_GAUGE,
 	  .prom = "zernel_webhook_queue_length",
 	  .help = "Notifications waiting for a webhook." },
+
+	/*
+	 * Stall sites: text of any variety, so in the feed and /api/stalls,
+	 * never in a Prometheus label; exporter/stall_sites.c writes them.
+	 */
+	{ .id = CAT_ID_PROC_STALL_SITES, .rows = CAT_ROWS_PROCS, .kind = CAT_GAUGE,
+	  .get = cat_proc_stall_sites,
+	  .help = "Python stall sites of the process, including those past the bound of stall_sites.",
+	  FEED(CAT_OBJ_PROCS, 48, "stall_sites_total") },
+	{ .id = CAT_ID_SITE_STATE, .rows = CAT_ROWS_STALL_SITES, .kind = CAT_TEXT,
+	  .help = "What its thread waited for there: a CPU (runq), input, the GPU, a "
+	  "collective, a lock, a sleep, or other.",
+	  FEED(CAT_OBJ_STALL_SITES, 0, "state"), .feed_fmt = CAT_FMT_TEXT,
+	  .feed_values = "runq|input|gpu|collective|lock|sleep|other" },
+	{ .id = CAT_ID_SITE_FILE, .rows = CAT_ROWS_STALL_SITES, .kind = CAT_TEXT,
+	  .help = "File of the innermost frame of the process's own code: the end of a long "
+	  "path, printable ASCII (any other byte as ?).",
+	  FEED(CAT_OBJ_STALL_SITES, 1, "file"), .feed_fmt = CAT_FMT_TEXT },
+	{ .id = CAT_ID_SITE_LINE, .rows = CAT_ROWS_STALL_SITES, .kind = CAT_GAUGE,
+	  .help = "Its line; 0 when unknown.", FEED(CAT_OBJ_STALL_SITES, 2, "line") },
+	{ .id = CAT_ID_SITE_FUNCTION, .rows = CAT_ROWS_STALL_SITES, .kind = CAT_TEXT,
+	  .help = "Its function, printable ASCII.",
+	  FEED(CAT_OBJ_STALL_SITES, 3, "function"), .feed_fmt = CAT_FMT_TEXT },
+	{ .id = CAT_ID_SITE_STALLS, .rows = CAT_ROWS_STALL_SITES, .kind = CAT_COUNTER,
+	  .help = "Stalls there over the collector's --stall-threshold-ms, since the process "
+	  "was watched.", FEED(CAT_OBJ_STALL_SITES, 4, "stalls") },
+	{ .id = CAT_ID_SITE_SECONDS, .rows = CAT_ROWS_STALL_SITES, .kind = CAT_COUNTER,
+	  .unit = CAT_UNIT_NS, .help = "Their time.",
+	  FEED(CAT_OBJ_STALL_SITES, 5, "seconds"), .feed_fmt = CAT_FMT_S },
+	{ .id = CAT_ID_SITE_SHARE, .rows = CAT_ROWS_STALL_SITES, .kind = CAT_GAUGE,
+	  .unit = CAT_UNIT_RATIO, .help = "Their part of the time of all the process's stall "
+	  "sites, 0 to 1 (what `zernel explain` prints as a percentage).",
+	  FEED(CAT_OBJ_STALL_SITES, 6, "share"), .feed_fmt = CAT_FMT_NUMBER },
 };
 
 const size_t cat_metrics_count = ARRAY_SIZE(cat_metrics);

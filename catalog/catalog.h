@@ -53,6 +53,7 @@ enum cat_rows {
 	CAT_ROWS_EXPORTER,	/* the exporter's own counters: one row */
 	CAT_ROWS_ALERTS,	/* written by the alert engine (exporter/alert_engine.c) */
 	CAT_ROWS_WEBHOOKS,	/* written by the webhooks (exporter/webhook.c) */
+	CAT_ROWS_STALL_SITES,	/* a process's, written by exporter/stall_sites.c */
 	CAT_ROWS_COUNT
 };
 
@@ -96,6 +97,7 @@ enum cat_obj {
 	CAT_OBJ_TELEMETRY,	/* "telemetry" */
 	CAT_OBJ_OVERFLOWS,	/* "telemetry.table_overflows": table name -> count */
 	CAT_OBJ_ALERTS,		/* "alerts": pending and firing alerts */
+	CAT_OBJ_STALL_SITES,	/* "processes[].stall_sites": its top Python stall sites */
 	CAT_OBJ_COUNT
 };
 
@@ -110,6 +112,13 @@ enum cat_shape {
  * the whole table is served on request (GET /snapshot on the metrics port).
  */
 #define CAT_FEED_TOP_PROCS	32
+/*
+ * Each pushed process carries its few longest stall sites, not all of
+ * them: the first three answer "where does it wait", which is what a live
+ * view shows (the page's Explain pane, three a process), and keep a push
+ * small; GET /snapshot and /api/stalls carry every site.
+ */
+#define CAT_FEED_TOP_SITES	3
 #define CAT_STR_(x)		#x
 #define CAT_STR(x)		CAT_STR_(x)
 
@@ -188,6 +197,9 @@ enum cat_id {
 	CAT_ID_ALERT_DROPPED, CAT_ID_WEBHOOK_INFO, CAT_ID_WEBHOOK_SENT,
 	CAT_ID_WEBHOOK_FAILURES, CAT_ID_WEBHOOK_RETRIES, CAT_ID_WEBHOOK_DROPPED,
 	CAT_ID_WEBHOOK_QUEUE,
+	/* a process's stall sites (processes[].stall_sites, /api/stalls) */
+	CAT_ID_PROC_STALL_SITES, CAT_ID_SITE_STATE, CAT_ID_SITE_FILE, CAT_ID_SITE_LINE,
+	CAT_ID_SITE_FUNCTION, CAT_ID_SITE_STALLS, CAT_ID_SITE_SECONDS, CAT_ID_SITE_SHARE,
 	CAT_ID_COUNT
 };
 

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "exporter/feed_json.h"
+#include "exporter/stall_sites.h"
 
 #define TEXT_MAX 512	/* a stale reason, a sanitised name */
 
@@ -132,9 +133,12 @@ static struct proc_rank *top_procs(const struct cat_input *in, const struct cat_
 	return r;
 }
 
-/* An array of one object per row, within its bound (the top processes). */
+/*
+ * An array of one object per row, within its bound (the top processes);
+ * parent is the row of the object that holds it (NULL at the root).
+ */
 static struct json_object *array(unsigned int obj, const struct cat_input *in,
-				 const struct feed_ctx *ctx)
+				 const void *parent, const struct feed_ctx *ctx)
 {
 	const struct cat_obj_def *o = &cat_objs[obj];
 	struct json_object *arr;
@@ -144,6 +148,11 @@ static struct json_object *array(unsigned int obj, const struct cat_input *in,
 
 	if (o->rows == CAT_ROWS_ALERTS)
 		return alerts_feed_json(ctx->alerts);
+	/* A process's sites, written as /api/stalls writes them (its top ones in a push). */
+	if (o->rows == CAT_ROWS_STALL_SITES)
+		return in->snap && parent ?
+		       stall_sites_json(in->snap, ((const struct shm_proc *)parent)->pid,
+					ctx->full ? 0 : o->max_rows, 0) : json_object_new_array();
 	arr = json_object_new_array();
 	cat_rowset(o->rows, in, &rs);
 	max = o->max_rows && !(ctx->full && obj == CAT_OBJ_PROCS) ? o->max_rows : rs.n;
@@ -196,7 +205,7 @@ static struct json_object *object(unsigned int obj, const struct cat_input *in,
 			const struct cat_obj_def *c = &cat_objs[f->child];
 
 			if (c->shape == CAT_SHAPE_ARRAY)
-				put(o, f->key, array(f->child, in, ctx));
+				put(o, f->key, array(f->child, in, row, ctx));
 			else if (c->shape == CAT_SHAPE_MAP && (in->snap || !def->segment_only))
 				put(o, f->key, map(f->child, in));
 			else if (c->shape == CAT_SHAPE_OBJECT)

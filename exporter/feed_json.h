@@ -4,8 +4,9 @@
  * metric catalog: its objects, keys, key order and units are the
  * catalog's (catalog/cat_feed.c), its contract docs/feed.schema.json.
  * Output size is bounded: the catalog bounds every array (processes: the
- * top ones by GPU memory and launches; gpu_utilization, nccl_comms), with
- * totals saying what was left out.
+ * top ones by GPU memory and launches; a process's stall_sites: its
+ * longest; gpu_utilization, nccl_comms), with totals saying what was left
+ * out.
  */
 #ifndef ZERNEL_FEED_JSON_H
 #define ZERNEL_FEED_JSON_H
@@ -28,7 +29,8 @@ int feed_render(struct sbuf *out, const struct shm_snapshot *snap, const struct 
 		const struct exporter_stats *stats, struct alerts *alerts);
 /*
  * The same snapshot with every watched process in processes, not only the
- * top CAT_FEED_TOP_PROCS that every push carries: GET /snapshot.
+ * top CAT_FEED_TOP_PROCS that every push carries, each with every one of
+ * its stall sites: GET /snapshot.
  */
 int feed_render_full(struct sbuf *out, const struct shm_snapshot *snap,
 		     const struct cat_status *st, const struct exporter_stats *stats,

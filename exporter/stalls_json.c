@@ -21,10 +21,14 @@
  *                              "evidence", "recommendation"},
  *                   "sites": [{"state", "file", "line", "function",
  *                              "leaf": {"file", "line", "function"},
- *                              "stalls", "seconds", "max_seconds",
- *                              "native_stack", "truncated"}]}]}
- * Sites of a process are sorted by time, longest first.  Shares come from
- * the scheduler's states of its training threads (they add up to those
+ *                              "stalls", "seconds", "share",
+ *                              "max_seconds", "native_stack",
+ *                              "truncated"}]}]}
+ * Sites of a process are sorted by time, longest first, and written by
+ * stall_sites.c, as the feed's processes[].stall_sites are (there without
+ * leaf and the three keys after share); a site's share is its part of the
+ * time of all its process's sites.  The shares of explain come from the
+ * scheduler's states of its training threads (they add up to those
  * threads' wall time); where the scheduler has none for it, from the
  * Python stalls of its main thread by state when its frames are read,
  * else from its wait counters (DataLoader, futex, barrier and
@@ -40,19 +44,8 @@
 
 #include "common/explain_verdict.h"
 #include "exporter/json_text.h"
+#include "exporter/stall_sites.h"
 #include "exporter/stalls_json.h"
-
-/* Segment text (untrusted): bounded, printable ASCII only. */
-static struct json_object *text(const char *s, size_t cap)
-{
-	char buf[SHM_SITE_FILE_LEN + 1];
-	size_t n = strnlen(s, cap < sizeof(buf) - 1 ? cap : sizeof(buf) - 1);
-
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (s[i] >= 32 && s[i] < 127) ? s[i] : '?';
-	buf[n] = '\0';
-	return json_object_new_string(buf);
-}
 
 static struct json_object *seconds(uint64_t ns)
 {
@@ -64,35 +57,6 @@ static const char *status_name(uint32_t status)
 	static const char *const names[] = { "none", "frames", "unsupported", "mismatch" };
 
 	return status <= SHM_PY_MAX_STATUS ? names[status] : "none";
-}
-
-static struct json_object *site_json(const struct shm_stall_site *r)
-{
-	struct json_object *o = json_object_new_object(), *leaf = json_object_new_object();
-
-	json_object_object_add(o, "state", json_object_new_string(shm_stall_state_name(r->state)));
-	json_object_object_add(o, "file", text(r->file, sizeof(r->file)));
-	json_object_object_add(o, "line", json_object_new_uint64(r->line));
-	json_object_object_add(o, "function", text(r->func, sizeof(r->func)));
-	json_object_object_add(leaf, "file", text(r->leaf_file, sizeof(r->leaf_file)));
-	json_object_object_add(leaf, "line", json_object_new_uint64(r->leaf_line));
-	json_object_object_add(leaf, "function", text(r->leaf_func, sizeof(r->leaf_func)));
-	json_object_object_add(o, "leaf", leaf);
-	json_object_object_add(o, "stalls", json_object_new_uint64(r->stalls));
-	json_object_object_add(o, "seconds", seconds(r->total_ns));
-	json_object_object_add(o, "max_seconds", seconds(r->max_ns));
-	json_object_object_add(o, "native_stack", json_object_new_int(r->native_stack));
-	json_object_object_add(o, "truncated",
-			       json_object_new_boolean((r->flags & SHM_SITE_TRUNCATED) != 0));
-	return o;
-}
-
-static int by_time(const void *a, const void *b)
-{
-	const struct shm_stall_site *x = *(const struct shm_stall_site *const *)a;
-	const struct shm_stall_site *y = *(const struct shm_stall_site *const *)b;
-
-	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
 }
 
 static struct json_object *recent_json(const struct shm_snapshot *snap, uint32_t pid)
@@ -310,7 +274,6 @@ static void job_of(const struct shm_identity *id, char *out, size_t len)
 
 static struct json_object *process_json(const struct shm_snapshot *snap,
 					const struct shm_proc *p, const struct shm_identity *id,
-					const struct shm_stall_site **order, uint32_t n_order,
 					struct ev_process *ev, int *training)
 {
 	const struct shm_proc_recent *r = recent_of(snap, p->pid);
@@ -318,7 +281,6 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 	uint32_t n_comm;
 	const struct shm_py_proc *py;
 	struct json_object *o = json_object_new_object(), *pj = json_object_new_object();
-	struct json_object *sites = json_object_new_array();
 	const struct shm_py_proc *mine = NULL;
 	uint32_t n_py;
 	char version[16] = "";
@@ -328,7 +290,7 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 		if (py[i].pid == p->pid)
 			mine = &py[i];
 	json_object_object_add(o, "pid", json_object_new_uint64(p->pid));
-	json_object_object_add(o, "comm", text(p->comm, sizeof(p->comm)));
+	json_object_object_add(o, "comm", stall_sites_text(p->comm, sizeof(p->comm)));
 	json_object_object_add(pj, "status", json_object_new_string(status_name(mine ? mine->status : 0)));
 	if (mine && mine->major)
 		snprintf(version, sizeof(version), "%u.%u", mine->major % 100, mine->minor % 1000);
@@ -339,10 +301,7 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 	json_object_object_add(o, "unsampled_seconds", seconds(mine ? mine->unsampled_ns : 0));
 	json_object_object_add(o, "recent", recent_json(snap, p->pid));
 	comm_and_gpus(snap, p->pid, o);
-	for (uint32_t i = 0; i < n_order; i++)
-		if (order[i]->pid == p->pid)
-			json_object_array_add(sites, site_json(order[i]));
-	json_object_object_add(o, "sites", sites);
+	json_object_object_add(o, "sites", stall_sites_json(snap, p->pid, 0, 1));
 	memset(ev, 0, sizeof(*ev));
 	ev->pid = p->pid;
 	ev->rank = ev->nranks = -1;
@@ -365,7 +324,6 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 
 char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 {
-	const struct shm_stall_site *site, **order;
 	const struct shm_proc *procs;
 	struct ev_process *ev, **evp;
 	const struct shm_identity *ids;
@@ -373,12 +331,10 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 	int *training;
 	size_t n_ev = 0;
 	struct json_object *doc, *list, *ovf;
-	uint32_t n_site, n_procs, n_ids;
+	uint32_t n_procs, n_ids;
 
-	site = shm_snapshot_rows(snap, SHM_TABLE_STALL_SITES, &n_site);
 	procs = shm_snapshot_rows(snap, SHM_TABLE_PROCS, &n_procs);
 	ids = shm_snapshot_identity(snap, &n_ids);
-	order = calloc(n_site ? n_site : 1, sizeof(*order));
 	ev = calloc(n_procs ? n_procs : 1, sizeof(*ev));
 	evp = calloc(n_procs ? n_procs : 1, sizeof(*evp));
 	pj = calloc(n_procs ? n_procs : 1, sizeof(*pj));
@@ -386,8 +342,7 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 	doc = json_object_new_object();
 	list = json_object_new_array();
 	ovf = json_object_new_object();
-	if (!order || !ev || !evp || !pj || !training || !doc || !list || !ovf) {
-		free(order);
+	if (!ev || !evp || !pj || !training || !doc || !list || !ovf) {
 		free(ev);
 		free(evp);
 		free(pj);
@@ -398,15 +353,12 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < n_site; i++)
-		order[i] = &site[i];
-	qsort(order, n_site, sizeof(*order), by_time);
 	for (uint32_t i = 0; i < n_procs; i++) {
 		/* Identity row i describes procs row i while it names the same pid. */
 		const struct shm_identity *id = i < n_ids && ids[i].pid == procs[i].pid ?
 						&ids[i] : NULL;
 
-		pj[i] = process_json(snap, &procs[i], id, order, n_site, &ev[i], &training[i]);
+		pj[i] = process_json(snap, &procs[i], id, &ev[i], &training[i]);
 		json_object_array_add(list, pj[i]);
 		if (training[i])
 			evp[n_ev++] = &ev[i];
@@ -427,6 +379,5 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 	json_object_object_add(doc, "window_seconds", seconds(snap->hdr->window_ns));
 	json_object_object_add(doc, "overflows", ovf);
 	json_object_object_add(doc, "processes", list);
-	free(order);
 	return json_text_take(doc, len);
 }

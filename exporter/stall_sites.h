@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A process's Python stall sites as JSON: the one rendering that
+ * /api/stalls and the feed (processes[].stall_sites) share, so that a
+ * site reads the same in both.  Its keys are the catalog's (catalog.c,
+ * CAT_ID_SITE_*).  Site text comes from the traced process: it is bounded
+ * and made printable ASCII here.  Runs unprivileged on a validated
+ * private snapshot.
+ */
+#ifndef ZERNEL_STALL_SITES_H
+#define ZERNEL_STALL_SITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "shm/shm_reader.h"
+
+/*
+ * The sites of pid, longest first (equal times in table order), at most
+ * max (0: every one): state, file, line, function, stalls, seconds and
+ * share (of the time of all its sites).  detail adds what /api/stalls
+ * serves besides: leaf (the innermost frame), max_seconds, native_stack
+ * and truncated.  NULL when memory is short.
+ */
+struct json_object *stall_sites_json(const struct shm_snapshot *snap, uint32_t pid,
+				     uint32_t max, int detail);
+
+/* Text of the segment (untrusted) as a JSON string: at most cap bytes, printable ASCII. */
+struct json_object *stall_sites_text(const char *s, size_t cap);
+
+#endif /* ZERNEL_STALL_SITES_H */
