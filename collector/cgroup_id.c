@@ -45,6 +45,7 @@ const char *cgroup_qos_name(uint32_t qos)
 		[CGROUP_QOS_GUARANTEED] = "guaranteed",
 		[CGROUP_QOS_BURSTABLE] = "burstable",
 		[CGROUP_QOS_BESTEFFORT] = "besteffort",
+		[CGROUP_QOS_UNKNOWN] = "unknown",
 	};
 
 	return qos < ARRAY_SIZE(names) ? names[qos] : "";

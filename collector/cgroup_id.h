@@ -17,8 +17,10 @@
  * grants to users inside their user@UID.service.  So nothing found below
  * such a unit is taken as a pod or a Slurm job (kubelet and slurmstepd do
  * not run there); containers are (rootless podman does), flagged
- * CGROUP_ID_F_DELEGATED.  The collector should read from the host's cgroup
- * namespace: from another one, paths start with "/.." (CGROUP_ID_F_OUTSIDE_NS).
+ * CGROUP_ID_F_DELEGATED.  From a cgroup namespace other than the host's
+ * (a collector in a container on cgroup v2), paths start with "/.."
+ * (CGROUP_ID_F_OUTSIDE_NS) and lose the levels above the reader's: pods
+ * are still found (cgroup_path.c), their QoS level not always.
  */
 #ifndef ZERNEL_CGROUP_ID_H
 #define ZERNEL_CGROUP_ID_H
@@ -53,6 +55,7 @@ enum cgroup_qos {
 	CGROUP_QOS_GUARANTEED,
 	CGROUP_QOS_BURSTABLE,
 	CGROUP_QOS_BESTEFFORT,
+	CGROUP_QOS_UNKNOWN,		/* a pod seen from another cgroup namespace */
 };
 
 enum cgroup_source {

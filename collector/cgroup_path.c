@@ -17,6 +17,12 @@
  *   /kubepods/burstable/pod0d7cf2b4-5a3b-4c6e-9f1e-8b2a6c1d4e5f/3f1c...(64 hex)
  *   /kubepods/pod<uid>/<id>                      (Guaranteed)
  *   /kubepods/besteffort/pod<uid>/crio-<id>       (CRI-O)
+ * Read from another cgroup namespace (a collector in a container of its
+ * own, on cgroup v2), a path climbs out of the reader's cgroup and comes
+ * down again, "kubepods" left above the climb:
+ *   /../../besteffort/pod<uid>/<id>                (cgroupfs, another QoS level)
+ *   /../../../pod<uid>/<id>                        (cgroupfs, the reader's level)
+ *   /../../kubepods-besteffort.slice/kubepods-besteffort-pod<uid>.slice/...   (systemd)
  * Static pods (kubelet manifests) have a 32-hex-digit UID instead:
  *   /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5c1b7bc8a3fa1be5bd1a8f62d5b7b1d3.slice/...
  * CRI-O's monitor: crio-conmon-<id>.scope next to crio-<id>.scope.
@@ -48,6 +54,8 @@ struct walk {
 	struct cgroup_id *out;
 	int delegated;		/* below a user@UID.service */
 	int kube_fs;		/* below /kubepods (cgroupfs driver) */
+	int climbed;		/* the path climbed out of the reader's cgroup namespace */
+	unsigned int since_climb;	/* components read since the last ".." */
 	uint32_t fs_qos;	/* the QoS level seen below /kubepods */
 	int slurm;		/* below /slurm or slurmstepd.scope */
 	int after_docker;	/* the previous component was "docker" */
@@ -178,6 +186,23 @@ static int match_kube(struct walk *w, struct comp c)
 	const char *k;
 	uint32_t qos;
 
+	/*
+	 * cgroupfs, from another cgroup namespace: the level right after the
+	 * climb is kubepods' own (a QoS level, or a pod beside the reader's).
+	 * Anywhere else, bare "burstable" or "pod<uid>" names mean nothing.
+	 */
+	if (w->climbed && w->since_climb == 0 && !w->kube_fs) {
+		if (is(c, "burstable") || is(c, "besteffort")) {
+			w->kube_fs = 1;
+			w->fs_qos = is(c, "burstable") ? CGROUP_QOS_BURSTABLE : CGROUP_QOS_BESTEFFORT;
+			return 1;
+		}
+		if (eat_prefix(&body, "pod")) {
+			set_pod(w, body, '-', CGROUP_QOS_UNKNOWN);
+			w->kube_fs = w->out->pod_uid[0] != '\0';
+			return w->kube_fs;
+		}
+	}
 	/* cgroupfs: /kubepods[/burstable|/besteffort]/pod<uid> */
 	if (is(c, "kubepods")) {
 		w->kube_fs = 1;
@@ -295,9 +320,12 @@ int cgroup_path_match(const char *path, size_t len, struct cgroup_id *out)
 		if (is(c, "..")) {
 			/* Only a reader in another cgroup namespace sees "..". */
 			out->flags |= CGROUP_ID_F_OUTSIDE_NS;
+			w.climbed = 1;
+			w.since_climb = 0;
 			continue;
 		}
 		match_component(&w, c);
+		w.since_climb++;
 	}
 	if (w.delegated)
 		out->flags |= CGROUP_ID_F_DELEGATED;

@@ -88,6 +88,18 @@ static const struct path_case path_cases[] = {
 	/* Read from another cgroup namespace. */
 	{ "/../../kubepods-besteffort.slice/kubepods-besteffort-pod" UID_ ".slice/cri-containerd-" CID ".scope",
 	  KUBE(CGROUP_RUNTIME_CONTAINERD, CGROUP_QOS_BESTEFFORT), .flags = CGROUP_ID_F_OUTSIDE_NS },
+	/* cgroupfs: "kubepods" is above the reader's namespace, out of sight. */
+	{ "/../../../besteffort/pod" UID "/" CID,
+	  KUBE(CGROUP_RUNTIME_UNKNOWN, CGROUP_QOS_BESTEFFORT), .flags = CGROUP_ID_F_OUTSIDE_NS },
+	{ "/../../burstable/pod" UID "/crio-" CID,
+	  KUBE(CGROUP_RUNTIME_CRIO, CGROUP_QOS_BURSTABLE), .flags = CGROUP_ID_F_OUTSIDE_NS },
+	{ "/../../pod" UID "/" CID,
+	  KUBE(CGROUP_RUNTIME_UNKNOWN, CGROUP_QOS_UNKNOWN), .flags = CGROUP_ID_F_OUTSIDE_NS },
+	/* Not right after the climb, or with no climb: a container, in no pod. */
+	{ "/../../x/besteffort/pod" UID "/" CID, CTR(CGROUP_RUNTIME_UNKNOWN),
+	  .flags = CGROUP_ID_F_OUTSIDE_NS },
+	{ "/besteffort/pod" UID "/" CID, CTR(CGROUP_RUNTIME_UNKNOWN) },
+	{ "/../../podnot-a-uid/" CID, CTR(CGROUP_RUNTIME_UNKNOWN), .flags = CGROUP_ID_F_OUTSIDE_NS },
 
 	/* Hostile or wrong: nothing taken from them. */
 	{ "/user.slice/user-1000.slice/user@1000.service/kubepods.slice/kubepods-pod" UID_ ".slice/app.scope",
