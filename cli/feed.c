@@ -410,18 +410,28 @@ static int known(const char *s)
 	return s[0] && strcmp(s, "unknown") != 0;
 }
 
-/* "pod r3", "job 77 r5", "r0" or "-": where a process belongs, in one column. */
-void cli_proc_who(char *buf, size_t len, const struct cli_proc *p)
+void cli_proc_who(char *buf, size_t len, const struct cli_proc *p, size_t width)
 {
-	size_t o = 0;
+	char name[CLI_FEED_NAME_LEN + 8] = "", rank[CLI_FEED_NAME_LEN + 4] = "";
+	size_t n, r;
 
-	buf[0] = '\0';
 	if (known(p->pod))
-		o = (size_t)snprintf(buf, len, "%s", p->pod);
+		snprintf(name, sizeof(name), "%s", p->pod);
 	else if (known(p->slurm_job))
-		o = (size_t)snprintf(buf, len, "job %s", p->slurm_job);
-	if (o < len && known(p->rank))
-		snprintf(buf + o, len - o, "%sr%s", o ? " " : "", p->rank);
+		snprintf(name, sizeof(name), "job %s", p->slurm_job);
+	if (known(p->rank))
+		snprintf(rank, sizeof(rank), "%sr%s", name[0] ? " " : "", p->rank);
+	n = strlen(name);
+	r = strlen(rank);
+	/* Bytes for columns: a name that is not ASCII only comes out narrower. */
+	if (n + r > width && n && r + 2 <= width) {
+		n = width - r - 1;
+		while (n && ((unsigned char)name[n] & 0xc0) == 0x80)
+			n--;	/* not inside a UTF-8 sequence */
+		name[n++] = '~';
+		name[n] = '\0';
+	}
+	snprintf(buf, len, "%s%s", name, rank);
 	if (!buf[0])
 		snprintf(buf, len, "-");
 }

@@ -149,7 +149,11 @@ const struct cli_gpu *cli_feed_gpu(const struct cli_feed *f, uint32_t gpu_id);
 /* Looks up a process by pid, or NULL. */
 const struct cli_proc *cli_feed_proc(const struct cli_feed *f, uint32_t pid);
 
-/* Where a process belongs, for one column: "pod r3", "job 77 r5", "r0" or "-". */
-void cli_proc_who(char *buf, size_t len, const struct cli_proc *p);
+/*
+ * Where a process belongs, for a column width characters wide: "pod r3",
+ * "job 77 r5", "r0" or "-".  A name too long loses its end ("~"), never
+ * the rank, which tells the pods of one job apart.
+ */
+void cli_proc_who(char *buf, size_t len, const struct cli_proc *p, size_t width);
 
 #endif /* ZERNEL_CLI_FEED_H */

@@ -137,7 +137,7 @@ static void procs(struct sbuf *o, const struct cli_feed *f)
 		const struct cli_proc *p = &f->proc[i];
 		char who[CLI_FEED_NAME_LEN + 32];
 
-		cli_proc_who(who, sizeof(who), p);
+		cli_proc_who(who, sizeof(who), p, 24);
 		sbuf_printf(o, "  %7u  %7u  %-16s  %-24.24s  %-9s  %-10s  %-10s  %8.0f  %-8s  %-9s  %-11s  %-8s  %-9s  %5.0f  %4.0f\n",
 			       p->pid, p->ppid, p->comm[0] ? p->comm : "-", who,
 			       cli_fmt_bytes(mem, sizeof(mem), p->gpu_bytes),

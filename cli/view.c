@@ -475,7 +475,7 @@ static void processes(struct frame *fr, const struct cli_feed *f)
 		char who[CLI_FEED_NAME_LEN + 32];
 
 		l = ln_new(fr, P_LOW);
-		cli_proc_who(who, sizeof(who), p);
+		cli_proc_who(who, sizeof(who), p, 18);
 		ln_printf(fr, l, " %-8u %-15.15s %-18.18s %-9s %-9s %-9s %-9s %-9s %s", p->pid, p->comm,
 			  who,
 			  cli_fmt_bytes(m, sizeof(m), p->gpu_bytes),

@@ -713,7 +713,7 @@ START_TEST(test_view_uses_more_room_when_there_is_more)
 {
 	struct json_object *j;
 	struct cli_feed *f = oom_feed(&j);
-	char needle[64];
+	char needle[128];
 
 	render(f, 24, 80, 0, 1, CLI_WS_CONNECTED);
 	ck_assert_int_lt(screen_find(&scr, "launch99"), 0);	/* no room for the table */
@@ -721,8 +721,16 @@ START_TEST(test_view_uses_more_room_when_there_is_more)
 	ck_assert_int_eq(scr.overflow, 0);
 	ck_assert_int_ge(screen_find(&scr, "launch99"), 0);
 	for (size_t i = 0; i < f->n_proc; i++) {
-		snprintf(needle, sizeof(needle), " %-8u %-15.15s", f->proc[i].pid, f->proc[i].comm);
+		char who[64], rank[32];
+
+		cli_proc_who(who, sizeof(who), &f->proc[i], 18);
+		snprintf(needle, sizeof(needle), " %-8u %-15.15s %-18s ", f->proc[i].pid,
+			 f->proc[i].comm, who);
 		ck_assert_msg(screen_find(&scr, needle) >= 0, "no process row \"%s\"", needle);
+		/* The rank survives a pod name too long for the column. */
+		snprintf(rank, sizeof(rank), " r%s", f->proc[i].rank);
+		ck_assert_msg(strcmp(f->proc[i].rank, "unknown") == 0 ||
+			      (strlen(who) <= 18 && strstr(who, rank)), "who \"%s\"", who);
 	}
 	for (size_t i = 0; i < f->n_mem; i++) {	/* per-process memory */
 		snprintf(needle, sizeof(needle), "pid %-8u", f->mem[i].pid);
