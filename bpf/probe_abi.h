@@ -292,6 +292,17 @@ struct zev_thread_exit {
 	__u64 coll_ns;
 };
 
+/*
+ * A training thread's state still open as the collector reads the task
+ * iterator zs_open_states (no header: the iterator's output is not the
+ * ring): the time so far of the stint, block or queueing it is in.
+ */
+struct zs_open_state {
+	__u32 tgid;
+	__u32 tid;
+	__u64 ns[SHM_STATE_COUNT];	/* by enum shm_thread_state */
+};
+
 /* A watched thread moved to another CPU. */
 struct zev_sched_migrate {
 	struct zev_hdr hdr;

@@ -947,6 +947,73 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 }
 
 /*
+ * The states of training threads that are still open, read by the
+ * collector just before each publish (collector/open_states.c): a state
+ * is otherwise counted when it ends, so a thread blocked for a minute
+ * would add nothing to any counter for that minute.  Threads on a CPU
+ * count their stint so far; threads off it their block, or their wait on
+ * the run queue after a preemption.  A thread woken and not yet running
+ * counts only where the wakeup programs timed the wakeup; with the time
+ * taken from sched_info (at the switch back) its open time is left to
+ * that switch, as is the time of a thread whose return went unseen.
+ */
+SEC("iter/task")
+int zs_open_states(struct bpf_iter__task *ctx)
+{
+	struct task_struct *p = ctx->task;
+	struct zs_open_state r = {};
+	struct zs_task *t;
+	__u64 now, out, wake, oncpu, gpu, coll, since, s;
+	__u32 block;
+
+	if (!p)
+		return 0;
+	t = bpf_task_storage_get(&zs_threads, p, NULL, 0);
+	if (!t || t->exited)
+		return 0;
+	now = bpf_ktime_get_ns();
+	out = t->out_ns;
+	block = t->block;
+	if (out) {
+		if (now <= out || p->on_cpu || !training(p, t, out))
+			return 0;
+		if (block == ZS_NONE) {
+			r.ns[SHM_STATE_RUNQ] = now - out;
+		} else if (block >= SHM_STATE_COUNT) {
+			return 0;
+		} else if (p->__state != TASK_RUNNING) {
+			r.ns[block] = now - out;
+		} else {
+			wake = t->wake_ns;
+			if (!wake || wake < out || wake > now)
+				return 0;
+			r.ns[block] = wake - out;
+			r.ns[SHM_STATE_RUNQ] = now - wake;
+		}
+	} else {
+		if (!t->in_ns || !training(p, t, now) || !stint_split(t, now, &oncpu, &gpu, &coll))
+			return 0;
+		/* The stretch inside a call still open: incall_close settles it later. */
+		since = t->incall_on_ns;
+		if (since && since >= t->in_ns && since < now) {
+			s = now - since < oncpu ? now - since : oncpu;
+			oncpu -= s;
+			if (inside(t) == ZS_IN_COLL)
+				coll += s;
+			else
+				gpu += s;
+		}
+		r.ns[SHM_STATE_ONCPU] = oncpu;
+		r.ns[SHM_STATE_GPU] = gpu;
+		r.ns[SHM_STATE_COLLECTIVE] = coll;
+	}
+	r.tgid = p->tgid;
+	r.tid = p->pid;
+	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
+	return 0;
+}
+
+/*
  * A new program in a watched process has made no CUDA call yet, whatever
  * the old one made: its main thread is a training thread again until it
  * does (training()).  The exec left one thread, this one.

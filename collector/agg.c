@@ -277,6 +277,34 @@ int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, u
 	return 0;
 }
 
+void agg_open_states_clear(struct agg *a)
+{
+	for (uint32_t s = 0; s < keyindex_top(&a->proc_idx); s++)
+		memset(a->procs[s].open_state_ns, 0, sizeof(a->procs[s].open_state_ns));
+}
+
+int agg_open_state(struct agg *a, uint32_t pid, const uint64_t ns[SHM_STATE_COUNT])
+{
+	struct agg_proc *p = proc_get(a, pid);
+
+	if (!p)
+		return -ENOENT;
+	for (unsigned int st = 0; st < SHM_STATE_COUNT; st++)
+		p->open_state_ns[st] += ns[st];
+	return 0;
+}
+
+void agg_proc_show_states(struct agg_proc *p)
+{
+	for (unsigned int st = 0; st < SHM_STATE_COUNT; st++) {
+		uint64_t v = p->thread_state_ns[st] + p->open_state_ns[st];
+
+		/* A counter: an open stretch shown once stays shown. */
+		if (v > p->shown_state_ns[st])
+			p->shown_state_ns[st] = v;
+	}
+}
+
 int agg_offcpu_batch(struct agg *a, uint32_t pid, uint64_t off_ns, uint64_t n, int involuntary)
 {
 	struct agg_proc *p = proc_get(a, pid);

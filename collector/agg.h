@@ -78,6 +78,16 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 /* ns more of a training thread of pid in state (enum shm_thread_state). */
 int agg_thread_state(struct agg *a, uint32_t pid, enum shm_thread_state state, uint64_t ns);
 
+/*
+ * The states still open (collector/open_states.h): cleared before each
+ * read, then a training thread of pid at a time, ns by state.  A process
+ * is published with what has ended plus what is open, and never less than
+ * at its last publish: a state that ends counts its whole length, at
+ * least what was open of it.  -ENOENT for an unwatched pid.
+ */
+void agg_open_states_clear(struct agg *a);
+int agg_open_state(struct agg *a, uint32_t pid, const uint64_t ns[SHM_STATE_COUNT]);
+
 /* Scheduler counters: one context switch off CPU for off_ns; n of them for off_ns in all. */
 int agg_offcpu(struct agg *a, uint32_t pid, uint64_t off_ns, int involuntary);
 int agg_offcpu_batch(struct agg *a, uint32_t pid, uint64_t off_ns, uint64_t n, int involuntary);

@@ -45,7 +45,8 @@ static uint32_t stage_procs(struct agg *a, uint64_t now_ns)
 		r->voluntary_switches = p->voluntary_switches;
 		r->migrations = p->migrations;
 		stage_identity(&a->stage_ids[n], p);
-		memcpy(r->thread_state_ns, p->thread_state_ns, sizeof(r->thread_state_ns));
+		agg_proc_show_states(p);
+		memcpy(r->thread_state_ns, p->shown_state_ns, sizeof(r->thread_state_ns));
 		n++;
 	}
 	return n;

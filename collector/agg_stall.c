@@ -292,7 +292,7 @@ static void current_values(struct agg *a, uint32_t slot, const struct proc_extra
 	for (uint32_t st = 0; st < SHM_STALL_STATE_COUNT; st++)
 		v[RV_STALL0 + st] = e->stall_ns[st];
 	for (uint32_t st = 0; st < SHM_STATE_COUNT; st++)
-		v[RV_THREAD0 + st] = p->thread_state_ns[st];
+		v[RV_THREAD0 + st] = p->shown_state_ns[st];
 	for (uint32_t m = 0; m < keyindex_top(&a->mem_idx); m++)
 		if (keyindex_live(&a->mem_idx, m) && a->mem[m].pid == p->pid)
 			v[RV_FAILED_ALLOCS] += a->mem[m].failed_calls;

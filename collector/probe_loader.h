@@ -24,6 +24,7 @@
 struct bpf_object;
 struct bpf_link;
 struct slot_hist;
+struct open_states;
 struct proc_seen;
 struct pyprocs;
 struct probes;
@@ -56,6 +57,7 @@ enum probe_how {
 	PROBE_AUTO = 1,		/* where its section says (tp_btf/...) */
 	PROBE_UPROBE,		/* entry of symbol, in every library of the row's kinds */
 	PROBE_URETPROBE,	/* return of symbol, likewise */
+	PROBE_ITER,		/* a task iterator, read on demand (open_states.c) */
 };
 
 /*
@@ -137,6 +139,7 @@ struct probes {
 	struct ring_buffer *rb;
 	struct slot_hist *launch_slots;	/* the launch probe's process slots */
 	struct slot_hist *sched_slots;	/* the scheduler probe's */
+	struct open_states *open_states;	/* its threads' states still open; NULL none */
 	uint32_t lh_slots;		/* slots each, for ncpu */
 	int uprobe_multi_at;		/* BPF_TRACE_UPROBE_MULTI; -1: perf events */
 

@@ -22,6 +22,7 @@
 #include "bpf/pystack.skel.h"
 #include "bpf/sched.skel.h"
 #include "bpf/watch.skel.h"
+#include "collector/open_states.h"
 #include "collector/slot_hist.h"
 #include "collector/probe_loader.h"
 #include "collector/uprobe_multi.h"
@@ -285,6 +286,10 @@ int probe_objects_load(struct probes *p)
 		log_error("cannot set up the in-kernel process slots: %s", strerror(errno));
 		return err;
 	}
+	p->open_states = open_states_new(p->obj[PROBE_OBJ_SCHED]);
+	if (!p->open_states && errno != ENOENT)
+		log_warn("cannot open the threads' open states (task iterator): %s; a state "
+			 "counts only once it ends", strerror(errno));
 	p->rb = ring_buffer__new(shared_fd[SHARED_EVENTS], decode_ringbuf, &p->dec, NULL);
 	if (!p->rb) {
 		err = -errno;
@@ -308,6 +313,8 @@ void probe_objects_destroy(struct probes *p)
 	p->rb = NULL;
 	slot_hist_free(p->launch_slots);
 	slot_hist_free(p->sched_slots);
+	open_states_free(p->open_states);
+	p->open_states = NULL;
 	p->launch_slots = NULL;
 	p->sched_slots = NULL;
 	for (size_t i = p->n_obj; i > 0; i--)

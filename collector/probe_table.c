@@ -16,6 +16,7 @@
 #define LOADER	PROBE_LIB_LOADER
 
 #define AUTO(obj, prog)		{ obj, prog, PROBE_AUTO, 0, NULL }
+#define ITER(obj, prog)		{ obj, prog, PROBE_ITER, 0, NULL }
 /* A symbol's entry and return programs: two rows, return first (probe_loader.h says why). */
 #define UPROBE(obj, lib, sym, entry)	{ obj, entry, PROBE_UPROBE, lib, sym }
 #define URETPROBE(obj, lib, sym, ret)	{ obj, ret, PROBE_URETPROBE, lib, sym }
@@ -159,6 +160,7 @@ const struct probe_attach probe_attach_table[] = {
 	AUTO(PROBE_OBJ_SCHED, "zs_migrate"),
 	AUTO(PROBE_OBJ_SCHED, "zs_task_exit"),
 	AUTO(PROBE_OBJ_SCHED, "zs_exec"),
+	ITER(PROBE_OBJ_SCHED, "zs_open_states"),	/* read before each publish */
 	PAIR(PROBE_OBJ_SCHED, LIBC, "pthread_barrier_wait", "zs_barrier_enter", "zs_barrier_exit"),
 
 	/* Training threads: those that launch, allocate or synchronise. */

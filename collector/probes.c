@@ -24,6 +24,7 @@
 #include "collector/coverage.h"
 #include "collector/gpu_ident.h"
 #include "collector/syslibs.h"
+#include "collector/open_states.h"
 #include "collector/slot_hist.h"
 #include "collector/probe_loader.h"
 #include "collector/proc_seen.h"
@@ -784,9 +785,14 @@ int probes_poll(struct probes *p, int timeout_ms)
 void probes_sync(struct probes *p)
 {
 	uint64_t now = now_mono_ns();
+	int err;
 
 	slot_hist_read(p->launch_slots, p->agg, now);
 	slot_hist_read(p->sched_slots, p->agg, now);
+	/* After the slots: a state that ended since is counted there, not open. */
+	err = open_states_read(p->open_states, p->agg);
+	if (err < 0)
+		log_debug("reading the open thread states: %s", strerror(-err));
 	report_drops(p);
 }
 

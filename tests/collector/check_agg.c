@@ -336,6 +336,35 @@ START_TEST(recent_row_starts_afresh_after_exec)
 END_TEST
 
 /*
+ * Open states (collector/open_states.h): shown with what has ended while
+ * they last, never shown less after, and counted whole once they end.
+ */
+START_TEST(open_states_show_as_they_last_and_never_go_back)
+{
+	uint64_t open[SHM_STATE_COUNT] = { 0 };
+
+	ck_assert_int_eq(agg_proc_watch(fx.a, 7, 1, SHM_WATCH_PID, "t", 1), 0);
+	ck_assert_int_eq(agg_thread_state(fx.a, 7, SHM_STATE_ONCPU, 1000), 0);
+	/* 2 s into an input wait. */
+	agg_open_states_clear(fx.a);
+	open[SHM_STATE_INPUT] = 2000000000ull;
+	ck_assert_int_eq(agg_open_state(fx.a, 7, open), 0);
+	ck_assert_int_eq(agg_open_state(fx.a, 8, open), -ENOENT);
+	publish_and_read();
+	ck_assert_uint_eq(find_proc(7)->thread_state_ns[SHM_STATE_INPUT], 2000000000ull);
+	ck_assert_uint_eq(find_proc(7)->thread_state_ns[SHM_STATE_ONCPU], 1000);
+	/* Read again with nothing open (woken, not yet back): no step back. */
+	agg_open_states_clear(fx.a);
+	publish_and_read();
+	ck_assert_uint_eq(find_proc(7)->thread_state_ns[SHM_STATE_INPUT], 2000000000ull);
+	/* It ended at 2.5 s: counted whole, once. */
+	ck_assert_int_eq(agg_thread_state(fx.a, 7, SHM_STATE_INPUT, 2500000000ull), 0);
+	publish_and_read();
+	ck_assert_uint_eq(find_proc(7)->thread_state_ns[SHM_STATE_INPUT], 2500000000ull);
+}
+END_TEST
+
+/*
  * An abort and re-init from the same uniqueId makes a new ncclComm_t with
  * the old one's commHash and rank: one series, which goes on counting.
  * Another rank of the same communicator keeps a row of its own.
@@ -704,6 +733,7 @@ Suite *agg_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, memory_current_and_peak_are_exact);
+	tcase_add_test(tc, open_states_show_as_they_last_and_never_go_back);
 	tcase_add_test(tc, frees_never_take_memory_below_zero);
 	tcase_add_test(tc, failed_allocations_are_counted_not_added);
 	tcase_add_test(tc, events_of_unwatched_pids_are_ignored);

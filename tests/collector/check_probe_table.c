@@ -39,6 +39,56 @@ static int prefixed(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/*
+ * A section that would put a program on every system call of every task:
+ * the syscall tracepoints (one call's or all of them), raw tracepoints
+ * and BTF tracepoints on sys_enter/sys_exit, and kprobes, fentry and
+ * ksyscall programs on the syscall entry points.
+ */
+static int on_a_syscall_path(const char *sec)
+{
+	static const char *const paths[] = {
+		"tracepoint/syscalls/", "tp/syscalls/", "tracepoint/raw_syscalls/",
+		"tp/raw_syscalls/", "raw_tracepoint/sys_", "raw_tp/sys_", "tp_btf/sys_",
+		"raw_tracepoint.w/sys_", "raw_tp.w/sys_", "ksyscall/", "kretsyscall/",
+	};
+	static const char *const entries[] = { "__x64_sys_", "__ia32_sys_", "__arm64_sys_",
+					       "__se_sys_", "__do_sys_", "do_syscall_64" };
+	const char *fn = strchr(sec, '/');
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (prefixed(sec, paths[i]))
+			return 1;
+	if (!fn || !(prefixed(sec, "kprobe/") || prefixed(sec, "kretprobe/") ||
+		     prefixed(sec, "fentry/") || prefixed(sec, "fexit/") ||
+		     prefixed(sec, "fmod_ret/") || prefixed(sec, "kprobe.multi/")))
+		return 0;
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
+		if (strstr(fn + 1, entries[i]))
+			return 1;
+	return 0;
+}
+
+/* The guard itself catches each way onto a syscall path, and passes the scheduler's. */
+START_TEST(the_syscall_path_guard_knows_every_way_on)
+{
+	static const char *const on[] = {
+		"tracepoint/syscalls/sys_enter_read", "tp/syscalls/sys_exit_poll",
+		"tp/raw_syscalls/sys_enter", "tracepoint/raw_syscalls/sys_exit",
+		"raw_tp/sys_enter", "raw_tracepoint/sys_exit", "tp_btf/sys_enter",
+		"ksyscall/read", "kprobe/__x64_sys_read", "fentry/__x64_sys_futex",
+		"fexit/__arm64_sys_ppoll", "kprobe.multi/__x64_sys_*",
+	};
+	static const char *const off[] = { "tp_btf/sched_switch", "iter/task", "uprobe",
+					   "uretprobe", "tp_btf/sched_process_exec" };
+
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++)
+		ck_assert_msg(on_a_syscall_path(on[i]), "%s passed", on[i]);
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		ck_assert_msg(!on_a_syscall_path(off[i]), "%s refused", off[i]);
+}
+END_TEST
+
 START_TEST(every_program_has_a_row_and_every_row_a_program)
 {
 	struct bpf_object *obj[PROBE_OBJ_COUNT];
@@ -59,6 +109,9 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 		switch (r->how) {
 		case PROBE_AUTO:
 			ck_assert_msg(prefixed(sec, "tp_btf/"), "%s: %s", r->prog, sec);
+			break;
+		case PROBE_ITER:
+			ck_assert_msg(strcmp(sec, "iter/task") == 0, "%s: %s", r->prog, sec);
 			break;
 		case PROBE_URETPROBE:
 			ck_assert_msg(strcmp(sec, "uretprobe") == 0, "%s: %s", r->prog, sec);
@@ -96,11 +149,8 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 			const char *sec = bpf_program__section_name(prog);
 			int rows = 0;
 
-			ck_assert_msg(!prefixed(sec, "tracepoint/syscalls/") &&
-				      !prefixed(sec, "tp/syscalls/") &&
-				      !prefixed(sec, "raw_tracepoint/sys_") &&
-				      !prefixed(sec, "tp_btf/sys_"),
-				      "%s: %s is on a syscall path", bpf_program__name(prog), sec);
+			ck_assert_msg(!on_a_syscall_path(sec), "%s: %s is on a syscall path",
+				      bpf_program__name(prog), sec);
 			for (size_t i = 0; i < probe_attach_count; i++)
 				rows += probe_attach_table[i].obj == (enum probe_obj)o &&
 					strcmp(probe_attach_table[i].prog, bpf_program__name(prog)) == 0;
@@ -253,6 +303,7 @@ Suite *probe_table_suite(void)
 	Suite *s = suite_create("probe_table");
 	TCase *tc = tcase_create("objects");
 
+	tcase_add_test(tc, the_syscall_path_guard_knows_every_way_on);
 	tcase_add_test(tc, every_program_has_a_row_and_every_row_a_program);
 	tcase_add_test(tc, libc_rows_are_the_barrier_pair);
 	tcase_add_test(tc, every_counted_driver_function_the_runtime_asks_for_is_probed);

@@ -21,6 +21,7 @@
 
 #include "bpf/probe_abi.h"
 
+#include "common/util.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_waits.h"
 
@@ -69,6 +70,19 @@ static const struct shm_proc *st_done_proc(struct tp_collector *c, struct tw_wor
 	return p;
 }
 
+/*
+ * How long the workload has waited for its second signal, after "done",
+ * as the collector last read its states: that wait is open, and counted.
+ */
+static uint64_t st_waited_after_done(const struct tp_collector *c, const struct tw_work *w)
+{
+	long long done = tw_value(w, "done_mono_ns");
+
+	ck_assert_msg(done > 0, "the workload did not say when it was done");
+	return c->snap.hdr->heartbeat_mono_ns > (uint64_t)done ?
+	       c->snap.hdr->heartbeat_mono_ns - (uint64_t)done : 0;
+}
+
 /* The collector started with the flags in more (NULL-terminated; NULL: none). */
 static void check_states_of_a_thread(const char *const *more)
 {
@@ -77,6 +91,7 @@ static void check_states_of_a_thread(const char *const *more)
 	struct tw_work w, hog;
 	const struct shm_proc *p;
 	long long wall;
+	uint64_t after;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	snprintf(cpu, sizeof(cpu), "%d", n > 0 ? (int)(n - 1) : 0);
@@ -103,7 +118,9 @@ static void check_states_of_a_thread(const char *const *more)
 	 * time after the last: 2% + 5 ms.
 	 */
 	wall = tw_value(&w, "states_wall_ns");
-	st_assert_in("sum of the states vs wall time", st_sum(p), wall, 0.98, 1.02, 5 * TW_MS);
+	after = st_waited_after_done(&c, &w);
+	st_assert_in("sum of the states vs wall time", st_sum(p) - after, wall, 0.98, 1.02,
+		     5 * TW_MS);
 	/*
 	 * Each block against the calls that slept: the collector's block
 	 * ends at the wakeup, the call's at its return, so it is at most the
@@ -128,7 +145,9 @@ static void check_states_of_a_thread(const char *const *more)
 		     0.9, 1.1, 15 * TW_MS);
 	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_GPU], 0);
 	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_COLLECTIVE], 0);
-	ck_assert_uint_le(p->thread_state_ns[SHM_STATE_OTHER], 5 * TW_MS + (uint64_t)wall / 50);
+	/* The wait for the second signal is neither a read, a sleep nor a futex. */
+	ck_assert_uint_le(p->thread_state_ns[SHM_STATE_OTHER],
+			  after + 5 * TW_MS + (uint64_t)wall / 50);
 
 	tw_finish(&w);
 	tw_finish(&hog);
@@ -164,6 +183,53 @@ END_TEST
  * (collective), alone it waits for the GPU (gpu).  The fake driver sleeps
  * in nanosleep, which counts as the CUDA call, not as sleep.
  */
+/*
+ * A state is seen while it lasts: two seconds into a 4 s sleep, the
+ * published sleep holds those seconds (less one publish interval), and
+ * the states never add up to more than the time since the thread was
+ * first seen.  Once it ends, the sleep counts its whole length, once.
+ */
+START_TEST(states_are_seen_while_they_last)
+{
+	struct tp_collector c;
+	struct tw_work w;
+	const struct shm_proc *p;
+	char pid[16];
+	uint64_t t_nap, shown, elapsed;
+
+	if (tu_skip_unless_root("states_are_seen_while_they_last"))
+		return;
+	{
+		const char *args[] = { "nap", "1", "4000", NULL };
+
+		ck_assert_int_eq(tw_start(&w, args), 0);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
+	ck_assert_msg(tw_collector_watch_extra(&c, pid, NULL, w.pid) == 0,
+		      "collector did not start; see %s", c.log);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "napping", 10000), 0);
+	t_nap = now_mono_ns();
+	tu_sleep_ms(2000);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	elapsed = c.snap.hdr->heartbeat_mono_ns - t_nap;
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	st_print(p);
+	shown = p->thread_state_ns[SHM_STATE_SLEEP];
+	/* Open since the nap began, up to this publish (its states are read just before). */
+	ck_assert_msg(shown + 50 * TW_MS >= elapsed - 300 * TW_MS && shown <= elapsed + 50 * TW_MS,
+		      "%.3f s of sleep shown %.3f s into it", shown / 1e9, elapsed / 1e9);
+	ck_assert_uint_le(st_sum(p), elapsed + 200 * TW_MS);
+
+	p = st_done_proc(&c, &w);
+	st_assert_in("sleep, once ended", p->thread_state_ns[SHM_STATE_SLEEP],
+		     tw_value(&w, "nap_slept_ns"), 0.98, 1.0, 3 * TW_MS);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 START_TEST(states_gpu_and_collective_from_synchronisations)
 {
 	char zw[512], rt[512], nc[512], lib_rt[600], lib_nccl[600], sync[32];
@@ -414,7 +480,8 @@ START_TEST(states_count_returns_no_switch_showed)
 	 * after the last spin: the windows differ by a run-queue wait.
 	 */
 	wall = tw_value(&w, "rounds_wall_ns");
-	st_assert_in("sum of the states vs wall time", st_sum(p), wall, 0.98, 1.02, 5 * TW_MS);
+	st_assert_in("sum of the states vs wall time", st_sum(p) - st_waited_after_done(&c, &w),
+		     wall, 0.98, 1.02, 5 * TW_MS);
 	/* The spins, less what ran with the thread out of the bits (a poll of its output). */
 	st_assert_in("oncpu", p->thread_state_ns[SHM_STATE_ONCPU], tw_value(&w, "rounds_cpu_ns"),
 		     0.9, 1.05, 5 * TW_MS);
@@ -445,6 +512,7 @@ Suite *probes_states_suite(void)
 	tcase_add_test(tc, states_gpu_and_collective_from_synchronisations);
 	tcase_add_test(tc, states_gpu_from_synchronisations_that_spin);
 	tcase_add_test(tc, states_count_returns_no_switch_showed);
+	tcase_add_test(tc, states_are_seen_while_they_last);
 	suite_add_tcase(s, tc);
 	return s;
 }

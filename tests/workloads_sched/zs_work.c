@@ -2,7 +2,8 @@
 /*
  * Ground-truth workloads for the wait and scheduler probes: reads and
  * io_uring waits that block for a known time, condition-variable and barrier waits of a known length,
- * a thread preempted by a CPU hog, a thread moved between CPUs.  Runs
+ * a thread preempted by a CPU hog, a thread moved between CPUs, one long
+ * sleep to be seen while it lasts.  Runs
  * unprivileged; prints what it did as key=value lines.
  *
  * Protocol: prints "ready pid=N", waits for SIGUSR1, works, prints its
@@ -412,6 +413,18 @@ static void run_spin(int cpu, int report)
 	printf("slices=%llu\n", sl1 - sl0);
 }
 
+/* --- nap: one sleep of delay_ms, announced as it begins ----------------- */
+
+static void run_nap(void)
+{
+	uint64_t t0;
+
+	printf("napping\n");
+	t0 = now_ns(CLOCK_MONOTONIC);
+	sleep_ms(delay_ms);
+	printf("nap_slept_ns=%llu\n", (unsigned long long)(now_ns(CLOCK_MONOTONIC) - t0));
+}
+
 /* --- migrate: the thread's affinity flips between two CPUs -------------- */
 
 static long kernel_migrations(void)
@@ -520,7 +533,7 @@ static void run_rounds(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: zs_work pipe|uring|futex|barrier|migrate|states|rounds N DELAY_MS "
+		"usage: zs_work pipe|uring|futex|barrier|migrate|states|rounds|nap N DELAY_MS "
 		"[fork|exec|child] [step=MS]\n"
 		"       zs_work spin|hog CPU DURATION_MS\n");
 	exit(2);
@@ -622,9 +635,13 @@ int main(int argc, char **argv)
 		run_states();
 	else if (strcmp(mode, "rounds") == 0)
 		run_rounds();
+	else if (strcmp(mode, "nap") == 0)
+		run_nap();
 	else
 		usage();
 	printf("worker=%d\n", (int)getpid());
+	/* From here it waits for the second signal: a state the collector sees open. */
+	printf("done_mono_ns=%llu\n", (unsigned long long)now_ns(CLOCK_MONOTONIC));
 	printf("done\n");
 	wait_signal();
 	return 0;
