@@ -21,6 +21,7 @@
 #include "bpf/slot_hist_abi.h"
 #include "bpf/sched.skel.h"
 #include "collector/probe_loader.h"
+#include "collector/sched_kernel.h"
 #include "collector/slot_hist.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -219,6 +220,7 @@ int sched_configure(void *skel, struct probes *p)
 {
 	struct sched_bpf *s = skel;
 	struct btf *vmlinux;
+	const char *lacks;
 	int err = sched_kernel_ok();
 
 	if (err)
@@ -245,6 +247,12 @@ int sched_configure(void *skel, struct probes *p)
 	bpf_map__set_max_entries(s->maps.zs_free, SLOT_HIST_MAP_SLOTS(p->lh_slots));
 	/* The kernel's BTF, read once for the three choices (NULL: none, each says so). */
 	vmlinux = btf__load_vmlinux_btf();
+	lacks = sched_kernel_lacks(vmlinux);
+	if (lacks) {
+		log_error("this kernel lacks %s: the scheduler probe cannot load", lacks);
+		btf__free(vmlinux);
+		return -EOPNOTSUPP;
+	}
 	err = choose_runq_source(s, p, vmlinux);
 	if (!err) {
 		choose_clock(s, vmlinux);

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the scheduler probe (bpf/sched.bpf.c) needs of the kernel, read
+ * from its BTF before the load, so that a kernel without it is refused
+ * with the reason rather than with the verifier's log.
+ */
+#ifndef ZERNEL_SCHED_KERNEL_H
+#define ZERNEL_SCHED_KERNEL_H
+
+struct btf;
+
+/*
+ * NULL when vmlinux has what the probe reads; else what it lacks, in
+ * words for the log.
+ */
+const char *sched_kernel_lacks(const struct btf *vmlinux);
+
+#endif /* ZERNEL_SCHED_KERNEL_H */
