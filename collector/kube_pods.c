@@ -49,6 +49,7 @@ struct kp_miss {
 
 struct kube_pods {
 	int pods_fd, containers_fd;
+	char *pods_path, *containers_path;	/* opened again while not open */
 	uint64_t tick;
 	struct kube_pods_stats st;
 	struct kp_pod pods[KUBE_PODS_CACHE];
@@ -67,9 +68,29 @@ struct kube_pods *kube_pods_new(const char *pods_dir, const char *containers_dir
 
 	if (!kp)
 		return NULL;
+	kp->pods_fd = kp->containers_fd = -1;
+	kp->pods_path = pods_dir ? strdup(pods_dir) : NULL;
+	kp->containers_path = containers_dir ? strdup(containers_dir) : NULL;
+	if ((pods_dir && !kp->pods_path) || (containers_dir && !kp->containers_path)) {
+		kube_pods_free(kp);
+		return NULL;
+	}
 	kp->pods_fd = dir_fd(pods_dir);
 	kp->containers_fd = dir_fd(containers_dir);
 	return kp;
+}
+
+/*
+ * A folder missing at start (the kubelet makes it with the first pod, or
+ * a mount comes late) is looked for again at each lookup: an open that
+ * fails costs a path walk, and names start to come as soon as it exists.
+ */
+static void reopen(struct kube_pods *kp)
+{
+	if (kp->pods_fd < 0)
+		kp->pods_fd = dir_fd(kp->pods_path);
+	if (kp->containers_fd < 0)
+		kp->containers_fd = dir_fd(kp->containers_path);
 }
 
 void kube_pods_free(struct kube_pods *kp)
@@ -80,6 +101,8 @@ void kube_pods_free(struct kube_pods *kp)
 		close(kp->pods_fd);
 	if (kp->containers_fd >= 0)
 		close(kp->containers_fd);
+	free(kp->pods_path);
+	free(kp->containers_path);
 	free(kp);
 }
 
@@ -327,6 +350,7 @@ int kube_pods_lookup(struct kube_pods *kp, const char *pod_uid, const char *cont
 	    !idtext_is_container_id(container_id, strlen(container_id)))
 		return -EINVAL;
 	kp->st.lookups++;
+	reopen(kp);
 	lookup_pod(kp, uid, out);
 	if (container_id && container_id[0]) {
 		out->container_why = KUBE_WHY_NO_ENTRY;

@@ -116,6 +116,28 @@ START_TEST(names_of_a_running_pod)
 }
 END_TEST
 
+/* Folders that appear after the start (the first pod, a late mount) are used. */
+START_TEST(folders_made_after_the_start_are_found)
+{
+	struct kube_pods *kp;
+	struct kube_names n;
+
+	tu_system("rm -rf '%s' '%s'", pods, ctrs);
+	kp = open_tree();
+	ck_assert_int_eq(kube_pods_lookup(kp, UID1, CID1, &n), 0);
+	ck_assert_uint_eq(n.pod_why, KUBE_WHY_NO_SOURCE);
+	ck_assert_uint_eq(n.container_why, KUBE_WHY_NO_SOURCE);
+	ck_assert_int_eq(tu_system("mkdir -p '%s' '%s'", pods, ctrs), 0);
+	kubelet_container("ml", "late", UID1, "main", CID1);
+	ck_assert_int_eq(kube_pods_lookup(kp, UID1, CID1, &n), 0);
+	ck_assert_uint_eq(n.pod_state, KUBE_NAMES_FOUND);
+	ck_assert_str_eq(n.pod, "late");
+	ck_assert_uint_eq(n.container_state, KUBE_NAMES_FOUND);
+	ck_assert_str_eq(n.container, "main");
+	kube_pods_free(kp);
+}
+END_TEST
+
 START_TEST(container_names_need_the_link)
 {
 	struct kube_pods *kp;
@@ -421,6 +443,7 @@ Suite *kube_pods_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, names_of_a_running_pod);
 	tcase_add_test(tc, container_names_need_the_link);
+	tcase_add_test(tc, folders_made_after_the_start_are_found);
 	tcase_add_test(tc, links_that_lie_are_refused);
 	tcase_add_loop_test(tc, hostile_pod_folders_give_no_names, 0,
 			    (int)(sizeof(hostile_dirs) / sizeof(hostile_dirs[0])));
