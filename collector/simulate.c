@@ -252,17 +252,28 @@ static void worker_batch(struct sim *s, const struct sim_worker *wk,
 }
 
 /* A trainer's wait long enough for the probe to keep its Python site. */
+/*
+ * A stall of ns that ends at end: as the probes stamp one, at the switch
+ * back to the CPU, so a trace draws it where it happened in its step.
+ */
 static void py_stall(struct sim *s, const struct sim_trainer *tr, uint32_t state, uint64_t ns,
-		     uint32_t site, uint64_t now)
+		     uint32_t site, uint64_t end)
 {
 	if (ns >= SIM_STALL_THRESHOLD_NS)
-		sim_emit_py_stall(&s->out, now, tr->pid, state, ns, site);
+		sim_emit_py_stall(&s->out, end, tr->pid, state, ns, site);
 }
 
-/* Returns the length of the step: compute plus the waits it could not hide. */
+/*
+ * Returns the length of the step: compute plus the waits it could not
+ * hide.  The step begins at begin (now, or a little before when a tick
+ * ran several): its stalls are laid out in it one after another, the
+ * batch first, the barrier and the last gradient bucket's wait last.
+ */
 static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
-			     const struct scn_params *p, uint64_t now)
+			     const struct scn_params *p, uint64_t now, uint64_t begin)
 {
+	uint64_t batch, barrier;
+
 	unsigned int n = draw_count(s, SIM_LAUNCHES_PER_STEP * s->launch_scale);
 	uint64_t step = (uint64_t)(p->step_compute_ns * (0.95 + 0.1 * rng_unit(s)));
 	uint64_t v, last_wait = 0;
@@ -274,7 +285,8 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 		v = draw(s, &p->batch_wait);
 	lat(s, tr->pid, SHM_FAMILY_DATALOADER_WAIT, now, v);
 	offcpu(s, tr->pid, v, SHM_STATE_INPUT, now);
-	py_stall(s, tr, SHM_STALL_INPUT, v, SIM_SITE_NEXT_BATCH, now);
+	py_stall(s, tr, SHM_STALL_INPUT, v, SIM_SITE_NEXT_BATCH, begin + v);
+	batch = v;
 	sim_emit_oncpu(&s->out, now, tr->pid, step * SIM_HOST_TENTHS / 10,
 		       step - step * SIM_HOST_TENTHS / 10);
 	step += v;
@@ -304,7 +316,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 		last_wait = w;
 	}
 	step += last_wait;	/* the others overlap with backward */
-	py_stall(s, tr, SHM_STALL_COLLECTIVE, last_wait, SIM_SITE_BACKWARD, now);
+	py_stall(s, tr, SHM_STALL_COLLECTIVE, last_wait, SIM_SITE_BACKWARD, begin + step);
 	/* The step ends in a stream synchronisation: it waits for the last bucket. */
 	lat(s, tr->pid, SHM_FAMILY_CUDA_SYNC, now, last_wait);
 
@@ -343,7 +355,10 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	v = draw(s, &p->barrier);
 	lat(s, tr->pid, SHM_FAMILY_BARRIER_WAIT, now, v);
 	offcpu(s, tr->pid, v, SHM_STATE_LOCK, now);
-	py_stall(s, tr, SHM_STALL_LOCK, v, SIM_SITE_BARRIER, now);
+	/* Within the compute, right before the last bucket's wait. */
+	barrier = begin + step - last_wait;
+	py_stall(s, tr, SHM_STALL_LOCK, v, SIM_SITE_BARRIER,
+		 barrier > begin + batch + v ? barrier : begin + batch + v);
 	for (int i = 0; i < 5; i++) {
 		v = draw(s, &p->runq);
 		/* Preempted, then waited this long to run again: the sample comes with it. */
@@ -520,7 +535,8 @@ uint64_t sim_tick(struct sim *s, uint64_t now_ns)
 		tr->into_step_ns += dt;
 		while (tr->into_step_ns >= tr->step_ns && steps++ < SIM_MAX_STEPS_PER_TICK) {
 			tr->into_step_ns -= tr->step_ns;
-			tr->step_ns = trainer_step(s, tr, &p, now_ns);
+			tr->step_ns = trainer_step(s, tr, &p, now_ns,
+						   now_ns - tr->into_step_ns);
 		}
 		if (tr->into_step_ns >= tr->step_ns)
 			tr->into_step_ns = 0;
