@@ -291,6 +291,77 @@ START_TEST(states_gpu_and_collective_from_synchronisations)
 END_TEST
 
 /*
+ * In a CUDA process the training threads are those that launch: here a
+ * thread that launches and then sleeps ST_HELPER_SLEEP_MS, while the main
+ * thread, which makes no CUDA call, waits to join it and then sleeps too,
+ * as a helper idling in futex or poll would.  Only the launching thread's
+ * sleep counts, and none of the main thread's waits; with --all-threads
+ * both threads' do.
+ */
+#define ST_HELPER_SLEEP_MS	800
+#define ST_MAIN_SLEEP_MS	500
+
+START_TEST(states_count_the_launching_thread_not_an_idle_main_thread)
+{
+	char zw[512], rt[512], lib_rt[600], bufs[3][512], thread_ops[128], main_sleep[32];
+	const char *extra[] = {
+		"--lib", tp_fake(bufs[0], sizeof(bufs[0]), "libcudart.so"),
+		"--lib", tp_fake(bufs[1], sizeof(bufs[1]), "libcuda.so.1"),
+		"--lib", tp_fake(bufs[2], sizeof(bufs[2]), "libnccl.so.2"),
+		_i ? "--all-threads" : NULL, NULL,
+	};
+	char *argv[8];
+	struct tp_collector c;
+	struct tp_workload w;
+	const struct shm_proc *p;
+	const uint64_t ms = 1000000ull;
+
+	if (tu_skip_unless_root("states_count_the_launching_thread_not_an_idle_main_thread"))
+		return;
+	ck_assert_msg(tp_collector_start(&c, extra, 3) == 0, "collector did not start, see %s",
+		      c.log);
+	snprintf(lib_rt, sizeof(lib_rt), "lib:%s", tp_fake(rt, sizeof(rt), "libcudart.so"));
+	snprintf(thread_ops, sizeof(thread_ops), "onthread:dev:0+launch:50:1000+sleep:%d",
+		 ST_HELPER_SLEEP_MS);
+	snprintf(main_sleep, sizeof(main_sleep), "sleep:%d", ST_MAIN_SLEEP_MS);
+	argv[0] = (char *)tp_zw_cuda(zw, sizeof(zw));
+	argv[1] = lib_rt;
+	argv[2] = "wait";
+	argv[3] = thread_ops;
+	argv[4] = main_sleep;
+	argv[5] = NULL;
+	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 30000), 0);
+	for (int i = 0; i < 300 && !(tp_snapshot(&c) == 0 && tp_proc(&c, (uint32_t)w.pid)); i++)
+		tu_sleep_ms(100);
+	ck_assert_msg(tp_proc(&c, (uint32_t)w.pid) != NULL, "workload not watched; see %s", c.log);
+	tp_workload_go(&w);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	st_print(p);
+	if (!_i) {
+		st_assert_in("sleep, the launching thread's", p->thread_state_ns[SHM_STATE_SLEEP],
+			     ST_HELPER_SLEEP_MS * (long long)ms, 0.95, 1.0, 20 * ms);
+		/*
+		 * Nor the main thread's join (futex).  (Its wait for "go" on
+		 * stdin counts as input: the process had made no CUDA call yet,
+		 * and then its main thread is the training thread.)
+		 */
+		ck_assert_uint_le(p->thread_state_ns[SHM_STATE_LOCK], 20 * ms);
+	} else {
+		ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_SLEEP],
+				  (ST_HELPER_SLEEP_MS + ST_MAIN_SLEEP_MS) * ms * 95 / 100);
+		ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_LOCK], ST_HELPER_SLEEP_MS * ms * 9 / 10);
+	}
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/*
  * cudaDeviceSynchronize spinning ST_SYNC_NS on the CPU each time, as the
  * real driver waits while it has CPUs to spare: the thread never blocks,
  * and its time inside the call is gpu all the same, not oncpu.
@@ -315,11 +386,18 @@ START_TEST(states_gpu_from_synchronisations_that_spin)
 	argv[n++] = (char *)tp_zw_cuda(zw, sizeof(zw));
 	argv[n++] = lib_rt;
 	argv[n++] = "dev:0";
+	argv[n++] = "wait";
 	for (int i = 0; i < ST_SYNCS; i++)
 		argv[n++] = "devsync";
 	argv[n] = NULL;
 	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
 	unsetenv("FAKE_SYNC_SPIN_NS");
+	/* Watched before its first sync: one that began before would not be seen. */
+	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 30000), 0);
+	for (int i = 0; i < 300 && !(tp_snapshot(&c) == 0 && tp_proc(&c, (uint32_t)w.pid)); i++)
+		tu_sleep_ms(100);
+	ck_assert_msg(tp_proc(&c, (uint32_t)w.pid) != NULL, "workload not watched; see %s", c.log);
+	tp_workload_go(&w);
 	ck_assert_int_eq(tp_workload_series(&w, "sync", &count, &p50, &p99, 30000), 0);
 	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
 	ck_assert_uint_eq(count, ST_SYNCS);
@@ -513,6 +591,7 @@ Suite *probes_states_suite(void)
 	tcase_add_test(tc, states_gpu_from_synchronisations_that_spin);
 	tcase_add_test(tc, states_count_returns_no_switch_showed);
 	tcase_add_test(tc, states_are_seen_while_they_last);
+	tcase_add_loop_test(tc, states_count_the_launching_thread_not_an_idle_main_thread, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

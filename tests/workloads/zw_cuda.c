@@ -34,7 +34,7 @@
  *   devsync             cudaDeviceSynchronize (the fake driver spins
  *                       FAKE_SYNC_SPIN_NS in it)
  *   capture:S  endcapture:S  cudaStreamBeginCapture / cudaStreamEndCapture
- *   onthread:OP         runs OP on a new thread and joins it
+ *   onthread:OP[+OP...] runs the OPs in turn on a new thread and joins it
  *   commrank:NRANKS:RANK  commconfig:NRANKS:RANK  commall:N
  *                       (uniqueId: 128 bytes of 0x5a)
  *   commid:NRANKS:RANK:B  ncclCommInitRank with 128 bytes of B
@@ -263,9 +263,13 @@ static void wait_line(void)
 
 static void run(const char *op);
 
-static void *run_thread(void *op)
+static void *run_thread(void *ops)
 {
-	run(op);
+	char buf[1024], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", (const char *)ops);
+	for (char *op = strtok_r(buf, "+", &save); op; op = strtok_r(NULL, "+", &save))
+		run(op);
 	return NULL;
 }
 
