@@ -83,6 +83,20 @@ static uint64_t st_waited_after_done(const struct tp_collector *c, const struct 
 	       c->snap.hdr->heartbeat_mono_ns - (uint64_t)done : 0;
 }
 
+/*
+ * A zw_cuda workload that printed WAIT goes on once the collector watches
+ * it (found mapping the libraries it loaded): a call begun before would
+ * be missed in part.
+ */
+static void st_go_once_watched(struct tp_collector *c, struct tp_workload *w)
+{
+	ck_assert_int_eq(tp_workload_expect(w, "WAIT", 30000), 0);
+	for (int i = 0; i < 300 && !(tp_snapshot(c) == 0 && tp_proc(c, (uint32_t)w->pid)); i++)
+		tu_sleep_ms(100);
+	ck_assert_msg(tp_proc(c, (uint32_t)w->pid) != NULL, "workload not watched; see %s", c->log);
+	tp_workload_go(w);
+}
+
 /* The collector started with the flags in more (NULL-terminated; NULL: none). */
 static void check_states_of_a_thread(const char *const *more)
 {
@@ -261,15 +275,7 @@ START_TEST(states_gpu_and_collective_from_synchronisations)
 		argv[n++] = sync;
 	argv[n] = NULL;
 	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
-	/*
-	 * Watched (found mapping the libraries it loaded) before its first
-	 * call: a call begun before would be missed in part.
-	 */
-	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 30000), 0);
-	for (int i = 0; i < 300 && !(tp_snapshot(&c) == 0 && tp_proc(&c, (uint32_t)w.pid)); i++)
-		tu_sleep_ms(100);
-	ck_assert_msg(tp_proc(&c, (uint32_t)w.pid) != NULL, "workload not watched; see %s", c.log);
-	tp_workload_go(&w);
+	st_go_once_watched(&c, &w);
 	ck_assert_int_eq(tp_workload_series(&w, "sync", &count, &p50, &p99, 30000), 0);
 	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
 	ck_assert_uint_eq(count, 2 * ST_SYNCS);
@@ -331,11 +337,7 @@ START_TEST(states_count_the_launching_thread_not_an_idle_main_thread)
 	argv[4] = main_sleep;
 	argv[5] = NULL;
 	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
-	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 30000), 0);
-	for (int i = 0; i < 300 && !(tp_snapshot(&c) == 0 && tp_proc(&c, (uint32_t)w.pid)); i++)
-		tu_sleep_ms(100);
-	ck_assert_msg(tp_proc(&c, (uint32_t)w.pid) != NULL, "workload not watched; see %s", c.log);
-	tp_workload_go(&w);
+	st_go_once_watched(&c, &w);
 	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
 	ck_assert_int_eq(tp_wait_publish(&c), 0);
 	ck_assert_int_eq(tp_wait_publish(&c), 0);
@@ -392,12 +394,7 @@ START_TEST(states_gpu_from_synchronisations_that_spin)
 	argv[n] = NULL;
 	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
 	unsetenv("FAKE_SYNC_SPIN_NS");
-	/* Watched before its first sync: one that began before would not be seen. */
-	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 30000), 0);
-	for (int i = 0; i < 300 && !(tp_snapshot(&c) == 0 && tp_proc(&c, (uint32_t)w.pid)); i++)
-		tu_sleep_ms(100);
-	ck_assert_msg(tp_proc(&c, (uint32_t)w.pid) != NULL, "workload not watched; see %s", c.log);
-	tp_workload_go(&w);
+	st_go_once_watched(&c, &w);
 	ck_assert_int_eq(tp_workload_series(&w, "sync", &count, &p50, &p99, 30000), 0);
 	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
 	ck_assert_uint_eq(count, ST_SYNCS);
