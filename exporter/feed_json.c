@@ -148,10 +148,13 @@ static struct json_object *array(unsigned int obj, const struct cat_input *in,
 
 	if (o->rows == CAT_ROWS_ALERTS)
 		return alerts_feed_json(ctx->alerts);
-	/* A process's sites, written as /api/stalls writes them (its top ones in a push). */
+	/*
+	 * A process's sites, written as /api/stalls writes them (its top ones
+	 * in a push), over all the time it was watched.
+	 */
 	if (o->rows == CAT_ROWS_STALL_SITES)
 		return in->snap && parent ?
-		       stall_sites_json(in->snap, ((const struct shm_proc *)parent)->pid,
+		       stall_sites_json(in->snap, NULL, ((const struct shm_proc *)parent)->pid,
 					ctx->full ? 0 : o->max_rows, 0) : json_object_new_array();
 	arr = json_object_new_array();
 	cat_rowset(o->rows, in, &rs);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A process's stall sites as JSON (see stall_sites.h): its rows of the
- * stall_sites table, the longest kept in place as they are found.
+ * stall_sites table, each seen with its figures over the span answered,
+ * the longest kept in place as they are found.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "exporter/stall_history.h"
 #include "exporter/stall_sites.h"
 
 struct json_object *stall_sites_text(const char *s, size_t cap)
@@ -31,8 +33,24 @@ static void put(struct json_object *o, enum cat_id id, struct json_object *v)
 	json_object_object_add(o, cat_feed_key(id, 0), v);
 }
 
-static struct json_object *site_json(const struct shm_stall_site *r, uint64_t all_ns, int detail)
+/* A site, with its stalls and time over the span answered (its totals, or a window's). */
+struct site_view {
+	const struct shm_stall_site *r;
+	uint64_t stalls, ns;
+};
+
+static struct site_view view_of(const struct shm_stall_site *r, const struct stall_window *w)
 {
+	struct site_view v = { r, r->stalls, r->total_ns };
+
+	if (w)
+		stall_window_site(w, r, &v.stalls, &v.ns);
+	return v;
+}
+
+static struct json_object *site_json(const struct site_view *v, uint64_t all_ns, int detail)
+{
+	const struct shm_stall_site *r = v->r;
 	struct json_object *o = json_object_new_object(), *leaf;
 
 	put(o, CAT_ID_SITE_STATE, json_object_new_string(shm_stall_state_name(r->state)));
@@ -48,9 +66,9 @@ static struct json_object *site_json(const struct shm_stall_site *r, uint64_t al
 									  sizeof(r->leaf_func)));
 		json_object_object_add(o, "leaf", leaf);
 	}
-	put(o, CAT_ID_SITE_STALLS, json_object_new_uint64(r->stalls));
-	put(o, CAT_ID_SITE_SECONDS, seconds(r->total_ns));
-	put(o, CAT_ID_SITE_SHARE, json_object_new_double(all_ns ? (double)r->total_ns /
+	put(o, CAT_ID_SITE_STALLS, json_object_new_uint64(v->stalls));
+	put(o, CAT_ID_SITE_SECONDS, seconds(v->ns));
+	put(o, CAT_ID_SITE_SHARE, json_object_new_double(all_ns ? (double)v->ns /
 							 (double)all_ns : 0));
 	if (detail) {
 		json_object_object_add(o, "max_seconds", seconds(r->max_ns));
@@ -61,10 +79,12 @@ static struct json_object *site_json(const struct shm_stall_site *r, uint64_t al
 	return o;
 }
 
-struct json_object *stall_sites_json(const struct shm_snapshot *snap, uint32_t pid,
+struct json_object *stall_sites_json(const struct shm_snapshot *snap,
+				     const struct stall_window *w, uint32_t pid,
 				     uint32_t max, int detail)
 {
-	const struct shm_stall_site *site, **top;
+	const struct shm_stall_site *site;
+	struct site_view *top;
 	struct json_object *arr;
 	uint64_t all_ns = 0;
 	uint32_t n, kept = 0;
@@ -81,22 +101,27 @@ struct json_object *stall_sites_json(const struct shm_snapshot *snap, uint32_t p
 	}
 	/* One pass: every site counts in the share, the longest max are kept. */
 	for (uint32_t i = 0; i < n; i++) {
+		struct site_view v;
 		uint32_t at;
 
 		if (site[i].pid != pid)
 			continue;
-		all_ns += site[i].total_ns;
+		v = view_of(&site[i], w);
+		/* A span lists what happened in it; the totals list every site. */
+		if (w && !v.ns)
+			continue;
+		all_ns += v.ns;
 		at = kept < max ? kept++ : max;
-		while (at > 0 && top[at - 1]->total_ns < site[i].total_ns) {
+		while (at > 0 && top[at - 1].ns < v.ns) {
 			if (at < max)
 				top[at] = top[at - 1];
 			at--;
 		}
 		if (at < max)
-			top[at] = &site[i];
+			top[at] = v;
 	}
 	for (uint32_t i = 0; i < kept; i++)
-		json_object_array_add(arr, site_json(top[i], all_ns, detail));
+		json_object_array_add(arr, site_json(&top[i], all_ns, detail));
 	free(top);
 	return arr;
 }

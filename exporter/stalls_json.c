@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * stalls_json.h.  Shape:
- *   {"window_seconds": the collector's window (header.window_ns),
+ *   {"window_seconds": the collector's window (header.window_ns); with
+ *                      ?since, the span the answer covers,
+ *    with ?since=SECONDS only: "since_seconds_asked", "covered" (false:
+ *      the history is shorter than asked, and the answer covers all of
+ *      it), "history": {"period_seconds", "max_seconds", "seconds" (held
+ *      now), "processes_dropped", "sites_dropped" (over a sample's
+ *      bounds, in the newest sample; stall_history.h)},
  *    "overflows": {"sites": N, "processes": N},
  *    "processes": [{"pid", "comm", "rank", "nranks" (-1: no communicator),
  *                   "python": {"status", "version"},
@@ -27,13 +33,22 @@
  * Sites of a process are sorted by time, longest first, and written by
  * stall_sites.c, as the feed's processes[].stall_sites are (there without
  * leaf and the three keys after share); a site's share is its part of the
- * time of all its process's sites.  The shares of explain come from the
- * scheduler's states of its training threads (they add up to those
- * threads' wall time); where the scheduler has none for it, from the
- * Python stalls of its main thread by state when its frames are read,
- * else from its wait counters (DataLoader, futex, barrier and
- * collective waits, run-queue delay); the rest of the wall time is "on
- * CPU or short waits".
+ * time of all its process's sites.  With ?since, "explain" (its
+ * window_seconds: from the process's first sample when it came later) and
+ * "sites" are over that span: differences of cumulative figures with the
+ * exporter's sample nearest to its start (stall_history.h); a site is
+ * listed only with time in it, its "stalls", "seconds" and "share" those
+ * of the span ("max_seconds" stays its longest ever); "recent" stays the
+ * collector's window.  The shares of explain come from the scheduler's
+ * states of its training threads (they add up to those threads' wall
+ * time); where the scheduler has none for it, from the Python stalls of
+ * its main thread by state when its frames are read, else from its wait
+ * counters (DataLoader, futex, barrier and collective waits, run-queue
+ * delay); the rest of the wall time is "on CPU or short waits".  Over a
+ * ?since span those fallbacks are its sites' time by state (every
+ * thread's) and its communicators' waits added up: the segment keeps no
+ * running total of the main thread's stalls or of the collector's merged
+ * collective waits.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,6 +59,7 @@
 
 #include "common/explain_verdict.h"
 #include "exporter/json_text.h"
+#include "exporter/stall_history.h"
 #include "exporter/stall_sites.h"
 #include "exporter/stalls_json.h"
 
@@ -273,10 +289,12 @@ static void job_of(const struct shm_identity *id, char *out, size_t len)
 }
 
 static struct json_object *process_json(const struct shm_snapshot *snap,
+					const struct stall_window *w,
 					const struct shm_proc *p, const struct shm_identity *id,
 					struct ev_process *ev, int *training)
 {
 	const struct shm_proc_recent *r = recent_of(snap, p->pid);
+	struct shm_proc_recent windowed;
 	const struct shm_nccl_comm *comm;
 	uint32_t n_comm;
 	const struct shm_py_proc *py;
@@ -301,7 +319,7 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 	json_object_object_add(o, "unsampled_seconds", seconds(mine ? mine->unsampled_ns : 0));
 	json_object_object_add(o, "recent", recent_json(snap, p->pid));
 	comm_and_gpus(snap, p->pid, o);
-	json_object_object_add(o, "sites", stall_sites_json(snap, p->pid, 0, 1));
+	json_object_object_add(o, "sites", stall_sites_json(snap, w, p->pid, 0, 1));
 	memset(ev, 0, sizeof(*ev));
 	ev->pid = p->pid;
 	ev->rank = ev->nranks = -1;
@@ -315,6 +333,9 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 		}
 	}
 	job_of(id, ev->job, sizeof(ev->job));
+	/* A span asked for: the verdict is drawn from it, not from the collector's window. */
+	if (w)
+		r = stall_window_proc(w, p, &windowed) == 0 ? &windowed : NULL;
 	ev->uses_gpu = ev->rank >= 0 || launches_kernels(p);
 	*training = r && (ev->rank >= 0 || launches_kernels(p) ||
 			  (mine && mine->status == SHM_PY_FRAMES)) &&
@@ -322,7 +343,24 @@ static struct json_object *process_json(const struct shm_snapshot *snap,
 	return o;
 }
 
-char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
+/* What a span asked for covers, for the document's head. */
+static void window_head(const struct stall_window *w, uint64_t since_s, struct json_object *doc)
+{
+	struct json_object *h = json_object_new_object();
+
+	json_object_object_add(doc, "since_seconds_asked", json_object_new_uint64(since_s));
+	json_object_object_add(doc, "covered", json_object_new_boolean(w->covered));
+	json_object_object_add(h, "period_seconds", seconds(STALL_HISTORY_PERIOD_NS));
+	json_object_object_add(h, "max_seconds",
+			       seconds((STALL_HISTORY_SAMPLES - 1) * STALL_HISTORY_PERIOD_NS));
+	json_object_object_add(h, "seconds", seconds(w->held_ns));
+	json_object_object_add(h, "processes_dropped", json_object_new_uint64(w->procs_dropped));
+	json_object_object_add(h, "sites_dropped", json_object_new_uint64(w->sites_dropped));
+	json_object_object_add(doc, "history", h);
+}
+
+static char *render(const struct shm_snapshot *snap, const struct stall_window *w,
+		    uint64_t since_s, size_t *len)
 {
 	const struct shm_proc *procs;
 	struct ev_process *ev, **evp;
@@ -358,7 +396,7 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 		const struct shm_identity *id = i < n_ids && ids[i].pid == procs[i].pid ?
 						&ids[i] : NULL;
 
-		pj[i] = process_json(snap, &procs[i], id, &ev[i], &training[i]);
+		pj[i] = process_json(snap, w, &procs[i], id, &ev[i], &training[i]);
 		json_object_array_add(list, pj[i]);
 		if (training[i])
 			evp[n_ev++] = &ev[i];
@@ -376,8 +414,27 @@ char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
 			       json_object_new_uint64(snap->hdr->table[SHM_TABLE_STALL_SITES].overflows));
 	json_object_object_add(ovf, "processes",
 			       json_object_new_uint64(snap->hdr->table[SHM_TABLE_PY_PROCS].overflows));
-	json_object_object_add(doc, "window_seconds", seconds(snap->hdr->window_ns));
+	json_object_object_add(doc, "window_seconds",
+			       seconds(w ? w->span_ns : snap->hdr->window_ns));
+	if (w)
+		window_head(w, since_s, doc);
 	json_object_object_add(doc, "overflows", ovf);
 	json_object_object_add(doc, "processes", list);
 	return json_text_take(doc, len);
+}
+
+char *stalls_json_render(const struct shm_snapshot *snap, size_t *len)
+{
+	return render(snap, NULL, 0, len);
+}
+
+char *stalls_json_render_since(const struct shm_snapshot *snap, const struct stall_history *h,
+			       uint64_t since_s, size_t *len)
+{
+	struct stall_window w;
+	uint64_t cap = (STALL_HISTORY_SAMPLES - 1) * (STALL_HISTORY_PERIOD_NS / 1000000000ull);
+
+	/* Longer than the history can hold: all of it, and covered says it is less. */
+	stall_history_window(h, snap, (since_s < cap ? since_s : cap + 1) * 1000000000ull, &w);
+	return render(snap, &w, since_s, len);
 }

@@ -19,4 +19,13 @@
  */
 char *stalls_json_render(const struct shm_snapshot *snap, size_t *len);
 
+/*
+ * The same document over the last since_s seconds as h holds them (see
+ * the shape above: window_seconds the span covered, explain and sites
+ * from differences with the sample nearest to its start).
+ */
+struct stall_history;
+char *stalls_json_render_since(const struct shm_snapshot *snap, const struct stall_history *h,
+			       uint64_t since_s, size_t *len);
+
 #endif /* ZERNEL_STALLS_JSON_H */
