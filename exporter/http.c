@@ -36,6 +36,7 @@
 #include "exporter/prom_proto.h"
 #include "common/sbuf.h"
 #include "exporter/source.h"
+#include "exporter/stall_history.h"
 #include "exporter/stalls_json.h"
 #include "exporter/stats.h"
 #include "exporter/trace_json.h"
@@ -76,6 +77,8 @@ struct http_server {
 	size_t page_len;
 	struct metrics_ahead ahead;	/* /metrics' segment part, rendered ahead */
 	int ahead_ready;		/* ahead initialised */
+	struct stall_history *history;	/* for /api/stalls?since= */
+	uint64_t history_checked_ns;	/* when the loop last offered it a snapshot */
 	uint64_t last_render_error_ns;
 };
 
@@ -344,30 +347,91 @@ static char *render_stalls(const struct shm_snapshot *snap, uint32_t arg, size_t
 	return stalls_json_render(snap, len);
 }
 
+/*
+ * The query's NAME=N, N digits only, saturating at UINT64_MAX: 1 with *v
+ * set, 0 when there is no query, -1 for any other query.
+ */
+static int query_number(const h2o_req_t *req, const char *name, uint64_t *v)
+{
+	const char *q, *end = req->path.base + req->path.len;
+	size_t name_len = strlen(name);
+
+	if (req->query_at == SIZE_MAX)
+		return 0;
+	q = req->path.base + req->query_at + 1;
+	if ((size_t)(end - q) <= name_len || strncmp(q, name, name_len) != 0)
+		return -1;
+	*v = 0;
+	for (q += name_len; q < end; q++) {
+		if (*q < '0' || *q > '9')
+			return -1;
+		*v = *v > (UINT64_MAX - 9) / 10 ? UINT64_MAX : *v * 10 + (uint64_t)(*q - '0');
+	}
+	return 1;
+}
+
 /* ?seconds=N of the request, within 1..TRACE_MAX_SECONDS; default otherwise, -1 bad. */
 static long trace_seconds(const h2o_req_t *req)
 {
-	const char *q, *end = req->path.base + req->path.len;
-	char num[16];
-	size_t n;
-	long v;
+	uint64_t v;
+	int got = query_number(req, "seconds=", &v);
 
-	if (req->query_at == SIZE_MAX)
+	if (got == 0)
 		return TRACE_DEFAULT_SECONDS;
-	q = req->path.base + req->query_at + 1;
-	if ((size_t)(end - q) < 8 || strncmp(q, "seconds=", 8) != 0)
-		return -1;
-	q += 8;
-	n = (size_t)(end - q);
-	if (n == 0 || n >= sizeof(num))
-		return -1;
-	memcpy(num, q, n);
-	num[n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if (num[i] < '0' || num[i] > '9')
-			return -1;
-	v = atol(num);
-	return v >= 1 && v <= TRACE_MAX_SECONDS ? v : -1;
+	return got > 0 && v >= 1 && v <= TRACE_MAX_SECONDS ? (long)v : -1;
+}
+
+/* Offers the history a snapshot at most once a second: it keeps one per period. */
+static void history_tick(struct http_server *s, int force)
+{
+	const struct shm_snapshot *snap;
+	uint64_t now = now_mono_ns();
+
+	if (!force && now - s->history_checked_ns < NSEC_PER_SEC)
+		return;
+	s->history_checked_ns = now;
+	source_refresh(&s->src);
+	snap = source_fresh(&s->src);
+	if (snap)
+		stall_history_note(s->history, snap);
+}
+
+/* /api/stalls, over the collector's window, or ?since=SECONDS over the history. */
+static void serve_stalls(struct http_server *s, h2o_req_t *req)
+{
+	uint64_t since = 0;
+	int got = query_number(req, "since=", &since);
+	const struct shm_snapshot *snap;
+	h2o_iovec_t body;
+	char reason[320];
+	size_t len = 0;
+	char *doc;
+
+	if (got < 0 || (got > 0 && since == 0)) {
+		respond_text(req, 400, "Bad Request",
+			     "expected /api/stalls or /api/stalls?since=SECONDS, SECONDS a whole "
+			     "number of seconds from 1 (longer than the history: all of it)\n");
+		return;
+	}
+	if (got == 0) {
+		serve_json(s, req, render_stalls, 0, "stalls");
+		return;
+	}
+	history_tick(s, 1);
+	snap = source_fresh(&s->src);
+	if (!snap) {
+		snprintf(reason, sizeof(reason), "no fresh data: %s\n", s->src.reason);
+		respond_text(req, 503, "Service Unavailable", reason);
+		return;
+	}
+	doc = stalls_json_render_since(snap, s->history, since, &len);
+	if (!doc) {
+		respond_text(req, 500, "Internal Server Error", "stalls rendering failed\n");
+		return;
+	}
+	body = h2o_strdup(&req->pool, doc, len);
+	free(doc);
+	respond(req, 200, "OK", "application/json", &body, 1);
 }
 
 /* Recent events in Chrome's trace format (exporter/trace_json.h). */
@@ -420,7 +484,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/snapshot")))
 		serve_snapshot(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/api/stalls")))
-		serve_json(s, req, render_stalls, 0, "stalls");
+		serve_stalls(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/api/trace")))
 		serve_trace(s, req);
 	else if (h2o_memis(path.base, path.len, H2O_STRLIT("/")))
@@ -549,6 +613,11 @@ int http_server_new(struct http_server **out, int listen_fd, const char *shm_nam
 		return -ENOMEM;
 	}
 	s->ahead_ready = 1;
+	s->history = stall_history_new();
+	if (!s->history) {
+		http_server_free(s);
+		return -ENOMEM;
+	}
 	*out = s;
 	return 0;
 }
@@ -567,8 +636,10 @@ static void *http_thread(void *arg)
 	h2o_socket_read_start(s->listener, on_accept);
 
 	/* 100 ms: how soon a stop request is noticed. */
-	while (!atomic_load(&s->stop))
+	while (!atomic_load(&s->stop)) {
 		h2o_evloop_run(s->loop, 100);
+		history_tick(s, 0);
+	}
 
 	h2o_socket_read_stop(s->listener);
 	h2o_socket_close(s->listener);
@@ -625,6 +696,7 @@ void http_server_free(struct http_server *s)
 		metrics_ahead_free(&s->ahead);
 	sbuf_free(&s->self);
 	sbuf_free(&s->self_pb);
+	stall_history_free(s->history);
 	source_close(&s->src);
 	h2o_config_dispose(&s->config);
 	fairshare_free(&s->share);
