@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * cli_explain (explain.h): one GET of /api/stalls, then per training
- * process the exporter judged (its "explain": shares of wall time over
- * the collector's window, verdict, evidence, recommendation; see
+ * cli_explain (explain.h): one GET of /api/stalls (with --since,
+ * /api/stalls?since=SECONDS: the exporter's history of the last minutes),
+ * then per training process the exporter judged (its "explain": shares
+ * of wall time over the span, verdict, evidence, recommendation; see
  * exporter/stalls_json.c and common/explain_verdict.c) with its top
  * stall sites, as text or JSON.
  */
@@ -79,7 +80,7 @@ static double site_total(struct json_object *sites)
 	return t;
 }
 
-static void print_text(const struct proc_view *v)
+static void print_text(const struct proc_view *v, int since)
 {
 	struct json_object *sites = jv_array(v->j, "sites"), *shares = jv_get(v->x, "shares");
 	size_t n = sites ? json_object_array_length(sites) : 0;
@@ -108,6 +109,9 @@ static void print_text(const struct proc_view *v)
 	if (strcmp(v->python, "unsupported") == 0 || strcmp(v->python, "mismatch") == 0)
 		printf("  stall sites: none (this interpreter's frames are not read; see the "
 		       "collector's log)\n");
+	else if (n && since)
+		printf("  top stall sites (share of its stall time in the last %.0f s):\n",
+		       v->window_s);
 	else if (n)
 		printf("  top stall sites (share of its stall time since it was watched):\n");
 	for (size_t i = 0; i < n && i < EXPLAIN_TOP_SITES; i++) {
@@ -178,7 +182,7 @@ static struct json_object *fetch(const struct cli_explain_opts *o, int *status)
 	struct json_object *doc;
 	const char *why = NULL;
 	struct url u;
-	char *body = NULL;
+	char *body = NULL, path[64] = "/api/stalls";
 	size_t len = 0;
 	int code;
 
@@ -189,13 +193,15 @@ static struct json_object *fetch(const struct cli_explain_opts *o, int *status)
 		return NULL;
 	}
 	*status = 1;
-	code = http_get(&u, "/api/stalls", o->timeout_ms, &body, &len, &why);
+	if (o->since_s)
+		snprintf(path, sizeof(path), "/api/stalls?since=%llu", (unsigned long long)o->since_s);
+	code = http_get(&u, path, o->timeout_ms, &body, &len, &why);
 	if (code < 0) {
 		fprintf(stderr, "zernel explain: %s: %s\n", o->url_text, why ? why : strerror(-code));
 		return NULL;
 	}
 	if (code != 200) {
-		fprintf(stderr, "zernel explain: %s/api/stalls answered %d: %.200s", o->url_text,
+		fprintf(stderr, "zernel explain: %s%s answered %d: %.200s", o->url_text, path,
 			code, body);
 		free(body);
 		return NULL;
@@ -214,6 +220,30 @@ static struct json_object *fetch(const struct cli_explain_opts *o, int *status)
 	return doc;
 }
 
+/*
+ * The span the answer covers, said once before the processes: plainly
+ * shorter than asked when the exporter's history does not reach back so
+ * far (it keeps its last minutes, and nothing from before it started).
+ */
+static void span_line(struct json_object *doc, const struct cli_explain_opts *o, double window)
+{
+	double held = 0, most = 0;
+	struct json_object *h = jv_get(doc, "history");
+
+	jv_num(h, "seconds", &held);
+	jv_num(h, "max_seconds", &most);
+	if (json_object_get_boolean(jv_get(doc, "covered"))) {
+		if (!o->json)
+			printf("the last %.0f s (asked: %llu s)\n\n", window,
+			       (unsigned long long)o->since_s);
+		return;
+	}
+	fprintf(o->json ? stderr : stdout,
+		"%sthe exporter's history holds only %.0f s (it keeps at most %.0f s): showing "
+		"the last %.0f s, not %llu s\n%s", o->json ? "zernel explain: " : "", held, most,
+		window, (unsigned long long)o->since_s, o->json ? "" : "\n");
+}
+
 int cli_explain(const struct cli_explain_opts *o)
 {
 	struct proc_view *v = calloc(EXPLAIN_MAX_PROCS, sizeof(*v));
@@ -230,13 +260,8 @@ int cli_explain(const struct cli_explain_opts *o)
 		return status;
 	}
 	jv_num(doc, "window_seconds", &window);
-	if (o->since_s && (double)o->since_s > window + 0.5)
-		fprintf(stderr, "zernel explain: the collector keeps a %.0f s window (its --window):"
-			" showing that, not %llu s\n", window, (unsigned long long)o->since_s);
-	else if (o->since_s && (double)o->since_s + 0.5 < window)
-		fprintf(stderr, "zernel explain: the collector keeps a %.0f s window (its --window):"
-			" showing that; start it with --window %llu for %llu s\n", window,
-			(unsigned long long)o->since_s, (unsigned long long)o->since_s);
+	if (o->since_s)
+		span_line(doc, o, window);
 	list = jv_array(doc, "processes");
 	all = json_object_array_length(list);
 	for (size_t i = 0; i < all && n < EXPLAIN_MAX_PROCS; i++)
@@ -257,11 +282,18 @@ int cli_explain(const struct cli_explain_opts *o)
 		if (out)
 			json_object_array_add(out, json_out(&v[i]));
 		else
-			print_text(&v[i]);
+			print_text(&v[i], o->since_s != 0);
 	}
 	if (out) {
 		struct json_object *top = json_object_new_object();
 
+		if (o->since_s) {
+			json_object_object_add(top, "window_seconds", json_object_new_double(window));
+			json_object_object_add(top, "since_seconds_asked",
+					       json_object_new_uint64(o->since_s));
+			json_object_object_add(top, "covered", json_object_new_boolean(
+				json_object_get_boolean(jv_get(doc, "covered"))));
+		}
 		json_object_object_add(top, "processes", out);
 		printf("%s\n", json_object_to_json_string_ext(top, JSON_C_TO_STRING_PLAIN));
 		json_object_put(top);

@@ -4,6 +4,7 @@
  * WebSocket feed live in the terminal (or once, or as JSON lines).  It needs
  * no privilege and reads nothing but the feed.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <locale.h>
@@ -44,7 +45,8 @@ static void usage(FILE *f)
 		"           (file:line in function), a verdict and a recommendation, from\n"
 		"           zernel-exporter's /api/stalls (default " CLI_EXPLAIN_URL_DEFAULT ")\n"
 		"  --pid PID        only this process\n"
-		"  --since 60s      the span to explain; the collector keeps its --window\n"
+		"  --since 60s      only the last span: 60, 60s, 5m or 1h (the exporter keeps\n"
+		"                   its last 10 minutes; default: the collector's --window)\n"
 		"  --json           one JSON document instead of text\n"
 		"\n"
 		"trace      the recent stalls and NCCL calls per thread, in Chrome's trace\n"
@@ -148,20 +150,29 @@ static int cmd_watch(int argc, char **argv)
 	return cli_watch(&o);
 }
 
-/* "60s", "2m", "60": seconds. */
+/* "60", "60s", "5m", "1h": seconds, 1 s to a day. */
 static int parse_span(const char *s, uint64_t *out)
 {
+	static const struct { char unit; uint64_t s; } units[] = {
+		{ '\0', 1 }, { 's', 1 }, { 'm', 60 }, { 'h', 3600 },
+	};
+	uint64_t v;
 	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
 
-	if (end == s || v == 0 || v > 86400)
+	/* strtoull would take a sign or leading blanks: digits only. */
+	if (*s < '0' || *s > '9')
 		return -1;
-	if (*end == 'm' && end[1] == '\0')
-		v *= 60;
-	else if (!((*end == 's' && end[1] == '\0') || *end == '\0'))
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || v == 0 || v > 86400 || (*end && end[1]))
 		return -1;
-	*out = v;
-	return 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (*end == units[i].unit && v * units[i].s <= 86400) {
+			*out = v * units[i].s;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 static int cmd_explain(int argc, char **argv)
@@ -191,8 +202,8 @@ static int cmd_explain(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_span(optarg, &o.since_s) < 0)
-				return misuse("explain", "--since wants a span such as 60s or 5m "
-					"(at most a day), not \"%s\"", optarg);
+				return misuse("explain", "--since wants a span such as 60, 60s, 5m "
+					"or 1h (at most a day), not \"%s\"", optarg);
 			break;
 		case 'j':
 			o.json = 1;
