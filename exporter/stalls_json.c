@@ -432,9 +432,9 @@ char *stalls_json_render_since(const struct shm_snapshot *snap, const struct sta
 			       uint64_t since_s, size_t *len)
 {
 	struct stall_window w;
-	uint64_t cap = (STALL_HISTORY_SAMPLES - 1) * (STALL_HISTORY_PERIOD_NS / 1000000000ull);
+	uint64_t asked = since_s < UINT64_MAX / 1000000000ull ? since_s * 1000000000ull : UINT64_MAX;
 
-	/* Longer than the history can hold: all of it, and covered says it is less. */
-	stall_history_window(h, snap, (since_s < cap ? since_s : cap + 1) * 1000000000ull, &w);
+	/* Longer than the history holds: all of it, and covered says it is less. */
+	stall_history_window(h, snap, asked, &w);
 	return render(snap, &w, since_s, len);
 }

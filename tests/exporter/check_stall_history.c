@@ -3,8 +3,8 @@
  * /api/stalls?since= on crafted segments published 5 s apart: the
  * verdict and the sites come from the span asked, not from the lifetime
  * totals; a site that appears late counts whole; a reused pid is another
- * process; a history shorter than asked says so; trainers keep their
- * place in a sample over its bound.
+ * process; a history shorter than asked says so, and a full one holds
+ * ten minutes; trainers keep their place in a sample over its bound.
  */
 #include <check.h>
 #include <stdio.h>
@@ -324,6 +324,28 @@ START_TEST(a_history_shorter_than_asked_covers_what_it_holds)
 }
 END_TEST
 
+/* 125 publishes 5 s apart: the oldest samples go, ten minutes stay. */
+START_TEST(a_full_history_holds_ten_minutes_and_no_more)
+{
+	struct json_object *doc;
+
+	for (uint32_t k = 0; k < 125; k++) {
+		trainer(0, 300, 1, 10 * (k + 1), 40 * (k + 1), 0);
+		publish(k, 1, 0);
+	}
+	doc = answer(600);
+	ck_assert(json_object_get_boolean(get(doc, "covered")));
+	ck_assert_double_eq_tol(json_object_get_double(get(doc, "window_seconds")), 600, 1e-6);
+	json_object_put(doc);
+	doc = answer(1000000);
+	ck_assert(!json_object_get_boolean(get(doc, "covered")));
+	ck_assert_double_eq_tol(json_object_get_double(get(doc, "window_seconds")), 600, 1e-6);
+	ck_assert_double_eq_tol(json_object_get_double(get(get(doc, "history"), "seconds")), 600,
+				1e-6);
+	json_object_put(doc);
+}
+END_TEST
+
 /* 299 DataLoader workers, then the trainer: the bound drops workers, and counts them. */
 START_TEST(trainers_keep_their_place_in_a_full_sample)
 {
@@ -357,6 +379,7 @@ Suite *stall_history_suite(void)
 	tcase_add_test(tc, since_judges_and_ranks_sites_over_the_span_asked);
 	tcase_add_test(tc, a_reused_pid_is_another_process);
 	tcase_add_test(tc, a_history_shorter_than_asked_covers_what_it_holds);
+	tcase_add_test(tc, a_full_history_holds_ten_minutes_and_no_more);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bounds");
 	tcase_add_checked_fixture(tc, setup_many, teardown);
