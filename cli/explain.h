@@ -16,7 +16,7 @@
 struct cli_explain_opts {
 	const char *url_text;
 	uint32_t pid;			/* 0: every training process */
-	uint64_t since_s;		/* 0: the collector's window */
+	uint64_t since_s;		/* 0: the collector's window; else the exporter's history */
 	int json;
 	int timeout_ms;
 };
