@@ -100,7 +100,12 @@ static int check_trace_doc(struct json_object *doc, double seconds)
 			ck_assert(ts > 0 && dur >= 0);
 			ck_assert_msg(ts >= t->last_start, "thread %ld: events out of order", tid);
 			t->last_start = ts;
-			while (t->depth && t->stack[t->depth - 1] <= ts)
+			/*
+			 * One that ends where this one starts is a sibling: times are
+			 * microseconds as doubles, so ts + dur of events that touch to
+			 * the nanosecond can round past the next one's ts.
+			 */
+			while (t->depth && t->stack[t->depth - 1] <= ts + 1e-3)
 				t->depth--;
 			ck_assert_msg(!t->depth || ts + dur <= t->stack[t->depth - 1] + 1e-3,
 				      "thread %ld: %s ends after the event it starts in",
