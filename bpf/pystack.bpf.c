@@ -73,11 +73,13 @@ int BPF_KRETPROBE(zp_sync_ret)
 	if (!pr)
 		return 0;
 	ts = zp_thread_tstate(pr, t, tid, now);
-	if (!ts)
+	if (ts)
+		zp_walk_frames(pr, t, ts);
+	/* Frames not readable now: the stall still counts, as unsampled time. */
+	if (!ts || !t->nframes) {
+		zp_count_unsampled(pr, on);
 		return 0;
-	zp_walk_frames(pr, t, ts);
-	if (!t->nframes)
-		return 0;
+	}
 	t->native_stack = zp_native_stack(ctx);
 	t->stack_code = t->frames[0].code;
 	t->stack_instr = t->frames[0].instr;

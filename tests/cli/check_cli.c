@@ -709,6 +709,28 @@ START_TEST(test_view_fits_80x24_with_the_essentials)
 }
 END_TEST
 
+/* The training threads' states: each its share of their time, summed over processes. */
+static void assert_thread_states_line(const struct cli_feed *f)
+{
+	static const char *const names[SHM_STATE_COUNT] = {
+		"cpu", "runq", "input", "gpu", "coll", "lock", "sleep", "other",
+	};
+	double sum[SHM_STATE_COUNT] = { 0 }, total = 0;
+	char want[256];
+	size_t o = 0;
+
+	for (size_t i = 0; i < f->n_proc; i++)
+		for (unsigned int st = 0; st < SHM_STATE_COUNT; st++)
+			sum[st] += f->proc[i].state_ns[st] > 0 ? f->proc[i].state_ns[st] : 0;
+	for (unsigned int st = 0; st < SHM_STATE_COUNT; st++)
+		total += sum[st];
+	ck_assert_msg(total > 0, "the fixture has no thread states");
+	for (unsigned int st = 0; st < SHM_STATE_COUNT && o < sizeof(want); st++)
+		o += (size_t)snprintf(want + o, sizeof(want) - o, "%s %.0f%%%s", names[st],
+				      100.0 * sum[st] / total, st + 1 < SHM_STATE_COUNT ? "  " : "");
+	ck_assert_msg(screen_find(&scr, want) >= 0, "no \"%s\"", want);
+}
+
 START_TEST(test_view_uses_more_room_when_there_is_more)
 {
 	struct json_object *j;
@@ -720,6 +742,7 @@ START_TEST(test_view_uses_more_room_when_there_is_more)
 	render(f, 60, 160, 0, 1, CLI_WS_CONNECTED);
 	ck_assert_int_eq(scr.overflow, 0);
 	ck_assert_int_ge(screen_find(&scr, "launch99"), 0);
+	assert_thread_states_line(f);
 	for (size_t i = 0; i < f->n_proc; i++) {
 		char who[64], rank[32];
 
