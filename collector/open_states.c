@@ -41,7 +41,7 @@ struct open_states *open_states_new(struct bpf_object *sched)
 int open_states_read(struct open_states *o, struct agg *agg)
 {
 	/* The kernel's seq_file may end a read inside a record: keep the rest. */
-	static _Thread_local struct zs_open_state buf[64];
+	struct zs_open_state buf[64];
 	size_t have = 0;
 	int fd, err = 0;
 

@@ -102,24 +102,12 @@ static int kernel_has_task_work(const struct btf *vmlinux)
 						 BTF_KIND_FUNC) >= 0;
 }
 
-/* Whether struct name in btf has a member called member. */
-static int btf_has_member(const struct btf *btf, const char *name, const char *member)
-{
-	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
-	const struct btf_type *t = id >= 0 ? btf__type_by_id(btf, id) : NULL;
-	const struct btf_member *m = t ? btf_members(t) : NULL;
-
-	for (int i = 0; t && i < btf_vlen(t); i++, m++)
-		if (strcmp(btf__name_by_offset(btf, m->name_off), member) == 0)
-			return 1;
-	return 0;
-}
-
 /* Whether a task's fair-class entity leads to its run queue's clock (CONFIG_FAIR_GROUP_SCHED). */
 static int rq_clock_readable(const struct btf *vmlinux)
 {
-	return btf_has_member(vmlinux, "sched_entity", "cfs_rq") &&
-	       btf_has_member(vmlinux, "cfs_rq", "rq") && btf_has_member(vmlinux, "rq", "clock");
+	return sched_btf_has_member(vmlinux, "sched_entity", "cfs_rq") &&
+	       sched_btf_has_member(vmlinux, "cfs_rq", "rq") &&
+	       sched_btf_has_member(vmlinux, "rq", "clock");
 }
 
 /*
@@ -141,9 +129,9 @@ static int sched_info_usable(const struct btf *vmlinux, const char **why)
 	       "CONFIG_FAIR_GROUP_SCHED)";
 	if (!vmlinux)
 		return 0;
-	fields = btf_has_member(vmlinux, "sched_info", "last_queued") &&
-		 btf_has_member(vmlinux, "sched_info", "last_arrival") &&
-		 btf_has_member(vmlinux, "sched_info", "run_delay") &&
+	fields = sched_btf_has_member(vmlinux, "sched_info", "last_queued") &&
+		 sched_btf_has_member(vmlinux, "sched_info", "last_arrival") &&
+		 sched_btf_has_member(vmlinux, "sched_info", "run_delay") &&
 		 rq_clock_readable(vmlinux);
 	if (!fields)
 		return 0;

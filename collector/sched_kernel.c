@@ -18,7 +18,7 @@ static int tracepoint_params(const struct btf *btf, const char *name)
 	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
 }
 
-static int has_member(const struct btf *btf, const char *type, const char *member)
+int sched_btf_has_member(const struct btf *btf, const char *type, const char *member)
 {
 	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
 	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
@@ -38,10 +38,10 @@ const char *sched_kernel_lacks(const struct btf *vmlinux)
 	if (tracepoint_params(vmlinux, "btf_trace_sched_switch") < 5)
 		return "the prev_state argument of the sched_switch tracepoint (Linux 5.18)";
 	/* A task's CPU, read as it migrates (Linux 5.16 moved it there). */
-	if (!has_member(vmlinux, "thread_info", "cpu"))
+	if (!sched_btf_has_member(vmlinux, "thread_info", "cpu"))
 		return "a task's CPU in its thread_info (Linux 5.16)";
-	if (!has_member(vmlinux, "task_struct", "__state") ||
-	    !has_member(vmlinux, "task_struct", "on_cpu"))
+	if (!sched_btf_has_member(vmlinux, "task_struct", "__state") ||
+	    !sched_btf_has_member(vmlinux, "task_struct", "on_cpu"))
 		return "a task's __state and on_cpu (Linux 5.14, an SMP kernel)";
 	return NULL;
 }

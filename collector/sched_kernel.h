@@ -15,4 +15,7 @@ struct btf;
  */
 const char *sched_kernel_lacks(const struct btf *vmlinux);
 
+/* Whether struct name in btf has a member called member. */
+int sched_btf_has_member(const struct btf *btf, const char *name, const char *member);
+
 #endif /* ZERNEL_SCHED_KERNEL_H */

@@ -739,6 +739,17 @@ static int pods_launch_quantiles(double t, const char *hist,
 	return checked;
 }
 
+/* The steady scenario served by the rig's exporter, and a folder for Prometheus. */
+static void start_steady_rig(void)
+{
+	tu_stack_init(&rig);
+	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
+	start_collector("steady", "200");
+	start_exporter();
+	wait_healthy();
+}
+
 START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 {
 	struct json_object *root, *res;
@@ -746,12 +757,7 @@ START_TEST(prometheus_scrapes_and_histograms_match_summaries)
 	int n, checked = 0;
 
 	ck_assert_msg(access(PROMETHEUS, X_OK) == 0, PROMETHEUS " is missing (make test-deps)");
-	tu_stack_init(&rig);
-	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
-	start_collector("steady", "200");
-	start_exporter();
-	wait_healthy();
+	start_steady_rig();
 
 	start_prometheus(NULL);
 
@@ -850,12 +856,7 @@ START_TEST(prometheus_native_histograms_match_summaries)
 	double t, up = 0;
 	int n, checked = 0;
 
-	tu_stack_init(&rig);
-	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
-	start_collector("steady", "200");
-	start_exporter();
-	wait_healthy();
+	start_steady_rig();
 	start_prometheus_with(NULL, 1);
 
 	for (n = 0; n < 150 && up != 1; n++) {
@@ -976,12 +977,7 @@ START_TEST(prometheus_answers_every_dashboard_query_as_the_podmonitor_scrapes)
 	ck_assert_ptr_nonnull(dash);
 	ck_assert(json_object_object_get_ex(dash, "panels", &panels));
 
-	tu_stack_init(&rig);
-	snprintf(prom_dir, sizeof(prom_dir), "/tmp/zernel-prom-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(prom_dir));
-	start_collector("steady", "200");
-	start_exporter();
-	wait_healthy();
+	start_steady_rig();
 	start_prometheus_as(NULL, 0, &as);
 	for (n = 0; n < 150 && prom_scalar("zernel_collector_up", now_real()) != 1; n++)
 		tu_sleep_ms(100);
