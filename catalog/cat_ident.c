@@ -116,45 +116,24 @@ int cat_text_runtime(char *buf, size_t len, const struct cat_input *in, const vo
 	return 0;
 }
 
-static int known(const char *s)
+int cat_workload_label(const struct shm_workload *w, unsigned int i, const char **name,
+		       char *text, size_t len)
 {
-	return strcmp(s, UNKNOWN) != 0;
-}
+	static const char *const name_label[SHM_WORKLOAD_KIND_COUNT] = {
+		[SHM_WORKLOAD_POD] = "pod", [SHM_WORKLOAD_POD_UID] = "pod_uid",
+		[SHM_WORKLOAD_CONTAINER] = "container_id",
+		[SHM_WORKLOAD_SLURM_JOB] = "slurm_job",
+		[SHM_WORKLOAD_RUN] = "torchelastic_run_id",
+	};
 
-void cat_proc_workload(const struct cat_input *in, const void *row, struct cat_workload *w)
-{
-	const struct shm_identity *id = ident_of(in, row);
-
-	memset(w, 0, sizeof(*w));
-	if (!id)
-		return;
-	text_or_unknown(w->b, sizeof(w->b), id->pod, sizeof(id->pod));
-	if (known(w->b)) {
-		w->kind = CAT_WORKLOAD_POD;
-		text_or_unknown(w->a, sizeof(w->a), id->namespace, sizeof(id->namespace));
-		return;
+	if (w->kind >= SHM_WORKLOAD_KIND_COUNT || !name_label[w->kind])
+		return -1;	/* the node: no label */
+	if (w->kind == SHM_WORKLOAD_POD && i == 0) {
+		*name = "namespace";
+		return text_or_unknown(text, len, w->namespace, sizeof(w->namespace));
 	}
-	w->b[0] = '\0';
-	/* A pod whose names are not known (yet, or ever: no /var/log/pods). */
-	text_or_unknown(w->a, sizeof(w->a), id->pod_uid, sizeof(id->pod_uid));
-	if (known(w->a)) {
-		w->kind = CAT_WORKLOAD_POD_UID;
-		return;
-	}
-	text_or_unknown(w->a, sizeof(w->a), id->container_id, sizeof(id->container_id));
-	if (known(w->a)) {
-		w->kind = CAT_WORKLOAD_CONTAINER;
-		return;
-	}
-	if (id->slurm_job_id) {
-		w->kind = CAT_WORKLOAD_SLURM_JOB;
-		snprintf(w->a, sizeof(w->a), "%llu", (unsigned long long)id->slurm_job_id);
-		return;
-	}
-	text_or_unknown(w->a, sizeof(w->a), id->run_id, sizeof(id->run_id));
-	if (known(w->a)) {
-		w->kind = CAT_WORKLOAD_RUN;
-		return;
-	}
-	w->a[0] = '\0';
+	if (i != (w->kind == SHM_WORKLOAD_POD))
+		return -1;
+	*name = name_label[w->kind];
+	return text_or_unknown(text, len, w->name, sizeof(w->name));
 }

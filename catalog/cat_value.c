@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -110,6 +111,17 @@ const struct shm_latency *cat_latency(const struct cat_metric *m, const struct c
 	else
 		l = (const struct shm_latency *)((const char *)row + m->off);
 	return l ? l : &zero_latency;
+}
+
+int cat_proc_latency_family(const struct cat_metric *m)
+{
+	size_t first = offsetof(struct shm_proc, lat);
+
+	if (m->rows != CAT_ROWS_PROCS || m->kind != CAT_LATENCY || m->get_latency ||
+	    m->off < first || (m->off - first) % sizeof(struct shm_latency) ||
+	    (m->off - first) / sizeof(struct shm_latency) >= SHM_FAMILY_COUNT)
+		return -1;
+	return (int)((m->off - first) / sizeof(struct shm_latency));
 }
 
 uint64_t cat_latency_quantile(const struct shm_latency *l, enum cat_quantile q)

@@ -360,28 +360,18 @@ int cat_label_text(const struct cat_label *l, const struct cat_input *in, const 
 int64_t cat_label_int(const struct cat_label *l, const void *row);
 
 /*
- * The workload a process row belongs to (cat_ident.c), the narrowest one
- * known: a pod (namespace and pod; its UID while the names are unknown),
- * else a container (its id), else a job (the Slurm job id, else the
- * torchelastic run id), else the node.  Texts are checked as the identity
- * labels are.
+ * The labels of a workload row (cat_ident.c), named as on
+ * zernel_process_info so that a workload's histograms join its processes:
+ * namespace and pod, pod_uid, container_id, slurm_job or
+ * torchelastic_run_id, none for the node.  Label i (from 0): its name
+ * and, in text, its value checked as an identity's texts are.  Returns 0,
+ * or -1 past the last.
  */
-enum cat_workload_kind {
-	CAT_WORKLOAD_NODE = 0,
-	CAT_WORKLOAD_POD,
-	CAT_WORKLOAD_POD_UID,
-	CAT_WORKLOAD_CONTAINER,
-	CAT_WORKLOAD_SLURM_JOB,
-	CAT_WORKLOAD_RUN,
-};
+int cat_workload_label(const struct shm_workload *w, unsigned int i, const char **name,
+		       char *text, size_t len);
 
-struct cat_workload {
-	unsigned int kind;		/* enum cat_workload_kind */
-	char a[SHM_ID_RUN_ID_LEN];	/* namespace, pod UID, container id, job or run; "" for the node */
-	char b[SHM_ID_POD_LEN];		/* the pod; "" otherwise */
-};
-
-void cat_proc_workload(const struct cat_input *in, const void *row, struct cat_workload *w);
+/* The family of a process latency entry (its shm_proc.lat index), or -1. */
+int cat_proc_latency_family(const struct cat_metric *m);
 
 /* ---- the feed's layout (cat_feed.c) ------------------------------------- */
 

@@ -44,7 +44,10 @@ struct agg *agg_new(const struct agg_opts *opts)
 	a->stage_gpus = calloc(cap->gpus, sizeof(*a->stage_gpus));
 	a->stalls = agg_stalls_new(cap->procs);
 	a->trace = agg_trace_new();
-	if (!a->procs || !a->mem || !a->gpus ||
+	/* Large (61 KiB a row), but untouched rows take no memory. */
+	a->workloads = calloc(SHM_WORKLOADS, sizeof(*a->workloads));
+	a->wl_empty_since = calloc(SHM_WORKLOADS, sizeof(*a->wl_empty_since));
+	if (!a->procs || !a->mem || !a->gpus || !a->workloads || !a->wl_empty_since ||
 	    !a->stage_procs || !a->stage_ids || !a->stage_mem || !a->stage_gpus ||
 	    !a->stalls || !a->trace || agg_nccl_init(a) < 0)
 		goto fail;
@@ -96,6 +99,8 @@ void agg_free(struct agg *a)
 	free(a->stage_ids);
 	free(a->stage_mem);
 	free(a->stage_gpus);
+	free(a->workloads);
+	free(a->wl_empty_since);
 	agg_stalls_free(a->stalls);
 	agg_trace_free(a->trace);
 	free(a);
@@ -137,6 +142,8 @@ int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
 		p->start_time_ns = start_time_ns;
 		for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
 			latency_init(&p->lat[f], a->opts.window_ns);
+		p->workload = -1;
+		agg_workload_join(a, p);
 	}
 	p->watch_reason |= reason & SHM_WATCH_ALL_BITS;
 	if (ppid)
@@ -177,6 +184,7 @@ int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity
 	p->id.flags = (id->flags | SHM_ID_F_READ) & SHM_ID_F_ALL_BITS;
 	p->id.reserved0 = 0;
 	p->id_set_ns = now_ns ? now_ns : 1;
+	agg_workload_join(a, p);
 	return 0;
 }
 
@@ -206,6 +214,7 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 	int32_t s = keyindex_find(&a->proc_idx, pid, 0);
 	if (s < 0)
 		return;
+	agg_workload_leave(a, &a->procs[s]);
 	proc_release(&a->procs[s]);
 	keyindex_remove(&a->proc_idx, s);
 	a->stats.processes_evicted++;
@@ -220,7 +229,9 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 }
 
 /* The process's latency window for family, or NULL with *err saying why. */
-static struct latency_series *proc_window(struct agg *a, uint32_t pid, enum shm_family family, int *err)
+/* The process a family's sample belongs to, or NULL with *err saying why. */
+static struct agg_proc *proc_for_family(struct agg *a, uint32_t pid, enum shm_family family,
+					int *err)
 {
 	struct agg_proc *p;
 
@@ -229,20 +240,21 @@ static struct latency_series *proc_window(struct agg *a, uint32_t pid, enum shm_
 		return NULL;
 	*err = -ENOENT;
 	p = proc_get(a, pid);
-	return p ? &p->lat[family] : NULL;
+	return p;
 }
 
 int agg_latency(struct agg *a, uint32_t pid, enum shm_family family,
 		uint64_t now_ns, uint64_t value_ns)
 {
-	struct latency_series *w;
+	struct agg_proc *p;
 	int err, err2;
 
-	w = proc_window(a, pid, family, &err);
-	if (!w)
+	p = proc_for_family(a, pid, family, &err);
+	if (!p)
 		return err;
-	err = latency_record(w, now_ns, value_ns);
+	err = latency_record(&p->lat[family], now_ns, value_ns);
 	err2 = latency_record(&a->node[family], now_ns, value_ns);
+	agg_workload_record(a, p, family, value_ns);
 	return err ? err : err2;
 }
 
@@ -250,17 +262,19 @@ int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint6
 		      const uint64_t *hist_counts, const uint64_t *prom_counts,
 		      uint64_t count, uint64_t sum_ns, uint64_t max_ns)
 {
-	struct latency_series *w;
+	struct agg_proc *p;
 	int err, err2;
 
-	w = proc_window(a, pid, family, &err);
-	if (!w)
+	p = proc_for_family(a, pid, family, &err);
+	if (!p)
 		return err;
-	err = latency_record_batch(w, now_ns, hist_counts, prom_counts, count, sum_ns, max_ns);
+	err = latency_record_batch(&p->lat[family], now_ns, hist_counts, prom_counts, count,
+				   sum_ns, max_ns);
 	if (err == -EINVAL)
 		return err;
 	err2 = latency_record_batch(&a->node[family], now_ns, hist_counts, prom_counts, count,
 				    sum_ns, max_ns);
+	agg_workload_record_batch(a, p, family, hist_counts, prom_counts, count, sum_ns, max_ns);
 	return err ? err : err2;
 }
 

@@ -61,7 +61,8 @@ uint64_t agg_proc_identity_time(const struct agg *a, uint32_t pid);
 
 /*
  * One latency sample of a watched process; it also counts in the node-wide
- * series of its family (header.node).
+ * series of its family (header.node) and in its workload's row
+ * (agg_workload.c).
  */
 int agg_latency(struct agg *a, uint32_t pid, enum shm_family family,
 		uint64_t now_ns, uint64_t value_ns);
@@ -69,7 +70,8 @@ int agg_latency(struct agg *a, uint32_t pid, enum shm_family family,
 /*
  * A batch of samples of a watched process bucketed in the kernel (see
  * latency_record_batch for the arguments and the window's granularity);
- * it also counts in the node-wide series.  -ENOENT for an unwatched pid.
+ * it also counts in the node-wide series and its workload's row.
+ * -ENOENT for an unwatched pid.
  */
 int agg_latency_batch(struct agg *a, uint32_t pid, enum shm_family family, uint64_t now_ns,
 		      const uint64_t *hist_counts, const uint64_t *prom_counts,

@@ -30,6 +30,7 @@ struct agg_proc {
 	uint64_t thread_state_ns[SHM_STATE_COUNT];	/* training threads', ended */
 	uint64_t open_state_ns[SHM_STATE_COUNT];	/* ... still open at the last read */
 	uint64_t shown_state_ns[SHM_STATE_COUNT];	/* as published (agg_open_state) */
+	int32_t workload;		/* its row in agg.workloads; -1 none */
 };
 
 /* What p's states are published as, from now on (agg_open_state). */
@@ -88,6 +89,11 @@ struct agg {
 	struct shm_latency stage_node[SHM_FAMILY_COUNT];
 	uint32_t published[SHM_TABLE_COUNT];	/* counts of the last publish */
 
+	/* Workload histograms (agg_workload.c): rows 0..n_workloads-1 in use. */
+	struct shm_workload *workloads;	/* SHM_WORKLOADS rows, published as they are */
+	uint64_t *wl_empty_since;	/* per row: when its last process left; 0 while any live */
+	uint32_t n_workloads;
+
 	struct agg_stalls *stalls;	/* Python stall sites (agg_stall.c) */
 	struct agg_trace_ring *trace;	/* recent notable events (agg_trace.c) */
 };
@@ -116,6 +122,22 @@ void agg_stalls_rows(const struct agg_stalls *s, const struct shm_py_proc **py,
 		     uint32_t *n_py, const struct shm_stall_site **site, uint32_t *n_site);
 /* Stages and returns the recent rows, one per watched process. */
 const struct shm_proc_recent *agg_stalls_recent(struct agg *a, uint64_t now_ns, uint32_t *n);
+/*
+ * agg_workload.c, for agg.c and agg_publish.c.  join puts p in the row
+ * its identity names (again after the identity changed); leave takes it
+ * out (exit).  The records add a sample to p's row, if it has one.
+ * stage drops rows empty for SHM_WORKLOAD_LINGER_NS and returns the rows
+ * to publish.
+ */
+void agg_workload_join(struct agg *a, struct agg_proc *p);
+void agg_workload_leave(struct agg *a, struct agg_proc *p);
+void agg_workload_record(struct agg *a, const struct agg_proc *p, enum shm_family family,
+			 uint64_t value_ns);
+void agg_workload_record_batch(struct agg *a, const struct agg_proc *p, enum shm_family family,
+			       const uint64_t *hist_counts, const uint64_t *prom_counts,
+			       uint64_t count, uint64_t sum_ns, uint64_t max_ns);
+uint32_t agg_workload_stage(struct agg *a, uint64_t now_ns);
+
 /* agg_nccl.c, for agg.c and agg_publish.c */
 int agg_nccl_init(struct agg *a);
 void agg_nccl_destroy(struct agg *a);

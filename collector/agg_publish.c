@@ -143,7 +143,7 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 	const struct shm_proc_recent *recent;
 	const struct shm_trace_event *trace;
 	const struct shm_py_proc *py;
-	uint32_t n_procs, n_mem, n_comms, n_py, n_site, n_recent, n_trace;
+	uint32_t n_procs, n_mem, n_comms, n_py, n_site, n_recent, n_trace, n_wl;
 
 	/* Everything costly (quantiles above all) happens before begin. */
 	n_procs = stage_procs(a, mono_ns);
@@ -152,6 +152,7 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 	n_comms = agg_nccl_stage(a, mono_ns);
 	recent = agg_stalls_recent(a, mono_ns, &n_recent);
 	trace = agg_trace_rows(a, &n_trace);
+	n_wl = agg_workload_stage(a, mono_ns);
 	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
 		latency_export(&a->node[f], mono_ns, &a->stage_node[f]);
 	a->stats.publishes++;
@@ -170,6 +171,7 @@ void agg_publish(struct agg *a, struct shm_writer *w, uint64_t mono_ns,
 	put_table(a, w, SHM_TABLE_STALL_SITES, site, n_site, sizeof(*site));
 	put_table(a, w, SHM_TABLE_PROC_RECENT, recent, n_recent, sizeof(*recent));
 	put_table(a, w, SHM_TABLE_TRACE, trace, n_trace, sizeof(*trace));
+	put_table(a, w, SHM_TABLE_WORKLOADS, a->workloads, n_wl, sizeof(*a->workloads));
 	memcpy(h->node, a->stage_node, sizeof(h->node));
 	h->heartbeat_mono_ns = mono_ns;
 	h->heartbeat_real_ns = real_ns;

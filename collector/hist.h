@@ -22,6 +22,8 @@
 
 /* HIST_SUB_BITS, HIST_BUCKETS, ...: the launch probe buckets with them too. */
 #include "shm/shm_consts.h"
+/* hist_bucket_index, hist_bucket_lower, hist_bucket_width */
+#include "shm/shm_hist.h"
 
 #define HIST_MAX_REL_ERROR	(1.0 / 64.0)
 
@@ -46,9 +48,5 @@ void hist_merge(struct hist *dst, const struct hist *src);
  * [min, max].  0 for an empty histogram.
  */
 uint64_t hist_quantile(const struct hist *h, double q);
-
-size_t hist_bucket_index(uint64_t value);
-uint64_t hist_bucket_lower(size_t index);	/* smallest value in the bucket */
-uint64_t hist_bucket_width(size_t index);
 
 #endif /* ZERNEL_HIST_H */

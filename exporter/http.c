@@ -228,7 +228,7 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 	}
 	if (!err && f == METRICS_PROTO) {
 		sbuf_reset(&s->self_pb);
-		err = prom_proto_from_text(&s->self_pb, s->self.data, s->self.len);
+		err = prom_proto_from_text(&s->self_pb, s->self.data, s->self.len, NULL);
 		tail = &s->self_pb;
 	}
 	if (!err)

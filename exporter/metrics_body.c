@@ -21,11 +21,12 @@ struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t li
 	if (!b)
 		return NULL;
 	sbuf_init(&out, limit, 0);
-	err = prom_render_data(&out, snap);
+	err = prom_render_data(&out, snap, &b->natives);
 	if (!err && !out.data)
 		err = sbuf_puts(&out, "");	/* an empty part is still a part */
 	if (err) {
 		sbuf_free(&out);
+		prom_natives_free(&b->natives);
 		free(b);
 		errno = -err;
 		return NULL;
@@ -56,7 +57,7 @@ int metrics_body_form(struct metrics_body *b, enum metrics_format f, int gzip)
 
 		/* The text's limit bounds it too: protobuf is never the larger. */
 		sbuf_init(&out, b->limit, 0);
-		err = prom_proto_from_text(&out, t->data, t->len);
+		err = prom_proto_from_text(&out, t->data, t->len, &b->natives);
 		if (!err && !out.data)
 			err = sbuf_puts(&out, "");
 		if (err) {
@@ -94,5 +95,6 @@ void metrics_body_unref(struct metrics_body *b)
 		free(b->form[i].data);
 		gzip_part_free(&b->form[i].gz);
 	}
+	prom_natives_free(&b->natives);
 	free(b);
 }

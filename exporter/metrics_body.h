@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "exporter/gzip_body.h"
+#include "exporter/prom_native.h"
 #include "shm/shm_reader.h"
 
 enum metrics_format {
@@ -43,6 +44,7 @@ struct metrics_body {
 	uint64_t generation;	/* of the publish it was rendered from */
 	uint64_t heartbeat_mono_ns;
 	struct metrics_form form[METRICS_FORMATS];
+	struct prom_natives natives;	/* the text's finer native buckets, for protobuf */
 };
 
 /*

@@ -128,7 +128,7 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 
 /* The family of the n entries at g, which share its name. */
 static void family(struct sbuf *b, const struct cat_metric *g, size_t n,
-		   const struct cat_input *in, struct prom_workloads *wl)
+		   const struct cat_input *in, struct prom_natives *natives)
 {
 	/* Before a segment was seen, its age and generation have no family. */
 	if ((g->flags & CAT_F_SEEN) && (!in->status || !in->status->seen))
@@ -146,16 +146,12 @@ static void family(struct sbuf *b, const struct cat_metric *g, size_t n,
 		rows_of(b, g, n, in, prom_histogram);
 		return;
 	}
-	/* Without memory for the grouping, the scrape fails (500) rather than lie. */
-	if (!wl->ready && prom_workloads_build(wl, in) < 0 && !b->error)
-		b->error = -ENOMEM;
-	prom_workload_histograms(b, g, n, in, wl);
+	prom_workload_histograms(b, g, n, in, natives);
 }
 
-int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segment)
+int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segment,
+			struct prom_natives *natives)
 {
-	struct prom_workloads wl = { 0 };
-
 	for (size_t i = 0; i < cat_metrics_count;) {
 		const struct cat_metric *g = &cat_metrics[i];
 		size_t n = 1;
@@ -167,15 +163,15 @@ int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segmen
 		if (!g->prom || cat_rows_segment(g->rows) != segment ||
 		    g->rows == CAT_ROWS_ALERTS || g->rows == CAT_ROWS_WEBHOOKS)
 			continue;
-		family(out, g, n, in, &wl);
+		family(out, g, n, in, natives);
 	}
-	prom_workloads_free(&wl);
 	return sbuf_error(out);
 }
 
-int prom_render_data(struct sbuf *out, const struct shm_snapshot *snap)
+int prom_render_data(struct sbuf *out, const struct shm_snapshot *snap,
+		     struct prom_natives *natives)
 {
 	struct cat_input in = { .snap = snap };
 
-	return prom_render_catalog(out, &in, 1);
+	return prom_render_catalog(out, &in, 1, natives);
 }

@@ -98,6 +98,8 @@ struct tx {
 	double le[PROTO_MAX_BUCKETS];
 	uint64_t cum[PROTO_MAX_BUCKETS];
 	size_t nle;
+	const struct prom_natives *natives;	/* finer native buckets, NULL: none */
+	size_t natives_at;			/* where to look next */
 };
 
 /* The sink protobuf-c packs into. */
@@ -125,41 +127,24 @@ int prom_proto_native_index(double v)
 }
 
 /*
- * The native buckets of the classic ones (see prom_proto.h): one native
- * bucket per non-empty classic bucket, at the classic bucket's upper edge.
+ * Fills h's native part at PROM_PROTO_SCHEMA: k buckets with samples,
+ * idx increasing, n[j] samples in bucket idx[j]; zero samples of 0.
  */
-static int native(struct tx *t, pb_histogram *h, uint64_t count)
+static int native_spans(struct tx *t, pb_histogram *h, const int32_t *idx, const uint64_t *n,
+			size_t k, uint64_t zero)
 {
-	int64_t idx[PROTO_MAX_BUCKETS + 1];
-	uint64_t n[PROTO_MAX_BUCKETS + 1];
-	size_t k = 0, nspans = 0;
-	uint64_t prev = 0;
+	size_t nspans = 0;
 	pb_span **spans;
 
-	for (size_t j = 0; j < t->nle; j++) {
-		if (t->cum[j] < prev || !(t->le[j] > 0))
-			return -EINVAL;
-		if (t->cum[j] > prev) {
-			idx[k] = prom_proto_native_index(t->le[j]);
-			n[k++] = t->cum[j] - prev;
-		}
-		prev = t->cum[j];
-	}
-	if (count < prev)
-		return -EINVAL;
-	if (count > prev) {
-		idx[k] = t->nle ? prom_proto_native_index(t->le[t->nle - 1]) + 1 : 0;
-		n[k++] = count - prev;
-	}
 	for (size_t j = 1; j < k; j++)
 		if (idx[j] <= idx[j - 1])
-			return -EINVAL;	/* bounds closer than one native bucket */
+			return -EINVAL;
 	h->has_schema = 1;
 	h->schema = PROM_PROTO_SCHEMA;
 	h->has_zero_threshold = 1;
 	h->zero_threshold = PROTO_ZERO_THRESHOLD;
 	h->has_zero_count = 1;
-	h->zero_count = 0;
+	h->zero_count = zero;
 	spans = arena_alloc(&t->arena, (k + 1) * sizeof(*spans));
 	h->positive_delta = arena_alloc(&t->arena, (k + 1) * sizeof(*h->positive_delta));
 	if (!spans || !h->positive_delta)
@@ -172,7 +157,7 @@ static int native(struct tx *t, pb_histogram *h, uint64_t count)
 				return -ENOMEM;
 			io__prometheus__client__bucket_span__init(s);
 			s->has_offset = s->has_length = 1;
-			s->offset = (int32_t)(j == 0 ? idx[0] : idx[j] - idx[j - 1] - 1);
+			s->offset = j == 0 ? idx[0] : idx[j] - idx[j - 1] - 1;
 			spans[nspans++] = s;
 		}
 		spans[nspans - 1]->length++;
@@ -192,6 +177,47 @@ static int native(struct tx *t, pb_histogram *h, uint64_t count)
 	h->positive_span = spans;
 	h->n_positive_delta = k;
 	return 0;
+}
+
+/*
+ * The native buckets of the classic ones (see prom_proto.h): one native
+ * bucket per non-empty classic bucket, at the classic bucket's upper edge.
+ */
+static int native_from_classic(struct tx *t, pb_histogram *h, uint64_t count)
+{
+	int32_t idx[PROTO_MAX_BUCKETS + 1];
+	uint64_t n[PROTO_MAX_BUCKETS + 1];
+	size_t k = 0;
+	uint64_t prev = 0;
+
+	for (size_t j = 0; j < t->nle; j++) {
+		if (t->cum[j] < prev || !(t->le[j] > 0))
+			return -EINVAL;
+		if (t->cum[j] > prev) {
+			idx[k] = prom_proto_native_index(t->le[j]);
+			n[k++] = t->cum[j] - prev;
+		}
+		prev = t->cum[j];
+	}
+	if (count < prev)
+		return -EINVAL;
+	if (count > prev) {
+		idx[k] = t->nle ? prom_proto_native_index(t->le[t->nle - 1]) + 1 : 0;
+		n[k++] = count - prev;
+	}
+	return native_spans(t, h, idx, n, k, 0);
+}
+
+/* The series' finer native buckets when the render kept them (prom_native.h). */
+static int native(struct tx *t, pb_histogram *h, uint64_t count)
+{
+	const struct prom_native_hist *fine;
+
+	fine = prom_natives_find(t->natives, &t->natives_at, t->fam.name, t->name_len,
+				 t->cur_key, t->cur_key_len);
+	if (fine && fine->count == count)
+		return native_spans(t, h, fine->index, fine->counts, fine->n, fine->zero_count);
+	return native_from_classic(t, h, count);
 }
 
 /* The classic buckets, without +Inf (optional: _count says it). */
@@ -651,9 +677,10 @@ static int sample(struct tx *t, const char *s, const char *e)
 	return simple(t, &x);
 }
 
-int prom_proto_from_text(struct sbuf *out, const char *text, size_t len)
+int prom_proto_from_text(struct sbuf *out, const char *text, size_t len,
+			 const struct prom_natives *natives)
 {
-	struct tx t = { .out = out };
+	struct tx t = { .out = out, .natives = natives };
 	const char *p = text, *end = text + len;
 	const char *help = NULL, *hname = NULL;
 	size_t hlen = 0, hnlen = 0;

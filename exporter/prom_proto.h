@@ -9,13 +9,12 @@
  *
  * Histograms carry their classic buckets and a native (sparse exponential)
  * histogram, which is what Prometheus stores when started with
- * --enable-feature=native-histograms.  The segment holds each latency in
- * the 28 classic buckets only (1-2.5-5 a decade, 100 ns to 100 s, plus
- * above 100 s): the collector's log-linear buckets (1/64 bound) stay in
- * the collector.  So each native histogram is derived from the classic
- * buckets, exactly as follows:
- *   - schema PROM_PROTO_SCHEMA (6): bucket i is (2^((i-1)/64), 2^(i/64)],
- *     1.09% wide, inside the README's 1/64 quantile bound;
+ * --enable-feature=native-histograms, at schema PROM_PROTO_SCHEMA (6:
+ * bucket i is (2^((i-1)/64), 2^(i/64)], 1.09% wide).  A workload
+ * histogram's native buckets come from the collector's log-linear buckets
+ * (prom_native.h: a quantile within 2.7%).  Others (per-pid histograms,
+ * NCCL's per op) have only their 28 classic buckets in the segment, and
+ * their native buckets are derived from those, exactly as follows:
  *   - the samples of classic bucket (b', b] all go to the native bucket
  *     that holds b; those above the last bound (100 s) to the native
  *     bucket after the one that holds 100 s; the zero bucket is empty
@@ -27,8 +26,6 @@
  * q <= reported <= b * 2^(1/64), and reported / q < b / b' * 2^(1/64),
  * at most 2.5 * 1.011 (the classic bucket's width, as for histogram_quantile
  * over the classic buckets, which interpolates inside (b', b] instead).
- * Native buckets as fine as the summaries' would need the collector to
- * publish its log-linear buckets, a segment layout change.
  *
  * Unprivileged, on the request path: reads well-formed text (ours) and
  * refuses anything else with -EINVAL; memory is one family's messages at
@@ -40,6 +37,7 @@
 #include <stddef.h>
 
 #include "common/sbuf.h"
+#include "exporter/prom_native.h"
 
 #define PROM_PROTO_CONTENT_TYPE \
 	"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; " \
@@ -49,10 +47,12 @@
 
 /*
  * Appends the length-delimited MetricFamily messages of the exposition
- * text[0..len) to out.  Returns 0 or -errno (-EINVAL: not text as
+ * text[0..len) to out, a histogram's native buckets from natives where it
+ * has the series (NULL: none).  Returns 0 or -errno (-EINVAL: not text as
  * prom_write.h writes it; -ENOMEM; out's error).
  */
-int prom_proto_from_text(struct sbuf *out, const char *text, size_t len);
+int prom_proto_from_text(struct sbuf *out, const char *text, size_t len,
+			 const struct prom_natives *natives);
 
 /* The native bucket index of v > 0 seconds at PROM_PROTO_SCHEMA. */
 int prom_proto_native_index(double v);

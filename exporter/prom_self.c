@@ -25,5 +25,5 @@ int prom_render_self(struct sbuf *out, const struct cat_status *st,
 		sbuf_puts(out, reason);
 		sbuf_append(out, "\n", 1);
 	}
-	return prom_render_catalog(out, &in, 0);
+	return prom_render_catalog(out, &in, 0, NULL);
 }

@@ -1,38 +1,29 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Classic histograms of per-process latencies, summed per workload: a
- * pod (labels namespace, pod), else a container (container_id), else a
- * job (job: the Slurm job id or torchelastic run id), else the node (no
- * label).  29 buckets a series make per-pid histograms the bulk of any
- * exposition (about 180 series per process); per workload they cost that
- * once per pod.  The per-pid summaries stay.  --per-pid-histograms in the
- * exporter brings back one histogram per process instead.  Unprivileged,
- * on the request path: memory is bounded by the snapshot's process count.
+ * Classic histograms of per-process latencies per workload: a pod
+ * (labels namespace, pod; pod_uid while its names are not known), else a
+ * container (container_id), else a job (slurm_job, else
+ * torchelastic_run_id), else the node (no label).  The collector keeps
+ * them (struct shm_workload): they count every sample its processes took
+ * while in it, including those of processes since gone, so their counts
+ * never fall.  29 buckets a series make per-pid histograms the bulk of
+ * any exposition; per workload they cost that once per pod.  The per-pid
+ * summaries stay, and --per-pid-histograms in the exporter brings back
+ * one histogram per process instead.  Unprivileged, on the request path.
  */
 #ifndef ZERNEL_PROM_WORKLOAD_H
 #define ZERNEL_PROM_WORKLOAD_H
 
 #include "catalog/catalog.h"
 #include "common/sbuf.h"
-
-/* Each process row's workload, sorted so that a workload's rows are adjacent. */
-struct prom_workloads {
-	uint32_t n;			/* process rows */
-	struct prom_wl_row *rows;	/* sorted by labels */
-	char *labels;			/* every row's label list, NUL-separated */
-	int ready;			/* built (or failed: n is 0) */
-};
-
-/* Builds w for the process rows of in; on failure w holds no row (-ENOMEM). */
-int prom_workloads_build(struct prom_workloads *w, const struct cat_input *in);
-void prom_workloads_free(struct prom_workloads *w);
+#include "exporter/prom_native.h"
 
 /*
  * Writes the histograms of the n latency entries at g (rows
- * CAT_ROWS_PROCS, same prom_hist), one series per workload and entry that
- * has samples.
+ * CAT_ROWS_PROCS, same prom_hist), one series per workload row and entry
+ * that has samples, and adds each to natives (NULL: none kept).
  */
 void prom_workload_histograms(struct sbuf *b, const struct cat_metric *g, size_t n,
-			      const struct cat_input *in, const struct prom_workloads *w);
+			      const struct cat_input *in, struct prom_natives *natives);
 
 #endif /* ZERNEL_PROM_WORKLOAD_H */

@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	12u
+#define SHM_LAYOUT_VERSION	13u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -420,6 +420,61 @@ struct shm_identity {
 	char run_id[SHM_ID_RUN_ID_LEN];	/* TORCHELASTIC_RUN_ID */
 };
 
+/*
+ * The latency histograms of a workload: the narrowest group of processes
+ * their identity names, each sample counted in the workload its process
+ * belonged to when it was taken.  The collector keeps a workload's row
+ * while any process of it lives and SHM_WORKLOAD_LINGER_NS after the
+ * last one exits, so its counts only grow while Prometheus can still
+ * see it: a DataLoader worker that exits takes nothing away.  A process
+ * whose identity is not read yet counts in the node's row (kind NODE).
+ *
+ * Kinds and their texts (NUL-terminated within their field; a reader
+ * checks them like an identity's):
+ *   NODE       no text: processes with no workload found
+ *   POD        namespace, name: the pod
+ *   POD_UID    name: the pod UID, its names not known
+ *   CONTAINER  name: the container id
+ *   SLURM_JOB  name: the job id in decimal
+ *   RUN        name: TORCHELASTIC_RUN_ID
+ */
+#define SHM_WORKLOADS			64u
+/* Rows a segment for procs processes has: a workload holds one at least. */
+#define SHM_WORKLOADS_FOR(procs)	((procs) < SHM_WORKLOADS ? (procs) : SHM_WORKLOADS)
+#define SHM_WORKLOAD_LINGER_NS		(10ull * 60 * 1000000000ull)
+
+enum shm_workload_kind {
+	SHM_WORKLOAD_NODE = 0,
+	SHM_WORKLOAD_POD,
+	SHM_WORKLOAD_POD_UID,
+	SHM_WORKLOAD_CONTAINER,
+	SHM_WORKLOAD_SLURM_JOB,
+	SHM_WORKLOAD_RUN,
+	SHM_WORKLOAD_KIND_COUNT
+};
+
+/*
+ * One family's samples in a workload, cumulative: the classic buckets
+ * (exact, as struct shm_latency's) and the log-linear ones of
+ * collector/hist.h (HIST_BUCKETS: 1/64 wide, exact below 64 ns), which
+ * make the native histograms.  Invariant a reader checks: each set of
+ * buckets adds up to count.
+ */
+struct shm_workload_latency {
+	uint64_t count;
+	uint64_t sum_ns;
+	uint64_t bucket[SHM_LAT_BUCKETS];	/* per bucket, not cumulative */
+	uint64_t fine[HIST_BUCKETS];		/* per bucket, not cumulative */
+};
+
+struct shm_workload {
+	uint32_t kind;			/* enum shm_workload_kind */
+	uint32_t processes;		/* its processes alive at the publish */
+	char namespace[SHM_ID_NAMESPACE_LEN];
+	char name[SHM_ID_POD_LEN];
+	struct shm_workload_latency lat[SHM_FAMILY_COUNT];
+};
+
 /* Self-telemetry of the collector. */
 struct shm_stats {
 	uint64_t events_total;		/* events aggregated */
@@ -456,6 +511,7 @@ enum shm_table_id {
 	SHM_TABLE_STALL_SITES,		/* struct shm_stall_site, capacity SHM_STALL_SITES */
 	SHM_TABLE_PROC_RECENT,		/* struct shm_proc_recent, capacity procs */
 	SHM_TABLE_TRACE,		/* struct shm_trace_event, capacity SHM_TRACE_EVENTS */
+	SHM_TABLE_WORKLOADS,		/* struct shm_workload, capacity SHM_WORKLOADS_FOR(procs) */
 	SHM_TABLE_COUNT
 };
 
@@ -527,6 +583,9 @@ _Static_assert(sizeof(struct shm_py_proc) == 32, "shm_py_proc is 32 bytes");
 _Static_assert(sizeof(struct shm_stall_site) == 440, "shm_stall_site is 440 bytes");
 _Static_assert(sizeof(struct shm_proc_recent) % 8 == 0, "shm_proc_recent aligned");
 _Static_assert(sizeof(struct shm_trace_event) == 128, "shm_trace_event is 128 bytes");
+_Static_assert(sizeof(struct shm_workload_latency) ==
+	       8 * (2 + SHM_LAT_BUCKETS + HIST_BUCKETS), "shm_workload_latency has no padding");
+_Static_assert(sizeof(struct shm_workload) % 8 == 0, "shm_workload aligned");
 
 /* Short name of a stall state ("input", ...); NULL when out of range. */
 static inline const char *shm_stall_state_name(uint32_t state)

@@ -31,7 +31,7 @@ static int fail(char *reason, size_t len, const char *fmt, ...)
 
 static const char *const table_names[SHM_TABLE_COUNT] = {
 	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms", "identity",
-	"py_procs", "stall_sites", "proc_recent", "trace",
+	"py_procs", "stall_sites", "proc_recent", "trace", "workloads",
 };
 
 const char *shm_table_name(uint32_t table)
@@ -43,13 +43,13 @@ static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
 	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
 	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm), sizeof(struct shm_identity),
 	sizeof(struct shm_py_proc), sizeof(struct shm_stall_site), sizeof(struct shm_proc_recent),
-	sizeof(struct shm_trace_event),
+	sizeof(struct shm_trace_event), sizeof(struct shm_workload),
 };
 
 static const uint32_t table_limit[SHM_TABLE_COUNT] = {
 	SHM_LIMIT_PROCS, SHM_LIMIT_GPU_MEM, SHM_LIMIT_GPUS,
 	SHM_NCCL_OP_COUNT, SHM_LIMIT_NCCL_COMMS, SHM_LIMIT_PROCS,
-	SHM_PY_PROCS, SHM_STALL_SITES, SHM_LIMIT_PROCS, SHM_TRACE_EVENTS,
+	SHM_PY_PROCS, SHM_STALL_SITES, SHM_LIMIT_PROCS, SHM_TRACE_EVENTS, SHM_WORKLOADS,
 };
 
 /*
@@ -87,6 +87,26 @@ static int check_latency(const struct shm_latency *l, char *bad, size_t len)
 			    (unsigned long long)l->window_p90_ns,
 			    (unsigned long long)l->window_p99_ns,
 			    (unsigned long long)l->window_max_ns);
+	return 0;
+}
+
+/* Both sets of a workload's buckets add up to its count. */
+static int check_workload_latency(const struct shm_workload_latency *l, char *bad, size_t len)
+{
+	uint64_t sum = 0, fine = 0;
+
+	for (uint32_t b = 0; b < SHM_LAT_BUCKETS; b++)
+		if (__builtin_add_overflow(sum, l->bucket[b], &sum))
+			return fail(bad, len, "bucket counts overflow");
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++)
+		if (__builtin_add_overflow(fine, l->fine[b], &fine))
+			return fail(bad, len, "log-linear bucket counts overflow");
+	if (sum != l->count || fine != l->count)
+		return fail(bad, len, "buckets add up to %llu and %llu but count is %llu",
+			    (unsigned long long)sum, (unsigned long long)fine,
+			    (unsigned long long)l->count);
+	if (l->count == 0 && l->sum_ns != 0)
+		return fail(bad, len, "a sum without samples");
 	return 0;
 }
 
@@ -580,6 +600,45 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 	return check_python(buf, h, reason, len);
 }
 
+/*
+ * Workload rows: a known kind with the texts it has (NODE none, POD a
+ * namespace too), counts that add up, and no two rows of one workload,
+ * which would print its histograms twice.
+ */
+static int check_workloads(const void *buf, const struct shm_header_fields *h,
+			   char *reason, size_t len)
+{
+	const struct shm_workload *w = rows(buf, h, SHM_TABLE_WORKLOADS);
+	uint32_t n = h->table[SHM_TABLE_WORKLOADS].count;
+	char bad[160];
+
+	for (uint32_t i = 0; i < n; i++) {
+		int node = w[i].kind == SHM_WORKLOAD_NODE;
+
+		if (w[i].kind >= SHM_WORKLOAD_KIND_COUNT || w[i].processes > SHM_LIMIT_PROCS ||
+		    !padded_text(w[i].namespace, sizeof(w[i].namespace)) ||
+		    !padded_text(w[i].name, sizeof(w[i].name)) ||
+		    node != (w[i].name[0] == '\0') ||
+		    (w[i].kind != SHM_WORKLOAD_POD && w[i].namespace[0]))
+			return fail(reason, len, "workloads[%u]: kind %u with texts \"%.64s\", "
+				    "\"%.64s\" or %u processes", i, w[i].kind,
+				    padded_text(w[i].namespace, sizeof(w[i].namespace)) ?
+				    w[i].namespace : "?",
+				    padded_text(w[i].name, sizeof(w[i].name)) ? w[i].name : "?",
+				    w[i].processes);
+		for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++)
+			if (check_workload_latency(&w[i].lat[f], bad, sizeof(bad)) < 0)
+				return fail(reason, len, "workloads[%u] %s: %s", i,
+					    shm_family_name(f), bad);
+		for (uint32_t j = 0; j < i; j++)
+			if (w[j].kind == w[i].kind && strcmp(w[j].name, w[i].name) == 0 &&
+			    strcmp(w[j].namespace, w[i].namespace) == 0)
+				return fail(reason, len, "workloads[%u] and [%u]: the same workload",
+					    j, i);
+	}
+	return 0;
+}
+
 int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len)
 {
 	const struct shm_header_fields *h = buf;
@@ -599,7 +658,8 @@ int shm_validate(const void *buf, size_t size, char *reason, size_t reason_len)
 	if ((err = check_header(h, size, reason, reason_len)) < 0 ||
 	    (err = check_tables(h, size, reason, reason_len)) < 0 ||
 	    (err = check_rows(buf, h, reason, reason_len)) < 0 ||
-	    (err = check_unique(buf, h, reason, reason_len)) < 0)
+	    (err = check_unique(buf, h, reason, reason_len)) < 0 ||
+	    (err = check_workloads(buf, h, reason, reason_len)) < 0)
 		return err;
 	if (reason && reason_len)
 		reason[0] = '\0';

@@ -69,6 +69,10 @@ static void table_geometry(const struct shm_capacity *cap, enum shm_table_id id,
 		*entry_size = sizeof(struct shm_trace_event);
 		*capacity = SHM_TRACE_EVENTS;
 		break;
+	case SHM_TABLE_WORKLOADS:
+		*entry_size = sizeof(struct shm_workload);
+		*capacity = SHM_WORKLOADS_FOR(cap->procs);
+		break;
 	case SHM_TABLE_NCCL_COMMS:
 	default:
 		*entry_size = sizeof(struct shm_nccl_comm);

@@ -90,13 +90,30 @@ START_TEST(dataload_blocked_pipe_reads_match_writer_delay)
 }
 END_TEST
 
+/* DataLoader waits in every workload row: all the collector's watched processes'. */
+static uint64_t workload_waits(const struct tp_collector *c)
+{
+	uint32_t n;
+	const struct shm_workload *w = shm_snapshot_rows(&c->snap, SHM_TABLE_WORKLOADS, &n);
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; w && i < n; i++)
+		sum += w[i].lat[SHM_FAMILY_DATALOADER_WAIT].count;
+	return sum;
+}
+
+/*
+ * The child's waits also count in its workload's histogram, and stay
+ * there once it has exited and its row is gone (a PyTorch DataLoader
+ * starts new workers every epoch): a workload's count never falls.
+ */
 START_TEST(dataload_child_forked_after_watch_is_watched)
 {
 	static const char *const args[] = { "pipe", "20", "20", "fork", "step=3", NULL };
 	struct tp_collector c;
 	struct tw_work w;
 	const struct shm_proc *p;
-	long long child;
+	long long child, waits;
 
 	if (tu_skip_unless_root("dataload_child_forked_after_watch_is_watched"))
 		return;
@@ -121,8 +138,16 @@ START_TEST(dataload_child_forked_after_watch_is_watched)
 	ck_assert_ptr_nonnull(p);
 	ck_assert_uint_eq(p->watch_reason & SHM_WATCH_COMM, SHM_WATCH_COMM);
 	ck_assert_uint_eq(p->lat[SHM_FAMILY_DATALOADER_WAIT].count, 0);
+	waits = tw_value(&w, "read_waits");
+	ck_assert_uint_eq(workload_waits(&c), (uint64_t)waits);
 
 	tw_finish(&w);
+	for (int waited = 0; tp_proc(&c, (uint32_t)child); waited += 200) {
+		ck_assert_msg(waited < 10000, "exited child %lld never left the segment", child);
+		tu_sleep_ms(200);
+		ck_assert_int_eq(tp_snapshot(&c), 0);
+	}
+	ck_assert_uint_eq(workload_waits(&c), (uint64_t)waits);
 	tp_collector_stop(&c);
 }
 END_TEST

@@ -22,7 +22,10 @@
  * layout moved the digests, not one figure.  Last, a trainer's compute is
  * split, with no new draw, into its own time on the CPU and the time it
  * spins in the driver's synchronisations (its gpu thread state): the
- * digests moved, every count above them stayed.
+ * digests moved, every count above them stayed.  Then the workload
+ * histograms came into the segment (folded in after the identity): the
+ * digests moved again, every count stayed, and every sample of the node's
+ * series is in exactly one workload's (checked on each run).
  * ZERNEL_GOLDEN_PRINT=1 prints the table this run produced.  Unprivileged.
  */
 #include <check.h>
@@ -72,25 +75,25 @@ static const struct sg_result sg_expected[SIM_SCENARIO_COUNT] = {
 	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, 262ull, },
 	  { 1048ull, 54ull, 28ull, 4ull, 8ull, 16ull, 16ull, 52ull, 26ull, 26ull, },
 	  { 47966060544ull, 54121201664ull, 49050288128ull, 51581550592ull, },
-	  8, 4, 0x146d73c1a380a207ull },
+	  8, 4, 0xec93f3d5dc66d03bull },
 	/* oom */
 	{ 97162ull,
 	  { 78000ull, 520ull, 2340ull, 3090ull, 260ull, 1810ull, 260ull, },
 	  { 1040ull, 52ull, 28ull, 4ull, 8ull, 16ull, 16ull, 52ull, 24ull, 24ull, },
 	  { 83214991360ull, 54121201664ull, 49050288128ull, 51751419904ull, },
-	  8, 4, 0x839cad01dc15efc7ull },
+	  8, 4, 0x76c779c1b5dccfa7ull },
 	/* straggler */
 	{ 85103ull,
 	  { 68100ull, 454ull, 2043ull, 2732ull, 227ull, 1607ull, 227ull, },
 	  { 908ull, 47ull, 25ull, 4ull, 8ull, 13ull, 13ull, 46ull, 22ull, 22ull, },
 	  { 47884271616ull, 54121201664ull, 49050288128ull, 51698991104ull, },
-	  8, 4, 0x74e590a0614ab567ull },
+	  8, 4, 0x192962bba673b717ull },
 	/* dataloader-stall */
 	{ 53348ull,
 	  { 42300ull, 282ull, 1269ull, 1789ull, 141ull, 1088ull, 141ull, },
 	  { 564ull, 29ull, 16ull, 4ull, 4ull, 8ull, 8ull, 28ull, 13ull, 13ull, },
 	  { 48028975104ull, 54121201664ull, 49050288128ull, 51592036352ull, },
-	  8, 4, 0x67c8b4500ef3a76eull },
+	  8, 4, 0x37b94935ca513055ull },
 };
 
 /* FNV-1a, 64-bit. */
@@ -131,7 +134,30 @@ static uint64_t sg_fold(uint64_t h, const struct shm_snapshot *s)
 	h = sg_fnv(h, rows, (size_t)n * sizeof(struct shm_nccl_comm));
 	/* Who the processes are: the job's pods, ranks and run id. */
 	rows = shm_snapshot_identity(s, &n);
-	return sg_fnv(h, rows, (size_t)n * sizeof(struct shm_identity));
+	h = sg_fnv(h, rows, (size_t)n * sizeof(struct shm_identity));
+	rows = shm_snapshot_rows(s, SHM_TABLE_WORKLOADS, &n);
+	return sg_fnv(h, rows, (size_t)n * sizeof(struct shm_workload));
+}
+
+/* Each sample of the node's series counts in one workload's: the sums agree. */
+static void sg_workloads_add_up(const struct shm_snapshot *s)
+{
+	const struct shm_workload *w;
+	uint32_t n;
+
+	w = shm_snapshot_rows(s, SHM_TABLE_WORKLOADS, &n);
+	for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++) {
+		uint64_t sum = 0, sum_ns = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			sum += w[i].lat[f].count;
+			sum_ns += w[i].lat[f].sum_ns;
+		}
+		ck_assert_msg(sum == s->hdr->node[f].count && sum_ns == s->hdr->node[f].sum_ns,
+			      "%s: workloads hold %llu samples, the node %llu",
+			      shm_family_name(f), (unsigned long long)sum,
+			      (unsigned long long)s->hdr->node[f].count);
+	}
 }
 
 static void sg_snapshot(struct shm_reader *r, struct shm_snapshot *snap)
@@ -185,6 +211,7 @@ static void sg_run(enum sim_scenario sc, struct sg_result *out)
 			continue;
 		agg_publish(a, &w, t, SG_REAL0_NS + (t - SG_T0_NS), sim_scenario_name(sc));
 		sg_snapshot(&r, &snap);
+		sg_workloads_add_up(&snap);
 		h = sg_fold(h, &snap);
 	}
 

@@ -83,3 +83,15 @@ const struct shm_gpu *tu_agg_gpu(const struct tu_agg *fx, uint32_t gpu)
 			return &g[i];
 	return NULL;
 }
+
+const struct shm_workload *tu_agg_workload(const struct tu_agg *fx, uint32_t kind,
+					   const char *name)
+{
+	uint32_t n;
+	const struct shm_workload *w = shm_snapshot_rows(&fx->snap, SHM_TABLE_WORKLOADS, &n);
+
+	for (uint32_t i = 0; w && i < n; i++)
+		if (w[i].kind == kind && strcmp(w[i].name, name) == 0)
+			return &w[i];
+	return NULL;
+}

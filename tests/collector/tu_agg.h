@@ -31,5 +31,8 @@ const struct shm_header_fields *tu_agg_publish(struct tu_agg *fx, const char *sc
 const struct shm_gpu_mem *tu_agg_mem(const struct tu_agg *fx, uint32_t pid, uint32_t gpu);
 const struct shm_proc *tu_agg_proc(const struct tu_agg *fx, uint32_t pid);
 const struct shm_gpu *tu_agg_gpu(const struct tu_agg *fx, uint32_t gpu);
+/* The workload row of kind named name ("" for the node), or NULL. */
+const struct shm_workload *tu_agg_workload(const struct tu_agg *fx, uint32_t kind,
+					   const char *name);
 
 #endif /* ZERNEL_TU_AGG_H */

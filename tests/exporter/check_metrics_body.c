@@ -136,7 +136,7 @@ START_TEST(metrics_body_text_is_the_uncached_render)
 
 	ck_assert_ptr_nonnull(b);
 	sbuf_init(&direct, 64u << 20, 0);
-	ck_assert_int_eq(prom_render_data(&direct, &snap), 0);
+	ck_assert_int_eq(prom_render_data(&direct, &snap, NULL), 0);
 	ck_assert_uint_gt(direct.len, 1000);
 	ck_assert_uint_eq(b->form[METRICS_TEXT].len, direct.len);
 	ck_assert(memcmp(b->form[METRICS_TEXT].data, direct.data, direct.len) == 0);
@@ -211,7 +211,7 @@ static void assert_view_is_publish(struct metrics_ahead *a, int latest)
 	ck_assert(metrics_body_current(v.body, &snap));
 	ck_assert_uint_eq(v.heartbeat_mono_ns, snap.hdr->heartbeat_mono_ns);
 	sbuf_init(&direct, 64u << 20, 0);
-	ck_assert_int_eq(prom_render_data(&direct, &snap), 0);
+	ck_assert_int_eq(prom_render_data(&direct, &snap, NULL), 0);
 	ck_assert_uint_eq(v.body->form[METRICS_TEXT].len, direct.len);
 	ck_assert(memcmp(v.body->form[METRICS_TEXT].data, direct.data, direct.len) == 0);
 	sbuf_free(&direct);

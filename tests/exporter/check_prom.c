@@ -22,6 +22,7 @@
 #include "common/sbuf.h"
 #include "exporter/source.h"
 #include "exporter/stats.h"
+#include "shm/shm_hist.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/support/testutil.h"
@@ -57,6 +58,33 @@ static void fill_latency(struct shm_latency *l, uint64_t scale)
 	l->window_max_ns = 200000000000ull;
 }
 
+/* The same samples as a workload's: fill_latency's, in both sets of buckets. */
+static void fill_workload_latency(struct shm_workload_latency *l, uint64_t scale)
+{
+	memset(l, 0, sizeof(*l));
+	l->bucket[3] = 5 * scale;
+	l->fine[hist_bucket_index(800)] = 5 * scale;
+	l->bucket[6] = 10 * scale;
+	l->fine[hist_bucket_index(8000)] = 10 * scale;
+	l->bucket[SHM_LAT_FINITE_BUCKETS] = 1 * scale;
+	l->fine[HIST_BUCKETS - 1] = 1 * scale;
+	l->count = 16 * scale;
+	l->sum_ns = 123456789012ull * scale;
+}
+
+/* A workload row of kind with its texts and DataLoader samples (scale as fill_latency's). */
+static struct shm_workload *workload(struct shm_workload *w, uint32_t kind, const char *ns,
+				     const char *name, uint64_t scale)
+{
+	memset(w, 0, sizeof(*w));
+	w->kind = kind;
+	w->processes = 1;
+	snprintf(w->namespace, sizeof(w->namespace), "%s", ns);
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	fill_workload_latency(&w->lat[SHM_FAMILY_DATALOADER_WAIT], scale);
+	return w;
+}
+
 static void setup(void)
 {
 	struct shm_writer_opts o;
@@ -67,6 +95,7 @@ static void setup(void)
 	struct shm_nccl_op *ops;
 	struct shm_nccl_comm *c;
 	struct shm_identity *id;
+	struct shm_workload *wl;
 	char reason[256];
 
 	memset(&fx, 0, sizeof(fx));
@@ -122,6 +151,13 @@ static void setup(void)
 	snprintf(id[1].namespace, sizeof(id[1].namespace), "ml\tx");
 	snprintf(id[1].slurm_step, sizeof(id[1].slurm_step), "batch");
 	h->table[SHM_TABLE_IDENTITY].count = 2;
+	/* Their workloads, as the collector keeps them: 100's pod, 101's Slurm job. */
+	wl = shm_writer_table(&fx.w, SHM_TABLE_WORKLOADS);
+	workload(&wl[0], SHM_WORKLOAD_POD, "ml", "trainer-0", 1);
+	for (int f = 0; f < SHM_FAMILY_COUNT; f++)
+		fill_workload_latency(&wl[0].lat[f], 1);
+	workload(&wl[1], SHM_WORKLOAD_SLURM_JOB, "", "4242", 2);
+	h->table[SHM_TABLE_WORKLOADS].count = 2;
 
 	m = shm_writer_table(&fx.w, SHM_TABLE_GPU_MEM);
 	/*
@@ -201,7 +237,7 @@ static void render_all(void)
 	int v;
 
 	memset(&stats, 0, sizeof(stats));
-	ck_assert_int_eq(prom_render_data(&fx.out, &fx.snap), 0);
+	ck_assert_int_eq(prom_render_data(&fx.out, &fx.snap, NULL), 0);
 	ck_assert_int_eq(prom_render_self(&fx.out, &fresh_status, &stats), 0);
 	v = prom_validate(fx.out.data, fx.out.len, err, sizeof(err));
 	ck_assert_msg(v == 0, "validator: %s", err);
@@ -341,39 +377,15 @@ END_TEST
  * Adds a process with DataLoader samples and the identity id (pid set
  * here) to the fixture's segment, and reads the segment again.
  */
-static void add_process(uint32_t pid, struct shm_identity id)
+/* Publishes one more workload row: kind with its texts, DataLoader samples only. */
+static void add_workload(uint32_t kind, const char *ns, const char *name)
 {
 	struct shm_header_fields *h = &fx.w.base->h;
-	struct shm_proc *p;
-	struct shm_identity *ids;
-	uint32_t np, ni;
+	struct shm_workload *wl = shm_writer_table(&fx.w, SHM_TABLE_WORKLOADS);
 	char reason[256];
 
 	shm_writer_begin(&fx.w);
-	np = h->table[SHM_TABLE_PROCS].count;
-	ni = h->table[SHM_TABLE_IDENTITY].count;
-	p = (struct shm_proc *)shm_writer_table(&fx.w, SHM_TABLE_PROCS) + np;
-	ids = shm_writer_table(&fx.w, SHM_TABLE_IDENTITY);
-	/* Identity rows run beside the process rows: none read for those before. */
-	for (; ni < np; ni++) {
-		struct shm_proc *before = (struct shm_proc *)shm_writer_table(&fx.w, SHM_TABLE_PROCS) + ni;
-
-		ids[ni] = (struct shm_identity){ .pid = before->pid, .rank = -1, .local_rank = -1,
-						 .world_size = -1, .group_rank = -1 };
-	}
-	ids += ni;
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	p->ppid = 1;
-	p->watch_reason = SHM_WATCH_PID;
-	snprintf(p->comm, SHM_COMM_LEN, "w%u", pid);
-	fill_latency(&p->lat[SHM_FAMILY_DATALOADER_WAIT], 1);
-	id.pid = pid;
-	id.flags = SHM_ID_F_READ;
-	id.rank = id.local_rank = id.world_size = id.group_rank = -1;
-	*ids = id;
-	h->table[SHM_TABLE_PROCS].count = np + 1;
-	h->table[SHM_TABLE_IDENTITY].count = ni + 1;
+	workload(&wl[h->table[SHM_TABLE_WORKLOADS].count++], kind, ns, name, 1);
 	h->heartbeat_mono_ns = now_mono_ns();
 	shm_writer_end(&fx.w);
 	shm_snapshot_free(&fx.snap);
@@ -388,29 +400,41 @@ static void add_process(uint32_t pid, struct shm_identity id)
  */
 START_TEST(prom_workload_histograms_are_labelled_by_their_identity)
 {
-	struct shm_identity id;
-
-	memset(&id, 0, sizeof(id));
-	snprintf(id.pod_uid, sizeof(id.pod_uid), "0f6b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b");
-	snprintf(id.container_id, sizeof(id.container_id), "c0ffee");
-	add_process(103, id);
-	memset(&id, 0, sizeof(id));
-	snprintf(id.container_id, sizeof(id.container_id), "beef01");
-	add_process(104, id);
-	memset(&id, 0, sizeof(id));
-	snprintf(id.run_id, sizeof(id.run_id), "elastic-9");
-	add_process(105, id);
+	add_workload(SHM_WORKLOAD_POD_UID, "", "0f6b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b");
+	add_workload(SHM_WORKLOAD_CONTAINER, "", "beef01");
+	add_workload(SHM_WORKLOAD_RUN, "", "elastic \"9\"");
+	add_workload(SHM_WORKLOAD_NODE, "", "");
 	render_all();
 	assert_line("zernel_dataloader_wait_duration_seconds_count{namespace=\"ml\",pod=\"trainer-0\"} 16");
-	/* 101's pod names are not valid text: its Slurm job is the narrowest. */
 	assert_line("zernel_dataloader_wait_duration_seconds_count{slurm_job=\"4242\"} 32");
-	/* A pod known by its UID alone (no /var/log/pods): the pod, not its container. */
 	assert_line("zernel_dataloader_wait_duration_seconds_count"
 		    "{pod_uid=\"0f6b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b\"} 16");
 	assert_line("zernel_dataloader_wait_duration_seconds_count{container_id=\"beef01\"} 16");
-	assert_line("zernel_dataloader_wait_duration_seconds_count{torchelastic_run_id=\"elastic-9\"} 16");
+	assert_line("zernel_dataloader_wait_duration_seconds_count{torchelastic_run_id=\"elastic \\\"9\\\"\"} 16");
+	/* The node's row: processes with no workload found. */
+	assert_line("zernel_dataloader_wait_duration_seconds_count 16");
 	assert_no_substring("{job=");
 	assert_no_substring(",job=");
+}
+END_TEST
+
+/*
+ * A workload's texts come from names workloads choose: one that is not
+ * printable UTF-8 says "unknown", and two rows that both read "unknown"
+ * print one series, not the same series twice (a scrape Prometheus
+ * would refuse whole).
+ */
+START_TEST(prom_workload_texts_are_checked_and_never_repeat_a_series)
+{
+	char err[256];
+
+	add_workload(SHM_WORKLOAD_CONTAINER, "", "c0\xff\xfe");
+	add_workload(SHM_WORKLOAD_CONTAINER, "", "c1\x01");
+	add_workload(SHM_WORKLOAD_POD, "ns\tx", "p");
+	render_all();
+	assert_line("zernel_dataloader_wait_duration_seconds_count{container_id=\"unknown\"} 16");
+	assert_line("zernel_dataloader_wait_duration_seconds_count{namespace=\"unknown\",pod=\"p\"} 16");
+	ck_assert_msg(prom_validate(fx.out.data, fx.out.len, err, sizeof(err)) == 0, "%s", err);
 }
 END_TEST
 
@@ -519,7 +543,7 @@ START_TEST(prom_output_is_bounded)
 	struct sbuf small;
 
 	sbuf_init(&small, 1000, 0);
-	ck_assert_int_eq(prom_render_data(&small, &fx.snap), -E2BIG);
+	ck_assert_int_eq(prom_render_data(&small, &fx.snap, NULL), -E2BIG);
 	ck_assert_uint_le(small.len, 1000);
 	sbuf_free(&small);
 }
@@ -718,6 +742,7 @@ Suite *prom_suite(void)
 	tcase_add_test(render, prom_other_families_have_exact_labels);
 	tcase_add_test(render, prom_hostile_comm_is_escaped_and_valid_utf8);
 	tcase_add_test(render, prom_workload_histograms_are_labelled_by_their_identity);
+	tcase_add_test(render, prom_workload_texts_are_checked_and_never_repeat_a_series);
 	tcase_add_test(render, prom_histograms_are_cumulative_and_inf_equals_count);
 	tcase_add_test(render, prom_not_fresh_omits_data_and_says_why);
 	tcase_add_test(render, prom_output_is_bounded);

@@ -18,6 +18,7 @@
 #include "common/sbuf.h"
 #include "exporter/prom.h"
 #include "exporter/stats.h"
+#include "shm/shm_hist.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/exporter/prom_validate.h"
@@ -53,6 +54,38 @@ static void bounded_latency(struct shm_latency *l, uint64_t count)
 	extreme_latency(l);
 	l->bucket[0] = count - 1;
 	l->count = l->window_count = count;
+}
+
+/* A workload's latency at the limits: both sets of buckets add up to UINT64_MAX. */
+static void extreme_workload_latency(struct shm_workload_latency *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->count = l->sum_ns = UINT64_MAX;
+	l->bucket[0] = UINT64_MAX - 1;
+	l->bucket[SHM_LAT_FINITE_BUCKETS] = 1;
+	l->fine[0] = UINT64_MAX - 1;
+	l->fine[HIST_BUCKETS - 1] = 1;
+}
+
+/*
+ * Workload rows, one of each kind with a text, each at its longest and
+ * of the bytes that grow most when escaped.
+ */
+static void fill_workloads(struct shm_workload *wl)
+{
+	static const uint32_t kinds[ROWS] = { SHM_WORKLOAD_POD, SHM_WORKLOAD_POD_UID,
+					      SHM_WORKLOAD_CONTAINER, SHM_WORKLOAD_RUN };
+
+	memset(wl, 0, sizeof(*wl) * ROWS);
+	for (uint32_t i = 0; i < ROWS; i++) {
+		wl[i].kind = kinds[i];
+		wl[i].processes = SHM_LIMIT_PROCS;
+		if (kinds[i] == SHM_WORKLOAD_POD)
+			fill_text(wl[i].namespace, sizeof(wl[i].namespace), '"');
+		fill_text(wl[i].name, sizeof(wl[i].name), i % 2 ? '\\' : '"');
+		for (int f = 0; f < SHM_FAMILY_COUNT; f++)
+			extreme_workload_latency(&wl[i].lat[f]);
+	}
 }
 
 /*
@@ -131,12 +164,14 @@ static void fill_extremes(struct shm_writer *w)
 		extreme_latency(&ops[op].duration);
 		extreme_latency(&ops[op].wait);
 	}
+	fill_workloads(shm_writer_table(w, SHM_TABLE_WORKLOADS));
 	/*
 	 * The Python stall tables feed /api/stalls and the trace, not
 	 * Prometheus: empty here, only their overflow counts at the limit.
 	 */
 	for (int i = 0; i < SHM_TABLE_COUNT; i++) {
 		h->table[i].count = i == SHM_TABLE_NCCL_OPS ? SHM_NCCL_OP_COUNT :
+				    i == SHM_TABLE_WORKLOADS ? ROWS :
 				    i >= SHM_TABLE_PY_PROCS ? 0 : ROWS;
 		h->table[i].overflows = UINT64_MAX;
 	}
@@ -236,7 +271,7 @@ START_TEST(every_family_at_extreme_values_passes_promtool)
 
 	memset(&stats, 0xff, sizeof(stats));
 	sbuf_init(&out, 64u << 20, 0);
-	ck_assert_int_eq(prom_render_data(&out, &snap), 0);
+	ck_assert_int_eq(prom_render_data(&out, &snap, NULL), 0);
 	ck_assert_int_eq(prom_render_self(&out, &st, &stats), 0);
 	ck_assert_msg(prom_validate(out.data, out.len, why, sizeof(why)) == 0, "validator: %s", why);
 	run_promtool(out.data, out.len);

@@ -3,8 +3,10 @@
  * The protobuf exposition (exporter/prom_proto.h) read back with
  * libprotobuf-c and held against the text it was made from: the same
  * families with the same types, the same series with the same values, and
- * native histograms whose buckets are the classic ones moved to the
- * native bucket of their upper edge, as prom_proto.h states.
+ * native histograms whose buckets are, for a workload's, its log-linear
+ * buckets moved to the native bucket of their midpoint (prom_native.h),
+ * and for the others the classic ones moved to the native bucket of their
+ * upper edge, as prom_proto.h states.
  */
 #include <check.h>
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include "exporter/prom_proto.h"
 #include "exporter/stats.h"
 #include "proto/io/prometheus/client/metrics.pb-c.h"
+#include "shm/shm_hist.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/exporter/strmap.h"
@@ -29,6 +32,7 @@ static struct shm_writer writer;
 static struct shm_reader reader;
 static struct shm_snapshot snap;
 static struct sbuf text, pb;
+static struct prom_natives natives;
 
 /* Samples of a text exposition: "name{labels}" -> value. */
 struct samples {
@@ -55,12 +59,42 @@ static void fill(struct shm_latency *l, unsigned int i, uint64_t scale)
 	l->window_max_ns = 190000;
 }
 
+/* The values a workload's samples take (ns), far enough apart to land in native buckets of their own. */
+static const uint64_t wl_values[] = { 0, 5, 100, 777, 3000, 123456, 5000000, 2000000000 };
+#define WL_VALUES	(sizeof(wl_values) / sizeof(wl_values[0]))
+
+/* The classic bucket of v: the first bound at or above it, else +Inf. */
+static unsigned int classic_of(uint64_t v)
+{
+	static const uint64_t bounds[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
+	unsigned int i = 0;
+
+	while (i < SHM_LAT_FINITE_BUCKETS && v > bounds[i])
+		i++;
+	return i;
+}
+
+/* Value k of wl_values, (k + 1) * scale times. */
+static void fill_workload(struct shm_workload_latency *l, uint64_t scale)
+{
+	memset(l, 0, sizeof(*l));
+	for (size_t k = 0; k < WL_VALUES; k++) {
+		uint64_t n = (k + 1) * scale;
+
+		l->bucket[classic_of(wl_values[k])] += n;
+		l->fine[hist_bucket_index(wl_values[k])] += n;
+		l->count += n;
+		l->sum_ns += n * wl_values[k];
+	}
+}
+
 static void setup(void)
 {
 	static const char hostile[] = "x\"y\\z\n\xff\tq";
 	struct shm_writer_opts o;
 	struct shm_header_fields *h;
 	struct shm_proc *p;
+	struct shm_workload *wl;
 	char reason[256];
 	struct cat_status st = { .status = SHM_READ_OK, .reason = "", .seen = 1,
 				 .generation = 42, .age_ns = 250000000,
@@ -84,6 +118,17 @@ static void setup(void)
 	}
 	memcpy(p[3].comm, hostile, sizeof(hostile));
 	h->table[SHM_TABLE_PROCS].count = 12;
+	/* Two workloads, a pod (with a hostile name) and the node, every family. */
+	wl = shm_writer_table(&writer, SHM_TABLE_WORKLOADS);
+	wl[0].kind = SHM_WORKLOAD_POD;
+	wl[0].processes = 12;
+	snprintf(wl[0].namespace, sizeof(wl[0].namespace), "ml");
+	memcpy(wl[0].name, hostile, sizeof(hostile));
+	for (int f = 0; f < SHM_FAMILY_COUNT; f++) {
+		fill_workload(&wl[0].lat[f], f + 1);
+		fill_workload(&wl[1].lat[f], 2 * f + 3);
+	}
+	h->table[SHM_TABLE_WORKLOADS].count = 2;
 	fill(&h->node[SHM_FAMILY_CUDA_LAUNCH], 4, 1);
 	h->heartbeat_mono_ns = now_mono_ns();
 	h->heartbeat_real_ns = 1700000000123456789ull;
@@ -95,15 +140,16 @@ static void setup(void)
 	memset(&stats, 0, sizeof(stats));
 	sbuf_init(&text, 64u << 20, 0);
 	sbuf_init(&pb, 64u << 20, 0);
-	ck_assert_int_eq(prom_render_data(&text, &snap), 0);
+	ck_assert_int_eq(prom_render_data(&text, &snap, &natives), 0);
 	ck_assert_int_eq(prom_render_self(&text, &st, &stats), 0);
-	ck_assert_int_eq(prom_proto_from_text(&pb, text.data, text.len), 0);
+	ck_assert_int_eq(prom_proto_from_text(&pb, text.data, text.len, &natives), 0);
 }
 
 static void teardown(void)
 {
 	sbuf_free(&text);
 	sbuf_free(&pb);
+	prom_natives_free(&natives);
 	shm_snapshot_free(&snap);
 	shm_reader_close(&reader);
 	shm_writer_close(&writer, 1);
@@ -212,12 +258,59 @@ static void check_native(const Io__Prometheus__Client__Histogram *h)
 	ck_assert_int_eq((uint64_t)total, h->sample_count);
 }
 
+/* Whether name is the histogram of a per-process family: one per workload. */
+static int workload_family(const char *name)
+{
+	for (size_t i = 0; i < cat_metrics_count; i++)
+		if (cat_metrics[i].rows == CAT_ROWS_PROCS && cat_metrics[i].prom_hist &&
+		    strcmp(cat_metrics[i].prom_hist, name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A workload's native buckets hold its samples, in order: wl_values[k]
+ * (k + 1) * scale times, each in a native bucket within 1/64 of it (its
+ * log-linear bucket's midpoint is), zeros in the zero bucket.
+ */
+static void check_native_fine(const Io__Prometheus__Client__Histogram *h)
+{
+	const double step = exp2(1.0 / (1 << PROM_PROTO_SCHEMA));
+	uint64_t scale = h->zero_count;		/* value 0 is k = 0: 1 * scale */
+	size_t k = 1;
+	int64_t idx = 0, count = 0;
+	size_t d = 0;
+
+	ck_assert(h->has_schema && h->schema == PROM_PROTO_SCHEMA);
+	ck_assert_uint_gt(scale, 0);
+	ck_assert_uint_eq(h->n_negative_span, 0);
+	for (size_t sp = 0; sp < h->n_positive_span; sp++) {
+		idx += h->positive_span[sp]->offset;
+		for (uint32_t b = 0; b < h->positive_span[sp]->length; b++, idx++, d++) {
+			double lo = exp2((double)(idx - 1) / (1 << PROM_PROTO_SCHEMA)) * 1e9;
+			double v;
+
+			count += h->positive_delta[d];
+			if (count == 0)
+				continue;	/* a gap inside a span */
+			ck_assert_uint_lt(k, WL_VALUES);
+			v = (double)wl_values[k];
+			ck_assert_int_eq(count, (int64_t)((k + 1) * scale));
+			ck_assert_msg(v <= lo * step * (1 + 1.0 / 64) && v >= lo * (1 - 1.0 / 64),
+				      "%g ns in native bucket (%g, %g] ns", v, lo, lo * step);
+			k++;
+		}
+	}
+	ck_assert_uint_eq(d, h->n_positive_delta);
+	ck_assert_uint_eq(k, WL_VALUES);
+}
+
 START_TEST(proto_has_the_texts_families_series_and_values)
 {
 	static const char *const types[] = { "counter", "gauge", "summary", "untyped", "histogram" };
 	const uint8_t *p = (const uint8_t *)pb.data, *end = p + pb.len;
 	struct samples s;
-	size_t families = 0, histograms = 0, text_families = 0;
+	size_t families = 0, histograms = 0, text_families = 0, fine = 0;
 	char key[8192], extra[64], want[512];
 
 	samples_of(text.data, &s);
@@ -281,7 +374,12 @@ START_TEST(proto_has_the_texts_families_series_and_values)
 				expect(&s, key, m->histogram->sample_sum);
 				key_of(key, sizeof(key), f->name, "_count", m, "");
 				expect(&s, key, (double)m->histogram->sample_count);
-				check_native(m->histogram);
+				if (workload_family(f->name)) {
+					check_native_fine(m->histogram);
+					fine++;
+				} else {
+					check_native(m->histogram);
+				}
 				break;
 			default:
 				ck_abort_msg("family %s: untyped", f->name);
@@ -296,6 +394,8 @@ START_TEST(proto_has_the_texts_families_series_and_values)
 	ck_assert_uint_gt(families, 20);
 	ck_assert_uint_le(families, text_families);
 	ck_assert_uint_gt(histograms, 10);
+	/* Two workloads, every per-process family (dist sync twice): all fine. */
+	ck_assert_uint_eq(fine, 2 * SHM_FAMILY_COUNT);
 	fprintf(stderr, "protobuf: %zu families, %zu samples, %zu histograms; %zu bytes, text %zu\n",
 		families, seen, histograms, pb.len, text.len);
 	strmap_free(&s.map);
@@ -332,7 +432,7 @@ START_TEST(proto_refuses_text_it_cannot_read)
 	sbuf_init(&out, 1u << 20, 0);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		sbuf_reset(&out);
-		ck_assert_msg(prom_proto_from_text(&out, bad[i], strlen(bad[i])) == -EINVAL,
+		ck_assert_msg(prom_proto_from_text(&out, bad[i], strlen(bad[i]), NULL) == -EINVAL,
 			      "accepted: %s", bad[i]);
 	}
 	sbuf_free(&out);

@@ -48,7 +48,7 @@ static void must_parse(const struct sbuf *b, const char *what)
 }
 
 /* Valid text is always valid input to the protobuf exposition. */
-static void must_transcode(const struct sbuf *b)
+static void must_transcode(const struct sbuf *b, const struct prom_natives *natives)
 {
 	struct sbuf pb;
 	int err;
@@ -56,7 +56,7 @@ static void must_transcode(const struct sbuf *b)
 	if (sbuf_error(b))
 		return;
 	sbuf_init(&pb, 64u << 20, 0);
-	err = prom_proto_from_text(&pb, b->data, b->len);
+	err = prom_proto_from_text(&pb, b->data, b->len, natives);
 	if (err) {
 		fprintf(stderr, "protobuf exposition refused valid text: %d\n", err);
 		abort();
@@ -85,6 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct alert_engine *e;
 	struct shm_snapshot snap;
 	struct exporter_stats stats;
+	struct prom_natives natives = { 0 };
 	struct sbuf out;
 	char why[256];
 	void *buf;
@@ -107,10 +108,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&stats, 0, sizeof(stats));
 
 	sbuf_init(&out, 64u << 20, 0);
-	prom_render_data(&out, &snap);
+	prom_render_data(&out, &snap, &natives);
 	prom_render_self(&out, &fresh, &stats);
 	must_validate(&out, "data");
-	must_transcode(&out);
+	must_transcode(&out, &natives);
+	prom_natives_free(&natives);
 	sbuf_reset(&out);
 	feed_render(&out, &snap, &fresh, &stats, NULL);
 	must_parse(&out, "feed");

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "shm/shm_hist.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/support/testutil.h"
@@ -108,6 +109,25 @@ static void publish_on(struct shm_writer *w, uint64_t k, int64_t off_ns, int64_t
 	h->table[SHM_TABLE_NCCL_COMMS].count = 1;
 	for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++)
 		fill_latency(&h->node[f], k * 3, 5, 3000);
+	/* Workloads: the node's and one pod, k samples of 3 us in every family. */
+	if (h->table[SHM_TABLE_WORKLOADS].capacity >= 2) {
+		struct shm_workload *wl = shm_writer_table(w, SHM_TABLE_WORKLOADS);
+
+		memset(wl, 0, 2 * sizeof(*wl));
+		wl[1].kind = SHM_WORKLOAD_POD;
+		wl[1].processes = np;
+		snprintf(wl[1].namespace, sizeof(wl[1].namespace), "ml");
+		snprintf(wl[1].name, sizeof(wl[1].name), "trainer-0");
+		for (uint32_t f = 0; f < SHM_FAMILY_COUNT; f++) {
+			struct shm_workload_latency *l = &wl[1].lat[f];
+
+			l->count = k;
+			l->sum_ns = 3000 * k;
+			l->bucket[4] = k;		/* (2.5 us, 5 us] */
+			l->fine[hist_bucket_index(3000)] = k;
+		}
+		h->table[SHM_TABLE_WORKLOADS].count = 2;
+	}
 	h->stats.publishes = k;
 	h->heartbeat_mono_ns = now_mono_ns() + (uint64_t)off_ns;
 	h->heartbeat_real_ns = real_off_ns == NO_WALL_STAMP ? 0 :
@@ -157,6 +177,7 @@ static void *rows_of(void *img, enum shm_table_id id)
 #define MEM(img, i)	(((struct shm_gpu_mem *)rows_of(img, SHM_TABLE_GPU_MEM))[i])
 #define IDENT(img, i)	(((struct shm_identity *)rows_of(img, SHM_TABLE_IDENTITY))[i])
 #define COMM(img, i)	(((struct shm_nccl_comm *)rows_of(img, SHM_TABLE_NCCL_COMMS))[i])
+#define WL(img, i)	(((struct shm_workload *)rows_of(img, SHM_TABLE_WORKLOADS))[i])
 
 /* Applies one corruption to a fresh copy and expects a reason containing want. */
 #define EXPECT_REJECT(mutation, want)						\
@@ -272,6 +293,25 @@ START_TEST(rejects_bad_enums_and_row_invariants)
 		      "identity[2] (pid 1002): namespace is not a terminated");
 	EXPECT_REJECT(H(img)->table[SHM_TABLE_IDENTITY].count = H(img)->table[SHM_TABLE_PROCS].count + 1,
 		      "identity: ");
+}
+END_TEST
+
+/* Workload rows: kinds and their texts, buckets that add up, one row a workload. */
+START_TEST(rejects_bad_workload_rows)
+{
+	EXPECT_REJECT(WL(img, 1).kind = SHM_WORKLOAD_KIND_COUNT, "workloads[1]: kind 6");
+	EXPECT_REJECT(WL(img, 0).name[0] = 'x', "workloads[0]: kind 0");
+	EXPECT_REJECT(WL(img, 1).name[0] = '\0', "workloads[1]: kind 1");
+	EXPECT_REJECT((WL(img, 1).kind = SHM_WORKLOAD_RUN), "workloads[1]: kind 5");
+	EXPECT_REJECT(memset(WL(img, 1).name, 'a', SHM_ID_POD_LEN), "workloads[1]: kind 1");
+	EXPECT_REJECT(WL(img, 1).processes = SHM_LIMIT_PROCS + 1, "processes");
+	EXPECT_REJECT(WL(img, 1).lat[SHM_FAMILY_CUDA_SYNC].fine[0]++,
+		      "workloads[1] cuda_sync: buckets add up to");
+	EXPECT_REJECT(WL(img, 1).lat[SHM_FAMILY_CUDA_LAUNCH].bucket[0]++,
+		      "workloads[1] cuda_launch: buckets add up to");
+	EXPECT_REJECT(WL(img, 1).lat[SHM_FAMILY_RUNQ_DELAY].fine[HIST_BUCKETS - 1] = UINT64_MAX,
+		      "log-linear bucket counts overflow");
+	EXPECT_REJECT((WL(img, 0) = WL(img, 1)), "workloads[0] and [1]: the same workload");
 }
 END_TEST
 
@@ -912,6 +952,7 @@ Suite *shm_reader_suite(void)
 	tcase_add_test(tc, rejects_a_driver_figure_out_of_its_rules);
 	tcase_add_test(tc, rows_past_count_are_not_judged);
 	tcase_add_test(tc, rejects_rows_with_the_same_identity);
+	tcase_add_test(tc, rejects_bad_workload_rows);
 	tcase_add_test(tc, fuzz_byte_flips_never_crash);
 	suite_add_tcase(s, tc);
 
