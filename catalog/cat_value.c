@@ -113,6 +113,13 @@ const struct shm_latency *cat_latency(const struct cat_metric *m, const struct c
 	return l ? l : &zero_latency;
 }
 
+const uint64_t *cat_fine_buckets(const struct cat_metric *m, const void *row)
+{
+	if (m->kind != CAT_LATENCY || !m->fine_off)
+		return NULL;
+	return (const uint64_t *)((const char *)row + m->fine_off);
+}
+
 int cat_proc_latency_family(const struct cat_metric *m)
 {
 	size_t first = offsetof(struct shm_proc, lat);

@@ -486,12 +486,14 @@ const struct cat_metric cat_metrics[] = {
 
 	/* NCCL per op, all processes together. */
 	{ .id = CAT_ID_NCCL_DURATION, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_LATENCY,
-	  OP(duration), .prom = "zernel_nccl_collective_duration_seconds",
+	  OP(duration), .fine_off = offsetof(struct shm_nccl_op, duration_fine),
+	  .prom = "zernel_nccl_collective_duration_seconds",
 	  .prom_hist = "zernel_nccl_collective_seconds",
 	  .help = "Host-side duration of NCCL calls per op, all processes, seconds.",
 	  FEED(CAT_OBJ_NCCL, 4, "duration"), .feed_fmt = CAT_FMT_MS,
 	  .feed_parts = CAT_PART_P50 | CAT_PART_P99, .alert = "nccl_collective" },
 	{ .id = CAT_ID_NCCL_WAIT, .rows = CAT_ROWS_NCCL_OPS, .kind = CAT_LATENCY, OP(wait),
+	  .fine_off = offsetof(struct shm_nccl_op, wait_fine),
 	  .prom = "zernel_nccl_wait_seconds", .prom_hist = "zernel_nccl_wait_duration_seconds",
 	  .help = "From an NCCL collective's launch to the return of the first host-blocking CUDA call that covered its stream (upper bound of GPU completion), all processes, seconds.",
 	  FEED(CAT_OBJ_NCCL, 5, "wait"), .feed_fmt = CAT_FMT_MS,

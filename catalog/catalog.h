@@ -279,6 +279,7 @@ struct cat_metric {
 	unsigned short width;		/* bytes of the field at off (8 or 4 for a number) */
 	unsigned char flags;		/* CAT_F_* */
 	size_t off;			/* the field in the row (a latency: its struct) */
+	size_t fine_off;		/* a latency's log-linear buckets in the row; 0: none */
 	/* Instead of off: a value derived from the row and the snapshot. */
 	uint64_t (*get)(const struct cat_input *in, const void *row);
 	const struct shm_latency *(*get_latency)(const struct cat_input *in, const void *row);
@@ -369,6 +370,9 @@ int64_t cat_label_int(const struct cat_label *l, const void *row);
  */
 int cat_workload_label(const struct shm_workload *w, unsigned int i, const char **name,
 		       char *text, size_t len);
+
+/* A latency's log-linear buckets in row (HIST_BUCKETS), or NULL when the row has none. */
+const uint64_t *cat_fine_buckets(const struct cat_metric *m, const void *row);
 
 /* The family of a process latency entry (its shm_proc.lat index), or -1. */
 int cat_proc_latency_family(const struct cat_metric *m);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "collector/agg_impl.h"
+#include "collector/hist.h"
 #include "common/util.h"
 
 struct agg *agg_new(const struct agg_opts *opts)
@@ -547,6 +548,7 @@ void agg_nccl_call(struct agg *a, enum shm_nccl_op_kind op, uint64_t bytes,
 	}
 	/* A failed call still cost its caller this long. */
 	latency_record(&n->duration, now_ns, duration_ns);
+	n->duration_fine[hist_bucket_index(duration_ns)]++;
 }
 
 void agg_nccl_wait(struct agg *a, enum shm_nccl_op_kind op, uint64_t wait_ns,
@@ -555,6 +557,7 @@ void agg_nccl_wait(struct agg *a, enum shm_nccl_op_kind op, uint64_t wait_ns,
 	if ((unsigned int)op >= SHM_NCCL_OP_COUNT)
 		return;
 	latency_record(&a->nccl[op].wait, now_ns, wait_ns);
+	a->nccl[op].wait_fine[hist_bucket_index(wait_ns)]++;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -42,6 +42,8 @@ struct agg_nccl {
 	uint64_t errors;
 	struct latency_series duration;
 	struct latency_series wait;
+	uint64_t duration_fine[HIST_BUCKETS];	/* log-linear, cumulative (native histograms) */
+	uint64_t wait_fine[HIST_BUCKETS];
 };
 
 /* One rank of one NCCL communicator (agg_nccl.c). */

@@ -101,6 +101,8 @@ static void stage_nccl(struct agg *a, uint64_t now_ns)
 		r->errors = a->nccl[op].errors;
 		latency_export(&a->nccl[op].duration, now_ns, &r->duration);
 		latency_export(&a->nccl[op].wait, now_ns, &r->wait);
+		memcpy(r->duration_fine, a->nccl[op].duration_fine, sizeof(r->duration_fine));
+		memcpy(r->wait_fine, a->nccl[op].wait_fine, sizeof(r->wait_fine));
 	}
 }
 

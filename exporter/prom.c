@@ -90,7 +90,8 @@ static void series(struct sbuf *b, const struct cat_metric *m, const char *label
 static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 		    const struct cat_input *in,
 		    void (*write)(struct sbuf *, const char *, const char *,
-				  const struct shm_latency *))
+				  const struct shm_latency *),
+		    struct prom_natives *natives)
 {
 	struct cat_rowset rs;
 	struct sbuf labels;
@@ -117,6 +118,11 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 					continue;
 				write(b, write == prom_summary ? m->prom : m->prom_hist,
 				      labels.data, l);
+				/* Without memory for them, the render fails (500) rather than serve less. */
+				if (write == prom_histogram && natives && cat_fine_buckets(m, row) &&
+				    prom_natives_add(natives, m->prom_hist, labels.data, l->count,
+						     cat_fine_buckets(m, row)) < 0 && !b->error)
+					b->error = -ENOMEM;
 			} else if (m->known ? m->known(in, row) :
 				   cat_value(m, in, row) || !(m->flags & (CAT_F_KNOWN | CAT_F_SPARSE))) {
 				series(b, m, labels.data, in, row);
@@ -135,15 +141,15 @@ static void family(struct sbuf *b, const struct cat_metric *g, size_t n,
 		return;
 	prom_family_of(b, g, 0);
 	if (g->kind != CAT_LATENCY) {
-		rows_of(b, g, n, in, NULL);
+		rows_of(b, g, n, in, NULL, NULL);
 		return;
 	}
-	rows_of(b, g, n, in, prom_summary);
+	rows_of(b, g, n, in, prom_summary, NULL);
 	if (!g->prom_hist)
 		return;	/* a summary only: see the family in catalog.c */
 	prom_family_of(b, g, 1);
 	if (g->rows != CAT_ROWS_PROCS || per_pid_histograms) {
-		rows_of(b, g, n, in, prom_histogram);
+		rows_of(b, g, n, in, prom_histogram, natives);
 		return;
 	}
 	prom_workload_histograms(b, g, n, in, natives);

@@ -41,20 +41,28 @@ static int32_t native_of(size_t i)
 }
 
 int prom_natives_add(struct prom_natives *s, const char *name, const char *labels,
-		     const struct shm_workload_latency *l)
+		     uint64_t count, const uint64_t *fine)
 {
-	struct prom_native_hist h = { .count = l->count, .zero_count = l->fine[0] };
+	struct prom_native_hist h = { .count = count, .zero_count = fine[0] };
 	int32_t last = INT32_MIN;
+	uint64_t sum = fine[0];
 	uint32_t n = 0;
 
-	if (make_room(s) < 0)
-		return -ENOMEM;
 	/* Midpoints grow with i: a bucket joins the last native one or starts the next. */
-	for (size_t i = 1; i < HIST_BUCKETS; i++)
-		if (l->fine[i] && native_of(i) != last) {
+	for (size_t i = 1; i < HIST_BUCKETS; i++) {
+		if (!fine[i])
+			continue;
+		if (__builtin_add_overflow(sum, fine[i], &sum))
+			return 0;
+		if (native_of(i) != last) {
 			last = native_of(i);
 			n++;
 		}
+	}
+	if (sum != count)
+		return 0;
+	if (make_room(s) < 0)
+		return -ENOMEM;
 	h.name = strdup(name);
 	h.labels = strdup(labels);
 	h.index = malloc((n ? n : 1) * sizeof(*h.index));
@@ -66,15 +74,15 @@ int prom_natives_add(struct prom_natives *s, const char *name, const char *label
 	for (size_t i = 1; i < HIST_BUCKETS; i++) {
 		int32_t k;
 
-		if (!l->fine[i])
+		if (!fine[i])
 			continue;
 		k = native_of(i);
 		if (h.n && h.index[h.n - 1] == k) {
-			h.counts[h.n - 1] += l->fine[i];
+			h.counts[h.n - 1] += fine[i];
 			continue;
 		}
 		h.index[h.n] = k;
-		h.counts[h.n++] = l->fine[i];
+		h.counts[h.n++] = fine[i];
 	}
 	s->h[s->n++] = h;
 	return 0;

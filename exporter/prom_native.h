@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Native histograms of the workload histograms, as fine as the
- * collector's log-linear buckets allow.  The text exposition has no room
- * for them, so the render (prom.h) keeps them here, in the order it
- * writes the series, and the protobuf transcoder (prom_proto.h) takes
- * each series' native buckets from here when the text's series matches
- * one, by family, labels and count.
+ * Native histograms as fine as the collector's log-linear buckets allow:
+ * the workload histograms' (struct shm_workload_latency) and NCCL's per
+ * op (struct shm_nccl_op).  The text exposition has no room for them, so
+ * the render (prom.h) keeps them here, in the order it writes the series,
+ * and the protobuf transcoder (prom_proto.h) takes each series' native
+ * buckets from here when the text's series matches one, by family, labels
+ * and count.
  *
  * The conversion, at schema PROM_PROTO_SCHEMA (6: bucket k is
  * (2^((k-1)/64), 2^(k/64)] seconds, 1.09% wide): the samples of each
@@ -17,16 +18,14 @@
  * of the quantile's rank and answers inside it: within
  * 2^(1/64) * (1 + 1/64) - 1 = 2.7% of that sample (PROM_NATIVE_REL_ERROR).
  *
- * Unprivileged, on the render path: memory is one entry a workload
- * histogram, each at most HIST_BUCKETS buckets.
+ * Unprivileged, on the render path: memory is one entry a histogram
+ * series that has log-linear buckets, each as many buckets as it fills.
  */
 #ifndef ZERNEL_PROM_NATIVE_H
 #define ZERNEL_PROM_NATIVE_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include "shm/shm_layout.h"
 
 #define PROM_NATIVE_REL_ERROR	0.0267
 
@@ -45,9 +44,14 @@ struct prom_natives {
 	size_t n, cap;
 };
 
-/* Adds the series name{labels} made from l.  0 or -ENOMEM (nothing added). */
+/*
+ * Adds the series name{labels} of count samples in the log-linear buckets
+ * fine (HIST_BUCKETS).  Returns 0 (nothing added when fine does not add
+ * up to count: that series keeps the native buckets of its classic ones)
+ * or -ENOMEM.
+ */
 int prom_natives_add(struct prom_natives *s, const char *name, const char *labels,
-		     const struct shm_workload_latency *l);
+		     uint64_t count, const uint64_t *fine);
 
 /*
  * The entry for the series name{labels} (texts not terminated), looked for

@@ -10,11 +10,12 @@
  * Histograms carry their classic buckets and a native (sparse exponential)
  * histogram, which is what Prometheus stores when started with
  * --enable-feature=native-histograms, at schema PROM_PROTO_SCHEMA (6:
- * bucket i is (2^((i-1)/64), 2^(i/64)], 1.09% wide).  A workload
- * histogram's native buckets come from the collector's log-linear buckets
- * (prom_native.h: a quantile within 2.7%).  Others (per-pid histograms,
- * NCCL's per op) have only their 28 classic buckets in the segment, and
- * their native buckets are derived from those, exactly as follows:
+ * bucket i is (2^((i-1)/64), 2^(i/64)], 1.09% wide).  The native buckets
+ * of workload histograms and NCCL's per op come from the collector's
+ * log-linear buckets (prom_native.h: a quantile within 2.7%).  Per-pid
+ * histograms (--per-pid-histograms) have only their 28 classic buckets in
+ * the segment, and their native buckets are derived from those, exactly
+ * as follows:
  *   - the samples of classic bucket (b', b] all go to the native bucket
  *     that holds b; those above the last bound (100 s) to the native
  *     bucket after the one that holds 100 s; the zero bucket is empty

@@ -77,7 +77,7 @@ void prom_workload_histograms(struct sbuf *b, const struct cat_metric *g, size_t
 					 m->prom_labels);
 			prom_histogram(b, m->prom_hist, labels, &l);
 			/* Without memory for them, the render fails (500) rather than serve less. */
-			if (natives && prom_natives_add(natives, m->prom_hist, labels, wl) < 0 &&
+			if (natives && prom_natives_add(natives, m->prom_hist, labels, wl->count, wl->fine) < 0 &&
 			    !b->error)
 				b->error = -ENOMEM;
 		}

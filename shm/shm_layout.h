@@ -210,6 +210,9 @@ struct shm_gpu {
  * (NCCL only enqueues work, so this is the host-side cost).  wait: from the
  * call to the end of the next stream/device synchronisation on the same
  * thread, an upper bound on when the collective finished on the GPU.
+ * Each also in the log-linear buckets of collector/hist.h (HIST_BUCKETS,
+ * as struct shm_workload_latency's), for native histograms: all zero (a
+ * writer that keeps none) or adding up to the series' count.
  */
 struct shm_nccl_op {
 	uint32_t op;			/* enum shm_nccl_op_kind; row i has op i */
@@ -219,6 +222,8 @@ struct shm_nccl_op {
 	uint64_t errors;		/* calls that returned an error */
 	struct shm_latency duration;
 	struct shm_latency wait;
+	uint64_t duration_fine[HIST_BUCKETS];
+	uint64_t wait_fine[HIST_BUCKETS];
 };
 
 /* shm_nccl_comm.flags */

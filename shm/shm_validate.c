@@ -90,17 +90,39 @@ static int check_latency(const struct shm_latency *l, char *bad, size_t len)
 	return 0;
 }
 
+/* The sum of HIST_BUCKETS log-linear counts into *sum; -1 when it overflows. */
+static int fine_sum(const uint64_t *fine, uint64_t *sum)
+{
+	*sum = 0;
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++)
+		if (__builtin_add_overflow(*sum, fine[b], sum))
+			return -1;
+	return 0;
+}
+
+/* A series' log-linear buckets where they may be absent: all zero, or adding up to count. */
+static int check_fine_or_none(const uint64_t *fine, uint64_t count, char *bad, size_t len)
+{
+	uint64_t sum;
+
+	if (fine_sum(fine, &sum) < 0)
+		return fail(bad, len, "log-linear bucket counts overflow");
+	if (sum && sum != count)
+		return fail(bad, len, "log-linear buckets add up to %llu but count is %llu",
+			    (unsigned long long)sum, (unsigned long long)count);
+	return 0;
+}
+
 /* Both sets of a workload's buckets add up to its count. */
 static int check_workload_latency(const struct shm_workload_latency *l, char *bad, size_t len)
 {
-	uint64_t sum = 0, fine = 0;
+	uint64_t sum = 0, fine;
 
 	for (uint32_t b = 0; b < SHM_LAT_BUCKETS; b++)
 		if (__builtin_add_overflow(sum, l->bucket[b], &sum))
 			return fail(bad, len, "bucket counts overflow");
-	for (uint32_t b = 0; b < HIST_BUCKETS; b++)
-		if (__builtin_add_overflow(fine, l->fine[b], &fine))
-			return fail(bad, len, "log-linear bucket counts overflow");
+	if (fine_sum(l->fine, &fine) < 0)
+		return fail(bad, len, "log-linear bucket counts overflow");
 	if (sum != l->count || fine != l->count)
 		return fail(bad, len, "buckets add up to %llu and %llu but count is %llu",
 			    (unsigned long long)sum, (unsigned long long)fine,
@@ -571,6 +593,11 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if (check_latency(&ops[i].duration, bad, sizeof(bad)) < 0)
 			return fail(reason, len, "nccl %s duration: %s", shm_nccl_op_name(i), bad);
 		if (check_latency(&ops[i].wait, bad, sizeof(bad)) < 0)
+			return fail(reason, len, "nccl %s wait: %s", shm_nccl_op_name(i), bad);
+		if (check_fine_or_none(ops[i].duration_fine, ops[i].duration.count, bad,
+				       sizeof(bad)) < 0)
+			return fail(reason, len, "nccl %s duration: %s", shm_nccl_op_name(i), bad);
+		if (check_fine_or_none(ops[i].wait_fine, ops[i].wait.count, bad, sizeof(bad)) < 0)
 			return fail(reason, len, "nccl %s wait: %s", shm_nccl_op_name(i), bad);
 	}
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_NCCL_COMMS].count; i++) {

@@ -439,6 +439,11 @@ START_TEST(nccl_ops_count_calls_bytes_errors_and_latencies)
 	ck_assert_uint_eq(ops[SHM_NCCL_RECV].bytes, 64);
 	ck_assert_uint_eq(ops[SHM_NCCL_BROADCAST].calls, 0);
 	ck_assert_uint_eq(ops[SHM_NCCL_BROADCAST].duration.count, 0);
+	/* The log-linear buckets of the native histograms hold the same samples. */
+	ck_assert_uint_eq(ops[SHM_NCCL_ALL_REDUCE].duration_fine[hist_bucket_index(20000)], 10);
+	ck_assert_uint_eq(ops[SHM_NCCL_ALL_REDUCE].duration_fine[hist_bucket_index(30000)], 1);
+	ck_assert_uint_eq(ops[SHM_NCCL_ALL_REDUCE].wait_fine[hist_bucket_index(3000000)], 4);
+	ck_assert_uint_eq(ops[SHM_NCCL_RECV].duration_fine[hist_bucket_index(1000)], 1);
 }
 END_TEST
 

@@ -163,6 +163,11 @@ static void fill_extremes(struct shm_writer *w)
 		ops[op].op = op;
 		extreme_latency(&ops[op].duration);
 		extreme_latency(&ops[op].wait);
+		/* Their log-linear buckets as extreme_latency's classic ones. */
+		memset(ops[op].duration_fine, 0, sizeof(ops[op].duration_fine));
+		ops[op].duration_fine[0] = UINT64_MAX - 1;
+		ops[op].duration_fine[HIST_BUCKETS - 1] = 1;
+		memcpy(ops[op].wait_fine, ops[op].duration_fine, sizeof(ops[op].wait_fine));
 	}
 	fill_workloads(shm_writer_table(w, SHM_TABLE_WORKLOADS));
 	/*

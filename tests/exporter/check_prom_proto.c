@@ -74,18 +74,24 @@ static unsigned int classic_of(uint64_t v)
 	return i;
 }
 
-/* Value k of wl_values, (k + 1) * scale times. */
-static void fill_workload(struct shm_workload_latency *l, uint64_t scale)
+/* Value k of wl_values, (k + 1) * scale times, in classic and log-linear buckets. */
+static void fill_values(uint64_t *count, uint64_t *sum_ns, uint64_t *bucket, uint64_t *fine,
+			uint64_t scale)
 {
-	memset(l, 0, sizeof(*l));
 	for (size_t k = 0; k < WL_VALUES; k++) {
 		uint64_t n = (k + 1) * scale;
 
-		l->bucket[classic_of(wl_values[k])] += n;
-		l->fine[hist_bucket_index(wl_values[k])] += n;
-		l->count += n;
-		l->sum_ns += n * wl_values[k];
+		bucket[classic_of(wl_values[k])] += n;
+		fine[hist_bucket_index(wl_values[k])] += n;
+		*count += n;
+		*sum_ns += n * wl_values[k];
 	}
+}
+
+static void fill_workload(struct shm_workload_latency *l, uint64_t scale)
+{
+	memset(l, 0, sizeof(*l));
+	fill_values(&l->count, &l->sum_ns, l->bucket, l->fine, scale);
 }
 
 static void setup(void)
@@ -95,6 +101,7 @@ static void setup(void)
 	struct shm_header_fields *h;
 	struct shm_proc *p;
 	struct shm_workload *wl;
+	struct shm_nccl_op *ops;
 	char reason[256];
 	struct cat_status st = { .status = SHM_READ_OK, .reason = "", .seen = 1,
 				 .generation = 42, .age_ns = 250000000,
@@ -129,6 +136,19 @@ static void setup(void)
 		fill_workload(&wl[1].lat[f], 2 * f + 3);
 	}
 	h->table[SHM_TABLE_WORKLOADS].count = 2;
+	/*
+	 * NCCL: durations with their log-linear buckets, waits without (a
+	 * writer that keeps none): native buckets from the classic ones.
+	 */
+	ops = shm_writer_table(&writer, SHM_TABLE_NCCL_OPS);
+	for (unsigned int op = 0; op < SHM_NCCL_OP_COUNT; op++) {
+		struct shm_latency *d = &ops[op].duration;
+
+		memset(d, 0, sizeof(*d));
+		memset(ops[op].duration_fine, 0, sizeof(ops[op].duration_fine));
+		fill_values(&d->count, &d->sum_ns, d->bucket, ops[op].duration_fine, op + 1);
+		fill(&ops[op].wait, op, 2);
+	}
 	fill(&h->node[SHM_FAMILY_CUDA_LAUNCH], 4, 1);
 	h->heartbeat_mono_ns = now_mono_ns();
 	h->heartbeat_real_ns = 1700000000123456789ull;
@@ -258,9 +278,14 @@ static void check_native(const Io__Prometheus__Client__Histogram *h)
 	ck_assert_int_eq((uint64_t)total, h->sample_count);
 }
 
-/* Whether name is the histogram of a per-process family: one per workload. */
-static int workload_family(const char *name)
+/*
+ * Whether name's series carry log-linear buckets here: a per-process
+ * family's (one per workload) or NCCL's durations.
+ */
+static int fine_family(const char *name)
 {
+	if (strcmp(name, "zernel_nccl_collective_seconds") == 0)
+		return 1;
 	for (size_t i = 0; i < cat_metrics_count; i++)
 		if (cat_metrics[i].rows == CAT_ROWS_PROCS && cat_metrics[i].prom_hist &&
 		    strcmp(cat_metrics[i].prom_hist, name) == 0)
@@ -374,7 +399,7 @@ START_TEST(proto_has_the_texts_families_series_and_values)
 				expect(&s, key, m->histogram->sample_sum);
 				key_of(key, sizeof(key), f->name, "_count", m, "");
 				expect(&s, key, (double)m->histogram->sample_count);
-				if (workload_family(f->name)) {
+				if (fine_family(f->name)) {
 					check_native_fine(m->histogram);
 					fine++;
 				} else {
@@ -394,8 +419,8 @@ START_TEST(proto_has_the_texts_families_series_and_values)
 	ck_assert_uint_gt(families, 20);
 	ck_assert_uint_le(families, text_families);
 	ck_assert_uint_gt(histograms, 10);
-	/* Two workloads, every per-process family (dist sync twice): all fine. */
-	ck_assert_uint_eq(fine, 2 * SHM_FAMILY_COUNT);
+	/* Two workloads, every per-process family (dist sync twice), and NCCL's durations. */
+	ck_assert_uint_eq(fine, 2 * SHM_FAMILY_COUNT + SHM_NCCL_OP_COUNT);
 	fprintf(stderr, "protobuf: %zu families, %zu samples, %zu histograms; %zu bytes, text %zu\n",
 		families, seen, histograms, pb.len, text.len);
 	strmap_free(&s.map);

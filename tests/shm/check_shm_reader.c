@@ -268,6 +268,11 @@ START_TEST(rejects_broken_histograms)
 		      "nccl recv wait: buckets");
 	EXPECT_REJECT(OP(img, 0).duration.window_p90_ns = 0,
 		      "nccl all_reduce duration: window quantiles");
+	/* Log-linear buckets: none at all, or adding up to the count. */
+	EXPECT_REJECT(OP(img, 2).wait_fine[100] = 1,
+		      "nccl reduce_scatter wait: log-linear buckets add up to 1");
+	EXPECT_REJECT(OP(img, 1).duration_fine[HIST_BUCKETS - 1] = UINT64_MAX - 1,
+		      "nccl all_gather duration: log-linear buckets add up to");
 }
 END_TEST
 
