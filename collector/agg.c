@@ -143,8 +143,7 @@ int agg_proc_watch(struct agg *a, uint32_t pid, uint32_t ppid, uint32_t reason,
 		p->start_time_ns = start_time_ns;
 		for (unsigned int f = 0; f < SHM_FAMILY_COUNT; f++)
 			latency_init(&p->lat[f], a->opts.window_ns);
-		p->workload = -1;
-		agg_workload_join(a, p);
+		p->workload = -1;	/* a row at its first sample or identity */
 	}
 	p->watch_reason |= reason & SHM_WATCH_ALL_BITS;
 	if (ppid)
@@ -229,7 +228,6 @@ void agg_proc_exit(struct agg *a, uint32_t pid)
 	agg_trace_forget(a->trace, pid);
 }
 
-/* The process's latency window for family, or NULL with *err saying why. */
 /* The process a family's sample belongs to, or NULL with *err saying why. */
 static struct agg_proc *proc_for_family(struct agg *a, uint32_t pid, enum shm_family family,
 					int *err)

@@ -31,6 +31,7 @@ struct agg_proc {
 	uint64_t open_state_ns[SHM_STATE_COUNT];	/* ... still open at the last read */
 	uint64_t shown_state_ns[SHM_STATE_COUNT];	/* as published (agg_open_state) */
 	int32_t workload;		/* its row in agg.workloads; -1 none */
+	int wl_refused;			/* no row to be had: counted once, tried again at identity reads */
 };
 
 /* What p's states are published as, from now on (agg_open_state). */
@@ -127,15 +128,16 @@ const struct shm_proc_recent *agg_stalls_recent(struct agg *a, uint64_t now_ns, 
 /*
  * agg_workload.c, for agg.c and agg_publish.c.  join puts p in the row
  * its identity names (again after the identity changed); leave takes it
- * out (exit).  The records add a sample to p's row, if it has one.
+ * out (exit).  The records add a sample to p's row, taking one first if
+ * it has none.
  * stage drops rows empty for SHM_WORKLOAD_LINGER_NS and returns the rows
  * to publish.
  */
 void agg_workload_join(struct agg *a, struct agg_proc *p);
 void agg_workload_leave(struct agg *a, struct agg_proc *p);
-void agg_workload_record(struct agg *a, const struct agg_proc *p, enum shm_family family,
+void agg_workload_record(struct agg *a, struct agg_proc *p, enum shm_family family,
 			 uint64_t value_ns);
-void agg_workload_record_batch(struct agg *a, const struct agg_proc *p, enum shm_family family,
+void agg_workload_record_batch(struct agg *a, struct agg_proc *p, enum shm_family family,
 			       const uint64_t *hist_counts, const uint64_t *prom_counts,
 			       uint64_t count, uint64_t sum_ns, uint64_t max_ns);
 uint32_t agg_workload_stage(struct agg *a, uint64_t now_ns);

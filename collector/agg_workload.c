@@ -7,12 +7,15 @@
  *   - they outlive their processes: a sum over the live processes would
  *     fall each time a DataLoader worker exits (every epoch, by default),
  *     and Prometheus reads a counter that falls as a reset;
- *   - they carry the log-linear buckets (1/64 wide), which per process
- *     would cost 8 KiB a family in the segment.
+ *   - they carry the log-linear buckets (1/64 to 1/32 of a value wide),
+ *     which per process would cost 8 KiB a family in the segment.
  * Rows are kept packed (row i < n_workloads), so they are published as
- * they are.  A row with no process left lingers SHM_WORKLOAD_LINGER_NS,
- * then goes; a full table gives up the row empty the longest, else
- * counts an overflow and leaves the newcomer out of every row.
+ * they are.  A process takes its row at its first sample or when its
+ * identity is read, whichever comes first.  A row with no process left
+ * lingers SHM_WORKLOAD_LINGER_NS, then goes; a full table gives up the
+ * row empty the longest, else counts an overflow (once a process) and
+ * leaves the newcomer out of every row until a later identity read finds
+ * one free.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,9 +23,22 @@
 
 #include "collector/agg_impl.h"
 #include "collector/hist.h"
+#include "collector/idtext.h"
 
 /* A row emptied by an exit, which has no clock: dated at the next publish. */
 #define EMPTIED_UNDATED	UINT64_MAX
+
+/*
+ * A text of the identity that names a workload: set and readable (the
+ * identity scan keeps only those, but a workload's label must never read
+ * "unknown" for two different ones).
+ */
+static int names(const char *field, size_t len)
+{
+	size_t n = strnlen(field, len);
+
+	return n > 0 && n < len && idtext_printable_utf8(field, n);
+}
 
 /* The workload p's identity names (shm_layout.h lists the kinds' texts). */
 static void workload_key(const struct agg_proc *p, struct shm_workload *k)
@@ -32,20 +48,20 @@ static void workload_key(const struct agg_proc *p, struct shm_workload *k)
 	memset(k, 0, sizeof(*k));
 	if (!p->id_set_ns)
 		return;		/* not read yet: the node's */
-	if (id->pod[0]) {
+	if (names(id->pod, sizeof(id->pod)) && names(id->namespace, sizeof(id->namespace))) {
 		k->kind = SHM_WORKLOAD_POD;
 		snprintf(k->namespace, sizeof(k->namespace), "%s", id->namespace);
 		snprintf(k->name, sizeof(k->name), "%s", id->pod);
-	} else if (id->pod_uid[0]) {
+	} else if (names(id->pod_uid, sizeof(id->pod_uid))) {
 		k->kind = SHM_WORKLOAD_POD_UID;
 		snprintf(k->name, sizeof(k->name), "%s", id->pod_uid);
-	} else if (id->container_id[0]) {
+	} else if (names(id->container_id, sizeof(id->container_id))) {
 		k->kind = SHM_WORKLOAD_CONTAINER;
 		snprintf(k->name, sizeof(k->name), "%s", id->container_id);
 	} else if (id->slurm_job_id) {
 		k->kind = SHM_WORKLOAD_SLURM_JOB;
 		snprintf(k->name, sizeof(k->name), "%" PRIu64, id->slurm_job_id);
-	} else if (id->run_id[0]) {
+	} else if (names(id->run_id, sizeof(id->run_id))) {
 		k->kind = SHM_WORKLOAD_RUN;
 		snprintf(k->name, sizeof(k->name), "%s", id->run_id);
 	}
@@ -73,7 +89,7 @@ static void drop_row(struct agg *a, uint32_t i)
 	a->wl_empty_since[last] = 0;
 }
 
-/* A row for k: its own, a new one, or -1 (counted) when none can be had. */
+/* A row for k: its own, a new one, or -1 when none can be had. */
 static int32_t row_for(struct agg *a, const struct shm_workload *k)
 {
 	uint32_t oldest = UINT32_MAX;
@@ -87,10 +103,8 @@ static int32_t row_for(struct agg *a, const struct shm_workload *k)
 			    (oldest == UINT32_MAX ||
 			     a->wl_empty_since[i] < a->wl_empty_since[oldest]))
 				oldest = i;
-		if (oldest == UINT32_MAX) {
-			a->overflows[SHM_TABLE_WORKLOADS]++;
+		if (oldest == UINT32_MAX)
 			return -1;
-		}
 		drop_row(a, oldest);
 	}
 	a->workloads[a->n_workloads] = *k;
@@ -120,19 +134,27 @@ void agg_workload_join(struct agg *a, struct agg_proc *p)
 		return;
 	agg_workload_leave(a, p);
 	r = row_for(a, &k);
-	if (r < 0)
+	if (r < 0) {
+		if (!p->wl_refused)
+			a->overflows[SHM_TABLE_WORKLOADS]++;
+		p->wl_refused = 1;
 		return;
+	}
 	a->workloads[r].processes++;
 	a->wl_empty_since[r] = 0;
 	p->workload = r;
+	p->wl_refused = 0;
 }
 
-static struct shm_workload_latency *series_of(struct agg *a, const struct agg_proc *p,
+/* p's row for a sample, taken now if it has none yet (NULL: none to be had). */
+static struct shm_workload_latency *series_of(struct agg *a, struct agg_proc *p,
 					      enum shm_family family)
 {
-	if (p->workload < 0 || (unsigned int)family >= SHM_FAMILY_COUNT)
+	if ((unsigned int)family >= SHM_FAMILY_COUNT)
 		return NULL;
-	return &a->workloads[p->workload].lat[family];
+	if (p->workload < 0 && !p->wl_refused)
+		agg_workload_join(a, p);
+	return p->workload < 0 ? NULL : &a->workloads[p->workload].lat[family];
 }
 
 static void add_sat(uint64_t *x, uint64_t v)
@@ -141,7 +163,7 @@ static void add_sat(uint64_t *x, uint64_t v)
 		*x = UINT64_MAX;
 }
 
-void agg_workload_record(struct agg *a, const struct agg_proc *p, enum shm_family family,
+void agg_workload_record(struct agg *a, struct agg_proc *p, enum shm_family family,
 			 uint64_t value_ns)
 {
 	struct shm_workload_latency *l = series_of(a, p, family);
@@ -161,7 +183,7 @@ void agg_workload_record(struct agg *a, const struct agg_proc *p, enum shm_famil
  * brought to the batch's count at their top bucket (the next batch gives
  * the difference back), so that each set always adds up to count.
  */
-void agg_workload_record_batch(struct agg *a, const struct agg_proc *p, enum shm_family family,
+void agg_workload_record_batch(struct agg *a, struct agg_proc *p, enum shm_family family,
 			       const uint64_t *hist_counts, const uint64_t *prom_counts,
 			       uint64_t count, uint64_t sum_ns, uint64_t max_ns)
 {

@@ -55,7 +55,11 @@ int metrics_body_form(struct metrics_body *b, enum metrics_format f, int gzip)
 		struct sbuf out;
 		int err;
 
-		/* The text's limit bounds it too: protobuf is never the larger. */
+		/*
+		 * The text's limit bounds it too.  Protobuf is smaller but for
+		 * native buckets (at most HIST_BUCKETS a histogram, a few bytes
+		 * each): far below the limit.
+		 */
 		sbuf_init(&out, b->limit, 0);
 		err = prom_proto_from_text(&out, t->data, t->len, &b->natives);
 		if (!err && !out.data)

@@ -16,7 +16,9 @@
  * is within 1/64 of any sample in it, and the mapping keeps the samples'
  * order.  histogram_quantile finds the native bucket holding the sample
  * of the quantile's rank and answers inside it: within
- * 2^(1/64) * (1 + 1/64) - 1 = 2.7% of that sample (PROM_NATIVE_REL_ERROR).
+ * 2^(1/64) * (1 + 1/64) - 1 = 2.7% of that sample (PROM_NATIVE_REL_ERROR),
+ * for samples up to 2^37 ns (137 s): the last log-linear bucket holds
+ * every longer one, as the summaries' histograms do.
  *
  * Unprivileged, on the render path: memory is one entry a histogram
  * series that has log-linear buckets, each as many buckets as it fills.

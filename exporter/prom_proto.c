@@ -161,7 +161,8 @@ static int native_spans(struct tx *t, pb_histogram *h, const int32_t *idx, const
 			spans[nspans++] = s;
 		}
 		spans[nspans - 1]->length++;
-		h->positive_delta[j] = (int64_t)n[j] - (j ? (int64_t)n[j - 1] : 0);
+		/* An unsigned difference: no undefined overflow whatever a hostile segment counts. */
+		h->positive_delta[j] = (int64_t)(n[j] - (j ? n[j - 1] : 0));
 	}
 	if (!k) {
 		/* No sample yet: a no-op span still says "native". */

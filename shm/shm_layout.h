@@ -433,6 +433,7 @@ struct shm_identity {
  * last one exits, so its counts only grow while Prometheus can still
  * see it: a DataLoader worker that exits takes nothing away.  A process
  * whose identity is not read yet counts in the node's row (kind NODE).
+ * A full table counts in its overflows each process left without a row.
  *
  * Kinds and their texts (NUL-terminated within their field; a reader
  * checks them like an identity's):
@@ -461,7 +462,8 @@ enum shm_workload_kind {
 /*
  * One family's samples in a workload, cumulative: the classic buckets
  * (exact, as struct shm_latency's) and the log-linear ones of
- * collector/hist.h (HIST_BUCKETS: 1/64 wide, exact below 64 ns), which
+ * collector/hist.h (HIST_BUCKETS: 1/32 to 1/64 of their values wide,
+ * exact below 64 ns, the last one holding everything from 2^37 ns), which
  * make the native histograms.  Invariant a reader checks: each set of
  * buckets adds up to count.
  */

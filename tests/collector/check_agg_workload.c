@@ -198,8 +198,7 @@ static void in_own_pod(uint32_t pid, uint32_t i)
 /*
  * Rows are as many as the segment has processes, up to SHM_WORKLOADS.  A
  * row whose processes are gone lingers SHM_WORKLOAD_LINGER_NS, or less
- * when a new workload needs its place (a new process's first row is the
- * node's, until its identity is read).
+ * when a new workload needs its place.
  */
 START_TEST(rows_make_room_from_workloads_gone)
 {
@@ -245,24 +244,37 @@ END_TEST
 
 /*
  * A row with processes is never given up: with SHM_WORKLOADS workloads
- * each holding a process, one more finds no row, counted as the table's
- * overflow (once for the node's row at its watch, once for its pod's),
- * and its samples are in its per-process series only.
+ * each holding a process, one more finds no row, counted once as the
+ * table's overflow however often its identity is read again, and its
+ * samples are in its per-process series only.  Once a row is free, the
+ * next identity read gives it one.
  */
 START_TEST(a_full_table_of_live_workloads_counts_the_newcomer)
 {
+	const uint32_t late = 500 + SHM_WORKLOADS;
+
 	reopen(SHM_WORKLOADS + 1);
 	for (uint32_t i = 0; i < SHM_WORKLOADS; i++) {
 		in_own_pod(500 + i, i);
 		samples(500 + i, 1, 1000);
 	}
-	in_own_pod(500 + SHM_WORKLOADS, SHM_WORKLOADS);
-	samples(500 + SHM_WORKLOADS, 3, 1000);
+	in_own_pod(late, SHM_WORKLOADS);
+	samples(late, 3, 1000);
+	identify(late, "ml", "p64", "", 0);	/* read again: still no row */
 	tu_agg_publish(&fx, NULL);
 	ck_assert_uint_eq(fx.snap.hdr->table[SHM_TABLE_WORKLOADS].count, SHM_WORKLOADS);
-	ck_assert_uint_eq(fx.snap.hdr->table[SHM_TABLE_WORKLOADS].overflows, 2);
+	ck_assert_uint_eq(fx.snap.hdr->table[SHM_TABLE_WORKLOADS].overflows, 1);
 	ck_assert_uint_eq(count_of(SHM_WORKLOAD_POD, "p0"), 1);
-	ck_assert_uint_eq(tu_agg_proc(&fx, 500 + SHM_WORKLOADS)->lat[SHM_FAMILY_DATALOADER_WAIT].count, 3);
+	ck_assert_ptr_null(tu_agg_workload(&fx, SHM_WORKLOAD_POD, "p64"));
+	ck_assert_uint_eq(tu_agg_proc(&fx, late)->lat[SHM_FAMILY_DATALOADER_WAIT].count, 3);
+
+	agg_proc_exit(fx.a, 500);
+	identify(late, "ml", "p64", "", 0);
+	samples(late, 2, 1000);
+	tu_agg_publish(&fx, NULL);
+	ck_assert_uint_eq(count_of(SHM_WORKLOAD_POD, "p64"), 2);
+	ck_assert_ptr_null(tu_agg_workload(&fx, SHM_WORKLOAD_POD, "p0"));
+	ck_assert_uint_eq(fx.snap.hdr->table[SHM_TABLE_WORKLOADS].overflows, 1);
 }
 END_TEST
 

@@ -76,25 +76,25 @@ static const struct sg_result sg_expected[SIM_SCENARIO_COUNT] = {
 	  { 78600ull, 524ull, 2358ull, 3113ull, 262ull, 1821ull, 262ull, },
 	  { 1048ull, 54ull, 28ull, 4ull, 8ull, 16ull, 16ull, 52ull, 26ull, 26ull, },
 	  { 47966060544ull, 54121201664ull, 49050288128ull, 51581550592ull, },
-	  8, 4, 0xf68b53f56baf2b1bull },
+	  8, 4, 0xa8e75bfdbbea140bull },
 	/* oom */
 	{ 97162ull,
 	  { 78000ull, 520ull, 2340ull, 3090ull, 260ull, 1810ull, 260ull, },
 	  { 1040ull, 52ull, 28ull, 4ull, 8ull, 16ull, 16ull, 52ull, 24ull, 24ull, },
 	  { 83214991360ull, 54121201664ull, 49050288128ull, 51751419904ull, },
-	  8, 4, 0xcd5c620b5894cce7ull },
+	  8, 4, 0xa06ebfd41614d30bull },
 	/* straggler */
 	{ 85103ull,
 	  { 68100ull, 454ull, 2043ull, 2732ull, 227ull, 1607ull, 227ull, },
 	  { 908ull, 47ull, 25ull, 4ull, 8ull, 13ull, 13ull, 46ull, 22ull, 22ull, },
 	  { 47884271616ull, 54121201664ull, 49050288128ull, 51698991104ull, },
-	  8, 4, 0x1235c53bb065821dull },
+	  8, 4, 0x141df815b112066dull },
 	/* dataloader-stall */
 	{ 53348ull,
 	  { 42300ull, 282ull, 1269ull, 1789ull, 141ull, 1088ull, 141ull, },
 	  { 564ull, 29ull, 16ull, 4ull, 4ull, 8ull, 8ull, 28ull, 13ull, 13ull, },
 	  { 48028975104ull, 54121201664ull, 49050288128ull, 51592036352ull, },
-	  8, 4, 0xe3411a3bafe5679dull },
+	  8, 4, 0xfcdea7925b7d4e09ull },
 };
 
 /* FNV-1a, 64-bit. */

@@ -421,8 +421,8 @@ END_TEST
 /*
  * A workload's texts come from names workloads choose: one that is not
  * printable UTF-8 says "unknown", and two rows that both read "unknown"
- * print one series, not the same series twice (a scrape Prometheus
- * would refuse whole).
+ * print one series holding both rows' samples, not the same series twice
+ * (a scrape Prometheus would refuse whole).
  */
 START_TEST(prom_workload_texts_are_checked_and_never_repeat_a_series)
 {
@@ -432,7 +432,8 @@ START_TEST(prom_workload_texts_are_checked_and_never_repeat_a_series)
 	add_workload(SHM_WORKLOAD_CONTAINER, "", "c1\x01");
 	add_workload(SHM_WORKLOAD_POD, "ns\tx", "p");
 	render_all();
-	assert_line("zernel_dataloader_wait_duration_seconds_count{container_id=\"unknown\"} 16");
+	assert_line("zernel_dataloader_wait_duration_seconds_count{container_id=\"unknown\"} 32");
+	assert_line("zernel_dataloader_wait_duration_seconds_bucket{container_id=\"unknown\",le=\"1e-06\"} 10");
 	assert_line("zernel_dataloader_wait_duration_seconds_count{namespace=\"unknown\",pod=\"p\"} 16");
 	ck_assert_msg(prom_validate(fx.out.data, fx.out.len, err, sizeof(err)) == 0, "%s", err);
 }

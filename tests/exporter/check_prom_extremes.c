@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "common/sbuf.h"
 #include "exporter/prom.h"
+#include "exporter/prom_proto.h"
 #include "exporter/stats.h"
 #include "shm/shm_hist.h"
 #include "shm/shm_reader.h"
@@ -260,7 +261,8 @@ START_TEST(every_family_at_extreme_values_passes_promtool)
 	struct shm_reader r;
 	struct shm_snapshot snap;
 	struct exporter_stats stats;
-	struct sbuf out;
+	struct prom_natives natives = { 0 };
+	struct sbuf out, pb;
 	char name[64], why[256];
 
 	memset(&snap, 0, sizeof(snap));
@@ -276,7 +278,7 @@ START_TEST(every_family_at_extreme_values_passes_promtool)
 
 	memset(&stats, 0xff, sizeof(stats));
 	sbuf_init(&out, 64u << 20, 0);
-	ck_assert_int_eq(prom_render_data(&out, &snap, NULL), 0);
+	ck_assert_int_eq(prom_render_data(&out, &snap, &natives), 0);
 	ck_assert_int_eq(prom_render_self(&out, &st, &stats), 0);
 	ck_assert_msg(prom_validate(out.data, out.len, why, sizeof(why)) == 0, "validator: %s", why);
 	run_promtool(out.data, out.len);
@@ -288,8 +290,15 @@ START_TEST(every_family_at_extreme_values_passes_promtool)
 	ck_assert_ptr_nonnull(strstr(out.data, "rank=\"16777215\""));
 	ck_assert_ptr_nonnull(strstr(out.data, "pid=\"4294967295\""));
 	ck_assert_ptr_nonnull(strstr(out.data, "comm=\"0xffffffffffffffff\""));
-	fprintf(stderr, "extremes: %zu bytes, validator and promtool clean\n", out.len);
+	/* The protobuf form too, native buckets from counts at their limits. */
+	sbuf_init(&pb, 64u << 20, 0);
+	ck_assert_int_eq(prom_proto_from_text(&pb, out.data, out.len, &natives), 0);
+	ck_assert_uint_gt(natives.n, 0);
+	fprintf(stderr, "extremes: %zu bytes, validator and promtool clean; protobuf %zu bytes\n",
+		out.len, pb.len);
 
+	sbuf_free(&pb);
+	prom_natives_free(&natives);
 	sbuf_free(&out);
 	shm_snapshot_free(&snap);
 	shm_reader_close(&r);

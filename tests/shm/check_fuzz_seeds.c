@@ -61,9 +61,16 @@ static void *record(const char *scenario, size_t *len)
 	/* Three seconds of samples, so quantile windows and rates have values. */
 	tu_sleep_ms(3000);
 	ck_assert_int_eq(shm_reader_snapshot(&r, &snap, why, sizeof(why)), SHM_READ_OK);
-	img = malloc(snap.size);
+	/* The header and the rows in use: a reader's copy leaves the rest undefined. */
+	img = calloc(1, snap.size);
 	ck_assert_ptr_nonnull(img);
-	memcpy(img, snap.buf, snap.size);
+	memcpy(img, snap.buf, SHM_HEADER_SIZE);
+	for (int t = 0; t < SHM_TABLE_COUNT; t++) {
+		const struct shm_table *tb = &snap.hdr->table[t];
+
+		memcpy((char *)img + tb->offset, (const char *)snap.buf + tb->offset,
+		       (size_t)tb->count * tb->entry_size);
+	}
 	*len = snap.size;
 	shm_snapshot_free(&snap);
 	shm_reader_close(&r);
