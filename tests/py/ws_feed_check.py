@@ -94,8 +94,10 @@ async def main():
               % (len(stamps), mean, want, len(json.dumps(first))))
 
         # Consistency: a snapshot and a scrape of the same publish agree.
-        # The snapshot may have arrived before the scrape: keep the last one.
-        last = None
+        # The snapshot may have arrived before the scrape, even a frame or
+        # two before it (a scrape during a render takes the publish before,
+        # README "Rendered once per publish"): keep the recent ones.
+        recent = []
         snap = None
         for attempt in range(20):
             series = scrape(metrics_port)
@@ -103,16 +105,16 @@ async def main():
             if ts is None:
                 fail("no zernel_collector_last_publish_timestamp_seconds in /metrics")
             want_ms = int(round(ts * 1000 - 0.5))  # floor, as the feed does
-            if last and last["last_update_ms"] == want_ms:
-                snap = last
-                break
+            snap = next((f for f in recent if f["last_update_ms"] == want_ms), None)
             deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                last = json.loads(await asyncio.wait_for(ws.recv(), 5))
-                if last["last_update_ms"] >= want_ms:
+            while snap is None and time.monotonic() < deadline:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                recent = (recent + [frame])[-8:]
+                if frame["last_update_ms"] == want_ms:
+                    snap = frame
+                if frame["last_update_ms"] >= want_ms:
                     break
-            if last["last_update_ms"] == want_ms:
-                snap = last
+            if snap is not None:
                 break
         if not snap:
             fail("never saw a snapshot of the publish that /metrics showed")
