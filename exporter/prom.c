@@ -112,6 +112,7 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 				continue;
 			if (write) {
 				const struct shm_latency *l = cat_latency(m, in, row);
+				const uint64_t *fine = cat_fine_buckets(m, row);
 
 				/* A process with no sample in a family has no series in it. */
 				if ((m->flags & CAT_F_SAMPLED) && !l->count)
@@ -119,9 +120,9 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 				write(b, write == prom_summary ? m->prom : m->prom_hist,
 				      labels.data, l);
 				/* Without memory for them, the render fails (500) rather than serve less. */
-				if (write == prom_histogram && natives && cat_fine_buckets(m, row) &&
+				if (write == prom_histogram && natives && fine &&
 				    prom_natives_add(natives, m->prom_hist, labels.data, l->count,
-						     cat_fine_buckets(m, row)) < 0 && !b->error)
+						     fine) < 0 && !b->error)
 					b->error = -ENOMEM;
 			} else if (m->known ? m->known(in, row) :
 				   cat_value(m, in, row) || !(m->flags & (CAT_F_KNOWN | CAT_F_SPARSE))) {

@@ -44,20 +44,24 @@ int prom_natives_add(struct prom_natives *s, const char *name, const char *label
 		     uint64_t count, const uint64_t *fine)
 {
 	struct prom_native_hist h = { .count = count, .zero_count = fine[0] };
-	int32_t last = INT32_MIN;
-	uint64_t sum = fine[0];
-	uint32_t n = 0;
+	int32_t index[HIST_BUCKETS];
+	uint64_t counts[HIST_BUCKETS], sum = fine[0];
 
 	/* Midpoints grow with i: a bucket joins the last native one or starts the next. */
 	for (size_t i = 1; i < HIST_BUCKETS; i++) {
+		int32_t k;
+
 		if (!fine[i])
 			continue;
 		if (__builtin_add_overflow(sum, fine[i], &sum))
 			return 0;
-		if (native_of(i) != last) {
-			last = native_of(i);
-			n++;
+		k = native_of(i);
+		if (h.n && index[h.n - 1] == k) {
+			counts[h.n - 1] += fine[i];
+			continue;
 		}
+		index[h.n] = k;
+		counts[h.n++] = fine[i];
 	}
 	if (sum != count)
 		return 0;
@@ -65,25 +69,14 @@ int prom_natives_add(struct prom_natives *s, const char *name, const char *label
 		return -ENOMEM;
 	h.name = strdup(name);
 	h.labels = strdup(labels);
-	h.index = malloc((n ? n : 1) * sizeof(*h.index));
-	h.counts = malloc((n ? n : 1) * sizeof(*h.counts));
+	h.index = malloc((h.n ? h.n : 1) * sizeof(*h.index));
+	h.counts = malloc((h.n ? h.n : 1) * sizeof(*h.counts));
 	if (!h.name || !h.labels || !h.index || !h.counts) {
 		hist_free(&h);
 		return -ENOMEM;
 	}
-	for (size_t i = 1; i < HIST_BUCKETS; i++) {
-		int32_t k;
-
-		if (!fine[i])
-			continue;
-		k = native_of(i);
-		if (h.n && h.index[h.n - 1] == k) {
-			h.counts[h.n - 1] += fine[i];
-			continue;
-		}
-		h.index[h.n] = k;
-		h.counts[h.n++] = fine[i];
-	}
+	memcpy(h.index, index, h.n * sizeof(*h.index));
+	memcpy(h.counts, counts, h.n * sizeof(*h.counts));
 	s->h[s->n++] = h;
 	return 0;
 }
