@@ -40,8 +40,15 @@ static int names(const char *field, size_t len)
 	return n > 0 && n < len && idtext_printable_utf8(field, n);
 }
 
+/* What tells one workload row from another (a row is 61 kB: keys are compared, not rows). */
+struct wl_key {
+	uint32_t kind;
+	char namespace[SHM_ID_NAMESPACE_LEN];
+	char name[SHM_ID_POD_LEN];
+};
+
 /* The workload p's identity names (shm_layout.h lists the kinds' texts). */
-static void workload_key(const struct agg_proc *p, struct shm_workload *k)
+static void workload_key(const struct agg_proc *p, struct wl_key *k)
 {
 	const struct shm_identity *id = &p->id;
 
@@ -67,10 +74,10 @@ static void workload_key(const struct agg_proc *p, struct shm_workload *k)
 	}
 }
 
-static int same_workload(const struct shm_workload *x, const struct shm_workload *y)
+static int is_workload(const struct shm_workload *w, const struct wl_key *k)
 {
-	return x->kind == y->kind && strcmp(x->name, y->name) == 0 &&
-	       strcmp(x->namespace, y->namespace) == 0;
+	return w->kind == k->kind && strcmp(w->name, k->name) == 0 &&
+	       strcmp(w->namespace, k->namespace) == 0;
 }
 
 /* Row i goes; the last row takes its place (and its processes follow it). */
@@ -90,12 +97,13 @@ static void drop_row(struct agg *a, uint32_t i)
 }
 
 /* A row for k: its own, a new one, or -1 when none can be had. */
-static int32_t row_for(struct agg *a, const struct shm_workload *k)
+static int32_t row_for(struct agg *a, const struct wl_key *k)
 {
 	uint32_t oldest = UINT32_MAX;
+	struct shm_workload *w;
 
 	for (uint32_t i = 0; i < a->n_workloads; i++)
-		if (same_workload(&a->workloads[i], k))
+		if (is_workload(&a->workloads[i], k))
 			return (int32_t)i;
 	if (a->n_workloads == SHM_WORKLOADS_FOR(a->opts.cap.procs)) {
 		for (uint32_t i = 0; i < a->n_workloads; i++)
@@ -107,7 +115,11 @@ static int32_t row_for(struct agg *a, const struct shm_workload *k)
 			return -1;
 		drop_row(a, oldest);
 	}
-	a->workloads[a->n_workloads] = *k;
+	/* Rows past n_workloads are zero (drop_row clears the one it frees). */
+	w = &a->workloads[a->n_workloads];
+	w->kind = k->kind;
+	memcpy(w->namespace, k->namespace, sizeof(w->namespace));
+	memcpy(w->name, k->name, sizeof(w->name));
 	a->wl_empty_since[a->n_workloads] = 0;
 	return (int32_t)a->n_workloads++;
 }
@@ -126,11 +138,11 @@ void agg_workload_leave(struct agg *a, struct agg_proc *p)
 
 void agg_workload_join(struct agg *a, struct agg_proc *p)
 {
-	struct shm_workload k;
+	struct wl_key k;
 	int32_t r;
 
 	workload_key(p, &k);
-	if (p->workload >= 0 && same_workload(&a->workloads[p->workload], &k))
+	if (p->workload >= 0 && is_workload(&a->workloads[p->workload], &k))
 		return;
 	agg_workload_leave(a, p);
 	r = row_for(a, &k);
