@@ -7,7 +7,7 @@
 #                 check_probes_churn.c)
 #   make soak     the collector and exporter for SOAK_SECONDS (default an
 #                 hour) under load and churn (tests/collector/check_soak.c);
-#                 `make test` runs it for 5 minutes
+#                 `make test` runs it for 3 minutes
 
 SOAK_SECONDS ?= 3600
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The soak: the real collector and exporter for ZERNEL_SOAK_SECONDS (300
+ * The soak: the real collector and exporter for ZERNEL_SOAK_SECONDS (180
  * in `make test`, an hour in `make soak`) under load: a watched process
  * handing a futex back and forth (scheduler events) while it launches and
  * allocates, thousands of short-lived watched children with reused pids,
@@ -27,7 +27,7 @@
 #include "tests/support/testutil.h"
 #include "tests/support/tu_exporter.h"
 
-#define SOAK_SECONDS		300
+#define SOAK_SECONDS		180
 #define SOAK_SAMPLE_S		10
 #define SOAK_WARMUP_S		60	/* at least; a tenth of longer runs */
 #define SOAK_HANDOFFS		50000	/* per second: about 100k events/s */
