@@ -201,7 +201,7 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 	int err = 0;
 
 	stats_add(CAT_STAT_SCRAPES, 1);
-	metrics_ahead_want(&s->ahead, f, gzip);
+	metrics_ahead_want(&s->ahead, f, gzip, now_mono_ns());
 	/* The request's own look at the segment: a fault is reported at once. */
 	source_refresh(&s->src);
 	source_status(&s->src, now_mono_ns(), &st);

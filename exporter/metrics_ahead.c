@@ -37,8 +37,10 @@ int metrics_ahead_init(struct metrics_ahead *a, const char *shm_name, size_t lim
 	/* As a request thread's reader: a stuck writer is "busy" at once. */
 	shm_reader_never_sleep(&a->src.reader);
 	a->limit = limit;
-	/* Text, plain and gzipped (what Prometheus asks by default), from the start. */
-	atomic_init(&a->wanted, METRICS_FORM_BIT(METRICS_TEXT, 0) | METRICS_FORM_BIT(METRICS_TEXT, 1));
+	for (unsigned int i = 0; i < METRICS_FORMS; i++) {
+		atomic_init(&a->asked_ns[i], 0);
+		atomic_init(&a->asked_gap_ns[i], 0);
+	}
 	atomic_init(&a->last_scrape_ns, 0);
 	a->view.status = SHM_READ_MISSING;
 	snprintf(a->view.reason, sizeof(a->view.reason), "not read yet");
@@ -95,7 +97,7 @@ static void step(struct metrics_ahead *a, int demand)
 		if (!body && !render_error && (demand || eager(a, now))) {
 			body = metrics_body_new(snap, a->limit);
 			if (body)
-				metrics_body_render(body, atomic_load(&a->wanted));
+				metrics_body_render(body, metrics_ahead_forms(a, now));
 			else
 				render_error = -errno;
 		}
@@ -224,12 +226,33 @@ int metrics_ahead_view(struct metrics_ahead *a, uint64_t generation, uint64_t he
 	return have && (v->body || v->status != SHM_READ_OK) ? 0 : -EAGAIN;
 }
 
-void metrics_ahead_want(struct metrics_ahead *a, enum metrics_format f, int gzip)
+void metrics_ahead_want(struct metrics_ahead *a, enum metrics_format f, int gzip,
+			uint64_t now_ns)
 {
-	unsigned int bit = METRICS_FORM_BIT(f, gzip);
+	unsigned int i = (unsigned int)__builtin_ctz(METRICS_FORM_BIT(f, gzip));
+	uint64_t last = atomic_exchange(&a->asked_ns[i], now_ns);
 
-	if (!(atomic_load(&a->wanted) & bit))
-		atomic_fetch_or(&a->wanted, bit);
+	/* Only the event loop asks; the render thread reads a gap at most one request old. */
+	if (last && now_ns > last)
+		atomic_store(&a->asked_gap_ns[i], now_ns - last);
+}
+
+unsigned int metrics_ahead_forms(struct metrics_ahead *a, uint64_t now_ns)
+{
+	unsigned int forms = 0;
+
+	for (unsigned int i = 0; i < METRICS_FORMS; i++) {
+		uint64_t last = atomic_load(&a->asked_ns[i]);
+		uint64_t keep = 2 * atomic_load(&a->asked_gap_ns[i]);
+
+		if (keep < METRICS_AHEAD_EAGER_MS * NSEC_PER_MSEC)
+			keep = METRICS_AHEAD_EAGER_MS * NSEC_PER_MSEC;
+		if (keep > METRICS_AHEAD_FORM_KEEP_MS * NSEC_PER_MSEC)
+			keep = METRICS_AHEAD_FORM_KEEP_MS * NSEC_PER_MSEC;
+		if (last && (now_ns <= last || now_ns - last <= keep))
+			forms |= 1u << i;
+	}
+	return forms;
 }
 
 void metrics_view_status(const struct metrics_view *v, uint64_t now_mono_ns,

@@ -3,7 +3,8 @@
  * Renders the segment part of /metrics in a thread of its own, which
  * follows the segment (its own reader and snapshot).  While scrapes come
  * often (one within METRICS_AHEAD_EAGER_MS), each new publish is rendered
- * ahead, in every form scrapes have asked for, before it is handed over:
+ * ahead, in every form whose scraper is expected back (see
+ * METRICS_AHEAD_FORM_KEEP_MS), before it is handed over:
  * a scrape then takes the latest body, renders only its per-request part,
  * and never waits for a render, which would otherwise stall every scrape
  * arriving during one (tens of ms with 1,000 processes).  A scrape still
@@ -38,6 +39,15 @@
 #define METRICS_AHEAD_EAGER_MS		3000
 /* The longest a scrape waits for a render it asked for. */
 #define METRICS_AHEAD_WAIT_MS		5000
+/*
+ * A form (text or protobuf, gzipped or not) is rendered ahead while the
+ * scraper that asks for it is expected back: for twice the gap between its
+ * last two requests, at least METRICS_AHEAD_EAGER_MS, at most this long.
+ * A Prometheus asks for one form at its interval; a form somebody fetched
+ * once (a curl, a browser) stops costing a render a publish.
+ */
+#define METRICS_AHEAD_FORM_KEEP_MS	300000
+#define METRICS_FORMS			(METRICS_FORMATS * 2)
 
 /* What a scrape needs of the segment: its status and the matching body. */
 struct metrics_view {
@@ -65,7 +75,9 @@ struct metrics_ahead {
 	struct metrics_view view;
 	struct source src;		/* the thread's own */
 	size_t limit;			/* of each form */
-	atomic_uint wanted;		/* METRICS_FORM_BITs scrapes asked for */
+	/* Per form, by METRICS_FORM_BIT position: when last asked, and the gap before. */
+	atomic_ullong asked_ns[METRICS_FORMS];
+	atomic_ullong asked_gap_ns[METRICS_FORMS];
 	uint64_t last_full_ns;
 	int have_view;			/* a first snapshot was taken */
 };
@@ -84,8 +96,11 @@ int metrics_ahead_start(struct metrics_ahead *a);
  */
 int metrics_ahead_view(struct metrics_ahead *a, uint64_t generation, uint64_t heartbeat,
 		       uint64_t behind_ns, struct metrics_view *v);
-/* A scrape asked for form f: render it ahead from the next publish on. */
-void metrics_ahead_want(struct metrics_ahead *a, enum metrics_format f, int gzip);
+/* A scrape asked for form f at now_ns: render it ahead while it is expected back. */
+void metrics_ahead_want(struct metrics_ahead *a, enum metrics_format f, int gzip,
+			uint64_t now_ns);
+/* The METRICS_FORM_BITs expected back at now_ns (see METRICS_AHEAD_FORM_KEEP_MS). */
+unsigned int metrics_ahead_forms(struct metrics_ahead *a, uint64_t now_ns);
 void metrics_ahead_stop(struct metrics_ahead *a);
 void metrics_ahead_free(struct metrics_ahead *a);
 

@@ -241,6 +241,91 @@ START_TEST(metrics_ahead_serves_the_current_publish)
 }
 END_TEST
 
+#define SEC(x) ((uint64_t)(x) * NSEC_PER_SEC)
+
+START_TEST(metrics_ahead_keeps_a_form_while_its_scraper_is_expected_back)
+{
+	const unsigned int text = METRICS_FORM_BIT(METRICS_TEXT, 0);
+	const unsigned int text_gz = METRICS_FORM_BIT(METRICS_TEXT, 1);
+	const unsigned int pb_gz = METRICS_FORM_BIT(METRICS_PROTO, 1);
+	struct metrics_ahead a;
+
+	ck_assert_int_eq(metrics_ahead_init(&a, shm_name, 64u << 20), 0);
+	ck_assert_uint_eq(metrics_ahead_forms(&a, SEC(1)), 0);
+	/* Asked once (a curl): kept for METRICS_AHEAD_EAGER_MS. */
+	metrics_ahead_want(&a, METRICS_TEXT, 0, SEC(100));
+	ck_assert_uint_eq(metrics_ahead_forms(&a, SEC(102)), text);
+	ck_assert_uint_eq(metrics_ahead_forms(&a, SEC(104)), 0);
+	/* A Prometheus every 15 s: kept for twice that after each scrape. */
+	metrics_ahead_want(&a, METRICS_PROTO, 1, SEC(200));
+	metrics_ahead_want(&a, METRICS_PROTO, 1, SEC(215));
+	ck_assert_uint_eq(metrics_ahead_forms(&a, SEC(244)), pb_gz);
+	ck_assert_uint_eq(metrics_ahead_forms(&a, SEC(246)), 0);
+	/* A burst (a benchmark) ends: its form goes after METRICS_AHEAD_EAGER_MS. */
+	for (int i = 0; i < 1000; i++)
+		metrics_ahead_want(&a, METRICS_TEXT, 1, SEC(300) + (uint64_t)i * NSEC_PER_MSEC);
+	ck_assert_uint_eq(metrics_ahead_forms(&a, SEC(302)), text_gz);
+	ck_assert_uint_eq(metrics_ahead_forms(&a, SEC(305)), 0);
+	/* A scraper hours apart is not waited for longer than METRICS_AHEAD_FORM_KEEP_MS. */
+	metrics_ahead_want(&a, METRICS_TEXT, 0, SEC(400));
+	metrics_ahead_want(&a, METRICS_TEXT, 0, SEC(400 + 7200));
+	ck_assert_uint_eq(metrics_ahead_forms(&a, SEC(7600) + METRICS_AHEAD_FORM_KEEP_MS *
+						   NSEC_PER_MSEC), text);
+	ck_assert_uint_eq(metrics_ahead_forms(&a, SEC(7601) + METRICS_AHEAD_FORM_KEEP_MS *
+						   NSEC_PER_MSEC), 0);
+	metrics_ahead_free(&a);
+}
+END_TEST
+
+/* The newest publish's body, rendered ahead (the scrape before made the thread eager). */
+static struct metrics_body *body_ahead(struct metrics_ahead *a, unsigned int procs)
+{
+	struct metrics_view v;
+
+	publish(procs, 3);
+	for (int i = 0; i < 200; i++) {
+		tu_sleep_ms(METRICS_AHEAD_POLL_MS);
+		pthread_mutex_lock(&a->lock);
+		v = a->view;
+		if (v.body && v.heartbeat_mono_ns == snap.hdr->heartbeat_mono_ns)
+			metrics_body_ref(v.body);
+		else
+			v.body = NULL;
+		pthread_mutex_unlock(&a->lock);
+		if (v.body)
+			return v.body;
+	}
+	ck_abort_msg("the publish of %u processes was not rendered ahead", procs);
+	return NULL;
+}
+
+START_TEST(metrics_ahead_renders_only_the_forms_expected_back)
+{
+	struct metrics_ahead a;
+	struct metrics_body *b;
+
+	ck_assert_int_eq(metrics_ahead_init(&a, shm_name, 64u << 20), 0);
+	ck_assert_int_eq(metrics_ahead_start(&a), 0);
+	/* Protobuf asked for once, long ago; text plain now. */
+	metrics_ahead_want(&a, METRICS_PROTO, 0, now_mono_ns() - SEC(10));
+	metrics_ahead_want(&a, METRICS_TEXT, 0, now_mono_ns());
+	assert_view_is_publish(&a, 1);
+	b = body_ahead(&a, 20);
+	ck_assert_ptr_nonnull(b->form[METRICS_TEXT].data);
+	ck_assert_ptr_null(b->form[METRICS_TEXT].gz.data);
+	ck_assert_ptr_null(b->form[METRICS_PROTO].data);
+	metrics_body_unref(b);
+	/* Protobuf gzipped asked for now: the next publish has it ready. */
+	metrics_ahead_want(&a, METRICS_PROTO, 1, now_mono_ns());
+	assert_view_is_publish(&a, 1);
+	b = body_ahead(&a, 21);
+	ck_assert_ptr_nonnull(b->form[METRICS_PROTO].data);
+	ck_assert_ptr_nonnull(b->form[METRICS_PROTO].gz.data);
+	metrics_body_unref(b);
+	metrics_ahead_free(&a);
+}
+END_TEST
+
 START_TEST(http_accept_reads_lists_and_q_values)
 {
 	/* What Prometheus sends with native histograms on, and without. */
@@ -298,6 +383,8 @@ Suite *metrics_body_suite(void)
 	tcase_add_test(tc, metrics_body_text_is_the_uncached_render);
 	tcase_add_test(tc, metrics_body_gzip_head_and_tail_inflate_to_their_text);
 	tcase_add_test(tc, metrics_ahead_serves_the_current_publish);
+	tcase_add_test(tc, metrics_ahead_keeps_a_form_while_its_scraper_is_expected_back);
+	tcase_add_test(tc, metrics_ahead_renders_only_the_forms_expected_back);
 	tcase_add_test(tc, http_accept_reads_lists_and_q_values);
 	suite_add_tcase(s, tc);
 	return s;
