@@ -41,8 +41,9 @@
 #define METRICS_AHEAD_WAIT_MS		5000
 /*
  * A form (text or protobuf, gzipped or not) is rendered ahead while the
- * scraper that asks for it is expected back: for twice the gap between its
- * last two requests, at least METRICS_AHEAD_EAGER_MS, at most this long.
+ * scraper that asks for it is expected back: for twice the gap between the
+ * last two requests for it, at least METRICS_AHEAD_EAGER_MS, at most this
+ * long.
  * A Prometheus asks for one form at its interval; a form somebody fetched
  * once (a curl, a browser) stops costing a render a publish.
  */
