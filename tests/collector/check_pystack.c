@@ -456,6 +456,7 @@ static void check_site(const struct tp_collector *c, pid_t pid, const char *name
 		{ "collective", "collective" }, { "data", "train" },
 	};
 	const struct shm_stall_site *r = find_site(c, (uint32_t)pid, site_line(name), state);
+	const struct shm_py_proc *py = find_py(c, (uint32_t)pid);
 	const char *func = NULL;
 
 	ck_assert_msg(r != NULL, "no %s stall site at the %s line %u", shm_stall_state_name(state),
@@ -466,10 +467,14 @@ static void check_site(const struct tp_collector *c, pid_t pid, const char *name
 	ck_assert_ptr_nonnull(func);
 	ck_assert_str_eq(r->func, func);
 	ck_assert_int_gt(truth_ns, 0);
+	/* On failure, where the time went: fewer stalls, or stalls with no site. */
 	ck_assert_msg(r->total_ns >= (uint64_t)truth_ns * 9 / 10 - 10 * TW_MS &&
 		      r->total_ns <= (uint64_t)truth_ns + 5 * TW_MS,
-		      "%s: collector %llu ns, script %lld ns", name,
-		      (unsigned long long)r->total_ns, truth_ns);
+		      "%s: collector %llu ns in %llu stalls, script %lld ns in %u rounds; "
+		      "the process's stalls with no site: %llu, %llu ns", name,
+		      (unsigned long long)r->total_ns, (unsigned long long)r->stalls, truth_ns,
+		      rounds, py ? (unsigned long long)py->unsampled_stalls : 0,
+		      py ? (unsigned long long)py->unsampled_ns : 0);
 	ck_assert_uint_ge(r->stalls, rounds - 1);
 	/* A wait woken early (a spurious futex wakeup) blocks again: two stalls, one call. */
 	ck_assert_uint_le(r->stalls, 2 * rounds);
