@@ -229,7 +229,7 @@ int metrics_ahead_view(struct metrics_ahead *a, uint64_t generation, uint64_t he
 void metrics_ahead_want(struct metrics_ahead *a, enum metrics_format f, int gzip,
 			uint64_t now_ns)
 {
-	unsigned int i = (unsigned int)__builtin_ctz(METRICS_FORM_BIT(f, gzip));
+	unsigned int i = METRICS_FORM_INDEX(f, gzip);
 	uint64_t last = atomic_exchange(&a->asked_ns[i], now_ns);
 
 	/* Only the event loop asks; the render thread reads a gap at most one request old. */

@@ -48,7 +48,6 @@
  * once (a curl, a browser) stops costing a render a publish.
  */
 #define METRICS_AHEAD_FORM_KEEP_MS	300000
-#define METRICS_FORMS			(METRICS_FORMATS * 2)
 
 /* What a scrape needs of the segment: its status and the matching body. */
 struct metrics_view {
@@ -76,7 +75,7 @@ struct metrics_ahead {
 	struct metrics_view view;
 	struct source src;		/* the thread's own */
 	size_t limit;			/* of each form */
-	/* Per form, by METRICS_FORM_BIT position: when last asked, and the gap before. */
+	/* Per form, by METRICS_FORM_INDEX: when last asked, and the gap before. */
 	atomic_ullong asked_ns[METRICS_FORMS];
 	atomic_ullong asked_gap_ns[METRICS_FORMS];
 	uint64_t last_full_ns;

@@ -63,8 +63,11 @@ int metrics_body_current(const struct metrics_body *b, const struct shm_snapshot
  */
 int metrics_body_form(struct metrics_body *b, enum metrics_format f, int gzip);
 
+/* The forms: each format, plain and gzipped; form f's position among them. */
+#define METRICS_FORMS			(METRICS_FORMATS * 2)
+#define METRICS_FORM_INDEX(f, gzip)	((unsigned int)(f) * 2 + !!(gzip))
 /* Bit of form f, gzipped or not, in a set of forms. */
-#define METRICS_FORM_BIT(f, gzip)	(1u << ((f) * 2 + !!(gzip)))
+#define METRICS_FORM_BIT(f, gzip)	(1u << METRICS_FORM_INDEX(f, gzip))
 
 /* The forms of the set; one that fails is left to be asked for. */
 void metrics_body_render(struct metrics_body *b, unsigned int forms);
