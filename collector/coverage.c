@@ -2,6 +2,7 @@
 /* cuGetProcAddress against the exported symbols, in an unprivileged child; see coverage.h. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
@@ -83,12 +84,18 @@ static void __attribute__((noreturn)) child_fail(FILE *out, const char *why)
 	_exit(2);
 }
 
-/* The child: no privilege, then the driver; writes "E why" or one "R index verdict" per entry. */
-static void child(const char *path, int fd)
+/*
+ * The child: no privilege, then the driver, loaded from the descriptor
+ * the parent opened (nobody need not be able to reach the file: a
+ * container's root, a build folder under /root); writes "E why" or one
+ * "R index verdict" per entry.
+ */
+static void child(int lib_fd, int fd)
 {
 	gpa_v2_fn gpa2 = NULL;
 	gpa_v1_fn gpa1 = NULL;
 	void *lib, *p;
+	char path[32];
 	FILE *out = fdopen(fd, "w");
 
 	alarm(CHILD_SECONDS);
@@ -98,9 +105,16 @@ static void child(const char *path, int fd)
 			      setuid(CHILD_UID) != 0))
 		child_fail(out, "cannot become nobody");
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	/* A process may open its own descriptors' links whatever its credentials. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", lib_fd);
 	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
-		child_fail(out, "dlopen");
+	if (!lib) {
+		const char *why = dlerror();
+
+		fprintf(out, "E dlopen: %.200s\n", why ? why : "failed");
+		fclose(out);
+		_exit(2);
+	}
 	p = dlsym(lib, "cuGetProcAddress_v2");
 	if (p)
 		memcpy(&gpa2, &p, sizeof(p));
@@ -192,23 +206,34 @@ static int parse(const char *path, const char *text, struct coverage_result *out
 int coverage_check(const char *path, struct coverage_result *out)
 {
 	char buf[OUT_MAX];
-	int fds[2], status = 0, err;
+	int fds[2], lib_fd, status = 0, err;
 	pid_t pid;
 
 	memset(out, 0, sizeof(*out));
-	if (pipe(fds) != 0)
-		return -errno;
+	lib_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (lib_fd < 0) {
+		log_warnx("%s: the coverage check could not run: cannot open it: %s", path,
+			  strerror(errno));
+		return -ENOEXEC;
+	}
+	if (pipe(fds) != 0) {
+		err = -errno;
+		close(lib_fd);
+		return err;
+	}
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
+		close(lib_fd);
 		close(fds[0]);
 		close(fds[1]);
 		return err;
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		child(path, fds[1]);
+		child(lib_fd, fds[1]);
 	}
+	close(lib_fd);
 	close(fds[1]);
 	read_all(fds[0], buf, sizeof(buf));
 	close(fds[0]);

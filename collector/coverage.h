@@ -11,8 +11,10 @@
  * NO_NEW_PRIVS), loads libcuda, calls cuGetProcAddress (allowed before
  * cuInit) for each probed entry point with the name, version and
  * per-thread-stream flag a program would use, and compares the answer with
- * the exported symbol's address.  The parent only reads its bounded
- * output.  Root (to fork the child and drop it to nobody).
+ * the exported symbol's address.  The parent opens the library (nobody
+ * may not reach it: a container's root file system) and hands the child
+ * the descriptor; it only reads the child's bounded output.  Root (to
+ * fork the child and drop it to nobody).
  */
 #ifndef ZERNEL_COVERAGE_H
 #define ZERNEL_COVERAGE_H
