@@ -215,7 +215,9 @@ $(CLI): $(CLI_OBJS) $(CLI_LINK)
 # Tests: one Check runner per folder of tests/, linking only what its suites
 # test: build/tests/zernel-tests-<folder>.  tests/<folder>/check_<name>.c
 # exposes <name>_suite(); the suite list is generated, so adding a file is
-# enough.  tests/support/ is linked into every runner.
+# enough.  tests/support/ is linked into every runner; ZERNEL_TEST=NAME,...
+# in a runner's environment runs only the tests so named
+# (tests/support/test_filter.c).
 
 TEST_DIRS        := common shm collector exporter cli deploy
 TEST_SUPPORT_OBJS = $(call obj,$(filter-out tests/support/runner.c,$(wildcard tests/support/*.c)))
@@ -258,7 +260,7 @@ $$(call obj,$$($(1)_TEST_SRCS)): | $$(BPF_SKELS) $$(PROTO_GEN_H)
 
 $$(call test_runner,$(1)): $$($(1)_RUNNER_O) $$(call obj,$$($(1)_TEST_SRCS)) $$(TEST_SUPPORT_OBJS) $$(TEST_LINK_$(1))
 	$$(call msg,LD,$$@)
-	$$(Q)$$(CC) $$(LDFLAGS) $$^ $$(TEST_LIBS_$(1)) $$(CHECK_LIBS) -o $$@
+	$$(Q)$$(CC) $$(LDFLAGS) -Wl,--wrap=_tcase_add_test $$^ $$(TEST_LIBS_$(1)) $$(CHECK_LIBS) -o $$@
 endef
 $(foreach d,$(TEST_DIRS),$(eval $(call TEST_RUNNER_RULES,$(d))))
 
@@ -272,22 +274,31 @@ tests-build: $(PROGRAMS) $(TEST_RUNNERS) $(TEST_ARTIFACTS)
 TEST_ENV = ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR)
 
 # Runs every runner with the arguments in $(1) (suite names, or none for
-# all); a runner holding none of the named suites answers 77.  Fails when
-# any runner fails, or when suites were named and none of them exists.
-run_runners = ran=0; for r in $(2); do \
+# all); a runner holding none of the named suites answers 77.  Every runner
+# runs; fails when any of them failed, or when suites were named and none
+# of them exists.
+run_runners = ran=0; failed=0; for r in $(2); do \
 		$(3) $$r $(1); st=$$?; \
-		if [ $$st -eq 0 ]; then ran=1; elif [ $$st -ne 77 ]; then exit $$st; fi; \
-	done; [ $$ran -eq 1 ] || { echo "no test suite named: $(1)" >&2; exit 2; }
+		if [ $$st -eq 0 ]; then ran=1; elif [ $$st -ne 77 ]; then ran=1; failed=$$st; fi; \
+	done; [ $$ran -eq 1 ] || { echo "no test suite named: $(1)" >&2; exit 2; }; \
+	exit $$failed
 
 # The README's test command.  Every runner, then the parser and histogram
 # suites again under AddressSanitizer, then every fuzz target for a short
 # run over its corpus (tests/fuzz/fuzz.mk).  Strict: whatever test-deps installs
-# must be there, so nothing skips for want of it.
+# must be there, so nothing skips for want of it.  Every step runs, whatever
+# an earlier one did, and the run closes with a line per step
+# (tools/test-all.sh): TEST_LANES lists the steps run one after another,
+# beside the next lane, so that the collector's runner (BPF, long waits)
+# overlaps the rest.  Logs land in $(BUILD)/test-logs.
+runner_step = $(1)="ZERNEL_TESTS_STRICT=1 $(TEST_ENV) $(call test_runner,$(1))"
+TEST_LANES = $(call runner_step,collector) \
+	     -- $(foreach d,$(filter-out collector,$(TEST_DIRS)),$(call runner_step,$(d))) \
+	     asan="$(MAKE) --no-print-directory test-asan" \
+	     fuzz="$(MAKE) --no-print-directory fuzz-smoke"
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory tests-build
-	$(Q)$(call run_runners,,$(TEST_RUNNERS),ZERNEL_TESTS_STRICT=1 $(TEST_ENV))
-	$(Q)$(MAKE) --no-print-directory test-asan
-	$(Q)$(MAKE) --no-print-directory fuzz-smoke
+	$(Q)sh tools/test-all.sh $(BUILD)/test-logs $(TEST_LANES)
 
 ASAN_SUITES ?= hist latency shm_reader prom ws_rx utf8 url proc_env cgroup_id kube_pods pydebug \
 	       gpu_visible gpu_map identity_fuzz
