@@ -11,6 +11,7 @@
 #   make install    PREFIX=/usr/local DESTDIR= : binaries and systemd units
 #   make deb        the Debian package, built by dpkg-buildpackage, lintian clean
 #   make images     the exporter and collector images (podman), on Debian 12
+#   make docs       docs/metrics.md, the metrics reference, from the metric catalog
 
 BUILD    ?= build
 PREFIX   ?= /usr/local
@@ -106,7 +107,7 @@ CLI       := $(BUILD)/zernel
 PROGRAMS := $(COLLECTOR) $(EXPORTER) $(CLI)
 
 .PHONY: FORCE all deps test-deps bench-deps demo gpu-check test check-unit test-asan install clean \
-	bench feed-contract deb images
+	bench feed-contract docs deb images
 .DEFAULT_GOAL := all
 # Keep the BPF objects: the skeletons embed them, and rebuilding is slow.
 .SECONDARY: $(BPF_OBJS)
@@ -314,9 +315,13 @@ check-unit: tests-build
 	$(Q)$(call run_runners,$(SUITES),$(TEST_RUNNERS),$(TEST_ENV))
 
 # `make feed-contract` writes docs/feed.schema.json from the metric catalog
-# and records tests/fixtures/feed-*.json from the live exporter again.
+# and records tests/fixtures/feed-*.json from the live exporter again; `make
+# docs` writes docs/metrics.md.  Both follow a change to the catalog.
 feed-contract: tests-build
-	$(Q)ZERNEL_RECORD=1 $(TEST_ENV) $(call test_runner,exporter) feed_contract
+	$(Q)ZERNEL_RECORD=1 $(TEST_ENV) $(call test_runner,exporter) feed_contract metrics_doc
+
+docs: tests-build
+	$(Q)ZERNEL_RECORD=1 $(TEST_ENV) $(call test_runner,exporter) metrics_doc
 
 # ---------------------------------------------------------------------------
 

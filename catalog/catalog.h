@@ -8,8 +8,9 @@
  * alert metric name.  Everything that prints a metric is generated from
  * the table: the Prometheus text (exporter/prom.c), the WebSocket feed
  * (exporter/feed_json.c) and its JSON schema (catalog/cat_schema.c,
- * docs/feed.schema.json), the alert metrics (exporter/alert_metrics.c) and
- * the parser of `zernel watch` (cli/feed.c).
+ * docs/feed.schema.json), the alert metrics (exporter/alert_metrics.c),
+ * the parser of `zernel watch` (cli/feed.c) and the metrics reference
+ * (catalog/cat_doc.c, docs/metrics.md).
  *
  * Decisions, written down here because every output follows them:
  *   - Table order is Prometheus order.  Consecutive entries with the same
@@ -294,6 +295,8 @@ struct cat_metric {
 	const struct cat_label *labels;	/* an info entry's labels, after the row's */
 	unsigned int n_labels;
 	const char *help;		/* a sentence with the unit; a latency: the histogram's */
+	/* Labels the alert engine or a webhook writes (its rows have none here): the reference's. */
+	const char *doc_labels;
 
 	const char *feed;		/* feed key, a latency's stem; NULL: not in the feed */
 	unsigned char feed_obj;		/* enum cat_obj */
@@ -405,5 +408,10 @@ struct sbuf;
 
 /* Appends docs/feed.schema.json: every object and key, from the catalog. */
 int cat_schema_write(struct sbuf *out);
+
+/* ---- the metrics reference (cat_doc.c) ---------------------------------- */
+
+/* Appends docs/metrics.md: every Prometheus family and alert metric, from the catalog. */
+int cat_doc_write(struct sbuf *out);
 
 #endif /* ZERNEL_CATALOG_H */

@@ -28,7 +28,7 @@
 #define OPTS_MAX_SCAN_MS		600000u
 #define OPTS_DEFAULT_WINDOW_S		60u
 #define OPTS_MAX_WINDOW_S		86400u
-/* Why 1 ms: README, "DataLoader wait per batch". */
+/* Why 1 ms: docs/probes.md, "DataLoader wait". */
 #define OPTS_DEFAULT_DL_GAP_US		1000u
 #define OPTS_MAX_DL_GAP_US		1000000u
 #define OPTS_MAX_PROCESS_SLOTS		512u		/* LH_MAX_SLOTS */

@@ -3,8 +3,8 @@
  * The real event source of zernel-collector: loads the BPF programs, finds
  * CUDA/NCCL libraries as processes map them, attaches uprobes and
  * tracepoints, and feeds the ring buffer's records to the decoder
- * (collector/decode.h).  Runs as root (or with the capabilities the README
- * lists); --simulate never calls it.
+ * (collector/decode.h).  Runs as root (or with the capabilities
+ * docs/security.md lists); --simulate never calls it.
  */
 #ifndef ZERNEL_PROBES_H
 #define ZERNEL_PROBES_H

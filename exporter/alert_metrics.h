@@ -9,7 +9,7 @@
  * while its size is unknown.  Unprivileged, in the exporter's alerts
  * thread.  The set is fixed on purpose: a rule names one of these, never a
  * free-form query, so a configuration is checked entirely when it loads.
- * `zernel-exporter --check-config` and the README list them.
+ * `zernel-exporter --check-config` and docs/metrics.md list them.
  */
 #ifndef ZERNEL_ALERT_METRICS_H
 #define ZERNEL_ALERT_METRICS_H

@@ -84,9 +84,9 @@ struct shm_proc {
 	uint64_t migrations;
 	uint64_t reserved1[3];		/* zero */
 	/*
-	 * Time of its training threads (see README, "Where the training
-	 * thread's time goes") per enum shm_thread_state, counted when each
-	 * state ends.
+	 * Time of its training threads (see docs/probes.md, "Where the
+	 * training thread's time goes") per enum shm_thread_state, counted
+	 * when each state ends.
 	 */
 	uint64_t thread_state_ns[SHM_STATE_COUNT];
 };

@@ -6,7 +6,8 @@
  * snapshots in tests/fixtures/, which the client and page tests read,
  * validate too and have the keys the live exporter sends now.
  *
- * The README's example of a catalog entry is one, as written.
+ * The design page's example of a catalog entry (docs/design.md) is one, as
+ * written.
  *
  * `make feed-contract` (ZERNEL_RECORD=1) writes the schema and records the
  * fixtures again instead of comparing.
@@ -128,18 +129,18 @@ static void squeeze(char *s)
 	*o = '\0';
 }
 
-/* The README shows a catalog entry: it must be one, as written in catalog.c. */
-START_TEST(readme_example_is_a_real_entry)
+/* docs/design.md shows a catalog entry: it must be one, as written in catalog.c. */
+START_TEST(design_doc_example_is_a_real_entry)
 {
-	char path[1024], *readme, *table, *block, *end;
+	char path[1024], *doc, *table, *block, *end;
 
-	snprintf(path, sizeof(path), "%s/README.md", tu_src_dir());
-	readme = tu_read_file(path, NULL);
+	snprintf(path, sizeof(path), "%s/docs/design.md", tu_src_dir());
+	doc = tu_read_file(path, NULL);
 	snprintf(path, sizeof(path), "%s/catalog/catalog.c", tu_src_dir());
 	table = tu_read_file(path, NULL);
-	ck_assert_ptr_nonnull(readme);
+	ck_assert_ptr_nonnull(doc);
 	ck_assert_ptr_nonnull(table);
-	block = strstr(readme, "### One catalog of metrics");
+	block = strstr(doc, "### One catalog of metrics");
 	ck_assert_ptr_nonnull(block);
 	block = strstr(block, "```c\n");
 	ck_assert_ptr_nonnull(block);
@@ -149,8 +150,8 @@ START_TEST(readme_example_is_a_real_entry)
 	*end = '\0';
 	squeeze(block);
 	squeeze(table);
-	ck_assert_msg(strstr(table, block), "the README's catalog entry is not in catalog.c: %s", block);
-	free(readme);
+	ck_assert_msg(strstr(table, block), "the design page's catalog entry is not in catalog.c: %s", block);
+	free(doc);
 	free(table);
 }
 END_TEST
@@ -164,7 +165,7 @@ Suite *feed_contract_suite(void)
 
 	tcase_add_test(files, schema_file_is_the_catalogs);
 	tcase_add_test(files, fixtures_validate_against_the_schema);
-	tcase_add_test(files, readme_example_is_a_real_entry);
+	tcase_add_test(files, design_doc_example_is_a_real_entry);
 	tcase_set_timeout(files, 30);
 	suite_add_tcase(s, files);
 	tcase_add_test(live, live_feed_keeps_the_contract_in_every_scenario);

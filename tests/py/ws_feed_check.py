@@ -96,7 +96,7 @@ async def main():
         # Consistency: a snapshot and a scrape of the same publish agree.
         # The snapshot may have arrived before the scrape, even a frame or
         # two before it (a scrape during a render takes the publish before,
-        # README "Rendered once per publish"): keep the recent ones.
+        # docs/design.md, "Rendered once per publish"): keep the recent ones.
         recent = []
         snap = None
         for attempt in range(20):
