@@ -72,11 +72,24 @@ if COLLECTIVE:
         sys.exit("ncclCommInitRank failed")
 
 
-def spinner(total, on_cpu):
-    t0, c0 = time.monotonic_ns(), time.thread_time_ns()
+def run_delay_ns(fd):
+    # The kernel's own per-thread accounting: ns spent waiting on a run queue.
+    return int(os.pread(fd, 128, 0).split()[1])
+
+
+def spinner(total, on_cpu, queued):
+    # Read right at the call's edges, so that a preemption falls in both or neither.
+    fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+    c0 = time.thread_time_ns()
+    q0 = run_delay_ns(fd)
+    t0 = time.monotonic_ns()
     cudart.cudaDeviceSynchronize()  # site: spin
-    total[0] += time.monotonic_ns() - t0
+    t1 = time.monotonic_ns()
+    q1 = run_delay_ns(fd)
     on_cpu[0] += time.thread_time_ns() - c0
+    os.close(fd)
+    total[0] += t1 - t0
+    queued[0] += q1 - q0
 
 
 def blocker(total):
@@ -145,13 +158,13 @@ def main():
     if MODE == "exec":
         print("exec", flush=True)
         os.execv(sys.executable, [sys.executable, __file__, sys.argv[1], sys.argv[2], "again"])
-    sleep_ns, lock_ns, data_ns, spin_ns, spin_cpu_ns = [0], [0], [0], [0], [0]
+    sleep_ns, lock_ns, data_ns, spin_ns, spin_cpu_ns, spin_queued_ns = [0], [0], [0], [0], [0], [0]
     block_ns, coll_ns, helper_ns = [0], [0], [0]
     helping = threading.Thread(target=helper, args=(helper_ns,))
     if PLAIN:
         helping.start()
     for _ in range(ROUNDS if SPIN else 0):
-        spinner(spin_ns, spin_cpu_ns)
+        spinner(spin_ns, spin_cpu_ns, spin_queued_ns)
     for _ in range(ROUNDS if BLOCK else 0):
         blocker(block_ns)
     for _ in range(ROUNDS if COLLECTIVE else 0):
@@ -168,6 +181,7 @@ def main():
     print("data_ns=%d" % data_ns[0])
     print("spin_ns=%d" % spin_ns[0])
     print("spin_cpu_ns=%d" % spin_cpu_ns[0])
+    print("spin_queued_ns=%d" % spin_queued_ns[0])
     print("block_ns=%d" % block_ns[0])
     print("coll_ns=%d" % coll_ns[0])
     print("helper_ns=%d" % helper_ns[0])
