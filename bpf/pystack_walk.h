@@ -43,6 +43,13 @@ struct {
 	__type(value, struct zp_proc);
 } zp_procs SEC(".maps");
 
+/* A Python site: its innermost frame's code object and instruction. */
+struct zp_site {
+	__u64 code, instr;
+};
+
+#define ZP_WANT_SITES	2
+
 /* The thread's interpreter state and the frames it left the CPU with. */
 /*
  * What every switch of the thread reads and writes comes first, within
@@ -64,7 +71,12 @@ struct zp_thread {
 	__u32 pad;
 	struct zev_py_frame frames[ZP_MAX_FRAMES];
 	__u64 stack_code, stack_instr;	/* the innermost frame native_stack was taken at */
-	__u64 want_code, want_instr;	/* a site that stalled without one: take it there */
+	/*
+	 * The last two sites that stalled without one, newest first: take it
+	 * there.  Two, so that a loop stalling at two lines in turn (a sleep,
+	 * then a lock) gets both, where one would be taken over by each.
+	 */
+	struct zp_site want[ZP_WANT_SITES];
 };
 
 struct {
@@ -216,6 +228,15 @@ static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_t
 	t->nframes = n;
 }
 
+/* The thread's innermost frame is a site that stalled without a user stack. */
+static __always_inline int zp_wanted(const struct zp_thread *t)
+{
+	for (int i = 0; i < ZP_WANT_SITES; i++)
+		if (t->frames[0].code == t->want[i].code && t->frames[0].instr == t->want[i].instr)
+			return 1;
+	return 0;
+}
+
 /*
  * prev (current) leaves the CPU, a stall in state (enum shm_stall_state)
  * if it lasts: remember where its Python code stands, when it is a
@@ -260,7 +281,7 @@ static __always_inline int zp_switch_out(void *ctx, struct task_struct *prev, __
 	 * the CPU at the innermost site of a stall sent without one (a loop
 	 * waits on the same call again), and kept while it leaves from there.
 	 */
-	if (t->frames[0].code == t->want_code && t->frames[0].instr == t->want_instr &&
+	if (zp_wanted(t) &&
 	    (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr)) {
 		t->native_stack = zp_native_stack(ctx);
 		t->stack_code = t->frames[0].code;
@@ -317,8 +338,12 @@ static __always_inline void zp_emit_stall(struct zp_proc *pr, struct zp_thread *
 		e->native_stack = t->native_stack;
 	} else {
 		e->native_stack = -1;
-		t->want_code = t->frames[0].code;
-		t->want_instr = t->frames[0].instr;
+		/* A preemption falls anywhere: its line is no site to wait at. */
+		if (state != SHM_STALL_RUNQ && !zp_wanted(t)) {
+			t->want[1] = t->want[0];
+			t->want[0].code = t->frames[0].code;
+			t->want[0].instr = t->frames[0].instr;
+		}
 	}
 	e->truncated = t->truncated;
 	e->pad = 0;
@@ -355,17 +380,25 @@ static __always_inline void zp_name_stall_at(struct zp_pending *p, __u64 now)
 	__u32 tgid = task->tgid, tid = task->pid;
 	struct zp_proc *pr = bpf_map_lookup_elem(&zp_procs, &tgid);
 	__u64 ips[ZP_NATIVE_FRAMES];
-	__u64 ns = p->ns, ts;
+	__u64 ns = p->ns, ts, known;
 
 	p->ns = 0;
 	if (!t || !pr || !ns)
 		return;
+	known = t->tstate;
 	ts = zp_thread_tstate(pr, t, tid, now);
-	if (!ts)
+	if (ts)
+		zp_walk_frames(pr, t, ts);
+	/*
+	 * A Python thread's frames not readable now: the stall still counts,
+	 * as unsampled time.  A thread never found in the interpreter's list
+	 * is no Python thread, and its stalls have no site to miss.
+	 */
+	if (!ts || !t->nframes) {
+		if (ts || known)
+			zp_count_unsampled(pr, ns);
 		return;
-	zp_walk_frames(pr, t, ts);
-	if (!t->nframes)
-		return;
+	}
 	if (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr) {
 		t->native_stack = zp_stack_id(ips, bpf_get_task_stack(task, ips, sizeof(ips),
 								       BPF_F_USER_STACK));

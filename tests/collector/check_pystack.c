@@ -750,15 +750,24 @@ START_TEST(pystack_spinning_sync_site_is_gpu)
 	/*
 	 * Each call is a stall at the line, or, where its frames could not be
 	 * read as it returned, unsampled time of the process: never lost.
+	 * The process's unsampled time may hold other stalls of its own (one
+	 * preempted again before its frames were read), so it bounds from
+	 * below only; the site alone is never over the truth, and when every
+	 * call made it there it matches the truth both ways.
 	 */
 	py = find_py(&c, (uint32_t)w.pid);
 	ck_assert_ptr_nonnull(py);
-	ck_assert_uint_eq(r->stalls + py->unsampled_stalls, 10);
+	fprintf(stderr, "spinning sync: the process's unsampled stalls: %llu, %llu ns\n",
+		(unsigned long long)py->unsampled_stalls, (unsigned long long)py->unsampled_ns);
+	ck_assert_uint_le(r->stalls, 10);
+	ck_assert_uint_ge(r->stalls + py->unsampled_stalls, 10);
 	ck_assert_msg(r->total_ns + py->unsampled_ns + 10 * TW_MS >= (uint64_t)truth &&
-		      r->total_ns + py->unsampled_ns <= (uint64_t)truth + 10 * TW_MS / 2,
-		      "spin: collector %llu ns (and %llu ns unsampled), script %lld ns in the calls "
-		      "less %lld ns queued", (unsigned long long)r->total_ns,
-		      (unsigned long long)py->unsampled_ns, wall, queued);
+		      r->total_ns <= (uint64_t)truth + 10 * TW_MS / 2 &&
+		      (r->stalls < 10 || r->total_ns + 10 * TW_MS >= (uint64_t)truth),
+		      "spin: collector %llu ns in %llu stalls (and %llu ns unsampled), script %lld "
+		      "ns in the calls less %lld ns queued", (unsigned long long)r->total_ns,
+		      (unsigned long long)r->stalls, (unsigned long long)py->unsampled_ns, wall,
+		      queued);
 	tw_finish(&w);
 	tp_collector_stop(&c);
 }
