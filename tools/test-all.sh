@@ -12,7 +12,7 @@
 # two lanes at once.  Each step's output goes to LOGDIR/NAME.log; a
 # failing step's tail is printed as it ends.  A Check runner's closing
 # line ("100%: Checks: N, Failures: F, Errors: E") is repeated in the
-# summary.
+# summary, and the run ends with their sum as "checks: N passed, F failed".
 set -u
 
 logdir=$1
@@ -84,6 +84,8 @@ done
 echo
 echo "test summary (logs in $logdir):"
 failed=0
+passed_checks=0
+failed_checks=0
 for name in $first $second; do
 	status=failed
 	secs=?
@@ -91,11 +93,23 @@ for name in $first $second; do
 		read -r code secs <"$logdir/$name.status"
 		[ "$code" -eq 0 ] && status=passed || status="FAILED ($code)"
 	fi
-	[ "$status" = passed ] || failed=$((failed + 1))
-	checks=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$logdir/$name.log" 2>/dev/null |
-		 sed 's/^[0-9]*%: //' | paste -sd ';' -)
+	closing=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' \
+		  "$logdir/$name.log" 2>/dev/null)
+	# Check's closing lines: "100%: Checks: N, Failures: F, Errors: E".
+	counts=$(echo "$closing" | awk -F'[:,] *' 'NF { n += $3; f += $5 + $7 }
+		END { printf "%d %d", n, f }')
+	set -- $counts
+	passed_checks=$((passed_checks + $1 - $2))
+	failed_checks=$((failed_checks + $2))
+	if [ "$status" != passed ]; then
+		failed=$((failed + 1))
+		# A step that failed with no failing check (a build, a fuzz target) counts as one.
+		[ "$2" -eq 0 ] && failed_checks=$((failed_checks + 1))
+	fi
+	checks=$(echo "$closing" | sed 's/^[0-9]*%: //' | paste -sd ';' -)
 	printf '  %-10s %-12s %5ss  %s\n' "$name" "$status" "$secs" "$checks"
 done
+echo "checks: $passed_checks passed, $failed_checks failed"
 if [ "$failed" -ne 0 ]; then
 	echo "make test: $failed step(s) failed"
 	exit 1
