@@ -289,12 +289,14 @@ run_runners = ran=0; failed=0; for r in $(2); do \
 # run over its corpus (tests/fuzz/fuzz.mk).  Strict: whatever test-deps installs
 # must be there, so nothing skips for want of it.  Every step runs, whatever
 # an earlier one did, and the run closes with a line per step
-# (tools/test-all.sh): TEST_LANES lists the steps run one after another,
-# beside the next lane, so that the collector's runner (BPF, long waits)
-# overlaps the rest.  Logs land in $(BUILD)/test-logs.
+# (tools/test-all.sh).  TEST_LANES holds two lanes, each run one step
+# after another, beside each other: the runners that load BPF programs and
+# boot machines (collector, deploy), and the rest (the exporter's and the
+# CLI's run simulated collectors; ASan and fuzzing build first), about
+# twelve minutes each on two cores.  Logs land in $(BUILD)/test-logs.
 runner_step = $(1)="ZERNEL_TESTS_STRICT=1 $(TEST_ENV) $(call test_runner,$(1))"
-TEST_LANES = $(call runner_step,collector) \
-	     -- $(foreach d,$(filter-out collector,$(TEST_DIRS)),$(call runner_step,$(d))) \
+TEST_LANES = $(call runner_step,collector) $(call runner_step,deploy) \
+	     -- $(foreach d,$(filter-out collector deploy,$(TEST_DIRS)),$(call runner_step,$(d))) \
 	     asan="$(MAKE) --no-print-directory test-asan" \
 	     fuzz="$(MAKE) --no-print-directory fuzz-smoke"
 test: test-deps
