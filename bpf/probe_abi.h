@@ -351,6 +351,12 @@ struct zev_py_stall {
 	__u32 skipped;
 	__u32 pad;
 	__u64 skipped_ns;
+	/*
+	 * A synchronisation that spun: from its entry to its return, the
+	 * stalls off the CPU inside it included (ns is its time on the CPU);
+	 * 0 for every other stall, which spans ns.
+	 */
+	__u64 span_ns;
 	struct zev_py_frame frames[ZP_MAX_FRAMES];
 };
 
@@ -373,7 +379,7 @@ _Static_assert(sizeof(struct zev_thread_exit) == 56, "zev_thread_exit is 56 byte
 _Static_assert(sizeof(struct zev_sched_migrate) == 32, "zev_sched_migrate is 32 bytes");
 _Static_assert(sizeof(struct zev_libc_probe) == 24, "zev_libc_probe is 24 bytes");
 _Static_assert(sizeof(struct zev_lib_loaded) == 24, "zev_lib_loaded is 24 bytes");
-_Static_assert(sizeof(struct zev_py_stall) == 64 + 16 * ZP_MAX_FRAMES, "zev_py_stall size");
+_Static_assert(sizeof(struct zev_py_stall) == 72 + 16 * ZP_MAX_FRAMES, "zev_py_stall size");
 _Static_assert(sizeof(struct zw_thread_gpu) == 16, "zw_thread_gpu is 16 bytes");
 
 /* Slots of the per-CPU loss counter (zw_drops). */

@@ -50,7 +50,7 @@ int BPF_KRETPROBE(zp_sync_ret)
 	__u32 tgid = task->tgid, tid = task->pid;
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, task, NULL, 0);
 	struct zp_proc *pr;
-	__u64 now, on, ts;
+	__u64 now, on, ts, span;
 
 	if (!t || !t->call_depth || --t->call_depth)
 		return 0;
@@ -64,8 +64,8 @@ int BPF_KRETPROBE(zp_sync_ret)
 		t->call_off_ns += now - t->call_out_ns;
 		t->call_out_ns = 0;
 	}
-	on = now - t->call_ns;
-	on = on > t->call_off_ns ? on - t->call_off_ns : 0;
+	span = now - t->call_ns;
+	on = span > t->call_off_ns ? span - t->call_off_ns : 0;
 	t->call_ns = 0;
 	if (on < zp_threshold_ns)
 		return 0;
@@ -83,7 +83,7 @@ int BPF_KRETPROBE(zp_sync_ret)
 	t->native_stack = zp_native_stack(ctx);
 	t->stack_code = t->frames[0].code;
 	t->stack_instr = t->frames[0].instr;
-	zp_send_stall(t, tgid, tid, now, SHM_STALL_GPU, on);
+	zp_send_stall(t, tgid, tid, now, SHM_STALL_GPU, on, span);
 	return 0;
 }
 

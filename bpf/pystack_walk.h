@@ -321,9 +321,12 @@ static __always_inline struct zp_proc *zp_rate_ok(__u32 tgid, __u64 now, __u64 n
 	return pr;
 }
 
-/* Sends t's frames as a stall of ns in state, its process's rate allowing it (pr). */
+/*
+ * Sends t's frames as a stall of ns in state, its process's rate allowing
+ * it (pr); span: see zev_py_stall.
+ */
 static __always_inline void zp_emit_stall(struct zp_proc *pr, struct zp_thread *t, __u32 tgid,
-					  __u32 tid, __u64 now, __u32 state, __u64 ns)
+					  __u32 tid, __u64 now, __u32 state, __u64 ns, __u64 span)
 {
 	struct zev_py_stall *e;
 
@@ -333,6 +336,7 @@ static __always_inline void zp_emit_stall(struct zp_proc *pr, struct zp_thread *
 	e->state = state;
 	e->nframes = t->nframes;
 	e->ns = ns;
+	e->span_ns = span;
 	/* The user stack of this site, or none yet: then the next stall here takes it. */
 	if (t->frames[0].code == t->stack_code && t->frames[0].instr == t->stack_instr) {
 		e->native_stack = t->native_stack;
@@ -358,12 +362,12 @@ static __always_inline void zp_emit_stall(struct zp_proc *pr, struct zp_thread *
 
 /* Sends t's frames as a stall of ns in state, within the process's rate. */
 static __always_inline void zp_send_stall(struct zp_thread *t, __u32 tgid, __u32 tid, __u64 now,
-					  __u32 state, __u64 ns)
+					  __u32 state, __u64 ns, __u64 span)
 {
 	struct zp_proc *pr = zp_rate_ok(tgid, now, ns);
 
 	if (pr)
-		zp_emit_stall(pr, t, tgid, tid, now, state, ns);
+		zp_emit_stall(pr, t, tgid, tid, now, state, ns, span);
 }
 
 /*
@@ -405,7 +409,7 @@ static __always_inline void zp_name_stall_at(struct zp_pending *p, __u64 now)
 		t->stack_code = t->frames[0].code;
 		t->stack_instr = t->frames[0].instr;
 	}
-	zp_emit_stall(pr, t, tgid, tid, p->end_ns, p->state, ns);
+	zp_emit_stall(pr, t, tgid, tid, p->end_ns, p->state, ns, 0);
 }
 
 static __always_inline void zp_cost_add(__u32 slot, __u64 v)
@@ -549,7 +553,7 @@ static __always_inline void zp_switch_in(struct task_struct *next, __u64 now, in
 	ns = now > t->out_ns ? now - t->out_ns : 0;
 	t->out_ns = 0;
 	if (ns >= zp_threshold_ns)
-		zp_send_stall(t, tgid, next->pid, now, t->state, ns);
+		zp_send_stall(t, tgid, next->pid, now, t->state, ns, 0);
 }
 
 #endif /* ZERNEL_BPF_PYSTACK_WALK_H */

@@ -333,10 +333,13 @@ static int dec_py_stall(struct decode *d, const void *rec)
 {
 	const struct zev_py_stall *e = rec;
 	struct stall_where where;
+	uint64_t span;
 	int named;
 
 	if (e->state >= SHM_STALL_STATE_COUNT || e->nframes > ZP_MAX_FRAMES)
 		return -EINVAL;
+	/* The trace draws a spinning synchronisation from its entry to its return. */
+	span = e->span_ns > e->ns ? e->span_ns : e->ns;
 	if (e->skipped)
 		agg_stall_unsampled(d->agg, e->hdr.pid, e->skipped, e->skipped_ns);
 	named = d->ops.py_where && d->ops.py_where(d->ops.ctx, e, &where) == 0;
@@ -345,10 +348,10 @@ static int dec_py_stall(struct decode *d, const void *rec)
 
 		site_name(&where.site, name, sizeof(name));
 		agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_STALL, e->state, e->hdr.ts_ns,
-			  e->ns, name);
+			  span, name);
 	} else {
 		agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_STALL, e->state, e->hdr.ts_ns,
-			  e->ns, NULL);
+			  span, NULL);
 	}
 	agg_stall(d->agg, e->hdr.pid, e->hdr.tid, e->state, e->ns, e->hdr.ts_ns,
 		  named ? &where : NULL);

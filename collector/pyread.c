@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * pyread.h.  Strings: compact ASCII str objects are read as they are
- * stored; other kinds are named by their ASCII characters only ('?' for
- * the rest), which never happens for the files and names of real code
- * often enough to warrant decoding UCS-2/4.
+ * pyread.h.  Strings: compact str objects of every kind are read, and
+ * named by their printable ASCII characters ('?' for the rest): files and
+ * names of real code seldom hold others, and a '?' keeps the site.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +17,10 @@
 #define LINETABLE_MAX	(64u << 10)	/* longer tables: line unknown */
 #define STR_ASCII	(1u << 6)	/* PyASCIIObject.state.ascii */
 #define STR_COMPACT	(1u << 5)	/* PyASCIIObject.state.compact */
-#define STR_KIND(st)	(((st) >> 2) & 7u)
+#define STR_KIND(st)	(((st) >> 2) & 7u)	/* bytes a character */
+#define STR_TEXT_MAX	256u		/* the longest text a caller takes */
+/* A character's code is its low bytes, where the watched process runs on this CPU. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "str kinds are read little-endian");
 
 static uint64_t u64_at(const uint8_t *b, uint16_t off)
 {
@@ -28,35 +30,43 @@ static uint64_t u64_at(const uint8_t *b, uint16_t off)
 	return v;
 }
 
-/* A str object's text into out (len bytes), keeping the end when too long. */
+/*
+ * A str object's text into out (len bytes, at most STR_TEXT_MAX), keeping
+ * the end when too long.  Compact strings of every kind are read: one,
+ * two or four bytes a character (Latin-1, UCS-2, UCS-4); a character
+ * outside printable ASCII is shown as '?'.
+ */
 static int read_str(int mem, const struct py_layout *l, uint64_t obj, char *out, size_t len)
 {
 	uint8_t head[PY_STR_HEADER];
 	uint64_t n, data, skip = 0;
-	uint32_t state;
-	char buf[256];
+	uint32_t state, kind;
+	uint8_t buf[4 * STR_TEXT_MAX];
 
-	if (!obj || l->str_compact_data > sizeof(head))
+	if (!obj || l->str_compact_data > sizeof(head) || len < 5 || len > STR_TEXT_MAX)
 		return -EINVAL;
 	if (pymem_read(mem, obj, head, l->str_compact_data) != 0)
 		return -EIO;
 	n = u64_at(head, l->str_length);
 	memcpy(&state, head + l->str_state, sizeof(state));
-	if (!(state & STR_COMPACT) || STR_KIND(state) != 1 || n > (1u << 20))
+	kind = STR_KIND(state);
+	if (!(state & STR_COMPACT) || (kind != 1 && kind != 2 && kind != 4) || n > (1u << 20) ||
+	    ((state & STR_ASCII) && kind != 1))
 		return -EPROTO;
 	data = obj + ((state & STR_ASCII) ? l->str_ascii_data : l->str_compact_data);
 	if (n > len - 1) {
 		skip = n - (len - 4);
 		n = len - 4;
 	}
-	if (n > sizeof(buf) || pymem_read(mem, data + skip, buf, n) != 0)
+	if (pymem_read(mem, data + skip * kind, buf, n * kind) != 0)
 		return -EIO;
 	memset(out, 0, len);
 	if (skip)
 		memcpy(out, "...", 3);
 	for (uint64_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)buf[i];
+		uint32_t c = 0;
 
+		memcpy(&c, buf + i * kind, kind);	/* little-endian: the low bytes */
 		out[(skip ? 3 : 0) + i] = (c >= 32 && c < 127) ? (char)c : '?';
 	}
 	return 0;

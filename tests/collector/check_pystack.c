@@ -617,6 +617,56 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 END_TEST
 
 /*
+ * Files and functions named with characters beyond ASCII, in each of
+ * CPython's three kinds of compact string (Latin-1, UCS-2, UCS-4): the
+ * stall keeps its site, each such character shown as '?'.  The script
+ * compiles three sleeping functions under a file name of its own (lines
+ * 3, 5 and 7 of it).
+ */
+START_TEST(pystack_non_ascii_names_keep_their_sites)
+{
+	static const char *const args[] = { "5", "30", "unicode", NULL };
+	static const struct {
+		uint32_t line;
+		const char *func;
+	} want[] = { { 3, "sleep_?" }, { 5, "??" }, { 7, "?" } };
+	const char *file = "/tmp/zernel-?n?code-??.py";
+	const struct shm_header_fields *h;
+	const struct shm_stall_site *r;
+	struct tp_collector c;
+	struct tw_work w;
+
+	if (tu_skip_unless_root("pystack_non_ascii_names_keep_their_sites") ||
+	    !have_python("pystack_non_ascii_names_keep_their_sites"))
+		return;
+	ck_assert_int_eq(tw_start_py(&w, "stall_sites.py", args), 0);
+	ck_assert_msg(start_collector_with(&c, w.pid, walks[_i], NULL) == 0,
+		      "collector did not start; see %s", c.log);
+	tw_go(&w);
+	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
+	ck_assert_int_eq(settle(&c), 0);
+	h = c.snap.hdr;
+	r = (const void *)((const char *)c.snap.buf + h->table[SHM_TABLE_STALL_SITES].offset);
+	for (size_t k = 0; k < ARRAY_SIZE(want); k++) {
+		const struct shm_stall_site *found = NULL;
+
+		for (uint32_t i = 0; i < h->table[SHM_TABLE_STALL_SITES].count && !found; i++)
+			if (r[i].pid == (uint32_t)w.pid && r[i].state == SHM_STALL_SLEEP &&
+			    r[i].line == want[k].line && strcmp(r[i].file, file) == 0)
+				found = &r[i];
+		ck_assert_msg(found != NULL, "no sleep site at %s:%u (see %s)", file, want[k].line,
+			      c.log);
+		ck_assert_str_eq(found->func, want[k].func);
+		/* Five sleeps of 30 ms; one may be preempted past its end and cut in two. */
+		ck_assert_uint_ge(found->stalls, 4);
+		ck_assert_uint_le(found->stalls, 10);
+	}
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/*
  * A Python process that runs a new interpreter in its place (exec): the
  * old one's addresses are forgotten, the new one is found at a later
  * scan, and its stalls are named at their lines.
@@ -699,6 +749,55 @@ static void run_sites(struct tw_work *w, struct tp_collector *c, const char *con
 }
 
 /*
+ * The trace draws each spinning call at the spin line from its entry to
+ * its return (its time off the CPU nested inside: the run-queue stalls at
+ * the same line), not as its time on the
+ * CPU cut back from the return: the events' time is the calls' wall time
+ * (the probes' window lies inside the script's, whose edges are up to
+ * 1 ms a call), one event per call that made it to the site.
+ */
+static void check_spin_trace(const struct tp_collector *c, pid_t pid, uint64_t sampled,
+			     long long wall)
+{
+	struct json_object *doc, *events = NULL;
+	char want[96], *out;
+	double dur_us = 0;
+	uint64_t spins = 0;
+
+	snprintf(want, sizeof(want), "stall_sites.py:%u in spinner", site_line("spin"));
+	out = through_exporter(c, "trace --seconds 60 -o -");
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc && json_object_object_get_ex(doc, "traceEvents", &events), "trace: %s",
+		      out);
+	for (size_t i = 0; i < json_object_array_length(events); i++) {
+		struct json_object *e = json_object_array_get_idx(events, i);
+		const char *ph = json_object_get_string(json_object_object_get(e, "ph"));
+		const char *name = json_object_get_string(json_object_object_get(e, "name"));
+		struct json_object *args = json_object_object_get(e, "args");
+		const char *state = json_object_get_string(json_object_object_get(args, "state"));
+
+		/* The name ends with the site; the file's path is cut from the front. */
+		if (!ph || strcmp(ph, "X") || !name || strlen(name) < strlen(want) ||
+		    strcmp(name + strlen(name) - strlen(want), want) || !state ||
+		    strcmp(state, "gpu") ||
+		    json_object_get_int64(json_object_object_get(e, "tid")) != pid)
+			continue;
+		spins++;
+		dur_us += json_object_get_double(json_object_object_get(e, "dur"));
+	}
+	fprintf(stderr, "spinning sync: the trace draws %llu calls over %.1f ms\n",
+		(unsigned long long)spins, dur_us / 1e3);
+	ck_assert_uint_eq(spins, sampled);
+	if (sampled == 10)
+		ck_assert_msg(dur_us * 1e3 <= (double)wall + 1e5 &&
+			      dur_us * 1e3 + 10 * TW_MS >= (double)wall,
+			      "the trace draws the calls over %.3f ms; they took %.3f ms",
+			      dur_us / 1e3, (double)wall / 1e6);
+	json_object_put(doc);
+	free(out);
+}
+
+/*
  * A synchronisation that spins on the CPU, as CUDA's does while CPUs are
  * free, never leaves it: its time is a GPU stall at the calling line all
  * the same, once per call.  The collector takes a call's time from its
@@ -768,6 +867,7 @@ START_TEST(pystack_spinning_sync_site_is_gpu)
 		      "ns in the calls less %lld ns queued", (unsigned long long)r->total_ns,
 		      (unsigned long long)r->stalls, (unsigned long long)py->unsampled_ns, wall,
 		      queued);
+	check_spin_trace(&c, w.pid, r->stalls, wall);
 	tw_finish(&w);
 	tp_collector_stop(&c);
 }
@@ -914,6 +1014,7 @@ Suite *pystack_suite(void)
 	tcase_add_loop_test(t, pystack_layout_from_the_interpreters_debug_offsets, 0,
 			    (int)ARRAY_SIZE(trees));
 	tcase_add_loop_test(t, pystack_sleep_and_lock_sites_at_their_lines, 0, ARRAY_SIZE(walks));
+	tcase_add_loop_test(t, pystack_non_ascii_names_keep_their_sites, 0, ARRAY_SIZE(walks));
 	tcase_add_loop_test(t, pystack_tree_sleep_and_lock_sites_at_their_lines, 0,
 			    (int)ARRAY_SIZE(trees));
 	tcase_add_loop_test(t, pystack_dataloader_wait_site_is_input, 0, ARRAY_SIZE(walks));

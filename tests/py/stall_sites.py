@@ -9,7 +9,7 @@
 # Run with Debian's /usr/bin/python3.
 #
 # usage: stall_sites.py ROUNDS DELAY_MS
-#                       [torch | torch-only | spin | block | collective | exec]
+#                       [torch | torch-only | spin | block | collective | exec | unicode]
 # (torch-only: the DataLoader alone, ROUNDS items; spin: ROUNDS calls of
 # cudaDeviceSynchronize in the library named by ZERNEL_FAKE_CUDART, which
 # spins on the CPU, FAKE_SYNC_SPIN_NS each; block: ROUNDS calls of its
@@ -18,7 +18,10 @@
 # by ZERNEL_FAKE_NCCL, so that each synchronisation completes a collective;
 # exec: at the first SIGUSR1, prints "exec" and runs itself again in the
 # same process, which prints "ready pid=N again" and goes on as with no
-# mode)
+# mode; unicode: ROUNDS sleeps of DELAY in each of three functions whose
+# names hold a Latin-1, a CJK and an astral-plane character (the three
+# kinds of CPython's compact strings), compiled under a file name that
+# holds Latin-1 and CJK characters: UNICODE_FILE, lines 3, 5 and 7)
 #
 # Protocol (tests/collector/tu_waits.h): prints "ready pid=N", waits for
 # SIGUSR1, works, prints key=value lines (nanoseconds) and "done", then
@@ -37,6 +40,7 @@ TORCH = MODE in ("torch", "torch-only")
 SPIN = MODE == "spin"
 BLOCK = MODE == "block"
 COLLECTIVE = MODE == "collective"
+UNICODE = MODE == "unicode"
 PLAIN = MODE in ("", "torch", "again")
 
 if TORCH:
@@ -110,6 +114,26 @@ def collective(total):
     total[0] += time.monotonic_ns() - t0
 
 
+UNICODE_FILE = "/tmp/zernel-\u00fcn\u00efcode-\u540d\u524d.py"
+UNICODE_SRC = (
+    "import time\n"
+    "def sleep_\u00e9(d):\n"
+    "    time.sleep(d)\n"
+    "def \u7761\u7720(d):\n"
+    "    time.sleep(d)\n"
+    "def \U00020000(d):\n"
+    "    time.sleep(d)\n"
+)
+
+
+def unicode_sleeps(rounds):
+    names = {}
+    exec(compile(UNICODE_SRC, UNICODE_FILE, "exec"), names)
+    for _ in range(rounds):
+        for name in ("sleep_\u00e9", "\u7761\u7720", "\U00020000"):
+            names[name](DELAY)
+
+
 def wait_signal():
     signal.sigwait([signal.SIGUSR1])
 
@@ -174,6 +198,8 @@ def main():
         locked(lock_ns)
     if TORCH:
         train(data_ns)
+    if UNICODE:
+        unicode_sleeps(ROUNDS)
     if helping.ident:
         helping.join()
     print("sleep_ns=%d" % sleep_ns[0])
