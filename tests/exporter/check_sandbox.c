@@ -91,15 +91,24 @@ static pid_t start_probe(const char *const *args, int as_uid, int *out_fd, int *
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
+		int exe;
+
 		dup2(p[1], STDOUT_FILENO);
 		dup2(e[1], STDERR_FILENO);
 		closefrom(STDERR_FILENO + 1);
+		/*
+		 * Opened before the uid changes: the tree may lie where that uid
+		 * cannot reach (a clone in root's home).  Closed at the exec.
+		 */
+		exe = open(path, O_RDONLY | O_CLOEXEC);
+		if (exe < 0)
+			_exit(127);
 		if (as_uid >= 0 &&
 		    (setgroups(0, NULL) < 0 ||
 		     setresgid((gid_t)as_uid, (gid_t)as_uid, (gid_t)as_uid) < 0 ||
 		     setresuid((uid_t)as_uid, (uid_t)as_uid, (uid_t)as_uid) < 0))
 			_exit(126);
-		execv(path, argv);
+		fexecve(exe, argv, environ);
 		_exit(127);
 	}
 	close(p[1]);
