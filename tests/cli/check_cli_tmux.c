@@ -105,7 +105,8 @@ static void start_view(const struct tu_stack *st, int w, int h, const char *env)
 	ck_assert_int_eq(tmux("new-session -d -s %s -x %d -y %d /bin/sh", session, w, h), 0);
 	tu_sleep_ms(200);
 	ck_assert_int_eq(tmux("send-keys -t %s 'stty -g > %s/tests/stty.before; %s %s watch --url "
-			      "ws://127.0.0.1:%u; echo ZW-EXIT=$?; stty -g > %s/tests/stty.after' Enter",
+			      "ws://127.0.0.1:%u; echo ZW-EXIT=$?; stty -g > %s/tests/stty.after; "
+			      "echo ZW-STTY-$((1+1))' Enter",
 			      session, tu_build_dir(), env, zernel, st->ws_port, tu_build_dir()), 0);
 }
 
@@ -126,7 +127,8 @@ static void assert_terminal_restored(void)
 	ck_assert_str_eq(cur, "1\n");
 	free(alt);
 	free(cur);
-	tu_sleep_ms(300);	/* the shell writes stty.after next */
+	/* The shell writes stty.after next, then says so ("$((1+1))" as typed). */
+	must_see("ZW-STTY-2", 5000);
 	snprintf(before, sizeof(before), "%s/tests/stty.before", tu_build_dir());
 	snprintf(after, sizeof(after), "%s/tests/stty.after", tu_build_dir());
 	b = tu_read_file(before, NULL);

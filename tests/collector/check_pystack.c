@@ -666,6 +666,30 @@ START_TEST(pystack_non_ascii_names_keep_their_sites)
 }
 END_TEST
 
+/* The collector's line for pid's interpreter, into buf. */
+static const char *again_log(pid_t pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "pid %d runs CPython ", (int)pid);
+	return buf;
+}
+
+/* Polls c's log until it holds text at least count times, for up to ms. */
+static int wait_log_count(const struct tp_collector *c, const char *text, int count, int ms)
+{
+	for (int waited = 0; waited <= ms; waited += 50) {
+		char *log = tu_read_file(c->log, NULL);
+		int n = 0;
+
+		for (const char *p = log; p && (p = strstr(p, text)); p += strlen(text))
+			n++;
+		free(log);
+		if (n >= count)
+			return 0;
+		tu_sleep_ms(50);
+	}
+	return -1;
+}
+
 /*
  * A Python process that runs a new interpreter in its place (exec): the
  * old one's addresses are forgotten, the new one is found at a later
@@ -689,8 +713,12 @@ START_TEST(pystack_sites_after_exec)
 	ck_assert_int_eq(tw_wait_line(&w, "exec", 10000), 0);
 	snprintf(again, sizeof(again), "ready pid=%d again", (int)w.pid);
 	ck_assert_int_eq(tw_wait_line(&w, again, 20000), 0);
-	/* The exec reaches the collector at its next publish, the new interpreter its next scan. */
-	tu_sleep_ms(2500);
+	/*
+	 * The exec reaches the collector at its next publish, the new
+	 * interpreter its next scan: it says so a second time in its log.
+	 */
+	ck_assert_msg(wait_log_count(&c, again_log(w.pid, again, sizeof(again)), 2, 120000) == 0,
+		      "the new interpreter of pid %d was not found (see %s)", (int)w.pid, c.log);
 	tw_go(&w);
 	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
 	ck_assert_int_eq(settle(&c), 0);

@@ -42,6 +42,24 @@ static int wait_received(int n, int timeout_ms)
 	return tu_hook_wait(&rx, n, timeout_ms);
 }
 
+/*
+ * Polls w's counts until done notices are finished (delivered, given up or
+ * dropped), for up to 5 s; the counts are left in c.  The receiver counts a
+ * request before it answers, so this is when no further try can come.
+ */
+static void wait_done(struct webhook *w, uint64_t done, struct webhook_counts *c)
+{
+	for (int waited = 0; waited <= 5000; waited += 10) {
+		webhook_get_counts(w, 0, c);
+		if (c->sent + c->failures + c->dropped >= done)
+			return;
+		tu_sleep_ms(10);
+	}
+	ck_abort_msg("webhook: %llu of %llu notices finished after 5 s",
+		     (unsigned long long)(c->sent + c->failures + c->dropped),
+		     (unsigned long long)done);
+}
+
 static struct webhook *make_webhook(const char *path, unsigned int tries, unsigned int backoff_ms,
 				    unsigned int queue_len, unsigned int timeout_ms)
 {
@@ -114,7 +132,7 @@ START_TEST(webhook_sends_alertmanager_v4_firing_then_resolved)
 	notice(&n, 1, 0);
 	ck_assert_int_eq(webhook_enqueue(w, &n), 0);
 	ck_assert_int_eq(wait_received(2, 5000), 0);
-	tu_sleep_ms(100);
+	wait_done(w, 2, &c);
 	ck_assert_int_eq(received(), 2);
 
 	ck_assert_ptr_nonnull(strstr(rx.req[0].head, "POST /hook?token=abc HTTP/1.1\r\n"));
@@ -175,7 +193,7 @@ START_TEST(webhook_retries_5xx_with_growing_backoff)
 	ck_assert_int_eq(webhook_enqueue(w, &n), 0);
 	/* 4 tries, 100 + 200 + 400 ms of back-off between them. */
 	ck_assert_int_eq(wait_received(4, 5000), 0);
-	tu_sleep_ms(1000);
+	wait_done(w, 1, &c);
 	ck_assert_int_eq(received(), 4);
 	for (int i = 0; i < 3; i++)
 		gap[i] = (rx.req[i + 1].at_ns - rx.req[i].at_ns) / NSEC_PER_MSEC;
@@ -207,9 +225,8 @@ START_TEST(webhook_5xx_then_success_counts_one_sent)
 	notice(&n, 0, 2);
 	webhook_enqueue(w, &n);
 	ck_assert_int_eq(wait_received(3, 5000), 0);
-	tu_sleep_ms(300);
+	wait_done(w, 1, &c);
 	ck_assert_int_eq(received(), 3);
-	webhook_get_counts(w, 0, &c);
 	ck_assert_uint_eq(c.sent, 1);
 	ck_assert_uint_eq(c.retries, 2);
 	ck_assert_uint_eq(c.failures, 0);
@@ -221,9 +238,8 @@ START_TEST(webhook_5xx_then_success_counts_one_sent)
 	w = make_webhook("/", 5, 50, 16, 2000);
 	webhook_enqueue(w, &n);
 	ck_assert_int_eq(wait_received(1, 5000), 0);
-	tu_sleep_ms(400);
+	wait_done(w, 1, &c);
 	ck_assert_int_eq(received(), 1);
-	webhook_get_counts(w, 0, &c);
 	ck_assert_uint_eq(c.failures, 1);
 	ck_assert_uint_eq(c.retries, 0);
 	webhook_free(w);

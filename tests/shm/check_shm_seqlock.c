@@ -333,15 +333,21 @@ START_TEST(writer_killed_mid_publish_reports_busy_then_recovers)
 	fprintf(stderr, "shm killed writer: BUSY after at most %.2f ms (%s)\n",
 		(double)worst / 1e6, why);
 	ck_assert_ptr_nonnull(strstr(why, "no consistent copy after 64 attempts"));
-	ck_assert_uint_lt(worst, 250ull * 1000000ull);
+	/*
+	 * Bounded by its attempts, which why counts; the time only guards
+	 * against a hang (about 35 ms on a quiet machine, and each of the
+	 * attempts' sleeps can wake late on a busy one).
+	 */
+	ck_assert_uint_lt(worst, 2000ull * 1000000ull);
 	/* The last good snapshot is still there. */
 	ck_assert_uint_eq(s.hdr->stats.publishes, 1);
 
-	/* A smaller retry bound answers sooner. */
+	/* A smaller retry bound answers sooner: after as many attempts. */
 	r.max_retries = 2;
 	t0 = now_mono_ns();
 	ck_assert_int_eq(shm_reader_snapshot(&r, &s, why, sizeof(why)), SHM_READ_BUSY);
-	ck_assert_uint_lt(now_mono_ns() - t0, 20ull * 1000000ull);
+	ck_assert_uint_lt(now_mono_ns() - t0, 1000ull * 1000000ull);
+	ck_assert_msg(strstr(why, "no consistent copy after 2 attempts"), "%s", why);
 	r.max_retries = 64;
 
 	/* The next collector replaces the dead one's segment. */

@@ -419,8 +419,10 @@ static void run_nap(void)
 {
 	uint64_t t0;
 
-	printf("napping\n");
+	/* When the nap began by the clock the collector stamps with, before it says so. */
 	t0 = now_ns(CLOCK_MONOTONIC);
+	printf("nap_start_ns=%llu\n", (unsigned long long)t0);
+	printf("napping\n");
 	sleep_ms(delay_ms);
 	printf("nap_slept_ns=%llu\n", (unsigned long long)(now_ns(CLOCK_MONOTONIC) - t0));
 }
