@@ -105,8 +105,17 @@ START_TEST(dist_barrier_waits_counted_once_as_barrier)
 			  (uint64_t)tw_value(&r.watched, "barrier_long"));
 	ck_assert_uint_eq(tw_bucket_count(b, 0, 10 * TW_MS),
 			  (uint64_t)tw_value(&r.watched, "barrier_short"));
-	/* The barrier's futex waits are not counted a second time. */
-	ck_assert_uint_eq(tw_bucket_count(f, 10 * TW_MS, 50 * TW_MS), 0);
+	/*
+	 * The barrier's futex waits are not counted a second time: counted
+	 * again, each of its long waits would be a long futex wait too.  A
+	 * mutex handover or the final join that a busy machine stretches past
+	 * 10 ms may be one, so the bound is half the long barrier waits.
+	 */
+	ck_assert_msg(2 * tw_bucket_count(f, 10 * TW_MS, 50 * TW_MS) <
+		      (uint64_t)tw_value(&r.watched, "barrier_long"),
+		      "%llu long futex waits beside %lld long barrier waits",
+		      (unsigned long long)tw_bucket_count(f, 10 * TW_MS, 50 * TW_MS),
+		      tw_value(&r.watched, "barrier_long"));
 	ds_run_end(&r);
 }
 END_TEST

@@ -417,7 +417,13 @@ START_TEST(states_gpu_from_synchronisations_that_spin)
 	st_assert_in("gpu + runq", p->thread_state_ns[SHM_STATE_GPU] +
 		     p->thread_state_ns[SHM_STATE_RUNQ], (long long)want, 0.95,
 		     (double)p99 / ST_SYNC_NS, 5 * TW_MS);
-	ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_GPU], want / 2);
+	/*
+	 * The share on the CPU is gpu, not runq: how large it is depends on
+	 * how busy the machine is (the spin runs by the wall clock), but a
+	 * thread at the default priority gets far more than a tenth of a CPU
+	 * beside busy loops, and a spin counted as runq would leave none.
+	 */
+	ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_GPU], want / 10);
 	/* What is left on the CPU is the workload's own start, far below one sync. */
 	ck_assert_uint_le(p->thread_state_ns[SHM_STATE_ONCPU], ST_SYNC_NS / 2);
 	ck_assert_uint_eq(p->thread_state_ns[SHM_STATE_COLLECTIVE], 0);
