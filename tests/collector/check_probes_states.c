@@ -412,10 +412,14 @@ START_TEST(states_gpu_from_synchronisations_that_spin)
 	st_print(p);
 	/*
 	 * The spin is the call's time, less what the thread spent preempted
-	 * (runq); the workload's own p99 bounds it from above.
+	 * (runq): together at least the calls' time; the gpu part at most the
+	 * calls' time, which the workload's own p99 bounds from above.  (The
+	 * thread's runq also holds its preemptions outside the calls, which a
+	 * busy machine makes long: no upper bound for it here.)
 	 */
 	st_assert_in("gpu + runq", p->thread_state_ns[SHM_STATE_GPU] +
-		     p->thread_state_ns[SHM_STATE_RUNQ], (long long)want, 0.95,
+		     p->thread_state_ns[SHM_STATE_RUNQ], (long long)want, 0.95, 1e9, 5 * TW_MS);
+	st_assert_in("gpu", p->thread_state_ns[SHM_STATE_GPU], (long long)want, 0,
 		     (double)p99 / ST_SYNC_NS, 5 * TW_MS);
 	/*
 	 * The share on the CPU is gpu, not runq: how large it is depends on
