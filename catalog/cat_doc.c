@@ -154,12 +154,8 @@ static void families(struct sbuf *b)
 	sbuf_puts(b, "| family | type | unit | labels | help |\n|---|---|---|---|---|\n");
 	for (size_t i = 0; i < cat_metrics_count;) {
 		const struct cat_metric *g = &cat_metrics[i];
-		size_t n = 1;
+		size_t n = cat_family_size(i);
 
-		/* Consecutive entries with the same name are one family (catalog.h). */
-		while (i + n < cat_metrics_count && g->prom && cat_metrics[i + n].prom &&
-		       strcmp(cat_metrics[i + n].prom, g->prom) == 0)
-			n++;
 		i += n;
 		if (!g->prom)
 			continue;	/* the feed's or the alerts' alone */

@@ -6,6 +6,7 @@
  * a test.  No privilege; pure data (derived values: cat_derive.c).
  */
 #include <pthread.h>
+#include <string.h>
 
 #include "catalog/cat_derive.h"
 #include "catalog/catalog.h"
@@ -761,6 +762,17 @@ const struct cat_metric cat_metrics[] = {
 const size_t cat_metrics_count = ARRAY_SIZE(cat_metrics);
 
 /* ---- lookups ----------------------------------------------------------- */
+
+size_t cat_family_size(size_t i)
+{
+	const struct cat_metric *g = &cat_metrics[i];
+	size_t n = 1;
+
+	while (i + n < cat_metrics_count && g->prom && cat_metrics[i + n].prom &&
+	       strcmp(cat_metrics[i + n].prom, g->prom) == 0)
+		n++;
+	return n;
+}
 
 static const struct cat_metric *by_id[CAT_ID_COUNT];
 static const struct cat_label *label_by_id[CAT_ID_COUNT];

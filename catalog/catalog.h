@@ -315,6 +315,11 @@ extern const size_t cat_metrics_count;
 
 /* The entry of id, or NULL (a label id, or none). */
 const struct cat_metric *cat_metric(enum cat_id id);
+/*
+ * How many entries from index i on make one Prometheus family: consecutive
+ * entries with entry i's name (1 for an entry with none).
+ */
+size_t cat_family_size(size_t i);
 /* The label of id, or NULL. */
 const struct cat_label *cat_label(enum cat_id id);
 

@@ -161,11 +161,8 @@ int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segmen
 {
 	for (size_t i = 0; i < cat_metrics_count;) {
 		const struct cat_metric *g = &cat_metrics[i];
-		size_t n = 1;
+		size_t n = cat_family_size(i);
 
-		while (i + n < cat_metrics_count && g->prom && cat_metrics[i + n].prom &&
-		       strcmp(cat_metrics[i + n].prom, g->prom) == 0)
-			n++;
 		i += n;
 		if (!g->prom || cat_rows_segment(g->rows) != segment ||
 		    g->rows == CAT_ROWS_ALERTS || g->rows == CAT_ROWS_WEBHOOKS)

@@ -26,13 +26,6 @@
 
 static const char *const scenarios[] = { "steady", "oom", "straggler", "dataloader-stall" };
 
-static int recording(void)
-{
-	const char *r = getenv("ZERNEL_RECORD");
-
-	return r && strcmp(r, "1") == 0;
-}
-
 static int have_jsonschema(const char *test)
 {
 	if (tu_system(PY " -c 'import jsonschema, websockets' 2>/dev/null") == 0)
@@ -44,26 +37,11 @@ static int have_jsonschema(const char *test)
 
 START_TEST(schema_file_is_the_catalogs)
 {
-	char path[1024];
 	struct sbuf b;
-	size_t len = 0;
-	char *file;
 
 	sbuf_init(&b, 1u << 20, 0);
 	ck_assert_int_eq(cat_schema_write(&b), 0);
-	snprintf(path, sizeof(path), "%s/docs/feed.schema.json", tu_src_dir());
-	if (recording()) {
-		FILE *f = fopen(path, "w");
-
-		ck_assert_ptr_nonnull(f);
-		ck_assert_uint_eq(fwrite(b.data, 1, b.len, f), b.len);
-		fclose(f);
-	}
-	file = tu_read_file(path, &len);
-	ck_assert_msg(file != NULL, "cannot read %s", path);
-	ck_assert_msg(len == b.len && memcmp(file, b.data, len) == 0,
-		      "%s is not what the catalog generates: run make feed-contract", path);
-	free(file);
+	tu_generated_file("docs/feed.schema.json", b.data, b.len, "feed-contract");
 	sbuf_free(&b);
 }
 END_TEST
@@ -71,7 +49,7 @@ END_TEST
 START_TEST(fixtures_validate_against_the_schema)
 {
 	/* Recording: the live test validates each snapshot it records. */
-	if (recording() || !have_jsonschema("fixtures_validate_against_the_schema"))
+	if (tu_recording() || !have_jsonschema("fixtures_validate_against_the_schema"))
 		return;
 	ck_assert_int_eq(tu_system(PY " %s/tests/py/feed_contract.py validate "
 				   "%s/docs/feed.schema.json %s/tests/fixtures/feed-*.json >&2",
@@ -85,7 +63,7 @@ static void capture(uint16_t ws_port, const char *scenario)
 	ck_assert_msg(tu_system(PY " %s/tests/py/feed_contract.py capture "
 				"%s/docs/feed.schema.json %u %s %s/tests/fixtures/feed-%s.json %s >&2",
 				tu_src_dir(), tu_src_dir(), ws_port, scenario, tu_src_dir(),
-				scenario, recording() ? "--record" : "") == 0,
+				scenario, tu_recording() ? "--record" : "") == 0,
 		      "the live %s feed breaks the contract", scenario);
 }
 

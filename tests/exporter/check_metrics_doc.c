@@ -16,35 +16,13 @@
 #include "tests/support/testutil.h"
 #include "tests/support/tu_exporter.h"
 
-static int recording(void)
-{
-	const char *r = getenv("ZERNEL_RECORD");
-
-	return r && strcmp(r, "1") == 0;
-}
-
 START_TEST(metrics_doc_is_the_catalogs)
 {
-	char path[1024];
 	struct sbuf b;
-	size_t len = 0;
-	char *file;
 
 	sbuf_init(&b, 1u << 20, 0);
 	ck_assert_int_eq(cat_doc_write(&b), 0);
-	snprintf(path, sizeof(path), "%s/docs/metrics.md", tu_src_dir());
-	if (recording()) {
-		FILE *f = fopen(path, "w");
-
-		ck_assert_ptr_nonnull(f);
-		ck_assert_uint_eq(fwrite(b.data, 1, b.len, f), b.len);
-		fclose(f);
-	}
-	file = tu_read_file(path, &len);
-	ck_assert_msg(file != NULL, "cannot read %s", path);
-	ck_assert_msg(len == b.len && memcmp(file, b.data, len) == 0,
-		      "%s is not what the catalog generates: run make docs", path);
-	free(file);
+	tu_generated_file("docs/metrics.md", b.data, b.len, "docs");
 	sbuf_free(&b);
 }
 END_TEST

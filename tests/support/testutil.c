@@ -378,3 +378,30 @@ int tu_have_binary(const char *rel)
 	tu_build_path(path, sizeof(path), rel);
 	return access(path, X_OK) == 0;
 }
+
+int tu_recording(void)
+{
+	const char *r = getenv("ZERNEL_RECORD");
+
+	return r && strcmp(r, "1") == 0;
+}
+
+void tu_generated_file(const char *rel, const char *text, size_t len, const char *remake)
+{
+	char path[1024], *file;
+	size_t got = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", tu_src_dir(), rel);
+	if (tu_recording()) {
+		FILE *f = fopen(path, "w");
+
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+		fclose(f);
+	}
+	file = tu_read_file(path, &got);
+	ck_assert_msg(file != NULL, "cannot read %s", path);
+	ck_assert_msg(got == len && memcmp(file, text, len) == 0,
+		      "%s is not what the catalog generates: run make %s", path, remake);
+	free(file);
+}

@@ -94,4 +94,13 @@ void tu_sleep_ms(unsigned int ms);
 /* Reads a whole file into a malloc'd NUL-terminated buffer; NULL on error. */
 char *tu_read_file(const char *path, size_t *len);
 
+/* 1 when ZERNEL_RECORD=1: the tests write the files they generate. */
+int tu_recording(void);
+/*
+ * The file rel under the source tree holds exactly text (len bytes), as
+ * generated; when recording it is written first.  remake: the make target
+ * that writes it, named in the failure.
+ */
+void tu_generated_file(const char *rel, const char *text, size_t len, const char *remake);
+
 #endif /* ZERNEL_TESTUTIL_H */
