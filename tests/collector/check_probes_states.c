@@ -11,6 +11,7 @@
  */
 #include <bpf/bpf.h>
 #include <check.h>
+#include <dirent.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -437,28 +438,46 @@ START_TEST(states_gpu_from_synchronisations_that_spin)
 END_TEST
 
 /*
- * The collector's watched-process bits (bpf/watch.h), mapped writable:
- * the newest map of that name, the running collector's.  NULL if none.
+ * The watched-process bits (bpf/watch.h) of the collector running as pid,
+ * mapped writable: the map of that name among the maps its descriptors
+ * hold (/proc/PID/fdinfo says each one's id), whatever other collectors
+ * run on the node.  NULL if none.
  */
-static uint64_t *st_watched_bits(void)
+static uint64_t *st_watched_bits(pid_t collector)
 {
+	char dir[64], path[320], line[128];
 	struct bpf_map_info info;
-	__u32 id = 0, newest = 0, len;
+	struct dirent *e;
 	uint64_t *bits = NULL;
-	int fd;
+	__u32 len;
+	DIR *d;
+	int fd = -1;
 
-	while (bpf_map_get_next_id(id, &id) == 0) {
-		fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0)
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)collector);
+	d = opendir(dir);
+	while (d && fd < 0 && (e = readdir(d))) {
+		unsigned int id = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "map_id: %u", &id) == 1)
+				break;
+		if (f)
+			fclose(f);
+		if (!id || (fd = bpf_map_get_fd_by_id(id)) < 0)
 			continue;
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
-		    strcmp(info.name, "zw_watched_bits") == 0)
-			newest = id;
-		close(fd);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 ||
+		    strcmp(info.name, "zw_watched_bits") != 0) {
+			close(fd);
+			fd = -1;
+		}
 	}
-	fd = newest ? bpf_map_get_fd_by_id(newest) : -1;
+	if (d)
+		closedir(d);
 	if (fd < 0)
 		return NULL;
 	bits = mmap(NULL, ZW_WATCHED_WORDS * sizeof(*bits), PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -538,7 +557,7 @@ START_TEST(states_count_returns_no_switch_showed)
 	}
 	ck_assert_msg(tw_collector_watch_pid(&c, w.pid) == 0, "collector did not start; see %s",
 		      c.log);
-	bits = st_watched_bits();
+	bits = st_watched_bits(c.pid);
 	ck_assert_msg(bits != NULL, "cannot map the collector's zw_watched_bits");
 	bit = 1ull << (w.pid % 64);
 	ck_assert_msg(__atomic_load_n(&bits[w.pid / 64], __ATOMIC_RELAXED) & bit,
