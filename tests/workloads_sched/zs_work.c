@@ -100,10 +100,25 @@ static void pin_to(int cpu)
 #define ZS_LONG_LO	10000000ull
 #define ZS_LONG_HI	50000000ull
 
+/* Run-queue wait (ns) and timeslices of the calling thread, per the kernel. */
+static void thread_schedstat(unsigned long long *run_delay, unsigned long long *slices)
+{
+	unsigned long long cpu = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+
+	*run_delay = *slices = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%llu %llu %llu", &cpu, run_delay, slices) != 3)
+		*run_delay = *slices = 0;
+	fclose(f);
+}
+
 struct zs_tally {
 	unsigned long waits;		/* calls that slept (voluntary switch) */
 	unsigned long long_waits;	/* of those, the ones of about the delay */
 	uint64_t slept_ns;		/* time inside calls that slept */
+	uint64_t queued_ns;		/* of that, waiting on a run queue (the kernel's count) */
 	unsigned long calls_long;	/* all calls of about the delay */
 	unsigned long calls_short;	/* all the other calls */
 };
@@ -116,19 +131,40 @@ static long thread_nvcsw(void)
 	return ru.ru_nvcsw;
 }
 
-static void tally(struct zs_tally *t, uint64_t t0, long nv0)
-{
-	uint64_t d = now_ns(CLOCK_MONOTONIC) - t0;
-	int is_long = d > ZS_LONG_LO && d <= ZS_LONG_HI;
+/* A call being timed: when it began, the thread's voluntary switches and run-queue wait. */
+struct zs_call {
+	uint64_t t0;
+	long nv0;
+	unsigned long long rd0;
+};
 
+static struct zs_call call_begin(void)
+{
+	struct zs_call c;
+	unsigned long long slices;
+
+	c.nv0 = thread_nvcsw();
+	thread_schedstat(&c.rd0, &slices);
+	c.t0 = now_ns(CLOCK_MONOTONIC);
+	return c;
+}
+
+static void tally(struct zs_tally *t, const struct zs_call *c)
+{
+	uint64_t d = now_ns(CLOCK_MONOTONIC) - c->t0;
+	int is_long = d > ZS_LONG_LO && d <= ZS_LONG_HI;
+	unsigned long long rd1, slices;
+
+	thread_schedstat(&rd1, &slices);
 	if (is_long)
 		t->calls_long++;
 	else
 		t->calls_short++;
-	if (thread_nvcsw() != nv0) {
+	if (thread_nvcsw() != c->nv0) {
 		t->waits++;
 		t->long_waits += is_long;
 		t->slept_ns += d;
+		t->queued_ns += rd1 - c->rd0;
 	}
 }
 
@@ -137,6 +173,7 @@ static void tally_print(const char *name, const struct zs_tally *t)
 	printf("%s_waits=%lu\n", name, t->waits);
 	printf("%s_long=%lu\n", name, t->long_waits);
 	printf("%s_slept_ns=%llu\n", name, (unsigned long long)t->slept_ns);
+	printf("%s_queued_ns=%llu\n", name, (unsigned long long)t->queued_ns);
 }
 
 static long process_nvcsw(void)
@@ -158,11 +195,10 @@ static void *pipe_writer(void *arg)
 
 	memset(rec, 'r', sizeof(rec));
 	for (unsigned long i = 0; i < n_items; i++) {
-		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-		long nv0 = thread_nvcsw();
+		struct zs_call c = call_begin();
 
 		sleep_ms(delay_ms);
-		tally(&writer_sleeps, t0, nv0);
+		tally(&writer_sleeps, &c);
 		if (write(fd, rec, sizeof(rec)) != (ssize_t)sizeof(rec))
 			die("write");
 	}
@@ -185,13 +221,12 @@ static void run_pipe(void)
 		size_t got = 0;
 
 		while (got < sizeof(rec)) {
-			uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-			long nv0 = thread_nvcsw();
+			struct zs_call c = call_begin();
 			ssize_t n = read(fds[0], rec + got, sizeof(rec) - got);
 
 			if (n <= 0)
 				die("read");
-			tally(&reads, t0, nv0);
+			tally(&reads, &c);
 			got += (size_t)n;
 		}
 		spin_ms(step_ms);
@@ -216,11 +251,10 @@ static void *cv_waiter(void *arg)
 	pthread_mutex_lock(&cv_lock);
 	while (cv_taken < n_items) {
 		while (cv_posted == cv_taken) {
-			uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-			long nv0 = thread_nvcsw();
+			struct zs_call c = call_begin();
 
 			pthread_cond_wait(&cv, &cv_lock);
-			tally(&cv_waits, t0, nv0);
+			tally(&cv_waits, &c);
 		}
 		cv_taken++;
 	}
@@ -280,11 +314,10 @@ static struct zs_tally barrier_late_tally;
 
 static void barrier_wait_tallied(struct zs_tally *t)
 {
-	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-	long nv0 = thread_nvcsw();
+	struct zs_call c = call_begin();
 
 	pthread_barrier_wait(&barrier);
-	tally(t, t0, nv0);
+	tally(t, &c);
 }
 
 static void *barrier_late(void *arg)
@@ -371,20 +404,6 @@ static void run_uring(void)
 }
 
 /* --- spin / hog: a pinned thread and a CPU hog on the same CPU ---------- */
-
-/* Run-queue wait (ns) and timeslices of the calling thread, per the kernel. */
-static void thread_schedstat(unsigned long long *run_delay, unsigned long long *slices)
-{
-	unsigned long long cpu = 0;
-	FILE *f = fopen("/proc/thread-self/schedstat", "re");
-
-	*run_delay = *slices = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "%llu %llu %llu", &cpu, run_delay, slices) != 3)
-		*run_delay = *slices = 0;
-	fclose(f);
-}
 
 static void run_spin(int cpu, int report)
 {
@@ -487,11 +506,10 @@ static void run_states(void)
 	w0 = now_ns(CLOCK_MONOTONIC);
 	c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (unsigned long i = 0; i < n; i++) {
-		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-		long nv0 = thread_nvcsw();
+		struct zs_call c = call_begin();
 
 		sleep_ms(delay_ms);
-		tally(&sleeps, t0, nv0);
+		tally(&sleeps, &c);
 	}
 	step_ms = 2;
 	run_pipe();
