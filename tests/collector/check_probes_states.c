@@ -154,15 +154,17 @@ static void check_states_of_a_thread(const char *const *more)
 	 * ends at the wakeup, the call's at its return, so it is the call's
 	 * time less the run-queue waits in it, which the kernel counted for
 	 * the workload (schedstat around each call), less a little time on
-	 * the CPU in the call.
+	 * the CPU in the call.  The kernel stamps a run-queue wait at other
+	 * points of a wakeup than the collector does, by its run queue's
+	 * clock: under load the two were seen 2.3% apart, so 5% each way.
 	 */
 	st_assert_in("sleep", p->thread_state_ns[SHM_STATE_SLEEP], st_blocked(&w, "nap"),
-		     0.98, 1.0, 3 * TW_MS);
+		     0.95, 1.05, 3 * TW_MS);
 	st_assert_in("input", p->thread_state_ns[SHM_STATE_INPUT], st_blocked(&w, "read"),
-		     0.98, 1.0, 3 * TW_MS);
+		     0.95, 1.05, 3 * TW_MS);
 	/* Plus joining the two helper threads. */
 	st_assert_in("lock", p->thread_state_ns[SHM_STATE_LOCK], st_blocked(&w, "cond"),
-		     0.98, 1.0, 15 * TW_MS);
+		     0.95, 1.05, 15 * TW_MS);
 	/*
 	 * The kernel's own accounting, over the work; the collector's window
 	 * also holds the results' printing, still pinned beside the hog: a

@@ -138,24 +138,31 @@ struct zs_call {
 	unsigned long long rd0;
 };
 
+/*
+ * The run-queue wait is read inside the call's time at both ends: a
+ * preemption while reading it then counts in the call's time and not in
+ * the wait, never the other way round (which would make the truth short).
+ */
 static struct zs_call call_begin(void)
 {
 	struct zs_call c;
 	unsigned long long slices;
 
 	c.nv0 = thread_nvcsw();
-	thread_schedstat(&c.rd0, &slices);
 	c.t0 = now_ns(CLOCK_MONOTONIC);
+	thread_schedstat(&c.rd0, &slices);
 	return c;
 }
 
 static void tally(struct zs_tally *t, const struct zs_call *c)
 {
-	uint64_t d = now_ns(CLOCK_MONOTONIC) - c->t0;
-	int is_long = d > ZS_LONG_LO && d <= ZS_LONG_HI;
 	unsigned long long rd1, slices;
+	uint64_t d;
+	int is_long;
 
 	thread_schedstat(&rd1, &slices);
+	d = now_ns(CLOCK_MONOTONIC) - c->t0;
+	is_long = d > ZS_LONG_LO && d <= ZS_LONG_HI;
 	if (is_long)
 		t->calls_long++;
 	else
