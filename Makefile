@@ -8,7 +8,7 @@
 #   make test       install what the tests need (as root), build, run all tests
 #   make deps       install the Debian packages the build needs (as root)
 #   make gpu-check  Zernel vs PyTorch and nvidia-smi, on a node with a GPU (as root)
-#   make install    PREFIX=/usr/local DESTDIR= : binaries and systemd units
+#   make install    PREFIX=/usr/local DESTDIR= : binaries, systemd units, README and docs
 #   make deb        the Debian package, built by dpkg-buildpackage, lintian clean
 #   make images     the exporter and collector images (podman), on Debian 12
 #   make docs       docs/metrics.md, the metrics reference, from the metric catalog
@@ -57,15 +57,17 @@ CHECK_LIBS     := $(shell $(PKG) --libs check 2>/dev/null || echo -lcheck -lsubu
 # links; shm/ is two libraries, the reader (name rules, validator, reader)
 # that every program may link and the writer that only the collector links;
 # catalog/ names every metric family for the programs that print them.
-# Every .c in a program folder belongs to that program; main.c is its entry
-# point and stays out of its test runner.
+# Every .c in a program folder and its subsystem folders (collector/agg/,
+# exporter/http/, ...) belongs to that program; main.c, at the top of the
+# program folder only, is its entry point and stays out of its test runner.
 
 COMMON_SRCS    := $(wildcard common/*.c)
 SHM_WRITE_SRCS := shm/shm_writer.c
 SHM_READ_SRCS  := $(filter-out $(SHM_WRITE_SRCS),$(wildcard shm/*.c))
 CATALOG_SRCS   := $(wildcard catalog/*.c)
-COLLECTOR_SRCS := $(wildcard collector/*.c)
-EXPORTER_SRCS  := $(wildcard exporter/*.c)
+COLLECTOR_SRCS := $(wildcard collector/*.c collector/*/*.c collector/*/*/*.c)
+# exporter/web/ is built by its own rules (exporter/web/web.mk).
+EXPORTER_SRCS  := $(filter-out exporter/web/%,$(wildcard exporter/*.c exporter/*/*.c))
 CLI_SRCS       := $(wildcard cli/*.c)
 BPF_SRCS       := $(wildcard bpf/*.bpf.c)
 
@@ -339,9 +341,10 @@ demo: deps
 
 # The units name /usr/local paths; they follow PREFIX when installed.
 install: $(PROGRAMS)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/docs
 	install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
 	for u in systemd/*.service; do \
 		sed -e 's|/usr/local/bin|$(BINDIR)|g' -e 's|/usr/local/share/doc/zernel|$(DOCDIR)|g' \
 			$$u > $(DESTDIR)$(UNITDIR)/$$(basename $$u) && \

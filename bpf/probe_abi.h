@@ -3,7 +3,7 @@
  * The probe ABI: every record the BPF programs send to zernel-collector
  * through the shared ring buffer, one record type per event kind, and the
  * constants both sides use.  Included by BPF code (after vmlinux.h) and by
- * the collector (collector/decode.c, which turns records into aggregation
+ * the collector (collector/probes/decode.c, which turns records into aggregation
  * calls, and the simulator, which makes the same records); fixed-width
  * types, explicit padding, sizes pinned below.
  *
@@ -82,7 +82,7 @@ struct zev_exit {
 	/*
 	 * The group leader's start_boottime, to the nanosecond: the exit of
 	 * an earlier process under a pid, read after a later one took it,
-	 * must not end what belongs to the later one (collector/slot_hist.c).
+	 * must not end what belongs to the later one (collector/probes/slot_hist.c).
 	 */
 	__u64 start_ns;
 };

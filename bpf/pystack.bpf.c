@@ -50,7 +50,7 @@ int BPF_KRETPROBE(zp_sync_ret)
 	__u32 tgid = task->tgid, tid = task->pid;
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, task, NULL, 0);
 	struct zp_proc *pr;
-	__u64 now, on, ts, span;
+	__u64 now, on, span;
 
 	if (!t || !t->call_depth || --t->call_depth)
 		return 0;
@@ -72,17 +72,12 @@ int BPF_KRETPROBE(zp_sync_ret)
 	pr = bpf_map_lookup_elem(&zp_procs, &tgid);
 	if (!pr)
 		return 0;
-	ts = zp_thread_tstate(pr, t, tid, now);
-	if (ts)
-		zp_walk_frames(pr, t, ts);
 	/* Frames not readable now: the stall still counts, as unsampled time. */
-	if (!ts || !t->nframes) {
+	if (zp_read_frames(pr, t, task, now) != ZP_FRAMES_READ) {
 		zp_count_unsampled(pr, on);
 		return 0;
 	}
-	t->native_stack = zp_native_stack(ctx);
-	t->stack_code = t->frames[0].code;
-	t->stack_instr = t->frames[0].instr;
+	zp_keep_native_stack(t, zp_native_stack(ctx));
 	zp_send_stall(t, tgid, tid, now, SHM_STALL_GPU, on, span);
 	return 0;
 }

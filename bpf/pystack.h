@@ -4,7 +4,7 @@
  * where one watched interpreter keeps its state (struct zp_proc, written by
  * the collector into zp_procs when it recognises a supported CPython in a
  * watched process) and the structure offsets the frame walk follows.  The
- * offsets come from the collector's per-version table (collector/pyoffsets.c),
+ * offsets come from the collector's per-version table (collector/python/pyoffsets.c),
  * checked against the running process before they are used.  Fixed-width
  * types only: included by BPF code (after vmlinux.h) and by C.
  */

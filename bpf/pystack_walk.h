@@ -24,6 +24,8 @@
 #ifndef ZERNEL_BPF_PYSTACK_WALK_H
 #define ZERNEL_BPF_PYSTACK_WALK_H
 
+#include <bpf/bpf_core_read.h>
+
 #include "bpf/watch.h"
 #include "bpf/pystack.h"
 
@@ -68,7 +70,7 @@ struct zp_thread {
 	__u32 nframes;
 	__s32 native_stack;		/* user stack id, of the site stack_code/instr */
 	__u32 truncated;
-	__u32 pad;
+	__u32 ns_tid;			/* its id in its own PID namespace; 0: not read yet */
 	struct zev_py_frame frames[ZP_MAX_FRAMES];
 	__u64 stack_code, stack_instr;	/* the innermost frame native_stack was taken at */
 	/*
@@ -160,6 +162,21 @@ static __always_inline __s32 zp_native_stack(void *ctx)
 	return zp_stack_id(ips, bpf_get_stack(ctx, ips, sizeof(ips), BPF_F_USER_STACK));
 }
 
+/*
+ * The user stack just taken, as the one of t's innermost frame.  An unwind
+ * that failed (its pages not resident at a switch) is not kept as taken:
+ * the next stall at that site tries again, instead of it staying without
+ * a stack for good.
+ */
+static __always_inline void zp_keep_native_stack(struct zp_thread *t, __s32 id)
+{
+	if (id < 0)
+		return;
+	t->native_stack = id;
+	t->stack_code = t->frames[0].code;
+	t->stack_instr = t->frames[0].instr;
+}
+
 static __always_inline __u64 zp_read_ptr(__u64 addr)
 {
 	__u64 v = 0;
@@ -186,10 +203,51 @@ static __always_inline __u64 zp_find_tstate(const struct zp_proc *pr, __u32 tid)
 	return 0;
 }
 
-/* The remembered tstate, checked, or found again (at most every ZP_RECHECK_NS). */
-static __always_inline __u64 zp_thread_tstate(const struct zp_proc *pr, struct zp_thread *t,
-					   __u32 tid, __u64 now)
+/* Deepest PID namespace a task may be in (the kernel's MAX_PID_NS_LEVEL). */
+#define ZP_MAX_PID_NS_LEVEL	32
+
+/*
+ * The task's thread id in its own PID namespace: what gettid() answers
+ * inside it, and so what CPython keeps as PyThreadState.native_thread_id.
+ * In a pod it is not the host's id (task->pid): the pid at the deepest
+ * level of the task's struct pid, read with bounded CO-RE reads.  0 when
+ * unreadable.
+ */
+static __always_inline __u32 zp_ns_tid(struct task_struct *task)
 {
+	struct pid *p = BPF_CORE_READ(task, thread_pid);
+	unsigned int level;
+	int nr = 0;
+
+	if (!p)
+		return 0;
+	level = BPF_CORE_READ(p, level);
+	if (level >= ZP_MAX_PID_NS_LEVEL)
+		return 0;
+	if (level == 0)
+		return task->pid;
+	if (bpf_probe_read_kernel(&nr, sizeof(nr),
+				  (const char *)p + bpf_core_field_offset(struct pid, numbers) +
+					  level * bpf_core_type_size(struct upid) +
+					  bpf_core_field_offset(struct upid, nr)) != 0)
+		return 0;
+	return nr > 0 ? (__u32)nr : 0;
+}
+
+/*
+ * The remembered tstate of task, checked, or found again (at most every
+ * ZP_RECHECK_NS), by the thread's id as the interpreter knows it.
+ */
+static __always_inline __u64 zp_thread_tstate(const struct zp_proc *pr, struct zp_thread *t,
+					   struct task_struct *task, __u64 now)
+{
+	__u32 tid;
+
+	if (!t->ns_tid)
+		t->ns_tid = zp_ns_tid(task);
+	tid = t->ns_tid;
+	if (!tid)
+		return 0;
 	if (t->tstate && zp_read_ptr(t->tstate + pr->off.tstate_native_tid) == tid)
 		return t->tstate;
 	if (t->checked_ns && now < t->checked_ns + ZP_RECHECK_NS)
@@ -228,6 +286,34 @@ static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_t
 	t->nframes = n;
 }
 
+/* What zp_read_frames found of a thread at a stall. */
+enum zp_frames {
+	ZP_FRAMES_READ,		/* its frames are in t */
+	ZP_FRAMES_UNREAD,	/* a Python thread whose frames are not readable now */
+	ZP_FRAMES_NONE,		/* never found in the interpreter's list: no Python thread */
+};
+
+/*
+ * task's frames into t.  A Python thread whose frames cannot be read now
+ * (its memory not resident, its thread state going) still stalls: the
+ * caller counts that as unsampled time; a thread the interpreter never
+ * listed has no site to miss.
+ */
+static __always_inline enum zp_frames zp_read_frames(const struct zp_proc *pr,
+						     struct zp_thread *t,
+						     struct task_struct *task, __u64 now)
+{
+	__u64 known = t->tstate;
+	__u64 ts = zp_thread_tstate(pr, t, task, now);
+
+	if (ts)
+		zp_walk_frames(pr, t, ts);
+	if (ts && t->nframes)
+		return ZP_FRAMES_READ;
+	t->nframes = 0;
+	return ts || known ? ZP_FRAMES_UNREAD : ZP_FRAMES_NONE;
+}
+
 /* The thread's innermost frame is a site that stalled without a user stack. */
 static __always_inline int zp_wanted(const struct zp_thread *t)
 {
@@ -246,11 +332,11 @@ static __always_inline int zp_wanted(const struct zp_thread *t)
 static __always_inline int zp_switch_out(void *ctx, struct task_struct *prev, __u32 state,
 					 __u64 now, int walk)
 {
-	__u32 tgid = prev->tgid, tid = prev->pid;
+	__u32 tgid = prev->tgid;
 	struct zp_proc *pr = bpf_map_lookup_elem(&zp_procs, &tgid);
 	struct zp_thread *t;
+	enum zp_frames got;
 	int in_call;
-	__u64 ts;
 
 	if (!pr)
 		return 0;
@@ -268,13 +354,14 @@ static __always_inline int zp_switch_out(void *ctx, struct task_struct *prev, __
 	t->out_ns = 0;
 	if (!walk)
 		return in_call;
-	ts = zp_thread_tstate(pr, t, tid, now);
-	if (!ts)
-		return in_call;
-	zp_walk_frames(pr, t, ts);
-	if (!t->nframes)
-		return in_call;
+	got = zp_read_frames(pr, t, prev, now);
 	t->state = state;
+	if (got != ZP_FRAMES_READ) {
+		/* A stall that follows counts as unsampled time (zp_switch_in). */
+		if (got == ZP_FRAMES_UNREAD)
+			t->out_ns = now;
+		return in_call;
+	}
 	/*
 	 * Unwinding the user stack costs more than the whole Python walk, and
 	 * most switches are no stall: it is taken only where the thread left
@@ -282,11 +369,8 @@ static __always_inline int zp_switch_out(void *ctx, struct task_struct *prev, __
 	 * waits on the same call again), and kept while it leaves from there.
 	 */
 	if (zp_wanted(t) &&
-	    (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr)) {
-		t->native_stack = zp_native_stack(ctx);
-		t->stack_code = t->frames[0].code;
-		t->stack_instr = t->frames[0].instr;
-	}
+	    (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr))
+		zp_keep_native_stack(t, zp_native_stack(ctx));
 	t->out_ns = now;
 	return in_call;
 }
@@ -384,31 +468,21 @@ static __always_inline void zp_name_stall_at(struct zp_pending *p, __u64 now)
 	__u32 tgid = task->tgid, tid = task->pid;
 	struct zp_proc *pr = bpf_map_lookup_elem(&zp_procs, &tgid);
 	__u64 ips[ZP_NATIVE_FRAMES];
-	__u64 ns = p->ns, ts, known;
+	__u64 ns = p->ns;
+	enum zp_frames got;
 
 	p->ns = 0;
 	if (!t || !pr || !ns)
 		return;
-	known = t->tstate;
-	ts = zp_thread_tstate(pr, t, tid, now);
-	if (ts)
-		zp_walk_frames(pr, t, ts);
-	/*
-	 * A Python thread's frames not readable now: the stall still counts,
-	 * as unsampled time.  A thread never found in the interpreter's list
-	 * is no Python thread, and its stalls have no site to miss.
-	 */
-	if (!ts || !t->nframes) {
-		if (ts || known)
+	got = zp_read_frames(pr, t, task, now);
+	if (got != ZP_FRAMES_READ) {
+		if (got == ZP_FRAMES_UNREAD)
 			zp_count_unsampled(pr, ns);
 		return;
 	}
-	if (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr) {
-		t->native_stack = zp_stack_id(ips, bpf_get_task_stack(task, ips, sizeof(ips),
-								       BPF_F_USER_STACK));
-		t->stack_code = t->frames[0].code;
-		t->stack_instr = t->frames[0].instr;
-	}
+	if (t->frames[0].code != t->stack_code || t->frames[0].instr != t->stack_instr)
+		zp_keep_native_stack(t, zp_stack_id(ips, bpf_get_task_stack(task, ips, sizeof(ips),
+									       BPF_F_USER_STACK)));
 	zp_emit_stall(pr, t, tgid, tid, p->end_ns, p->state, ns, 0);
 }
 
@@ -552,8 +626,16 @@ static __always_inline void zp_switch_in(struct task_struct *next, __u64 now, in
 		return;
 	ns = now > t->out_ns ? now - t->out_ns : 0;
 	t->out_ns = 0;
-	if (ns >= zp_threshold_ns)
+	if (ns < zp_threshold_ns)
+		return;
+	if (t->nframes) {
 		zp_send_stall(t, tgid, next->pid, now, t->state, ns, 0);
+	} else {
+		struct zp_proc *pr = bpf_map_lookup_elem(&zp_procs, &tgid);
+
+		if (pr)
+			zp_count_unsampled(pr, ns);
+	}
 }
 
 #endif /* ZERNEL_BPF_PYSTACK_WALK_H */

@@ -27,13 +27,13 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
+#include "bpf/syscall_entry.h"
 #include "bpf/watch.h"
 #include "bpf/sched_state.h"
 #include "bpf/slot_hist.h"
 #include "bpf/pystack_walk.h"
 
 #define TASK_RUNNING		0
-#define ZS_ENOSYS		38
 #define IORING_ENTER_GETEVENTS	1u
 
 /* futex(2) operations that put the caller to sleep until another thread acts. */
@@ -45,7 +45,7 @@
 #define FUTEX_PRIVATE_FLAG	128
 #define FUTEX_CLOCK_REALTIME	256
 
-/* Set by the collector before load (collector/sched_config.c). */
+/* Set by the collector before load (collector/probes/sched/sched_config.c). */
 const volatile __u8 sysclass[ZS_SYSCALL_MAX] = {};	/* enum zs_sysclass by number */
 const volatile __u64 episode_gap_ns = 1000000;
 const volatile __u64 training_recent_ns = 10000000000ull;
@@ -54,6 +54,7 @@ const volatile __u32 python_frames = 1;		/* 0: --no-python-frames */
 const volatile __u32 runq_from_sched_info = 0;	/* 0: from the sched_wakeup programs */
 const volatile __u32 sched_info_kept = 0;	/* the kernel keeps sched_info (last_arrival) */
 const volatile __u32 rq_clock_readable = 0;	/* a task's entity leads to its run queue's clock */
+const volatile __u32 entry_kind = ZS_ENTRY_IDT;	/* enum zs_entry_kind of this kernel (x86) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -211,12 +212,13 @@ static __always_inline __s64 blocked_syscall(struct task_struct *p, __u64 *a1, _
 		return -1;
 	}
 #if defined(__TARGET_ARCH_x86)
-	/*
-	 * In a syscall, ax holds -ENOSYS until it returns, and the SYSCALL
-	 * instruction left the return address in cx and the flags in r11:
-	 * an exception (a page fault) matches all three only by accident.
-	 */
-	if ((long)regs->ax != -ZS_ENOSYS || regs->cx != regs->ip || regs->r11 != regs->flags) {
+	struct zs_entry_regs er = {
+		.ax = regs->ax, .orig_ax = regs->orig_ax, .cx = regs->cx,
+		.ip = regs->ip, .r11 = regs->r11, .flags = regs->flags,
+	};
+
+	/* The rule of this kernel's entry (bpf/syscall_entry.h). */
+	if (!zs_regs_in_syscall(&er, entry_kind)) {
 		count(ZS_COUNT_NOT_SYSCALL);
 		return -1;
 	}
@@ -528,7 +530,7 @@ static __always_inline void slot_sample(__u32 slot, __u32 family, __u64 ns)
 /*
  * What record r says, added to the slot of the process of thread t (tgid,
  * whose leader started at leader_start): what the collector's decoder
- * would do with it (collector/decode.c).  0 when the process has no slot:
+ * would do with it (collector/probes/decode.c).  0 when the process has no slot:
  * r goes out as an event instead.  A global function, which the verifier
  * checks once: inlined, each combination of r's flags that the switch
  * program can build would be checked through it anew.
@@ -877,10 +879,10 @@ int BPF_PROG(zs_migrate, struct task_struct *p, int dest_cpu)
 	struct zs_sums *s;
 	__u32 slot;
 
+	if (!watched(p))
+		return 0;
 	/* The tracepoint also fires when the CPU does not change. */
 	if (BPF_CORE_READ(p, thread_info.cpu) == (__u32)dest_cpu)
-		return 0;
-	if (!watched(p))
 		return 0;
 	/* Counted in its process's slot as its switches are; a record when it has none yet. */
 	t = thread(p, 0);
@@ -901,14 +903,24 @@ int BPF_PROG(zs_migrate, struct task_struct *p, int dest_cpu)
 	return 0;
 }
 
+/*
+ * Every thread that exits on the node comes here; only a watched one goes
+ * past the first test.  This program is attached before zw_exit
+ * (collector/probes/probe_table.c), and a tracepoint runs its programs in
+ * the order they were attached, so a process's last thread is still
+ * watched here.
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(zs_task_exit, struct task_struct *p)
 {
-	struct zs_task *t = thread(p, 0);
 	struct zev_thread_exit *e;
+	struct zs_task *t;
 	__u32 tgid = p->tgid, tid = p->pid;
 	__u64 now, back, oncpu, gpu, coll;
 
+	if (!watched(p))
+		return 0;
+	t = thread(p, 0);
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
 		/* The last thread: a reused pid starts afresh. */
 		mark_cuda_user(tgid, 0);
@@ -948,7 +960,7 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 
 /*
  * The states of training threads that are still open, read by the
- * collector just before each publish (collector/open_states.c): a state
+ * collector just before each publish (collector/probes/sched/open_states.c): a state
  * is otherwise counted when it ends, so a thread blocked for a minute
  * would add nothing to any counter for that minute.  Threads on a CPU
  * count their stint so far; threads off it their block, or their wait on

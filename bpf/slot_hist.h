@@ -28,7 +28,7 @@ static __always_inline __u32 lh_msb(__u64 v)
 	return r;
 }
 
-/* collector/hist.c's hist_bucket_index, without loops. */
+/* collector/agg/hist.c's hist_bucket_index, without loops. */
 static __always_inline __u32 lh_hist_index(__u64 v)
 {
 	__u32 shift;

@@ -6,8 +6,8 @@
  * (bpf_map__reuse_fd before load), so all programs see ONE watched-process
  * set, ONE ring buffer, ONE loss counter and ONE per-thread device table.
  * A new object joins by including this header and adding a row to the
- * collector's object table (collector/probe_objects.c) and its programs'
- * rows to the attach table (collector/probe_table.c).  Records are those of
+ * collector's object table (collector/probes/probe_objects.c) and its programs'
+ * rows to the attach table (collector/probes/probe_table.c).  Records are those of
  * bpf/probe_abi.h: zw_reserve hands out one with its header filled, and
  * the caller sets every other field, padding included (ring-buffer memory
  * is not zeroed).

@@ -162,7 +162,7 @@ static const struct cat_label process_info_labels[] = {
 	{ .type = CAT_L_TEXT, .name = "watch_reason", .feed = "watch_reason", .feed_pos = 3,
 	  .text = cat_text_watch_reason, .help = "Why it is watched: cuda, nccl, descendant, pid, "
 	  "comm, simulated, comma separated." },
-	/* Who it is (collector/ident_scan.h): "unknown" where not found. */
+	/* Who it is (collector/identity/ident_scan.h): "unknown" where not found. */
 	{ .id = CAT_ID_PROC_POD, .type = CAT_L_TEXT, .name = "pod", .feed = "pod", .feed_pos = 16,
 	  .text = cat_text_pod, .help = "Kubernetes pod name, from the kubelet's log directories." },
 	{ .id = CAT_ID_PROC_NAMESPACE, .type = CAT_L_TEXT, .name = "namespace", .feed = "namespace",
@@ -630,6 +630,10 @@ const struct cat_metric cat_metrics[] = {
 	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_HTTP_REJECTED),
 	  .prom = "zernel_exporter_http_rejected_total",
 	  .help = "HTTP connections refused at the connection limit." },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_HTTP_EVICTED),
+	  .prom = "zernel_exporter_http_evicted_total",
+	  .help = "HTTP connections still waiting for their request closed at the connection "
+		  "limit, so that a newcomer got their slot." },
 	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_GAUGE, STAT(CAT_STAT_WS_CLIENTS),
 	  .prom = "zernel_exporter_ws_clients", .help = "WebSocket clients connected now.",
 	  FEED(CAT_OBJ_TELEMETRY, 9, "ws_clients") },
@@ -727,7 +731,7 @@ const struct cat_metric cat_metrics[] = {
 
 	/*
 	 * Stall sites: text of any variety, so in the feed and /api/stalls,
-	 * never in a Prometheus label; exporter/stall_sites.c writes them.
+	 * never in a Prometheus label; exporter/explain/stall_sites.c writes them.
 	 */
 	{ .id = CAT_ID_PROC_STALL_SITES, .rows = CAT_ROWS_PROCS, .kind = CAT_GAUGE,
 	  .get = cat_proc_stall_sites,

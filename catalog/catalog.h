@@ -6,9 +6,9 @@
  * values), what it is (kind, unit) and what each output calls it: the
  * Prometheus family and help, the feed key with its unit spelling, the
  * alert metric name.  Everything that prints a metric is generated from
- * the table: the Prometheus text (exporter/prom.c), the WebSocket feed
- * (exporter/feed_json.c) and its JSON schema (catalog/cat_schema.c,
- * docs/feed.schema.json), the alert metrics (exporter/alert_metrics.c),
+ * the table: the Prometheus text (exporter/prom/prom.c), the WebSocket feed
+ * (exporter/feed/feed_json.c) and its JSON schema (catalog/cat_schema.c,
+ * docs/feed.schema.json), the alert metrics (exporter/alerts/alert_metrics.c),
  * the parser of `zernel watch` (cli/feed.c) and the metrics reference
  * (catalog/cat_doc.c, docs/metrics.md).
  *
@@ -52,9 +52,9 @@ enum cat_rows {
 	CAT_ROWS_NCCL_COMMS,	/* struct shm_nccl_comm: the info entry's labels */
 	CAT_ROWS_STATUS,	/* struct cat_status: one row, known at every scrape */
 	CAT_ROWS_EXPORTER,	/* the exporter's own counters: one row */
-	CAT_ROWS_ALERTS,	/* written by the alert engine (exporter/alert_engine.c) */
-	CAT_ROWS_WEBHOOKS,	/* written by the webhooks (exporter/webhook.c) */
-	CAT_ROWS_STALL_SITES,	/* a process's, written by exporter/stall_sites.c */
+	CAT_ROWS_ALERTS,	/* written by the alert engine (exporter/alerts/alert_engine.c) */
+	CAT_ROWS_WEBHOOKS,	/* written by the webhooks (exporter/alerts/webhook.c) */
+	CAT_ROWS_STALL_SITES,	/* a process's, written by exporter/explain/stall_sites.c */
 	CAT_ROWS_COUNT
 };
 
@@ -214,6 +214,7 @@ enum cat_stat {
 	CAT_STAT_HTTP_REQUESTS,		/* every HTTP request answered */
 	CAT_STAT_HTTP_CONNECTIONS,	/* open now */
 	CAT_STAT_HTTP_REJECTED,		/* refused at the connection limit */
+	CAT_STAT_HTTP_EVICTED,		/* waiting for a request, closed for a newcomer */
 	CAT_STAT_WS_CLIENTS,		/* connected now */
 	CAT_STAT_WS_CONNECTIONS,	/* accepted since start */
 	CAT_STAT_WS_FRAMES_SENT,	/* snapshots handed to a client */

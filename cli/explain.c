@@ -4,8 +4,8 @@
  * /api/stalls?since=SECONDS: the exporter's history of the last minutes),
  * then per training process the exporter judged (its "explain": shares
  * of wall time over the span, verdict, evidence, recommendation; see
- * exporter/stalls_json.c and common/explain_verdict.c) with its top
- * stall sites, as text or JSON.
+ * exporter/explain/stalls_json.c and exporter/explain/explain_verdict.c)
+ * with its top stall sites, as text or JSON.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -15,17 +15,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector/agg.h"
-#include "collector/decode.h"
-#include "collector/ident_scan.h"
-#include "collector/nvml.h"
-#include "collector/nvml_poll.h"
+#include "collector/agg/agg.h"
+#include "collector/probes/decode.h"
+#include "collector/identity/ident_scan.h"
+#include "collector/gpu/nvml.h"
+#include "collector/gpu/nvml_poll.h"
 #include "collector/options.h"
-#include "collector/privileges.h"
-#include "collector/probes.h"
-#include "collector/sim_sites.h"
-#include "collector/simulate.h"
-#include "collector/latency.h"
+#include "collector/privsep/privileges.h"
+#include "collector/probes/probes.h"
+#include "collector/sim/sim_sites.h"
+#include "collector/sim/simulate.h"
+#include "collector/agg/latency.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "shm/shm_writer.h"
@@ -36,7 +36,7 @@
 static volatile sig_atomic_t exiting;
 
 /*
- * The uprobe links are released by a child (collector/probe_attach.c) once
+ * The uprobe links are released by a child (collector/probes/probe_attach.c) once
  * this process lets go of them.  A container runtime kills whatever its
  * main process leaves behind, and a uprobe whose release is killed leaks
  * in the kernel, its breakpoints left in the processes it was in: so with

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "collector/kube_pods.h"
-#include "collector/probes.h"
-#include "collector/simulate.h"
+#include "collector/identity/kube_pods.h"
+#include "collector/probes/probes.h"
+#include "collector/sim/simulate.h"
 #include "shm/shm_layout.h"
 
 #define OPTS_MAX_PIDS		64u

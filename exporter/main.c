@@ -27,15 +27,15 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "exporter/alerts.h"
-#include "exporter/http.h"
-#include "exporter/listen.h"
+#include "exporter/alerts/alerts.h"
+#include "exporter/feed/ws.h"
+#include "exporter/http/http.h"
+#include "exporter/http/listen.h"
 #include "exporter/options.h"
-#include "exporter/prom.h"
-#include "exporter/sandbox.h"
+#include "exporter/prom/prom.h"
+#include "exporter/sandbox/sandbox.h"
 #include "exporter/source.h"
 #include "exporter/stats.h"
-#include "exporter/ws.h"
 
 #define EXPORTER_FD_LIMIT	65536u	/* enough for WS_MAX_CLIENTS + HTTP */
 

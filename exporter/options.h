@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "exporter/alerts.h"
+#include "exporter/alerts/alerts.h"
 
 #define EXPORTER_DEFAULT_METRICS	"0.0.0.0:9091"
 #define EXPORTER_DEFAULT_WS		"0.0.0.0:9092"

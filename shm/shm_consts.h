@@ -4,7 +4,7 @@
  * on, defined once: latency families, watch reasons, NCCL operations, the
  * Prometheus latency buckets and the log-linear histogram scheme.
  *
- * Included by shm/shm_layout.h (the segment ABI), by collector/hist.h and
+ * Included by shm/shm_layout.h (the segment ABI), by collector/agg/hist.h and
  * by the BPF programs' ABI header (bpf/probe_abi.h).  BPF code cannot take
  * libc headers and sees the kernel's types through vmlinux.h, so this file
  * includes nothing and holds only enums and #defines: no types, no
@@ -132,7 +132,7 @@ enum shm_nccl_origin {
 	100000000000ull }
 
 /*
- * The log-linear histogram behind the summary quantiles (collector/hist.h
+ * The log-linear histogram behind the summary quantiles (collector/agg/hist.h
  * says why and states the error bound): values below HIST_LINEAR_LIMIT are
  * exact, each power of two above is cut into 2^HIST_SUB_BITS buckets, up to
  * 2^HIST_MAX_EXPONENT ns.  The launch probe buckets in the kernel with it.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Where a value falls in the log-linear buckets of shm_consts.h
- * (HIST_BUCKETS): the collector counts into them (collector/hist.h says
+ * (HIST_BUCKETS): the collector counts into them (collector/agg/hist.h says
  * why and what they are worth) and the exporter reads them back from a
  * workload's row (struct shm_workload_latency) to make native histograms.
  */

@@ -49,7 +49,7 @@
  * One latency series: cumulative count, sum and buckets (for Prometheus
  * histograms and rates) plus quantiles over the sliding summary window
  * (header.window_ns) so that p99 reflects the present.  Quantiles come from
- * the collector's log-linear histogram (collector/hist.h) and carry its stated
+ * the collector's log-linear histogram (collector/agg/hist.h) and carry its stated
  * relative error bound.  Invariant a reader checks: the bucket counts add up
  * to count.
  */
@@ -95,8 +95,8 @@ struct shm_proc {
  * How a memory row's CUDA device was mapped to a physical GPU
  * (shm_gpu_mem.gpu_map).  Resolved: gpu_id is the GPU's index as
  * nvidia-smi numbers it.  Unresolved: gpu_id is SHM_GPU_UNKNOWN and the
- * value says why; nothing is guessed.  collector/gpu_map.h's enum gpu_how
- * has the same values from 1 on (asserted in collector/gpu_ident.c).
+ * value says why; nothing is guessed.  collector/gpu/gpu_map.h's enum gpu_how
+ * has the same values from 1 on (asserted in collector/identity/gpu_ident.c).
  */
 enum shm_gpu_map {
 	SHM_GPU_MAP_ORDINAL = 0,	/* not mapped (simulated, no GPU list): gpu_id is the ordinal */
@@ -210,7 +210,7 @@ struct shm_gpu {
  * (NCCL only enqueues work, so this is the host-side cost).  wait: from the
  * call to the end of the next stream/device synchronisation on the same
  * thread, an upper bound on when the collective finished on the GPU.
- * Each also in the log-linear buckets of collector/hist.h (HIST_BUCKETS,
+ * Each also in the log-linear buckets of collector/agg/hist.h (HIST_BUCKETS,
  * as struct shm_workload_latency's), for native histograms: all zero (a
  * writer that keeps none) or adding up to the series' count.
  */
@@ -371,7 +371,7 @@ struct shm_trace_event {
 /*
  * Who a watched process is: its container, Kubernetes pod, Slurm job and
  * torch.distributed coordinates, as the collector found them without an
- * API server (collector/ident_scan.h says where each comes from).  Row i
+ * API server (collector/identity/ident_scan.h says where each comes from).  Row i
  * describes procs row i when its pid equals that row's pid; the table's
  * count is the procs table's.  Texts are NUL-terminated within their
  * field and "" when unknown; a reader checks both (they come from cgroup
@@ -462,7 +462,7 @@ enum shm_workload_kind {
 /*
  * One family's samples in a workload, cumulative: the classic buckets
  * (exact, as struct shm_latency's) and the log-linear ones of
- * collector/hist.h (HIST_BUCKETS: 1/32 to 1/64 of their values wide,
+ * collector/agg/hist.h (HIST_BUCKETS: 1/32 to 1/64 of their values wide,
  * exact below 64 ns, the last one holding everything from 2^37 ns), which
  * make the native histograms.  Invariant a reader checks: each set of
  * buckets adds up to count.
@@ -492,7 +492,7 @@ struct shm_stats {
 	uint64_t libraries_attached;
 	uint64_t processes_evicted;
 	uint64_t probes_refused;	/* uprobes and library files refused at the limits */
-	/* The driver asked through cuGetProcAddress at start (collector/coverage.h). */
+	/* The driver asked through cuGetProcAddress at start (collector/probes/coverage.h). */
 	uint64_t entry_points_checked;	/* probed driver entry points compared */
 	uint64_t entry_points_bypassed;	/* answered with another address than the probed symbol */
 	/* NCCL calls and waits that could not be followed, per reason. */

@@ -12,7 +12,8 @@
 # two lanes at once.  Each step's output goes to LOGDIR/NAME.log; a
 # failing step's tail is printed as it ends.  A Check runner's closing
 # line ("100%: Checks: N, Failures: F, Errors: E") is repeated in the
-# summary, and the run ends with their sum as "checks: N passed, F failed".
+# summary, each failing check is named after it, and the run ends with
+# their sum as "checks: N passed, F failed".
 set -u
 
 logdir=$1
@@ -108,6 +109,13 @@ for name in $first $second; do
 	fi
 	checks=$(echo "$closing" | sed 's/^[0-9]*%: //' | paste -sd ';' -)
 	printf '  %-10s %-12s %5ss  %s\n' "$name" "$status" "$secs" "$checks"
+done
+# The failing checks by name, last, where a tail of the run still shows
+# them: Check reports each as "FILE:LINE:F:CASE:TEST:ITER: MESSAGE" (E for
+# an error).
+for name in $first $second; do
+	grep -E '^[^ :]+:[0-9]+:[FE]:' "$logdir/$name.log" 2>/dev/null | head -n 10 |
+		sed "s/^/  $name: /"
 done
 echo "checks: $passed_checks passed, $failed_checks failed"
 if [ "$failed" -ne 0 ]; then

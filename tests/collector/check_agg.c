@@ -13,11 +13,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "collector/agg.h"
-#include "collector/agg_stall.h"
-#include "collector/nccl_hash.h"
-#include "collector/hist.h"
-#include "collector/latency.h"
+#include "collector/agg/agg.h"
+#include "collector/agg/agg_stall.h"
+#include "collector/agg/nccl_hash.h"
+#include "collector/agg/hist.h"
+#include "collector/agg/latency.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
@@ -336,7 +336,7 @@ START_TEST(recent_row_starts_afresh_after_exec)
 END_TEST
 
 /*
- * Open states (collector/open_states.h): shown with what has ended while
+ * Open states (collector/probes/sched/open_states.h): shown with what has ended while
  * they last, never shown less after, and counted whole once they end.
  */
 START_TEST(open_states_show_as_they_last_and_never_go_back)

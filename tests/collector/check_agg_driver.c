@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The driver's memory figures in the aggregation (collector/agg_driver.c)
+ * The driver's memory figures in the aggregation (collector/agg/agg_driver.c)
  * against ground truth: figures fed as NVML would give them, published
  * into a real segment and read back through shm_reader, which validates
  * every row.  Unprivileged.
@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "collector/agg.h"
+#include "collector/agg/agg.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"

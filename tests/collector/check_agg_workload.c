@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Workload histograms (collector/agg_workload.c) against what the test
+ * Workload histograms (collector/agg/agg_workload.c) against what the test
  * fed: each sample in the row of the workload its process belonged to at
  * that moment, counts that never fall when processes exit, both sets of
  * buckets adding up, and rows that make room for new workloads without
@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector/agg.h"
-#include "collector/hist.h"
-#include "collector/latency.h"
+#include "collector/agg/agg.h"
+#include "collector/agg/hist.h"
+#include "collector/agg/latency.h"
 #include "common/util.h"
 #include "tests/collector/tu_agg.h"
 

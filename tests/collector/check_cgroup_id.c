@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector/cgroup_id.h"
-#include "collector/cgroup_path.h"
+#include "collector/identity/cgroup_id.h"
+#include "collector/identity/cgroup_path.h"
 
 #define CID	"ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
 #define CID2	"3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d"

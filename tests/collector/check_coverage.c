@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The coverage self-check (collector/coverage.c): its table holds every
+ * The coverage self-check (collector/probes/coverage.c): its table holds every
  * driver symbol the attach table probes, with the request NVIDIA's runtime
  * makes for it where it makes one; against the fake driver it finds every
  * answer to be the exported symbol, and finds exactly the ones the fake is
@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector/coverage.h"
-#include "collector/probe_loader.h"
+#include "collector/probes/coverage.h"
+#include "collector/probes/probe_loader.h"
 #include "tests/collector/tu_probes.h"
 #include "tests/support/testutil.h"
 

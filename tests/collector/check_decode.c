@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "bpf/probe_abi.h"
-#include "collector/agg.h"
-#include "collector/decode.h"
-#include "collector/nccl_hash.h"
+#include "collector/agg/agg.h"
+#include "collector/agg/nccl_hash.h"
+#include "collector/probes/decode.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"

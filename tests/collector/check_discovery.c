@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #include "bpf/probe_abi.h"
-#include "collector/discovery.h"
+#include "collector/probes/discovery.h"
+#include "collector/proc/proc_stat.h"
 #include "shm/shm_consts.h"
 #include "tests/collector/tu_probes.h"
 #include "tests/support/testutil.h"
@@ -277,7 +278,7 @@ static int reported_below(uint32_t pid, uint32_t ppid)
 
 /*
  * Children and grandchildren, each under its parent; a zombie is still in
- * the tree (the watch looks again, discovery_alive); a root below another
+ * the tree (the watch looks again, proc_alive); a root below another
  * root is reported too.
  */
 START_TEST(the_tree_below_the_roots_is_reported_each_under_its_parent)
@@ -345,10 +346,10 @@ START_TEST(a_process_whose_main_thread_ended_is_alive)
 	}
 	ck_assert_msg(stat != NULL, "the main thread of %d did not end", (int)child);
 	free(stat);
-	ck_assert_int_eq(discovery_alive((uint32_t)child, 0), 1);
+	ck_assert_int_eq(proc_alive((uint32_t)child, 0), 1);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	ck_assert_int_eq(discovery_alive((uint32_t)child, 0), 0);
+	ck_assert_int_eq(proc_alive((uint32_t)child, 0), 0);
 }
 END_TEST
 
@@ -360,25 +361,25 @@ START_TEST(a_zombie_or_another_start_is_not_alive)
 
 	if (zombie == 0)
 		_exit(0);
-	ck_assert_int_eq(discovery_start_time((uint32_t)child, &start), 0);
+	ck_assert_int_eq(proc_start_time((uint32_t)child, &start), 0);
 	ck_assert_uint_gt(start, 0);
-	ck_assert_int_eq(discovery_alive((uint32_t)child, start), 1);
-	ck_assert_int_eq(discovery_alive((uint32_t)child, 0), 1);
+	ck_assert_int_eq(proc_alive((uint32_t)child, start), 1);
+	ck_assert_int_eq(proc_alive((uint32_t)child, 0), 1);
 	/* Within the same clock tick it is the same start. */
-	ck_assert_int_eq(discovery_alive((uint32_t)child, start + ZW_START_TICK_NS - 1), 1);
-	ck_assert_int_eq(discovery_alive((uint32_t)child, start + ZW_START_TICK_NS), 0);
+	ck_assert_int_eq(proc_alive((uint32_t)child, start + ZW_START_TICK_NS - 1), 1);
+	ck_assert_int_eq(proc_alive((uint32_t)child, start + ZW_START_TICK_NS), 0);
 	{
 		siginfo_t si;
 
 		/* Until it has exited, left a zombie: no guess at how long that takes. */
 		ck_assert_int_eq(waitid(P_PID, (id_t)zombie, &si, WEXITED | WNOWAIT), 0);
 	}
-	ck_assert_int_eq(discovery_alive((uint32_t)zombie, 0), 0);
+	ck_assert_int_eq(proc_alive((uint32_t)zombie, 0), 0);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	waitpid(zombie, NULL, 0);
-	ck_assert_int_eq(discovery_alive((uint32_t)child, 0), 0);
-	ck_assert_int_eq(discovery_alive((uint32_t)zombie, 0), 0);
+	ck_assert_int_eq(proc_alive((uint32_t)child, 0), 0);
+	ck_assert_int_eq(proc_alive((uint32_t)zombie, 0), 0);
 }
 END_TEST
 
@@ -400,13 +401,13 @@ START_TEST(a_thread_belongs_to_its_process)
 	while ((e = readdir(task))) {
 		if (e->d_name[0] == '.')
 			continue;
-		ck_assert_int_eq(discovery_tgid((uint32_t)atoi(e->d_name), &tgid), 0);
+		ck_assert_int_eq(proc_tgid((uint32_t)atoi(e->d_name), &tgid), 0);
 		ck_assert_uint_eq(tgid, (uint32_t)getpid());
 		threads++;
 	}
 	closedir(task);
 	ck_assert_int_eq(threads, 2);
-	ck_assert_int_lt(discovery_tgid(0x7ffffff0u, &tgid), 0);
+	ck_assert_int_lt(proc_tgid(0x7ffffff0u, &tgid), 0);
 }
 END_TEST
 

@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collector/gpu_fds.h"
-#include "collector/gpu_map.h"
-#include "collector/proc_env.h"
+#include "collector/gpu/gpu_fds.h"
+#include "collector/gpu/gpu_map.h"
+#include "collector/proc/proc_env.h"
 #include "tests/collector/tu_identity.h"
 #include "tests/support/testutil.h"
 

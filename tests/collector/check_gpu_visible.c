@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector/gpu_visible.h"
+#include "collector/gpu/gpu_visible.h"
 
 #define U1	"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"
 #define U2	"GPU-1d4e1b2a-0000-4000-8000-000000000002"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/hist.h"
+#include "collector/agg/hist.h"
 
 #define N_SAMPLES	100000u
 #define LAST_BUCKET	(HIST_BUCKETS - 1u)

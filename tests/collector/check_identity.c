@@ -19,10 +19,11 @@
 #include <unistd.h>
 
 #include "bpf/probe_abi.h"
-#include "collector/agg.h"
-#include "collector/discovery.h"
-#include "collector/ident_scan.h"
-#include "collector/proc_identity.h"
+#include "collector/agg/agg.h"
+#include "collector/probes/discovery.h"
+#include "collector/identity/ident_scan.h"
+#include "collector/identity/proc_identity.h"
+#include "collector/proc/proc_stat.h"
 #include "tests/collector/tu_identity.h"
 #include "common/util.h"
 #include "tests/support/testutil.h"
@@ -422,8 +423,8 @@ START_TEST(a_row_whose_pid_is_another_process_now_gets_no_identity)
 	ao.window_ns = 60 * NSEC_PER_SEC;
 	a = agg_new(&ao);
 	ck_assert_ptr_nonnull(a);
-	ck_assert_int_eq(discovery_start_time(self, &start_self), 0);
-	ck_assert_int_eq(discovery_start_time(parent, &start_parent), 0);
+	ck_assert_int_eq(proc_start_time(self, &start_self), 0);
+	ck_assert_int_eq(proc_start_time(parent, &start_parent), 0);
 	ck_assert_int_eq(agg_proc_watch(a, self, parent, SHM_WATCH_PID, "self", start_self), 0);
 	/* The parent's pid, with the start of a process that ran before it. */
 	ck_assert_int_eq(agg_proc_watch(a, parent, 1, SHM_WATCH_PID, "gone",

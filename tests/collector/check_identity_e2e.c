@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector/ident_scan.h"
+#include "collector/identity/ident_scan.h"
 #include "tests/collector/tu_identity.h"
 #include "tests/support/testutil.h"
 #include "tests/support/tu_exporter.h"

@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector/cgroup_id.h"
-#include "collector/cgroup_path.h"
-#include "collector/gpu_visible.h"
-#include "collector/idtext.h"
-#include "collector/kube_logdir.h"
-#include "collector/proc_env.h"
+#include "collector/gpu/gpu_visible.h"
+#include "collector/identity/cgroup_id.h"
+#include "collector/identity/cgroup_path.h"
+#include "common/idtext.h"
+#include "collector/identity/kube_logdir.h"
+#include "collector/proc/proc_env.h"
 
 #define ROUNDS	20000
 #define CAP	4096

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The collector's one hash table (collector/keyindex.h): keys of two words
+ * The collector's one hash table (collector/agg/keyindex.h): keys of two words
  * found, refused when full, removed; slots that stay put and are reused
  * newest first; long chains; and memory touched only as slots are used.
  * Unprivileged.
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "collector/keyindex.h"
+#include "collector/agg/keyindex.h"
 
 START_TEST(keys_of_two_words_are_found_and_removed)
 {

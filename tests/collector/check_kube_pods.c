@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector/kube_logdir.h"
-#include "collector/kube_pods.h"
+#include "collector/identity/kube_logdir.h"
+#include "collector/identity/kube_pods.h"
 #include "common/util.h"
 #include "tests/collector/tu_identity.h"
 #include "tests/support/testutil.h"

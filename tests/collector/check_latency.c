@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/hist.h"
-#include "collector/latency.h"
+#include "collector/agg/hist.h"
+#include "collector/agg/latency.h"
 
 #define SEC		1000000000ull
 #define WINDOW		(60 * SEC)
@@ -129,7 +129,7 @@ START_TEST(init_defaults_and_tiny_windows)
 }
 END_TEST
 
-/* The exact edges of the window as documented in collector/latency.c. */
+/* The exact edges of the window as documented in collector/agg/latency.c. */
 START_TEST(window_edges_and_idle_release)
 {
 	struct latency_series s;

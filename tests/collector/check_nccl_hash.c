@@ -8,7 +8,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "collector/nccl_hash.h"
+#include "collector/agg/nccl_hash.h"
 
 START_TEST(unique_id_hash_is_nccls_get_hash_of_128_bytes)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * NVML (collector/nvml.c, nvml_procs.c, nvml_poll.c) against a fake
+ * NVML (collector/gpu/nvml.c, nvml_procs.c, nvml_poll.c) against a fake
  * libnvidia-ml.so.1 with the real symbols, ABI and return codes whose
  * devices come from the environment and whose processes come from a file
  * the test rewrites: totals read, every failure reported with its reason
@@ -18,9 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector/agg.h"
-#include "collector/nvml.h"
-#include "collector/nvml_poll.h"
+#include "collector/agg/agg.h"
+#include "collector/gpu/nvml.h"
+#include "collector/gpu/nvml_poll.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"

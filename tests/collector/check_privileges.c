@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The collector's capability handling (collector/privileges.c), checked
+ * The collector's capability handling (collector/privsep/privileges.c), checked
  * against the kernel: after the drop, /proc/PID/status shows exactly the
  * steady-state set, and the kernel still grants what discovery does (a
  * uprobe perf event or a uprobe_multi link, whichever the drop was for,
@@ -24,8 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collector/privileges.h"
-#include "collector/uprobe_multi.h"
+#include "collector/privsep/privileges.h"
+#include "collector/probes/uprobe_multi.h"
 #include "tests/collector/tu_multi.h"
 #include "tests/support/testutil.h"
 

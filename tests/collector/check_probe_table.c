@@ -22,7 +22,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "collector/probe_loader.h"
+#include "collector/probes/probe_loader.h"
 #include "tests/support/testutil.h"
 
 #define REQUESTS	"tests/fakes/fake_driver/cudart13_requests.txt"

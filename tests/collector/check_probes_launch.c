@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "collector/hist.h"
+#include "collector/agg/hist.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_probes.h"
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/hist.h"
-#include "collector/nccl_hash.h"
+#include "collector/agg/hist.h"
+#include "collector/agg/nccl_hash.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_probes.h"
 

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector/elfsyms.h"
-#include "collector/memtrack.h"
-#include "collector/discovery.h"
+#include "collector/probes/elfsyms.h"
+#include "collector/agg/memtrack.h"
+#include "collector/probes/discovery.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_probes.h"
 

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collector/proc_env.h"
+#include "collector/proc/proc_env.h"
 #include "tests/collector/tu_identity.h"
 #include "tests/support/testutil.h"
 

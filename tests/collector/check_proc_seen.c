@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What the /proc scan remembers (collector/proc_seen.h): a process's maps
+ * What the /proc scan remembers (collector/probes/proc_seen.h): a process's maps
  * are read once, again after it execs another program or at a full scan,
  * and not after it is gone and swept; the library files processes map are
  * counted per file, and a file's count falls as its processes go.  Real
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collector/proc_seen.h"
+#include "collector/probes/proc_seen.h"
 #include "shm/shm_layout.h"
 #include "tests/support/testutil.h"
 

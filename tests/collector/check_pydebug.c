@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "collector/pydebug.h"
+#include "collector/python/pydebug.h"
 
 #define RUNTIME_AT	0x1000u		/* where _PyRuntime lies in the stand-in */
 

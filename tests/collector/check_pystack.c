@@ -8,10 +8,12 @@
  * known lines, with the frames read after each stall (BPF task work) and
  * at every switch away; the same for Debian's CPython 3.13 and 3.14 (each
  * run in a root file system of its own, its layout read from its
- * _Py_DebugOffsets);
- * and a CPython 3.12 stand-in that must be refused.
+ * _Py_DebugOffsets); pyenv's CPython 3.12 where it is installed (its own
+ * row, against its headers and its co_lines()); a script in a PID namespace
+ * of its own; and a CPython 3.9 stand-in that must be refused.
  */
 #include <check.h>
+#include <glob.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <signal.h>
@@ -20,10 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector/pyfind.h"
-#include "collector/pyline.h"
-#include "collector/pyoffsets.h"
-#include "collector/privileges.h"
+#include "collector/python/pyfind.h"
+#include "collector/python/pyline.h"
+#include "collector/python/pyoffsets.h"
+#include "collector/privsep/privileges.h"
 #include "common/util.h"
 #include "tests/collector/tu_waits.h"
 #include "tests/support/testutil.h"
@@ -113,26 +115,16 @@ static int hexval(char c)
 	return c >= 'a' ? c - 'a' + 10 : c - '0';
 }
 
-/* By loop index: Debian's 3.11, then each tree's (the same table format). */
-START_TEST(pystack_line_table_matches_cpython_co_lines)
+/* The line table decoder against co_lines() of the interpreter python (a command). */
+static void check_line_table(const char *python)
 {
 	static uint8_t tab[1 << 16];
-	char cmd[3 * PATH_MAX], python[PATH_MAX + 128], root[PATH_MAX], tree_python[64], *out;
+	char cmd[3 * PATH_MAX], *out;
 	char *line, *save = NULL;
 	size_t tab_len = 0;
 	long codes = 0, checked = 0, first = 0;
 	int status;
 
-	if (_i == 0 && !have_python("pystack_line_table_matches_cpython_co_lines"))
-		return;
-	if (_i > 0 && (tu_skip_unless_root("pystack_line_table_matches_cpython_co_lines") ||
-		       !have_tree(_i - 1, root, sizeof(root), tree_python, sizeof(tree_python),
-				  "pystack_line_table_matches_cpython_co_lines")))
-		return;
-	if (_i == 0)
-		snprintf(python, sizeof(python), "%s", PYTHON);
-	else
-		snprintf(python, sizeof(python), "%s '%s' %s", CHROOT, root, tree_python);
 	snprintf(cmd, sizeof(cmd), "%s -c \"$(cat <<'PYEOF'\n%sPYEOF\n)\"", python, lines_script);
 	out = tu_capture(cmd, &status);
 	ck_assert_ptr_nonnull(out);
@@ -174,6 +166,24 @@ START_TEST(pystack_line_table_matches_cpython_co_lines)
 	tab[0] = 0xf0 | 0x80;	/* long form with its varints cut off */
 	ck_assert_int_eq(pyline_311(tab, 1, 1, 0), -1);
 	free(out);
+}
+
+/* By loop index: Debian's 3.11, then each tree's (the same table format). */
+START_TEST(pystack_line_table_matches_cpython_co_lines)
+{
+	char python[PATH_MAX + 128], root[PATH_MAX], tree_python[64];
+
+	if (_i == 0 && !have_python("pystack_line_table_matches_cpython_co_lines"))
+		return;
+	if (_i > 0 && (tu_skip_unless_root("pystack_line_table_matches_cpython_co_lines") ||
+		       !have_tree(_i - 1, root, sizeof(root), tree_python, sizeof(tree_python),
+				  "pystack_line_table_matches_cpython_co_lines")))
+		return;
+	if (_i == 0)
+		snprintf(python, sizeof(python), "%s", PYTHON);
+	else
+		snprintf(python, sizeof(python), "%s '%s' %s", CHROOT, root, tree_python);
+	check_line_table(python);
 }
 END_TEST
 
@@ -273,8 +283,8 @@ START_TEST(pystack_layout_matches_interpreter_headers)
 	ck_assert_msg(l != NULL, "no layout for the installed CPython %lu.%lu", v[0], v[1]);
 	check_layout_fields(l, v);
 	/* Versions without a row are refused, not guessed. */
-	ck_assert_ptr_null(py_layout_find(3, 12));
 	ck_assert_ptr_null(py_layout_find(3, 10));
+	ck_assert_ptr_null(py_layout_find(3, 13));
 	ck_assert(py_layout_fits(l));
 }
 END_TEST
@@ -328,18 +338,9 @@ END_TEST
 /* The line of "# site: NAME" in tests/py/stall_sites.py. */
 static uint32_t site_line(const char *name)
 {
-	char path[512], mark[64], *text, *s;
-	uint32_t line = 1;
+	uint32_t line = tu_stall_site_line(name);
 
-	snprintf(path, sizeof(path), "%s/tests/py/stall_sites.py", tu_src_dir());
-	snprintf(mark, sizeof(mark), "# site: %s\n", name);
-	text = tu_read_file(path, NULL);
-	ck_assert_ptr_nonnull(text);
-	s = strstr(text, mark);
-	ck_assert_ptr_nonnull(s);
-	for (char *p = text; p < s; p++)
-		line += *p == '\n';
-	free(text);
+	ck_assert_msg(line > 0, "stall_sites.py marks no site %s", name);
 	return line;
 }
 
@@ -570,18 +571,48 @@ static double explained_site(struct json_object *p, uint32_t line, const char *s
  * The helper thread slept as long as the main thread did, at its own
  * line, and is no training thread: none of its sleeps is a site.
  */
-static void check_no_helper_site(const struct tp_collector *c, struct tw_work *w)
+static void check_no_helper_site(const struct tp_collector *c, pid_t pid, struct tw_work *w)
 {
 	ck_assert_int_ge(tw_value(w, "helper_ns"), 15 * 30 * TW_MS);
-	ck_assert_msg(!find_site(c, (uint32_t)w->pid, site_line("helper"), SHM_STALL_SLEEP),
+	ck_assert_msg(!find_site(c, (uint32_t)pid, site_line("helper"), SHM_STALL_SLEEP),
 		      "the helper thread's sleep at line %u is a stall site", site_line("helper"));
+}
+
+/*
+ * The script's 15 sleeps and 15 lock waits (stall_sites.py 15 30), done:
+ * each at its line against the script's own times, none at the helper's,
+ * and explain names both with the times the segment holds.
+ */
+static void check_sleep_and_lock_sites(struct tp_collector *c, pid_t pid, struct tw_work *w)
+{
+	static const struct {
+		const char *name;
+		uint32_t state;
+		const char *truth;
+	} sites[] = {
+		{ "sleep", SHM_STALL_SLEEP, "sleep_ns" },
+		{ "lock", SHM_STALL_LOCK, "lock_ns" },
+	};
+	struct json_object *p;
+
+	ck_assert_int_eq(tw_wait_line(w, "done", 30000), 0);
+	ck_assert_int_eq(settle(c), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(sites); i++)
+		check_site(c, pid, sites[i].name, sites[i].state, tw_value(w, sites[i].truth), 15);
+	check_no_helper_site(c, pid, w);
+	p = explain(c, pid);
+	for (size_t i = 0; i < ARRAY_SIZE(sites); i++)
+		ck_assert_double_eq_tol(explained_site(p, site_line(sites[i].name),
+						       shm_stall_state_name(sites[i].state)),
+					find_site(c, (uint32_t)pid, site_line(sites[i].name),
+						  sites[i].state)->total_ns / 1e9, 1e-6);
+	json_object_put(p);
 }
 
 START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 {
 	static const char *const args[] = { "15", "30", NULL };
 	char want[128], *trace;
-	struct json_object *p;
 	struct tp_collector c;
 	struct tw_work w;
 
@@ -594,20 +625,7 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->status, SHM_PY_FRAMES);
 	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->minor, 11);
 	tw_go(&w);
-	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
-	ck_assert_int_eq(settle(&c), 0);
-	check_site(&c, w.pid, "sleep", SHM_STALL_SLEEP, tw_value(&w, "sleep_ns"), 15);
-	check_site(&c, w.pid, "lock", SHM_STALL_LOCK, tw_value(&w, "lock_ns"), 15);
-	check_no_helper_site(&c, &w);
-	/* explain names both, with the same times the segment holds. */
-	p = explain(&c, w.pid);
-	ck_assert_double_eq_tol(explained_site(p, site_line("sleep"), "sleep"),
-				find_site(&c, (uint32_t)w.pid, site_line("sleep"),
-					  SHM_STALL_SLEEP)->total_ns / 1e9, 1e-6);
-	ck_assert_double_eq_tol(explained_site(p, site_line("lock"), "lock"),
-				find_site(&c, (uint32_t)w.pid, site_line("lock"),
-					  SHM_STALL_LOCK)->total_ns / 1e9, 1e-6);
-	json_object_put(p);
+	check_sleep_and_lock_sites(&c, w.pid, &w);
 	/* The trace draws the stalls on the main thread, named by their line. */
 	trace = through_exporter(&c, "trace --seconds 60 -o -");
 	snprintf(want, sizeof(want), "stall_sites.py:%u in sleeper\"", site_line("sleep"));
@@ -617,6 +635,147 @@ START_TEST(pystack_sleep_and_lock_sites_at_their_lines)
 	snprintf(want, sizeof(want), "\"main (tid %d)\"", (int)w.pid);
 	ck_assert_msg(strstr(trace, want) != NULL, "no %s in the trace", want);
 	free(trace);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/* The first child of pid, as the host names it; -1 when none within 10 s. */
+static pid_t first_child(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	for (int waited = 0; waited < 10000; waited += 20) {
+		FILE *f = fopen(path, "re");
+		int child = -1;
+
+		if (f) {
+			if (fscanf(f, "%d", &child) != 1)
+				child = -1;
+			fclose(f);
+		}
+		if (child > 0)
+			return child;
+		tu_sleep_ms(20);
+	}
+	return -1;
+}
+
+/*
+ * The script in a PID namespace of its own, as every process in a pod
+ * is (unshare -p -f --mount-proc): its main thread is 1 to itself, and
+ * CPython names it so in its thread state.  The collector, in the host's
+ * namespace, still finds its frames, and explain its lines.
+ */
+START_TEST(pystack_sites_in_its_own_pid_namespace)
+{
+	static const char *const unshared[] = {
+		"/usr/bin/unshare", "--pid", "--fork", "--mount-proc", "--kill-child",
+		"/usr/bin/python3",
+		NULL,
+	};
+	static const char *const args[] = { "15", "30", NULL };
+	struct tp_collector c;
+	struct tw_work w;
+	pid_t python;
+	char *out;
+
+	if (tu_skip_unless_root("pystack_sites_in_its_own_pid_namespace") ||
+	    !have_python("pystack_sites_in_its_own_pid_namespace"))
+		return;
+	ck_assert_int_eq(tw_start_py_in(&w, unshared, "stall_sites.py", args), 0);
+	/* It names itself pid 1; the host knows it as unshare's child. */
+	out = tu_read_file(w.out, NULL);
+	ck_assert_msg(out && strncmp(out, "ready pid=1\n", 12) == 0, "the script said: %s", out);
+	free(out);
+	python = first_child(w.pid);
+	ck_assert_int_gt(python, 0);
+	ck_assert_msg(start_collector_with(&c, python, walks[_i], NULL) == 0,
+		      "collector did not start; see %s", c.log);
+	ck_assert_uint_eq(find_py(&c, (uint32_t)python)->status, SHM_PY_FRAMES);
+	kill(python, SIGUSR1);
+	check_sleep_and_lock_sites(&c, python, &w);
+	/* Its second signal ends it, and then unshare. */
+	kill(python, SIGUSR1);
+	tw_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/*
+ * CPython builds with a layout row of their own that Debian 12 does not
+ * package (3.12: Ubuntu 24.04's and NVIDIA's NGC images'), as pyenv
+ * installs them.  pyenv is no Debian package, so test-deps cannot bring
+ * it: where it is missing the test says so and checks nothing else.
+ */
+static const char *const pyenv_minors[] = { "12" };
+
+/* pyenv's build of 3.MINOR: its interpreter and include folder; 0 if none. */
+static int have_pyenv(const char *minor, char *python, size_t len, char *include,
+		      size_t include_len)
+{
+	const char *roots[] = { getenv("PYENV_ROOT"), "/root/.pyenv", NULL };
+	char pattern[PATH_MAX];
+	glob_t g;
+
+	if (getenv("HOME"))
+		roots[2] = getenv("HOME");
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
+		if (!roots[i])
+			continue;
+		snprintf(pattern, sizeof(pattern), "%s%s/versions/3.%s.*/bin/python3.%s", roots[i],
+			 i == 2 ? "/.pyenv" : "", minor, minor);
+		if (glob(pattern, 0, NULL, &g) != 0)
+			continue;
+		snprintf(python, len, "%s", g.gl_pathv[g.gl_pathc - 1]);
+		globfree(&g);
+		snprintf(include, include_len, "%.*s/include/python3.%s",
+			 (int)(strstr(python, "/bin/python3.") - python), python, minor);
+		return access(python, X_OK) == 0;
+	}
+	fprintf(stderr, "pyenv has no CPython 3.%s here: its checks did not run\n", minor);
+	return 0;
+}
+
+/*
+ * By loop index, a pyenv interpreter: its row against offsetof() with its
+ * own headers, the line table decoder against its co_lines(), and the
+ * script's sleep and lock at their lines, named by explain.
+ */
+START_TEST(pystack_pyenv_interpreter_sites_at_their_lines)
+{
+	static const char prog[] = LAYOUT_PROG_HEAD
+		"O(PyThreadState, cframe); O(_PyCFrame, current_frame);\n"
+		"O(_PyInterpreterFrame, f_code); O(_PyInterpreterFrame, prev_instr);\n"
+		LAYOUT_PROG_TAIL "return 0; }\n";
+	static const char *const args[] = { "15", "30", NULL };
+	char python[PATH_MAX], include[PATH_MAX], cflags[PATH_MAX + 8];
+	const char *interp[] = { python, NULL };
+	unsigned long v[LAYOUT_VALUES];
+	const struct py_layout *l;
+	const struct shm_py_proc *py;
+	struct tp_collector c;
+	struct tw_work w;
+
+	if (tu_skip_unless_root("pystack_pyenv_interpreter_sites_at_their_lines") ||
+	    !have_pyenv(pyenv_minors[_i], python, sizeof(python), include, sizeof(include)))
+		return;
+	snprintf(cflags, sizeof(cflags), "-I%s", include);
+	header_numbers(prog, cflags, v, LAYOUT_VALUES);
+	l = py_layout_find((uint32_t)v[0], (uint32_t)v[1]);
+	ck_assert_msg(l != NULL, "no layout for %s", python);
+	check_layout_fields(l, v);
+	ck_assert(py_layout_fits(l));
+	check_line_table(python);
+
+	ck_assert_int_eq(tw_start_py_in(&w, interp, "stall_sites.py", args), 0);
+	ck_assert_msg(start_collector(&c, w.pid) == 0, "collector did not start; see %s", c.log);
+	py = find_py(&c, (uint32_t)w.pid);
+	ck_assert_uint_eq(py->status, SHM_PY_FRAMES);
+	ck_assert_uint_eq(py->minor, (uint32_t)atoi(pyenv_minors[_i]));
+	tw_go(&w);
+	check_sleep_and_lock_sites(&c, w.pid, &w);
 	tw_finish(&w);
 	tp_collector_stop(&c);
 }
@@ -754,11 +913,7 @@ START_TEST(pystack_tree_sleep_and_lock_sites_at_their_lines)
 	ck_assert_uint_eq(find_py(&c, (uint32_t)w.pid)->minor,
 			  strtoul(trees[_i].version + 2, NULL, 10));
 	tw_go(&w);
-	ck_assert_int_eq(tw_wait_line(&w, "done", 30000), 0);
-	ck_assert_int_eq(settle(&c), 0);
-	check_site(&c, w.pid, "sleep", SHM_STALL_SLEEP, tw_value(&w, "sleep_ns"), 15);
-	check_site(&c, w.pid, "lock", SHM_STALL_LOCK, tw_value(&w, "lock_ns"), 15);
-	check_no_helper_site(&c, &w);
+	check_sleep_and_lock_sites(&c, w.pid, &w);
 	tw_finish(&w);
 	tp_collector_stop(&c);
 }
@@ -1012,21 +1167,21 @@ START_TEST(pystack_unsupported_version_is_refused)
 
 	if (tu_skip_unless_root("pystack_unsupported_version_is_refused"))
 		return;
-	tu_build_path(bin, sizeof(bin), "tests/workloads_py/python3.12");
+	tu_build_path(bin, sizeof(bin), "tests/workloads_py/python3.9");
 	ck_assert_int_eq(tw_start_argv(&w, argv), 0);
 	ck_assert_msg(start_collector(&c, w.pid) == 0, "collector did not start; see %s", c.log);
 	py = find_py(&c, (uint32_t)w.pid);
 	ck_assert_uint_eq(py->status, SHM_PY_UNSUPPORTED);
 	ck_assert_uint_eq(py->major, 3);
-	ck_assert_uint_eq(py->minor, 12);
+	ck_assert_uint_eq(py->minor, 9);
 	tu_sleep_ms(300);
 	ck_assert_int_eq(settle(&c), 0);
 	/* Its stalls (20 ms sleeps) are never given a site. */
 	ck_assert_uint_eq(c.snap.hdr->table[SHM_TABLE_STALL_SITES].count, 0);
 	log = tu_read_file(c.log, NULL);
 	ck_assert_ptr_nonnull(log);
-	ck_assert_msg(strstr(log, "CPython 3.12 is not supported for Python frames "
-			      "(supported: 3.11, 3.13 and 3.14)"),
+	ck_assert_msg(strstr(log, "CPython 3.9 is not supported for Python frames "
+			      "(supported: 3.11, 3.12, 3.13 and 3.14)"),
 		      "no clear refusal in %s", c.log);
 	free(log);
 	kill(w.pid, SIGKILL);
@@ -1048,6 +1203,9 @@ Suite *pystack_suite(void)
 	tcase_add_loop_test(t, pystack_layout_from_the_interpreters_debug_offsets, 0,
 			    (int)ARRAY_SIZE(trees));
 	tcase_add_loop_test(t, pystack_sleep_and_lock_sites_at_their_lines, 0, ARRAY_SIZE(walks));
+	tcase_add_loop_test(t, pystack_sites_in_its_own_pid_namespace, 0, ARRAY_SIZE(walks));
+	tcase_add_loop_test(t, pystack_pyenv_interpreter_sites_at_their_lines, 0,
+			    (int)ARRAY_SIZE(pyenv_minors));
 	tcase_add_loop_test(t, pystack_non_ascii_names_keep_their_sites, 0, ARRAY_SIZE(walks));
 	tcase_add_loop_test(t, pystack_tree_sleep_and_lock_sites_at_their_lines, 0,
 			    (int)ARRAY_SIZE(trees));

@@ -34,10 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/agg.h"
-#include "collector/decode.h"
-#include "collector/scenario.h"
-#include "collector/simulate.h"
+#include "collector/agg/agg.h"
+#include "collector/probes/decode.h"
+#include "collector/sim/scenario.h"
+#include "collector/sim/simulate.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collector/scenario.h"
+#include "collector/sim/scenario.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"
 #include "tests/support/testutil.h"

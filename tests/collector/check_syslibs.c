@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The node's CUDA/NCCL libraries found at start (collector/syslibs.c): the
+ * The node's CUDA/NCCL libraries found at start (collector/probes/syslibs.c): the
  * paths of a loader cache, bounded and filtered by name, the toolkit's
  * stubs left out, and the driver directories read.  No privilege.
  */
@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collector/discovery.h"
-#include "collector/syslibs.h"
+#include "collector/probes/discovery.h"
+#include "collector/probes/syslibs.h"
 
 struct seen {
 	char paths[8][128];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * uprobe_multi links made with the bpf system call (collector/uprobe_multi.c):
+ * uprobe_multi links made with the bpf system call (collector/probes/uprobe_multi.c):
  * the attach type read from this kernel's BTF, a link over several offsets
  * of a real library whose program runs at each, and the errors the
  * collector relies on to fall back one offset at a time: a bad offset fails
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector/elfsyms.h"
-#include "collector/uprobe_multi.h"
+#include "collector/probes/elfsyms.h"
+#include "collector/probes/uprobe_multi.h"
 #include "tests/collector/tu_multi.h"
 #include "tests/support/testutil.h"
 

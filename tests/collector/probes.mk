@@ -31,7 +31,8 @@ $(FAKE_LIBNCCL): tests/fakes/fake_libnccl.c tests/fakes/fake_cuda.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-soname,libnccl.so.2 $< -o $@
 
-$(ZW_CUDA) $(ZW_SOAK): $(BUILD)/tests/workloads/%: tests/workloads/%.c tests/fakes/fake_cuda.h
+$(ZW_CUDA) $(ZW_SOAK): $(BUILD)/tests/workloads/%: tests/workloads/%.c tests/fakes/fake_cuda.h \
+		tests/workloads/thread_schedstat.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I. $< -ldl -lpthread -o $@

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # A stand-in for a CPython the collector does not support: an executable
-# named python3.12 that exports _PyRuntime and a 3.12 Py_Version, the way
-# the real one does (tests/workloads_py).
+# named python3.9 that exports _PyRuntime and PyCode_Type, the way the real
+# one does (tests/workloads_py).
 
-PY_UNSUPPORTED := $(BUILD)/tests/workloads_py/python3.12
+PY_UNSUPPORTED := $(BUILD)/tests/workloads_py/python3.9
 
 TEST_ARTIFACTS += $(PY_UNSUPPORTED)
 

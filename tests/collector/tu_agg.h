@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "collector/agg.h"
+#include "collector/agg/agg.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 

@@ -8,7 +8,7 @@
 
 #include <bpf/bpf.h>
 
-#include "collector/uprobe_multi.h"
+#include "collector/probes/uprobe_multi.h"
 #include "tests/collector/tu_multi.h"
 
 int tu_multi_prog(int attach_type)

@@ -66,7 +66,7 @@ static int collector_programs_loaded(void)
 
 /*
  * A stopped collector leaves a child that closes its links, the
- * programs' last references, after it exits (collector/probe_detach.c):
+ * programs' last references, after it exits (collector/probes/probe_detach.c):
  * until it is done, that collector's programs still run beside the next
  * one's, on the same threads.  Each test starts on a node free of them.
  */

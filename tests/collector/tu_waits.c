@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Helpers of the wait and scheduler probe tests; see tu_waits.h. */
+#include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -104,12 +105,19 @@ int tw_start_py(struct tw_work *w, const char *script, const char *const *args)
 	return tw_start_py_in(w, python, script, args);
 }
 
-/* Does text hold line (a whole line), or a "ready ..." line when NULL? */
+/*
+ * Does text hold line (a whole line), or a "ready ..." line when NULL?
+ * Only lines that end count: Python writes a line and its newline in two
+ * calls, and a line read between them may be cut short ("ready pid=12"
+ * of "ready pid=1234").
+ */
 static int has_line(const char *text, const char *line)
 {
 	for (const char *s = text; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL) {
 		size_t n = strcspn(s, "\n");
 
+		if (s[n] != '\n')
+			break;
 		if (!line && strncmp(s, "ready", 5) == 0)
 			return 1;
 		if (line && n == strlen(line) && strncmp(s, line, n) == 0)
@@ -287,6 +295,23 @@ int tw_settle(struct tp_collector *c)
 	if (tp_wait_publish(c) != 0)
 		return -1;
 	return tp_wait_publish(c);
+}
+
+void tw_assert_band(uint64_t n, const struct tw_work *w, const char *key, const char *what)
+{
+	char k[64];
+	long long surely, maybe;
+
+	snprintf(k, sizeof(k), "%s_surely", key);
+	surely = tw_value(w, k);
+	snprintf(k, sizeof(k), "%s_maybe", key);
+	maybe = tw_value(w, k);
+	fprintf(stderr, "%s: %llu; the workload timed %lld surely so, %lld within a millisecond\n",
+		what, (unsigned long long)n, surely, maybe);
+	ck_assert_msg(surely >= 0 && maybe >= surely, "%s: no figures from the workload", key);
+	ck_assert_msg(n >= (uint64_t)surely && n <= (uint64_t)maybe,
+		      "%s: %llu, the workload %lld to %lld", what, (unsigned long long)n, surely,
+		      maybe);
 }
 
 uint64_t tw_bucket_count(const struct shm_latency *l, uint64_t lo_ns, uint64_t hi_ns)

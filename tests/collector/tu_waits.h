@@ -51,6 +51,12 @@ int tw_settle(struct tp_collector *c);
 
 /* Samples in the Prometheus buckets with bounds in (lo_ns, hi_ns]. */
 uint64_t tw_bucket_count(const struct shm_latency *l, uint64_t lo_ns, uint64_t hi_ns);
+/*
+ * Asserts n (the collector's count, named what) lies between the
+ * workload's KEY_surely and KEY_maybe: a wait within a millisecond of a
+ * bucket bound may fall on either side of it.
+ */
+void tw_assert_band(uint64_t n, const struct tw_work *w, const char *key, const char *what);
 
 #define TW_MS	1000000ull
 

@@ -99,6 +99,7 @@ START_TEST(package_carries_binaries_units_docs_examples)
 		"./lib/systemd/system/zernel-collector.service",
 		"./lib/systemd/system/zernel-exporter.service",
 		"./usr/share/doc/zernel/README.md", "./usr/share/doc/zernel/copyright",
+		"./usr/share/doc/zernel/docs/design.md", "./usr/share/doc/zernel/docs/metrics.md",
 		"./usr/share/doc/zernel/examples/prometheus-rules.yml",
 		"./usr/share/doc/zernel/examples/alerts.example.json",
 		"./usr/share/doc/zernel/examples/grafana-dashboard.json",
@@ -124,6 +125,8 @@ START_TEST(package_carries_binaries_units_docs_examples)
 		 "set -e; d=$(mktemp -d); dpkg-deb -x %s $d; "
 		 "for f in prometheus-rules.yml alerts.example.json grafana-dashboard.json; do "
 		 "cmp $ZERNEL_SRC/docs/$f $d/usr/share/doc/zernel/examples/$f; done; "
+		 "for f in $ZERNEL_SRC/docs/*.md; do "
+		 "cmp $f $d/usr/share/doc/zernel/docs/$(basename $f); done; "
 		 "sed -e 's|/usr/local/bin|/usr/bin|g' -e 's|/usr/local/share|/usr/share|g' "
 		 "$ZERNEL_SRC/systemd/zernel-exporter.service | "
 		 "cmp - $d/lib/systemd/system/zernel-exporter.service; "

@@ -6,6 +6,8 @@
  *   - the collector, in its container, finds a workload running on the
  *     host with the fake CUDA/NCCL libraries (hostPID) and the exporter
  *     serves that workload's figures, equal to what the workload did;
+ *   - a Python job in a container of the pod, in a PID namespace of its
+ *     own as in Kubernetes, gets the line it waits at from `zernel explain`;
  *   - the host's /proc shows the exporter as uid 65534 with every
  *     capability set 0, NoNewPrivs 1, Seccomp 2 and the segment r--s, on
  *     a read-only tmpfs; the collector unprivileged, holding no capability
@@ -152,6 +154,82 @@ static unsigned long long status_hex(pid_t pid, const char *key)
 	return v;
 }
 
+/*
+ * A Python job as a pod runs it: a container of the pod with a PID
+ * namespace of its own (Kubernetes's default), Debian's CPython 3.13 from
+ * the root file system test-deps unpacks (tools/python-tree.sh), the
+ * script and the fake CUDA libraries copied in at the paths they have
+ * here, the runtime preloaded so that the collector finds a CUDA process
+ * (that interpreter is Debian's minimal one, without ctypes).  It sleeps
+ * 30 ms ten times at the script's "sleep" line; to itself it is pid 1.
+ * `zernel explain`, through the pod's exporter, names that line.
+ */
+static void check_pod_python_job(uint16_t mport)
+{
+	char tree[512], fakes[512], want[600], *out = NULL;
+	unsigned int line = tu_stall_site_line("sleep");
+	pid_t job = 0;
+	int st, found = 0;
+
+	tu_build_path(tree, sizeof(tree), "python3.13");
+	tu_build_path(fakes, sizeof(fakes), "tests/fakes");
+	if (access(tree, X_OK) != 0) {
+		tu_skip_missing("%s is missing: run make test-deps", tree);
+		return;
+	}
+	ck_assert_uint_gt(line, 0);
+	ck_assert_int_eq(tu_system("mkdir -p '%s%s/tests/py' '%s%s' && cp '%s/tests/py/stall_sites.py' "
+				   "'%s%s/tests/py/' && cp -a '%s/.' '%s%s/'", tree, tu_src_dir(),
+				   tree, fakes, tu_src_dir(), tree, tu_src_dir(), fakes, tree, fakes),
+			 0);
+	ck_assert_int_eq(tu_system("podman run -d --pod %s --name %s-job --pid private "
+				   "-e LD_PRELOAD=%s/libcudart.so --rootfs %s /usr/bin/python3.13 "
+				   "%s/tests/py/stall_sites.py 10 30 >/dev/null", pod, pod, fakes,
+				   tree, tu_src_dir()), 0);
+	for (int t = 0; t < 200 && !found; t++) {
+		out = td_capture(&st, "podman logs %s-job 2>&1", pod);
+		found = out && strstr(out, "ready pid=1\n") != NULL;
+		free(out);
+		if (!found)
+			tu_sleep_ms(100);
+	}
+	if (!found)
+		tu_system("podman logs %s-job >&2", pod);
+	ck_assert_msg(found, "the job in its own PID namespace never said \"ready pid=1\"");
+	job = container_pid("job");
+	ck_assert_int_gt(job, 1);
+	/* Its libraries probed and its interpreter read before it works. */
+	snprintf(want, sizeof(want), "pid %d runs CPython 3.13", (int)job);
+	found = 0;
+	for (int t = 0; t < 240 && !found; t++) {
+		out = td_capture(&st, "podman logs %s-collector 2>&1", pod);
+		found = out && strstr(out, want) != NULL;
+		free(out);
+		if (!found)
+			tu_sleep_ms(500);
+	}
+	ck_assert_msg(found, "the collector never read the job's interpreter (\"%s\")", want);
+	ck_assert_int_eq(kill(job, SIGUSR1), 0);
+	out = NULL;
+	snprintf(want, sizeof(want), "%s/tests/py/stall_sites.py:%u in sleeper  sleep", tu_src_dir(),
+		 line);
+	found = 0;
+	for (int t = 0; t < 60 && !found; t++) {
+		char bin[512];
+
+		free(out);
+		out = td_capture(&st, "%s explain --pid %d --url http://127.0.0.1:%u 2>&1",
+				 tu_build_path(bin, sizeof(bin), "zernel"), (int)job, mport);
+		found = out && st == 0 && strstr(out, want) != NULL;
+		if (!found)
+			tu_sleep_ms(1000);
+	}
+	ck_assert_msg(found, "explain of the job (pid %d on the host) names no %s:\n%s", (int)job,
+		      want, out ? out : "");
+	free(out);
+	tu_system("podman rm -f %s-job >/dev/null 2>&1", pod);
+}
+
 START_TEST(pod_runs_probes_host_workload_and_recovers)
 {
 	char fakes[400], libs[3][512], log[512], series[160], why[256], *out;
@@ -261,6 +339,8 @@ START_TEST(pod_runs_probes_host_workload_and_recovers)
 		 (int)wl);
 	v = wait_metric(mport, series, 50, 30000);
 	ck_assert_msg(v == 50, "%s is %g", series, v);
+
+	check_pod_python_job(mport);
 
 	/* The exporter's sandbox, from the host's /proc. */
 	exporter = container_pid("exporter");

@@ -17,11 +17,11 @@
 #include <json-c/json.h>
 
 #include "common/util.h"
-#include "exporter/alert_engine.h"
-#include "exporter/alert_metrics.h"
-#include "exporter/alert_rules.h"
-#include "exporter/alert_template.h"
-#include "exporter/alerts.h"
+#include "exporter/alerts/alert_engine.h"
+#include "exporter/alerts/alert_metrics.h"
+#include "exporter/alerts/alert_rules.h"
+#include "exporter/alerts/alert_template.h"
+#include "exporter/alerts/alerts.h"
 #include "tests/exporter/prom_validate.h"
 #include "common/sbuf.h"
 #include "shm/shm_reader.h"

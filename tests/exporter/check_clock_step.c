@@ -26,7 +26,7 @@
 #include <json-c/json.h>
 
 #include "common/util.h"
-#include "exporter/http.h"
+#include "exporter/http/http.h"
 #include "shm/shm_consts.h"
 #include "shm/shm_reader.h"
 #include "tests/exporter/prom_validate.h"

@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "exporter/alerts.h"
+#include "exporter/alerts/alerts.h"
 #include "common/sbuf.h"
 #include "tests/support/testutil.h"
 #include "tests/support/tu_exporter.h"

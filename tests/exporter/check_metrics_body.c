@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * /metrics forms cached per publish (exporter/metrics_body.h): the cached
+ * /metrics forms cached per publish (exporter/http/metrics_body.h): the cached
  * text is the uncached render, a gzip member made of the cached head and
  * a per-request tail inflates to their concatenation, and the Accept and
  * Accept-Encoding lists are read as Prometheus and browsers write them.
@@ -13,11 +13,11 @@
 
 #include "common/sbuf.h"
 #include "common/util.h"
-#include "exporter/gzip_body.h"
-#include "exporter/http_accept.h"
-#include "exporter/metrics_ahead.h"
-#include "exporter/metrics_body.h"
-#include "exporter/prom.h"
+#include "exporter/http/gzip_body.h"
+#include "exporter/http/http_accept.h"
+#include "exporter/http/metrics_ahead.h"
+#include "exporter/http/metrics_body.h"
+#include "exporter/prom/prom.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/support/testutil.h"

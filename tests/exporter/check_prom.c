@@ -16,8 +16,8 @@
 #include <json-c/json.h>
 
 #include "common/util.h"
-#include "exporter/feed_json.h"
-#include "exporter/prom.h"
+#include "exporter/feed/feed_json.h"
+#include "exporter/prom/prom.h"
 #include "tests/exporter/prom_validate.h"
 #include "common/sbuf.h"
 #include "exporter/source.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The protobuf exposition (exporter/prom_proto.h) read back with
+ * The protobuf exposition (exporter/prom/prom_proto.h) read back with
  * libprotobuf-c and held against the text it was made from: the same
  * families with the same types, the same series with the same values, and
  * native histograms whose buckets are, for a workload's, its log-linear
@@ -17,8 +17,8 @@
 
 #include "common/sbuf.h"
 #include "common/util.h"
-#include "exporter/prom.h"
-#include "exporter/prom_proto.h"
+#include "exporter/prom/prom.h"
+#include "exporter/prom/prom_proto.h"
 #include "exporter/stats.h"
 #include "proto/io/prometheus/client/metrics.pb-c.h"
 #include "shm/shm_hist.h"

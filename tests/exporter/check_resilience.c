@@ -28,8 +28,9 @@
 #include "shm/shm_writer.h"
 #include "tests/support/testutil.h"
 #include "tests/support/tu_exporter.h"
-#include "exporter/http.h"
-#include "exporter/ws.h"
+#include "tests/support/tu_net.h"
+#include "exporter/http/http.h"
+#include "exporter/feed/ws.h"
 
 #define BODY_MAX	(16u << 20)
 
@@ -234,48 +235,16 @@ END_TEST
 
 /* ---- a fair share of connections --------------------------------------- */
 
-/* A TCP connection to port from 127.0.0.<host>; nonblocking when asked. */
-static int connect_from(unsigned int host, uint16_t port, int nonblock)
-{
-	struct sockaddr_in src = { .sin_family = AF_INET };
-	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
-
-	if (fd < 0)
-		return -1;
-	src.sin_addr.s_addr = htonl(0x7f000000u | host);
-	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
-	    (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0 && errno != EINPROGRESS)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Sends text and reads the first answer line into line; "" when closed. */
-static void exchange(int fd, const char *text, char *line, size_t len)
-{
-	struct timeval tv = { .tv_sec = 5 };
-	ssize_t n;
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	n = read(fd, line, len - 1);
-	line[n > 0 ? n : 0] = '\0';
-	line[strcspn(line, "\r\n")] = '\0';
-}
-
 static void ws_handshake(const char *extra, const char *version, char *line, size_t len)
 {
 	char req[512];
-	int fd = connect_from(1, rig.ws_port, 0);
+	int fd = tu_connect_from(1, rig.ws_port, 0, 0);
 
 	ck_assert_int_ge(fd, 0);
 	snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
 		 "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
 		 "Sec-WebSocket-Version: %s\r\n%s\r\n", version, extra);
-	exchange(fd, req, line, len);
+	tu_exchange_line(fd, req, line, len);
 	close(fd);
 }
 
@@ -298,16 +267,16 @@ START_TEST(internal_protocols_old_versions_and_http2_are_refused)
 	ck_assert_msg(strncmp(line, "HTTP/1.1 101", 12) != 0, "version 8 accepted: %s", line);
 
 	/* HTTP/2 with prior knowledge: no SETTINGS frame, an HTTP/1.1 error. */
-	fd = connect_from(1, rig.metrics_port, 0);
+	fd = tu_connect_from(1, rig.metrics_port, 0, 0);
 	ck_assert_int_ge(fd, 0);
-	exchange(fd, preface, line, sizeof(line));
+	tu_exchange_line(fd, preface, line, sizeof(line));
 	ck_assert_msg(line[0] == '\0' || strncmp(line, "HTTP/1.1 4", 10) == 0,
 		      "HTTP/2 preface answered: %.16s", line);
 	close(fd);
 	/* An h2c upgrade is served as plain HTTP/1.1. */
-	fd = connect_from(1, rig.metrics_port, 0);
+	fd = tu_connect_from(1, rig.metrics_port, 0, 0);
 	ck_assert_int_ge(fd, 0);
-	exchange(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+	tu_exchange_line(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
 		 "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n", line,
 		 sizeof(line));
 	ck_assert_msg(strncmp(line, "HTTP/1.1 200", 12) == 0, "h2c upgrade: %s", line);
@@ -347,21 +316,23 @@ static int open_fds(pid_t pid)
 struct slow_flood {
 	int *fd;
 	unsigned int n;
-	unsigned int hosts;	/* spread over 127.0.0.2 .. 2+hosts-1 */
+	unsigned int first, hosts;	/* spread over 127.x.y.z from first to first+hosts-1 */
 	uint16_t port;
 	uint64_t reopened;
 };
 
-static void flood_open(struct slow_flood *f, unsigned int n, unsigned int hosts, uint16_t port)
+static void flood_open(struct slow_flood *f, unsigned int n, unsigned int first,
+		       unsigned int hosts, uint16_t port)
 {
 	memset(f, 0, sizeof(*f));
 	f->fd = calloc(n, sizeof(int));
 	ck_assert_ptr_nonnull(f->fd);
 	f->n = n;
+	f->first = first;
 	f->hosts = hosts;
 	f->port = port;
 	for (unsigned int i = 0; i < n; i++)
-		f->fd[i] = connect_from(2 + i % hosts, port, 1);
+		f->fd[i] = tu_connect_from(first + i % hosts, port, 1, 0);
 }
 
 /* One byte of a never-ending request on each; a closed one is opened again. */
@@ -380,7 +351,7 @@ static void flood_tick(struct slow_flood *f, unsigned int step)
 			f->fd[i] = -1;
 		}
 		if (f->fd[i] < 0) {
-			f->fd[i] = connect_from(2 + i % f->hosts, f->port, 1);
+			f->fd[i] = tu_connect_from(f->first + i % f->hosts, f->port, 1, 0);
 			f->reopened++;
 		}
 	}
@@ -394,13 +365,66 @@ static void flood_close(struct slow_flood *f)
 	free(f->fd);
 }
 
-static void raise_nofile(void)
+/* One GET /metrics from 127.0.0.1; 1 when it got the collector's data. */
+static int scrape_ok(void)
 {
-	struct rlimit rl;
+	char *body = malloc(BODY_MAX);
+	int ok;
 
-	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	rl.rlim_cur = rl.rlim_max;
-	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	ck_assert_ptr_nonnull(body);
+	ok = tu_http_request(rig.metrics_port, "GET", "/metrics", body, BODY_MAX) == 200 &&
+	     strstr(body, "\nzernel_collector_up 1\n") != NULL;
+	free(body);
+	return ok;
+}
+
+/* What a scraper saw while floods ran, and what the exporter held. */
+struct flood_watch {
+	unsigned int ok, total;		/* scrapes */
+	double slowest_ms;
+	long rss_max;			/* kB */
+	int fds_max;
+};
+
+/*
+ * Runs floods a and b for seconds by the clock: a tick (flood_tick) each
+ * 100 ms at most, and a scrape once a second.  Opening thousands of
+ * connections again can take longer than a tick on a busy machine; the
+ * test lasts as long and the scrapes come once a second all the same.
+ */
+static void flood_run(struct slow_flood *a, struct slow_flood *b, unsigned int seconds,
+		      struct flood_watch *w)
+{
+	uint64_t t0 = now_mono_ns(), next = t0 + NSEC_PER_SEC;
+
+	memset(w, 0, sizeof(*w));
+	for (unsigned int t = 0; now_mono_ns() < t0 + seconds * NSEC_PER_SEC; t++) {
+		uint64_t tick = now_mono_ns();
+		long rss;
+
+		flood_tick(a, t);
+		flood_tick(b, t);
+		if (now_mono_ns() >= next) {
+			uint64_t s0 = now_mono_ns();
+			double ms;
+
+			w->total++;
+			w->ok += scrape_ok();
+			ms = (double)(now_mono_ns() - s0) / 1e6;
+			w->slowest_ms = ms > w->slowest_ms ? ms : w->slowest_ms;
+			next += NSEC_PER_SEC;
+			if (w->total % 3 == 0) {
+				int fds = open_fds(rig.exporter);
+
+				w->fds_max = fds > w->fds_max ? fds : w->fds_max;
+			}
+		}
+		rss = rss_kb(rig.exporter);
+		w->rss_max = rss > w->rss_max ? rss : w->rss_max;
+		if (now_mono_ns() - tick < 100 * NSEC_PER_MSEC)
+			tu_sleep_ms((unsigned int)((100 * NSEC_PER_MSEC - (now_mono_ns() - tick)) /
+						   NSEC_PER_MSEC));
+	}
 }
 
 /*
@@ -412,47 +436,132 @@ START_TEST(slow_connections_leave_scrapes_their_share)
 {
 	enum { SLOW = 2000, SECONDS = 20 };
 	struct slow_flood http, ws;
-	unsigned int ok = 0, total = 0;
-	long rss0, rss_max = 0;
-	double worst_ms = 0;
+	struct flood_watch w;
+	long rss0;
 
-	raise_nofile();
+	tu_raise_nofile();
 	ck_assert_int_eq(tu_stack_start(&rig, "steady", 500, 0), 0);
 	rss0 = rss_kb(rig.exporter);
-	flood_open(&http, SLOW, 1, rig.metrics_port);
-	flood_open(&ws, SLOW, 1, rig.ws_port);
-	for (unsigned int t = 0; t < SECONDS * 10; t++) {
-		long rss;
-
-		flood_tick(&http, t);
-		flood_tick(&ws, t);
-		if (t % 10 == 5) {
-			char *body = malloc(BODY_MAX);
-			uint64_t t0 = now_mono_ns();
-			double ms;
-
-			ck_assert_ptr_nonnull(body);
-			total++;
-			if (tu_http_request(rig.metrics_port, "GET", "/metrics", body, BODY_MAX) == 200 &&
-			    strstr(body, "\nzernel_collector_up 1\n"))
-				ok++;
-			ms = (double)(now_mono_ns() - t0) / 1e6;
-			worst_ms = ms > worst_ms ? ms : worst_ms;
-			free(body);
-		}
-		rss = rss_kb(rig.exporter);
-		rss_max = rss > rss_max ? rss : rss_max;
-		tu_sleep_ms(100);
-	}
+	flood_open(&http, SLOW, 2, 1, rig.metrics_port);
+	flood_open(&ws, SLOW, 2, 1, rig.ws_port);
+	flood_run(&http, &ws, SECONDS, &w);
 	fprintf(stderr, "slow flood: %u/%u scrapes ok (slowest %.1f ms), %d exporter fds, "
 		"RSS %ld kB before, %ld kB peak; connections renewed: http %llu, ws %llu\n",
-		ok, total, worst_ms, open_fds(rig.exporter), rss0, rss_max,
+		w.ok, w.total, w.slowest_ms, open_fds(rig.exporter), rss0, w.rss_max,
 		(unsigned long long)http.reopened, (unsigned long long)ws.reopened);
 	flood_close(&http);
 	flood_close(&ws);
-	ck_assert_uint_ge(ok * 100, total * 99);
-	ck_assert_int_lt(rss_max, rss0 + 64 * 1024);
+	ck_assert_uint_ge(w.total, 5);
+	ck_assert_uint_ge(w.ok * 100, w.total * 99);
+	ck_assert_int_lt(w.rss_max, rss0 + 64 * 1024);
 	ck_assert_int_eq(waitpid(rig.exporter, NULL, WNOHANG), 0);
+}
+END_TEST
+
+/*
+ * Slow clients from 5,000 addresses, one connection each, and 100 more
+ * from the scraper's own address, every one opened again as soon as it is
+ * closed, while a scraper asks for /metrics once a second: the slots are
+ * always full, yet a scrape, whose request is complete as it connects,
+ * takes the slot of a connection still waiting for its request.  Without
+ * that, 300 addresses holding one slow connection each fill every slot.
+ */
+START_TEST(slow_clients_from_many_addresses_leave_scrapes_a_slot)
+{
+	enum { ADDRS = 5000, SAME_ADDR = 100, SECONDS = 30 };
+	struct slow_flood many, same;
+	struct flood_watch w;
+	long rss0;
+	double evicted, v;
+	char *body;
+
+	tu_raise_nofile();
+	ck_assert_int_eq(tu_stack_start(&rig, "steady", 500, 0), 0);
+	rss0 = rss_kb(rig.exporter);
+	/* 127.4.0.0 up: 5,000 addresses of their own; 127.0.0.1: the scraper's. */
+	flood_open(&many, ADDRS, 0x040000u, ADDRS, rig.metrics_port);
+	flood_open(&same, SAME_ADDR, 1, 1, rig.metrics_port);
+	flood_run(&many, &same, SECONDS, &w);
+	/* The flood's last connections may still hold every slot: a few tries. */
+	body = NULL;
+	for (int i = 0; i < 10 && !(body = tu_scrape(rig.metrics_port)); i++)
+		tu_sleep_ms(200);
+	evicted = body && tu_metric(body, "zernel_exporter_http_evicted_total", NULL, &v) == 0 ?
+		  v : -1;
+	free(body);
+	fprintf(stderr, "slow clients from %d addresses and %d from the scraper's: %u/%u scrapes "
+		"ok; %.0f connections evicted; exporter peaked at %d descriptors, RSS %ld kB "
+		"before, %ld kB peak; connections renewed %llu and %llu\n", ADDRS, SAME_ADDR, w.ok,
+		w.total, evicted, w.fds_max, rss0, w.rss_max, (unsigned long long)many.reopened,
+		(unsigned long long)same.reopened);
+	flood_close(&many);
+	flood_close(&same);
+	ck_assert_uint_ge(w.total, 5);
+	ck_assert_uint_ge(w.ok * 100, w.total * 99);
+	ck_assert(evicted > 0);
+	ck_assert_int_lt(w.fds_max, HTTP_MAX_CONNECTIONS + 256);
+	ck_assert_int_lt(w.rss_max, rss0 + 64 * 1024);
+	ck_assert_int_eq(waitpid(rig.exporter, NULL, WNOHANG), 0);
+}
+END_TEST
+
+/*
+ * Every slot held by connections that sent nothing, one per address; the
+ * exporter stopped while a scraper connects with its request and a slow
+ * client from the scraper's address connects after it, so one wakeup
+ * accepts both before it reads either.  The scraper takes the longest
+ * waiting slot; the slow newcomer may not take the scraper's, whose
+ * request is there unread, and is refused instead.
+ */
+START_TEST(a_request_that_came_with_its_connection_keeps_its_slot)
+{
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+	static int fd[HTTP_MAX_CONNECTIONS];
+	double evicted0 = 0, rejected0 = 0, evicted = -1, rejected = -1;
+	char line[256], *body;
+	int base, scraper, slow;
+
+	ck_assert_int_eq(tu_stack_start(&rig, "steady", 500, 0), 0);
+	body = tu_scrape(rig.metrics_port);
+	ck_assert_ptr_nonnull(body);
+	tu_metric(body, "zernel_exporter_http_evicted_total", NULL, &evicted0);
+	tu_metric(body, "zernel_exporter_http_rejected_total", NULL, &rejected0);
+	free(body);
+	base = open_fds(rig.exporter);
+	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++) {
+		fd[i] = tu_connect_from(0x050000u + (unsigned int)i, rig.metrics_port, 0, 0);
+		ck_assert_int_ge(fd[i], 0);
+	}
+	for (int waited = 0; open_fds(rig.exporter) < base + HTTP_MAX_CONNECTIONS; waited += 10) {
+		ck_assert_msg(waited < 2000, "%d of %d slow connections accepted",
+			      open_fds(rig.exporter) - base, HTTP_MAX_CONNECTIONS);
+		tu_sleep_ms(10);
+	}
+	ck_assert_int_eq(kill(rig.exporter, SIGSTOP), 0);
+	scraper = tu_connect_from(1, rig.metrics_port, 0, 0);
+	ck_assert_int_ge(scraper, 0);
+	ck_assert_int_eq(write(scraper, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
+	slow = tu_connect_from(1, rig.metrics_port, 0, 0);
+	ck_assert_int_ge(slow, 0);
+	ck_assert_int_eq(kill(rig.exporter, SIGCONT), 0);
+	tu_exchange_line(scraper, "", line, sizeof(line));
+	body = tu_scrape(rig.metrics_port);
+	if (body) {
+		tu_metric(body, "zernel_exporter_http_evicted_total", NULL, &evicted);
+		tu_metric(body, "zernel_exporter_http_rejected_total", NULL, &rejected);
+	}
+	free(body);
+	fprintf(stderr, "slots full, a request and a slow newcomer from its address at once: "
+		"\"%s\"; %.0f evicted, %.0f refused\n", line, evicted - evicted0,
+		rejected - rejected0);
+	close(scraper);
+	close(slow);
+	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++)
+		close(fd[i]);
+	ck_assert_msg(strncmp(line, "HTTP/1.1 200", 12) == 0, "the scraper got \"%s\"", line);
+	/* The slots were full: the scraper took one of the slow ones'. */
+	ck_assert_double_ge(evicted - evicted0, 1);
+	ck_assert_double_ge(rejected - rejected0, 1);
 }
 END_TEST
 
@@ -469,10 +578,10 @@ START_TEST(ten_thousand_connections_never_exhaust_descriptors)
 	char line[256];
 
 	ck_assert_ptr_nonnull(fd);
-	raise_nofile();
+	tu_raise_nofile();
 	ck_assert_int_eq(tu_stack_start(&rig, "steady", 500, 0), 0);
 	for (int i = 0; i < CONNS; i++) {
-		fd[i] = connect_from(10 + (unsigned int)i % HOSTS, rig.ws_port, 1);
+		fd[i] = tu_connect_from(10 + (unsigned int)i % HOSTS, rig.ws_port, 1, 0);
 		if (i % 1000 == 999) {
 			int n = open_fds(rig.exporter);
 
@@ -492,10 +601,10 @@ START_TEST(ten_thousand_connections_never_exhaust_descriptors)
 	/* Every slot came back: a new client from a flooding address gets the feed. */
 	tu_sleep_ms(1000);
 	{
-		int c = connect_from(10, rig.ws_port, 0);
+		int c = tu_connect_from(10, rig.ws_port, 0, 0);
 
 		ck_assert_int_ge(c, 0);
-		exchange(c, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+		tu_exchange_line(c, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
 			 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
 			 line, sizeof(line));
 		ck_assert_msg(strncmp(line, "HTTP/1.1 101", 12) == 0, "after the flood: %s", line);
@@ -521,6 +630,8 @@ Suite *resilience_suite(void)
 	tcase_set_timeout(share, 180);
 	tcase_add_test(share, internal_protocols_old_versions_and_http2_are_refused);
 	tcase_add_test(share, slow_connections_leave_scrapes_their_share);
+	tcase_add_test(share, slow_clients_from_many_addresses_leave_scrapes_a_slot);
+	tcase_add_test(share, a_request_that_came_with_its_connection_keeps_its_slot);
 	tcase_add_test(share, ten_thousand_connections_never_exhaust_descriptors);
 	suite_add_tcase(s, share);
 	return s;

@@ -699,10 +699,10 @@ START_TEST(the_shipped_sandbox_has_no_test_hook)
 {
 	char obj[512], exe[512];
 
-	tu_build_path(obj, sizeof(obj), "exporter/sandbox.o");
+	tu_build_path(obj, sizeof(obj), "exporter/sandbox/sandbox.o");
 	ck_assert_msg(access(obj, R_OK) == 0, "%s missing", obj);
 	/* Present in the probe's copy, so the check below can see it at all. */
-	ck_assert_int_eq(tu_system("nm %s/tests/hooks/sandbox.o | grep -q sandbox_test_fail_step",
+	ck_assert_int_eq(tu_system("nm %s/tests/hooks/sandbox/sandbox.o | grep -q sandbox_test_fail_step",
 				   tu_build_dir()), 0);
 	ck_assert_int_eq(tu_system("nm %s | grep -q sandbox_test_fail_step", obj), 1);
 	tu_build_path(exe, sizeof(exe), "zernel-exporter");

@@ -14,8 +14,8 @@
 #include <json-c/json.h>
 
 #include "common/util.h"
-#include "exporter/stall_history.h"
-#include "exporter/stalls_json.h"
+#include "exporter/explain/stall_history.h"
+#include "exporter/explain/stalls_json.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/support/testutil.h"

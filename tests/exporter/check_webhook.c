@@ -16,7 +16,7 @@
 
 #include "common/util.h"
 #include "tests/exporter/prom_validate.h"
-#include "exporter/webhook.h"
+#include "exporter/alerts/webhook.h"
 #include "tests/support/testutil.h"
 #include "tests/support/tu_hook.h"
 

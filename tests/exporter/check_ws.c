@@ -47,19 +47,6 @@ static void rig_stop(void)
 		      "exporter did not exit cleanly on SIGTERM (status 0x%x)", st);
 }
 
-/* Value of an unlabelled series on /metrics, or -1. */
-static double scrape(const char *name)
-{
-	char *body = tu_scrape(rig.metrics_port);
-	double v = -1;
-
-	ck_assert_ptr_nonnull(body);
-	if (tu_metric(body, name, NULL, &v) < 0)
-		v = -1;
-	free(body);
-	return v;
-}
-
 static long rss_kb(pid_t pid)
 {
 	char path[64], *text, *p;
@@ -165,11 +152,12 @@ START_TEST(ws_stalled_clients_do_not_grow_memory)
 		kb = rss_kb(rig.exporter);
 		if (kb > peak)
 			peak = kb;
-		if (t >= 15 && scrape("zernel_exporter_ws_stalled_closed_total") >= CLIENTS)
+		if (t >= 15 && tu_scrape_value(rig.metrics_port,
+					       "zernel_exporter_ws_stalled_closed_total") >= CLIENTS)
 			break;
 	}
-	dropped = scrape("zernel_exporter_ws_frames_dropped_total");
-	closed = scrape("zernel_exporter_ws_stalled_closed_total");
+	dropped = tu_scrape_value(rig.metrics_port, "zernel_exporter_ws_frames_dropped_total");
+	closed = tu_scrape_value(rig.metrics_port, "zernel_exporter_ws_stalled_closed_total");
 	fprintf(stderr, "ws stalled clients: RSS %ld kB before, %ld kB peak; "
 		"%.0f snapshots dropped, %.0f clients closed\n", base, peak, dropped, closed);
 	/*

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/ws_rx.h"
+#include "exporter/feed/ws_rx.h"
 
 #define MAX_MESSAGE	4096
 

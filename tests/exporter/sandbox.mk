@@ -6,12 +6,12 @@
 
 SANDBOX_PROBE      := $(BUILD)/tests/sandbox_probe
 SANDBOX_HOOKS_DIR  := $(BUILD)/tests/hooks
-SANDBOX_HOOKS_OBJS := $(SANDBOX_HOOKS_DIR)/sandbox.o $(SANDBOX_HOOKS_DIR)/sandbox_filter.o \
+SANDBOX_HOOKS_OBJS := $(SANDBOX_HOOKS_DIR)/sandbox/sandbox.o $(SANDBOX_HOOKS_DIR)/sandbox/sandbox_filter.o \
 		      $(SANDBOX_HOOKS_DIR)/sandbox_probe.o
 
 TEST_ARTIFACTS += $(SANDBOX_PROBE)
 
-$(SANDBOX_HOOKS_DIR)/%.o: exporter/%.c
+$(SANDBOX_HOOKS_DIR)/sandbox/%.o: exporter/sandbox/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -DZERNEL_TEST_HOOKS $(ALL_CFLAGS) -c $< -o $@

@@ -35,15 +35,16 @@ ifeq ($(FUZZ_INNER),1)
 FUZZ_EXPORTER := $(call obj,$(call not_main,$(EXPORTER_SRCS)) tests/exporter/prom_validate.c \
 		   tests/exporter/strmap.c exporter/web/page.c) \
 		   $(BUILD)/exporter/web_assets.o $(PROTO_OBJS) $(EXPORTER_LINK)
-FUZZ_LINK_ws_rx          := $(call obj,exporter/ws_rx.c) $(LIB_COMMON)
+FUZZ_LINK_ws_rx          := $(call obj,exporter/feed/ws_rx.c) $(LIB_COMMON)
 FUZZ_LINK_segment        := $(FUZZ_EXPORTER)
 FUZZ_LINK_alert_rules    := $(FUZZ_EXPORTER)
 FUZZ_LINK_webhook_status := $(FUZZ_EXPORTER)
 FUZZ_LINK_url            := $(call obj,cli/url.c) $(FUZZ_EXPORTER)
 FUZZ_LINK_cli_feed       := $(call obj,$(call not_main,$(CLI_SRCS))) $(CLI_LINK)
-FUZZ_LINK_proc_text      := $(call obj,$(addprefix collector/,proc_env.c idtext.c cgroup_id.c \
-			    cgroup_path.c discovery.c gpu_visible.c)) $(COLLECTOR_LINK)
-FUZZ_LINK_elfsyms        := $(call obj,collector/elfsyms.c) $(LIB_COMMON)
+FUZZ_LINK_proc_text      := $(call obj,$(addprefix collector/identity/,cgroup_id.c cgroup_path.c) \
+			    $(addprefix collector/proc/,proc_env.c proc_stat.c) \
+			    collector/probes/discovery.c collector/gpu/gpu_visible.c) $(COLLECTOR_LINK)
+FUZZ_LINK_elfsyms        := $(call obj,collector/probes/elfsyms.c) $(LIB_COMMON)
 FUZZ_LIBS_ws_rx          :=
 FUZZ_LIBS_segment        := $(EXPORTER_LIBS)
 FUZZ_LIBS_alert_rules    := $(EXPORTER_LIBS)

@@ -14,8 +14,8 @@
 
 #include "common/sbuf.h"
 #include "common/utf8.h"
-#include "exporter/alert_engine.h"
-#include "exporter/alert_rules.h"
+#include "exporter/alerts/alert_engine.h"
+#include "exporter/alerts/alert_rules.h"
 #include "tests/exporter/prom_validate.h"
 
 static void on_notice(void *arg, const struct alert_notice *n)

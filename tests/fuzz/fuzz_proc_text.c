@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/cgroup_id.h"
-#include "collector/cgroup_path.h"
-#include "collector/discovery.h"
-#include "collector/gpu_visible.h"
-#include "collector/proc_env.h"
+#include "collector/gpu/gpu_visible.h"
+#include "collector/identity/cgroup_id.h"
+#include "collector/identity/cgroup_path.h"
+#include "collector/proc/proc_env.h"
+#include "collector/probes/discovery.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -14,11 +14,11 @@
 #include <json-c/json.h>
 
 #include "common/sbuf.h"
-#include "exporter/alert_engine.h"
-#include "exporter/alert_rules.h"
-#include "exporter/feed_json.h"
-#include "exporter/prom.h"
-#include "exporter/prom_proto.h"
+#include "exporter/alerts/alert_engine.h"
+#include "exporter/alerts/alert_rules.h"
+#include "exporter/feed/feed_json.h"
+#include "exporter/prom/prom.h"
+#include "exporter/prom/prom_proto.h"
 #include "exporter/stats.h"
 #include "shm/shm_reader.h"
 #include "tests/exporter/prom_validate.h"

@@ -11,7 +11,7 @@
 
 #include "cli/url.h"
 #include "common/url.h"
-#include "exporter/webhook.h"
+#include "exporter/alerts/webhook.h"
 
 static void check(const struct url *u)
 {

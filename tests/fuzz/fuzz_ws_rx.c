@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/ws_rx.h"
+#include "exporter/feed/ws_rx.h"
 
 #define EVENTS_MAX	64
 

@@ -5,6 +5,8 @@
 # a raw socket speaking just enough RFC 6455 to misbehave; each must be
 # closed with the right status code, while a well-behaved client
 # (python3-websockets) connected throughout keeps receiving snapshots.
+# Every case runs twice: sent after the handshake's answer, and sent in the
+# same packet as the handshake, as a client that does not wait would.
 # Exit status 0 when every check holds; otherwise the first failure is printed.
 #
 # usage: ws_bad_frames.py WS_PORT INTERVAL_MS METRICS_PORT
@@ -43,11 +45,14 @@ def frame(opcode, payload, mask=True, fin=True, rsv=0):
     return head + key + bytes(c ^ key[i % 4] for i, c in enumerate(payload))
 
 
-def connect(port):
+def connect(port, early=b""):
+    """A raw client after its handshake: the socket and what came after the answer.
+
+    early goes in the same send as the handshake."""
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.sendall(("GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
                "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-               "Sec-WebSocket-Version: 13\r\n\r\n" % (port, KEY)).encode())
+               "Sec-WebSocket-Version: 13\r\n\r\n" % (port, KEY)).encode() + early)
     buf = b""
     while b"\r\n\r\n" not in buf:
         chunk = s.recv(4096)
@@ -166,23 +171,32 @@ def bad_input_total(metrics_port):
     return int(float(m.group(1)))
 
 
-# Clients closed for what they sent: the cases with a code, and the
-# byte-by-byte client below.
-EXPECTED_BAD_INPUT = sum(1 for case in CASES if case[2]) + 1
+# Clients closed for what they sent: the cases with a code, each sent after
+# the handshake and with it, and the byte-by-byte client below.
+EXPECTED_BAD_INPUT = 2 * sum(1 for case in CASES if case[2]) + 1
+
+
+def connect_and_send(port, data, with_handshake):
+    if with_handshake:
+        return connect(port, data)
+    s, rest = connect(port)
+    s.sendall(data)
+    return s, rest
 
 
 def run_cases(port):
     results = []
-    for what, data, want in CASES:
-        s, rest = connect(port)
-        s.sendall(data)
-        got = wait_close(s, rest, 3 if want else 1.5)
-        if got != want:
-            fail("%s: expected close %r, got %r" % (what, want, got))
-        if want and not closed_soon(s, 3):
-            fail("%s: the connection stayed open after the close frame" % what)
-        s.close()
-        results.append("%s -> %s" % (what, got if got else "still open"))
+    for with_handshake in (False, True):
+        when = " (with the handshake)" if with_handshake else ""
+        for what, data, want in CASES:
+            s, rest = connect_and_send(port, data, with_handshake)
+            got = wait_close(s, rest, 3 if want else 1.5)
+            if got != want:
+                fail("%s%s: expected close %r, got %r" % (what, when, want, got))
+            if want and not closed_soon(s, 3):
+                fail("%s%s: the connection stayed open after the close frame" % (what, when))
+            s.close()
+            results.append("%s%s -> %s" % (what, when, got if got else "still open"))
 
     # Byte by byte: a header and payload split over many reads.
     s, rest = connect(port)
@@ -196,18 +210,19 @@ def run_cases(port):
     results.append("frames sent one byte at a time -> first ignored, second %s" % got)
 
     # A ping is answered with a pong carrying its payload.
-    s, rest = connect(port)
-    s.sendall(frame(0x9, b"are you there"))
-    kind, payload = wait_control(s, rest, 3, 0xA)
-    s.close()
-    if kind != 0xA or payload != b"are you there":
-        fail("ping: expected a pong with its payload, got %r %r" % (kind, payload))
-    results.append("ping -> pong with the same payload")
+    for with_handshake in (False, True):
+        s, rest = connect_and_send(port, frame(0x9, b"are you there"), with_handshake)
+        kind, payload = wait_control(s, rest, 3, 0xA)
+        s.close()
+        if kind != 0xA or payload != b"are you there":
+            fail("ping%s: expected a pong with its payload, got %r %r"
+                 % (" with the handshake" if with_handshake else "", kind, payload))
+    results.append("ping, after the handshake and with it -> pong with the same payload")
 
     # A client's close is answered with the same code, then TCP closes.
     for code in (1000, 1001, 3000, 4999):
-        s, rest = connect(port)
-        s.sendall(frame(0x8, struct.pack("!H", code) + b"bye"))
+        s, rest = connect_and_send(port, frame(0x8, struct.pack("!H", code) + b"bye"),
+                                   code == 3000)
         got = wait_close(s, rest, 3)
         if got != code:
             fail("client close %d: expected the same code back, got %r" % (code, got))
@@ -220,7 +235,8 @@ def run_cases(port):
     s.close()
     if got not in (1000, 1005):
         fail("empty client close: expected 1000, got %r" % got)
-    results.append("client close 1000/1001/3000/4999/empty -> echoed, TCP closed")
+    results.append("client close 1000/1001/3000 (with the handshake)/4999/empty -> echoed, "
+                   "TCP closed")
     return results
 
 

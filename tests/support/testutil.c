@@ -339,6 +339,25 @@ char *tu_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+unsigned int tu_stall_site_line(const char *name)
+{
+	char path[512], mark[64], *text, *at;
+	unsigned int line = 1;
+
+	snprintf(path, sizeof(path), "%s/tests/py/stall_sites.py", tu_src_dir());
+	snprintf(mark, sizeof(mark), "# site: %s\n", name);
+	text = tu_read_file(path, NULL);
+	at = text ? strstr(text, mark) : NULL;
+	if (!at) {
+		free(text);
+		return 0;
+	}
+	for (const char *c = text; c < at; c++)
+		line += *c == '\n';
+	free(text);
+	return line;
+}
+
 char *tu_capture(const char *cmd, int *status)
 {
 	FILE *p = popen(cmd, "r");

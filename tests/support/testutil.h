@@ -93,6 +93,11 @@ int tu_wait_http(uint16_t port, const char *path, int status, int timeout_ms);
 void tu_sleep_ms(unsigned int ms);
 /* Reads a whole file into a malloc'd NUL-terminated buffer; NULL on error. */
 char *tu_read_file(const char *path, size_t *len);
+/*
+ * The line of the mark "# site: NAME" in tests/py/stall_sites.py, where
+ * the script stalls on purpose; 0 when it has none.
+ */
+unsigned int tu_stall_site_line(const char *name);
 
 /* 1 when ZERNEL_RECORD=1: the tests write the files they generate. */
 int tu_recording(void);

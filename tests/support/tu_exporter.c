@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The simulated collector + exporter rig and /metrics helpers; see tu_exporter.h. */
+#include <check.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -158,6 +159,18 @@ char *tu_scrape(uint16_t port)
 		return NULL;
 	}
 	return body;
+}
+
+double tu_scrape_value(uint16_t port, const char *name)
+{
+	char *body = tu_scrape(port);
+	double v = -1;
+
+	ck_assert_ptr_nonnull(body);
+	if (tu_metric(body, name, NULL, &v) < 0)
+		v = -1;
+	free(body);
+	return v;
 }
 
 /* 1 when the label set {…} of a sample contains every pair of want. */

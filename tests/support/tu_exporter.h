@@ -60,5 +60,7 @@ int tu_metric(const char *text, const char *name, const char *labels, double *ou
 int tu_wait_metric(uint16_t port, const char *name, int n, int timeout_ms);
 /* GET /metrics into a malloc'd string (NULL on failure). */
 char *tu_scrape(uint16_t port);
+/* The value of the unlabelled series name in one scrape; -1 when absent. */
+double tu_scrape_value(uint16_t port, const char *name);
 
 #endif /* ZERNEL_TU_EXPORTER_H */

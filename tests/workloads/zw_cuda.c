@@ -34,14 +34,16 @@
  *   devsync             cudaDeviceSynchronize (the fake driver spins
  *                       FAKE_SYNC_SPIN_NS in it)
  *   capture:S  endcapture:S  cudaStreamBeginCapture / cudaStreamEndCapture
- *   onthread:OP[+OP...] runs the OPs in turn on a new thread and joins it
+ *   onthread:OP[+OP...] runs the OPs in turn on a new thread and joins it, then
+ *                       "JOINED <ns>": the join's time less its run-queue wait
  *   commrank:NRANKS:RANK  commconfig:NRANKS:RANK  commall:N
  *                       (uniqueId: 128 bytes of 0x5a)
  *   commid:NRANKS:RANK:B  ncclCommInitRank with 128 bytes of B
  *   scalable:NRANKS:RANK  ncclCommInitRankScalable, commIds[0] 128 bytes of 0x5a
  *   split:COLOR:KEY  shrink   ncclCommSplit / ncclCommShrink of the current
  *                       communicator; the child becomes current
- *   sleep:MS
+ *   sleep:MS            usleep, then "SLEPT <MS> <ns>": the time it slept, less
+ *                       the run-queue wait the kernel counted in it
  *   fork:MS             fork: the child prints "CHILD <pid>" and goes on with the
  *                       ops that follow; the parent stays MS ms, then exits (no DONE)
  *   exit                exit at once (no DONE)
@@ -62,6 +64,7 @@
 #include <unistd.h>
 
 #include "tests/fakes/fake_cuda.h"
+#include "tests/workloads/thread_schedstat.h"
 
 #define MAX_LIVE 4096
 
@@ -263,6 +266,35 @@ static void wait_line(void)
 
 static void run(const char *op);
 
+/*
+ * A wait timed by the workload: its wall time less the run-queue wait the
+ * kernel counted inside it.  Both are read inside the wait's time at both
+ * ends, so a preemption while reading adds to the wall time, never to the
+ * subtracted wait: the truth is never short.
+ */
+struct timed_wait {
+	uint64_t t0;
+	unsigned long long run_delay0;
+};
+
+static struct timed_wait timed_wait_begin(void)
+{
+	struct timed_wait t;
+	unsigned long long slices;
+
+	t.t0 = fake_now_ns();
+	thread_schedstat(&t.run_delay0, &slices);
+	return t;
+}
+
+static uint64_t timed_wait_end(const struct timed_wait *t)
+{
+	unsigned long long run_delay, slices;
+
+	thread_schedstat(&run_delay, &slices);
+	return fake_now_ns() - t->t0 - (run_delay - t->run_delay0);
+}
+
 static void *run_thread(void *ops)
 {
 	char buf[1024], *save = NULL;
@@ -444,13 +476,20 @@ static void run(const char *op)
 
 		r = CALL(fn_pp, "cudaStreamEndCapture", (void *)(uintptr_t)a, &graph);
 	} else if (!strncmp(op, "onthread:", 9)) {
+		struct timed_wait tw;
 		pthread_t t;
 
-		if (pthread_create(&t, NULL, run_thread, (void *)(op + 9)) != 0 ||
-		    pthread_join(t, NULL) != 0)
+		if (pthread_create(&t, NULL, run_thread, (void *)(op + 9)) != 0)
 			exit(2);
+		tw = timed_wait_begin();
+		if (pthread_join(t, NULL) != 0)
+			exit(2);
+		printf("JOINED %llu\n", (unsigned long long)timed_wait_end(&tw));
 	} else if (sscanf(op, "sleep:%llu", &a) == 1) {
+		struct timed_wait tw = timed_wait_begin();
+
 		usleep((useconds_t)(a * 1000));
+		printf("SLEPT %llu %llu\n", a, (unsigned long long)timed_wait_end(&tw));
 	} else if (sscanf(op, "fork:%llu", &a) == 1) {
 		pid_t child = fork();
 

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Looks like CPython 3.12 to the collector: built as "python3.12", it
- * exports _PyRuntime, PyCode_Type and Py_Version (3.12.1 final) as the
- * real interpreter does, and blocks in nanosleep like a script would.
+ * Looks like CPython 3.9 to the collector: built as "python3.9", it
+ * exports _PyRuntime and PyCode_Type as the real interpreter does, and no
+ * Py_Version (3.11 added it), so its version comes from its name; it
+ * blocks in nanosleep like a script would.
  * Prints "ready pid=N", then sleeps until killed.
  */
 #include <stdio.h>
 #include <unistd.h>
 
 /* The symbols the collector looks for; their contents are never walked. */
-const unsigned long Py_Version = 0x030c01f0ul;
 char _PyRuntime[4096] = { 1 };
 char PyCode_Type[512] = { 1 };
 

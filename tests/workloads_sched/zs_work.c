@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/workloads/thread_schedstat.h"
+
 #define ZS_RECORD	64
 
 static unsigned long n_items;
@@ -59,14 +61,35 @@ static void sleep_ms(unsigned long ms)
 		;
 }
 
+/*
+ * Time the calling thread's spins held a CPU that its CPU clock did not
+ * count: on a virtual machine, what the host ran on that CPU meanwhile
+ * (steal time, which the kernel takes out of a thread's CPU clock).  The
+ * collector times a thread on a CPU from one switch to the next, so its
+ * truth is the CPU clock plus this.
+ */
+static __thread uint64_t spin_uncounted_ns;
+
 /* Burns the CPU for ms milliseconds of wall time. */
 static void spin_ms(unsigned long ms)
 {
-	uint64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000ull;
+	unsigned long long rd0, rd1, slices;
+	uint64_t w0, c0, held, counted, end;
 	volatile unsigned long x = 0;
 
+	thread_schedstat(&rd0, &slices);
+	c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	w0 = now_ns(CLOCK_MONOTONIC);
+	end = w0 + ms * 1000000ull;
 	while (now_ns(CLOCK_MONOTONIC) < end)
 		x++;
+	counted = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	thread_schedstat(&rd1, &slices);
+	/* Never blocked: on a CPU all along but for its run-queue waits. */
+	held = now_ns(CLOCK_MONOTONIC) - w0;
+	held = held > rd1 - rd0 ? held - (rd1 - rd0) : 0;
+	if (held > counted)
+		spin_uncounted_ns += held - counted;
 }
 
 /* Blocks until SIGUSR1 (already blocked in every thread). */
@@ -99,28 +122,25 @@ static void pin_to(int cpu)
  */
 #define ZS_LONG_LO	10000000ull
 #define ZS_LONG_HI	50000000ull
-
-/* Run-queue wait (ns) and timeslices of the calling thread, per the kernel. */
-static void thread_schedstat(unsigned long long *run_delay, unsigned long long *slices)
-{
-	unsigned long long cpu = 0;
-	FILE *f = fopen("/proc/thread-self/schedstat", "re");
-
-	*run_delay = *slices = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "%llu %llu %llu", &cpu, run_delay, slices) != 3)
-		*run_delay = *slices = 0;
-	fclose(f);
-}
+#define ZS_TALLY_KEPT	1024	/* calls that slept whose times are kept for the median */
+/*
+ * A wait this close to either end of the long range may land on the other
+ * side for the collector, whose time leaves out this program's own timing
+ * calls: such a wait is counted as long "maybe", the others "surely".
+ */
+#define ZS_EDGE		1000000ull
 
 struct zs_tally {
 	unsigned long waits;		/* calls that slept (voluntary switch) */
 	unsigned long long_waits;	/* of those, the ones of about the delay */
+	unsigned long long_surely, long_maybe;	/* the same, by ZS_EDGE inside and outside */
 	uint64_t slept_ns;		/* time inside calls that slept */
 	uint64_t queued_ns;		/* of that, waiting on a run queue (the kernel's count) */
 	unsigned long calls_long;	/* all calls of about the delay */
 	unsigned long calls_short;	/* all the other calls */
+	unsigned long calls_long_surely, calls_long_maybe;
+	unsigned long calls_short_surely, calls_short_maybe;	/* at most 10 ms, by ZS_EDGE */
+	uint64_t kept[ZS_TALLY_KEPT];	/* the times of the first calls that slept */
 };
 
 static long thread_nvcsw(void)
@@ -131,9 +151,13 @@ static long thread_nvcsw(void)
 	return ru.ru_nvcsw;
 }
 
-/* A call being timed: when it began, the thread's voluntary switches and run-queue wait. */
+/*
+ * A call being timed: when it began, the thread's voluntary switches and
+ * run-queue wait, and the clock right before the call itself.
+ */
 struct zs_call {
 	uint64_t t0;
+	uint64_t t_in;
 	long nv0;
 	unsigned long long rd0;
 };
@@ -151,34 +175,71 @@ static struct zs_call call_begin(void)
 	c.nv0 = thread_nvcsw();
 	c.t0 = now_ns(CLOCK_MONOTONIC);
 	thread_schedstat(&c.rd0, &slices);
+	c.t_in = now_ns(CLOCK_MONOTONIC);
 	return c;
 }
 
 static void tally(struct zs_tally *t, const struct zs_call *c)
 {
 	unsigned long long rd1, slices;
-	uint64_t d;
-	int is_long;
+	uint64_t t_out = now_ns(CLOCK_MONOTONIC), d, call;
+	int is_long, surely, maybe;
 
 	thread_schedstat(&rd1, &slices);
 	d = now_ns(CLOCK_MONOTONIC) - c->t0;
-	is_long = d > ZS_LONG_LO && d <= ZS_LONG_HI;
+	/*
+	 * Sorted by the call's own time, not the reads of /proc around it,
+	 * which a busy machine can stretch by milliseconds.
+	 */
+	call = t_out - c->t_in;
+	is_long = call > ZS_LONG_LO && call <= ZS_LONG_HI;
+	surely = call > ZS_LONG_LO + ZS_EDGE && call <= ZS_LONG_HI - ZS_EDGE;
+	maybe = call > ZS_LONG_LO - ZS_EDGE && call <= ZS_LONG_HI + ZS_EDGE;
 	if (is_long)
 		t->calls_long++;
 	else
 		t->calls_short++;
+	t->calls_long_surely += surely;
+	t->calls_long_maybe += maybe;
+	t->calls_short_surely += call <= ZS_LONG_LO - ZS_EDGE;
+	t->calls_short_maybe += call <= ZS_LONG_LO + ZS_EDGE;
 	if (thread_nvcsw() != c->nv0) {
 		t->waits++;
 		t->long_waits += is_long;
+		t->long_surely += surely;
+		t->long_maybe += maybe;
 		t->slept_ns += d;
 		t->queued_ns += rd1 - c->rd0;
+		if (t->waits <= ZS_TALLY_KEPT)
+			t->kept[t->waits - 1] = call;
 	}
 }
 
-static void tally_print(const char *name, const struct zs_tally *t)
+static int cmp_u64(const void *a, const void *b)
 {
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The median of the calls that slept, as the two middle times (equal for
+ * an odd count): the collector's p50 of the same waits lies between them,
+ * whichever rank its histogram takes, less its own error.  A busy machine
+ * moves the waits away from the delay (a reader that falls behind waits
+ * less), and these are what it made them.
+ */
+static void tally_print(const char *name, struct zs_tally *t)
+{
+	unsigned long n = t->waits < ZS_TALLY_KEPT ? t->waits : ZS_TALLY_KEPT;
+
+	qsort(t->kept, n, sizeof(t->kept[0]), cmp_u64);
+	printf("%s_p50_lo_ns=%llu\n", name, n ? (unsigned long long)t->kept[(n - 1) / 2] : 0ull);
+	printf("%s_p50_hi_ns=%llu\n", name, n ? (unsigned long long)t->kept[n / 2] : 0ull);
 	printf("%s_waits=%lu\n", name, t->waits);
 	printf("%s_long=%lu\n", name, t->long_waits);
+	printf("%s_long_surely=%lu\n", name, t->long_surely);
+	printf("%s_long_maybe=%lu\n", name, t->long_maybe);
 	printf("%s_slept_ns=%llu\n", name, (unsigned long long)t->slept_ns);
 	printf("%s_queued_ns=%llu\n", name, (unsigned long long)t->queued_ns);
 }
@@ -377,6 +438,13 @@ static void run_barrier(void)
 	printf("barrier_calls=%lu\n", 2 * n_items);
 	printf("barrier_long=%lu\n", early.calls_long + barrier_late_tally.calls_long);
 	printf("barrier_short=%lu\n", early.calls_short + barrier_late_tally.calls_short);
+	printf("barrier_long_surely=%lu\n",
+	       early.calls_long_surely + barrier_late_tally.calls_long_surely);
+	printf("barrier_long_maybe=%lu\n", early.calls_long_maybe + barrier_late_tally.calls_long_maybe);
+	printf("barrier_short_surely=%lu\n",
+	       early.calls_short_surely + barrier_late_tally.calls_short_surely);
+	printf("barrier_short_maybe=%lu\n",
+	       early.calls_short_maybe + barrier_late_tally.calls_short_maybe);
 }
 
 /* --- uring: io_uring_enter waits that time out after a known delay ---- */
@@ -412,6 +480,14 @@ static void run_uring(void)
 
 /* --- spin / hog: a pinned thread and a CPU hog on the same CPU ---------- */
 
+/*
+ * The main thread's run-queue wait as it said "ready": from there it is
+ * blocked until SIGUSR1, so what it gains after is all since the test
+ * began watching, the waits before the spin's own timing included (its
+ * wakeup, and its move to the pinned CPU, where the hog already runs).
+ */
+static unsigned long long ready_run_delay, ready_slices;
+
 static void run_spin(int cpu, int report)
 {
 	unsigned long long rd0, rd1, sl0, sl1;
@@ -436,6 +512,7 @@ static void run_spin(int cpu, int report)
 	printf("nivcsw=%ld\n", ru1.ru_nivcsw - ru0.ru_nivcsw);
 	printf("nvcsw=%ld\n", ru1.ru_nvcsw - ru0.ru_nvcsw);
 	printf("run_delay_ns=%llu\n", rd1 - rd0);
+	printf("run_delay_since_ready_ns=%llu\n", rd1 - ready_run_delay);
 	printf("slices=%llu\n", sl1 - sl0);
 }
 
@@ -497,7 +574,8 @@ static void run_migrate(void)
 /*
  * --- states: the main thread sleeps, reads a slow pipe, waits on a
  * condition variable, then spins pinned to CPU n_items (where a test runs
- * a hog); each phase n x delay.  Truth: its wall time, CPU time and
+ * a hog); each phase n x delay.  Truth: its wall time, CPU time, time on
+ * a CPU (the CPU time and what the host stole from its spins) and
  * run-queue wait (schedstat) over the whole work, and each wait's time.
  */
 static void run_states(void)
@@ -505,7 +583,7 @@ static void run_states(void)
 	unsigned long long rd0, rd1, sl;
 	struct zs_tally sleeps = { 0 };
 	unsigned long n = 10;
-	uint64_t w0, c0;
+	uint64_t w0, c0, u0 = spin_uncounted_ns;
 	int cpu = (int)n_items;
 
 	n_items = n;
@@ -527,6 +605,8 @@ static void run_states(void)
 	printf("states_wall_ns=%llu\n", (unsigned long long)(now_ns(CLOCK_MONOTONIC) - w0));
 	printf("states_cpu_ns=%llu\n",
 	       (unsigned long long)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0));
+	printf("states_oncpu_ns=%llu\n",
+	       (unsigned long long)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 + spin_uncounted_ns - u0));
 	printf("states_run_delay_ns=%llu\n", rd1 - rd0);
 	tally_print("nap", &sleeps);
 }
@@ -535,13 +615,14 @@ static void run_states(void)
  * --- rounds: n rounds, each a wait for SIGUSR1, then "back I" and
  * delay ms spinning, pinned to the last CPU; "waiting I" comes before each
  * wait, so a test knows when it may act on the next return.  Truth: its
- * wall time and CPU time from the first signal to a short sleep after its
- * last spin.
+ * wall time, CPU time and time on a CPU from the first signal to a short
+ * sleep after its last spin.
  */
 static void run_rounds(void)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t w0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t u0 = spin_uncounted_ns;
 
 	pin_to(ncpu > 0 ? (int)ncpu - 1 : 0);
 	for (unsigned long i = 0; i < n_items; i++) {
@@ -555,6 +636,8 @@ static void run_rounds(void)
 	printf("rounds_wall_ns=%llu\n", (unsigned long long)(now_ns(CLOCK_MONOTONIC) - w0));
 	printf("rounds_cpu_ns=%llu\n",
 	       (unsigned long long)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0));
+	printf("rounds_oncpu_ns=%llu\n",
+	       (unsigned long long)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 + spin_uncounted_ns - u0));
 }
 
 static void usage(void)
@@ -622,6 +705,7 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (!child) {
+		thread_schedstat(&ready_run_delay, &ready_slices);
 		printf("ready pid=%d\n", (int)getpid());
 		wait_signal();
 	}

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "exporter/sandbox.h"
+#include "exporter/sandbox/sandbox.h"
 #include "shm/shm_reader.h"
 
 static struct shm_reader reader;

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * NCCL communicators in the aggregation (see agg.h): one row per rank a
+ * watched process holds, keyed by (pid, ncclComm_t), named by NCCL's own
+ * commHash so that the ranks of one communicator join across processes
+ * and nodes, with their waits, gaps and pending calls.  Runs in the
+ * privileged collector; memory is the segment's capacity of communicators.
+ *
+ * Where NCCL's hash cannot be had (the uniqueId was unreadable, a split
+ * of a parent never seen created, ncclCommInitAll, whose uniqueId never
+ * crosses an API), comm_id is made from (pid, handle) and flagged
+ * SHM_NCCL_COMM_LOCAL_ID: unique, but joinable only within the process.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/agg/agg_impl.h"
+#include "collector/agg/nccl_hash.h"
+
+int agg_nccl_init(struct agg *a)
+{
+	uint32_t cap = a->opts.cap.nccl_comms;
+
+	if (keyindex_init(&a->comm_idx, cap, 0) < 0)
+		return -ENOMEM;
+	a->comms = calloc(cap, sizeof(*a->comms));
+	a->stage_comms = calloc(cap, sizeof(*a->stage_comms));
+	return a->comms && a->stage_comms ? 0 : -ENOMEM;
+}
+
+static void comm_release(struct agg *a, int32_t slot)
+{
+	latency_destroy(&a->comms[slot].wait);
+	latency_destroy(&a->comms[slot].gap);
+	memset(&a->comms[slot], 0, sizeof(a->comms[slot]));
+	keyindex_remove(&a->comm_idx, slot);
+}
+
+void agg_nccl_destroy(struct agg *a)
+{
+	if (a->comms && a->comm_idx.live)
+		for (uint32_t s = 0; s < keyindex_top(&a->comm_idx); s++)
+			if (keyindex_live(&a->comm_idx, s))
+				comm_release(a, (int32_t)s);
+	keyindex_destroy(&a->comm_idx);
+	free(a->comms);
+	free(a->stage_comms);
+	a->comms = NULL;
+	a->stage_comms = NULL;
+}
+
+void agg_nccl_proc_exit(struct agg *a, uint32_t pid)
+{
+	for (uint32_t s = 0; s < keyindex_top(&a->comm_idx); s++)
+		if (keyindex_live(&a->comm_idx, s) && a->comms[s].row.pid == pid)
+			comm_release(a, (int32_t)s);
+}
+
+static struct agg_comm *comm_find(struct agg *a, uint32_t pid, uint64_t handle)
+{
+	int32_t s = keyindex_find(&a->comm_idx, pid, handle);
+
+	return s < 0 ? NULL : &a->comms[s];
+}
+
+/* The row of (pid, handle), made when absent; NULL when unwatched or full (counted). */
+static struct agg_comm *comm_get(struct agg *a, uint32_t pid, uint64_t handle)
+{
+	struct agg_comm *c = comm_find(a, pid, handle);
+	int32_t s;
+
+	if (c)
+		return c;
+	if (!agg_proc_is_watched(a, pid))
+		return NULL;
+	s = keyindex_insert(&a->comm_idx, pid, handle);
+	if (s < 0) {
+		a->overflows[SHM_TABLE_NCCL_COMMS]++;
+		return NULL;
+	}
+	c = &a->comms[s];
+	memset(c, 0, sizeof(*c));
+	c->handle = handle;
+	c->row.pid = pid;
+	c->row.rank = -1;
+	c->row.nranks = -1;
+	c->row.gpu_id = UINT32_MAX;
+	latency_init(&c->wait, a->opts.window_ns);
+	latency_init(&c->gap, a->opts.window_ns);
+	return c;
+}
+
+static uint64_t local_id(uint32_t pid, uint64_t handle)
+{
+	uint64_t key[3] = { 0x6c61636f6c2d7a6eull /* "zn-local" */, pid, handle };
+
+	return nccl_hash_bytes(key, sizeof(key));
+}
+
+static void set_size(struct agg_comm *c, int32_t rank, int32_t nranks)
+{
+	/* Nonsense (a rank outside its size) is not published. */
+	if (nranks < 1 || rank < 0 || rank >= nranks)
+		return;
+	c->row.rank = rank;
+	c->row.nranks = nranks;
+}
+
+/*
+ * A process never holds one rank of one communicator twice at a time, so
+ * a second row with c's (comm_id, rank) belongs to a communicator that
+ * was destroyed and then made again from the same uniqueId (an abort and
+ * re-init).  Both would print one series, and Prometheus refuses a scrape
+ * with a series twice: the earlier row continues under c's handle, with
+ * c's description and the calls c already queued.
+ */
+static void comm_continue_earlier(struct agg *a, struct agg_comm *c)
+{
+	int32_t cs = (int32_t)(c - a->comms), es = -1, s;
+	struct agg_comm *e, now;
+
+	if (!c->made)
+		return;
+	for (uint32_t i = 0; i < keyindex_top(&a->comm_idx) && es < 0; i++) {
+		e = &a->comms[i];
+		if ((int32_t)i != cs && keyindex_live(&a->comm_idx, i) && e->made &&
+		    e->row.pid == c->row.pid && e->row.comm_id == c->row.comm_id &&
+		    e->row.rank == c->row.rank)
+			es = (int32_t)i;
+	}
+	if (es < 0)
+		return;
+	e = &a->comms[es];
+	now = *e;
+	now.handle = c->handle;
+	now.splits = c->splits;
+	now.row.nranks = c->row.nranks;
+	now.row.gpu_id = c->row.gpu_id;
+	now.row.parent_id = c->row.parent_id;
+	now.row.origin = c->row.origin;
+	now.row.flags = c->row.flags;
+	now.row.calls += c->row.calls;
+	now.row.bytes += c->row.bytes;
+	/* The destroyed communicator's pending calls never complete. */
+	now.row.pending = c->row.pending;
+	now.pending_since_ns = c->pending_since_ns;
+	now.last_done_ns = c->last_done_ns > e->last_done_ns ? c->last_done_ns : e->last_done_ns;
+	latency_destroy(&c->wait);
+	latency_destroy(&c->gap);
+	keyindex_remove(&a->comm_idx, cs);
+	keyindex_remove(&a->comm_idx, es);
+	s = keyindex_insert(&a->comm_idx, now.row.pid, now.handle);
+	/* Two slots were just released, so the insert cannot fail. */
+	a->comms[s] = now;
+	if (s != es)
+		memset(&a->comms[es], 0, sizeof(a->comms[es]));
+	if (s != cs)
+		memset(&a->comms[cs], 0, sizeof(a->comms[cs]));
+}
+
+int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *m)
+{
+	struct agg_comm *parent = NULL, *c;
+	uint64_t id;
+	uint32_t flags = 0;
+
+	if (m->origin >= SHM_NCCL_ORIGIN_COUNT)
+		return -EINVAL;
+	if (!agg_proc_is_watched(a, pid))
+		return -ENOENT;
+	if (m->origin == SHM_NCCL_ORIGIN_SPLIT || m->origin == SHM_NCCL_ORIGIN_SHRINK) {
+		parent = comm_find(a, pid, m->parent);
+		/* Every split of the parent counts, one that made nothing here too. */
+		if (parent && m->origin == SHM_NCCL_ORIGIN_SPLIT)
+			parent->splits++;
+	}
+	if (m->handle == 0)
+		return 0;
+	switch (m->origin) {
+	case SHM_NCCL_ORIGIN_INIT_RANK:
+	case SHM_NCCL_ORIGIN_SCALABLE:
+		if (m->id) {
+			id = nccl_hash_unique_id(m->id);
+		} else {
+			id = local_id(pid, m->handle);
+			flags = SHM_NCCL_COMM_LOCAL_ID;
+			a->stats.nccl_id_unreadable++;
+		}
+		break;
+	case SHM_NCCL_ORIGIN_INIT_ALL:
+		/* One call makes every rank: rank 0 names them all. */
+		if (m->rank == 0 || a->init_all_id == 0)
+			a->init_all_id = local_id(pid, m->handle);
+		id = a->init_all_id;
+		flags = SHM_NCCL_COMM_LOCAL_ID;
+		break;
+	default:
+		if (!parent) {
+			id = local_id(pid, m->handle);
+			flags = SHM_NCCL_COMM_LOCAL_ID;
+			break;
+		}
+		id = m->origin == SHM_NCCL_ORIGIN_SPLIT ?
+			nccl_hash_child(parent->row.comm_id, parent->splits, m->color) :
+			nccl_hash_child(parent->row.comm_id, 0, 0);
+		flags = parent->row.flags & SHM_NCCL_COMM_LOCAL_ID;
+		break;
+	}
+	c = comm_get(a, pid, m->handle);
+	if (!c)
+		return -ENOSPC;
+	c->made = 1;
+	c->row.comm_id = id;
+	c->row.parent_id = parent ? parent->row.comm_id : 0;
+	c->row.origin = m->origin;
+	c->row.flags = flags;
+	c->row.gpu_id = parent ? parent->row.gpu_id : m->gpu;
+	set_size(c, m->rank, m->nranks);
+	comm_continue_earlier(a, c);
+	return 0;
+}
+
+int agg_nccl_comm_size(struct agg *a, uint32_t pid, uint64_t handle, int32_t rank,
+		       int32_t nranks)
+{
+	struct agg_comm *c = comm_get(a, pid, handle);
+
+	if (!c)
+		return agg_proc_is_watched(a, pid) ? -ENOSPC : -ENOENT;
+	set_size(c, rank, nranks);
+	comm_continue_earlier(a, c);
+	return 0;
+}
+
+int agg_nccl_comm_call(struct agg *a, uint32_t pid, uint64_t handle, uint64_t bytes,
+		       uint64_t call_ns)
+{
+	struct agg_comm *c = comm_find(a, pid, handle);
+
+	if (!c || !c->made)
+		return -ENOENT;
+	c->row.calls++;
+	c->row.bytes += bytes;
+	if (c->row.pending == 0) {
+		if (c->last_done_ns && call_ns > c->last_done_ns)
+			latency_record(&c->gap, call_ns, call_ns - c->last_done_ns);
+		c->pending_since_ns = call_ns;
+	}
+	c->row.pending++;
+	return 0;
+}
+
+void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t start_ns,
+			uint64_t done_ns)
+{
+	struct agg_comm *c = comm_find(a, pid, handle);
+
+	if (!c || c->row.pending == 0)
+		return;
+	c->row.pending--;
+	if (done_ns == 0)
+		return;
+	latency_record(&c->wait, done_ns, done_ns > start_ns ? done_ns - start_ns : 0);
+	if (done_ns > c->last_done_ns)
+		c->last_done_ns = done_ns;
+}
+
+void agg_nccl_count(struct agg *a, enum agg_nccl_loss why, uint64_t n)
+{
+	uint64_t *slot[] = {
+		[AGG_NCCL_ID_UNREADABLE] = &a->stats.nccl_id_unreadable,
+		[AGG_NCCL_UNKNOWN_COMM] = &a->stats.nccl_unknown_comm,
+		[AGG_NCCL_BAD_ARGS] = &a->stats.nccl_bad_args,
+		[AGG_NCCL_CAPTURED] = &a->stats.nccl_captured,
+		[AGG_NCCL_PENDING_DROPPED] = &a->stats.nccl_pending_dropped,
+		[AGG_NCCL_PENDING_EXPIRED] = &a->stats.nccl_pending_expired,
+		[AGG_NCCL_STATE_EVICTED] = &a->stats.nccl_state_evicted,
+	};
+
+	if ((unsigned int)why < sizeof(slot) / sizeof(slot[0]))
+		*slot[why] += n;
+}
+
+uint32_t agg_nccl_stage(struct agg *a, uint64_t now_ns)
+{
+	uint32_t n = 0;
+
+	for (uint32_t s = 0; s < keyindex_top(&a->comm_idx); s++) {
+		struct agg_comm *c = &a->comms[s];
+		struct shm_nccl_comm *r;
+		uint64_t since;
+
+		if (!keyindex_live(&a->comm_idx, s) || !c->made)
+			continue;
+		r = &a->stage_comms[n++];
+		*r = c->row;
+		r->stalled_ns = 0;
+		if (r->pending) {
+			since = c->last_done_ns > c->pending_since_ns ? c->last_done_ns :
+				c->pending_since_ns;
+			r->stalled_ns = now_ns > since ? now_ns - since : 0;
+		}
+		latency_export(&c->wait, now_ns, &r->wait);
+		latency_export(&c->gap, now_ns, &r->gap);
+	}
+	return n;
+}

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * NCCL waits that follow CUDA streams (see nccl_track.h for the rules and
+ * bounds).  Runs in the collector's main loop, fed by the decoder; reports
+ * through the aggregation.  Memory: the fixed tables below, and per stream
+ * a ring of queued collectives that grows by doubling up to NT_MAX_PENDING.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/agg/agg_stall.h"
+#include "collector/agg/keyindex.h"
+#include "collector/nccl/nccl_track.h"
+
+struct nt_pending {
+	uint64_t pos;		/* its place in the stream's order */
+	uint64_t call_ns;	/* the call's entry */
+	uint64_t start_ns;	/* its launch: the call, or its group's ncclGroupEnd */
+	uint64_t comm;		/* ncclComm_t when the aggregation counted it, else 0 */
+	uint32_t op;
+	uint32_t tid;
+	uint32_t launched;	/* 0: inside a group not yet ended */
+	uint32_t pad;
+};
+
+/* From position `at` on, the stream waits for stream src up to src_pos. */
+struct nt_dep {
+	uint64_t at;
+	uint64_t src_pos;
+	int32_t src;
+	uint32_t src_gen;
+};
+
+struct nt_stream {
+	uint32_t pid;
+	int32_t dev;
+	uint64_t handle;
+	uint32_t gen;		/* tells a reused slot from the one an event saw */
+	uint32_t capturing;
+	uint64_t pos;		/* positions handed out */
+	uint64_t last_ns;	/* last use */
+	struct nt_pending *ring;
+	uint32_t cap, head, n;
+	uint32_t unlaunched;	/* entries with launched 0 */
+	struct nt_dep deps[NT_MAX_DEPS];
+	uint32_t ndeps;
+};
+
+struct nt_event {
+	int32_t stream;		/* -1: recorded on a stream with nothing to cover */
+	uint32_t gen;
+	uint64_t pos;
+	uint64_t last_ns;
+	uint32_t pid;
+};
+
+struct nccltrack {
+	struct agg *agg;
+	struct keyindex stream_idx;	/* (pid | device of handle 0, handle) */
+	struct nt_stream *streams;
+	uint32_t stream_hand;		/* next eviction victim when full */
+	uint32_t gen;
+	struct keyindex event_idx;	/* (pid, handle) */
+	struct nt_event *events;
+	uint32_t event_hand;
+	struct keyindex thread_idx;	/* (pid, tid) of threads inside a group */
+	uint32_t *depth;
+	uint32_t thread_hand;
+	uint64_t pending;
+};
+
+struct nccltrack *nccltrack_new(struct agg *agg)
+{
+	struct nccltrack *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->agg = agg;
+	if (keyindex_init(&t->stream_idx, NT_MAX_STREAMS, 0) < 0 ||
+	    keyindex_init(&t->event_idx, NT_MAX_EVENTS, 0) < 0 ||
+	    keyindex_init(&t->thread_idx, NT_MAX_THREADS, 0) < 0)
+		goto fail;
+	t->streams = calloc(NT_MAX_STREAMS, sizeof(*t->streams));
+	t->events = calloc(NT_MAX_EVENTS, sizeof(*t->events));
+	t->depth = calloc(NT_MAX_THREADS, sizeof(*t->depth));
+	if (!t->streams || !t->events || !t->depth)
+		goto fail;
+	return t;
+fail:
+	nccltrack_free(t);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void nccltrack_free(struct nccltrack *t)
+{
+	if (!t)
+		return;
+	if (t->streams)
+		for (uint32_t s = 0; s < NT_MAX_STREAMS; s++)
+			free(t->streams[s].ring);
+	free(t->streams);
+	free(t->events);
+	free(t->depth);
+	keyindex_destroy(&t->stream_idx);
+	keyindex_destroy(&t->event_idx);
+	keyindex_destroy(&t->thread_idx);
+	free(t);
+}
+
+uint64_t nccltrack_pending(const struct nccltrack *t)
+{
+	return t->pending;
+}
+
+/* ---- queued collectives ------------------------------------------------- */
+
+/* A collective leaves the queue: done at done_ns, or given up (0). */
+static void finish(struct nccltrack *t, uint32_t pid, const struct nt_pending *p,
+		   uint64_t done_ns)
+{
+	uint64_t start = p->launched ? p->start_ns : p->call_ns;
+
+	t->pending--;
+	if (done_ns) {
+		agg_nccl_wait(t->agg, (enum shm_nccl_op_kind)p->op,
+			      done_ns > start ? done_ns - start : 0, done_ns);
+		agg_collective_span(t->agg, pid, start, done_ns);
+	}
+	if (p->comm)
+		agg_nccl_comm_done(t->agg, pid, p->comm, start, done_ns);
+}
+
+static struct nt_pending *ring_at(struct nt_stream *s, uint32_t i)
+{
+	return &s->ring[(s->head + i) & (s->cap - 1)];
+}
+
+static void pop_front(struct nccltrack *t, struct nt_stream *s, uint64_t done_ns)
+{
+	struct nt_pending *p = ring_at(s, 0);
+
+	if (!p->launched)
+		s->unlaunched--;
+	finish(t, s->pid, p, done_ns);
+	s->head = (s->head + 1) & (s->cap - 1);
+	s->n--;
+}
+
+/* Room for one more entry: grows the ring, or gives up the oldest (counted). */
+static int ring_room(struct nccltrack *t, struct nt_stream *s)
+{
+	struct nt_pending *r;
+	uint32_t cap;
+
+	if (s->n < s->cap)
+		return 0;
+	if (s->cap >= NT_MAX_PENDING) {
+		pop_front(t, s, 0);
+		agg_nccl_count(t->agg, AGG_NCCL_PENDING_DROPPED, 1);
+		return 0;
+	}
+	cap = s->cap ? s->cap * 2 : 16;
+	r = malloc(cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->n; i++)
+		r[i] = *ring_at(s, i);
+	free(s->ring);
+	s->ring = r;
+	s->cap = cap;
+	s->head = 0;
+	return 0;
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+static void stream_key(uint32_t pid, uint64_t handle, int32_t dev, uint64_t *a)
+{
+	/* The legacy default stream is one per device. */
+	*a = pid | (handle == 0 ? (uint64_t)(uint32_t)(dev + 1) << 32 : 0);
+}
+
+static void stream_drop(struct nccltrack *t, int32_t slot)
+{
+	struct nt_stream *s = &t->streams[slot];
+
+	while (s->n)
+		pop_front(t, s, 0);
+	free(s->ring);
+	memset(s, 0, sizeof(*s));
+	keyindex_remove(&t->stream_idx, slot);
+}
+
+static struct nt_stream *stream_find(struct nccltrack *t, uint32_t pid, uint64_t handle,
+				     int32_t dev)
+{
+	uint64_t a;
+	int32_t s;
+
+	stream_key(pid, handle, dev, &a);
+	s = keyindex_find(&t->stream_idx, a, handle);
+	return s < 0 ? NULL : &t->streams[s];
+}
+
+static struct nt_stream *stream_get(struct nccltrack *t, uint32_t pid, uint64_t handle,
+				    int32_t dev, uint64_t now_ns)
+{
+	struct nt_stream *s = stream_find(t, pid, handle, dev);
+	uint64_t a;
+	int32_t slot;
+
+	if (s)
+		goto out;
+	stream_key(pid, handle, dev, &a);
+	slot = keyindex_insert(&t->stream_idx, a, handle);
+	if (slot < 0) {
+		/* Full: the clock hand picks a victim, whose waits are given up. */
+		uint32_t v = t->stream_hand++ % NT_MAX_STREAMS;
+
+		agg_nccl_count(t->agg, AGG_NCCL_STATE_EVICTED, 1);
+		agg_nccl_count(t->agg, AGG_NCCL_PENDING_DROPPED, t->streams[v].n);
+		stream_drop(t, (int32_t)v);
+		slot = keyindex_insert(&t->stream_idx, a, handle);
+		if (slot < 0)
+			return NULL;
+	}
+	s = &t->streams[slot];
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->dev = dev;
+	s->handle = handle;
+	s->gen = ++t->gen;
+out:
+	s->last_ns = now_ns;
+	return s;
+}
+
+static struct nt_stream *stream_at(struct nccltrack *t, int32_t slot, uint32_t gen)
+{
+	if (slot < 0 || !keyindex_live(&t->stream_idx, (uint32_t)slot) ||
+	    t->streams[slot].gen != gen)
+		return NULL;
+	return &t->streams[slot];
+}
+
+/* Everything of stream (slot, gen) up to position upto is done at now_ns. */
+static void complete(struct nccltrack *t, int32_t slot, uint32_t gen, uint64_t upto,
+		     uint64_t now_ns, unsigned int depth)
+{
+	struct nt_stream *s = stream_at(t, slot, gen);
+	uint32_t i = 0;
+
+	if (!s)
+		return;
+	/* A group not yet ended has put nothing on the stream: it, and what follows, waits. */
+	while (s->n && ring_at(s, 0)->pos <= upto && ring_at(s, 0)->launched)
+		pop_front(t, s, now_ns);
+	while (i < s->ndeps) {
+		struct nt_dep d = s->deps[i];
+
+		if (d.at > upto) {
+			i++;
+			continue;
+		}
+		memmove(&s->deps[i], &s->deps[i + 1], (s->ndeps - i - 1) * sizeof(s->deps[0]));
+		s->ndeps--;
+		if (depth < NT_DEP_DEPTH)
+			complete(t, d.src, d.src_gen, d.src_pos, now_ns, depth + 1);
+	}
+}
+
+/* ---- threads inside a group --------------------------------------------- */
+
+static uint32_t *thread_depth(struct nccltrack *t, uint32_t pid, uint32_t tid, int create)
+{
+	int32_t s = keyindex_find(&t->thread_idx, pid, tid);
+
+	if (s >= 0 || !create)
+		return s < 0 ? NULL : &t->depth[s];
+	s = keyindex_insert(&t->thread_idx, pid, tid);
+	if (s < 0) {
+		uint32_t v = t->thread_hand++ % NT_MAX_THREADS;
+
+		agg_nccl_count(t->agg, AGG_NCCL_STATE_EVICTED, 1);
+		keyindex_remove(&t->thread_idx, (int32_t)v);
+		s = keyindex_insert(&t->thread_idx, pid, tid);
+		if (s < 0)
+			return NULL;
+	}
+	t->depth[s] = 0;
+	return &t->depth[s];
+}
+
+/* The outermost ncclGroupEnd of (pid, tid) at now_ns launches its calls. */
+static void launch_group(struct nccltrack *t, uint32_t pid, uint32_t tid, uint64_t now_ns)
+{
+	for (uint32_t slot = 0; slot < keyindex_top(&t->stream_idx); slot++) {
+		struct nt_stream *s = &t->streams[slot];
+
+		if (!keyindex_live(&t->stream_idx, slot) || s->pid != pid || !s->unlaunched)
+			continue;
+		/* Calls of an open group are the newest: walk back from the tail. */
+		for (uint32_t i = s->n; i-- > 0 && s->unlaunched;) {
+			struct nt_pending *p = ring_at(s, i);
+
+			if (p->launched || p->tid != tid)
+				continue;
+			p->launched = 1;
+			p->start_ns = now_ns;
+			s->unlaunched--;
+		}
+	}
+}
+
+void nccltrack_group(struct nccltrack *t, const struct zev_nccl_group *e)
+{
+	uint32_t *d = thread_depth(t, e->hdr.pid, e->hdr.tid, !e->end);
+	int32_t slot;
+
+	if (!d)
+		return;
+	if (!e->end) {
+		(*d)++;
+		return;
+	}
+	if (*d && --*d)
+		return;
+	launch_group(t, e->hdr.pid, e->hdr.tid, e->hdr.ts_ns);
+	slot = keyindex_find(&t->thread_idx, e->hdr.pid, e->hdr.tid);
+	if (slot >= 0)
+		keyindex_remove(&t->thread_idx, slot);
+}
+
+/* ---- the records -------------------------------------------------------- */
+
+void nccltrack_call(struct nccltrack *t, const struct zev_nccl_call *e)
+{
+	uint64_t now = e->hdr.ts_ns, call_ns = now > e->ns ? now - e->ns : now;
+	uint32_t pid = e->hdr.pid, *depth;
+	struct nt_stream *s;
+	struct nt_pending *p;
+	int known;
+
+	if (e->op >= SHM_NCCL_OP_COUNT)
+		return;
+	s = stream_get(t, pid, e->stream, e->dev, now);
+	if (!s)
+		return;
+	if (s->capturing) {
+		/* Runs at each graph launch, where no NCCL call is made. */
+		agg_nccl_count(t->agg, AGG_NCCL_CAPTURED, 1);
+		return;
+	}
+	known = agg_nccl_comm_call(t->agg, pid, e->comm, e->bytes, call_ns) == 0;
+	if (!known)
+		agg_nccl_count(t->agg, AGG_NCCL_UNKNOWN_COMM, 1);
+	if (ring_room(t, s) < 0) {
+		if (known)
+			agg_nccl_comm_done(t->agg, pid, e->comm, call_ns, 0);
+		agg_nccl_count(t->agg, AGG_NCCL_PENDING_DROPPED, 1);
+		return;
+	}
+	depth = thread_depth(t, pid, e->hdr.tid, 0);
+	p = ring_at(s, s->n++);
+	memset(p, 0, sizeof(*p));
+	p->pos = ++s->pos;
+	p->call_ns = call_ns;
+	p->start_ns = call_ns;
+	p->comm = known ? e->comm : 0;
+	p->op = e->op;
+	p->tid = e->hdr.tid;
+	p->launched = !(depth && *depth);
+	if (!p->launched)
+		s->unlaunched++;
+	t->pending++;
+}
+
+static struct nt_event *event_get(struct nccltrack *t, uint32_t pid, uint64_t handle)
+{
+	int32_t s = keyindex_find(&t->event_idx, pid, handle);
+
+	if (s >= 0)
+		return &t->events[s];
+	s = keyindex_insert(&t->event_idx, pid, handle);
+	if (s < 0) {
+		uint32_t v = t->event_hand++ % NT_MAX_EVENTS;
+
+		agg_nccl_count(t->agg, AGG_NCCL_STATE_EVICTED, 1);
+		keyindex_remove(&t->event_idx, (int32_t)v);
+		s = keyindex_insert(&t->event_idx, pid, handle);
+		if (s < 0)
+			return NULL;
+	}
+	return &t->events[s];
+}
+
+static struct nt_event *event_find(struct nccltrack *t, uint32_t pid, uint64_t handle)
+{
+	int32_t s = keyindex_find(&t->event_idx, pid, handle);
+
+	return s < 0 ? NULL : &t->events[s];
+}
+
+static void record(struct nccltrack *t, const struct zev_cuda_order *e)
+{
+	struct nt_stream *s = stream_find(t, e->hdr.pid, e->b, e->dev);
+	struct nt_event *ev;
+
+	/* A stream we never saw queue or wait gives the event nothing to cover. */
+	ev = s || event_find(t, e->hdr.pid, e->a) ? event_get(t, e->hdr.pid, e->a) : NULL;
+	if (!ev)
+		return;
+	ev->pid = e->hdr.pid;
+	ev->last_ns = e->hdr.ts_ns;
+	ev->stream = s ? (int32_t)(s - t->streams) : -1;
+	ev->gen = s ? s->gen : 0;
+	ev->pos = s ? s->pos : 0;
+}
+
+static void stream_wait(struct nccltrack *t, const struct zev_cuda_order *e)
+{
+	struct nt_event *ev = event_find(t, e->hdr.pid, e->b);
+	struct nt_stream *src, *s;
+	struct nt_dep d;
+
+	if (!ev || !(src = stream_at(t, ev->stream, ev->gen)) || (!src->n && !src->ndeps))
+		return;
+	d.src = ev->stream;
+	d.src_gen = ev->gen;
+	d.src_pos = ev->pos;
+	s = stream_get(t, e->hdr.pid, e->a, e->dev, e->hdr.ts_ns);
+	if (!s || s == src)
+		return;
+	if (s->ndeps == NT_MAX_DEPS) {
+		/* The oldest dependency goes: its source may now wait longer. */
+		memmove(&s->deps[0], &s->deps[1], (NT_MAX_DEPS - 1) * sizeof(s->deps[0]));
+		s->ndeps--;
+		agg_nccl_count(t->agg, AGG_NCCL_STATE_EVICTED, 1);
+	}
+	d.at = ++s->pos;
+	s->deps[s->ndeps++] = d;
+}
+
+void nccltrack_order(struct nccltrack *t, const struct zev_cuda_order *e)
+{
+	struct nt_stream *s;
+
+	switch (e->kind) {
+	case ZN_ORDER_RECORD:
+		record(t, e);
+		break;
+	case ZN_ORDER_WAIT:
+		stream_wait(t, e);
+		break;
+	case ZN_ORDER_CAPTURE_BEGIN:
+	case ZN_ORDER_CAPTURE_END:
+		s = stream_get(t, e->hdr.pid, e->a, e->dev, e->hdr.ts_ns);
+		if (s)
+			s->capturing = e->kind == ZN_ORDER_CAPTURE_BEGIN;
+		break;
+	default:
+		break;
+	}
+}
+
+void nccltrack_sync(struct nccltrack *t, const struct zev_cuda_sync *e)
+{
+	uint64_t now = e->hdr.ts_ns;
+	struct nt_stream *s;
+	struct nt_event *ev;
+
+	switch (e->kind) {
+	case ZN_SYNC_STREAM:
+		s = stream_find(t, e->hdr.pid, e->handle, e->dev);
+		if (s)
+			complete(t, (int32_t)(s - t->streams), s->gen, UINT64_MAX, now, 0);
+		break;
+	case ZN_SYNC_EVENT:
+	case ZN_SYNC_EVENT_QUERY:
+		ev = event_find(t, e->hdr.pid, e->handle);
+		if (ev)
+			complete(t, ev->stream, ev->gen, ev->pos, now, 0);
+		break;
+	case ZN_SYNC_DEVICE:
+		for (uint32_t slot = 0; slot < keyindex_top(&t->stream_idx); slot++) {
+			s = &t->streams[slot];
+			if (keyindex_live(&t->stream_idx, slot) && s->pid == e->hdr.pid &&
+			    (s->dev == e->dev || s->dev < 0 || e->dev < 0))
+				complete(t, (int32_t)slot, s->gen, UINT64_MAX, now, 0);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+void nccltrack_expire(struct nccltrack *t, uint64_t now_ns)
+{
+	uint64_t horizon = now_ns > NT_EXPIRE_NS ? now_ns - NT_EXPIRE_NS : 0;
+
+	for (uint32_t slot = 0; slot < keyindex_top(&t->stream_idx); slot++) {
+		struct nt_stream *s = &t->streams[slot];
+
+		if (!keyindex_live(&t->stream_idx, slot))
+			continue;
+		while (s->n && ring_at(s, 0)->call_ns < horizon) {
+			pop_front(t, s, 0);
+			agg_nccl_count(t->agg, AGG_NCCL_PENDING_EXPIRED, 1);
+		}
+		if (!s->n && s->last_ns < horizon)
+			stream_drop(t, (int32_t)slot);
+	}
+	for (uint32_t slot = 0; slot < keyindex_top(&t->event_idx); slot++)
+		if (keyindex_live(&t->event_idx, slot) && t->events[slot].last_ns < horizon)
+			keyindex_remove(&t->event_idx, (int32_t)slot);
+}
+
+void nccltrack_proc_gone(struct nccltrack *t, uint32_t pid)
+{
+	for (uint32_t slot = 0; slot < keyindex_top(&t->stream_idx); slot++)
+		if (keyindex_live(&t->stream_idx, slot) && t->streams[slot].pid == pid)
+			stream_drop(t, (int32_t)slot);
+	for (uint32_t slot = 0; slot < keyindex_top(&t->event_idx); slot++)
+		if (keyindex_live(&t->event_idx, slot) && t->events[slot].pid == pid)
+			keyindex_remove(&t->event_idx, (int32_t)slot);
+	for (uint32_t slot = 0; slot < keyindex_top(&t->thread_idx); slot++)
+		if (keyindex_live(&t->thread_idx, slot) && t->thread_idx.key[slot].a == pid)
+			keyindex_remove(&t->thread_idx, (int32_t)slot);
+}

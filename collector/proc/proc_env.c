@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Allowlisted reader of /proc/PID/environ; see proc_env.h.  Root.  The
+ * environment is scanned as it is read, a chunk at a time, so that the
+ * value of a variable not on the list is never copied anywhere.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/idtext.h"
+#include "collector/proc/proc_env.h"
+#include "common/util.h"
+
+enum env_kind {
+	ENV_NUM,	/* decimal integer in [min, max] */
+	ENV_TEXT,	/* printable UTF-8 id */
+	ENV_HOST,	/* host name or IPv4/IPv6 address */
+	ENV_TOKEN,	/* one word of [A-Za-z0-9_.-] */
+	ENV_DEVICES,	/* printable ASCII list; may be empty, which means "none" */
+};
+
+struct env_var {
+	const char *name;
+	enum env_kind kind;
+	size_t off;
+	uint64_t min, max;
+};
+
+#define NUM(n, f, lo, hi)	{ n, ENV_NUM, offsetof(struct proc_env, f), lo, hi }
+#define STR(n, k, f)		{ n, k, offsetof(struct proc_env, f), 0, 0 }
+
+/* The allowlist: the one place a variable name is admitted. */
+static const struct env_var env_vars[] = {
+	NUM("RANK", rank, 0, PROC_ENV_RANK_MAX),
+	NUM("LOCAL_RANK", local_rank, 0, PROC_ENV_RANK_MAX),
+	NUM("WORLD_SIZE", world_size, 1, PROC_ENV_RANK_MAX),
+	NUM("LOCAL_WORLD_SIZE", local_world_size, 1, PROC_ENV_RANK_MAX),
+	NUM("GROUP_RANK", group_rank, 0, PROC_ENV_RANK_MAX),
+	NUM("TORCHELASTIC_RESTART_COUNT", restart_count, 0, PROC_ENV_RANK_MAX),
+	STR("TORCHELASTIC_RUN_ID", ENV_TEXT, run_id),
+	STR("MASTER_ADDR", ENV_HOST, master_addr),
+	NUM("MASTER_PORT", master_port, 1, 65535),
+	NUM("OMPI_COMM_WORLD_RANK", ompi_rank, 0, PROC_ENV_RANK_MAX),
+	NUM("OMPI_COMM_WORLD_LOCAL_RANK", ompi_local_rank, 0, PROC_ENV_RANK_MAX),
+	NUM("OMPI_COMM_WORLD_SIZE", ompi_size, 1, PROC_ENV_RANK_MAX),
+	NUM("SLURM_JOB_ID", slurm_job_id, 0, UINT32_MAX),
+	NUM("SLURM_STEP_ID", slurm_step_id, 0, UINT32_MAX),
+	NUM("SLURM_PROCID", slurm_procid, 0, PROC_ENV_RANK_MAX),
+	NUM("SLURM_LOCALID", slurm_localid, 0, PROC_ENV_RANK_MAX),
+	NUM("SLURM_NTASKS", slurm_ntasks, 1, PROC_ENV_RANK_MAX),
+	NUM("SLURM_ARRAY_JOB_ID", slurm_array_job_id, 0, UINT32_MAX),
+	NUM("SLURM_ARRAY_TASK_ID", slurm_array_task_id, 0, UINT32_MAX),
+	STR("CUDA_VISIBLE_DEVICES", ENV_DEVICES, cuda_visible_devices),
+	STR("NVIDIA_VISIBLE_DEVICES", ENV_DEVICES, nvidia_visible_devices),
+	STR("CUDA_DEVICE_ORDER", ENV_TOKEN, cuda_device_order),
+};
+
+/* Longer than any name above, so a longer name is simply not listed. */
+#define ENV_NAME_MAX	32
+/* Bytes of a value kept while scanning: the longest field, plus one to see overflow. */
+#define ENV_VALUE_MAX	PROC_ENV_DEVICES_MAX
+
+enum scan_state { SCAN_NAME, SCAN_VALUE, SCAN_SKIP };
+
+struct env_scan {
+	struct proc_env *out;
+	enum scan_state state;
+	const struct env_var *var;
+	size_t len;		/* bytes in name[] or value[] */
+	int overflow;		/* the value outgrew value[] */
+	char name[ENV_NAME_MAX];
+	char value[ENV_VALUE_MAX + 1];
+	/* One decoded field, compared with what an earlier entry stored. */
+	union {
+		struct proc_env_num num;
+		struct proc_env_id id;
+		struct proc_env_devices devices;
+	} field;
+};
+
+static const struct env_var *var_find(const char *name, size_t n)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(env_vars); i++)
+		if (strlen(env_vars[i].name) == n && memcmp(env_vars[i].name, name, n) == 0)
+			return &env_vars[i];
+	return NULL;
+}
+
+static size_t field_size(enum env_kind kind)
+{
+	switch (kind) {
+	case ENV_NUM:
+		return sizeof(struct proc_env_num);
+	case ENV_DEVICES:
+		return sizeof(struct proc_env_devices);
+	default:
+		return sizeof(struct proc_env_id);
+	}
+}
+
+static int chars_in(const char *s, size_t n, const char *extra, int alnum)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		int ok = alnum && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+				   (c >= '0' && c <= '9'));
+
+		if (!ok && (c == '\0' || !strchr(extra, c)))
+			return 0;
+	}
+	return 1;
+}
+
+static int ascii_printable(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* Decodes the value in sc->value into sc->field; returns 0 or -EINVAL. */
+static int field_decode(struct env_scan *sc)
+{
+	const struct env_var *v = sc->var;
+	const char *s = sc->value;
+	size_t n = sc->len;
+
+	memset(&sc->field, 0, sizeof(sc->field));
+	if (sc->overflow)
+		return -EINVAL;
+	switch (v->kind) {
+	case ENV_NUM:
+		/* Twenty digits hold any uint64_t; parse_u64 wants a string. */
+		if (n == 0 || n > 20 || !chars_in(s, n, "0123456789", 0) ||
+		    parse_u64(s, v->min, v->max, &sc->field.num.value) != 0)
+			return -EINVAL;
+		sc->field.num.state = PROC_ENV_SET;
+		return 0;
+	case ENV_TEXT:
+		if (n == 0 || idtext_copy(sc->field.id.value, sizeof(sc->field.id.value), s, n))
+			return -EINVAL;
+		break;
+	case ENV_HOST:
+	case ENV_TOKEN:
+		if (n == 0 || n >= sizeof(sc->field.id.value) ||
+		    !chars_in(s, n, v->kind == ENV_HOST ? ".-_:%[]" : "_.-", 1))
+			return -EINVAL;
+		memcpy(sc->field.id.value, s, n);
+		break;
+	case ENV_DEVICES:
+		if (n >= sizeof(sc->field.devices.value) || !ascii_printable(s, n))
+			return -EINVAL;
+		memcpy(sc->field.devices.value, s, n);
+		sc->field.devices.state = PROC_ENV_SET;
+		return 0;
+	}
+	sc->field.id.state = PROC_ENV_SET;
+	return 0;
+}
+
+/* Stores the completed entry's field; a second, different value voids it. */
+static void field_store(struct env_scan *sc)
+{
+	char *dst = (char *)sc->out + sc->var->off;
+	size_t size = field_size(sc->var->kind);
+	uint32_t *state = (uint32_t *)dst;	/* every field type starts with state */
+
+	sc->value[sc->len < ENV_VALUE_MAX ? sc->len : ENV_VALUE_MAX] = '\0';
+	if (field_decode(sc) != 0) {
+		memset(&sc->field, 0, sizeof(sc->field));
+		sc->field.num.state = PROC_ENV_INVALID;
+		sc->out->refused++;
+	}
+	if (*state == PROC_ENV_ABSENT) {
+		memcpy(dst, &sc->field, size);
+	} else if (memcmp(dst, &sc->field, size) != 0) {
+		memset(dst, 0, size);
+		*state = PROC_ENV_INVALID;
+		sc->out->flags |= PROC_ENV_F_CONFLICT;
+	}
+}
+
+static void scan_init(struct env_scan *sc, struct proc_env *out)
+{
+	memset(out, 0, sizeof(*out));
+	sc->out = out;
+	sc->state = SCAN_NAME;
+	sc->var = NULL;
+	sc->len = 0;
+	sc->overflow = 0;
+}
+
+static void entry_end(struct env_scan *sc)
+{
+	sc->out->entries++;
+	if (sc->state == SCAN_NAME)
+		sc->out->flags |= PROC_ENV_F_MALFORMED;
+	else if (sc->state == SCAN_VALUE)
+		field_store(sc);
+	sc->state = SCAN_NAME;
+	sc->var = NULL;
+	sc->len = 0;
+	sc->overflow = 0;
+}
+
+static void scan_feed(struct env_scan *sc, const char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+
+		if (c == '\0') {
+			entry_end(sc);
+			continue;
+		}
+		switch (sc->state) {
+		case SCAN_NAME:
+			if (c == '=') {
+				sc->var = var_find(sc->name, sc->len);
+				sc->state = sc->var ? SCAN_VALUE : SCAN_SKIP;
+				sc->len = 0;
+			} else if (sc->len < sizeof(sc->name)) {
+				sc->name[sc->len++] = c;
+			} else {
+				sc->state = SCAN_SKIP;	/* no listed name is this long */
+			}
+			break;
+		case SCAN_VALUE:
+			if (sc->len < ENV_VALUE_MAX)
+				sc->value[sc->len++] = c;
+			else
+				sc->overflow = 1;
+			break;
+		case SCAN_SKIP:
+			break;
+		}
+	}
+}
+
+static void scan_finish(struct env_scan *sc)
+{
+	/* An entry without its NUL may be cut short: "RANK=12" read as "RANK=1". */
+	if (sc->state != SCAN_NAME || sc->len > 0)
+		sc->out->flags |= PROC_ENV_F_CUT_ENTRY;
+	explicit_bzero(sc->name, sizeof(sc->name));
+	explicit_bzero(sc->value, sizeof(sc->value));
+	explicit_bzero(&sc->field, sizeof(sc->field));
+}
+
+void proc_env_parse(const char *buf, size_t len, struct proc_env *out)
+{
+	struct env_scan sc;
+
+	scan_init(&sc, out);
+	if (len > PROC_ENV_READ_MAX) {
+		len = PROC_ENV_READ_MAX;
+		out->flags |= PROC_ENV_F_TRUNCATED;
+	}
+	scan_feed(&sc, buf, len);
+	out->bytes = (uint32_t)len;
+	scan_finish(&sc);
+}
+
+int proc_env_read_file(const char *path, struct proc_env *out)
+{
+	struct env_scan sc;
+	char chunk[4096];
+	size_t total = 0;
+	int fd, err = 0;
+
+	scan_init(&sc, out);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		/* Recent kernels refuse to open a kernel thread's or zombie's environ. */
+		return errno == ESRCH ? -ENODATA : -errno;
+	while (total < PROC_ENV_READ_MAX) {
+		size_t want = PROC_ENV_READ_MAX - total;
+		ssize_t n = read(fd, chunk, want < sizeof(chunk) ? want : sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		scan_feed(&sc, chunk, (size_t)n);
+		total += (size_t)n;
+	}
+	if (total == PROC_ENV_READ_MAX && read(fd, chunk, 1) > 0)
+		out->flags |= PROC_ENV_F_TRUNCATED;
+	close(fd);
+	out->bytes = (uint32_t)total;
+	scan_finish(&sc);
+	explicit_bzero(chunk, sizeof(chunk));
+	if (total > 0)
+		return 0;	/* what was read before an error still stands */
+	/* Nothing kept from an unreadable or empty environment. */
+	memset(out, 0, sizeof(*out));
+	return err && err != -ESRCH ? err : -ENODATA;
+}
+
+int proc_env_read(pid_t pid, struct proc_env *out)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	return proc_env_read_file(path, out);
+}

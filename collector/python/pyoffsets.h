@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * CPython structure offsets, one row per supported version that does not
+ * publish its own (collector/python/pydebug.h reads those): what the BPF frame
+ * walk follows (struct zp_offsets) and what the collector reads of a code
+ * object to name a frame.  Versions with neither are refused: a guessed
+ * layout would give wrong lines.  Collector-internal.
+ */
+#ifndef ZERNEL_PYOFFSETS_H
+#define ZERNEL_PYOFFSETS_H
+
+#include <stdint.h>
+
+#include "bpf/pystack.h"
+
+struct py_layout {
+	uint32_t major, minor;
+	struct zp_offsets walk;
+	uint16_t tstate_interp;		/* PyThreadState.interp (checked at attach) */
+	uint16_t object_type;		/* PyObject.ob_type */
+	uint16_t code_filename;		/* PyCodeObject.co_filename */
+	uint16_t code_qualname;		/* PyCodeObject.co_qualname */
+	uint16_t code_firstlineno;	/* PyCodeObject.co_firstlineno (int) */
+	uint16_t code_linetable;	/* PyCodeObject.co_linetable (bytes) */
+	uint16_t code_units;		/* PyCodeObject.co_code_adaptive: instruction 0 */
+	uint16_t var_size;		/* PyVarObject.ob_size */
+	uint16_t bytes_data;		/* PyBytesObject.ob_sval */
+	uint16_t str_length;		/* PyASCIIObject.length */
+	uint16_t str_state;		/* PyASCIIObject.state */
+	uint16_t str_ascii_data;	/* sizeof(PyASCIIObject): compact ASCII text */
+	uint16_t str_compact_data;	/* sizeof(PyCompactUnicodeObject) */
+	uint16_t code_tag_bits;		/* low bits of a frame's code pointer that tag it */
+};
+
+/*
+ * What the collector reads of an object at once (collector/python/pyread.c): a
+ * layout's offsets must fall inside, which py_layout_fits checks.
+ */
+#define PY_CODE_HEADER		256	/* of a code object */
+#define PY_STR_HEADER		96	/* of a str object, up to its compact text */
+#define PY_BYTES_HEADER		48	/* of a bytes object, up to its data */
+
+/*
+ * Whether every offset of l lies inside what is read of its object,
+ * including the frame words the BPF walk reads (8).  A table row always
+ * does; offsets the interpreter publishes are checked the same way.
+ */
+int py_layout_fits(const struct py_layout *l);
+
+/* The row of version major.minor, or NULL when it is not supported. */
+const struct py_layout *py_layout_find(uint32_t major, uint32_t minor);
+
+/* "3.11, 3.12, 3.13 and 3.14": the versions with a row or read offsets, for messages. */
+const char *py_layout_supported(void);
+
+#endif /* ZERNEL_PYOFFSETS_H */

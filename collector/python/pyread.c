@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pyread.h.  Strings: compact str objects of every kind are read, and
+ * named by their printable ASCII characters ('?' for the rest): files and
+ * names of real code seldom hold others, and a '?' keeps the site.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "collector/python/pyline.h"
+#include "collector/python/pyread.h"
+
+#define CODE_HEADER	PY_CODE_HEADER
+#define LINETABLE_MAX	(64u << 10)	/* longer tables: line unknown */
+#define STR_ASCII	(1u << 6)	/* PyASCIIObject.state.ascii */
+#define STR_COMPACT	(1u << 5)	/* PyASCIIObject.state.compact */
+#define STR_KIND(st)	(((st) >> 2) & 7u)	/* bytes a character */
+#define STR_TEXT_MAX	256u		/* the longest text a caller takes */
+/* A character's code is its low bytes, where the watched process runs on this CPU. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "str kinds are read little-endian");
+
+static uint64_t u64_at(const uint8_t *b, uint16_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/*
+ * A str object's text into out (len bytes, at most STR_TEXT_MAX), keeping
+ * the end when too long.  Compact strings of every kind are read: one,
+ * two or four bytes a character (Latin-1, UCS-2, UCS-4); a character
+ * outside printable ASCII is shown as '?'.
+ */
+static int read_str(int mem, const struct py_layout *l, uint64_t obj, char *out, size_t len)
+{
+	uint8_t head[PY_STR_HEADER];
+	uint64_t n, data, skip = 0;
+	uint32_t state, kind;
+	uint8_t buf[4 * STR_TEXT_MAX];
+
+	if (!obj || l->str_compact_data > sizeof(head) || len < 5 || len > STR_TEXT_MAX)
+		return -EINVAL;
+	if (pymem_read(mem, obj, head, l->str_compact_data) != 0)
+		return -EIO;
+	n = u64_at(head, l->str_length);
+	memcpy(&state, head + l->str_state, sizeof(state));
+	kind = STR_KIND(state);
+	if (!(state & STR_COMPACT) || (kind != 1 && kind != 2 && kind != 4) || n > (1u << 20) ||
+	    ((state & STR_ASCII) && kind != 1))
+		return -EPROTO;
+	data = obj + ((state & STR_ASCII) ? l->str_ascii_data : l->str_compact_data);
+	if (n > len - 1) {
+		skip = n - (len - 4);
+		n = len - 4;
+	}
+	if (pymem_read(mem, data + skip * kind, buf, n * kind) != 0)
+		return -EIO;
+	memset(out, 0, len);
+	if (skip)
+		memcpy(out, "...", 3);
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t c = 0;
+
+		memcpy(&c, buf + i * kind, kind);	/* little-endian: the low bytes */
+		out[(skip ? 3 : 0) + i] = (c >= 32 && c < 127) ? (char)c : '?';
+	}
+	return 0;
+}
+
+/*
+ * Code objects named before, by (pid, address): a stall names the same
+ * few code objects again and again, and reading one costs seven reads of
+ * the other process.  An entry is used only when the code object still
+ * holds the same file, name and line table objects at the same first
+ * line: those are immutable and what the entry was made from.  The rest
+ * of its header changes all the time (its reference count, the
+ * interpreter's warm-up counters), so it is not compared.
+ */
+#define CODE_CACHE	1024u		/* entries */
+#define CODE_WAYS	4u		/* where one may live: hot code objects rarely collide */
+#define CACHED_TABLE	4096u		/* longer line tables are read each time */
+
+struct code_key {
+	uint64_t file, func, table;	/* the objects' addresses */
+	int32_t firstlineno;
+	uint32_t pad;
+};
+
+/*
+ * Where an entry lives is kept apart from what it holds: the ways of a
+ * set are compared for every frame of every stall, and an entry holds
+ * kilobytes (its line table), so a set's tags share two cache lines and
+ * only the entry found is touched.
+ */
+struct code_tag {
+	uint32_t pid;
+	uint64_t code;
+	uint64_t used;			/* when last looked up, to pick the way to reuse */
+	uint64_t head_batch;		/* head read in this batch (0: never) */
+};
+
+struct code_entry {
+	uint8_t head[CODE_HEADER];
+	struct code_key key;
+	char file[SHM_SITE_FILE_LEN];
+	char func[SHM_SITE_FUNC_LEN];
+	uint32_t tab_len;		/* 0: no table kept */
+	uint8_t tab[CACHED_TABLE];
+};
+
+static struct code_tag *code_tags;
+static struct code_entry *code_entries;
+
+/*
+ * A batch is the records drained together.  They were all taken before
+ * the batch is named, so a code object's head read for one of them names
+ * the others as well as a read of their own would: a training loop's
+ * stalls repeat the same stacks, and a batch of them then costs the other
+ * process one read, not one per stall.
+ */
+static uint64_t batch = 1;
+
+void pyread_next_batch(void)
+{
+	batch++;
+}
+
+static void code_key_of(const struct py_layout *l, const uint8_t *head, struct code_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->file = u64_at(head, l->code_filename);
+	k->func = u64_at(head, l->code_qualname);
+	k->table = u64_at(head, l->code_linetable);
+	memcpy(&k->firstlineno, head + l->code_firstlineno, sizeof(k->firstlineno));
+}
+
+/* The first of the ways where (pid, code) may live, or -1 without a cache. */
+static int32_t cache_set(uint32_t pid, uint64_t code)
+{
+	/*
+	 * The pid goes in before the multiply: forked workers hold the same
+	 * code objects at the same addresses, and must not take turns in a slot.
+	 */
+	uint64_t h = ((code >> 4) ^ ((uint64_t)pid << 32)) * 0x9e3779b97f4a7c15ull;
+
+	if (!code_tags) {
+		code_tags = calloc(CODE_CACHE, sizeof(*code_tags));
+		code_entries = calloc(CODE_CACHE, sizeof(*code_entries));
+		if (!code_tags || !code_entries) {
+			free(code_tags);
+			free(code_entries);
+			code_tags = NULL;
+			code_entries = NULL;
+			return -1;
+		}
+	}
+	return (int32_t)((h >> 32) % (CODE_CACHE / CODE_WAYS) * CODE_WAYS);
+}
+
+/* The head of (pid, code) read earlier in this batch, else NULL. */
+static const uint8_t *batch_head(uint32_t pid, uint64_t code)
+{
+	int32_t set = cache_set(pid, code);
+
+	for (int32_t w = 0; set >= 0 && w < (int32_t)CODE_WAYS; w++) {
+		const struct code_tag *tag = &code_tags[set + w];
+
+		if (tag->pid == pid && tag->code == code && tag->head_batch == batch)
+			return code_entries[set + w].head;
+	}
+	return NULL;
+}
+
+/*
+ * The slot of (pid, code) among the ways of its set, else the one to
+ * reuse; -1 without a cache.  The tag still says what the slot held.
+ */
+static int32_t cache_slot(uint32_t pid, uint64_t code)
+{
+	int32_t set = cache_set(pid, code), victim;
+	static uint64_t clock;
+
+	if (set < 0)
+		return -1;
+	victim = set;
+	for (int32_t w = set; w < set + (int32_t)CODE_WAYS; w++) {
+		if (code_tags[w].pid == pid && code_tags[w].code == code) {
+			victim = w;
+			break;
+		}
+		if (code_tags[w].used < code_tags[victim].used)
+			victim = w;
+	}
+	code_tags[victim].used = ++clock;
+	return victim;
+}
+
+/* The line of f from the code object's table (cached or read). */
+static uint32_t frame_line(int mem, const struct py_layout *l, const struct zev_py_frame *f,
+			   const uint8_t *head, struct code_entry *ce)
+{
+	static uint8_t table[LINETABLE_MAX];
+	uint64_t first_unit = f->code + l->code_units, tab, tab_len;
+	const uint8_t *t = table;
+	uint8_t tab_head[PY_BYTES_HEADER];
+	int32_t firstlineno;
+	int line;
+
+	memcpy(&firstlineno, head + l->code_firstlineno, sizeof(firstlineno));
+	if (f->instr < first_unit || (f->instr - first_unit) % 2 || firstlineno < 0)
+		return 0;
+	if (ce && ce->tab_len) {
+		t = ce->tab;
+		tab_len = ce->tab_len;
+	} else {
+		tab = u64_at(head, l->code_linetable);
+		if (!tab || pymem_read(mem, tab, tab_head, l->bytes_data) != 0)
+			return 0;
+		tab_len = u64_at(tab_head, l->var_size);
+		if (tab_len == 0 || tab_len > LINETABLE_MAX ||
+		    pymem_read(mem, tab + l->bytes_data, table, tab_len) != 0)
+			return 0;
+		if (ce && tab_len <= CACHED_TABLE) {
+			memcpy(ce->tab, table, tab_len);
+			ce->tab_len = (uint32_t)tab_len;
+		}
+	}
+	line = pyline_311(t, tab_len, firstlineno, f->instr - first_unit);
+	return line > 0 ? (uint32_t)line : 0;
+}
+
+/*
+ * The head of each frame's code object: from this batch's reads where one
+ * was read already, the rest in one system call where the kernel allows
+ * (process_vm_readv), else through mem one at a time.  The pid may name
+ * another process by then; a read through mem (opened on the process
+ * itself, which fails once it is gone) afterwards tells.
+ */
+static void read_heads(int mem, uint32_t pid, const struct zev_py_frame *frames, uint32_t n,
+		       uint8_t (*heads)[CODE_HEADER], int *ok)
+{
+	struct iovec local[ZP_MAX_FRAMES], remote[ZP_MAX_FRAMES];
+	uint32_t want[ZP_MAX_FRAMES], n_want = 0, done = 0;
+	const uint8_t *known;
+	uint8_t byte;
+	ssize_t got;
+
+	for (uint32_t i = 0; i < n; i++) {
+		known = frames[i].code ? batch_head(pid, frames[i].code) : NULL;
+		ok[i] = known != NULL;
+		if (known) {
+			memcpy(heads[i], known, CODE_HEADER);
+			continue;
+		}
+		local[n_want].iov_base = heads[i];
+		local[n_want].iov_len = CODE_HEADER;
+		remote[n_want].iov_base = (void *)(uintptr_t)frames[i].code;
+		remote[n_want].iov_len = CODE_HEADER;
+		want[n_want++] = i;
+	}
+	if (!n_want)
+		return;
+	got = process_vm_readv((pid_t)pid, local, n_want, remote, n_want, 0);
+	if (got > 0 && pymem_read(mem, frames[want[0]].code, &byte, 1) == 0)
+		done = (uint32_t)((size_t)got / CODE_HEADER);
+	for (uint32_t k = 0; k < n_want; k++) {
+		uint32_t i = want[k];
+
+		ok[i] = k < done || (frames[i].code &&
+				     pymem_read(mem, frames[i].code, heads[i], CODE_HEADER) == 0);
+	}
+}
+
+/* The head the entry in slot was checked against, for the rest of the batch. */
+static void keep_head(int32_t slot, const uint8_t *head)
+{
+	struct code_entry *ce = &code_entries[slot];
+
+	if (ce->head != head)
+		memcpy(ce->head, head, CODE_HEADER);
+	code_tags[slot].head_batch = batch;
+}
+
+static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
+		      const struct zev_py_frame *f, const uint8_t *head, struct stall_frame *out)
+{
+	const struct py_layout *l = &pi->layout;
+	struct code_entry *ce = NULL;
+	struct code_tag *tag = NULL;
+	struct code_key key;
+	int32_t slot;
+
+	memset(out, 0, sizeof(*out));
+	if (!f->code || !head)
+		return -EIO;
+	/* Freed and reused since the stall: not a code object any more. */
+	if (u64_at(head, l->object_type) != pi->code_type)
+		return -ESTALE;
+	code_key_of(l, head, &key);
+	slot = cache_slot(pid, f->code);
+	if (slot >= 0) {
+		ce = &code_entries[slot];
+		tag = &code_tags[slot];
+		if (tag->pid == pid && tag->code == f->code &&
+		    memcmp(&ce->key, &key, sizeof(key)) == 0) {
+			keep_head(slot, head);
+			memcpy(out->file, ce->file, sizeof(out->file));
+			memcpy(out->func, ce->func, sizeof(out->func));
+			out->line = frame_line(mem, l, f, head, ce);
+			return 0;
+		}
+	}
+	if (read_str(mem, l, u64_at(head, l->code_filename), out->file, sizeof(out->file)) != 0)
+		return -EPROTO;
+	if (read_str(mem, l, u64_at(head, l->code_qualname), out->func, sizeof(out->func)) != 0)
+		snprintf(out->func, sizeof(out->func), "?");
+	if (ce) {
+		tag->pid = pid;
+		tag->code = f->code;
+		ce->key = key;
+		memcpy(ce->file, out->file, sizeof(ce->file));
+		memcpy(ce->func, out->func, sizeof(ce->func));
+		ce->tab_len = 0;
+		keep_head(slot, head);
+	}
+	out->line = frame_line(mem, l, f, head, ce);
+	return 0;
+}
+
+int pyread_is_library(const char *file)
+{
+	return file[0] == '<' || strstr(file, "/lib/python") || strstr(file, "/site-packages/") ||
+	       strstr(file, "/dist-packages/");
+}
+
+int pyread_where(int mem, const struct py_interp *pi, const struct zev_py_stall *rec,
+		 struct stall_where *out)
+{
+	static uint8_t heads[ZP_MAX_FRAMES][CODE_HEADER];
+	uint32_t n = rec->nframes < ZP_MAX_FRAMES ? rec->nframes : ZP_MAX_FRAMES;
+	int ok[ZP_MAX_FRAMES], named = 0;
+	struct zev_py_frame frames[ZP_MAX_FRAMES];
+	struct stall_frame f;
+
+	memset(out, 0, sizeof(*out));
+	/* The walk copies a frame's code pointer as it is, tag bits and all. */
+	for (uint32_t i = 0; i < n; i++) {
+		frames[i] = rec->frames[i];
+		frames[i].code &= ~(uint64_t)pi->layout.code_tag_bits;
+	}
+	read_heads(mem, rec->hdr.pid, frames, n, heads, ok);
+	out->native_stack = rec->native_stack < 0 ? -1 : rec->native_stack;
+	out->flags = rec->truncated ? SHM_SITE_TRUNCATED : 0;
+	/* Innermost first: stop at the user's own frame, reading no more. */
+	for (uint32_t i = 0; i < n; i++) {
+		if (name_frame(mem, pi, rec->hdr.pid, &frames[i], ok[i] ? heads[i] : NULL,
+			       &f) != 0) {
+			if (!named)
+				return -ESTALE;
+			continue;
+		}
+		if (!named++) {
+			out->leaf = f;
+			out->site = f;
+		}
+		if (!pyread_is_library(f.file)) {
+			out->site = f;
+			break;
+		}
+	}
+	return named ? 0 : -ENOENT;
+}

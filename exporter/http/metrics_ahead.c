@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The /metrics render thread (see metrics_ahead.h).  Unprivileged; nothing
+ * in it is fatal: a failed render leaves the view without a body, and the
+ * scrape answers 500 as it would have.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "exporter/http/metrics_ahead.h"
+#include "shm/shm_layout.h"
+
+int metrics_ahead_init(struct metrics_ahead *a, const char *shm_name, size_t limit)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	err = pthread_mutex_init(&a->lock, NULL);
+	if (err)
+		return -err;
+	/* Waits are timed on the monotonic clock: wall-clock steps do not stretch them. */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	err = pthread_cond_init(&a->wake, &ca);
+	if (!err && (err = pthread_cond_init(&a->ready, &ca)))
+		pthread_cond_destroy(&a->wake);
+	pthread_condattr_destroy(&ca);
+	if (err) {
+		pthread_mutex_destroy(&a->lock);
+		return -err;
+	}
+	source_init(&a->src, shm_name);
+	/* As a request thread's reader: a stuck writer is "busy" at once. */
+	shm_reader_never_sleep(&a->src.reader);
+	a->limit = limit;
+	for (unsigned int i = 0; i < METRICS_FORMS; i++) {
+		atomic_init(&a->asked_ns[i], 0);
+		atomic_init(&a->asked_gap_ns[i], 0);
+	}
+	atomic_init(&a->last_scrape_ns, 0);
+	a->view.status = SHM_READ_MISSING;
+	snprintf(a->view.reason, sizeof(a->view.reason), "not read yet");
+	return 0;
+}
+
+/* Nothing was published since the last snapshot: the seqlock did not move. */
+static int unchanged(const struct metrics_ahead *a)
+{
+	const union shm_header *h = a->src.reader.map;
+
+	return h && a->src.snap.hdr &&
+	       __atomic_load_n(&h->h.seq, __ATOMIC_ACQUIRE) == a->src.snap.hdr->seq;
+}
+
+/* Scrapes come often enough that a publish is worth rendering before they ask. */
+static int eager(struct metrics_ahead *a, uint64_t now)
+{
+	uint64_t last = atomic_load(&a->last_scrape_ns);
+
+	return last && now - last < METRICS_AHEAD_EAGER_MS * NSEC_PER_MSEC;
+}
+
+static void step(struct metrics_ahead *a, int demand)
+{
+	struct metrics_body *body = NULL, *old;
+	const struct shm_snapshot *snap;
+	uint64_t now = now_mono_ns();
+	int render_error = 0, same = 0;
+
+	if (a->have_view && unchanged(a) && !demand &&
+	    now - a->last_full_ns < METRICS_AHEAD_REFRESH_MS * NSEC_PER_MSEC)
+		return;
+	/* A scrape waiting has seen a publish this thread has not: look now. */
+	if (demand || !a->have_view || !unchanged(a) ||
+	    now - a->last_full_ns >= METRICS_AHEAD_REFRESH_MS * NSEC_PER_MSEC) {
+		source_refresh(&a->src);
+		a->last_full_ns = now;
+	}
+	snap = source_fresh(&a->src);
+	if (snap) {
+		pthread_mutex_lock(&a->lock);
+		body = a->view.body;
+		same = a->view.heartbeat_mono_ns == snap->hdr->heartbeat_mono_ns &&
+		       a->view.generation == snap->hdr->generation;
+		if (metrics_body_current(body, snap))
+			metrics_body_ref(body);
+		else
+			body = NULL;
+		/* A publish that failed to render is not tried again. */
+		if (!body && same)
+			render_error = a->view.render_error;
+		pthread_mutex_unlock(&a->lock);
+		if (!body && !render_error && (demand || eager(a, now))) {
+			body = metrics_body_new(snap, a->limit);
+			if (body)
+				metrics_body_render(body, metrics_ahead_forms(a, now));
+			else
+				render_error = -errno;
+		}
+	}
+	pthread_mutex_lock(&a->lock);
+	old = a->view.body;
+	a->view.status = a->src.status;
+	snprintf(a->view.reason, sizeof(a->view.reason), "%s", a->src.reason);
+	a->view.seen = a->src.seen;
+	a->view.generation = a->src.generation;
+	a->view.heartbeat_mono_ns = a->src.heartbeat_mono_ns;
+	a->view.published_ns = a->src.published_ns;
+	a->view.heartbeat_real_ns = a->src.heartbeat_real_ns;
+	a->view.body = body;
+	a->view.render_error = render_error;
+	a->have_view = 1;
+	pthread_cond_broadcast(&a->ready);
+	pthread_mutex_unlock(&a->lock);
+	metrics_body_unref(old);
+}
+
+static struct timespec after_ms(unsigned int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+static void *ahead_thread(void *arg)
+{
+	struct metrics_ahead *a = arg;
+
+	while (!atomic_load(&a->stop)) {
+		struct timespec until = after_ms(METRICS_AHEAD_POLL_MS);
+		int demand;
+
+		pthread_mutex_lock(&a->lock);
+		while (!a->demand && !atomic_load(&a->stop) &&
+		       pthread_cond_timedwait(&a->wake, &a->lock, &until) == 0)
+			;
+		demand = a->demand;
+		a->demand = 0;
+		pthread_mutex_unlock(&a->lock);
+		step(a, demand);
+		pthread_mutex_lock(&a->lock);
+		a->looks++;
+		pthread_cond_broadcast(&a->ready);
+		pthread_mutex_unlock(&a->lock);
+	}
+	return NULL;
+}
+
+int metrics_ahead_start(struct metrics_ahead *a)
+{
+	int err;
+
+	step(a, 0);
+	err = pthread_create(&a->thread, NULL, ahead_thread, a);
+	if (err)
+		return -err;
+	a->started = 1;
+	return 0;
+}
+
+/* The view holds the publish (generation, heartbeat) or a later one, rendered or failed. */
+static int view_reached(const struct metrics_view *w, uint64_t generation, uint64_t heartbeat)
+{
+	if (w->status != SHM_READ_OK)
+		return 1;	/* nothing to render: the scrape reports what it saw */
+	if (w->generation != generation || w->heartbeat_mono_ns < heartbeat)
+		return 0;
+	return w->body || w->render_error;
+}
+
+/* The view has a body of this collector at most behind_ns older than heartbeat. */
+static int view_recent(const struct metrics_view *w, uint64_t generation, uint64_t heartbeat,
+		       uint64_t behind_ns)
+{
+	return w->status == SHM_READ_OK && w->body && w->generation == generation &&
+	       w->heartbeat_mono_ns + behind_ns >= heartbeat;
+}
+
+int metrics_ahead_view(struct metrics_ahead *a, uint64_t generation, uint64_t heartbeat,
+		       uint64_t behind_ns, struct metrics_view *v)
+{
+	struct timespec until = after_ms(METRICS_AHEAD_WAIT_MS);
+	uint64_t asked = 0;
+	int have, err = 0, looked = 0, recent;
+
+	atomic_store(&a->last_scrape_ns, now_mono_ns());
+	pthread_mutex_lock(&a->lock);
+	/* The publish before, while this one renders: the thread is told, nobody waits. */
+	recent = view_recent(&a->view, generation, heartbeat, behind_ns);
+	if (a->started && recent && !view_reached(&a->view, generation, heartbeat) &&
+	    !a->demand) {
+		a->demand = 1;
+		pthread_cond_signal(&a->wake);
+	}
+	while (a->started && !recent && !err && !view_reached(&a->view, generation, heartbeat)) {
+		/*
+		 * Another generation after a look taken since we asked: the
+		 * collector restarted again; that one is the newest.
+		 */
+		if (looked && a->view.generation != generation)
+			break;
+		if (!a->demand) {
+			a->demand = 1;
+			asked = a->looks;
+			pthread_cond_signal(&a->wake);
+		}
+		err = pthread_cond_timedwait(&a->ready, &a->lock, &until);
+		looked = a->looks > asked + 1 || (a->looks > asked && !a->demand);
+	}
+	*v = a->view;
+	if (v->body)
+		metrics_body_ref(v->body);
+	have = a->have_view;
+	pthread_mutex_unlock(&a->lock);
+	return have && (v->body || v->status != SHM_READ_OK) ? 0 : -EAGAIN;
+}
+
+void metrics_ahead_want(struct metrics_ahead *a, enum metrics_format f, int gzip,
+			uint64_t now_ns)
+{
+	unsigned int i = METRICS_FORM_INDEX(f, gzip);
+	uint64_t last = atomic_exchange(&a->asked_ns[i], now_ns);
+
+	/* Only the event loop asks; the render thread reads a gap at most one request old. */
+	if (last && now_ns > last)
+		atomic_store(&a->asked_gap_ns[i], now_ns - last);
+}
+
+unsigned int metrics_ahead_forms(struct metrics_ahead *a, uint64_t now_ns)
+{
+	unsigned int forms = 0;
+
+	for (unsigned int i = 0; i < METRICS_FORMS; i++) {
+		uint64_t last = atomic_load(&a->asked_ns[i]);
+		uint64_t keep = 2 * atomic_load(&a->asked_gap_ns[i]);
+
+		if (keep < METRICS_AHEAD_EAGER_MS * NSEC_PER_MSEC)
+			keep = METRICS_AHEAD_EAGER_MS * NSEC_PER_MSEC;
+		if (keep > METRICS_AHEAD_FORM_KEEP_MS * NSEC_PER_MSEC)
+			keep = METRICS_AHEAD_FORM_KEEP_MS * NSEC_PER_MSEC;
+		if (last && (now_ns <= last || now_ns - last <= keep))
+			forms |= 1u << i;
+	}
+	return forms;
+}
+
+void metrics_view_status(const struct metrics_view *v, uint64_t now_mono_ns,
+			 struct cat_status *st)
+{
+	st->status = v->status;
+	st->reason = v->reason;
+	st->seen = v->seen;
+	st->generation = v->generation;
+	st->age_ns = v->seen && now_mono_ns > v->published_ns ? now_mono_ns - v->published_ns : 0;
+	st->last_update_real_ns = v->heartbeat_real_ns;
+}
+
+void metrics_ahead_stop(struct metrics_ahead *a)
+{
+	if (!a->started)
+		return;
+	pthread_mutex_lock(&a->lock);
+	atomic_store(&a->stop, 1);
+	pthread_cond_signal(&a->wake);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	a->started = 0;
+}
+
+void metrics_ahead_free(struct metrics_ahead *a)
+{
+	metrics_ahead_stop(a);
+	metrics_body_unref(a->view.body);
+	a->view.body = NULL;
+	source_close(&a->src);
+	pthread_cond_destroy(&a->wake);
+	pthread_cond_destroy(&a->ready);
+	pthread_mutex_destroy(&a->lock);
+}

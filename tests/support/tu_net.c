@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Connections from many loopback addresses (see tu_net.h).
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "tests/support/tu_net.h"
+
+int tu_connect_from(unsigned int host, uint16_t port, int nonblock, int rcvbuf)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+
+	if (fd < 0)
+		return -1;
+	src.sin_addr.s_addr = htonl(0x7f000000u | (host & 0xffffffu));
+	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0) ||
+	    bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
+	    (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0 && errno != EINPROGRESS)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void tu_exchange_line(int fd, const char *text, char *line, size_t len)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	ssize_t n;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	n = read(fd, line, len - 1);
+	line[n > 0 ? n : 0] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+}
+
+void tu_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = rl.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+long long tu_tcp_mem_bytes(void)
+{
+	FILE *f = fopen("/proc/net/sockstat", "re");
+	char line[256];
+	long long pages = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		const char *m = strstr(line, " mem ");
+
+		if (strncmp(line, "TCP:", 4) == 0 && m && sscanf(m, " mem %lld", &pages) != 1)
+			pages = -1;
+	}
+	fclose(f);
+	return pages < 0 ? -1 : pages * sysconf(_SC_PAGESIZE);
+}

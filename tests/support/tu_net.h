@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Connections from many loopback addresses (127.0.0.0/8 is all local), as
+ * the many peers of a cluster network: the exporter shares its slots by
+ * source address.
+ */
+#ifndef ZERNEL_TU_NET_H
+#define ZERNEL_TU_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A TCP connection from 127.x.y.z (host: the low 24 bits) to 127.0.0.1:port,
+ * with a receive buffer of rcvbuf bytes when not 0 (set before connecting,
+ * so the window stays that small).  Returns the descriptor, or -1.
+ */
+int tu_connect_from(unsigned int host, uint16_t port, int nonblock, int rcvbuf);
+
+/* Sends text and reads the first answer line into line; "" when closed. */
+void tu_exchange_line(int fd, const char *text, char *line, size_t len);
+
+/* The descriptor limit raised to its hard limit, for thousands of connections (and children's). */
+void tu_raise_nofile(void);
+
+/* TCP memory of the whole host, in bytes (/proc/net/sockstat "TCP: ... mem"); -1 unread. */
+long long tu_tcp_mem_bytes(void);
+
+#endif /* ZERNEL_TU_NET_H */
