@@ -35,6 +35,7 @@
 #include "shm/shm_layout.h"
 #include "catalog/catalog.h"
 #include "tests/support/testutil.h"
+#include "tests/support/tu_net.h"
 #include "tests/support/tu_exporter.h"
 
 #define PROMTOOL	"/usr/bin/promtool"
@@ -413,17 +414,13 @@ START_TEST(exporter_http_paths_methods_and_limits)
 	ck_assert_int_eq(raw_http(req, padded_request(req, big + 256, big), resp, BODY_MAX), 400);
 
 	/*
-	 * Connections: idle ones from one address, past its share
-	 * (HTTP_MAX_PER_ADDR), each take the slot of its longest waiting one,
-	 * and so does a request from it; the others are closed.
+	 * Connections: slow ones from one address (a byte each), past its
+	 * share (HTTP_MAX_PER_ADDR), each take the slot of its longest waiting
+	 * one, and so does a request from it; the others are closed.
 	 */
 	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++) {
-		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(rig.metrics_port) };
-
-		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		fds[i] = tu_connect_slow(1, rig.metrics_port);
 		ck_assert_int_ge(fds[i], 0);
-		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		ck_assert_int_eq(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
 	}
 	tu_sleep_ms(300);
 	ck_assert_int_eq(simple("GET", "/metrics", resp, BODY_MAX), 200);

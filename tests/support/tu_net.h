@@ -17,6 +17,20 @@
  */
 int tu_connect_from(unsigned int host, uint16_t port, int nonblock, int rcvbuf);
 
+/*
+ * A slow client: a connection from 127.x.y.z (blocking connect) that has
+ * sent the first byte of a request and nothing more.  The exporter sees a
+ * connection with its first bytes only (TCP_DEFER_ACCEPT), so this is the
+ * least a client does to hold a slot.  Returns the descriptor, or -1.
+ */
+int tu_connect_slow(unsigned int host, uint16_t port);
+
+/*
+ * Connections to 127.0.0.1:port the kernel holds half-open (SYN_RECV in
+ * /proc/net/tcp): handed to no process yet; -1 unread.
+ */
+int tu_tcp_half_open(uint16_t port);
+
 /* Sends text and reads the first answer line into line; "" when closed. */
 void tu_exchange_line(int fd, const char *text, char *line, size_t len);
 
