@@ -72,6 +72,7 @@ static const char *find_symbols(void *lib, struct nvml_api *api)
 		missing = "nvmlDeviceGetHandleByIndex_v2";
 	else if (sym(lib, "nvmlDeviceGetMemoryInfo", &api->memory, sizeof(api->memory)))
 		missing = "nvmlDeviceGetMemoryInfo";
+	sym(lib, "nvmlDeviceGetMemoryInfo_v2", &api->memory_v2, sizeof(api->memory_v2));
 	sym(lib, "nvmlErrorString", &api->error_string, sizeof(api->error_string));
 	sym(lib, "nvmlDeviceGetUUID", &api->uuid, sizeof(api->uuid));
 	sym(lib, "nvmlDeviceGetName", &api->name, sizeof(api->name));
@@ -197,7 +198,6 @@ int nvml_read_gpus(struct nvml *nv, struct nvml_gpu *gpus, size_t max, size_t *n
 	for (unsigned int i = 0; i < nv->count && *n < max; i++) {
 		struct nvml_gpu *g = &gpus[(*n)++];
 		struct nvml_device *dev = NULL;
-		struct nvml_memory mem;
 		int ret;
 
 		memset(g, 0, sizeof(*g));
@@ -207,14 +207,13 @@ int nvml_read_gpus(struct nvml *nv, struct nvml_gpu *gpus, size_t max, size_t *n
 		if (ret == 0)
 			read_identity(&nv->api, dev, i, &g->node);
 		if (ret == 0)
-			ret = nv->api.memory(dev, &mem);
+			ret = nvml_memory_read(&nv->api, dev, &g->total, &g->used);
 		if (ret != 0) {
 			/* A device NVML cannot read (lost, no permission) keeps total 0: unknown. */
+			g->total = g->used = 0;
 			snprintf(why, whylen, "device %u: %s", i, nvml_strerror(nv, ret));
 			continue;
 		}
-		g->total = mem.total;
-		g->used = mem.used;
 	}
 	if (nv->count > max)
 		snprintf(why, whylen, "%u devices, only the first %zu kept", nv->count, max);

@@ -30,12 +30,13 @@
 #define NVML_RET_NO_PERMISSION		4
 #define NVML_RET_INSUFFICIENT_SIZE	7
 #define NVML_RET_FUNCTION_NOT_FOUND	13
+#define NVML_RET_ARGUMENT_VERSION_MISMATCH 25
 
 /* One GPU as NVML reports it. */
 struct nvml_gpu {
 	struct gpu_node node;	/* index, minor, UUID, bus id, name; unknown parts empty or -1 */
 	uint64_t total;		/* bytes; 0 when NVML could not read the device */
-	uint64_t used;		/* bytes the driver counts as used, every process together */
+	uint64_t used;		/* bytes allocations hold, every process together (no driver reserve) */
 };
 
 /* An open, initialised NVML. */
@@ -88,8 +89,8 @@ struct nvml_proc {
 
 /* What one read of a device gave: each part is there when its code is NVML_RET_SUCCESS. */
 struct nvml_device_figures {
-	int mem_ret;		/* nvmlDeviceGetMemoryInfo's code */
-	uint64_t used_bytes;	/* the device's used memory */
+	int mem_ret;		/* the memory call's code (nvml_memory_read) */
+	uint64_t used_bytes;	/* the device's used memory, the driver's reserve left out */
 	uint64_t total_bytes;
 	int procs_ret;		/* the process list's; NVML_RET_FUNCTION_NOT_FOUND without the call */
 	unsigned int n_procs;	/* procs[0..n_procs) */

@@ -9,6 +9,7 @@
 #define ZERNEL_NVML_IMPL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "collector/gpu/nvml.h"
 
@@ -20,6 +21,24 @@ struct nvml_memory {			/* nvmlMemory_t */
 	unsigned long long free;
 	unsigned long long used;
 };
+
+/*
+ * nvmlMemory_v2_t, of nvmlDeviceGetMemoryInfo_v2: the driver's reserve
+ * apart, so used is what allocations hold (nvidia-smi's figure since R510);
+ * nvmlMemory_t's used counts the reserve too.  version is
+ * NVML_STRUCT_VERSION(Memory, 2): the size, and 2 in the top byte.
+ */
+struct nvml_memory_v2 {
+	unsigned int version;
+	unsigned long long total;
+	unsigned long long reserved;
+	unsigned long long free;
+	unsigned long long used;
+};
+
+#define NVML_MEMORY_V2_VERSION	((unsigned int)sizeof(struct nvml_memory_v2) | 2u << 24)
+
+_Static_assert(sizeof(struct nvml_memory_v2) == 40, "nvmlMemory_v2_t is 40 bytes");
 
 struct nvml_pci {			/* nvmlPciInfo_t (v3) */
 	char bus_id_legacy[16];
@@ -70,6 +89,7 @@ struct nvml_api {
 	int (*count)(unsigned int *);
 	int (*handle)(unsigned int, struct nvml_device **);
 	int (*memory)(struct nvml_device *, struct nvml_memory *);
+	int (*memory_v2)(struct nvml_device *, struct nvml_memory_v2 *);	/* optional */
 	const char *(*error_string)(int);	/* optional */
 	/* Optional: what a field cannot be read from stays unknown. */
 	int (*uuid)(struct nvml_device *, char *, unsigned int);
@@ -92,5 +112,14 @@ struct nvml {
 	/* The process list as the call writes it, read through api.procs_stride. */
 	struct nvml_process_cc raw[NVML_PROCS_MAX];
 };
+
+/*
+ * A device's total and used memory: from nvmlDeviceGetMemoryInfo_v2 where
+ * the library has it and takes the version asked, else from the
+ * unversioned call (drivers before R510).  Returns the nvmlReturn_t of the
+ * call that answered.
+ */
+int nvml_memory_read(const struct nvml_api *api, struct nvml_device *dev, uint64_t *total,
+		     uint64_t *used);
 
 #endif /* ZERNEL_NVML_IMPL_H */

@@ -49,22 +49,45 @@ static void read_procs(struct nvml *nv, struct nvml_device *dev, struct nvml_pro
 	out->n_procs = count;
 }
 
+int nvml_memory_read(const struct nvml_api *api, struct nvml_device *dev, uint64_t *total,
+		     uint64_t *used)
+{
+	struct nvml_memory_v2 m2 = { .version = NVML_MEMORY_V2_VERSION };
+	struct nvml_memory m1;
+	int ret = NVML_RET_FUNCTION_NOT_FOUND;
+
+	if (api->memory_v2)
+		ret = api->memory_v2(dev, &m2);
+	if (ret == NVML_RET_SUCCESS) {
+		*total = m2.total;
+		*used = m2.used;
+		return ret;
+	}
+	/* A call the driver does not know, or a version it does not take: the old one. */
+	if (ret != NVML_RET_FUNCTION_NOT_FOUND && ret != NVML_RET_NOT_SUPPORTED &&
+	    ret != NVML_RET_ARGUMENT_VERSION_MISMATCH)
+		return ret;
+	ret = api->memory(dev, &m1);
+	if (ret == NVML_RET_SUCCESS) {
+		*total = m1.total;
+		*used = m1.used;
+	}
+	return ret;
+}
+
 int nvml_read_device(struct nvml *nv, unsigned int index, struct nvml_proc *procs,
 		     unsigned int max, struct nvml_device_figures *out)
 {
 	struct nvml_device *dev;
-	struct nvml_memory mem;
 
 	memset(out, 0, sizeof(*out));
 	if (index >= nv->n || !(dev = nv->dev[index]))
 		return -EINVAL;
 	if (max > NVML_PROCS_MAX)
 		max = NVML_PROCS_MAX;
-	out->mem_ret = nv->api.memory(dev, &mem);
-	if (out->mem_ret == NVML_RET_SUCCESS) {
-		out->used_bytes = mem.used;
-		out->total_bytes = mem.total;
-	}
+	out->mem_ret = nvml_memory_read(&nv->api, dev, &out->total_bytes, &out->used_bytes);
+	if (out->mem_ret != NVML_RET_SUCCESS)
+		out->total_bytes = out->used_bytes = 0;
 	read_procs(nv, dev, procs, max, out);
 	return 0;
 }

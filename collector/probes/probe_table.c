@@ -203,9 +203,13 @@ const struct probe_attach probe_attach_table[] = {
 	SCHED_NCCL("ncclAllGather"),
 	SCHED_NCCL("ncclReduceScatter"),
 	SCHED_NCCL("ncclBroadcast"),
+	SCHED_NCCL("ncclBcast"),
 	SCHED_NCCL("ncclReduce"),
 	SCHED_NCCL("ncclSend"),
 	SCHED_NCCL("ncclRecv"),
+	SCHED_NCCL("ncclAlltoAll"),
+	SCHED_NCCL("ncclGather"),
+	SCHED_NCCL("ncclScatter"),
 	SCHED_NCCL("ncclGroupEnd"),
 
 	/*

@@ -214,6 +214,55 @@ START_TEST(driver_errors_come_with_nvmls_codes)
 }
 END_TEST
 
+/*
+ * A driver sets memory aside on each GPU for itself: nvmlMemory_v2_t gives
+ * it apart, and the used memory of GPU 0 is what its allocations hold, as
+ * nvidia-smi shows it; an older driver (no _v2) counts the reserve in used,
+ * and a _v2 the driver refuses for its version falls back to the old call.
+ * A failure of the device itself is still said with its code.
+ */
+START_TEST(device_used_memory_leaves_out_the_drivers_reserve)
+{
+	struct nvml_proc procs[2];
+	struct nvml_device_figures f;
+	struct nvml_gpu gpus[2];
+	struct nvml *nv;
+	char why[256];
+	size_t n;
+
+	setenv("FAKE_NVML_TOTALS", "81920,40960", 1);
+	driver_state("used 0 30000\nreserved 0 600\nused 1 100\nreserved 1 500\n");
+	ck_assert_int_eq(nvml_open(lib, &nv, why, sizeof(why)), 0);
+	ck_assert_int_eq(nvml_read_device(nv, 0, procs, 2, &f), 0);
+	ck_assert_int_eq(f.mem_ret, NVML_RET_SUCCESS);
+	ck_assert_uint_eq(f.used_bytes, 30000);
+	ck_assert_uint_eq(f.total_bytes, 81920);
+	ck_assert_int_eq(nvml_read_gpus(nv, gpus, 2, &n, why, sizeof(why)), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(gpus[1].used, 100);
+	ck_assert_uint_eq(gpus[1].total, 40960);
+	/* _v2 refused for its version on GPU 0: the unversioned call's figure. */
+	driver_state("used 0 30000\nreserved 0 600\nfail memory_v2 0 25\n");
+	ck_assert_int_eq(nvml_read_device(nv, 0, procs, 2, &f), 0);
+	ck_assert_int_eq(f.mem_ret, NVML_RET_SUCCESS);
+	ck_assert_uint_eq(f.used_bytes, 30600);
+	/* The GPU lost: the code, no figure. */
+	driver_state("fail memory 0 15\n");
+	ck_assert_int_eq(nvml_read_device(nv, 0, procs, 2, &f), 0);
+	ck_assert_int_eq(f.mem_ret, 15);
+	ck_assert_uint_eq(f.used_bytes, 0);
+	nvml_close(nv);
+
+	/* A driver before _v2: its used holds the reserve, as it reports it. */
+	driver_state("used 0 30000\nreserved 0 600\n");
+	ck_assert_int_eq(nvml_open(lib_v1, &nv, why, sizeof(why)), 0);
+	ck_assert_int_eq(nvml_read_device(nv, 0, procs, 2, &f), 0);
+	ck_assert_int_eq(f.mem_ret, NVML_RET_SUCCESS);
+	ck_assert_uint_eq(f.used_bytes, 30600);
+	nvml_close(nv);
+}
+END_TEST
+
 /* Reads three processes of GPU 0 through library path; checks each entry. */
 static void read_three(const char *path, const char *call)
 {
@@ -448,6 +497,7 @@ Suite *nvml_suite(void)
 	tcase_add_test(tc, nvml_failures_are_reported_not_fatal);
 	tcase_add_test(tc, driver_figures_are_read_as_the_driver_has_them);
 	tcase_add_test(tc, driver_errors_come_with_nvmls_codes);
+	tcase_add_test(tc, device_used_memory_leaves_out_the_drivers_reserve);
 	tcase_add_test(tc, every_process_list_call_is_read_with_its_own_entry);
 	tcase_add_test(tc, poll_hands_the_figures_over_and_logs_each_change_once);
 	tcase_add_test(tc, a_slow_driver_spaces_the_reads_out);

@@ -291,8 +291,14 @@ START_TEST(states_gpu_and_collective_from_synchronisations)
 	argv[n++] = lib_nccl;
 	argv[n++] = "dev:0";
 	argv[n++] = "wait";
+	/* One of each collective whose blocking counts as the collective state. */
 	for (int i = 0; i < ST_SYNCS; i++) {
-		argv[n++] = "nccl:allreduce:1000:7:1";
+		static const char *const calls[] = {
+			"nccl:allreduce:1000:7:1", "nccl:bcast:1000:7:1", "nccl:alltoall:1000:7:1",
+			"nccl:gather:1000:7:1", "nccl:scatter:1000:7:1",
+		};
+
+		argv[n++] = (char *)calls[i % (int)(sizeof(calls) / sizeof(calls[0]))];
 		argv[n++] = sync;
 	}
 	for (int i = 0; i < ST_SYNCS; i++)

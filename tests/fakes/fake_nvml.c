@@ -11,17 +11,22 @@
  *                                      so a test changes it under a running reader:
  *       GPU PID BYTES       a process with a compute context on GPU, its used
  *                           memory (na: NVML_VALUE_NOT_AVAILABLE)
- *       used GPU BYTES      GPU's used memory (over FAKE_NVML_USED)
- *       fail CALL GPU CODE  CALL (memory, procs) on GPU returns the nvmlReturn_t CODE
+ *       used GPU BYTES      GPU's used memory (over FAKE_NVML_USED): what
+ *                           allocations hold
+ *       reserved GPU BYTES  what the driver sets aside on GPU (default 0):
+ *                           nvmlMemory_v2_t's reserved, and in the used of the
+ *                           unversioned call, as real drivers count it
+ *       fail CALL GPU CODE  CALL (memory, memory_v2, procs) on GPU returns the
+ *                           nvmlReturn_t CODE
  *       slow GPU MS         the process list of GPU takes MS milliseconds
  *                           (lines starting with # are comments)
  * Device i's identity: UUID GPU-0000000i-1111-4222-8333-00000000000i (the
  * last group is i in hex, 12 digits), name "NVIDIA Fake GPU", PCI bus id
  * 00000000:(0x10 + i):00.0, minor number i.
  * Built with -DFAKE_NVML_NO_MEMINFO it lacks nvmlDeviceGetMemoryInfo, like
- * a library too old or too stripped to use; with -DFAKE_NVML_PROCS_V1 its
- * only process list is the unversioned call of older drivers, with
- * nvmlProcessInfo_v1_t; with -DFAKE_NVML_PROCS_CC it is a 535.43 to 535.86
+ * a library too old or too stripped to use; with -DFAKE_NVML_PROCS_V1 it is
+ * an older driver: its only process list is the unversioned call, with
+ * nvmlProcessInfo_v1_t, and it has no nvmlDeviceGetMemoryInfo_v2; with -DFAKE_NVML_PROCS_CC it is a 535.43 to 535.86
  * driver, whose _v3 writes nvmlProcessInfo_v3_t (a confidential-computing
  * field more) and which has nvmlDeviceGetConfComputeMemSizeInfo but not
  * nvmlDeviceGetRunningProcessDetailList.  The process list follows NVML's documented
@@ -43,6 +48,7 @@
 #define NVML_ERROR_INSUFFICIENT_SIZE	7
 #define NVML_ERROR_DRIVER_NOT_LOADED	9
 #define NVML_ERROR_GPU_IS_LOST		15
+#define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
 #define NVML_VALUE_NOT_AVAILABLE	(-1)
 #define MAX_DEV				64
 #define MAX_PROCS			4096
@@ -53,6 +59,17 @@ typedef struct {
 	unsigned long long free;
 	unsigned long long used;
 } nvmlMemory_t;
+
+typedef struct {
+	unsigned int version;
+	unsigned long long total;
+	unsigned long long reserved;
+	unsigned long long free;
+	unsigned long long used;
+} nvmlMemory_v2_t;
+
+/* NVML_STRUCT_VERSION(Memory, 2) */
+#define nvmlMemory_v2	((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
 
 static struct nvmlDevice_st { unsigned int index; } devs[MAX_DEV];
 
@@ -101,8 +118,8 @@ static __attribute__((unused)) int list_at(const char *name, unsigned int i, uns
 /* What FAKE_NVML_STATE says of device dev now. */
 struct state {
 	int has_used;
-	unsigned long long used;
-	int fail_memory, fail_procs;	/* nvmlReturn_t; 0: none */
+	unsigned long long used, reserved;
+	int fail_memory, fail_memory_v2, fail_procs;	/* nvmlReturn_t; 0: none */
 	unsigned int slow_ms;
 	unsigned int n;
 	unsigned int pid[MAX_PROCS];
@@ -124,9 +141,13 @@ static void read_state(unsigned int dev, struct state *st)
 		if (sscanf(line, "used %u %31s", &gpu, val) == 2 && gpu == dev) {
 			st->has_used = 1;
 			st->used = strtoull(val, NULL, 10);
+		} else if (sscanf(line, "reserved %u %31s", &gpu, val) == 2 && gpu == dev) {
+			st->reserved = strtoull(val, NULL, 10);
 		} else if (sscanf(line, "fail %31s %u %d", word, &gpu, &code) == 3 && gpu == dev) {
 			if (strcmp(word, "memory") == 0)
 				st->fail_memory = code;
+			else if (strcmp(word, "memory_v2") == 0)
+				st->fail_memory_v2 = code;
 			else if (strcmp(word, "procs") == 0)
 				st->fail_procs = code;
 		} else if (sscanf(line, "slow %u %d", &gpu, &code) == 2 && gpu == dev) {
@@ -188,27 +209,67 @@ EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *dev)
 }
 
 #ifndef FAKE_NVML_NO_MEMINFO
-EXPORT int nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
+/* Device dev's memory now: total, what allocations hold, the driver's reserve. */
+static int memory_now(nvmlDevice_t dev, struct state *st, unsigned long long *total,
+		      unsigned long long *allocated)
 {
 	unsigned long long t[MAX_DEV];
 	const char *bad = getenv("FAKE_NVML_BAD_DEVICE");
-	struct state st;
 
 	if (!dev || dev->index >= parse_totals(t))
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (bad && (unsigned int)atoi(bad) == dev->index)
 		return NVML_ERROR_GPU_IS_LOST;
-	read_state(dev->index, &st);
-	if (st.fail_memory)
-		return st.fail_memory;
-	mem->total = t[dev->index];
-	if (st.has_used)
-		mem->used = st.used;
-	else if (!list_at("FAKE_NVML_USED", dev->index, &mem->used))
-		mem->used = t[dev->index] / 4;
-	mem->free = mem->total - mem->used;
+	read_state(dev->index, st);
+	*total = t[dev->index];
+	if (st->has_used)
+		*allocated = st->used;
+	else if (!list_at("FAKE_NVML_USED", dev->index, allocated))
+		*allocated = t[dev->index] / 4;
 	return NVML_SUCCESS;
 }
+
+EXPORT int nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
+{
+	unsigned long long total, allocated;
+	struct state st;
+	int ret = memory_now(dev, &st, &total, &allocated);
+
+	if (ret != NVML_SUCCESS)
+		return ret;
+	if (st.fail_memory)
+		return st.fail_memory;
+	mem->total = total;
+	mem->used = allocated + st.reserved;
+	mem->free = total - mem->used;
+	return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_PROCS_V1
+EXPORT int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *mem)
+{
+	unsigned long long total, allocated;
+	struct state st;
+	int ret;
+
+	if (!mem)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (mem->version != nvmlMemory_v2)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	ret = memory_now(dev, &st, &total, &allocated);
+	if (ret != NVML_SUCCESS)
+		return ret;
+	if (st.fail_memory_v2)
+		return st.fail_memory_v2;
+	if (st.fail_memory)
+		return st.fail_memory;
+	mem->total = total;
+	mem->reserved = st.reserved;
+	mem->used = allocated;
+	mem->free = total - st.reserved - allocated;
+	return NVML_SUCCESS;
+}
+#endif
 #endif
 
 static int valid(nvmlDevice_t dev)
