@@ -556,6 +556,14 @@ START_TEST(a_request_that_came_with_its_connection_keeps_its_slot)
 	ck_assert_int_eq(write(scraper, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
 	slow = tu_connect_slow(1, rig.metrics_port);
 	ck_assert_int_ge(slow, 0);
+	/* Both wait in the accept queue (a busy machine may hand the kernel their bytes later). */
+	t0 = now_mono_ns();
+	while (tu_tcp_accept_queue(rig.metrics_port) < 2) {
+		ck_assert_msg(now_mono_ns() - t0 < 10 * NSEC_PER_SEC, "the accept queue holds %d, "
+			      "not the scraper and the slow client",
+			      tu_tcp_accept_queue(rig.metrics_port));
+		tu_sleep_ms(1);
+	}
 	ck_assert_int_eq(kill(rig.exporter, SIGCONT), 0);
 	tu_exchange_line(scraper, "", line, sizeof(line));
 	body = tu_scrape(rig.metrics_port);

@@ -45,7 +45,12 @@ int tu_connect_slow(unsigned int host, uint16_t port)
 	return fd;
 }
 
-int tu_tcp_half_open(uint16_t port)
+/*
+ * Of the sockets on 127.0.0.1:port in state st, how many (half_open) or
+ * the sum of their receive queues, which a listener's row gives as its
+ * accept queue; -1 unread.
+ */
+static int tcp_rows(uint16_t port, unsigned int want_st, int sum_rx)
 {
 	FILE *f = fopen("/proc/net/tcp", "re");
 	char line[512];
@@ -54,15 +59,25 @@ int tu_tcp_half_open(uint16_t port)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned int addr, lport, st;
+		unsigned int addr, lport, st, rx;
 
-		/* "sl: local_address rem_address st ...": hex, the address as stored */
-		if (sscanf(line, " %*u: %x:%x %*x:%*x %x", &addr, &lport, &st) == 3 &&
-		    addr == htonl(INADDR_LOOPBACK) && lport == port && st == 0x03)
-			n++;
+		/* "sl: local rem st tx_queue:rx_queue ...": hex, the address as stored */
+		if (sscanf(line, " %*u: %x:%x %*x:%*x %x %*x:%x", &addr, &lport, &st, &rx) == 4 &&
+		    addr == htonl(INADDR_LOOPBACK) && lport == port && st == want_st)
+			n += sum_rx ? (int)rx : 1;
 	}
 	fclose(f);
 	return n;
+}
+
+int tu_tcp_half_open(uint16_t port)
+{
+	return tcp_rows(port, 0x03, 0);		/* TCP_SYN_RECV */
+}
+
+int tu_tcp_accept_queue(uint16_t port)
+{
+	return tcp_rows(port, 0x0A, 1);		/* TCP_LISTEN */
 }
 
 void tu_exchange_line(int fd, const char *text, char *line, size_t len)

@@ -31,6 +31,9 @@ int tu_connect_slow(unsigned int host, uint16_t port);
  */
 int tu_tcp_half_open(uint16_t port);
 
+/* Connections waiting in the accept queue of the listener on 127.0.0.1:port; -1 unread. */
+int tu_tcp_accept_queue(uint16_t port);
+
 /* Sends text and reads the first answer line into line; "" when closed. */
 void tu_exchange_line(int fd, const char *text, char *line, size_t len);
 
