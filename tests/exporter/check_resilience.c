@@ -527,7 +527,7 @@ START_TEST(a_request_that_came_with_its_connection_keeps_its_slot)
 	static int fd[HTTP_MAX_CONNECTIONS];
 	double evicted0 = 0, rejected0 = 0, evicted = -1, rejected = -1;
 	char line[256], *body;
-	int base, held, scraper, slow;
+	int base, held, scraper, slow, status;
 	uint64_t t0;
 
 	ck_assert_int_eq(tu_stack_start(&rig, "steady", 500, 0), 0);
@@ -550,7 +550,10 @@ START_TEST(a_request_that_came_with_its_connection_keeps_its_slot)
 			      kill(rig.exporter, 0) == 0 ? "running" : "gone");
 		tu_sleep_ms(10);
 	}
+	/* kill() returns before the stop: the exporter is stopped once waitpid says so. */
 	ck_assert_int_eq(kill(rig.exporter, SIGSTOP), 0);
+	ck_assert_int_eq(waitpid(rig.exporter, &status, WUNTRACED), rig.exporter);
+	ck_assert(WIFSTOPPED(status));
 	scraper = tu_connect_from(1, rig.metrics_port, 0, 0);
 	ck_assert_int_ge(scraper, 0);
 	ck_assert_int_eq(write(scraper, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
