@@ -210,7 +210,6 @@ int nvml_read_gpus(struct nvml *nv, struct nvml_gpu *gpus, size_t max, size_t *n
 			ret = nvml_memory_read(&nv->api, dev, &g->total, &g->used);
 		if (ret != 0) {
 			/* A device NVML cannot read (lost, no permission) keeps total 0: unknown. */
-			g->total = g->used = 0;
 			snprintf(why, whylen, "device %u: %s", i, nvml_strerror(nv, ret));
 			continue;
 		}

@@ -117,7 +117,7 @@ struct nvml {
  * A device's total and used memory: from nvmlDeviceGetMemoryInfo_v2 where
  * the library has it and takes the version asked, else from the
  * unversioned call (drivers before R510).  Returns the nvmlReturn_t of the
- * call that answered.
+ * call that answered; *total and *used are written only on success.
  */
 int nvml_memory_read(const struct nvml_api *api, struct nvml_device *dev, uint64_t *total,
 		     uint64_t *used);

@@ -85,9 +85,8 @@ int nvml_read_device(struct nvml *nv, unsigned int index, struct nvml_proc *proc
 		return -EINVAL;
 	if (max > NVML_PROCS_MAX)
 		max = NVML_PROCS_MAX;
+	/* Written only on success: out was zeroed above. */
 	out->mem_ret = nvml_memory_read(&nv->api, dev, &out->total_bytes, &out->used_bytes);
-	if (out->mem_ret != NVML_RET_SUCCESS)
-		out->total_bytes = out->used_bytes = 0;
 	read_procs(nv, dev, procs, max, out);
 	return 0;
 }
