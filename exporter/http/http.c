@@ -32,6 +32,7 @@
 #include "exporter/feed/feed_json.h"
 #include "exporter/http/http.h"
 #include "exporter/http/http_accept.h"
+#include "exporter/http/http_parked.h"
 #include "exporter/http/http_waiting.h"
 #include "exporter/http/metrics_ahead.h"
 #include "exporter/http/metrics_body.h"
@@ -72,6 +73,7 @@ struct http_server {
 	unsigned int connections;
 	struct fairshare share;
 	struct http_waiting waiting;	/* connections waiting for their request */
+	struct http_parked parked;	/* accepted with no bytes yet: no slot until they come */
 	struct log_limit reject_lines;
 
 	struct source src;
@@ -638,11 +640,43 @@ static enum fairshare_verdict admit(struct http_server *s, const struct sockaddr
 	return fairshare_take(&s->share, sa, len, t);
 }
 
-static void on_accept(h2o_socket_t *listener, const char *err)
+/* sock, with bytes to read, takes a slot (admit) or is answered 503. */
+static void seat(void *arg, h2o_socket_t *sock)
 {
 	static char busy[] = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n"
 			     "Content-Type: text/plain\r\nContent-Length: 20\r\n\r\n"
 			     "too many connections";
+	struct http_server *s = arg;
+	struct sockaddr_storage ss;
+	struct http_conn *c;
+	enum fairshare_verdict v;
+	socklen_t len;
+
+	memset(&ss, 0, sizeof(ss));
+	len = h2o_socket_getpeername(sock, (struct sockaddr *)&ss);
+	c = calloc(1, sizeof(*c));
+	v = c ? admit(s, (struct sockaddr *)&ss, len, &c->waiter.ticket) : FAIRSHARE_FULL;
+	if (v != FAIRSHARE_OK) {
+		h2o_iovec_t buf = h2o_iovec_init(busy, sizeof(busy) - 1);
+
+		free(c);
+		stats_add(CAT_STAT_HTTP_REJECTED, 1);
+		log_reject(s, v);
+		h2o_socket_write(sock, &buf, 1, on_reject_written);
+		return;
+	}
+	c->server = s;
+	c->sock = sock;
+	http_waiting_add(&s->waiting, &c->waiter);
+	s->connections++;
+	stats_add(CAT_STAT_HTTP_CONNECTIONS, 1);
+	sock->on_close.cb = on_conn_close;
+	sock->on_close.data = c;
+	h2o_accept(&s->accept_ctx, sock);
+}
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
 	struct http_server *s = listener->data;
 
 	if (err)
@@ -650,34 +684,13 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 	/* A few per wakeup, so one busy listener cannot starve the requests. */
 	for (int i = 0; i < 16; i++) {
 		h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
-		struct sockaddr_storage ss;
-		struct http_conn *c;
-		enum fairshare_verdict v;
-		socklen_t len;
 
 		if (!sock)
 			return;
-		memset(&ss, 0, sizeof(ss));
-		len = h2o_socket_getpeername(sock, (struct sockaddr *)&ss);
-		c = calloc(1, sizeof(*c));
-		v = c ? admit(s, (struct sockaddr *)&ss, len, &c->waiter.ticket) : FAIRSHARE_FULL;
-		if (v != FAIRSHARE_OK) {
-			h2o_iovec_t buf = h2o_iovec_init(busy, sizeof(busy) - 1);
-
-			free(c);
-			stats_add(CAT_STAT_HTTP_REJECTED, 1);
-			log_reject(s, v);
-			h2o_socket_write(sock, &buf, 1, on_reject_written);
-			continue;
-		}
-		c->server = s;
-		c->sock = sock;
-		http_waiting_add(&s->waiting, &c->waiter);
-		s->connections++;
-		stats_add(CAT_STAT_HTTP_CONNECTIONS, 1);
-		sock->on_close.cb = on_conn_close;
-		sock->on_close.data = c;
-		h2o_accept(&s->accept_ctx, sock);
+		if (http_parked_nothing_yet(sock))
+			http_parked_add(&s->parked, sock, now_mono_ns());
+		else
+			seat(s, sock);
 	}
 }
 
@@ -704,6 +717,7 @@ int http_server_new(struct http_server **out, int listen_fd, const char *shm_nam
 		return -ENOMEM;
 	}
 	s->listen_fd = listen_fd;
+	http_parked_init(&s->parked, seat, s);
 	h2o_config_init(&s->config);
 	s->config.server_name = h2o_iovec_init(H2O_STRLIT("zernel-exporter"));
 	s->config.max_request_entity_size = HTTP_MAX_BODY_BYTES;
@@ -751,12 +765,14 @@ static void *http_thread(void *arg)
 	/* 100 ms: how soon a stop request is noticed. */
 	while (!atomic_load(&s->stop)) {
 		h2o_evloop_run(s->loop, 100);
+		http_parked_expire(&s->parked, now_mono_ns());
 		history_tick(s, 0);
 	}
 
 	h2o_socket_read_stop(s->listener);
 	h2o_socket_close(s->listener);
 	s->listener = NULL;
+	http_parked_close_all(&s->parked);
 	/* Responses in flight get up to 1 s; idle keep-alive connections do not wait. */
 	for (int i = 0; i < 10 && s->connections > 0; i++)
 		h2o_evloop_run(s->loop, 100);

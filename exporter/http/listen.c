@@ -28,7 +28,8 @@
  * connection that sends nothing takes no slot and no descriptor.  The
  * kernel counts the wait in retransmissions of its SYN-ACK (1 s, then 2 s
  * more): a silent client is accepted about 3 s after connecting, and then
- * has the request timeout like any other.
+ * has the request timeout like any other.  A connection the kernel made
+ * from a SYN cookie comes without that wait; http_parked.h makes it.
  */
 #define LISTEN_DEFER_S	3
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 #include "tests/support/tu_exporter.h"
 #include "tests/support/tu_net.h"
 #include "exporter/http/http.h"
+#include "exporter/http/http_parked.h"
 #include "exporter/feed/ws.h"
 
 #define BODY_MAX	(16u << 20)
@@ -390,6 +392,7 @@ static int scrape_ok(void)
 struct flood_watch {
 	unsigned int ok, total;		/* scrapes */
 	double slowest_ms;
+	double slowest_tick_ms;		/* both floods' renewal and bytes, once */
 	long rss_max;			/* kB */
 	int fds_max;
 };
@@ -412,6 +415,8 @@ static void flood_run(struct slow_flood *a, struct slow_flood *b, unsigned int s
 
 		flood_tick(a, t);
 		flood_tick(b, t);
+		if ((double)(now_mono_ns() - tick) / 1e6 > w->slowest_tick_ms)
+			w->slowest_tick_ms = (double)(now_mono_ns() - tick) / 1e6;
 		if (now_mono_ns() >= next) {
 			uint64_t s0 = now_mono_ns();
 			double ms;
@@ -498,16 +503,17 @@ START_TEST(slow_clients_from_many_addresses_leave_scrapes_a_slot)
 		  v : -1;
 	free(body);
 	fprintf(stderr, "slow clients from %d addresses and %d from the scraper's: %u/%u scrapes "
-		"ok; %.0f connections evicted; exporter peaked at %d descriptors, RSS %ld kB "
-		"before, %ld kB peak; connections renewed %llu and %llu\n", ADDRS, SAME_ADDR, w.ok,
-		w.total, evicted, w.fds_max, rss0, w.rss_max, (unsigned long long)many.reopened,
-		(unsigned long long)same.reopened);
+		"ok (slowest %.1f ms, slowest tick %.1f ms); %.0f connections evicted; exporter "
+		"peaked at %d descriptors, RSS %ld kB before, %ld kB peak; connections renewed %llu "
+		"and %llu\n", ADDRS, SAME_ADDR, w.ok, w.total, w.slowest_ms, w.slowest_tick_ms, evicted, w.fds_max, rss0, w.rss_max,
+		(unsigned long long)many.reopened, (unsigned long long)same.reopened);
 	flood_close(&many);
 	flood_close(&same);
 	ck_assert_uint_ge(w.total, 5);
 	ck_assert_uint_ge(w.ok * 100, w.total * 99);
 	ck_assert(evicted > 0);
-	ck_assert_int_lt(w.fds_max, HTTP_MAX_CONNECTIONS + 256);
+	/* The slots, the connections waiting for their first bytes, and the rest of the process. */
+	ck_assert_int_lt(w.fds_max, HTTP_MAX_CONNECTIONS + HTTP_MAX_PARKED + 256);
 	ck_assert_int_lt(w.rss_max, rss0 + 64 * 1024);
 	ck_assert_int_eq(waitpid(rig.exporter, NULL, WNOHANG), 0);
 }
@@ -643,6 +649,126 @@ START_TEST(connections_that_send_nothing_take_no_slot)
 }
 END_TEST
 
+/* Which of n connections the exporter closed (readable: its FIN); the count. */
+static int closed_by_exporter(const int *fd, int n, int *first)
+{
+	int closed = 0;
+
+	*first = -1;
+	for (int i = 0; i < n; i++) {
+		struct pollfd p = { .fd = fd[i], .events = POLLIN };
+
+		if (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP))) {
+			if (*first < 0)
+				*first = i;
+			closed++;
+		}
+	}
+	return closed;
+}
+
+/* Waits for the kernel to hand every deferred connection to the exporter. */
+static void wait_handed_over(uint16_t port)
+{
+	uint64_t t0 = now_mono_ns();
+
+	while (tu_tcp_half_open(port) != 0 || tu_tcp_accept_queue(port) != 0) {
+		ck_assert_msg(now_mono_ns() - t0 < 20 * NSEC_PER_SEC, "the kernel still holds %d "
+			      "half-open and %d to accept after 20 s", tu_tcp_half_open(port),
+			      tu_tcp_accept_queue(port));
+		tu_sleep_ms(20);
+	}
+	/* accept() empties the queue before the exporter seats or parks what it took. */
+	tu_sleep_ms(200);
+}
+
+/*
+ * Every slot held by a slow client; a connection reaches the exporter
+ * with nothing to read (as a SYN cookie's does under a flood, and as a
+ * silent one does once the kernel's deferred accept gives up on it): it
+ * waits for its bytes without taking anyone's slot, then takes one with
+ * its request and is answered.  Silent ones are closed after their wait,
+ * and no more than HTTP_MAX_PARKED hold a descriptor.
+ */
+START_TEST(a_connection_accepted_before_its_bytes_takes_no_slot_until_they_come)
+{
+	enum { SILENT = HTTP_MAX_PARKED + 88 };
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+	static int fd[HTTP_MAX_CONNECTIONS], silent[SILENT];
+	int base, held, quiet, closed, first, fds_peak, eof = 0;
+	double evicted0 = -1, evicted = -1;
+	char line[256], *body;
+	uint64_t t0;
+
+	ck_assert_int_eq(tu_stack_start(&rig, "steady", 500, 0), 0);
+	body = tu_scrape(rig.metrics_port);
+	ck_assert_ptr_nonnull(body);
+	tu_metric(body, "zernel_exporter_http_evicted_total", NULL, &evicted0);
+	free(body);
+	base = open_fds(rig.exporter);
+	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++) {
+		fd[i] = tu_connect_slow(0x070000u + (unsigned int)i, rig.metrics_port);
+		ck_assert_int_ge(fd[i], 0);
+	}
+	t0 = now_mono_ns();
+	while ((held = open_fds(rig.exporter)) < base + HTTP_MAX_CONNECTIONS) {
+		ck_assert_msg(now_mono_ns() - t0 < 10 * NSEC_PER_SEC, "%d of %d slow connections "
+			      "accepted in 10 s", held - base, HTTP_MAX_CONNECTIONS);
+		tu_sleep_ms(10);
+	}
+	/*
+	 * One urgent byte passes the deferred accept as a SYN cookie's bare
+	 * ACK does, and adds nothing to the stream the exporter reads.
+	 */
+	quiet = tu_connect_from(0x071000u, rig.metrics_port, 0, 0);
+	ck_assert_int_ge(quiet, 0);
+	ck_assert_int_eq(send(quiet, "!", 1, MSG_OOB | MSG_NOSIGNAL), 1);
+	wait_handed_over(rig.metrics_port);
+	closed = closed_by_exporter(fd, HTTP_MAX_CONNECTIONS, &first);
+	fprintf(stderr, "a connection accepted with nothing to read: %d slow clients closed for it\n",
+		closed);
+	ck_assert_int_eq(closed, 0);
+	tu_exchange_line(quiet, req, line, sizeof(line));
+	ck_assert_msg(strncmp(line, "HTTP/1.1 200", 12) == 0, "its request got \"%s\"", line);
+	/* With its request it took the slot of the slow client waiting longest. */
+	closed = closed_by_exporter(fd, HTTP_MAX_CONNECTIONS, &first);
+	ck_assert_int_eq(closed, 1);
+	ck_assert_int_eq(first, 0);
+	close(quiet);
+
+	for (int i = 0; i < SILENT; i++) {
+		silent[i] = tu_connect_from(0x072000u + (unsigned int)i, rig.metrics_port, 0, 0);
+		ck_assert_int_ge(silent[i], 0);
+	}
+	wait_handed_over(rig.metrics_port);
+	fds_peak = open_fds(rig.exporter);
+	t0 = now_mono_ns();
+	for (int i = 0; i < SILENT; i++) {
+		struct pollfd p = { .fd = silent[i], .events = POLLIN };
+		int left = 15000 - (int)((now_mono_ns() - t0) / NSEC_PER_MSEC);
+		char c;
+
+		if (poll(&p, 1, left > 0 ? left : 0) == 1 && read(silent[i], &c, 1) <= 0)
+			eof++;
+	}
+	for (int i = 0; i < SILENT; i++)
+		close(silent[i]);
+	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++)
+		close(fd[i]);
+	body = tu_scrape(rig.metrics_port);
+	if (body)
+		tu_metric(body, "zernel_exporter_http_evicted_total", NULL, &evicted);
+	free(body);
+	fprintf(stderr, "%d silent connections handed over: exporter at %d descriptors (%d before "
+		"them), %d closed within 15 s; %.0f slot given to a newcomer in all\n", SILENT,
+		fds_peak, held, eof, evicted - evicted0);
+	ck_assert_int_le(fds_peak, held + (int)HTTP_MAX_PARKED + 8);
+	ck_assert_int_eq(eof, SILENT);
+	/* The only one: the slot the request took. */
+	ck_assert_double_eq(evicted - evicted0, 1);
+}
+END_TEST
+
 /*
  * 10,000 connections to the feed port from five addresses: the exporter's
  * descriptors stay bounded by its caps, /metrics keeps answering, and the
@@ -708,6 +834,7 @@ Suite *resilience_suite(void)
 	tcase_set_timeout(share, 180);
 	/* First: the floods leave /proc/net/tcp full of TIME_WAIT sockets for minutes. */
 	tcase_add_test(share, connections_that_send_nothing_take_no_slot);
+	tcase_add_test(share, a_connection_accepted_before_its_bytes_takes_no_slot_until_they_come);
 	tcase_add_test(share, internal_protocols_old_versions_and_http2_are_refused);
 	tcase_add_test(share, slow_connections_leave_scrapes_their_share);
 	tcase_add_test(share, slow_clients_from_many_addresses_leave_scrapes_a_slot);
