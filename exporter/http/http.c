@@ -687,7 +687,7 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 
 		if (!sock)
 			return;
-		if (http_parked_nothing_yet(sock))
+		if (http_parked_no_bytes(sock))
 			http_parked_add(&s->parked, sock, now_mono_ns());
 		else
 			seat(s, sock);

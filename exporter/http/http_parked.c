@@ -4,7 +4,6 @@
  * in the order they were accepted, each one's h2o socket reading into its
  * own input buffer until something comes.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
@@ -26,12 +25,11 @@ void http_parked_init(struct http_parked *p, void (*ready)(void *arg, h2o_socket
 	p->arg = arg;
 }
 
-int http_parked_nothing_yet(h2o_socket_t *sock)
+int http_parked_no_bytes(h2o_socket_t *sock)
 {
 	char byte;
 
-	return recv(h2o_socket_get_fd(sock), &byte, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
-	       (errno == EAGAIN || errno == EWOULDBLOCK);
+	return recv(h2o_socket_get_fd(sock), &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
 }
 
 /* Takes pc off the list and frees it; its socket is the caller's. */

@@ -38,11 +38,11 @@ void http_parked_init(struct http_parked *p, void (*ready)(void *arg, h2o_socket
 		      void *arg);
 
 /*
- * Whether sock has nothing to read yet (its peer's bytes still to come),
- * and so should wait here rather than take a slot.  An error or the peer's
- * close counts as something: the slot's path reports it.
+ * Whether sock has no bytes to read, and so should wait here rather than
+ * take a slot: its peer's bytes are still to come, or it closed or failed
+ * before sending any (its read here says so, and closes it).
  */
-int http_parked_nothing_yet(h2o_socket_t *sock);
+int http_parked_no_bytes(h2o_socket_t *sock);
 
 /* sock waits for its first bytes from now_ns; the oldest waiting is closed if full. */
 void http_parked_add(struct http_parked *p, h2o_socket_t *sock, uint64_t now_ns);
