@@ -520,6 +520,31 @@ START_TEST(slow_clients_from_many_addresses_leave_scrapes_a_slot)
 END_TEST
 
 /*
+ * Every slot of /metrics held by a slow client (one byte sent), one per
+ * address from 127.x.y.z = first on; returns the exporter's descriptors then.
+ */
+static int fill_slots(int fd[HTTP_MAX_CONNECTIONS], unsigned int first)
+{
+	int base = open_fds(rig.exporter), held;
+	uint64_t t0;
+
+	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++) {
+		fd[i] = tu_connect_slow(first + (unsigned int)i, rig.metrics_port);
+		ck_assert_int_ge(fd[i], 0);
+	}
+	t0 = now_mono_ns();
+	while ((held = open_fds(rig.exporter)) < base + HTTP_MAX_CONNECTIONS) {
+		ck_assert_msg(now_mono_ns() - t0 < 10 * NSEC_PER_SEC, "%d of %d slow connections "
+			      "accepted in 10 s (%d descriptors before, %d half-open in the kernel; "
+			      "exporter %s)", held - base, HTTP_MAX_CONNECTIONS, base,
+			      tu_tcp_half_open(rig.metrics_port),
+			      kill(rig.exporter, 0) == 0 ? "running" : "gone");
+		tu_sleep_ms(10);
+	}
+	return held;
+}
+
+/*
  * Every slot held by connections that sent one byte, one per address; the
  * exporter stopped while a scraper connects with its request and a slow
  * client from the scraper's address connects after it, so one wakeup
@@ -533,7 +558,7 @@ START_TEST(a_request_that_came_with_its_connection_keeps_its_slot)
 	static int fd[HTTP_MAX_CONNECTIONS];
 	double evicted0 = 0, rejected0 = 0, evicted = -1, rejected = -1;
 	char line[256], *body;
-	int base, held, scraper, slow, status;
+	int scraper, slow, status;
 	uint64_t t0;
 
 	ck_assert_int_eq(tu_stack_start(&rig, "steady", 500, 0), 0);
@@ -542,20 +567,7 @@ START_TEST(a_request_that_came_with_its_connection_keeps_its_slot)
 	tu_metric(body, "zernel_exporter_http_evicted_total", NULL, &evicted0);
 	tu_metric(body, "zernel_exporter_http_rejected_total", NULL, &rejected0);
 	free(body);
-	base = open_fds(rig.exporter);
-	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++) {
-		fd[i] = tu_connect_slow(0x050000u + (unsigned int)i, rig.metrics_port);
-		ck_assert_int_ge(fd[i], 0);
-	}
-	t0 = now_mono_ns();
-	while ((held = open_fds(rig.exporter)) < base + HTTP_MAX_CONNECTIONS) {
-		ck_assert_msg(now_mono_ns() - t0 < 10 * NSEC_PER_SEC, "%d of %d slow connections "
-			      "accepted in 10 s (%d descriptors before, %d half-open in the kernel; "
-			      "exporter %s)", held - base, HTTP_MAX_CONNECTIONS, base,
-			      tu_tcp_half_open(rig.metrics_port),
-			      kill(rig.exporter, 0) == 0 ? "running" : "gone");
-		tu_sleep_ms(10);
-	}
+	fill_slots(fd, 0x050000u);
 	/* kill() returns before the stop: the exporter is stopped once waitpid says so. */
 	ck_assert_int_eq(kill(rig.exporter, SIGSTOP), 0);
 	ck_assert_int_eq(waitpid(rig.exporter, &status, WUNTRACED), rig.exporter);
@@ -695,7 +707,7 @@ START_TEST(a_connection_accepted_before_its_bytes_takes_no_slot_until_they_come)
 	enum { SILENT = HTTP_MAX_PARKED + 88 };
 	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
 	static int fd[HTTP_MAX_CONNECTIONS], silent[SILENT];
-	int base, held, quiet, closed, first, fds_peak, eof = 0;
+	int held, quiet, closed, first, fds_peak, eof = 0;
 	double evicted0 = -1, evicted = -1;
 	char line[256], *body;
 	uint64_t t0;
@@ -705,17 +717,7 @@ START_TEST(a_connection_accepted_before_its_bytes_takes_no_slot_until_they_come)
 	ck_assert_ptr_nonnull(body);
 	tu_metric(body, "zernel_exporter_http_evicted_total", NULL, &evicted0);
 	free(body);
-	base = open_fds(rig.exporter);
-	for (int i = 0; i < HTTP_MAX_CONNECTIONS; i++) {
-		fd[i] = tu_connect_slow(0x070000u + (unsigned int)i, rig.metrics_port);
-		ck_assert_int_ge(fd[i], 0);
-	}
-	t0 = now_mono_ns();
-	while ((held = open_fds(rig.exporter)) < base + HTTP_MAX_CONNECTIONS) {
-		ck_assert_msg(now_mono_ns() - t0 < 10 * NSEC_PER_SEC, "%d of %d slow connections "
-			      "accepted in 10 s", held - base, HTTP_MAX_CONNECTIONS);
-		tu_sleep_ms(10);
-	}
+	held = fill_slots(fd, 0x070000u);
 	/*
 	 * One urgent byte passes the deferred accept as a SYN cookie's bare
 	 * ACK does, and adds nothing to the stream the exporter reads.
