@@ -23,6 +23,7 @@
 #include "bpf/watch.h"
 #include "bpf/calls.h"
 
+#define CLS_END		0	/* communicators' ends: Finalize, Destroy, Abort */
 #define CLS_NCCL	1	/* collectives and ncclGroupEnd */
 #define CLS_COMM	2	/* communicator creation */
 #define CLS_CUDA	3	/* synchronisations, events, stream waits */
@@ -402,6 +403,58 @@ int BPF_KRETPROBE(zn_init_ret, int ret)
 	return 0;
 }
 
+/*
+ * A communicator's end, reported at the return: only then is a freed
+ * handle free for the allocator to give to a new communicator, whose
+ * creation the collector must see after this end.
+ */
+static __always_inline void end_enter(__u32 how, void *comm)
+{
+	zc_enter(SHM_WATCH_NCCL, CLS_END, how, (__u64)comm, 0, 0);
+}
+
+/* ncclCommFinalize(ncclComm_t comm) */
+SEC("uprobe")
+int BPF_KPROBE(zn_finalize, void *comm)
+{
+	end_enter(ZN_END_FINALIZE, comm);
+	return 0;
+}
+
+/* ncclCommDestroy(ncclComm_t comm) */
+SEC("uprobe")
+int BPF_KPROBE(zn_destroy, void *comm)
+{
+	end_enter(ZN_END_DESTROY, comm);
+	return 0;
+}
+
+/* ncclCommAbort(ncclComm_t comm) */
+SEC("uprobe")
+int BPF_KPROBE(zn_abort, void *comm)
+{
+	end_enter(ZN_END_ABORT, comm);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(zn_end_ret, int ret)
+{
+	struct zev_nccl_end *e;
+	struct zc_call c;
+
+	if (!zc_exit(CLS_END, &c))
+		return 0;
+	e = zw_reserve(sizeof(*e), ZEV_NCCL_END, bpf_get_current_pid_tgid());
+	if (!e)
+		return 0;
+	e->comm = c.a0;
+	e->ret = ret;
+	e->how = c.fn;
+	zw_submit(e);
+	return 0;
+}
+
 /* ---- what ends a wait: CUDA synchronisations and stream order ----------- */
 
 #define FN_ORDER	0x100u	/* + enum zn_order_kind */
@@ -419,7 +472,7 @@ static __always_inline int cuda_enter(__u32 fn, __u64 a, __u64 b)
 	if (!reasons || !(*reasons & SHM_WATCH_NCCL))
 		return 0;
 	t = zc_task(0);
-	if (t && (t->cls[CLS_NCCL].depth || t->cls[CLS_COMM].depth))
+	if (t && (t->cls[CLS_NCCL].depth || t->cls[CLS_COMM].depth || t->cls[CLS_END].depth))
 		return 0;
 	zc_enter(SHM_WATCH_CUDA, CLS_CUDA, fn, a, b, 0);
 	return 0;

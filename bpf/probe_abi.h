@@ -42,6 +42,7 @@ enum zev_type {
 	ZEV_CUDA_ORDER,		/* struct zev_cuda_order */
 	ZEV_THREAD_EXIT,	/* struct zev_thread_exit */
 	ZEV_LIB_LOADED,		/* struct zev_lib_loaded */
+	ZEV_NCCL_END,		/* struct zev_nccl_end */
 	ZEV_TYPE_COUNT
 };
 
@@ -203,6 +204,25 @@ struct zev_nccl_alloc {
 	__u64 comm;
 	__s32 rank;
 	__s32 nranks;
+};
+
+/* How a communicator's end came (zev_nccl_end). */
+enum zn_end_kind {
+	ZN_END_FINALIZE = 0,	/* ncclCommFinalize: its operations flushed; the handle lives on */
+	ZN_END_DESTROY,		/* ncclCommDestroy: the handle is freed */
+	ZN_END_ABORT,		/* ncclCommAbort: the handle is freed, its operations abandoned */
+	ZN_END_KIND_COUNT
+};
+
+/*
+ * ncclCommFinalize, ncclCommDestroy or ncclCommAbort returned ret on comm
+ * (the outermost of them: Destroy finalizes through the same entry point).
+ */
+struct zev_nccl_end {
+	struct zev_hdr hdr;
+	__u64 comm;
+	__s32 ret;
+	__u32 how;		/* enum zn_end_kind */
 };
 
 /* ncclGroupStart (end 0) or ncclGroupEnd (end 1) was entered. */
@@ -372,6 +392,7 @@ _Static_assert(sizeof(struct zev_nccl_wait) == 40, "zev_nccl_wait is 40 bytes");
 _Static_assert(sizeof(struct zev_nccl_comm) == 200, "zev_nccl_comm is 200 bytes");
 _Static_assert(sizeof(struct zev_nccl_alloc) == 40, "zev_nccl_alloc is 40 bytes");
 _Static_assert(sizeof(struct zev_nccl_group) == 32, "zev_nccl_group is 32 bytes");
+_Static_assert(sizeof(struct zev_nccl_end) == 40, "zev_nccl_end is 40 bytes");
 _Static_assert(sizeof(struct zev_cuda_sync) == 40, "zev_cuda_sync is 40 bytes");
 _Static_assert(sizeof(struct zev_cuda_order) == 48, "zev_cuda_order is 48 bytes");
 _Static_assert(sizeof(struct zev_sched_switch) == 80, "zev_sched_switch is 80 bytes");

@@ -501,7 +501,7 @@ struct shm_stats {
 	uint64_t nccl_bad_args;		/* unknown datatype or negative count: 0 bytes */
 	uint64_t nccl_captured;		/* queued in a CUDA graph capture: no wait */
 	uint64_t nccl_pending_dropped;	/* pending over its bound: no wait */
-	uint64_t nccl_pending_expired;	/* never covered by a synchronisation in time */
+	uint64_t nccl_pending_ended;	/* its communicator destroyed or aborted first */
 	uint64_t nccl_state_evicted;	/* streams or events evicted over their bound */
 	uint64_t reserved[15];		/* zero */
 };

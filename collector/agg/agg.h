@@ -176,6 +176,16 @@ int agg_nccl_comm_call(struct agg *a, uint32_t pid, uint64_t handle, uint64_t by
 /* A queued call completed (done_ns > 0: its wait is done_ns - start_ns) or was given up (0). */
 void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t start_ns,
 			uint64_t done_ns);
+/*
+ * The communicator (pid, handle) ended at ts_ns (ncclCommDestroy or
+ * ncclCommAbort returned): its row keeps its figures and is published for
+ * AGG_NCCL_END_GRACE_NS more, so that a scrape sees its last calls, then
+ * goes; the handle is free for a new communicator, a row of its own.
+ * Its pending calls must have been given up first (nccltrack_comm_end).
+ * -ENOENT when the communicator is unknown.
+ */
+#define AGG_NCCL_END_GRACE_NS	(120ull * 1000000000ull)
+int agg_nccl_comm_end(struct agg *a, uint32_t pid, uint64_t handle, uint64_t ts_ns);
 /* Calls and waits that could not be followed, per reason (shm_stats.nccl_*). */
 enum agg_nccl_loss {
 	AGG_NCCL_ID_UNREADABLE = 0,
@@ -183,7 +193,7 @@ enum agg_nccl_loss {
 	AGG_NCCL_BAD_ARGS,
 	AGG_NCCL_CAPTURED,
 	AGG_NCCL_PENDING_DROPPED,
-	AGG_NCCL_PENDING_EXPIRED,
+	AGG_NCCL_PENDING_ENDED,
 	AGG_NCCL_STATE_EVICTED,
 };
 void agg_nccl_count(struct agg *a, enum agg_nccl_loss why, uint64_t n);

@@ -55,6 +55,7 @@ struct agg_comm {
 	int32_t made;			/* its communicator call returned */
 	uint64_t last_done_ns;		/* last completion; 0: none */
 	uint64_t pending_since_ns;	/* when pending went above 0 */
+	uint64_t ended_ns;		/* destroyed or aborted then; 0: live */
 	struct latency_series wait;
 	struct latency_series gap;
 };
@@ -74,6 +75,7 @@ struct agg {
 	uint32_t n_gpus;
 	struct keyindex comm_idx;	/* key: pid, ncclComm_t */
 	struct agg_comm *comms;		/* per slot */
+	uint64_t comms_ended;		/* ended rows so far: each one's key */
 	uint64_t init_all_id;		/* comm_id of the last ncclCommInitAll's rank 0 */
 
 	struct agg_nccl nccl[SHM_NCCL_OP_COUNT];

@@ -57,6 +57,12 @@ void agg_nccl_proc_exit(struct agg *a, uint32_t pid)
 			comm_release(a, (int32_t)s);
 }
 
+/*
+ * An ended communicator's row is keyed apart from every handle (user
+ * space addresses never have the top bit set), so the handle is free.
+ */
+#define COMM_ENDED_KEY	(1ull << 63)
+
 static struct agg_comm *comm_find(struct agg *a, uint32_t pid, uint64_t handle)
 {
 	int32_t s = keyindex_find(&a->comm_idx, pid, handle);
@@ -146,6 +152,7 @@ static void comm_continue_earlier(struct agg *a, struct agg_comm *c)
 	now.row.pending = c->row.pending;
 	now.pending_since_ns = c->pending_since_ns;
 	now.last_done_ns = c->last_done_ns > e->last_done_ns ? c->last_done_ns : e->last_done_ns;
+	now.ended_ns = 0;
 	latency_destroy(&c->wait);
 	latency_destroy(&c->gap);
 	keyindex_remove(&a->comm_idx, cs);
@@ -266,6 +273,25 @@ void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t s
 		c->last_done_ns = done_ns;
 }
 
+int agg_nccl_comm_end(struct agg *a, uint32_t pid, uint64_t handle, uint64_t ts_ns)
+{
+	int32_t s = keyindex_find(&a->comm_idx, pid, handle), n;
+	struct agg_comm row;
+
+	if (s < 0)
+		return -ENOENT;
+	row = a->comms[s];
+	row.ended_ns = ts_ns ? ts_ns : 1;
+	row.row.pending = 0;
+	keyindex_remove(&a->comm_idx, s);
+	n = keyindex_insert(&a->comm_idx, pid, COMM_ENDED_KEY | ++a->comms_ended);
+	/* A slot was just released, so the insert cannot fail. */
+	if (n != s)
+		memset(&a->comms[s], 0, sizeof(a->comms[s]));
+	a->comms[n] = row;
+	return 0;
+}
+
 void agg_nccl_count(struct agg *a, enum agg_nccl_loss why, uint64_t n)
 {
 	uint64_t *slot[] = {
@@ -274,7 +300,7 @@ void agg_nccl_count(struct agg *a, enum agg_nccl_loss why, uint64_t n)
 		[AGG_NCCL_BAD_ARGS] = &a->stats.nccl_bad_args,
 		[AGG_NCCL_CAPTURED] = &a->stats.nccl_captured,
 		[AGG_NCCL_PENDING_DROPPED] = &a->stats.nccl_pending_dropped,
-		[AGG_NCCL_PENDING_EXPIRED] = &a->stats.nccl_pending_expired,
+		[AGG_NCCL_PENDING_ENDED] = &a->stats.nccl_pending_ended,
 		[AGG_NCCL_STATE_EVICTED] = &a->stats.nccl_state_evicted,
 	};
 
@@ -291,7 +317,13 @@ uint32_t agg_nccl_stage(struct agg *a, uint64_t now_ns)
 		struct shm_nccl_comm *r;
 		uint64_t since;
 
-		if (!keyindex_live(&a->comm_idx, s) || !c->made)
+		if (!keyindex_live(&a->comm_idx, s))
+			continue;
+		if (c->ended_ns && now_ns > c->ended_ns + AGG_NCCL_END_GRACE_NS) {
+			comm_release(a, (int32_t)s);
+			continue;
+		}
+		if (!c->made)
 			continue;
 		r = &a->stage_comms[n++];
 		*r = c->row;

@@ -498,23 +498,52 @@ void nccltrack_sync(struct nccltrack *t, const struct zev_cuda_sync *e)
 
 void nccltrack_expire(struct nccltrack *t, uint64_t now_ns)
 {
-	uint64_t horizon = now_ns > NT_EXPIRE_NS ? now_ns - NT_EXPIRE_NS : 0;
+	uint64_t horizon = now_ns > NT_IDLE_NS ? now_ns - NT_IDLE_NS : 0;
 
+	/* A stream with calls pending is kept: they stay pending until covered or ended. */
 	for (uint32_t slot = 0; slot < keyindex_top(&t->stream_idx); slot++) {
 		struct nt_stream *s = &t->streams[slot];
 
-		if (!keyindex_live(&t->stream_idx, slot))
-			continue;
-		while (s->n && ring_at(s, 0)->call_ns < horizon) {
-			pop_front(t, s, 0);
-			agg_nccl_count(t->agg, AGG_NCCL_PENDING_EXPIRED, 1);
-		}
-		if (!s->n && s->last_ns < horizon)
+		if (keyindex_live(&t->stream_idx, slot) && !s->n && s->last_ns < horizon)
 			stream_drop(t, (int32_t)slot);
 	}
 	for (uint32_t slot = 0; slot < keyindex_top(&t->event_idx); slot++)
 		if (keyindex_live(&t->event_idx, slot) && t->events[slot].last_ns < horizon)
 			keyindex_remove(&t->event_idx, (int32_t)slot);
+}
+
+/*
+ * Takes the calls on comm out of stream s, in order: completed at done_ns,
+ * or given up (0, counted as ended).
+ */
+static void stream_end_comm(struct nccltrack *t, struct nt_stream *s, uint64_t comm,
+			    uint64_t done_ns)
+{
+	uint32_t kept = 0, n = s->n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct nt_pending p = *ring_at(s, i);
+
+		if (p.comm != comm) {
+			*ring_at(s, kept++) = p;
+			continue;
+		}
+		if (!p.launched)
+			s->unlaunched--;
+		finish(t, s->pid, &p, done_ns);
+		if (!done_ns)
+			agg_nccl_count(t->agg, AGG_NCCL_PENDING_ENDED, 1);
+	}
+	s->n = kept;
+}
+
+void nccltrack_comm_end(struct nccltrack *t, uint32_t pid, uint64_t comm, uint64_t done_ns)
+{
+	if (comm == 0)
+		return;
+	for (uint32_t slot = 0; slot < keyindex_top(&t->stream_idx); slot++)
+		if (keyindex_live(&t->stream_idx, slot) && t->streams[slot].pid == pid)
+			stream_end_comm(t, &t->streams[slot], comm, done_ns);
 }
 
 void nccltrack_proc_gone(struct nccltrack *t, uint32_t pid)

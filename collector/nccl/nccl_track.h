@@ -24,11 +24,20 @@
  *     graph runs only when the graph is launched, where no NCCL call is
  *     made: it is counted (captured), never waited for.
  *
+ *   - a communicator's end settles its queued collectives: a successful
+ *     ncclCommFinalize has flushed them (they complete at its return); an
+ *     ncclCommDestroy or ncclCommAbort drops them (given up, counted).
+ *
+ * A collective nothing covers stays pending, however long: a hung job
+ * stays reported until the collective completes, its communicator ends or
+ * its process exits.
+ *
  * Bounds: NT_MAX_STREAMS streams and NT_MAX_EVENTS events (beyond them the
- * oldest state is evicted, counted), NT_MAX_PENDING queued collectives per
- * stream (beyond, the oldest is given up, counted), NT_EXPIRE_NS for a
- * collective never covered (given up, counted), NT_MAX_THREADS threads
- * inside a group.  A process that is gone drops everything it had.
+ * oldest state is evicted, counted; state unused for NT_IDLE_NS is
+ * dropped, but never a stream with collectives pending), NT_MAX_PENDING
+ * queued collectives per stream (beyond, the oldest is given up, counted),
+ * NT_MAX_THREADS threads inside a group.  A process that is gone drops
+ * everything it had.
  */
 #ifndef ZERNEL_NCCL_TRACK_H
 #define ZERNEL_NCCL_TRACK_H
@@ -44,7 +53,7 @@
 #define NT_MAX_DEPS		16u
 #define NT_DEP_DEPTH		4u
 #define NT_MAX_THREADS		1024u
-#define NT_EXPIRE_NS		(600ull * 1000000000ull)
+#define NT_IDLE_NS		(600ull * 1000000000ull)
 
 struct nccltrack;
 
@@ -56,7 +65,13 @@ void nccltrack_call(struct nccltrack *t, const struct zev_nccl_call *e);
 void nccltrack_group(struct nccltrack *t, const struct zev_nccl_group *e);
 void nccltrack_sync(struct nccltrack *t, const struct zev_cuda_sync *e);
 void nccltrack_order(struct nccltrack *t, const struct zev_cuda_order *e);
-/* Gives up collectives pending since before now_ns - NT_EXPIRE_NS. */
+/*
+ * The communicator comm of pid ended: its queued collectives completed at
+ * done_ns (a successful ncclCommFinalize's return), or, 0, are given up
+ * (ncclCommDestroy, ncclCommAbort).
+ */
+void nccltrack_comm_end(struct nccltrack *t, uint32_t pid, uint64_t comm, uint64_t done_ns);
+/* Drops the state of streams and events unused since now_ns - NT_IDLE_NS. */
 void nccltrack_expire(struct nccltrack *t, uint64_t now_ns);
 void nccltrack_proc_gone(struct nccltrack *t, uint32_t pid);
 

@@ -207,6 +207,29 @@ static int dec_nccl_alloc(struct decode *d, const void *rec)
 	return 0;
 }
 
+/*
+ * A communicator ended: its queued calls settled first (nccltrack), then,
+ * destroyed or aborted, its row ends and its handle is free for another.
+ */
+static int dec_nccl_end(struct decode *d, const void *rec)
+{
+	const struct zev_nccl_end *e = rec;
+
+	if (e->how >= ZN_END_KIND_COUNT)
+		return -EINVAL;
+	if (e->how == ZN_END_FINALIZE) {
+		/* Flushed, when it succeeded: a non-blocking one (in progress) has not yet. */
+		if (e->ret == 0)
+			nccltrack_comm_end(d->nccl, e->hdr.pid, e->comm, e->hdr.ts_ns);
+		return 0;
+	}
+	if (e->ret != 0 && e->ret != NCCL_IN_PROGRESS)
+		return 0;
+	nccltrack_comm_end(d->nccl, e->hdr.pid, e->comm, 0);
+	agg_nccl_comm_end(d->agg, e->hdr.pid, e->comm, e->hdr.ts_ns);
+	return 0;
+}
+
 static int dec_nccl_group(struct decode *d, const void *rec)
 {
 	nccltrack_group(d->nccl, rec);
@@ -381,6 +404,7 @@ static const struct {
 	[ZEV_CUDA_ORDER]	= { sizeof(struct zev_cuda_order), dec_cuda_order },
 	[ZEV_THREAD_EXIT]	= { sizeof(struct zev_thread_exit), dec_thread_exit },
 	[ZEV_LIB_LOADED]	= { sizeof(struct zev_lib_loaded), dec_lib_loaded },
+	[ZEV_NCCL_END]		= { sizeof(struct zev_nccl_end), dec_nccl_end },
 };
 
 int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)
@@ -416,7 +440,7 @@ int decode_event(struct decode *d, const void *rec, size_t size)
 	d->events++;
 	agg_count_events(d->agg, 1);
 	if (h->ts_ns >= d->next_expire_ns) {
-		/* Once a second of event time: waits nothing will ever cover. */
+		/* Once a second of event time: stream and event state long unused. */
 		nccltrack_expire(d->nccl, h->ts_ns);
 		d->next_expire_ns = h->ts_ns + 1000000000ull;
 	}

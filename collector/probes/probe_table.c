@@ -99,8 +99,9 @@ const struct probe_attach probe_attach_table[] = {
 	LAUNCH(DRV, "cuCtxSynchronize_v2",	"zt_sync",	"zt_sync_ret"),
 
 	/*
-	 * NCCL: collectives, point-to-point, groups, communicators (commAlloc:
-	 * libnccl's internal symbol, where NCCL settles a split child's rank),
+	 * NCCL: collectives, point-to-point, groups, communicators made and
+	 * ended (commAlloc: libnccl's internal symbol, where NCCL settles a
+	 * split child's rank),
 	 * then the CUDA calls that order streams or end a wait.
 	 */
 	COLL(NCCL, "ncclAllReduce",		"zn_all_reduce",	"zn_coll_ret"),
@@ -122,6 +123,9 @@ const struct probe_attach probe_attach_table[] = {
 	COLL(NCCL, "ncclCommInitAll",		"zn_init_all",		"zn_init_ret"),
 	COLL(NCCL, "ncclCommSplit",		"zn_split",		"zn_init_ret"),
 	COLL(NCCL, "ncclCommShrink",		"zn_shrink",		"zn_init_ret"),
+	COLL(NCCL, "ncclCommFinalize",		"zn_finalize",		"zn_end_ret"),
+	COLL(NCCL, "ncclCommDestroy",		"zn_destroy",		"zn_end_ret"),
+	COLL(NCCL, "ncclCommAbort",		"zn_abort",		"zn_end_ret"),
 	UPROBE(PROBE_OBJ_NCCL, NCCL, "_ZL9commAllocP8ncclCommS0_ii", "zn_comm_alloc"),
 	CUDA(RT,  "cudaStreamSynchronize",	"zn_stream_sync"),
 	CUDA(RT,  "cudaStreamSynchronize_ptsz",	"zn_stream_sync"),

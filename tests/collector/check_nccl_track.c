@@ -53,6 +53,7 @@ static void setup(void)
 	ck_assert_int_eq(decode_init(&fx.d, fx.a, NULL), 0);
 	tu_unique_shm_name(fx.name, sizeof(fx.name));
 	tu_shm_opts(&wo, fx.name, ao.cap);
+	wo.window_ns = ao.window_ns;	/* one window, as the collector gives both */
 	ck_assert_int_eq(shm_writer_create(&fx.w, &wo), 0);
 	shm_reader_init(&fx.r, fx.name);
 	fx.t0 = now_mono_ns();
@@ -141,6 +142,15 @@ static void group(uint32_t tid, uint32_t end, uint64_t at_us)
 	struct zev_nccl_group g = { .hdr = hdr(ZEV_NCCL_GROUP, PID, tid, at_us), .end = end };
 
 	FEED(g);
+}
+
+/* ncclCommFinalize, Destroy or Abort (how) of comm returned ret at at_us. */
+static void comm_end(uint32_t how, uint64_t comm, int32_t ret, uint64_t at_us)
+{
+	struct zev_nccl_end e = { .hdr = hdr(ZEV_NCCL_END, PID, PID, at_us), .comm = comm,
+				  .ret = ret, .how = how };
+
+	FEED(e);
 }
 
 static const struct shm_nccl_comm *find_comm(uint32_t pid, int32_t rank)
@@ -306,7 +316,7 @@ END_TEST
 /*
  * Millions of calls with no synchronisation cannot grow the state: a
  * stream keeps NT_MAX_PENDING, the rest are given up and counted; a
- * synchronisation still ends the ones kept.  Waits nothing covers expire.
+ * synchronisation still ends the ones kept.
  */
 START_TEST(calls_without_sync_are_bounded_and_counted)
 {
@@ -327,12 +337,181 @@ START_TEST(calls_without_sync_are_bounded_and_counted)
 	ck_assert_uint_eq(find_comm(PID, 0)->pending, 0);
 	ck_assert_uint_eq(find_comm(PID, 0)->calls, n);
 
-	/* A call no synchronisation ever covers is given up after NT_EXPIRE_NS. */
-	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 30000);
-	sync_rec(PID, ZN_SYNC_STREAM, 0x4444, 0, 30000 + NT_EXPIRE_NS / 1000 + 2000000);
-	h = publish_at(40);
-	ck_assert_uint_eq(h->stats.nccl_pending_expired, 1);
+}
+END_TEST
+
+/*
+ * A job hung in a collective: nothing covers it, and it stays pending and
+ * stalled an hour on, through the decoder's expiry of unused state; its
+ * communicator's destroy gives it up (counted) and ends the stall.
+ */
+START_TEST(a_hung_collective_stays_pending_until_its_communicator_ends)
+{
+	const uint64_t hour_us = 3600ull * 1000000ull;
+	const struct shm_header_fields *h;
+
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 100);
+	/*
+	 * An hour of other events on the fake clock, published each minute:
+	 * the decoder's expiry of unused state runs on them.
+	 */
+	for (uint64_t at = 1000000; at <= hour_us; at += 60 * 1000000ull) {
+		order(PID, ZN_ORDER_RECORD, 0xe900 + at / 1000000, 0x5900, at);
+		publish_at(at / 1000);
+	}
+	h = publish_at(hour_us / 1000 + 100);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 1);
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, 1);
+	ck_assert_uint_ge(find_comm(PID, 0)->stalled_ns, hour_us * 1000ull);
+	ck_assert_uint_eq(h->stats.nccl_pending_ended, 0);
+	ck_assert_uint_eq(h->stats.nccl_pending_dropped, 0);
+	/* Its stream's state was kept: a synchronisation still ends the wait. */
+	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, hour_us + 200000);
+	h = publish_at(hour_us / 1000 + 300);
 	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
+
+	/* Hung again, then destroyed: given up, counted, no wait sample, no stall. */
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, hour_us + 400000);
+	comm_end(ZN_END_DESTROY, COMM, 0, 2 * hour_us);
+	h = publish_at(2 * hour_us / 1000 + 1);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(h->stats.nccl_pending_ended, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, 0);
+	ck_assert_uint_eq(find_comm(PID, 0)->stalled_ns, 0);
+}
+END_TEST
+
+/* The row of pid's communicator of size nranks; NULL when none. */
+static const struct shm_nccl_comm *find_comm_sized(uint32_t pid, int32_t nranks)
+{
+	uint32_t n;
+	const struct shm_nccl_comm *c = shm_snapshot_nccl_comms(&fx.snap, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (c[i].pid == pid && c[i].nranks == nranks)
+			return &c[i];
+	return NULL;
+}
+
+/* n calls of op on comm, each synchronised 1 ms after it, from at_us on. */
+static uint64_t calls_synced(uint64_t comm, uint32_t n, uint64_t at_us)
+{
+	for (uint32_t i = 0; i < n; i++, at_us += 2000) {
+		call(PID, SHM_NCCL_ALL_REDUCE, comm, NCCL_STREAM, 8, 0, at_us);
+		sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, at_us + 1000);
+	}
+	return at_us;
+}
+
+/*
+ * 30 all-reduces on a 2-rank communicator, destroyed; 50 on a 4-rank one
+ * that the allocator placed at the same handle: two rows, each with its
+ * own calls, size and splits; the ended one is published for
+ * AGG_NCCL_END_GRACE_NS more, then goes.
+ */
+START_TEST(a_communicator_made_on_a_destroyed_ones_handle_is_a_new_row)
+{
+	struct zev_nccl_comm sp = { .hdr = hdr(ZEV_NCCL_COMM, PID, PID, 0), .gpu = 0,
+				    .rank = -1, .nranks = -1, .origin = SHM_NCCL_ORIGIN_SPLIT,
+				    .parent = COMM, .comm = 0x8000, .color = 3 };
+	const struct shm_nccl_comm *old, *now;
+	uint64_t at, first_id, second_id, t_end;
+	uint32_t n;
+
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	first_id = nccl_hash_unique_id(fx.id);
+	sp.hdr = hdr(ZEV_NCCL_COMM, PID, PID, 5);
+	FEED(sp);				/* the first communicator's split */
+	at = calls_synced(COMM, 30, 100);
+	comm_end(ZN_END_DESTROY, COMM, 0, at);
+	t_end = at;
+	fx.id[0] ^= 0xff;			/* the new communicator's own uniqueId */
+	second_id = nccl_hash_unique_id(fx.id);
+	init_rank(PID, COMM, 0, 4, at + 100);
+	sp.hdr = hdr(ZEV_NCCL_COMM, PID, PID, at + 200);
+	sp.comm = 0x8800;
+	FEED(sp);				/* its first split */
+	at = calls_synced(COMM, 50, at + 1000);
+	publish_at(at / 1000 + 1);
+	old = find_comm_sized(PID, 2);
+	now = find_comm_sized(PID, 4);
+	ck_assert_ptr_nonnull(old);
+	ck_assert_ptr_nonnull(now);
+	ck_assert_uint_eq(old->comm_id, first_id);
+	ck_assert_uint_eq(old->calls, 30);
+	ck_assert_uint_eq(old->wait.count, 30);
+	ck_assert_uint_eq(now->comm_id, second_id);
+	ck_assert_uint_eq(now->calls, 50);
+	ck_assert_uint_eq(now->wait.count, 50);
+	/* The new communicator's first split is its split 1, not the old one's second. */
+	shm_snapshot_nccl_comms(&fx.snap, &n);
+	ck_assert_uint_eq(n, 4);
+	{
+		const struct shm_nccl_comm *c = shm_snapshot_nccl_comms(&fx.snap, &n);
+		int children = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			if (c[i].parent_id == first_id) {
+				ck_assert_uint_eq(c[i].comm_id, nccl_hash_child(first_id, 1, 3));
+				children++;
+			} else if (c[i].parent_id == second_id) {
+				ck_assert_uint_eq(c[i].comm_id, nccl_hash_child(second_id, 1, 3));
+				children++;
+			}
+		}
+		ck_assert_int_eq(children, 2);
+	}
+	/* Past the grace period the ended row is gone; the live ones stay. */
+	publish_at(t_end / 1000 + AGG_NCCL_END_GRACE_NS / MS + 1);
+	ck_assert_ptr_null(find_comm_sized(PID, 2));
+	ck_assert_ptr_nonnull(find_comm_sized(PID, 4));
+	ck_assert_uint_eq(find_comm_sized(PID, 4)->calls, 50);
+}
+END_TEST
+
+/*
+ * A successful ncclCommFinalize flushed the communicator's operations:
+ * what was pending completes at its return.  A non-blocking one's
+ * (ncclInProgress) has not yet, and an abort gives them up.
+ */
+START_TEST(finalize_completes_pending_calls_and_abort_gives_them_up)
+{
+	const struct shm_header_fields *h;
+
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 100);
+	comm_end(ZN_END_FINALIZE, COMM, 7, 2000);	/* in progress: nothing yet */
+	h = publish_at(3);
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, 1);
+	comm_end(ZN_END_FINALIZE, COMM, 0, 5100);
+	h = publish_at(6);
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, 0);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.sum_ns, 5000 * 1000ull);
+	ck_assert_uint_eq(h->stats.nccl_pending_ended, 0);
+	/* Finalized, the handle still lives until its destroy. */
+	ck_assert_uint_eq(find_comm(PID, 0)->calls, 1);
+
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 7000);
+	comm_end(ZN_END_ABORT, COMM, 3, 8000);		/* failed: nothing changes */
+	h = publish_at(9);
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, 1);
+	comm_end(ZN_END_ABORT, COMM, 0, 9000);
+	h = publish_at(10);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(h->stats.nccl_pending_ended, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
+	/* Calls on the aborted handle are on no known communicator. */
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 11000);
+	h = publish_at(12);
+	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 1);
+	ck_assert_uint_eq(find_comm(PID, 0)->calls, 2);
 }
 END_TEST
 
@@ -505,6 +684,9 @@ Suite *nccl_track_suite(void)
 	tcase_add_test(tc, all_to_all_of_16_ranks_is_one_group_launched_at_group_end);
 	tcase_add_test(tc, captured_collective_is_counted_not_waited_for);
 	tcase_add_test(tc, calls_without_sync_are_bounded_and_counted);
+	tcase_add_test(tc, a_hung_collective_stays_pending_until_its_communicator_ends);
+	tcase_add_test(tc, a_communicator_made_on_a_destroyed_ones_handle_is_a_new_row);
+	tcase_add_test(tc, finalize_completes_pending_calls_and_abort_gives_them_up);
 	tcase_add_test(tc, thousands_of_communicators_and_streams_are_clamped);
 	tcase_add_test(tc, split_children_get_nccls_hash_and_commallocs_rank);
 	tcase_add_test(tc, unreadable_ids_get_local_flagged_ids);

@@ -193,8 +193,12 @@ START_TEST(test_nccl_ops_bytes_durations_waits_comms)
 }
 END_TEST
 
-/* Starts zw_cuda over the fake runtime and NCCL with ops, and waits for its DONE. */
-static void start_nccl_workload(struct tp_workload *w, const char *const *ops)
+/*
+ * Starts zw_cuda over the fake runtime and NCCL with ops, and waits for
+ * its DONE, keeping what it printed before in out (len bytes) unless NULL.
+ */
+static void start_nccl_workload_into(struct tp_workload *w, const char *const *ops, char *out,
+				     size_t len)
 {
 	static char zw[512], rt[512], nc[512], lib_rt[600], lib_nccl[600];
 	char *argv[64];
@@ -210,7 +214,15 @@ static void start_nccl_workload(struct tp_workload *w, const char *const *ops)
 		argv[n++] = (char *)*ops;
 	argv[n] = NULL;
 	ck_assert_int_eq(tp_workload_start(w, argv), 0);
-	ck_assert_int_eq(tp_workload_expect(w, "DONE", 30000), 0);
+	if (out)
+		ck_assert_int_eq(tp_workload_collect(w, "DONE", out, len, 30000), 0);
+	else
+		ck_assert_int_eq(tp_workload_expect(w, "DONE", 30000), 0);
+}
+
+static void start_nccl_workload(struct tp_workload *w, const char *const *ops)
+{
+	start_nccl_workload_into(w, ops, NULL, 0);
 }
 
 /* The communicator row of (pid, rank), in the last snapshot. */
@@ -247,7 +259,7 @@ static void assert_nothing_lost(const struct tp_collector *c)
 	const struct shm_stats *st = &c->snap.hdr->stats;
 
 	ck_assert_uint_eq(st->nccl_pending_dropped, 0);
-	ck_assert_uint_eq(st->nccl_pending_expired, 0);
+	ck_assert_uint_eq(st->nccl_pending_ended, 0);
 	ck_assert_uint_eq(st->nccl_state_evicted, 0);
 	ck_assert_uint_eq(st->nccl_unknown_comm, 0);
 	ck_assert_uint_eq(st->nccl_id_unreadable, 0);
@@ -421,6 +433,86 @@ START_TEST(test_captured_split_in_progress_and_bad_arguments)
 }
 END_TEST
 
+/* The row of pid's communicator of size nranks, in the last snapshot. */
+static const struct shm_nccl_comm *comm_sized(const struct tp_collector *c, uint32_t pid,
+					      int32_t nranks)
+{
+	uint32_t n;
+	const struct shm_nccl_comm *m = shm_snapshot_nccl_comms(&c->snap, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (m[i].pid == pid && m[i].nranks == nranks)
+			return &m[i];
+	return NULL;
+}
+
+/*
+ * A communicator's life: 30 all-reduces on a 2-rank communicator,
+ * finalized and destroyed; a 4-rank one made next at the handle the
+ * allocator gave back, 50 all-reduces and one more left pending, then
+ * aborted.  Two rows, each with its own calls, size and commHash; the
+ * pending call is given up with its communicator, not left stalled.
+ */
+START_TEST(test_communicators_that_end_and_reuse_a_handle)
+{
+	static const char *const ops[] = {
+		"commrank:2:0", "stream:5000", "nccl:allreduce:1024:7:30", "sync:5000",
+		"finalize", "destroy",
+		"commid:4:1:7", "nccl:allreduce:1024:7:50", "sync:5000",
+		"nccl:allreduce:1024:7:1", "abort", NULL,
+	};
+	const struct shm_nccl_comm *first, *second;
+	struct tp_collector c;
+	struct tp_workload w;
+	uint8_t id[NCCL_HASH_ID_BYTES];
+	char out[8192], *line, h1[32] = "", h2[32] = "";
+	const struct shm_stats *st;
+
+	if (tu_skip_unless_root("test_communicators_that_end_and_reuse_a_handle"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	start_nccl_workload_into(&w, ops, out, sizeof(out));
+	line = strstr(out, "COMM ");
+	ck_assert_ptr_nonnull(line);
+	sscanf(line, "COMM %31s", h1);
+	line = strstr(line + 1, "COMM ");
+	ck_assert_ptr_nonnull(line);
+	sscanf(line, "COMM %31s", h2);
+	/* The scenario needs the handle reused: glibc gives the freed chunk back. */
+	ck_assert_msg(strcmp(h1, h2) == 0, "handles %s and %s: not reused", h1, h2);
+	/* The abort comes after the last wait: both, in one snapshot. */
+	for (int i = 0; i < 300; i++) {
+		second = wait_comm(&c, (uint32_t)w.pid, 1, 50);
+		if (second && c.snap.hdr->stats.nccl_pending_ended >= 1)
+			break;
+	}
+	first = comm_sized(&c, (uint32_t)w.pid, 2);
+	second = comm_sized(&c, (uint32_t)w.pid, 4);
+	ck_assert_ptr_nonnull(first);
+	ck_assert_ptr_nonnull(second);
+	memset(id, 0x5a, sizeof(id));
+	ck_assert_uint_eq(first->comm_id, nccl_hash_unique_id(id));
+	ck_assert_int_eq(first->rank, 0);
+	ck_assert_uint_eq(first->calls, 30);
+	ck_assert_uint_eq(first->wait.count, 30);
+	memset(id, 7, sizeof(id));
+	ck_assert_uint_eq(second->comm_id, nccl_hash_unique_id(id));
+	ck_assert_int_eq(second->rank, 1);
+	ck_assert_uint_eq(second->calls, 51);
+	ck_assert_uint_eq(second->wait.count, 50);
+	ck_assert_uint_eq(second->pending, 0);
+	ck_assert_uint_eq(second->stalled_ns, 0);
+	st = &c.snap.hdr->stats;
+	fprintf(stderr, "communicators on one handle (%s): calls %llu and %llu, %llu given up "
+		"with the abort\n", h1, (unsigned long long)first->calls,
+		(unsigned long long)second->calls, (unsigned long long)st->nccl_pending_ended);
+	ck_assert_uint_eq(st->nccl_pending_ended, 1);
+	ck_assert_uint_eq(st->nccl_unknown_comm, 0);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 Suite *probes_nccl_suite(void);
 Suite *probes_nccl_suite(void)
 {
@@ -432,6 +524,7 @@ Suite *probes_nccl_suite(void)
 	tcase_add_test(tc, test_ddp_waits_follow_events_across_threads);
 	tcase_add_test(tc, test_all_to_all_of_16_ranks_loses_nothing);
 	tcase_add_test(tc, test_captured_split_in_progress_and_bad_arguments);
+	tcase_add_test(tc, test_communicators_that_end_and_reuse_a_handle);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,7 +6,10 @@
  * goes through an internal commAlloc(comm, parent, nranks, rank) (a local
  * symbol of the real library's .symtab, same mangled name here).  A split
  * child has rank `key` in a communicator as large as its parent; colour
- * NCCL_SPLIT_NOCOLOR (-1) makes none.  Test code.
+ * NCCL_SPLIT_NOCOLOR (-1) makes none.  ncclCommFinalize flushes (nothing
+ * to flush here); ncclCommDestroy and ncclCommAbort free the communicator,
+ * so glibc hands its memory, the same handle, to the next one made, as a
+ * real allocator may.  Test code.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -61,13 +64,23 @@ __attribute__((noinline, used)) void fake_comm_alloc(struct fake_comm *comm,
 	__asm__ volatile("" : : "r"(comm), "r"(parent), "r"(nranks), "r"(rank) : "memory");
 }
 
+/* malloc, not calloc: glibc's calloc skips the cache a freed communicator goes to. */
+static struct fake_comm *comm_new(void)
+{
+	struct fake_comm *c = malloc(sizeof(*c));
+
+	if (c)
+		memset(c, 0, sizeof(*c));
+	return c;
+}
+
 static ncclResult_t new_comm(ncclComm_t *comm, int nranks, int rank, int dev)
 {
 	struct fake_comm *c;
 
 	if (!comm || nranks < 1 || rank < 0 || rank >= nranks)
 		return ncclInvalidArgument;
-	c = calloc(1, sizeof(*c));
+	c = comm_new();
 	if (!c)
 		return ncclInvalidArgument;
 	c->rank = rank;
@@ -205,7 +218,7 @@ static ncclResult_t child(ncclComm_t parent, int rank, ncclComm_t *newcomm)
 
 	if (!parent || !newcomm)
 		return ncclInvalidArgument;
-	c = calloc(1, sizeof(*c));
+	c = comm_new();
 	if (!c)
 		return ncclInvalidArgument;
 	c->rank = rank;
@@ -233,4 +246,25 @@ EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *exclude, int nexclude,
 {
 	(void)exclude; (void)config; (void)flags;
 	return child(comm, comm ? comm->rank - (nexclude > 0) : 0, newcomm);
+}
+
+EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm)
+{
+	return comm ? ncclSuccess : ncclInvalidArgument;
+}
+
+EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm)
+{
+	if (!comm)
+		return ncclInvalidArgument;
+	free(comm);
+	return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm)
+{
+	if (!comm)
+		return ncclInvalidArgument;
+	free(comm);
+	return ncclSuccess;
 }

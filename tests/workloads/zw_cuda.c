@@ -42,6 +42,9 @@
  *   scalable:NRANKS:RANK  ncclCommInitRankScalable, commIds[0] 128 bytes of 0x5a
  *   split:COLOR:KEY  shrink   ncclCommSplit / ncclCommShrink of the current
  *                       communicator; the child becomes current
+ *   finalize  destroy  abort  ncclCommFinalize / ncclCommDestroy / ncclCommAbort
+ *                       of the current communicator; each communicator made
+ *                       prints "COMM <handle>"
  *   sleep:MS            usleep, then "SLEPT <MS> <ns>": the time it slept, less
  *                       the run-queue wait the kernel counted in it
  *   fork:MS             fork: the child prints "CHILD <pid>" and goes on with the
@@ -126,6 +129,7 @@ typedef int (*fn_wait_event)(void *, void *, unsigned int);
 typedef int (*fn_capture)(void *, int);
 
 static void *comm;	/* the last communicator made, for collectives */
+static void *last_comm;	/* the one last printed */
 static void *stream;	/* where NCCL calls go */
 
 /* Durations the workload measured around its own calls. */
@@ -451,6 +455,14 @@ static void run(const char *op)
 		r = CALL(fn_shrink, "ncclCommShrink", comm, &exclude, 1, &child, NULL, 0);
 		if (r == 0 && child)
 			comm = child;
+	} else if (!strcmp(op, "finalize")) {
+		r = CALL(fn_p, "ncclCommFinalize", comm);
+	} else if (!strcmp(op, "destroy")) {
+		r = CALL(fn_p, "ncclCommDestroy", comm);
+		comm = NULL;
+	} else if (!strcmp(op, "abort")) {
+		r = CALL(fn_p, "ncclCommAbort", comm);
+		comm = NULL;
 	} else if (sscanf(op, "stream:%llu", &a) == 1) {
 		stream = (void *)(uintptr_t)a;
 		last_sync_end = fake_now_ns();	/* set-up before is no collective's wait */
@@ -506,6 +518,9 @@ static void run(const char *op)
 		fprintf(stderr, "zw_cuda: unknown op %s\n", op);
 		exit(2);
 	}
+	if (comm && comm != last_comm)
+		printf("COMM %p\n", comm);
+	last_comm = comm;
 	printf("%s = %d\n", op, r);
 }
 
