@@ -317,6 +317,7 @@ int BPF_KPROBE(zn_comm_alloc, void *comm, void *parent, int nranks, int rank)
 	if (!e)
 		return 0;
 	e->comm = (__u64)comm;
+	e->parent = (__u64)parent;
 	e->rank = rank;
 	e->nranks = nranks;
 	zw_submit(e);

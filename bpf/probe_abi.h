@@ -202,6 +202,7 @@ struct zev_nccl_comm {
 struct zev_nccl_alloc {
 	struct zev_hdr hdr;
 	__u64 comm;
+	__u64 parent;		/* a split or shrink child's parent; 0: none */
 	__s32 rank;
 	__s32 nranks;
 };
@@ -390,7 +391,7 @@ _Static_assert(sizeof(struct zev_latency) == 40, "zev_latency is 40 bytes");
 _Static_assert(sizeof(struct zev_nccl_call) == 72, "zev_nccl_call is 72 bytes");
 _Static_assert(sizeof(struct zev_nccl_wait) == 40, "zev_nccl_wait is 40 bytes");
 _Static_assert(sizeof(struct zev_nccl_comm) == 200, "zev_nccl_comm is 200 bytes");
-_Static_assert(sizeof(struct zev_nccl_alloc) == 40, "zev_nccl_alloc is 40 bytes");
+_Static_assert(sizeof(struct zev_nccl_alloc) == 48, "zev_nccl_alloc is 48 bytes");
 _Static_assert(sizeof(struct zev_nccl_group) == 32, "zev_nccl_group is 32 bytes");
 _Static_assert(sizeof(struct zev_nccl_end) == 40, "zev_nccl_end is 40 bytes");
 _Static_assert(sizeof(struct zev_cuda_sync) == 40, "zev_cuda_sync is 40 bytes");

@@ -162,11 +162,18 @@ struct agg_comm_made {
 	int32_t color;			/* split */
 	uint32_t gpu;			/* UINT32_MAX: unknown */
 	const uint8_t *id;		/* the 128-byte ncclUniqueId, or NULL when unreadable */
+	int in_progress;		/* returned ncclInProgress: a non-blocking call */
 };
+/*
+ * A non-blocking split or shrink returns ncclInProgress with no handle
+ * (NCCL sets *newcomm when the child is complete): the child is bound to
+ * the handle that libnccl's commAlloc gives with this parent, before or
+ * after the return.
+ */
 int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *m);
-/* NCCL's own rank and size of a communicator (libnccl's commAlloc). */
-int agg_nccl_comm_size(struct agg *a, uint32_t pid, uint64_t handle, int32_t rank,
-		       int32_t nranks);
+/* NCCL's own rank and size of a communicator, and its parent (libnccl's commAlloc; 0: none). */
+int agg_nccl_comm_size(struct agg *a, uint32_t pid, uint64_t handle, uint64_t parent,
+		       int32_t rank, int32_t nranks);
 /*
  * A call queued on a communicator at call_ns: counted, and a gap sample
  * when none was pending.  -ENOENT when the communicator is unknown.

@@ -48,6 +48,21 @@ struct agg_nccl {
 };
 
 /* One rank of one NCCL communicator (agg_nccl.c). */
+/*
+ * A child of a non-blocking split or shrink whose return came first: its
+ * identity, until libnccl's commAlloc names its handle.
+ */
+#define AGG_CHILD_WAITS	64
+struct agg_child_wait {
+	uint32_t pid;
+	uint32_t origin;
+	uint64_t parent;		/* the parent's handle */
+	uint64_t id;			/* the child's comm_id */
+	uint64_t parent_id;
+	uint32_t flags;
+	uint32_t gpu;
+};
+
 struct agg_comm {
 	struct shm_nccl_comm row;	/* published as it is, but wait, gap, stalled_ns */
 	uint64_t handle;		/* the ncclComm_t */
@@ -56,6 +71,7 @@ struct agg_comm {
 	uint64_t last_done_ns;		/* last completion; 0: none */
 	uint64_t pending_since_ns;	/* when pending went above 0 */
 	uint64_t ended_ns;		/* destroyed or aborted then; 0: live */
+	uint64_t alloc_parent;		/* commAlloc's parent, while not made */
 	struct latency_series wait;
 	struct latency_series gap;
 };
@@ -76,6 +92,8 @@ struct agg {
 	struct keyindex comm_idx;	/* key: pid, ncclComm_t */
 	struct agg_comm *comms;		/* per slot */
 	uint64_t comms_ended;		/* ended rows so far: each one's key */
+	struct agg_child_wait child_waits[AGG_CHILD_WAITS];
+	uint32_t n_child_waits;
 	uint64_t init_all_id;		/* comm_id of the last ncclCommInitAll's rank 0 */
 
 	struct agg_nccl nccl[SHM_NCCL_OP_COUNT];

@@ -18,6 +18,8 @@
 #include "collector/agg/agg_impl.h"
 #include "collector/agg/nccl_hash.h"
 
+#define NCCL_SPLIT_NOCOLOR	(-1)	/* nccl.h: this rank joins no child */
+
 int agg_nccl_init(struct agg *a)
 {
 	uint32_t cap = a->opts.cap.nccl_comms;
@@ -52,9 +54,15 @@ void agg_nccl_destroy(struct agg *a)
 
 void agg_nccl_proc_exit(struct agg *a, uint32_t pid)
 {
+	uint32_t kept = 0;
+
 	for (uint32_t s = 0; s < keyindex_top(&a->comm_idx); s++)
 		if (keyindex_live(&a->comm_idx, s) && a->comms[s].row.pid == pid)
 			comm_release(a, (int32_t)s);
+	for (uint32_t i = 0; i < a->n_child_waits; i++)
+		if (a->child_waits[i].pid != pid)
+			a->child_waits[kept++] = a->child_waits[i];
+	a->n_child_waits = kept;
 }
 
 /*
@@ -166,11 +174,81 @@ static void comm_continue_earlier(struct agg *a, struct agg_comm *c)
 		memset(&a->comms[cs], 0, sizeof(a->comms[cs]));
 }
 
+/* The comm_id (and its flags) of what m made; parent: the split's, when known. */
+static uint64_t made_id(struct agg *a, uint32_t pid, const struct agg_comm_made *m,
+			const struct agg_comm *parent, uint64_t handle, uint32_t *flags)
+{
+	*flags = 0;
+	switch (m->origin) {
+	case SHM_NCCL_ORIGIN_INIT_RANK:
+	case SHM_NCCL_ORIGIN_SCALABLE:
+		if (m->id)
+			return nccl_hash_unique_id(m->id);
+		*flags = SHM_NCCL_COMM_LOCAL_ID;
+		a->stats.nccl_id_unreadable++;
+		return local_id(pid, handle);
+	case SHM_NCCL_ORIGIN_INIT_ALL:
+		/* One call makes every rank: rank 0 names them all. */
+		if (m->rank == 0 || a->init_all_id == 0)
+			a->init_all_id = local_id(pid, handle);
+		*flags = SHM_NCCL_COMM_LOCAL_ID;
+		return a->init_all_id;
+	default:
+		if (!parent) {
+			*flags = SHM_NCCL_COMM_LOCAL_ID;
+			return local_id(pid, handle);
+		}
+		*flags = parent->row.flags & SHM_NCCL_COMM_LOCAL_ID;
+		return m->origin == SHM_NCCL_ORIGIN_SPLIT ?
+			nccl_hash_child(parent->row.comm_id, parent->splits, m->color) :
+			nccl_hash_child(parent->row.comm_id, 0, 0);
+	}
+}
+
+/* c is the communicator w (or the like) describes, from now on. */
+static void comm_make(struct agg *a, struct agg_comm *c, const struct agg_child_wait *w,
+		      int32_t rank, int32_t nranks)
+{
+	c->made = 1;
+	c->alloc_parent = 0;
+	c->row.comm_id = w->id;
+	c->row.parent_id = w->parent_id;
+	c->row.origin = w->origin;
+	c->row.flags = w->flags;
+	c->row.gpu_id = w->gpu;
+	set_size(c, rank, nranks);
+	comm_continue_earlier(a, c);
+}
+
+/*
+ * A non-blocking child w whose handle is not known yet: bound now to the
+ * row commAlloc made with its parent, or kept until commAlloc comes.
+ */
+static void child_wait(struct agg *a, const struct agg_child_wait *w)
+{
+	for (uint32_t s = 0; s < keyindex_top(&a->comm_idx); s++) {
+		struct agg_comm *c = &a->comms[s];
+
+		if (keyindex_live(&a->comm_idx, s) && !c->made && !c->ended_ns &&
+		    c->row.pid == w->pid && c->alloc_parent == w->parent) {
+			comm_make(a, c, w, c->row.rank, c->row.nranks);
+			return;
+		}
+	}
+	if (a->n_child_waits == AGG_CHILD_WAITS) {
+		/* The oldest is given up: its child's calls will be on an unknown communicator. */
+		memmove(&a->child_waits[0], &a->child_waits[1],
+			(AGG_CHILD_WAITS - 1) * sizeof(a->child_waits[0]));
+		a->n_child_waits--;
+		a->stats.nccl_state_evicted++;
+	}
+	a->child_waits[a->n_child_waits++] = *w;
+}
+
 int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *m)
 {
 	struct agg_comm *parent = NULL, *c;
-	uint64_t id;
-	uint32_t flags = 0;
+	struct agg_child_wait w = { .pid = pid, .origin = m->origin, .parent = m->parent };
 
 	if (m->origin >= SHM_NCCL_ORIGIN_COUNT)
 		return -EINVAL;
@@ -182,60 +260,49 @@ int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *
 		if (parent && m->origin == SHM_NCCL_ORIGIN_SPLIT)
 			parent->splits++;
 	}
-	if (m->handle == 0)
+	w.parent_id = parent ? parent->row.comm_id : 0;
+	w.gpu = parent ? parent->row.gpu_id : m->gpu;
+	if (m->handle == 0) {
+		/* In progress, a child (not NCCL_SPLIT_NOCOLOR's none) comes later. */
+		if (m->in_progress && parent &&
+		    (m->origin == SHM_NCCL_ORIGIN_SHRINK ||
+		     (m->origin == SHM_NCCL_ORIGIN_SPLIT && m->color != NCCL_SPLIT_NOCOLOR))) {
+			w.id = made_id(a, pid, m, parent, 0, &w.flags);
+			child_wait(a, &w);
+		}
 		return 0;
-	switch (m->origin) {
-	case SHM_NCCL_ORIGIN_INIT_RANK:
-	case SHM_NCCL_ORIGIN_SCALABLE:
-		if (m->id) {
-			id = nccl_hash_unique_id(m->id);
-		} else {
-			id = local_id(pid, m->handle);
-			flags = SHM_NCCL_COMM_LOCAL_ID;
-			a->stats.nccl_id_unreadable++;
-		}
-		break;
-	case SHM_NCCL_ORIGIN_INIT_ALL:
-		/* One call makes every rank: rank 0 names them all. */
-		if (m->rank == 0 || a->init_all_id == 0)
-			a->init_all_id = local_id(pid, m->handle);
-		id = a->init_all_id;
-		flags = SHM_NCCL_COMM_LOCAL_ID;
-		break;
-	default:
-		if (!parent) {
-			id = local_id(pid, m->handle);
-			flags = SHM_NCCL_COMM_LOCAL_ID;
-			break;
-		}
-		id = m->origin == SHM_NCCL_ORIGIN_SPLIT ?
-			nccl_hash_child(parent->row.comm_id, parent->splits, m->color) :
-			nccl_hash_child(parent->row.comm_id, 0, 0);
-		flags = parent->row.flags & SHM_NCCL_COMM_LOCAL_ID;
-		break;
 	}
+	w.id = made_id(a, pid, m, parent, m->handle, &w.flags);
 	c = comm_get(a, pid, m->handle);
 	if (!c)
 		return -ENOSPC;
-	c->made = 1;
-	c->row.comm_id = id;
-	c->row.parent_id = parent ? parent->row.comm_id : 0;
-	c->row.origin = m->origin;
-	c->row.flags = flags;
-	c->row.gpu_id = parent ? parent->row.gpu_id : m->gpu;
-	set_size(c, m->rank, m->nranks);
-	comm_continue_earlier(a, c);
+	comm_make(a, c, &w, m->rank, m->nranks);
 	return 0;
 }
 
-int agg_nccl_comm_size(struct agg *a, uint32_t pid, uint64_t handle, int32_t rank,
-		       int32_t nranks)
+int agg_nccl_comm_size(struct agg *a, uint32_t pid, uint64_t handle, uint64_t parent,
+		       int32_t rank, int32_t nranks)
 {
 	struct agg_comm *c = comm_get(a, pid, handle);
 
 	if (!c)
 		return agg_proc_is_watched(a, pid) ? -ENOSPC : -ENOENT;
 	set_size(c, rank, nranks);
+	if (!c->made && parent) {
+		/* A non-blocking child whose split returned first is this one. */
+		for (uint32_t i = 0; i < a->n_child_waits; i++) {
+			struct agg_child_wait w = a->child_waits[i];
+
+			if (w.pid != pid || w.parent != parent)
+				continue;
+			memmove(&a->child_waits[i], &a->child_waits[i + 1],
+				(a->n_child_waits - i - 1) * sizeof(w));
+			a->n_child_waits--;
+			comm_make(a, c, &w, rank, nranks);
+			return 0;
+		}
+		c->alloc_parent = parent;
+	}
 	comm_continue_earlier(a, c);
 	return 0;
 }

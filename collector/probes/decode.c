@@ -186,7 +186,7 @@ static int dec_nccl_comm(struct decode *d, const void *rec)
 	struct agg_comm_made m = {
 		.origin = e->origin, .handle = e->comm, .parent = e->parent, .rank = e->rank,
 		.nranks = e->nranks, .color = e->color, .gpu = e->gpu,
-		.id = e->id_ok ? e->id : NULL,
+		.id = e->id_ok ? e->id : NULL, .in_progress = e->ret == NCCL_IN_PROGRESS,
 	};
 
 	if (e->origin >= SHM_NCCL_ORIGIN_COUNT)
@@ -203,7 +203,7 @@ static int dec_nccl_alloc(struct decode *d, const void *rec)
 {
 	const struct zev_nccl_alloc *e = rec;
 
-	agg_nccl_comm_size(d->agg, e->hdr.pid, e->comm, e->rank, e->nranks);
+	agg_nccl_comm_size(d->agg, e->hdr.pid, e->comm, e->parent, e->rank, e->nranks);
 	return 0;
 }
 

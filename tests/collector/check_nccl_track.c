@@ -587,6 +587,69 @@ START_TEST(split_children_get_nccls_hash_and_commallocs_rank)
 }
 END_TEST
 
+/*
+ * Non-blocking splits (TORCH_NCCL_USE_COMM_NONBLOCKING=1): ncclCommSplit
+ * returns ncclInProgress with *newcomm still NULL, and NCCL's async job
+ * names the child in commAlloc(child, parent, ...), after that return or
+ * before it.  Either way the child is bound with NCCL's hash, and its
+ * collectives are on a known communicator.
+ */
+START_TEST(non_blocking_split_children_are_bound_at_commalloc)
+{
+	struct zev_nccl_comm sp = { .hdr = hdr(ZEV_NCCL_COMM, PID, PID, 10), .gpu = 0,
+				    .rank = -1, .nranks = -1, .origin = SHM_NCCL_ORIGIN_SPLIT,
+				    .parent = COMM, .comm = 0, .color = 7, .ret = 7 };
+	struct zev_nccl_alloc al = { .hdr = hdr(ZEV_NCCL_ALLOC, PID, PID + 9, 20),
+				     .comm = 0x8000, .parent = COMM, .rank = 2, .nranks = 3 };
+	uint64_t parent = nccl_hash_unique_id(fx.id);
+	const struct shm_nccl_comm *c;
+	const struct shm_header_fields *h;
+
+	watch(PID);
+	init_rank(PID, COMM, 5, 8, 1);
+	FEED(sp);				/* split 1 returns first, in progress */
+	FEED(al);				/* then its async job allocates the child */
+	al.hdr = hdr(ZEV_NCCL_ALLOC, PID, PID + 9, 30);
+	al.comm = 0x9000;
+	al.rank = 1;
+	FEED(al);				/* split 2's job runs before its return */
+	sp.hdr = hdr(ZEV_NCCL_COMM, PID, PID, 40);
+	sp.color = 9;
+	FEED(sp);
+	sp.hdr = hdr(ZEV_NCCL_COMM, PID, PID, 50);
+	sp.color = -1;
+	FEED(sp);				/* split 3: no colour, no child */
+	call(PID, SHM_NCCL_ALL_REDUCE, 0x8000, NCCL_STREAM, 4, 0, 100);
+	call(PID, SHM_NCCL_ALL_REDUCE, 0x9000, NCCL_STREAM, 4, 0, 200);
+	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, 1000);
+	h = publish_at(2);
+	c = find_comm(PID, 2);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->comm_id, nccl_hash_child(parent, 1, 7));
+	ck_assert_uint_eq(c->parent_id, parent);
+	ck_assert_uint_eq(c->origin, SHM_NCCL_ORIGIN_SPLIT);
+	ck_assert_int_eq(c->nranks, 3);
+	ck_assert_uint_eq(c->calls, 1);
+	ck_assert_uint_eq(c->wait.count, 1);
+	c = find_comm(PID, 1);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->comm_id, nccl_hash_child(parent, 2, 9));
+	ck_assert_uint_eq(c->calls, 1);
+	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 0);
+	ck_assert_uint_eq(h->stats.nccl_state_evicted, 0);
+	/* The parent counted all three splits: its next child's hash says 4. */
+	sp.hdr = hdr(ZEV_NCCL_COMM, PID, PID, 2000);
+	sp.comm = 0xa000;
+	sp.color = 3;
+	sp.ret = 0;
+	FEED(sp);
+	publish_at(3);
+	c = find_comm(PID, -1);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->comm_id, nccl_hash_child(parent, 4, 3));
+}
+END_TEST
+
 /* An unreadable uniqueId, a split of an unknown parent: local ids, flagged and counted. */
 START_TEST(unreadable_ids_get_local_flagged_ids)
 {
@@ -689,6 +752,7 @@ Suite *nccl_track_suite(void)
 	tcase_add_test(tc, finalize_completes_pending_calls_and_abort_gives_them_up);
 	tcase_add_test(tc, thousands_of_communicators_and_streams_are_clamped);
 	tcase_add_test(tc, split_children_get_nccls_hash_and_commallocs_rank);
+	tcase_add_test(tc, non_blocking_split_children_are_bound_at_commalloc);
 	tcase_add_test(tc, unreadable_ids_get_local_flagged_ids);
 	tcase_add_test(tc, gap_runs_from_a_completion_to_the_next_call);
 	tcase_add_test(tc, exit_drops_the_processs_wait_state);

@@ -513,6 +513,41 @@ START_TEST(test_communicators_that_end_and_reuse_a_handle)
 }
 END_TEST
 
+/*
+ * A non-blocking split (TORCH_NCCL_USE_COMM_NONBLOCKING=1): ncclCommSplit
+ * returns ncclInProgress with no child yet; NCCL's async job makes it on
+ * another thread 20 ms later.  Its collectives are on a known
+ * communicator with NCCL's child hash.
+ */
+START_TEST(test_non_blocking_split_child_is_known)
+{
+	static const char *const ops[] = {
+		"commrank:4:1", "stream:1000", "splitnb:5:2", "nccl:allreduce:8:7:3", "sync:1000",
+		NULL,
+	};
+	const struct shm_nccl_comm *m;
+	struct tp_collector c;
+	struct tp_workload w;
+	uint8_t id[NCCL_HASH_ID_BYTES];
+
+	if (tu_skip_unless_root("test_non_blocking_split_child_is_known"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	start_nccl_workload(&w, ops);
+	m = wait_comm(&c, (uint32_t)w.pid, 2, 3);
+	ck_assert_ptr_nonnull(m);
+	memset(id, 0x5a, sizeof(id));
+	ck_assert_uint_eq(m->comm_id, nccl_hash_child(nccl_hash_unique_id(id), 1, 5));
+	ck_assert_uint_eq(m->parent_id, nccl_hash_unique_id(id));
+	ck_assert_int_eq(m->nranks, 4);
+	ck_assert_uint_eq(m->calls, 3);
+	ck_assert_uint_eq(m->wait.count, 3);
+	assert_nothing_lost(&c);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 Suite *probes_nccl_suite(void);
 Suite *probes_nccl_suite(void)
 {
@@ -525,6 +560,7 @@ Suite *probes_nccl_suite(void)
 	tcase_add_test(tc, test_all_to_all_of_16_ranks_loses_nothing);
 	tcase_add_test(tc, test_captured_split_in_progress_and_bad_arguments);
 	tcase_add_test(tc, test_communicators_that_end_and_reuse_a_handle);
+	tcase_add_test(tc, test_non_blocking_split_child_is_known);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -71,6 +71,14 @@ struct fake_nccl_id {
 	char internal[128];
 };
 
+/* The head of ncclConfig_t (nccl.h, NCCL 2.28): blocking 0 makes calls non-blocking. */
+struct fake_nccl_config {
+	size_t size;
+	unsigned int magic;
+	unsigned int version;
+	int blocking;
+};
+
 static inline uint64_t fake_now_ns(void)
 {
 	struct timespec ts;

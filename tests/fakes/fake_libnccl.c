@@ -9,10 +9,15 @@
  * NCCL_SPLIT_NOCOLOR (-1) makes none.  ncclCommFinalize flushes (nothing
  * to flush here); ncclCommDestroy and ncclCommAbort free the communicator,
  * so glibc hands its memory, the same handle, to the next one made, as a
- * real allocator may.  Test code.
+ * real allocator may.  A split whose config says blocking 0 returns
+ * ncclInProgress with *newcomm NULL, as NCCL 2.28 does, and makes the
+ * child 20 ms later on a thread of its own (NCCL's async job), which
+ * calls commAlloc with the parent and then sets *newcomm.  Test code.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/fakes/fake_cuda.h"
 
@@ -229,10 +234,52 @@ static ncclResult_t child(ncclComm_t parent, int rank, ncclComm_t *newcomm)
 	return ncclSuccess;
 }
 
+struct split_job {
+	ncclComm_t parent;
+	int rank;
+	ncclComm_t *newcomm;
+};
+
+static void *split_later(void *arg)
+{
+	struct split_job *j = arg;
+	struct timespec later = { 0, 20 * 1000000 };
+	ncclComm_t c = NULL;
+
+	nanosleep(&later, NULL);
+	if (child(j->parent, j->rank, &c) == ncclSuccess)
+		__atomic_store_n(j->newcomm, c, __ATOMIC_RELEASE);
+	free(j);
+	return NULL;
+}
+
+/* NCCL's non-blocking split: the child comes later, *newcomm NULL until then. */
+static ncclResult_t split_async(ncclComm_t parent, int rank, ncclComm_t *newcomm)
+{
+	struct split_job *j = malloc(sizeof(*j));
+	pthread_t t;
+
+	if (!parent || !newcomm || !j) {
+		free(j);
+		return ncclInvalidArgument;
+	}
+	*newcomm = NULL;
+	*j = (struct split_job){ parent, rank, newcomm };
+	if (pthread_create(&t, NULL, split_later, j) != 0) {
+		free(j);
+		return ncclInvalidArgument;
+	}
+	pthread_detach(t);
+	return ncclInProgress;
+}
+
 EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
 				  void *config)
 {
-	(void)config;
+	const struct fake_nccl_config *cfg = config;
+
+	if (color != -1 && cfg && cfg->blocking == 0)
+		return split_async(comm, key, newcomm);
 	if (color == -1) {
 		if (newcomm)
 			*newcomm = NULL;

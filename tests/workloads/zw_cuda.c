@@ -42,6 +42,8 @@
  *   scalable:NRANKS:RANK  ncclCommInitRankScalable, commIds[0] 128 bytes of 0x5a
  *   split:COLOR:KEY  shrink   ncclCommSplit / ncclCommShrink of the current
  *                       communicator; the child becomes current
+ *   splitnb:COLOR:KEY   ncclCommSplit with a non-blocking config; waits (5 s at
+ *                       most) for NCCL to set the child, which becomes current
  *   finalize  destroy  abort  ncclCommFinalize / ncclCommDestroy / ncclCommAbort
  *                       of the current communicator; each communicator made
  *                       prints "COMM <handle>"
@@ -447,6 +449,15 @@ static void run(const char *op)
 
 		r = CALL(fn_split, "ncclCommSplit", comm, (int)(long long)a, (int)b, &child, NULL);
 		if (r == 0 && child)
+			comm = child;
+	} else if (sscanf(op, "splitnb:%lld:%llu", (long long *)&a, &b) == 2) {
+		struct fake_nccl_config cfg = { sizeof(cfg), 0xcafebeef, 22800, 0 };
+		void *child = NULL;
+
+		r = CALL(fn_split, "ncclCommSplit", comm, (int)(long long)a, (int)b, &child, &cfg);
+		for (int i = 0; i < 500 && r == 7 && !__atomic_load_n(&child, __ATOMIC_ACQUIRE); i++)
+			usleep(10000);
+		if (__atomic_load_n(&child, __ATOMIC_ACQUIRE))
 			comm = child;
 	} else if (!strcmp(op, "shrink")) {
 		void *child = NULL;
