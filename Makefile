@@ -169,6 +169,24 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
+# The same programs built for arm64 (GH200, GB200 nodes), on an x86-64
+# machine, so that `make test` compiles what an arm64 node would load: the
+# kernel types are this machine's with arm64's register file
+# (tools/vmlinux-arm64.sh); where each probe finds its arguments is checked
+# by tests/collector/check_nccl_args.c.  An arm64 machine builds them natively.
+BPF_ARM64_OBJS := $(if $(filter x86,$(ARCH)),$(patsubst bpf/%.bpf.c,$(BUILD)/bpf-arm64/%.bpf.o,$(BPF_SRCS)))
+
+$(BUILD)/bpf-arm64/vmlinux.h: $(VMLINUX_H) tools/vmlinux-arm64.sh
+	$(call msg,BTF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)tools/vmlinux-arm64.sh $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bpf-arm64/%.bpf.o: bpf/%.bpf.c $(BUILD)/bpf-arm64/vmlinux.h $(wildcard bpf/*.h)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_arm64 -I$(BUILD)/bpf-arm64 -I. \
+		$(if $(shell grep -l 'struct bpf_task_work {' $(VMLINUX_H) 2>/dev/null),-DZP_HAVE_TASK_WORK) \
+		-Wall -Werror -c $< -o $@
+
 # ---------------------------------------------------------------------------
 # C objects, libraries and programs.  Collector objects wait for the
 # skeletons they include.
@@ -272,7 +290,7 @@ include $(wildcard tests/*.mk tests/*/*.mk)
 include exporter/web/web.mk
 
 TEST_ARTIFACTS ?=
-tests-build: $(PROGRAMS) $(TEST_RUNNERS) $(TEST_ARTIFACTS)
+tests-build: $(PROGRAMS) $(TEST_RUNNERS) $(TEST_ARTIFACTS) $(BPF_ARM64_OBJS)
 
 TEST_ENV = ZERNEL_BUILD=$(abspath $(BUILD)) ZERNEL_SRC=$(CURDIR)
 

@@ -8,12 +8,10 @@
  * host-blocking call that covers its stream.  Uprobes attached by
  * zernel-collector (root) to every libnccl/libcuda/libcudart.
  *
- * x86-64 calling convention matters here: the 128-byte ncclUniqueId of
- * ncclCommInitRank(Config) is passed by value in memory, so it lies on the
- * stack just above the return address at entry, and `rank` travels in the
- * third integer register, not the fourth.  Arguments past the sixth
- * (ncclAllReduce's stream, ncclReduce's comm and stream) are read from the
- * stack the same way.
+ * The calling convention matters here: where the 128-byte ncclUniqueId of
+ * ncclCommInitRank(Config), passed by value, and the arguments past the
+ * sixth (ncclAllReduce's stream, ncclReduce's comm and stream) are at
+ * entry differs between x86-64 and arm64 (bpf/nccl_args.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -22,6 +20,7 @@
 
 #include "bpf/watch.h"
 #include "bpf/calls.h"
+#include "bpf/nccl_args.h"
 
 #define CLS_END		0	/* communicators' ends: Finalize, Destroy, Abort */
 #define CLS_NCCL	1	/* collectives and ncclGroupEnd */
@@ -30,7 +29,7 @@
 
 #define FN_GROUP_END	0xffu	/* CLS_NCCL: not an op */
 
-#define FN_INIT_RANK	1	/* a0 ncclComm_t *, a1 nranks, a2 rank; id on the stack */
+#define FN_INIT_RANK	1	/* a0 ncclComm_t *, a1 nranks, a2 rank; id saved at entry */
 #define FN_INIT_ALL	2	/* a0 ncclComm_t *, a1 ndev, a2 const int *devlist */
 #define FN_SCALABLE	3	/* a0 ncclComm_t *, a1 nranks, a2 rank; id = commIds[0] */
 #define FN_SPLIT	4	/* a0 ncclComm_t *newcomm, a1 parent, a2 color */
@@ -71,21 +70,42 @@ static __always_inline __u64 dtype_size(__u64 dt)
 	}
 }
 
-/* The sixth integer argument: libbpf 1.1's BPF_KPROBE stops at five. */
-#if defined(__TARGET_ARCH_x86)
-#define ARG6(ctx)	((__u64)(ctx)->r9)
-#else
-#define ARG6(ctx)	((__u64)((struct user_pt_regs *)(ctx))->regs[5])
-#endif
-
-static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
+/* Integer argument register n (0-based) at a function's entry. */
+static __always_inline __u64 reg_at(struct pt_regs *ctx, __u32 n)
 {
-	__u64 v = 0;
-
-	/* Argument n (7, 8, ...) of a function, read at its entry. */
-	bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8 * (n - 6)));
-	return v;
+#if defined(__TARGET_ARCH_x86)
+	switch (n) {
+	case 0: return ctx->di;
+	case 1: return ctx->si;
+	case 2: return ctx->dx;
+	case 3: return ctx->cx;
+	case 4: return ctx->r8;
+	case 5: return ctx->r9;
+	default: return 0;
+	}
+#else
+	return n < 8 ? ((struct user_pt_regs *)ctx)->regs[n] : 0;
+#endif
 }
+
+/* The argument at loc (bpf/nccl_args.h) at a function's entry: its value, or its bytes' address. */
+static __always_inline __u64 arg_at(struct pt_regs *ctx, __u32 loc)
+{
+	__u64 slot = PT_REGS_SP(ctx) + ZN_STACK_SLOT0 + 8 * ZN_LOC_N(loc), v = 0;
+
+	switch (ZN_LOC_KIND(loc)) {
+	case ZN_IN_REG:
+		return reg_at(ctx, ZN_LOC_N(loc));
+	case ZN_ON_STACK:
+		bpf_probe_read_user(&v, sizeof(v), (void *)slot);
+		return v;
+	default:
+		return slot;
+	}
+}
+
+/* The sixth integer argument: libbpf 1.1's BPF_KPROBE stops at five. */
+#define ARG6(ctx)	reg_at(ctx, 5)
 
 static __always_inline void coll_enter(__u32 op, __u64 count, __u64 dtype, __u64 comm,
 				       __u64 stream)
@@ -106,7 +126,7 @@ static __always_inline void coll_enter(__u32 op, __u64 count, __u64 dtype, __u64
 SEC("uprobe")
 int BPF_KPROBE(zn_all_reduce, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(SHM_NCCL_ALL_REDUCE, count, dt, ARG6(ctx), stack_arg(ctx, 7));
+	coll_enter(SHM_NCCL_ALL_REDUCE, count, dt, ARG6(ctx), arg_at(ctx, ZN_ARG7));
 	return 0;
 }
 
@@ -122,7 +142,7 @@ int BPF_KPROBE(zn_all_gather, void *s, void *r, __u64 count, __u64 dt, __u64 com
 SEC("uprobe")
 int BPF_KPROBE(zn_reduce_scatter, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(SHM_NCCL_REDUCE_SCATTER, count, dt, ARG6(ctx), stack_arg(ctx, 7));
+	coll_enter(SHM_NCCL_REDUCE_SCATTER, count, dt, ARG6(ctx), arg_at(ctx, ZN_ARG7));
 	return 0;
 }
 
@@ -130,7 +150,7 @@ int BPF_KPROBE(zn_reduce_scatter, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_broadcast, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(SHM_NCCL_BROADCAST, count, dt, ARG6(ctx), stack_arg(ctx, 7));
+	coll_enter(SHM_NCCL_BROADCAST, count, dt, ARG6(ctx), arg_at(ctx, ZN_ARG7));
 	return 0;
 }
 
@@ -146,7 +166,7 @@ int BPF_KPROBE(zn_bcast, void *b, __u64 count, __u64 dt, __u64 root, __u64 comm)
 SEC("uprobe")
 int BPF_KPROBE(zn_reduce, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(SHM_NCCL_REDUCE, count, dt, stack_arg(ctx, 7), stack_arg(ctx, 8));
+	coll_enter(SHM_NCCL_REDUCE, count, dt, arg_at(ctx, ZN_ARG7), arg_at(ctx, ZN_ARG8));
 	return 0;
 }
 
@@ -178,7 +198,7 @@ int BPF_KPROBE(zn_all_to_all, void *s, void *r, __u64 count, __u64 dt, __u64 com
 SEC("uprobe")
 int BPF_KPROBE(zn_gather, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(SHM_NCCL_GATHER, count, dt, ARG6(ctx), stack_arg(ctx, 7));
+	coll_enter(SHM_NCCL_GATHER, count, dt, ARG6(ctx), arg_at(ctx, ZN_ARG7));
 	return 0;
 }
 
@@ -186,7 +206,7 @@ int BPF_KPROBE(zn_gather, void *s, void *r, __u64 count, __u64 dt)
 SEC("uprobe")
 int BPF_KPROBE(zn_scatter, void *s, void *r, __u64 count, __u64 dt)
 {
-	coll_enter(SHM_NCCL_SCATTER, count, dt, ARG6(ctx), stack_arg(ctx, 7));
+	coll_enter(SHM_NCCL_SCATTER, count, dt, ARG6(ctx), arg_at(ctx, ZN_ARG7));
 	return 0;
 }
 
@@ -260,13 +280,15 @@ static __always_inline void save_id(__u64 pid_tgid, const void *src)
 	v->ok = src && bpf_probe_read_user(v->id, sizeof(v->id), src) == 0;
 }
 
-/* ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) */
+/* ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank): id by value */
 SEC("uprobe")
-int BPF_KPROBE(zn_init_rank, void *comm, int nranks, int rank)
+int BPF_KPROBE(zn_init_rank, void *comm, int nranks)
 {
+	int rank = (int)arg_at(ctx, ZN_INIT_RANK);
+
 	if (zc_enter(SHM_WATCH_NCCL, CLS_COMM, FN_INIT_RANK, (__u64)comm, (__u64)(__s64)nranks,
 		     (__u64)(__s64)rank))
-		save_id(bpf_get_current_pid_tgid(), (void *)(PT_REGS_SP(ctx) + 8));
+		save_id(bpf_get_current_pid_tgid(), (void *)arg_at(ctx, ZN_INIT_ID));
 	return 0;
 }
 
