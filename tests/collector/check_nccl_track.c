@@ -153,15 +153,26 @@ static void comm_end(uint32_t how, uint64_t comm, int32_t ret, uint64_t at_us)
 	FEED(e);
 }
 
-static const struct shm_nccl_comm *find_comm(uint32_t pid, int32_t rank)
+/* The row of pid's communicator with rank (by_size 0) or size (1) v; NULL when none. */
+static const struct shm_nccl_comm *find_row(uint32_t pid, int by_size, int32_t v)
 {
 	uint32_t n;
 	const struct shm_nccl_comm *c = shm_snapshot_nccl_comms(&fx.snap, &n);
 
 	for (uint32_t i = 0; i < n; i++)
-		if (c[i].pid == pid && c[i].rank == rank)
+		if (c[i].pid == pid && (by_size ? c[i].nranks : c[i].rank) == v)
 			return &c[i];
 	return NULL;
+}
+
+static const struct shm_nccl_comm *find_comm(uint32_t pid, int32_t rank)
+{
+	return find_row(pid, 0, rank);
+}
+
+static const struct shm_nccl_comm *find_comm_sized(uint32_t pid, int32_t nranks)
+{
+	return find_row(pid, 1, nranks);
 }
 
 static const struct shm_nccl_op *op_row(uint32_t op)
@@ -384,18 +395,6 @@ START_TEST(a_hung_collective_stays_pending_until_its_communicator_ends)
 	ck_assert_uint_eq(find_comm(PID, 0)->stalled_ns, 0);
 }
 END_TEST
-
-/* The row of pid's communicator of size nranks; NULL when none. */
-static const struct shm_nccl_comm *find_comm_sized(uint32_t pid, int32_t nranks)
-{
-	uint32_t n;
-	const struct shm_nccl_comm *c = shm_snapshot_nccl_comms(&fx.snap, &n);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (c[i].pid == pid && c[i].nranks == nranks)
-			return &c[i];
-	return NULL;
-}
 
 /* n calls of op on comm, each synchronised 1 ms after it, from at_us on. */
 static uint64_t calls_synced(uint64_t comm, uint32_t n, uint64_t at_us)

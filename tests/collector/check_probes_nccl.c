@@ -225,17 +225,23 @@ static void start_nccl_workload(struct tp_workload *w, const char *const *ops)
 	start_nccl_workload_into(w, ops, NULL, 0);
 }
 
-/* The communicator row of (pid, rank), in the last snapshot. */
-static const struct shm_nccl_comm *comm_of(const struct tp_collector *c, uint32_t pid,
-					   int32_t rank)
+/* The row of pid's communicator with rank (by_size 0) or size (1) v, in the last snapshot. */
+static const struct shm_nccl_comm *comm_row(const struct tp_collector *c, uint32_t pid,
+					    int by_size, int32_t v)
 {
 	uint32_t n;
 	const struct shm_nccl_comm *m = shm_snapshot_nccl_comms(&c->snap, &n);
 
 	for (uint32_t i = 0; i < n; i++)
-		if (m[i].pid == pid && m[i].rank == rank)
+		if (m[i].pid == pid && (by_size ? m[i].nranks : m[i].rank) == v)
 			return &m[i];
 	return NULL;
+}
+
+static const struct shm_nccl_comm *comm_of(const struct tp_collector *c, uint32_t pid,
+					   int32_t rank)
+{
+	return comm_row(c, pid, 0, rank);
 }
 
 /* Waits until the row of (pid, rank) has seen `waits` waits. */
@@ -433,19 +439,6 @@ START_TEST(test_captured_split_in_progress_and_bad_arguments)
 }
 END_TEST
 
-/* The row of pid's communicator of size nranks, in the last snapshot. */
-static const struct shm_nccl_comm *comm_sized(const struct tp_collector *c, uint32_t pid,
-					      int32_t nranks)
-{
-	uint32_t n;
-	const struct shm_nccl_comm *m = shm_snapshot_nccl_comms(&c->snap, &n);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (m[i].pid == pid && m[i].nranks == nranks)
-			return &m[i];
-	return NULL;
-}
-
 /*
  * A communicator's life: 30 all-reduces on a 2-rank communicator,
  * finalized and destroyed; a 4-rank one made next at the handle the
@@ -486,8 +479,8 @@ START_TEST(test_communicators_that_end_and_reuse_a_handle)
 		if (second && c.snap.hdr->stats.nccl_pending_ended >= 1)
 			break;
 	}
-	first = comm_sized(&c, (uint32_t)w.pid, 2);
-	second = comm_sized(&c, (uint32_t)w.pid, 4);
+	first = comm_row(&c, (uint32_t)w.pid, 1, 2);
+	second = comm_row(&c, (uint32_t)w.pid, 1, 4);
 	ck_assert_ptr_nonnull(first);
 	ck_assert_ptr_nonnull(second);
 	memset(id, 0x5a, sizeof(id));
