@@ -161,6 +161,66 @@ static void base_container(const struct proc_env *env, const struct gpu_node *no
 	}
 }
 
+/*
+ * Slurm with ConstrainDevices=yes: the job's device cgroup lets the
+ * process open its own GPUs' nodes only, so CUDA enumerates those alone,
+ * and Slurm sets CUDA_VISIBLE_DEVICES job-local (0, 1, ...) while
+ * SLURM_STEP_GPUS (SLURM_JOB_GPUS in a batch script) keeps their ids on
+ * the node, the N of gres.conf's /dev/nvidiaN.  An unconstrained job's
+ * CUDA_VISIBLE_DEVICES repeats those ids and CUDA sees every GPU: the
+ * two lists differing tells the first apart.  ids gets Slurm's list.
+ */
+static int slurm_constrained(const struct proc_env *env, struct gpu_visible *ids)
+{
+	const struct proc_env_devices *s = env->slurm_step_gpus.state == PROC_ENV_SET ?
+		&env->slurm_step_gpus : &env->slurm_job_gpus;
+	struct gpu_visible cv;
+	int same = 1;
+
+	if (s->state != PROC_ENV_SET || env->cuda_visible_devices.state != PROC_ENV_SET)
+		return 0;
+	gpu_visible_parse_cuda(s->value, ids);
+	gpu_visible_parse_cuda(env->cuda_visible_devices.value, &cv);
+	if (ids->mode != GPU_LIST_DEVICES || cv.mode != GPU_LIST_DEVICES || cv.n != ids->n)
+		return 0;
+	for (uint32_t k = 0; k < ids->n; k++) {
+		if (ids->ref[k].kind != GPU_REF_INDEX || cv.ref[k].kind != GPU_REF_INDEX ||
+		    cv.ref[k].index != k)
+			return 0;
+		same &= ids->ref[k].index == k;
+	}
+	return !same;
+}
+
+/* The Slurm job's GPUs (slurm_constrained): the node GPUs of those device minors. */
+static void base_slurm(const struct gpu_visible *ids, const struct gpu_node *nodes,
+		       size_t n_nodes, struct gpu_base *b)
+{
+	for (uint32_t k = 0; k < ids->n; k++) {
+		struct gpu_slot *sl = &b->slot[b->n++];
+		int i = -1;
+
+		slot_unknown(sl);
+		sl->minor = (int32_t)ids->ref[k].index;
+		for (size_t j = 0; j < n_nodes && i < 0; j++)
+			if (nodes[j].minor >= 0 && (uint32_t)nodes[j].minor == ids->ref[k].index)
+				i = (int)j;
+		if (n_nodes > 0 && i < 0) {
+			b->n = 0;
+			b->why = GPU_WHY_NOT_ON_NODE;
+			return;
+		}
+		if (i >= 0 && (nodes[i].flags & GPU_NODE_F_MIG)) {
+			b->n = 0;
+			b->why = GPU_WHY_MIG;
+			return;
+		}
+		if (i >= 0)
+			gpu_slot_from_node(sl, nodes, i);
+	}
+	b->known = 1;
+}
+
 /* "dddd:bb:dd.f" in any width and case, as one number; 0 when malformed. */
 static uint64_t pci_key(const char *s)
 {
@@ -233,9 +293,13 @@ static void base_order(const struct proc_env *env, const struct gpu_node *nodes,
 void gpu_base_build(const struct proc_env *env, int in_container, const struct gpu_node *nodes,
 		    size_t n_nodes, struct gpu_base *b)
 {
+	struct gpu_visible slurm;
+
 	memset(b, 0, sizeof(*b));
 	if (in_container) {
 		base_container(env, nodes, n_nodes, b);
+	} else if (slurm_constrained(env, &slurm)) {
+		base_slurm(&slurm, nodes, n_nodes, b);
 	} else {
 		if (env->nvidia_visible_devices.state != PROC_ENV_ABSENT)
 			b->flags |= GPU_MAP_F_NVIDIA_IGNORED;

@@ -8,7 +8,9 @@
  *
  * What CUDA enumerates, before CUDA_VISIBLE_DEVICES: the GPUs whose device
  * nodes the process can reach.  Outside a container that is every GPU of
- * the node.  In a container made by the NVIDIA runtime it is the set
+ * the node, but for a Slurm job whose device cgroup holds only its own
+ * GPUs (ConstrainDevices=yes; told by its job-local CUDA_VISIBLE_DEVICES,
+ * see gpu_base.c), which sees those.  In a container made by the NVIDIA runtime it is the set
  * NVIDIA_VISIBLE_DEVICES named when the container was created (NVML
  * indices or UUIDs); when that variable does not name them (unset, void,
  * the volume-mount or CDI forms) the set is unknown.  Only the caller

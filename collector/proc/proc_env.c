@@ -54,6 +54,8 @@ static const struct env_var env_vars[] = {
 	NUM("SLURM_NTASKS", slurm_ntasks, 1, PROC_ENV_RANK_MAX),
 	NUM("SLURM_ARRAY_JOB_ID", slurm_array_job_id, 0, UINT32_MAX),
 	NUM("SLURM_ARRAY_TASK_ID", slurm_array_task_id, 0, UINT32_MAX),
+	STR("SLURM_STEP_GPUS", ENV_DEVICES, slurm_step_gpus),
+	STR("SLURM_JOB_GPUS", ENV_DEVICES, slurm_job_gpus),
 	STR("CUDA_VISIBLE_DEVICES", ENV_DEVICES, cuda_visible_devices),
 	STR("NVIDIA_VISIBLE_DEVICES", ENV_DEVICES, nvidia_visible_devices),
 	STR("CUDA_DEVICE_ORDER", ENV_TOKEN, cuda_device_order),

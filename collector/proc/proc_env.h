@@ -92,6 +92,9 @@ struct proc_env {
 	struct proc_env_num slurm_ntasks;
 	struct proc_env_num slurm_array_job_id;
 	struct proc_env_num slurm_array_task_id;
+	/* The job's GPUs by their node-wide ids (gpu_base.c), the step's first. */
+	struct proc_env_devices slurm_step_gpus;
+	struct proc_env_devices slurm_job_gpus;
 	/* GPU selection, parsed by gpu_visible. */
 	struct proc_env_devices cuda_visible_devices;
 	struct proc_env_devices nvidia_visible_devices;

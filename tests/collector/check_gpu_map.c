@@ -154,9 +154,31 @@ static const struct map_case {
 	{ NULL, INVALID, NULL, 1, NODES_ALL, -1, GPU_COUNT_UNKNOWN, "", GPU_WHY_INVALID_ENV, 0, 0 },
 };
 
-START_TEST(ordinals_resolve_or_say_why_not)
+/* Slurm jobs: SLURM_STEP_GPUS, and what the same row of cases[] would say. */
+static const struct slurm_case {
+	const char *step_gpus;
+	struct map_case c;
+} slurm_cases[] = {
+	/*
+	 * ConstrainDevices=yes: CUDA sees the job's GPUs only (their minors:
+	 * 3 is NVML 2, 1 is NVML 0), numbered from 0.
+	 */
+	{ "3", { "0", NULL, "PCI_BUS_ID", 0, NODES_ALL, -1, GPU_COUNT_EXACT, "2/only_one", 0, 0x1, 0 } },
+	{ "1,3", { "0,1", NULL, "PCI_BUS_ID", 0, NODES_ALL, -1, GPU_COUNT_EXACT,
+		   "0/pci_order,2/pci_order", 0, 0x3, 0 } },
+	{ "1,3", { "0,1", NULL, NULL, 0, NODES_ALL, -1, GPU_COUNT_EXACT,
+		   "-1/fastest_first,-1/fastest_first", 0, 0x3, 0 } },
+	{ "7", { "0", NULL, NULL, 0, NODES_ALL, -1, GPU_COUNT_AT_MOST, "-1/not_on_node", 0, 0, 0 } },
+	/* Not constrained: CUDA_VISIBLE_DEVICES repeats the ids, and CUDA sees every GPU. */
+	{ "1,3", { "1,3", NULL, "PCI_BUS_ID", 0, NODES_ALL, -1, GPU_COUNT_EXACT,
+		   "1/pci_order,3/pci_order", 0, 0xc, 0 } },
+	/* In a container its own variables say. */
+	{ "1", { "0", U2, NULL, 1, NODES_ALL, -1, GPU_COUNT_EXACT, "2/only_one", 0, 0x1, 0 } },
+};
+
+/* Resolves case c (number i, SLURM_STEP_GPUS slurm or NULL) and checks every field. */
+static void check_case(const struct map_case *c, const char *slurm, int i)
 {
-	const struct map_case *c = &cases[_i];
 	struct gpu_node nodes[4];
 	struct gpu_fds fds;
 	struct proc_env env;
@@ -173,16 +195,31 @@ START_TEST(ordinals_resolve_or_say_why_not)
 		fds.n = 1;
 	}
 	env_set(&env, c->cvd, c->nvd, c->order);
+	if (slurm) {
+		env.slurm_step_gpus.state = PROC_ENV_SET;
+		snprintf(env.slurm_step_gpus.value, sizeof(env.slurm_step_gpus.value), "%s", slurm);
+	}
 	ck_assert_int_eq(gpu_map_resolve(&env, c->container, c->fd_minor >= 0 ? &fds : NULL,
 					 c->nodes == NODES_NONE ? NULL : nodes,
 					 c->nodes == NODES_NONE ? 0 : 4, &m), 0);
-	ck_assert_msg(m.count == c->count, "case %d: count %u", _i, m.count);
-	ck_assert_msg(strcmp(render(&m), c->ords) == 0, "case %d: ordinals %s", _i, render(&m));
+	ck_assert_msg(m.count == c->count, "case %d: count %u", i, m.count);
+	ck_assert_msg(strcmp(render(&m), c->ords) == 0, "case %d: ordinals %s", i, render(&m));
 	if (c->count == GPU_COUNT_UNKNOWN)
-		ck_assert_msg(m.why == c->why, "case %d: why %s", _i, gpu_how_name(m.why));
-	ck_assert_msg(m.candidates == c->candidates, "case %d: candidates %#llx", _i,
+		ck_assert_msg(m.why == c->why, "case %d: why %s", i, gpu_how_name(m.why));
+	ck_assert_msg(m.candidates == c->candidates, "case %d: candidates %#llx", i,
 		      (unsigned long long)m.candidates);
-	ck_assert_msg(m.flags == c->flags, "case %d: flags %#x", _i, m.flags);
+	ck_assert_msg(m.flags == c->flags, "case %d: flags %#x", i, m.flags);
+}
+
+START_TEST(ordinals_resolve_or_say_why_not)
+{
+	check_case(&cases[_i], NULL, _i);
+}
+END_TEST
+
+START_TEST(slurm_jobs_see_their_gpus_numbered_from_zero)
+{
+	check_case(&slurm_cases[_i].c, slurm_cases[_i].step_gpus, _i);
 }
 END_TEST
 
@@ -331,6 +368,8 @@ Suite *gpu_map_suite(void)
 	TCase *tr = tcase_create("root");
 
 	tcase_add_loop_test(tc, ordinals_resolve_or_say_why_not, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+	tcase_add_loop_test(tc, slurm_jobs_see_their_gpus_numbered_from_zero, 0,
+			    (int)(sizeof(slurm_cases) / sizeof(slurm_cases[0])));
 	tcase_add_test(tc, resolved_ordinals_carry_the_whole_identity);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(tr, 30);

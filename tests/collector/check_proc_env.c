@@ -61,7 +61,7 @@ START_TEST(allowlisted_variables_are_kept_in_their_fields)
 		"OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_LOCAL_RANK=3", "OMPI_COMM_WORLD_SIZE=4",
 		"SLURM_JOB_ID=123456", "SLURM_STEP_ID=2", "SLURM_PROCID=7", "SLURM_LOCALID=3",
 		"SLURM_NTASKS=8", "SLURM_ARRAY_JOB_ID=123000", "SLURM_ARRAY_TASK_ID=56",
-		"CUDA_VISIBLE_DEVICES=GPU-8932f937,1", "NVIDIA_VISIBLE_DEVICES=all",
+		"SLURM_STEP_GPUS=3,5", "SLURM_JOB_GPUS=2,3,5", "CUDA_VISIBLE_DEVICES=GPU-8932f937,1", "NVIDIA_VISIBLE_DEVICES=all",
 		"CUDA_DEVICE_ORDER=PCI_BUS_ID", "HF_TOKEN=" SECRET, NULL,
 	};
 	struct proc_env e;
@@ -89,10 +89,12 @@ START_TEST(allowlisted_variables_are_kept_in_their_fields)
 	ck_assert_uint_eq(e.slurm_ntasks.value, 8);
 	ck_assert_uint_eq(e.slurm_array_job_id.value, 123000);
 	ck_assert_uint_eq(e.slurm_array_task_id.value, 56);
+	ck_assert_str_eq(e.slurm_step_gpus.value, "3,5");
+	ck_assert_str_eq(e.slurm_job_gpus.value, "2,3,5");
 	ck_assert_str_eq(e.cuda_visible_devices.value, "GPU-8932f937,1");
 	ck_assert_str_eq(e.nvidia_visible_devices.value, "all");
 	ck_assert_str_eq(e.cuda_device_order.value, "PCI_BUS_ID");
-	ck_assert_uint_eq(e.entries, 25);
+	ck_assert_uint_eq(e.entries, 27);
 	ck_assert_uint_eq(e.refused, 0);
 	ck_assert_uint_eq(e.flags, 0);
 }
