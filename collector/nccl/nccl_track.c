@@ -38,6 +38,8 @@ struct nt_stream {
 	uint64_t handle;
 	uint32_t gen;		/* tells a reused slot from the one an event saw */
 	uint32_t capturing;
+	int32_t capture_root;	/* while capturing: the stream whose capture this is */
+	uint32_t capture_gen;	/* and its gen */
 	uint64_t pos;		/* positions handed out */
 	uint64_t last_ns;	/* last use */
 	struct nt_pending *ring;
@@ -53,6 +55,9 @@ struct nt_event {
 	uint64_t pos;
 	uint64_t last_ns;
 	uint32_t pid;
+	uint32_t captured;	/* recorded inside a capture: a node of its graph */
+	int32_t capture_root;	/* that capture's stream, and its gen */
+	uint32_t capture_gen;
 };
 
 struct nccltrack {
@@ -417,6 +422,38 @@ static void record(struct nccltrack *t, const struct zev_cuda_order *e)
 	ev->stream = s ? (int32_t)(s - t->streams) : -1;
 	ev->gen = s ? s->gen : 0;
 	ev->pos = s ? s->pos : 0;
+	ev->captured = s && s->capturing;
+	ev->capture_root = s ? s->capture_root : -1;
+	ev->capture_gen = s ? s->capture_gen : 0;
+}
+
+/*
+ * Stream s waits on an event recorded inside a capture: CUDA makes s part
+ * of that capture (how ProcessGroupNCCL brings its own stream into a
+ * graph), until the capture ends.  What it queues meanwhile is captured.
+ */
+static void join_capture(struct nccltrack *t, const struct zev_cuda_order *e,
+			 const struct nt_event *ev)
+{
+	struct nt_stream *s = stream_get(t, e->hdr.pid, e->a, e->dev, e->hdr.ts_ns);
+
+	if (!s || s->capturing)
+		return;
+	s->capturing = 1;
+	s->capture_root = ev->capture_root;
+	s->capture_gen = ev->capture_gen;
+}
+
+/* The capture that stream slot began (gen) ends: it and every stream it drew in. */
+static void end_capture(struct nccltrack *t, int32_t slot, uint32_t gen)
+{
+	for (uint32_t i = 0; i < keyindex_top(&t->stream_idx); i++) {
+		struct nt_stream *s = &t->streams[i];
+
+		if (keyindex_live(&t->stream_idx, i) && s->capturing &&
+		    s->capture_root == slot && s->capture_gen == gen)
+			s->capturing = 0;
+	}
 }
 
 static void stream_wait(struct nccltrack *t, const struct zev_cuda_order *e)
@@ -425,6 +462,10 @@ static void stream_wait(struct nccltrack *t, const struct zev_cuda_order *e)
 	struct nt_stream *src, *s;
 	struct nt_dep d;
 
+	if (ev && ev->captured) {
+		join_capture(t, e, ev);
+		return;
+	}
 	if (!ev || !(src = stream_at(t, ev->stream, ev->gen)) || (!src->n && !src->ndeps))
 		return;
 	d.src = ev->stream;
@@ -455,10 +496,17 @@ void nccltrack_order(struct nccltrack *t, const struct zev_cuda_order *e)
 		stream_wait(t, e);
 		break;
 	case ZN_ORDER_CAPTURE_BEGIN:
+		s = stream_get(t, e->hdr.pid, e->a, e->dev, e->hdr.ts_ns);
+		if (s) {
+			s->capturing = 1;
+			s->capture_root = (int32_t)(s - t->streams);
+			s->capture_gen = s->gen;
+		}
+		break;
 	case ZN_ORDER_CAPTURE_END:
 		s = stream_get(t, e->hdr.pid, e->a, e->dev, e->hdr.ts_ns);
-		if (s)
-			s->capturing = e->kind == ZN_ORDER_CAPTURE_BEGIN;
+		if (s && s->capturing)
+			end_capture(t, s->capture_root, s->capture_gen);
 		break;
 	default:
 		break;

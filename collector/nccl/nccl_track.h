@@ -22,8 +22,9 @@
  *     NT_DEP_DEPTH deep);
  *   - a collective queued while its stream is being captured into a CUDA
  *     graph runs only when the graph is launched, where no NCCL call is
- *     made: it is counted (captured), never waited for.
- *
+ *     made: it is counted (captured), never waited for.  A stream that
+ *     waits on an event recorded inside a capture joins that capture
+ *     (ProcessGroupNCCL's stream does) until the capture ends;
  *   - a communicator's end settles its queued collectives: a successful
  *     ncclCommFinalize has flushed them (they complete at its return); an
  *     ncclCommDestroy or ncclCommAbort drops them (given up, counted).

@@ -325,6 +325,39 @@ START_TEST(captured_collective_is_counted_not_waited_for)
 END_TEST
 
 /*
+ * CUDA graph capture as ProcessGroupNCCL meets it: the capture begins on
+ * the compute stream, and NCCL's stream joins it by waiting on an event
+ * recorded there, queues the all-reduce, and is joined back.  The
+ * collective is captured (counted, never waited for), and once the
+ * capture ends NCCL's stream is an ordinary stream again.
+ */
+START_TEST(a_stream_that_waits_on_a_captured_event_joins_the_capture)
+{
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	order(PID, ZN_ORDER_CAPTURE_BEGIN, COMPUTE_STREAM, 0, 100);
+	order(PID, ZN_ORDER_RECORD, 0xe501, COMPUTE_STREAM, 110);
+	order(PID, ZN_ORDER_WAIT, NCCL_STREAM, 0xe501, 120);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 64, 0, 200);
+	order(PID, ZN_ORDER_RECORD, 0xe502, NCCL_STREAM, 300);
+	order(PID, ZN_ORDER_WAIT, COMPUTE_STREAM, 0xe502, 310);
+	order(PID, ZN_ORDER_CAPTURE_END, COMPUTE_STREAM, 0, 400);
+	publish_at(1);
+	ck_assert_uint_eq(fx.snap.hdr->stats.nccl_captured, 1);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, 0);
+	/* After the capture: queued and waited for as usual. */
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 64, 0, 500);
+	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, 1500);
+	publish_at(2);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->calls, 2);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.sum_ns, 1000 * 1000ull);
+	ck_assert_uint_eq(fx.snap.hdr->stats.nccl_captured, 1);
+}
+END_TEST
+
+/*
  * Millions of calls with no synchronisation cannot grow the state: a
  * stream keeps NT_MAX_PENDING, the rest are given up and counted; a
  * synchronisation still ends the ones kept.
@@ -745,6 +778,7 @@ Suite *nccl_track_suite(void)
 	tcase_add_test(tc, event_query_covers_what_came_before_the_record_only);
 	tcase_add_test(tc, all_to_all_of_16_ranks_is_one_group_launched_at_group_end);
 	tcase_add_test(tc, captured_collective_is_counted_not_waited_for);
+	tcase_add_test(tc, a_stream_that_waits_on_a_captured_event_joins_the_capture);
 	tcase_add_test(tc, calls_without_sync_are_bounded_and_counted);
 	tcase_add_test(tc, a_hung_collective_stays_pending_until_its_communicator_ends);
 	tcase_add_test(tc, a_communicator_made_on_a_destroyed_ones_handle_is_a_new_row);
