@@ -9,8 +9,9 @@
 
 #include "exporter/http/http_parked.h"
 
+/* On the same intrusive list as the connections waiting for a request (no ticket here). */
 struct http_parked_conn {
-	struct http_parked_conn *prev, *next;
+	struct http_waiter node;	/* first: the list gives back the connection */
 	struct http_parked *pool;
 	h2o_socket_t *sock;
 	uint64_t since_ns;
@@ -19,7 +20,7 @@ struct http_parked_conn {
 void http_parked_init(struct http_parked *p, void (*ready)(void *arg, h2o_socket_t *sock),
 		      void *arg)
 {
-	p->head = p->tail = NULL;
+	p->list.head = p->list.tail = NULL;
 	p->n = 0;
 	p->ready = ready;
 	p->arg = arg;
@@ -32,20 +33,19 @@ int http_parked_no_bytes(h2o_socket_t *sock)
 	return recv(h2o_socket_get_fd(sock), &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
 }
 
+/* The one waiting longest, or NULL. */
+static struct http_parked_conn *oldest(const struct http_parked *p)
+{
+	return (struct http_parked_conn *)p->list.head;
+}
+
 /* Takes pc off the list and frees it; its socket is the caller's. */
 static h2o_socket_t *unpark(struct http_parked_conn *pc)
 {
 	struct http_parked *p = pc->pool;
 	h2o_socket_t *sock = pc->sock;
 
-	if (pc->prev)
-		pc->prev->next = pc->next;
-	else
-		p->head = pc->next;
-	if (pc->next)
-		pc->next->prev = pc->prev;
-	else
-		p->tail = pc->prev;
+	http_waiting_remove(&p->list, &pc->node);
 	p->n--;
 	sock->data = NULL;
 	free(pc);
@@ -83,16 +83,11 @@ void http_parked_add(struct http_parked *p, h2o_socket_t *sock, uint64_t now_ns)
 		return;
 	}
 	if (p->n >= HTTP_MAX_PARKED)
-		close_parked(p->head);
+		close_parked(oldest(p));
 	pc->pool = p;
 	pc->sock = sock;
 	pc->since_ns = now_ns;
-	pc->prev = p->tail;
-	if (p->tail)
-		p->tail->next = pc;
-	else
-		p->head = pc;
-	p->tail = pc;
+	http_waiting_add(&p->list, &pc->node);
 	p->n++;
 	sock->data = pc;
 	h2o_socket_read_start(sock, on_first_bytes);
@@ -100,12 +95,12 @@ void http_parked_add(struct http_parked *p, h2o_socket_t *sock, uint64_t now_ns)
 
 void http_parked_expire(struct http_parked *p, uint64_t now_ns)
 {
-	while (p->head && now_ns - p->head->since_ns >= (uint64_t)HTTP_PARKED_MS * 1000000u)
-		close_parked(p->head);
+	while (oldest(p) && now_ns - oldest(p)->since_ns >= (uint64_t)HTTP_PARKED_MS * 1000000u)
+		close_parked(oldest(p));
 }
 
 void http_parked_close_all(struct http_parked *p)
 {
-	while (p->head)
-		close_parked(p->head);
+	while (oldest(p))
+		close_parked(oldest(p));
 }

@@ -21,13 +21,13 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "exporter/http/http_waiting.h"
+
 #define HTTP_MAX_PARKED	512u	/* waiting at once; a burst of cookies may park this many */
 #define HTTP_PARKED_MS	3000u	/* as long as the kernel's deferred accept waits */
 
-struct http_parked_conn;
-
 struct http_parked {
-	struct http_parked_conn *head, *tail;	/* head: waiting longest */
+	struct http_waiting list;	/* head: waiting longest */
 	unsigned int n;
 	/* sock's first bytes came, in sock->input; reading stopped.  It owns sock now. */
 	void (*ready)(void *arg, h2o_socket_t *sock);
