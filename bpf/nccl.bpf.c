@@ -520,6 +520,12 @@ int BPF_KPROBE(zn_event_query, __u64 event)
 }
 
 SEC("uprobe")
+int BPF_KPROBE(zn_stream_query, __u64 stream)
+{
+	return cuda_enter(ZN_SYNC_STREAM_QUERY, stream, 0);
+}
+
+SEC("uprobe")
 int BPF_KPROBE(zn_device_sync)
 {
 	return cuda_enter(ZN_SYNC_DEVICE, 0, 0);

@@ -239,6 +239,7 @@ enum zn_sync_kind {
 	ZN_SYNC_EVENT,		/* cudaEventSynchronize, cuEventSynchronize: handle = event */
 	ZN_SYNC_EVENT_QUERY,	/* cudaEventQuery, cuEventQuery returned success */
 	ZN_SYNC_DEVICE,		/* cudaDeviceSynchronize, cuCtxSynchronize: dev */
+	ZN_SYNC_STREAM_QUERY,	/* cudaStreamQuery, cuStreamQuery returned success */
 	ZN_SYNC_KIND_COUNT
 };
 

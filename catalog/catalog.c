@@ -288,7 +288,7 @@ const struct cat_metric cat_metrics[] = {
 	UNTRACKED(nccl_id_unreadable, "id_unreadable", "id_unreadable: a communicator whose ncclUniqueId could not be read at entry (its comm is local to the process); "
 		  "unknown_comm: a call on a communicator never seen created; bad_args: an unknown datatype or a negative count (0 bytes counted); "
 		  "captured: a call captured into a CUDA graph (it runs at graph launches, unseen); pending_dropped: a queued call given up over the per-stream bound; "
-		  "pending_ended: a queued call whose communicator was destroyed or aborted before a synchronisation covered it; state_evicted: stream, event or group state evicted over its bound."),
+		  "pending_ended: a queued call whose communicator was aborted (or its destroy still in progress) before a synchronisation covered it; state_evicted: stream, event or group state evicted over its bound."),
 	UNTRACKED(nccl_unknown_comm, "unknown_comm", ""),
 	UNTRACKED(nccl_bad_args, "bad_args", ""),
 	UNTRACKED(nccl_captured, "captured", ""),

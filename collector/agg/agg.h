@@ -183,6 +183,8 @@ int agg_nccl_comm_call(struct agg *a, uint32_t pid, uint64_t handle, uint64_t by
 /* A queued call completed (done_ns > 0: its wait is done_ns - start_ns) or was given up (0). */
 void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t start_ns,
 			uint64_t done_ns);
+/* A queued call known complete by done_ns (its communicator's finalize), its wait unknown. */
+void agg_nccl_comm_settled(struct agg *a, uint32_t pid, uint64_t handle, uint64_t done_ns);
 /*
  * The communicator (pid, handle) ended at ts_ns (ncclCommDestroy or
  * ncclCommAbort returned): its row keeps its figures and is published for

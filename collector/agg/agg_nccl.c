@@ -78,6 +78,24 @@ static struct agg_comm *comm_find(struct agg *a, uint32_t pid, uint64_t handle)
 	return s < 0 ? NULL : &a->comms[s];
 }
 
+/*
+ * Makes room by releasing the row that ended first, if any: a live
+ * communicator outweighs the grace period of one that ended.  0, or -ENOSPC.
+ */
+static int comm_release_oldest_ended(struct agg *a)
+{
+	int32_t oldest = -1;
+
+	for (uint32_t s = 0; s < keyindex_top(&a->comm_idx); s++)
+		if (keyindex_live(&a->comm_idx, s) && a->comms[s].ended_ns &&
+		    (oldest < 0 || a->comms[s].ended_ns < a->comms[oldest].ended_ns))
+			oldest = (int32_t)s;
+	if (oldest < 0)
+		return -ENOSPC;
+	comm_release(a, oldest);
+	return 0;
+}
+
 /* The row of (pid, handle), made when absent; NULL when unwatched or full (counted). */
 static struct agg_comm *comm_get(struct agg *a, uint32_t pid, uint64_t handle)
 {
@@ -89,6 +107,8 @@ static struct agg_comm *comm_get(struct agg *a, uint32_t pid, uint64_t handle)
 	if (!agg_proc_is_watched(a, pid))
 		return NULL;
 	s = keyindex_insert(&a->comm_idx, pid, handle);
+	if (s < 0 && comm_release_oldest_ended(a) == 0)
+		s = keyindex_insert(&a->comm_idx, pid, handle);
 	if (s < 0) {
 		a->overflows[SHM_TABLE_NCCL_COMMS]++;
 		return NULL;
@@ -336,6 +356,17 @@ void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t s
 	if (done_ns == 0)
 		return;
 	latency_record(&c->wait, done_ns, done_ns > start_ns ? done_ns - start_ns : 0);
+	if (done_ns > c->last_done_ns)
+		c->last_done_ns = done_ns;
+}
+
+void agg_nccl_comm_settled(struct agg *a, uint32_t pid, uint64_t handle, uint64_t done_ns)
+{
+	struct agg_comm *c = comm_find(a, pid, handle);
+
+	if (!c || c->row.pending == 0)
+		return;
+	c->row.pending--;
 	if (done_ns > c->last_done_ns)
 		c->last_done_ns = done_ns;
 }

@@ -17,11 +17,18 @@ struct nt_pending {
 	uint64_t pos;		/* its place in the stream's order */
 	uint64_t call_ns;	/* the call's entry */
 	uint64_t start_ns;	/* its launch: the call, or its group's ncclGroupEnd */
-	uint64_t comm;		/* ncclComm_t when the aggregation counted it, else 0 */
+	uint64_t comm;		/* its ncclComm_t */
 	uint32_t op;
 	uint32_t tid;
 	uint32_t launched;	/* 0: inside a group not yet ended */
-	uint32_t pad;
+	uint32_t known;		/* the aggregation counted it on comm's row */
+};
+
+/* How a collective leaves its stream's queue. */
+enum nt_end {
+	NT_WAITED,	/* a host-blocking call covered it: its wait is timed */
+	NT_SETTLED,	/* its communicator's finalize flushed it: done, untimed */
+	NT_GIVEN_UP,	/* never known to complete */
 };
 
 /* From position `at` on, the stream waits for stream src up to src_pos. */
@@ -121,20 +128,28 @@ uint64_t nccltrack_pending(const struct nccltrack *t)
 
 /* ---- queued collectives ------------------------------------------------- */
 
-/* A collective leaves the queue: done at done_ns, or given up (0). */
+/*
+ * A collective leaves the queue, at done_ns as how says.  Only a wait a
+ * host-blocking call ended is timed: a finalize's return is no measure of
+ * when the collectives it flushed had finished.
+ */
 static void finish(struct nccltrack *t, uint32_t pid, const struct nt_pending *p,
-		   uint64_t done_ns)
+		   uint64_t done_ns, enum nt_end how)
 {
 	uint64_t start = p->launched ? p->start_ns : p->call_ns;
 
 	t->pending--;
-	if (done_ns) {
+	if (how == NT_WAITED) {
 		agg_nccl_wait(t->agg, (enum shm_nccl_op_kind)p->op,
 			      done_ns > start ? done_ns - start : 0, done_ns);
 		agg_collective_span(t->agg, pid, start, done_ns);
 	}
-	if (p->comm)
-		agg_nccl_comm_done(t->agg, pid, p->comm, start, done_ns);
+	if (!p->known)
+		return;
+	if (how == NT_SETTLED)
+		agg_nccl_comm_settled(t->agg, pid, p->comm, done_ns);
+	else
+		agg_nccl_comm_done(t->agg, pid, p->comm, start, how == NT_WAITED ? done_ns : 0);
 }
 
 static struct nt_pending *ring_at(struct nt_stream *s, uint32_t i)
@@ -142,13 +157,14 @@ static struct nt_pending *ring_at(struct nt_stream *s, uint32_t i)
 	return &s->ring[(s->head + i) & (s->cap - 1)];
 }
 
-static void pop_front(struct nccltrack *t, struct nt_stream *s, uint64_t done_ns)
+static void pop_front(struct nccltrack *t, struct nt_stream *s, uint64_t done_ns,
+		      enum nt_end how)
 {
 	struct nt_pending *p = ring_at(s, 0);
 
 	if (!p->launched)
 		s->unlaunched--;
-	finish(t, s->pid, p, done_ns);
+	finish(t, s->pid, p, done_ns, how);
 	s->head = (s->head + 1) & (s->cap - 1);
 	s->n--;
 }
@@ -162,7 +178,7 @@ static int ring_room(struct nccltrack *t, struct nt_stream *s)
 	if (s->n < s->cap)
 		return 0;
 	if (s->cap >= NT_MAX_PENDING) {
-		pop_front(t, s, 0);
+		pop_front(t, s, 0, NT_GIVEN_UP);
 		agg_nccl_count(t->agg, AGG_NCCL_PENDING_DROPPED, 1);
 		return 0;
 	}
@@ -192,7 +208,7 @@ static void stream_drop(struct nccltrack *t, int32_t slot)
 	struct nt_stream *s = &t->streams[slot];
 
 	while (s->n)
-		pop_front(t, s, 0);
+		pop_front(t, s, 0, NT_GIVEN_UP);
 	free(s->ring);
 	memset(s, 0, sizeof(*s));
 	keyindex_remove(&t->stream_idx, slot);
@@ -250,9 +266,9 @@ static struct nt_stream *stream_at(struct nccltrack *t, int32_t slot, uint32_t g
 	return &t->streams[slot];
 }
 
-/* Everything of stream (slot, gen) up to position upto is done at now_ns. */
+/* Everything of stream (slot, gen) up to position upto is done at now_ns, as how says. */
 static void complete(struct nccltrack *t, int32_t slot, uint32_t gen, uint64_t upto,
-		     uint64_t now_ns, unsigned int depth)
+		     uint64_t now_ns, enum nt_end how, unsigned int depth)
 {
 	struct nt_stream *s = stream_at(t, slot, gen);
 	uint32_t i = 0;
@@ -261,7 +277,7 @@ static void complete(struct nccltrack *t, int32_t slot, uint32_t gen, uint64_t u
 		return;
 	/* A group not yet ended has put nothing on the stream: it, and what follows, waits. */
 	while (s->n && ring_at(s, 0)->pos <= upto && ring_at(s, 0)->launched)
-		pop_front(t, s, now_ns);
+		pop_front(t, s, now_ns, how);
 	while (i < s->ndeps) {
 		struct nt_dep d = s->deps[i];
 
@@ -272,7 +288,7 @@ static void complete(struct nccltrack *t, int32_t slot, uint32_t gen, uint64_t u
 		memmove(&s->deps[i], &s->deps[i + 1], (s->ndeps - i - 1) * sizeof(s->deps[0]));
 		s->ndeps--;
 		if (depth < NT_DEP_DEPTH)
-			complete(t, d.src, d.src_gen, d.src_pos, now_ns, depth + 1);
+			complete(t, d.src, d.src_gen, d.src_pos, now_ns, how, depth + 1);
 	}
 }
 
@@ -373,7 +389,8 @@ void nccltrack_call(struct nccltrack *t, const struct zev_nccl_call *e)
 	p->pos = ++s->pos;
 	p->call_ns = call_ns;
 	p->start_ns = call_ns;
-	p->comm = known ? e->comm : 0;
+	p->comm = e->comm;
+	p->known = known;
 	p->op = e->op;
 	p->tid = e->hdr.tid;
 	p->launched = !(depth && *depth);
@@ -521,22 +538,24 @@ void nccltrack_sync(struct nccltrack *t, const struct zev_cuda_sync *e)
 
 	switch (e->kind) {
 	case ZN_SYNC_STREAM:
+	case ZN_SYNC_STREAM_QUERY:
 		s = stream_find(t, e->hdr.pid, e->handle, e->dev);
 		if (s)
-			complete(t, (int32_t)(s - t->streams), s->gen, UINT64_MAX, now, 0);
+			complete(t, (int32_t)(s - t->streams), s->gen, UINT64_MAX, now,
+				 NT_WAITED, 0);
 		break;
 	case ZN_SYNC_EVENT:
 	case ZN_SYNC_EVENT_QUERY:
 		ev = event_find(t, e->hdr.pid, e->handle);
 		if (ev)
-			complete(t, ev->stream, ev->gen, ev->pos, now, 0);
+			complete(t, ev->stream, ev->gen, ev->pos, now, NT_WAITED, 0);
 		break;
 	case ZN_SYNC_DEVICE:
 		for (uint32_t slot = 0; slot < keyindex_top(&t->stream_idx); slot++) {
 			s = &t->streams[slot];
 			if (keyindex_live(&t->stream_idx, slot) && s->pid == e->hdr.pid &&
 			    (s->dev == e->dev || s->dev < 0 || e->dev < 0))
-				complete(t, (int32_t)slot, s->gen, UINT64_MAX, now, 0);
+				complete(t, (int32_t)slot, s->gen, UINT64_MAX, now, NT_WAITED, 0);
 		}
 		break;
 	default:
@@ -561,14 +580,24 @@ void nccltrack_expire(struct nccltrack *t, uint64_t now_ns)
 }
 
 /*
- * Takes the calls on comm out of stream s, in order: completed at done_ns,
- * or given up (0, counted as ended).
+ * The calls on comm leave stream s: settled at done_ns, and with them
+ * everything the stream ordered before the last of them (stream order:
+ * it ran first), or given up (0, counted as ended).
  */
 static void stream_end_comm(struct nccltrack *t, struct nt_stream *s, uint64_t comm,
 			    uint64_t done_ns)
 {
 	uint32_t kept = 0, n = s->n;
+	uint64_t last = 0;
 
+	if (done_ns) {
+		for (uint32_t i = 0; i < n; i++)
+			if (ring_at(s, i)->comm == comm && ring_at(s, i)->launched)
+				last = ring_at(s, i)->pos;
+		if (last)
+			complete(t, (int32_t)(s - t->streams), s->gen, last, done_ns, NT_SETTLED, 0);
+		n = s->n;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct nt_pending p = *ring_at(s, i);
 
@@ -578,7 +607,7 @@ static void stream_end_comm(struct nccltrack *t, struct nt_stream *s, uint64_t c
 		}
 		if (!p.launched)
 			s->unlaunched--;
-		finish(t, s->pid, &p, done_ns);
+		finish(t, s->pid, &p, done_ns, done_ns ? NT_SETTLED : NT_GIVEN_UP);
 		if (!done_ns)
 			agg_nccl_count(t->agg, AGG_NCCL_PENDING_ENDED, 1);
 	}

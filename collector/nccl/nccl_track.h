@@ -15,9 +15,10 @@
  *     cudaStreamWaitEvent(s2, e) makes s2, from its next position, depend
  *     on s up to e's position;
  *   - a collective completes at the return of the first host-blocking call
- *     in its process that covers it: a synchronise of its stream, a
- *     synchronise or successful query of an event recorded on it after
- *     the collective, a device or context synchronise of its device, or
+ *     in its process that covers it: a synchronise or successful query of
+ *     its stream, a synchronise or successful query of an event recorded
+ *     on it after the collective, a device or context synchronise of its
+ *     device, or
  *     any of these covering a stream that waited on it (chains followed
  *     NT_DEP_DEPTH deep);
  *   - a collective queued while its stream is being captured into a CUDA
@@ -26,8 +27,12 @@
  *     waits on an event recorded inside a capture joins that capture
  *     (ProcessGroupNCCL's stream does) until the capture ends;
  *   - a communicator's end settles its queued collectives: a successful
- *     ncclCommFinalize has flushed them (they complete at its return); an
- *     ncclCommDestroy or ncclCommAbort drops them (given up, counted).
+ *     ncclCommFinalize, or ncclCommDestroy (which finalizes a communicator
+ *     not finalized yet), has flushed them, and with them whatever their
+ *     streams ordered before them: they complete at its return, with no
+ *     wait sample (the return says nothing of when they finished); an
+ *     ncclCommAbort, or a destroy still in progress, drops them (given
+ *     up, counted).
  *
  * A collective nothing covers stays pending, however long: a hung job
  * stays reported until the collective completes, its communicator ends or
@@ -67,9 +72,9 @@ void nccltrack_group(struct nccltrack *t, const struct zev_nccl_group *e);
 void nccltrack_sync(struct nccltrack *t, const struct zev_cuda_sync *e);
 void nccltrack_order(struct nccltrack *t, const struct zev_cuda_order *e);
 /*
- * The communicator comm of pid ended: its queued collectives completed at
- * done_ns (a successful ncclCommFinalize's return), or, 0, are given up
- * (ncclCommDestroy, ncclCommAbort).
+ * The communicator comm of pid ended: its queued collectives are known
+ * complete at done_ns (a successful ncclCommFinalize's or Destroy's
+ * return), or, 0, are given up (ncclCommAbort).
  */
 void nccltrack_comm_end(struct nccltrack *t, uint32_t pid, uint64_t comm, uint64_t done_ns);
 /* Drops the state of streams and events unused since now_ns - NT_IDLE_NS. */

@@ -59,6 +59,8 @@ const struct coverage_entry coverage_table[] = {
 	{ "cuMemcpyDtoH_v2", "cuMemcpyDtoH", 3020, 0 },
 	{ "cuMemcpyHtoD_v2", "cuMemcpyHtoD", 3020, 0 },
 	{ "cuEventQuery", "cuEventQuery", 2000, 0 },
+	{ "cuStreamQuery", "cuStreamQuery", 2000, 0 },
+	{ "cuStreamQuery_ptsz", "cuStreamQuery", 7000, 1 },
 	{ "cuEventRecord", "cuEventRecord", 2000, 0 },
 	{ "cuEventRecord_ptsz", "cuEventRecord", 7000, 1 },
 	{ "cuEventRecordWithFlags", "cuEventRecordWithFlags", 11010, 0 },

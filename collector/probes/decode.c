@@ -217,16 +217,17 @@ static int dec_nccl_end(struct decode *d, const void *rec)
 
 	if (e->how >= ZN_END_KIND_COUNT)
 		return -EINVAL;
-	if (e->how == ZN_END_FINALIZE) {
-		/* Flushed, when it succeeded: a non-blocking one (in progress) has not yet. */
-		if (e->ret == 0)
-			nccltrack_comm_end(d->nccl, e->hdr.pid, e->comm, e->hdr.ts_ns);
+	if (e->ret != 0 && (e->ret != NCCL_IN_PROGRESS || e->how == ZN_END_FINALIZE))
 		return 0;
-	}
-	if (e->ret != 0 && e->ret != NCCL_IN_PROGRESS)
-		return 0;
-	nccltrack_comm_end(d->nccl, e->hdr.pid, e->comm, 0);
-	agg_nccl_comm_end(d->agg, e->hdr.pid, e->comm, e->hdr.ts_ns);
+	/*
+	 * A finalize that returned has flushed the communicator's work, and so
+	 * has a destroy (which finalizes one not finalized yet); an abort, or
+	 * a destroy still in progress, leaves it unknown.
+	 */
+	nccltrack_comm_end(d->nccl, e->hdr.pid, e->comm,
+			   e->how != ZN_END_ABORT && e->ret == 0 ? e->hdr.ts_ns : 0);
+	if (e->how != ZN_END_FINALIZE)
+		agg_nccl_comm_end(d->agg, e->hdr.pid, e->comm, e->hdr.ts_ns);
 	return 0;
 }
 

@@ -387,7 +387,8 @@ END_TEST
 /*
  * A job hung in a collective: nothing covers it, and it stays pending and
  * stalled an hour on, through the decoder's expiry of unused state; its
- * communicator's destroy gives it up (counted) and ends the stall.
+ * communicator's abort (what a watchdog does to a hung one) gives it up,
+ * counted, and ends the stall.
  */
 START_TEST(a_hung_collective_stays_pending_until_its_communicator_ends)
 {
@@ -417,9 +418,9 @@ START_TEST(a_hung_collective_stays_pending_until_its_communicator_ends)
 	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
 	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
 
-	/* Hung again, then destroyed: given up, counted, no wait sample, no stall. */
+	/* Hung again, then aborted: given up, counted, no wait sample, no stall. */
 	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, hour_us + 400000);
-	comm_end(ZN_END_DESTROY, COMM, 0, 2 * hour_us);
+	comm_end(ZN_END_ABORT, COMM, 0, 2 * hour_us);
 	h = publish_at(2 * hour_us / 1000 + 1);
 	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
 	ck_assert_uint_eq(h->stats.nccl_pending_ended, 1);
@@ -508,8 +509,9 @@ END_TEST
 
 /*
  * A successful ncclCommFinalize flushed the communicator's operations:
- * what was pending completes at its return.  A non-blocking one's
- * (ncclInProgress) has not yet, and an abort gives them up.
+ * what was pending completes at its return, untimed (the return says
+ * nothing of when they finished).  A non-blocking one's (ncclInProgress)
+ * has not yet, and an abort gives them up.
  */
 START_TEST(finalize_completes_pending_calls_and_abort_gives_them_up)
 {
@@ -524,8 +526,9 @@ START_TEST(finalize_completes_pending_calls_and_abort_gives_them_up)
 	comm_end(ZN_END_FINALIZE, COMM, 0, 5100);
 	h = publish_at(6);
 	ck_assert_uint_eq(find_comm(PID, 0)->pending, 0);
-	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
-	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.sum_ns, 5000 * 1000ull);
+	ck_assert_uint_eq(find_comm(PID, 0)->stalled_ns, 0);
+	ck_assert_uint_eq(find_comm(PID, 0)->wait.count, 0);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 0);
 	ck_assert_uint_eq(h->stats.nccl_pending_ended, 0);
 	/* Finalized, the handle still lives until its destroy. */
 	ck_assert_uint_eq(find_comm(PID, 0)->calls, 1);
@@ -538,12 +541,101 @@ START_TEST(finalize_completes_pending_calls_and_abort_gives_them_up)
 	h = publish_at(10);
 	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
 	ck_assert_uint_eq(h->stats.nccl_pending_ended, 1);
-	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 0);
 	/* Calls on the aborted handle are on no known communicator. */
 	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 11000);
 	h = publish_at(12);
 	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 1);
 	ck_assert_uint_eq(find_comm(PID, 0)->calls, 2);
+}
+END_TEST
+
+/*
+ * ncclCommDestroy finalizes a communicator not finalized yet, so its
+ * return settles what was queued on it, untimed, and with it what its
+ * stream ran before (another communicator's call) and what that stream
+ * waited on (a third stream, through an event); a later call on the
+ * compute stream stays pending.  Calls on a communicator never seen made
+ * leave with its abort, and a successful cudaStreamQuery ends a wait as a
+ * synchronisation does.
+ */
+START_TEST(destroy_settles_the_stream_up_to_its_last_call)
+{
+	const uint64_t other = 0x7100, unknown = 0x7200, side = 0x5300;
+	const struct shm_header_fields *h;
+
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	fx.id[0] ^= 0x55;
+	init_rank(PID, other, 1, 2, 2);
+	call(PID, SHM_NCCL_ALL_GATHER, other, side, 4, 0, 50);
+	order(PID, ZN_ORDER_RECORD, END_EVENT, side, 70);
+	order(PID, ZN_ORDER_WAIT, NCCL_STREAM, END_EVENT, 80);
+	call(PID, SHM_NCCL_ALL_GATHER, other, NCCL_STREAM, 4, 0, 100);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 200);
+	call(PID, SHM_NCCL_ALL_REDUCE, other, NCCL_STREAM, 4, 0, 300);
+	call(PID, SHM_NCCL_ALL_REDUCE, other, COMPUTE_STREAM, 4, 0, 400);
+	comm_end(ZN_END_DESTROY, COMM, 0, 9000);
+	h = publish_at(10);
+	/* Left: other's all-reduce after COMM's on the stream, and the compute stream's. */
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 2);
+	ck_assert_uint_eq(find_comm(PID, 1)->pending, 2);
+	ck_assert_uint_eq(find_comm(PID, 1)->calls, 4);
+	ck_assert_uint_eq(find_comm(PID, 1)->wait.count, 0);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_GATHER)->wait.count, 0);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 0);
+	ck_assert_uint_eq(h->stats.nccl_pending_ended, 0);
+	/* The destroyed communicator's row ended with nothing pending. */
+	ck_assert_ptr_null(find_comm_sized(PID, 3));
+	ck_assert_uint_eq(find_comm(PID, 0)->pending, 0);
+	ck_assert_uint_eq(find_comm(PID, 0)->calls, 1);
+
+	/* A query that finds the stream done ends its wait, timed. */
+	sync_rec(PID, ZN_SYNC_STREAM_QUERY, NCCL_STREAM, 0, 10300);
+	h = publish_at(11);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
+	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.sum_ns, 10000 * 1000ull);
+
+	/* A communicator never seen made: its calls leave with its abort. */
+	call(PID, SHM_NCCL_ALL_REDUCE, unknown, side, 4, 0, 12000);
+	call(PID, SHM_NCCL_ALL_REDUCE, unknown, side, 4, 0, 12100);
+	h = publish_at(13);
+	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 2);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 3);
+	comm_end(ZN_END_ABORT, unknown, 0, 14000);
+	h = publish_at(15);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 1);
+	ck_assert_uint_eq(h->stats.nccl_pending_ended, 2);
+	ck_assert_uint_eq(find_comm(PID, 1)->pending, 1);
+}
+END_TEST
+
+/*
+ * A job that makes and destroys communicators faster than their rows'
+ * grace period: a new communicator takes the place of the row that ended
+ * first, never refused while ended rows hold the table.
+ */
+START_TEST(ended_rows_make_room_for_new_communicators)
+{
+	const struct shm_header_fields *h;
+	uint32_t cap = fx.w.base->h.table[SHM_TABLE_NCCL_COMMS].capacity;
+
+	watch(PID);
+	for (uint32_t i = 0; i < cap + 10; i++) {
+		fx.id[0] = (uint8_t)i;
+		fx.id[1] = (uint8_t)(i >> 8);
+		init_rank(PID, COMM + 16 * i, 0, 2, 10 + i);
+		call(PID, SHM_NCCL_ALL_REDUCE, COMM + 16 * i, NCCL_STREAM, 4, 0, 11 + i);
+		comm_end(ZN_END_DESTROY, COMM + 16 * i, 0, 12 + i);
+	}
+	fx.id[0] = 0xee;
+	init_rank(PID, 0x9990, 0, 7, 100000);
+	h = publish_at(101);
+	ck_assert_uint_eq(h->table[SHM_TABLE_NCCL_COMMS].overflows, 0);
+	ck_assert_uint_eq(h->table[SHM_TABLE_NCCL_COMMS].count, cap);
+	ck_assert_ptr_nonnull(find_comm_sized(PID, 7));
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
 }
 END_TEST
 
@@ -783,6 +875,8 @@ Suite *nccl_track_suite(void)
 	tcase_add_test(tc, a_hung_collective_stays_pending_until_its_communicator_ends);
 	tcase_add_test(tc, a_communicator_made_on_a_destroyed_ones_handle_is_a_new_row);
 	tcase_add_test(tc, finalize_completes_pending_calls_and_abort_gives_them_up);
+	tcase_add_test(tc, destroy_settles_the_stream_up_to_its_last_call);
+	tcase_add_test(tc, ended_rows_make_room_for_new_communicators);
 	tcase_add_test(tc, thousands_of_communicators_and_streams_are_clamped);
 	tcase_add_test(tc, split_children_get_nccls_hash_and_commallocs_rank);
 	tcase_add_test(tc, non_blocking_split_children_are_bound_at_commalloc);

@@ -440,18 +440,20 @@ START_TEST(test_captured_split_in_progress_and_bad_arguments)
 END_TEST
 
 /*
- * A communicator's life: 30 all-reduces on a 2-rank communicator,
- * finalized and destroyed; a 4-rank one made next at the handle the
- * allocator gave back, 50 all-reduces and one more left pending, then
- * aborted.  Two rows, each with its own calls, size and commHash; the
- * pending call is given up with its communicator, not left stalled.
+ * A communicator's life: 30 all-reduces on a 2-rank communicator and a
+ * synchronisation, then one more before its finalize and one before its
+ * destroy (each flushed by it); a 4-rank one made next at the handle the
+ * allocator gave back, 50 all-reduces that a cudaStreamQuery finds done,
+ * one more left pending, then aborted.  Two rows, each with its own
+ * calls, size and commHash; only the aborted call is given up, not left
+ * stalled.
  */
 START_TEST(test_communicators_that_end_and_reuse_a_handle)
 {
 	static const char *const ops[] = {
 		"commrank:2:0", "stream:5000", "nccl:allreduce:1024:7:30", "sync:5000",
-		"finalize", "destroy",
-		"commid:4:1:7", "nccl:allreduce:1024:7:50", "sync:5000",
+		"nccl:allreduce:1024:7:1", "finalize", "nccl:allreduce:1024:7:1", "destroy",
+		"commid:4:1:7", "nccl:allreduce:1024:7:50", "squery:5000",
 		"nccl:allreduce:1024:7:1", "abort", NULL,
 	};
 	const struct shm_nccl_comm *first, *second;
@@ -486,13 +488,16 @@ START_TEST(test_communicators_that_end_and_reuse_a_handle)
 	memset(id, 0x5a, sizeof(id));
 	ck_assert_uint_eq(first->comm_id, nccl_hash_unique_id(id));
 	ck_assert_int_eq(first->rank, 0);
-	ck_assert_uint_eq(first->calls, 30);
+	/* The two calls its finalize and destroy flushed are done, untimed. */
+	ck_assert_uint_eq(first->calls, 32);
 	ck_assert_uint_eq(first->wait.count, 30);
 	memset(id, 7, sizeof(id));
 	ck_assert_uint_eq(second->comm_id, nccl_hash_unique_id(id));
 	ck_assert_int_eq(second->rank, 1);
 	ck_assert_uint_eq(second->calls, 51);
+	/* Ended by the query that found their stream done. */
 	ck_assert_uint_eq(second->wait.count, 50);
+	ck_assert_uint_eq(tp_nccl_op(&c, SHM_NCCL_ALL_REDUCE)->wait.count, 80);
 	ck_assert_uint_eq(second->pending, 0);
 	ck_assert_uint_eq(second->stalled_ns, 0);
 	st = &c.snap.hdr->stats;

@@ -142,6 +142,13 @@ EXPORT CUresult cuStreamSynchronize(CUstream s)
 	return CUDA_SUCCESS;
 }
 
+/* The fake's work is done as soon as it is queued: a query finds it complete. */
+EXPORT CUresult cuStreamQuery(CUstream s)
+{
+	(void)s;
+	return CUDA_SUCCESS;
+}
+
 /*
  * Spins FAKE_SYNC_SPIN_NS (default 0) on the CPU, as the real driver does
  * while it has CPUs to spare (cudaDeviceScheduleSpin, or Auto).

@@ -81,6 +81,7 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 CUresult cuEventRecord(void *ev, CUstream s);
 CUresult cuEventSynchronize(void *ev);
 CUresult cuEventQuery(void *ev);
+CUresult cuStreamQuery(CUstream s);
 CUresult cuStreamWaitEvent(CUstream s, void *ev, unsigned int flags);
 CUresult cuStreamBeginCapture_v2(CUstream s, int mode);
 CUresult cuStreamEndCapture(CUstream s, void **graph);
@@ -99,6 +100,11 @@ EXPORT cudaError_t cudaEventSynchronize(void *ev)
 EXPORT cudaError_t cudaEventQuery(void *ev)
 {
 	return from_cu(cuEventQuery(ev));
+}
+
+EXPORT cudaError_t cudaStreamQuery(CUstream s)
+{
+	return from_cu(cuStreamQuery(s));
 }
 
 EXPORT cudaError_t cudaStreamWaitEvent(CUstream s, void *ev, unsigned int flags)

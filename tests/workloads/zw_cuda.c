@@ -31,6 +31,7 @@
  *   record:E            cudaEventRecord(E, current stream)
  *   waitev:S:E          cudaStreamWaitEvent(S, E, 0)
  *   evsync:E  evquery:E cudaEventSynchronize (sleeps E ns) / cudaEventQuery
+ *   squery:S            cudaStreamQuery of stream S (the fake's work is done)
  *   devsync             cudaDeviceSynchronize (the fake driver spins
  *                       FAKE_SYNC_SPIN_NS in it)
  *   capture:S  endcapture:S  cudaStreamBeginCapture / cudaStreamEndCapture
@@ -452,13 +453,19 @@ static void run(const char *op)
 			comm = child;
 	} else if (sscanf(op, "splitnb:%lld:%llu", (long long *)&a, &b) == 2) {
 		struct fake_nccl_config cfg = { sizeof(cfg), 0xcafebeef, 22800, 0 };
-		void *child = NULL;
+		/* NCCL writes the child here whenever it is done: kept (leaked) if that is late. */
+		void **child = calloc(1, sizeof(*child));
+		void *made = NULL;
 
-		r = CALL(fn_split, "ncclCommSplit", comm, (int)(long long)a, (int)b, &child, &cfg);
-		for (int i = 0; i < 500 && r == 7 && !__atomic_load_n(&child, __ATOMIC_ACQUIRE); i++)
+		r = child ? CALL(fn_split, "ncclCommSplit", comm, (int)(long long)a, (int)b, child,
+				 &cfg) : -1;
+		for (int i = 0; i < 500 && r == 7 && !__atomic_load_n(child, __ATOMIC_ACQUIRE); i++)
 			usleep(10000);
-		if (__atomic_load_n(&child, __ATOMIC_ACQUIRE))
-			comm = child;
+		made = child ? __atomic_load_n(child, __ATOMIC_ACQUIRE) : NULL;
+		if (made)
+			comm = made;
+		if (made || r != 7)
+			free(child);
 	} else if (!strcmp(op, "shrink")) {
 		void *child = NULL;
 		int exclude = 0;
@@ -490,6 +497,8 @@ static void run(const char *op)
 		SYNC_TIMED(CALL(fn_p, "cudaEventSynchronize", (void *)(uintptr_t)a));
 	} else if (sscanf(op, "evquery:%llu", &a) == 1) {
 		r = CALL(fn_p, "cudaEventQuery", (void *)(uintptr_t)a);
+	} else if (sscanf(op, "squery:%llu", &a) == 1) {
+		r = CALL(fn_p, "cudaStreamQuery", (void *)(uintptr_t)a);
 	} else if (!strcmp(op, "devsync")) {
 		SYNC_TIMED(CALL(fn_void, "cudaDeviceSynchronize"));
 	} else if (sscanf(op, "capture:%llu", &a) == 1) {
