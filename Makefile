@@ -6,6 +6,7 @@
 #   make            build the binaries
 #   make demo       build, then run the simulated collector + exporter
 #   make test       install what the tests need (as root), build, run all tests
+#   make test-arm64 the programs cross-built for arm64, unit suites under qemu-user
 #   make deps       install the Debian packages the build needs (as root)
 #   make gpu-check  Zernel vs PyTorch and nvidia-smi, on a node with a GPU (as root)
 #   make install    PREFIX=/usr/local DESTDIR= : binaries, systemd units, README and docs
@@ -100,7 +101,9 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
 VMLINUX_H := $(BUILD)/bpf/vmlinux.h
 BTF_FILE  ?= /sys/kernel/btf/vmlinux
-ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+# `make ARCH=arm64` on an x86-64 machine: a cross build (see test-arm64).
+ARCH      := $(HOST_ARCH)
 
 COLLECTOR := $(BUILD)/zernel-collector
 EXPORTER  := $(BUILD)/zernel-exporter
@@ -108,7 +111,8 @@ CLI       := $(BUILD)/zernel
 
 PROGRAMS := $(COLLECTOR) $(EXPORTER) $(CLI)
 
-.PHONY: FORCE all deps test-deps bench-deps demo gpu-check test check-unit test-asan install clean \
+.PHONY: FORCE all deps test-deps bench-deps demo gpu-check test check-unit test-asan test-arm64 \
+	install clean \
 	bench feed-contract docs deb images
 .DEFAULT_GOAL := all
 # Keep the BPF objects: the skeletons embed them, and rebuilding is slow.
@@ -130,6 +134,15 @@ TEST_DEPS  := prometheus python3 python3-websockets python3-yaml python3-jsonsch
 DEPLOY_DEPS := debhelper dpkg-dev lintian help2man podman buildah runc debootstrap \
 	       systemd-container
 TEST_DEPS  += $(DEPLOY_DEPS)
+# arm64 from x86-64 (test-arm64): the cross compiler, qemu-user and the
+# arm64 builds of the libraries the programs link.
+ARM64_DEPS := gcc-aarch64-linux-gnu qemu-user-static libc6-dev:arm64 libbpf-dev:arm64 \
+	      libelf-dev:arm64 zlib1g-dev:arm64 libcap-dev:arm64 libseccomp-dev:arm64 \
+	      libssl-dev:arm64 libjson-c-dev:arm64 libprotobuf-c-dev:arm64 check:arm64 \
+	      libsubunit-dev:arm64 libh2o-evloop0.13:arm64 libwebsockets17:arm64
+ifeq ($(HOST_ARCH),x86)
+TEST_DEPS  += $(ARM64_DEPS)
+endif
 BENCH_DEPS := wrk prometheus-node-exporter bpftrace
 
 deps:
@@ -149,13 +162,16 @@ bench-deps:
 # ---------------------------------------------------------------------------
 # BPF: vmlinux.h from the running kernel's BTF, then .bpf.o, then skeletons.
 
+# A cross build for arm64 takes this machine's types with arm64's register
+# file (tools/vmlinux-arm64.sh), as the arm64 objects below do.
 $(VMLINUX_H):
 	$(Q)mkdir -p $(@D)
 	$(Q)if [ ! -r $(BTF_FILE) ]; then \
 		echo "error: $(BTF_FILE) is missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF=y is needed for the BPF probes)" >&2; \
 		exit 1; fi
 	$(call msg,BTF,$@)
-	$(Q)$(BPFTOOL) btf dump file $(BTF_FILE) format c > $@.tmp && mv $@.tmp $@
+	$(Q)$(BPFTOOL) btf dump file $(BTF_FILE) format c > $@.tmp
+	$(Q)$(if $(filter $(HOST_ARCH),$(ARCH)),mv $@.tmp $@,tools/vmlinux-arm64.sh $@.tmp > $@ && rm $@.tmp)
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h)
 	$(call msg,BPF,$@)
@@ -174,7 +190,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # kernel types are this machine's with arm64's register file
 # (tools/vmlinux-arm64.sh); where each probe finds its arguments is checked
 # by tests/collector/check_nccl_args.c.  An arm64 machine builds them natively.
-BPF_ARM64_OBJS := $(if $(filter x86,$(ARCH)),$(patsubst bpf/%.bpf.c,$(BUILD)/bpf-arm64/%.bpf.o,$(BPF_SRCS)))
+BPF_ARM64_OBJS := $(if $(filter x86,$(HOST_ARCH)),$(if $(filter x86,$(ARCH)),$(patsubst bpf/%.bpf.c,$(BUILD)/bpf-arm64/%.bpf.o,$(BPF_SRCS))))
 
 $(BUILD)/bpf-arm64/vmlinux.h: $(VMLINUX_H) tools/vmlinux-arm64.sh
 	$(call msg,BTF,$@)
@@ -318,7 +334,8 @@ runner_step = $(1)="ZERNEL_TESTS_STRICT=1 $(TEST_ENV) $(call test_runner,$(1))"
 TEST_LANES = $(call runner_step,collector) $(call runner_step,deploy) \
 	     -- $(foreach d,$(filter-out collector deploy,$(TEST_DIRS)),$(call runner_step,$(d))) \
 	     asan="$(MAKE) --no-print-directory test-asan" \
-	     fuzz="$(MAKE) --no-print-directory fuzz-smoke"
+	     fuzz="$(MAKE) --no-print-directory fuzz-smoke" \
+	     $(if $(filter x86,$(HOST_ARCH)),arm64="$(MAKE) --no-print-directory test-arm64")
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)sh tools/test-all.sh $(BUILD)/test-logs $(TEST_LANES)
@@ -331,6 +348,26 @@ test-asan:
 		$(foreach d,$(ASAN_DIRS),$(BUILD)/asan/tests/zernel-tests-$(d))
 	$(Q)$(call run_runners,$(ASAN_SUITES),$(foreach d,$(ASAN_DIRS),$(BUILD)/asan/tests/zernel-tests-$(d)),\
 		ZERNEL_TESTS_STRICT=1 $(TEST_ENV) ASAN_OPTIONS=detect_leaks=1)
+
+# arm64 (GH200, GB200 nodes) from an x86-64 machine: the programs and test
+# runners cross-built with Debian's cross compiler and arm64 libraries, and
+# the suites that need no arm64 kernel (parsers, aggregation, NCCL tracking
+# and argument positions, the segment, the encoders) run under qemu-user
+# (tools/test-arm64.sh); not keyindex, whose memory test would read
+# qemu's own resident memory.  An arm64 machine runs every suite natively.
+ARM64_SUITES := log_limit url utf8 util fuzz_seeds shm_reader shm_seqlock shm_writer \
+		hist latency nccl_track nccl_hash nccl_args gpu_map gpu_visible \
+		proc_env cgroup_id kube_pods pydebug decode agg agg_workload agg_driver \
+		identity identity_fuzz sched_kernel probe_table sim_golden proc_seen syslibs \
+		prom prom_extremes prom_proto metrics_body ws_rx http_waiting fairshare \
+		stall_history stalls_json alerts explain_verdict
+test-arm64:
+ifeq ($(HOST_ARCH),x86)
+	$(Q)sh tools/deps.sh $(ARM64_DEPS)
+	$(Q)sh tools/test-arm64.sh $(BUILD)/arm64 $(ARM64_SUITES)
+else
+	@echo "test-arm64: this machine is $(HOST_ARCH): make test runs every suite here natively"
+endif
 
 # `make check-unit SUITES="hist shm_reader"` runs chosen suites.
 check-unit: tests-build

@@ -23,11 +23,34 @@ if ! command -v apt-get >/dev/null 2>&1; then
 	exit 1
 fi
 
+# Packages of another architecture (libbpf-dev:arm64) need it added to dpkg first.
+foreign=""
+for pkg in $missing; do
+	case "$pkg" in
+	*:*)
+		arch=${pkg##*:}
+		if [ "$arch" != "$(dpkg --print-architecture)" ] &&
+		   ! dpkg --print-foreign-architectures | grep -qx "$arch" &&
+		   ! echo "$foreign" | grep -qw "$arch"; then
+			foreign="$foreign $arch"
+		fi ;;
+	esac
+done
+
 if [ "$(id -u)" != 0 ]; then
 	echo "deps: missing Debian packages. Run, as root:" >&2
+	for arch in $foreign; do
+		echo "  dpkg --add-architecture $arch" >&2
+	done
+	[ -n "$foreign" ] && echo "  apt-get update" >&2
 	echo "  apt-get install -y$missing" >&2
 	exit 1
 fi
+
+for arch in $foreign; do
+	echo "deps: adding the $arch architecture to dpkg"
+	dpkg --add-architecture "$arch"
+done
 
 echo "deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
