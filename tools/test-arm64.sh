@@ -6,8 +6,8 @@
 # arm64 (GH200 and GB200 nodes) from an x86-64 machine: cross-builds the
 # collector, the exporter, the CLI and the test runners into BUILD_DIR with
 # Debian's cross compiler and arm64 libraries (multiarch, `make test-deps`
-# installs them), then runs the named suites under qemu-user, one runner
-# after another.  These are the suites that need no kernel of arm64's:
+# installs them), then runs the named suites under qemu-user, one after
+# another.  These are the suites that need no kernel of arm64's:
 # parsers, aggregation, NCCL tracking and argument positions, the segment,
 # the Prometheus and feed encoders.  What only an arm64 kernel shows (the
 # probes attached, the registers they read) needs arm64 hardware.
@@ -56,18 +56,34 @@ for program in $targets; do
 done
 "$qemu" "$build/zernel-collector" --version
 
-# Each runner runs the named suites it holds (77: none of them).
-ran=0
-failed=0
-for r in $runners; do
+# One qemu process per suite, so that a crash names its suite (a runner's
+# buffered output dies with it).  Each suite's closing line is kept,
+# indented, and the run closes with their sum in Check's form.
+checks=0
+failures=0
+errors=0
+failed=""
+for suite in "$@"; do
+	runner=""
+	for r in $runners; do
+		[ -e "tests/$r/check_$suite.c" ] && runner=$r
+	done
+	[ -n "$runner" ] || { echo "test-arm64: no suite named $suite" >&2; exit 2; }
 	status=0
-	ZERNEL_TESTS_STRICT=1 ZERNEL_BUILD=$(realpath "$build") ZERNEL_SRC=$(pwd) \
-		"$qemu" "$build/tests/zernel-tests-$r" "$@" || status=$?
-	case $status in
-	0) ran=1 ;;
-	77) ;;
-	*) ran=1; failed=$status ;;
-	esac
+	out=$(ZERNEL_TESTS_STRICT=1 ZERNEL_BUILD=$(realpath "$build") ZERNEL_SRC=$(pwd) \
+		"$qemu" "$build/tests/zernel-tests-$runner" "$suite" 2>&1) || status=$?
+	printf '%s\n' "$out" | sed -E "s/^([0-9]+%: Checks:)/  $suite: \1/"
+	closing=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
+	if [ -z "$closing" ]; then
+		echo "test-arm64: $suite ($runner) ended with status $status and no result"
+		errors=$((errors + 1))
+	else
+		checks=$((checks + $(echo "$closing" | sed -E 's/.*Checks: ([0-9]+).*/\1/')))
+		failures=$((failures + $(echo "$closing" | sed -E 's/.*Failures: ([0-9]+).*/\1/')))
+		errors=$((errors + $(echo "$closing" | sed -E 's/.*Errors: ([0-9]+).*/\1/')))
+	fi
+	[ "$status" -eq 0 ] || failed="$failed $suite"
 done
-[ "$ran" -eq 1 ] || { echo "test-arm64: no suite named: $*" >&2; exit 2; }
-exit "$failed"
+passed=$((checks - failures - errors))
+echo "$(( checks > 0 ? 100 * passed / checks : 0 ))%: Checks: $checks, Failures: $failures, Errors: $errors"
+[ -z "$failed" ] || { echo "test-arm64: failed under qemu-user:$failed" >&2; exit 1; }
