@@ -463,17 +463,19 @@ int BPF_KPROBE(zn_abort, void *comm)
 SEC("uretprobe")
 int BPF_KRETPROBE(zn_end_ret, int ret)
 {
+	__u64 now = bpf_ktime_get_ns();
 	struct zev_nccl_end *e;
 	struct zc_call c;
 
 	if (!zc_exit(CLS_END, &c))
 		return 0;
-	e = zw_reserve(sizeof(*e), ZEV_NCCL_END, bpf_get_current_pid_tgid());
+	e = zw_reserve_at(sizeof(*e), ZEV_NCCL_END, bpf_get_current_pid_tgid(), now);
 	if (!e)
 		return 0;
 	e->comm = c.a0;
 	e->ret = ret;
 	e->how = c.fn;
+	e->ns = now - c.start_ns;
 	zw_submit(e);
 	return 0;
 }

@@ -224,6 +224,7 @@ struct zev_nccl_end {
 	__u64 comm;
 	__s32 ret;
 	__u32 how;		/* enum zn_end_kind */
+	__u64 ns;		/* inside the call: entered at hdr.ts_ns - ns */
 };
 
 /* ncclGroupStart (end 0) or ncclGroupEnd (end 1) was entered. */
@@ -394,7 +395,7 @@ _Static_assert(sizeof(struct zev_nccl_wait) == 40, "zev_nccl_wait is 40 bytes");
 _Static_assert(sizeof(struct zev_nccl_comm) == 200, "zev_nccl_comm is 200 bytes");
 _Static_assert(sizeof(struct zev_nccl_alloc) == 48, "zev_nccl_alloc is 48 bytes");
 _Static_assert(sizeof(struct zev_nccl_group) == 32, "zev_nccl_group is 32 bytes");
-_Static_assert(sizeof(struct zev_nccl_end) == 40, "zev_nccl_end is 40 bytes");
+_Static_assert(sizeof(struct zev_nccl_end) == 48, "zev_nccl_end is 48 bytes");
 _Static_assert(sizeof(struct zev_cuda_sync) == 40, "zev_cuda_sync is 40 bytes");
 _Static_assert(sizeof(struct zev_cuda_order) == 48, "zev_cuda_order is 48 bytes");
 _Static_assert(sizeof(struct zev_sched_switch) == 80, "zev_sched_switch is 80 bytes");

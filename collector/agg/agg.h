@@ -163,6 +163,7 @@ struct agg_comm_made {
 	uint32_t gpu;			/* UINT32_MAX: unknown */
 	const uint8_t *id;		/* the 128-byte ncclUniqueId, or NULL when unreadable */
 	int in_progress;		/* returned ncclInProgress: a non-blocking call */
+	uint64_t ts_ns;			/* when the call returned */
 };
 /*
  * A non-blocking split or shrink returns ncclInProgress with no handle
@@ -195,6 +196,8 @@ void agg_nccl_comm_settled(struct agg *a, uint32_t pid, uint64_t handle, uint64_
  */
 #define AGG_NCCL_END_GRACE_NS	(120ull * 1000000000ull)
 int agg_nccl_comm_end(struct agg *a, uint32_t pid, uint64_t handle, uint64_t ts_ns);
+/* When the live communicator (pid, handle) was made; 0 when none is. */
+uint64_t agg_nccl_comm_made_at(struct agg *a, uint32_t pid, uint64_t handle);
 /* Calls and waits that could not be followed, per reason (shm_stats.nccl_*). */
 enum agg_nccl_loss {
 	AGG_NCCL_ID_UNREADABLE = 0,
@@ -212,6 +215,8 @@ void agg_count_events(struct agg *a, uint64_t n);
 void agg_count_dropped(struct agg *a, uint64_t n);
 /* The coverage check's figures (collector/probes/coverage.h). */
 void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed);
+/* Parser children lost so far (collector/parser/parser.h). */
+void agg_set_parser_restarts(struct agg *a, uint64_t restarts);
 void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
 		    uint64_t refused);
 

@@ -61,6 +61,7 @@ struct agg_child_wait {
 	uint64_t parent_id;
 	uint32_t flags;
 	uint32_t gpu;
+	uint64_t ts_ns;			/* the split's return */
 };
 
 struct agg_comm {
@@ -68,6 +69,7 @@ struct agg_comm {
 	uint64_t handle;		/* the ncclComm_t */
 	int32_t splits;			/* NCCL's splitCount of this communicator */
 	int32_t made;			/* its communicator call returned */
+	uint64_t made_ns;		/* then */
 	uint64_t last_done_ns;		/* last completion; 0: none */
 	uint64_t pending_since_ns;	/* when pending went above 0 */
 	uint64_t ended_ns;		/* destroyed or aborted then; 0: live */

@@ -230,6 +230,7 @@ static void comm_make(struct agg *a, struct agg_comm *c, const struct agg_child_
 		      int32_t rank, int32_t nranks)
 {
 	c->made = 1;
+	c->made_ns = w->ts_ns;
 	c->alloc_parent = 0;
 	c->row.comm_id = w->id;
 	c->row.parent_id = w->parent_id;
@@ -268,7 +269,8 @@ static void child_wait(struct agg *a, const struct agg_child_wait *w)
 int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *m)
 {
 	struct agg_comm *parent = NULL, *c;
-	struct agg_child_wait w = { .pid = pid, .origin = m->origin, .parent = m->parent };
+	struct agg_child_wait w = { .pid = pid, .origin = m->origin, .parent = m->parent,
+				    .ts_ns = m->ts_ns };
 
 	if (m->origin >= SHM_NCCL_ORIGIN_COUNT)
 		return -EINVAL;
@@ -369,6 +371,13 @@ void agg_nccl_comm_settled(struct agg *a, uint32_t pid, uint64_t handle, uint64_
 	c->row.pending--;
 	if (done_ns > c->last_done_ns)
 		c->last_done_ns = done_ns;
+}
+
+uint64_t agg_nccl_comm_made_at(struct agg *a, uint32_t pid, uint64_t handle)
+{
+	const struct agg_comm *c = comm_find(a, pid, handle);
+
+	return c && c->made ? (c->made_ns ? c->made_ns : 1) : 0;
 }
 
 int agg_nccl_comm_end(struct agg *a, uint32_t pid, uint64_t handle, uint64_t ts_ns)

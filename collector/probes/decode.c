@@ -187,10 +187,22 @@ static int dec_nccl_comm(struct decode *d, const void *rec)
 		.origin = e->origin, .handle = e->comm, .parent = e->parent, .rank = e->rank,
 		.nranks = e->nranks, .color = e->color, .gpu = e->gpu,
 		.id = e->id_ok ? e->id : NULL, .in_progress = e->ret == NCCL_IN_PROGRESS,
+		.ts_ns = e->hdr.ts_ns,
 	};
 
 	if (e->origin >= SHM_NCCL_ORIGIN_COUNT)
 		return -EINVAL;
+	/*
+	 * NCCL hands out a live communicator's address to no other, so one
+	 * made where a live one was means that one's memory was freed: its
+	 * destroy or abort, on another thread, has not returned yet.  It ends
+	 * here, its pending calls given up; its end, when it comes, is older
+	 * than this one and is passed over (dec_nccl_end).
+	 */
+	if (e->comm && agg_nccl_comm_made_at(d->agg, e->hdr.pid, e->comm)) {
+		nccltrack_comm_end(d->nccl, e->hdr.pid, e->comm, 0);
+		agg_nccl_comm_end(d->agg, e->hdr.pid, e->comm, e->hdr.ts_ns);
+	}
 	/* The communicator's physical GPU, when its ordinal maps to one. */
 	if (m.gpu != ZEV_GPU_UNKNOWN && d->ops.gpu_of &&
 	    !shm_gpu_map_resolved(d->ops.gpu_of(d->ops.ctx, e->hdr.pid, e->gpu, &m.gpu)))
@@ -218,6 +230,9 @@ static int dec_nccl_end(struct decode *d, const void *rec)
 	if (e->how >= ZN_END_KIND_COUNT)
 		return -EINVAL;
 	if (e->ret != 0 && (e->ret != NCCL_IN_PROGRESS || e->how == ZN_END_FINALIZE))
+		return 0;
+	/* Its handle holds a communicator made since it was entered: that one was ended then. */
+	if (agg_nccl_comm_made_at(d->agg, e->hdr.pid, e->comm) > e->hdr.ts_ns - e->ns)
 		return 0;
 	/*
 	 * A finalize that returned has flushed the communicator's work, and so

@@ -144,13 +144,19 @@ static void group(uint32_t tid, uint32_t end, uint64_t at_us)
 	FEED(g);
 }
 
-/* ncclCommFinalize, Destroy or Abort (how) of comm returned ret at at_us. */
-static void comm_end(uint32_t how, uint64_t comm, int32_t ret, uint64_t at_us)
+/* ncclCommFinalize, Destroy or Abort (how) of comm, entered in_us before at_us, returned ret. */
+static void comm_end_after(uint32_t how, uint64_t comm, int32_t ret, uint64_t at_us,
+			   uint64_t in_us)
 {
 	struct zev_nccl_end e = { .hdr = hdr(ZEV_NCCL_END, PID, PID, at_us), .comm = comm,
-				  .ret = ret, .how = how };
+				  .ret = ret, .how = how, .ns = in_us * 1000ull };
 
 	FEED(e);
+}
+
+static void comm_end(uint32_t how, uint64_t comm, int32_t ret, uint64_t at_us)
+{
+	comm_end_after(how, comm, ret, at_us, 0);
 }
 
 /* The row of pid's communicator with rank (by_size 0) or size (1) v; NULL when none. */
@@ -612,6 +618,52 @@ START_TEST(destroy_settles_the_stream_up_to_its_last_call)
 END_TEST
 
 /*
+ * One thread destroys a communicator; NCCL frees it inside the call, and
+ * another thread's ncclCommInitRank gets the same address and returns
+ * before the destroy does.  The new communicator is a row of its own from
+ * its making (the old one ends there, its pending call given up), and
+ * the destroy's late end leaves it alone.
+ */
+START_TEST(a_handle_reused_before_its_destroy_returned_is_a_new_row)
+{
+	const struct shm_header_fields *h;
+
+	watch(PID);
+	init_rank(PID, COMM, 0, 2, 1);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 100);
+	fx.id[0] ^= 0x77;
+	init_rank(PID, COMM, 0, 4, 5000);	/* the destroy, entered at 4000, still runs */
+	comm_end_after(ZN_END_DESTROY, COMM, 0, 6000, 2000);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, COMPUTE_STREAM, 4, 0, 7000);
+	sync_rec(PID, ZN_SYNC_STREAM, COMPUTE_STREAM, 0, 8000);
+	h = publish_at(9);
+	ck_assert_ptr_nonnull(find_comm_sized(PID, 2));
+	ck_assert_ptr_nonnull(find_comm_sized(PID, 4));
+	ck_assert_uint_eq(find_comm_sized(PID, 2)->calls, 1);
+	ck_assert_uint_eq(find_comm_sized(PID, 2)->pending, 0);
+	ck_assert_uint_eq(find_comm_sized(PID, 4)->calls, 1);
+	ck_assert_uint_eq(find_comm_sized(PID, 4)->wait.count, 1);
+	ck_assert_uint_eq(h->stats.nccl_pending_ended, 1);
+	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 0);
+	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	/* Its own destroy, later, ends it. */
+	comm_end_after(ZN_END_DESTROY, COMM, 0, 20000, 100);
+	call(PID, SHM_NCCL_ALL_REDUCE, COMM, COMPUTE_STREAM, 4, 0, 21000);
+	h = publish_at(22);
+	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 1);
+}
+END_TEST
+
+/* The ith of many communicators, each with a uniqueId of its own, made at at_us. */
+static uint64_t comm_numbered(uint32_t i, uint64_t at_us)
+{
+	fx.id[0] = (uint8_t)i;
+	fx.id[1] = (uint8_t)(i >> 8);
+	init_rank(PID, COMM + 16 * i, 0, 2, at_us);
+	return COMM + 16 * i;
+}
+
+/*
  * A job that makes and destroys communicators faster than their rows'
  * grace period: a new communicator takes the place of the row that ended
  * first, never refused while ended rows hold the table.
@@ -623,11 +675,10 @@ START_TEST(ended_rows_make_room_for_new_communicators)
 
 	watch(PID);
 	for (uint32_t i = 0; i < cap + 10; i++) {
-		fx.id[0] = (uint8_t)i;
-		fx.id[1] = (uint8_t)(i >> 8);
-		init_rank(PID, COMM + 16 * i, 0, 2, 10 + i);
-		call(PID, SHM_NCCL_ALL_REDUCE, COMM + 16 * i, NCCL_STREAM, 4, 0, 11 + i);
-		comm_end(ZN_END_DESTROY, COMM + 16 * i, 0, 12 + i);
+		uint64_t comm = comm_numbered(i, 10 + i);
+
+		call(PID, SHM_NCCL_ALL_REDUCE, comm, NCCL_STREAM, 4, 0, 11 + i);
+		comm_end(ZN_END_DESTROY, comm, 0, 12 + i);
 	}
 	fx.id[0] = 0xee;
 	init_rank(PID, 0x9990, 0, 7, 100000);
@@ -646,11 +697,8 @@ START_TEST(thousands_of_communicators_and_streams_are_clamped)
 	uint32_t cap = fx.w.base->h.table[SHM_TABLE_NCCL_COMMS].capacity;
 
 	watch(PID);
-	for (uint32_t i = 0; i < cap + 10; i++) {
-		fx.id[0] = (uint8_t)i;
-		fx.id[1] = (uint8_t)(i >> 8);
-		init_rank(PID, COMM + 16 * i, 0, 2, 1);
-	}
+	for (uint32_t i = 0; i < cap + 10; i++)
+		comm_numbered(i, 1);
 	for (uint64_t s = 0; s < NT_MAX_STREAMS + 3; s++)
 		call(PID, SHM_NCCL_ALL_REDUCE, COMM, 0x100000 + s, 4, 0, 100);
 	h = publish_at(1);
@@ -876,6 +924,7 @@ Suite *nccl_track_suite(void)
 	tcase_add_test(tc, a_communicator_made_on_a_destroyed_ones_handle_is_a_new_row);
 	tcase_add_test(tc, finalize_completes_pending_calls_and_abort_gives_them_up);
 	tcase_add_test(tc, destroy_settles_the_stream_up_to_its_last_call);
+	tcase_add_test(tc, a_handle_reused_before_its_destroy_returned_is_a_new_row);
 	tcase_add_test(tc, ended_rows_make_room_for_new_communicators);
 	tcase_add_test(tc, thousands_of_communicators_and_streams_are_clamped);
 	tcase_add_test(tc, split_children_get_nccls_hash_and_commallocs_rank);
