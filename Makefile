@@ -47,7 +47,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
-COLLECTOR_LIBS := -lbpf -lelf -lz -lcap -ldl -lpthread -lm
+COLLECTOR_LIBS := -lbpf -lelf -lz -lcap -lseccomp -ldl -lpthread -lm
 EXPORTER_LIBS  := -lh2o-evloop -lssl -lcrypto -lwebsockets -ljson-c -lz -lprotobuf-c \
 		  -lseccomp -lcap -lpthread -lm
 CLI_LIBS       := -lwebsockets -ljson-c -lpthread -lm

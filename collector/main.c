@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collector/parser/parser.h"
 #include "collector/agg/agg.h"
 #include "collector/probes/decode.h"
 #include "collector/identity/ident_scan.h"
@@ -410,6 +411,7 @@ cleanup:
 	/* 6. Stop the source, then remove the segment: readers see it go. */
 	if (probes)
 		probes_stop(probes);
+	parser_stop();
 	ident_scan_free(ident);
 	nvml_poll_free(cad.nvml);
 	nvml_close(nv.lib);

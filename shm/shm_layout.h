@@ -503,7 +503,8 @@ struct shm_stats {
 	uint64_t nccl_pending_dropped;	/* pending over its bound: no wait */
 	uint64_t nccl_pending_ended;	/* its communicator destroyed or aborted first */
 	uint64_t nccl_state_evicted;	/* streams or events evicted over their bound */
-	uint64_t reserved[15];		/* zero */
+	uint64_t parser_restarts;	/* parser children killed or lost mid-request */
+	uint64_t reserved[14];		/* zero */
 };
 _Static_assert(sizeof(struct shm_stats) == 256, "shm_stats is 256 bytes");
 

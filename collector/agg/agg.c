@@ -577,6 +577,11 @@ void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed)
 	a->stats.entry_points_bypassed = bypassed;
 }
 
+void agg_set_parser_restarts(struct agg *a, uint64_t restarts)
+{
+	a->stats.parser_restarts = restarts;
+}
+
 void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
 		    uint64_t refused)
 {

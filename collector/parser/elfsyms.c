@@ -2,7 +2,9 @@
 /*
  * Symbol offsets from .dynsym (and .symtab where present) with libelf.
  * Reads files named by other processes' mappings, so everything is
- * bounds-checked and a malformed file is an error, never a crash.  Root.
+ * bounds-checked and a malformed file is an error; the collector runs it
+ * in the parser child (parser_child.c), so a file that crashes libelf
+ * anyway costs that child, not the collector.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector/probes/elfsyms.h"
+#include "collector/parser/elfsyms.h"
 
 /* "name" or a versioned "name@VER" / "name@@VER". */
 static int same_symbol(const char *sym, const char *name)
@@ -65,16 +67,26 @@ static int scan_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 int elfsyms_resolve(const char *path, const char *const *names, size_t n,
 		    uint64_t *offsets)
 {
+	int fd, found;
+
+	memset(offsets, 0, n * sizeof(*offsets));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	found = elfsyms_resolve_fd(fd, names, n, offsets);
+	close(fd);
+	return found;
+}
+
+int elfsyms_resolve_fd(int fd, const char *const *names, size_t n, uint64_t *offsets)
+{
 	Elf_Scn *scn = NULL;
 	Elf *elf = NULL;
-	int fd, found = 0, err = 0;
+	int found = 0, err = 0;
 
 	memset(offsets, 0, n * sizeof(*offsets));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
@@ -93,6 +105,5 @@ int elfsyms_resolve(const char *path, const char *const *names, size_t n,
 cleanup:
 	if (elf)
 		elf_end(elf);
-	close(fd);
 	return err;
 }

@@ -2,7 +2,8 @@
 /*
  * Function symbols of a shared library, resolved to file offsets in one
  * pass, so a library is parsed once however many uprobes it gets (libnccl
- * is hundreds of megabytes).  Collector-internal.
+ * is hundreds of megabytes).  A parser of files other processes control:
+ * the collector calls it through the parser child (parser.h).
  */
 #ifndef ZERNEL_ELFSYMS_H
 #define ZERNEL_ELFSYMS_H
@@ -17,5 +18,7 @@
  */
 int elfsyms_resolve(const char *path, const char *const *names, size_t n,
 		    uint64_t *offsets);
+/* The same, of the file open at fd (left open). */
+int elfsyms_resolve_fd(int fd, const char *const *names, size_t n, uint64_t *offsets);
 
 #endif /* ZERNEL_ELFSYMS_H */

@@ -3,11 +3,12 @@
  * Attaching the rows of the attach table (probe_table.c): tracepoint rows
  * once at start, uprobe rows in each library file the loader hands over,
  * once per (device, inode), with every symbol of the file resolved in one
- * parse (collector/probes/elfsyms.c), as uprobe_multi links or perf events
+ * parse (collector/parser/elfsyms.c, in the parser child), as uprobe_multi links or perf events
  * (collector/probes/uprobe_multi.h).  Told what to attach; finds nothing itself;
  * probe_detach.c closes what it made.  Root-only.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "collector/probes/elfsyms.h"
+#include "collector/parser/parser.h"
 #include "collector/probes/probe_loader.h"
 #include "collector/probes/uprobe_multi.h"
 #include "common/log.h"
@@ -66,6 +67,7 @@ int probe_attach_static(struct probes *p)
 }
 
 #define LIB_MAX_ROWS	256	/* rows of one library kind; the driver has about 120 */
+_Static_assert(LIB_MAX_ROWS <= PARSER_MAX_NAMES, "a library's symbols fit one parser request");
 
 /* The uprobe rows for a library of kind; their symbols in names. */
 static size_t lib_rows(unsigned int kind, const struct probe_attach **rows, const char **names)
@@ -248,9 +250,9 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int 
 	uint64_t offsets[LIB_MAX_ROWS];
 	unsigned char ok[LIB_MAX_ROWS] = { 0 };
 	struct probe_lib *lib;
-	struct stat st;
+	struct stat st, fst;
 	size_t n;
-	int found;
+	int fd, found;
 
 	if (stat(path, &st) != 0)
 		return -errno;
@@ -271,8 +273,19 @@ int probe_attach_lib(struct probes *p, const char *path, unsigned int kind, int 
 		return -ENOSPC;
 	}
 	n = lib_rows(kind, rows, names);
-	/* One parse of the file for all symbols. */
-	found = elfsyms_resolve(path, names, n, offsets);
+	/*
+	 * One parse of the file for all symbols, by the parser child.  The
+	 * file it gets is the one looked at above, not a FIFO put in its place.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &fst) != 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	found = parser_elf_functions(fd, names, n, offsets);
+	close(fd);
 	if (found < 0) {
 		log_warnx("%s: not a readable ELF library: %s", path, strerror(-found));
 		return found;

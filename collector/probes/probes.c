@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
+#include "collector/parser/parser.h"
 #include "collector/probes/coverage.h"
 #include "collector/identity/gpu_ident.h"
 #include "collector/probes/syslibs.h"
@@ -780,6 +781,7 @@ int probes_poll(struct probes *p, int timeout_ms)
 		p->next_scan_ns = now + p->opts.discovery_interval_ms * NSEC_PER_MSEC;
 	}
 	agg_set_probes(p->agg, p->gpu_links, p->gpu_libs, p->refused);
+	agg_set_parser_restarts(p->agg, parser_restarts());
 	return (int)(p->dec.events - events0);
 }
 

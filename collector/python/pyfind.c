@@ -11,8 +11,6 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "collector/parser/parser.h"
 #include "collector/python/pydebug.h"
 #include "collector/python/pyfind.h"
 #include "common/util.h"
@@ -49,39 +48,6 @@ static int python_name(const char *path, uint32_t *minor)
 	return 1;
 }
 
-struct elf_syms {
-	uint64_t runtime, version, code_type;	/* link-time addresses */
-	uint64_t first_load;			/* p_vaddr of the first PT_LOAD */
-};
-
-static void scan_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_syms *s)
-{
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t count;
-
-	if (!data || sh->sh_entsize == 0)
-		return;
-	count = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 0; i < count; i++) {
-		const char *name;
-		GElf_Sym sym;
-
-		if (!gelf_getsym(data, (int)i, &sym))
-			break;
-		if (GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF)
-			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name)
-			continue;
-		if (strcmp(name, "_PyRuntime") == 0)
-			s->runtime = sym.st_value;
-		else if (strcmp(name, "Py_Version") == 0)
-			s->version = sym.st_value;
-		else if (strcmp(name, "PyCode_Type") == 0)
-			s->code_type = sym.st_value;
-	}
-}
-
 /*
  * The symbols of the interpreter files read last, by the file's identity:
  * every DataLoader worker a job forks maps the same binary, and reading
@@ -94,7 +60,7 @@ struct elf_cached {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
-	struct elf_syms syms;
+	struct pyelf_syms syms;
 };
 
 static struct elf_cached elf_cache[ELF_CACHE];
@@ -106,7 +72,7 @@ static int same_file(const struct elf_cached *c, const struct stat *st)
 	       c->mtime.tv_sec == st->st_mtim.tv_sec && c->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
-static const struct elf_syms *elf_cache_find(const struct stat *st)
+static const struct pyelf_syms *elf_cache_find(const struct stat *st)
 {
 	for (unsigned int i = 0; i < elf_cache_used; i++)
 		if (same_file(&elf_cache[i], st))
@@ -114,7 +80,7 @@ static const struct elf_syms *elf_cache_find(const struct stat *st)
 	return NULL;
 }
 
-static void elf_cache_add(const struct stat *st, const struct elf_syms *s)
+static void elf_cache_add(const struct stat *st, const struct pyelf_syms *s)
 {
 	struct elf_cached *c = &elf_cache[elf_cache_next];
 
@@ -128,61 +94,26 @@ static void elf_cache_add(const struct stat *st, const struct elf_syms *s)
 	c->syms = *s;
 }
 
-static int read_elf(const char *file, struct elf_syms *s)
+/* The interpreter's symbols, parsed by the parser child once per file. */
+static int read_elf(const char *file, struct pyelf_syms *s)
 {
-	const struct elf_syms *known;
-	Elf_Scn *scn = NULL;
-	Elf *elf = NULL;
+	const struct pyelf_syms *known;
 	struct stat st;
-	size_t nph = 0;
 	int fd, err = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) != 0) {
-		err = -errno;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return err;
+		return -ENOEXEC;
 	}
 	known = elf_cache_find(&st);
-	if (known) {
+	if (known)
 		*s = *known;
-		close(fd);
-		return 0;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph) != 0) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	s->first_load = UINT64_MAX;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-		    ph.p_offset == 0) {
-			s->first_load = ph.p_vaddr;
-			break;
-		}
-	}
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
-			scan_syms(elf, scn, &sh, s);
-	}
-	if (s->first_load == UINT64_MAX)
-		err = -ENOEXEC;
-	else
+	else if ((err = parser_elf_python(fd, s)) == 0)
 		elf_cache_add(&st, s);
-
-cleanup:
-	if (elf)
-		elf_end(elf);
 	close(fd);
 	return err;
 }
@@ -353,7 +284,7 @@ static int layout_of(int mem, struct py_interp *pi, char *why, size_t why_len)
 int pyfind(uint32_t pid, struct py_interp *pi, char *why, size_t why_len)
 {
 	char file[PATH_MAX + 64], mempath[64];
-	struct elf_syms s;
+	struct pyelf_syms s;
 	uint64_t bias, version = 0;
 	struct mapping m;
 	uint32_t minor = 0;

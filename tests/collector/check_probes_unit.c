@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector/probes/elfsyms.h"
+#include "collector/parser/elfsyms.h"
 #include "collector/agg/memtrack.h"
 #include "collector/probes/discovery.h"
 #include "tests/support/testutil.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector/probes/elfsyms.h"
+#include "collector/parser/elfsyms.h"
 #include "collector/probes/uprobe_multi.h"
 #include "tests/collector/tu_multi.h"
 #include "tests/support/testutil.h"

@@ -44,7 +44,8 @@ FUZZ_LINK_cli_feed       := $(call obj,$(call not_main,$(CLI_SRCS))) $(CLI_LINK)
 FUZZ_LINK_proc_text      := $(call obj,$(addprefix collector/identity/,cgroup_id.c cgroup_path.c) \
 			    $(addprefix collector/proc/,proc_env.c proc_stat.c) \
 			    collector/probes/discovery.c collector/gpu/gpu_visible.c) $(COLLECTOR_LINK)
-FUZZ_LINK_elfsyms        := $(call obj,collector/probes/elfsyms.c) $(LIB_COMMON)
+FUZZ_LINK_elfsyms        := $(call obj,collector/parser/elfsyms.c collector/parser/pyelf.c) \
+			    $(LIB_COMMON)
 FUZZ_LIBS_ws_rx          :=
 FUZZ_LIBS_segment        := $(EXPORTER_LIBS)
 FUZZ_LIBS_alert_rules    := $(EXPORTER_LIBS)

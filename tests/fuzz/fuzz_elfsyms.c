@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target: the symbol tables of a library file, which a hostile
- * container can put under /proc/PID/root.  The bytes go to an in-memory
- * file that the resolver opens by path, as it opens a real library.
+ * container can put under /proc/PID/root, as the parser child reads them:
+ * a library's functions (elfsyms) and an interpreter's runtime symbols
+ * (pyelf).  The bytes go to an in-memory file, opened by path as a real
+ * library is.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -10,7 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "collector/probes/elfsyms.h"
+#include "collector/parser/elfsyms.h"
+#include "collector/parser/pyelf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -19,6 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"cuLaunchKernel", "cuMemAlloc_v2", "ncclAllReduce", "cudaMalloc", "a",
 	};
 	static int fd = -1;
+	struct pyelf_syms py;
 	uint64_t off[5];
 	char path[64];
 	int n;
@@ -30,6 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	n = elfsyms_resolve(path, names, 5, off);
 	if (n > 5)
+		abort();
+	n = pyelf_symbols(fd, &py);
+	if (n > 0 || (n < 0 && (py.runtime || py.version || py.code_type)))
 		abort();
 	return 0;
 }

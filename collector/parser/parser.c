@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * parser.h: the collector's side.  The child is forked at the first
+ * request; a reply is checked before it is believed (the child has read
+ * hostile files and may be anyone's by then), and a child that does not
+ * answer in time, answers nonsense or dies is killed and counted.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collector/parser/parser_proto.h"
+#include "common/log.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int sock = -1;
+static pid_t child;
+static uint64_t restarts;
+
+static int start_child(void)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(sv[0]);
+		close(sv[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		parser_child_main(sv[1]);
+	}
+	close(sv[1]);
+	sock = sv[0];
+	child = pid;
+	return 0;
+}
+
+/* The child is gone or no longer trusted: killed, reaped and counted. */
+static void lose_child(const char *why)
+{
+	int status = 0;
+
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	close(sock);
+	sock = -1;
+	restarts++;
+	if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+		log_warnx("parser child %d died of signal %d %s: the next file gets a new one "
+			  "(%llu restarts)", (int)child, WTERMSIG(status), why,
+			  (unsigned long long)restarts);
+	else
+		log_warnx("parser child %d %s: killed, the next file gets a new one "
+			  "(%llu restarts)", (int)child, why, (unsigned long long)restarts);
+	child = 0;
+}
+
+static int send_request(const struct parser_request *rq, size_t len, int fd)
+{
+	char control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = (void *)rq, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+			      .msg_controllen = sizeof(control) };
+	struct cmsghdr *c;
+
+	memset(control, 0, sizeof(control));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
+}
+
+/* One reply of at most max figures, within the timeout: its size, or -ECHILD. */
+static int receive_reply(struct parser_reply *rp, uint32_t max, const char *what)
+{
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	ssize_t n;
+	int r;
+
+	do
+		r = poll(&pfd, 1, PARSER_TIMEOUT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r == 0) {
+		lose_child(what);
+		return -ECHILD;
+	}
+	n = recv(sock, rp, sizeof(*rp), MSG_DONTWAIT);
+	if (n <= 0) {
+		lose_child(what);
+		return -ECHILD;
+	}
+	if ((size_t)n < offsetof(struct parser_reply, v) || rp->n > max ||
+	    (size_t)n != offsetof(struct parser_reply, v) + rp->n * sizeof(rp->v[0]) ||
+	    rp->status > (int32_t)max || rp->status < -4095) {
+		lose_child("answered out of its protocol");
+		return -ECHILD;
+	}
+	return 0;
+}
+
+/* Sends rq with fd and takes the reply, starting a child first when none runs. */
+static int request(const struct parser_request *rq, size_t len, int fd,
+		   struct parser_reply *rp, uint32_t max)
+{
+	int err;
+
+	pthread_mutex_lock(&lock);
+	if (sock < 0 && (err = start_child()) < 0) {
+		log_warnx("cannot start the parser child: %s", strerror(-err));
+		goto out;
+	}
+	err = send_request(rq, len, fd);
+	if (err < 0) {
+		lose_child("took no request");
+		err = -ECHILD;
+		goto out;
+	}
+	err = receive_reply(rp, max, rq->op == PARSER_OP_ELF_PYTHON ?
+			    "on an interpreter's ELF file" : "on a library's ELF file");
+out:
+	pthread_mutex_unlock(&lock);
+	return err;
+}
+
+int parser_elf_functions(int fd, const char *const *names, size_t n, uint64_t *offsets)
+{
+	struct parser_request rq = { .op = PARSER_OP_ELF_FUNCTIONS };
+	struct parser_reply rp;
+	size_t used = 0;
+	int err;
+
+	memset(offsets, 0, n * sizeof(*offsets));
+	if (n > PARSER_MAX_NAMES)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]) + 1;
+
+		if (used + len > sizeof(rq.names))
+			return -E2BIG;
+		memcpy(rq.names + used, names[i], len);
+		used += len;
+	}
+	rq.n = (uint32_t)n;
+	err = request(&rq, offsetof(struct parser_request, names) + used, fd, &rp, (uint32_t)n);
+	if (err < 0)
+		return err;
+	if (rp.status >= 0 && rp.n != n)
+		return -EPROTO;
+	if (rp.status >= 0)
+		memcpy(offsets, rp.v, n * sizeof(*offsets));
+	return rp.status;
+}
+
+int parser_elf_python(int fd, struct pyelf_syms *out)
+{
+	struct parser_request rq = { .op = PARSER_OP_ELF_PYTHON };
+	struct parser_reply rp;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = request(&rq, offsetof(struct parser_request, names), fd, &rp, 4);
+	if (err < 0)
+		return err;
+	if (rp.status > 0 || (rp.status == 0 && rp.n != 4))
+		return -EPROTO;
+	if (rp.status == 0) {
+		out->runtime = rp.v[0];
+		out->version = rp.v[1];
+		out->code_type = rp.v[2];
+		out->first_load = rp.v[3];
+	}
+	return rp.status;
+}
+
+uint64_t parser_restarts(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&lock);
+	n = restarts;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+pid_t parser_pid(void)
+{
+	pid_t pid;
+
+	pthread_mutex_lock(&lock);
+	pid = child;
+	pthread_mutex_unlock(&lock);
+	return pid;
+}
+
+void parser_stop(void)
+{
+	pthread_mutex_lock(&lock);
+	if (sock >= 0) {
+		close(sock);
+		sock = -1;
+		/* It holds nothing worth a goodbye, and may be stuck in a file. */
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		child = 0;
+	}
+	pthread_mutex_unlock(&lock);
+}

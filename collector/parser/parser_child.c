@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The parser child (parser.h): gives up every capability and the means to
+ * get one back, loads its seccomp allowlist, then answers requests until
+ * the collector closes its end.  Whatever it is made to do by a hostile
+ * file, it can only read the descriptors it was handed, map memory that is
+ * not executable, and answer on its socket.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector/parser/elfsyms.h"
+#include "collector/parser/parser_proto.h"
+#include "collector/parser/pyelf.h"
+
+#define CHILD_SOCK	3
+
+/* Allowed with any arguments: reading, answering, memory, leaving. */
+static const int allowed[] = {
+	SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(recvmsg), SCMP_SYS(write),
+	SCMP_SYS(sendmsg), SCMP_SYS(sendto), SCMP_SYS(close), SCMP_SYS(lseek), SCMP_SYS(fstat),
+	SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(brk), SCMP_SYS(madvise),
+	SCMP_SYS(futex), SCMP_SYS(getrandom), SCMP_SYS(rt_sigreturn),
+	SCMP_SYS(exit), SCMP_SYS(exit_group),
+};
+
+static int load_filter(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int err = ctx ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
+	/* Memory, never executable: libelf maps the file, malloc its heap. */
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				       SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+				       SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	/* libelf asks whether a descriptor is open, and nothing else of fcntl. */
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1,
+				       SCMP_A1(SCMP_CMP_EQ, F_GETFD));
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1,
+				       SCMP_A1(SCMP_CMP_EQ, F_GETFL));
+	/* glibc's fstat(): newfstatat on the descriptor itself, never a path. */
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
+				       SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
+	if (!err)
+		err = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return err;
+}
+
+/* No capability in any set, none to be had again (NO_NEW_PRIVS; no exec anyway). */
+static int drop_privileges(void)
+{
+	cap_t none = cap_init();
+	int err = 0;
+
+	if (!none)
+		return -ENOMEM;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	/* The bounding set too, where the collector still may (CAP_SETPCAP, at start). */
+	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
+		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+	if (cap_set_proc(none) != 0)
+		err = -errno;
+	cap_free(none);
+	if (!err && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		err = -errno;
+	return err;
+}
+
+int parser_child_sandbox(void)
+{
+	int err = drop_privileges();
+
+	return err ? err : load_filter();
+}
+
+/* The names of rq (n of them in len bytes), NUL-terminated within it; -1 if not. */
+static int split_names(const struct parser_request *rq, size_t len, const char **names)
+{
+	size_t at = 0, room = len - offsetof(struct parser_request, names);
+
+	if (rq->n > PARSER_MAX_NAMES)
+		return -1;
+	for (uint32_t i = 0; i < rq->n; i++) {
+		const char *end = memchr(rq->names + at, '\0', room - at);
+
+		if (at >= room || !end)
+			return -1;
+		names[i] = rq->names + at;
+		at = (size_t)(end - rq->names) + 1;
+	}
+	return 0;
+}
+
+static void handle(const struct parser_request *rq, size_t len, int fd, struct parser_reply *rp)
+{
+	const char *names[PARSER_MAX_NAMES];
+	struct pyelf_syms py;
+
+	memset(rp, 0, sizeof(*rp));
+	rp->status = -EINVAL;
+	if (len < offsetof(struct parser_request, names) || fd < 0)
+		return;
+	switch (rq->op) {
+	case PARSER_OP_ELF_FUNCTIONS:
+		if (split_names(rq, len, names) != 0)
+			return;
+		rp->status = elfsyms_resolve_fd(fd, names, rq->n, rp->v);
+		rp->n = rp->status >= 0 ? rq->n : 0;
+		break;
+	case PARSER_OP_ELF_PYTHON:
+		rp->status = pyelf_symbols(fd, &py);
+		if (rp->status == 0) {
+			rp->v[0] = py.runtime;
+			rp->v[1] = py.version;
+			rp->v[2] = py.code_type;
+			rp->v[3] = py.first_load;
+			rp->n = 4;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* One request and the descriptor with it (-1: none); its length, 0 at the end. */
+static ssize_t receive(struct parser_request *rq, int *fd)
+{
+	char control[CMSG_SPACE(sizeof(int) * 4)];
+	struct iovec iov = { .iov_base = rq, .iov_len = sizeof(*rq) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+			      .msg_controllen = sizeof(control) };
+	ssize_t n;
+
+	*fd = -1;
+	do
+		n = recvmsg(CHILD_SOCK, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n > 0 && c; c = CMSG_NXTHDR(&msg, c)) {
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < k; i++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*fd < 0)
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+	return n;
+}
+
+void parser_child_main(int sock)
+{
+	pid_t parent = getppid();
+	struct parser_request rq;
+	struct parser_reply rp;
+
+	/* Gone with the collector, whenever it goes. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(0);
+	prctl(PR_SET_NAME, "zernel-parser", 0, 0, 0);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	/* Only its socket, beside the standard descriptors. */
+	if (sock != CHILD_SOCK && dup2(sock, CHILD_SOCK) != CHILD_SOCK)
+		_exit(2);
+	syscall(SYS_close_range, CHILD_SOCK + 1u, ~0u, 0u);
+	if (parser_child_sandbox() != 0)
+		_exit(2);
+	for (;;) {
+		int fd;
+		ssize_t n = receive(&rq, &fd);
+
+		if (n <= 0)
+			_exit(0);
+		handle(&rq, (size_t)n, fd, &rp);
+		if (fd >= 0)
+			close(fd);
+		if (send(CHILD_SOCK, &rp, offsetof(struct parser_reply, v) + rp.n * sizeof(rp.v[0]),
+			 MSG_NOSIGNAL) < 0)
+			_exit(0);
+	}
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The messages between the collector and its parser child (parser.h): one
+ * request with the file's descriptor attached (SCM_RIGHTS), one reply, on
+ * a SOCK_SEQPACKET socket pair, so each message arrives whole or not at
+ * all.  The child checks every field of a request before it acts on it.
+ */
+#ifndef ZERNEL_PARSER_PROTO_H
+#define ZERNEL_PARSER_PROTO_H
+
+#include <stdint.h>
+
+#include "collector/parser/parser.h"
+
+enum parser_op {
+	PARSER_OP_ELF_FUNCTIONS = 1,	/* names: function symbols; v: their file offsets */
+	PARSER_OP_ELF_PYTHON,		/* v: runtime, version, code_type, first_load */
+};
+
+#define PARSER_NAMES_BYTES	16384u
+
+struct parser_request {
+	uint32_t op;			/* enum parser_op */
+	uint32_t n;			/* names, each NUL-terminated, one after another */
+	char names[PARSER_NAMES_BYTES];
+};
+
+struct parser_reply {
+	int32_t status;			/* what the parse returned: >= 0, or -errno */
+	uint32_t n;			/* figures in v */
+	uint64_t v[PARSER_MAX_NAMES];
+};
+
+/*
+ * No capability, NO_NEW_PRIVS, then the allowlist: from here on any other
+ * system call kills the process.  0 or -errno.
+ */
+int parser_child_sandbox(void);
+
+/* The child's side: serves requests on sock until it closes.  Never returns. */
+void parser_child_main(int sock) __attribute__((noreturn));
+
+#endif /* ZERNEL_PARSER_PROTO_H */

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The parser child (collector/parser/parser.h): the same answers as the
+ * parsers give in-process, from a child with no capability, NO_NEW_PRIVS
+ * and its seccomp filter (read from the kernel, /proc/PID/status); the
+ * filter kills a child that opens a file, maps executable memory or
+ * starts a process; a malformed file is an error the child survives; a
+ * child that dies in the middle of a file is restarted and counted; and
+ * the real collector parses the libraries it probes in such a child.
+ * Root (to have capabilities to drop), except where said.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collector/parser/elfsyms.h"
+#include "collector/parser/parser.h"
+#include "collector/parser/parser_proto.h"
+#include "collector/parser/pyelf.h"
+#include "tests/collector/tu_probes.h"
+#include "tests/support/testutil.h"
+
+#define LIBC		"/lib/x86_64-linux-gnu/libc.so.6"
+#define PYTHON		"/usr/bin/python3.11"
+
+static const char *const libc_names[] = { "malloc", "free", "pthread_mutex_lock", "read",
+					  "no_such_function_here" };
+
+/* The libc this test runs on, found through its own mappings. */
+static void own_libc(char *path, size_t len)
+{
+	char *maps = tu_read_file("/proc/self/maps", NULL), *line, *save = NULL;
+
+	ck_assert_ptr_nonnull(maps);
+	path[0] = '\0';
+	for (line = strtok_r(maps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *file = strchr(line, '/');
+
+		if (file && strstr(file, "/libc.so.6")) {
+			snprintf(path, len, "%s", file);
+			break;
+		}
+	}
+	free(maps);
+	if (!path[0])
+		snprintf(path, len, "%s", LIBC);
+}
+
+/* A status field's value, as text after its tab; "" when absent. */
+static void status_field(pid_t pid, const char *key, char *out, size_t len)
+{
+	char path[64], *s, *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	s = tu_read_file(path, NULL);
+	out[0] = '\0';
+	if (s && (p = strstr(s, key)) && (p == s || p[-1] == '\n')) {
+		p += strlen(key);
+		while (*p == '\t' || *p == ' ')
+			p++;
+		snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
+	}
+	free(s);
+}
+
+/* The child's credentials, as the kernel reports them. */
+static void assert_sandboxed(pid_t pid)
+{
+	static const char *const zero_sets[] = { "CapInh:", "CapPrm:", "CapEff:", "CapAmb:" };
+	char v[128];
+
+	for (size_t i = 0; i < sizeof(zero_sets) / sizeof(zero_sets[0]); i++) {
+		status_field(pid, zero_sets[i], v, sizeof(v));
+		ck_assert_msg(strcmp(v, "0000000000000000") == 0, "child %d %s %s", (int)pid,
+			      zero_sets[i], v);
+	}
+	status_field(pid, "NoNewPrivs:", v, sizeof(v));
+	ck_assert_str_eq(v, "1");
+	status_field(pid, "Seccomp:", v, sizeof(v));
+	ck_assert_str_eq(v, "2");		/* a filter */
+	status_field(pid, "Name:", v, sizeof(v));
+	ck_assert_str_eq(v, "zernel-parser");
+}
+
+START_TEST(parser_child_answers_as_the_parsers_do_with_nothing_to_wield)
+{
+	uint64_t want[5], got[5];
+	struct pyelf_syms py_want, py_got;
+	char libc[512], v[128];
+	int fd, n;
+	pid_t pid;
+
+	if (tu_skip_unless_root("parser_child_answers_as_the_parsers_do_with_nothing_to_wield"))
+		return;
+	own_libc(libc, sizeof(libc));
+	ck_assert_int_eq(elfsyms_resolve(libc, libc_names, 5, want), 4);
+	fd = open(libc, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	n = parser_elf_functions(fd, libc_names, 5, got);
+	ck_assert_int_eq(n, 4);
+	ck_assert_mem_eq(got, want, sizeof(want));
+	ck_assert_uint_eq(got[4], 0);
+	close(fd);
+
+	fd = open(PYTHON, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pyelf_symbols(fd, &py_want), 0);
+	ck_assert_int_eq(parser_elf_python(fd, &py_got), 0);
+	close(fd);
+	ck_assert_mem_eq(&py_got, &py_want, sizeof(py_want));
+	ck_assert_uint_ne(py_got.runtime, 0);
+
+	pid = parser_pid();
+	ck_assert_int_gt(pid, 0);
+	assert_sandboxed(pid);
+	/* The bounding set goes too where the process could still drop it (root here). */
+	status_field(pid, "CapBnd:", v, sizeof(v));
+	ck_assert_str_eq(v, "0000000000000000");
+	status_field(pid, "PPid:", v, sizeof(v));
+	ck_assert_int_eq(atoi(v), (int)getpid());
+	fprintf(stderr, "parser child %d: %d of 5 libc symbols and _PyRuntime at 0x%llx, as "
+		"in-process; no capability, NO_NEW_PRIVS, seccomp filter\n", (int)pid, n,
+		(unsigned long long)py_got.runtime);
+	parser_stop();
+	ck_assert_int_eq(parser_pid(), 0);
+	ck_assert_uint_eq(parser_restarts(), 0);
+}
+END_TEST
+
+/* What a sandboxed process does: by loop index. */
+enum forbidden { OPEN_FILE, EXEC_MEMORY, NEW_PROCESS, OPEN_SOCKET, FORBIDDEN_COUNT };
+
+static void do_forbidden(enum forbidden what)
+{
+	switch (what) {
+	case OPEN_FILE:
+		open("/etc/passwd", O_RDONLY);
+		break;
+	case EXEC_MEMORY:
+		mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		break;
+	case NEW_PROCESS:
+		fork();
+		break;
+	default:
+		socket(AF_INET, SOCK_STREAM, 0);
+		break;
+	}
+}
+
+START_TEST(the_filter_kills_a_child_that_opens_maps_code_or_forks)
+{
+	static const char *const names[FORBIDDEN_COUNT] = {
+		"open a file", "map executable memory", "fork", "open a socket",
+	};
+	int status = 0;
+	pid_t pid;
+
+	if (tu_skip_unless_root("the_filter_kills_a_child_that_opens_maps_code_or_forks"))
+		return;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		void *p;
+
+		if (parser_child_sandbox() != 0)
+			_exit(3);
+		/* What it may do: memory, not executable. */
+		p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED || !malloc(1 << 22))
+			_exit(4);
+		do_forbidden((enum forbidden)_i);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS,
+		      "a sandboxed child that tried to %s: %s %d", names[_i],
+		      WIFSIGNALED(status) ? "signal" : "exit",
+		      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+END_TEST
+
+START_TEST(a_malformed_elf_file_is_an_error_the_child_survives)
+{
+	static const unsigned char header[] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, 0 };
+	char path[] = "/tmp/zernel-parser-XXXXXX", libc[512], buf[8192];
+	uint64_t off[5];
+	struct pyelf_syms py;
+	int fd, src;
+	pid_t pid;
+	ssize_t n;
+
+	own_libc(libc, sizeof(libc));
+	/* An ELF header, then libc's first 8 KiB cut short: tables that point past the end. */
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	src = open(libc, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(src, 0);
+	n = read(src, buf, sizeof(buf));
+	ck_assert_int_eq(n, (ssize_t)sizeof(buf));
+	close(src);
+	ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	lseek(fd, 0, SEEK_SET);
+	ck_assert_int_lt(parser_elf_functions(fd, libc_names, 5, off), 1);
+	pid = parser_pid();
+	ck_assert_int_gt(pid, 0);
+	/* Just a header, and garbage. */
+	ck_assert_int_eq(ftruncate(fd, 0), 0);
+	ck_assert_int_eq(pwrite(fd, header, sizeof(header), 0), (ssize_t)sizeof(header));
+	ck_assert_int_lt(parser_elf_python(fd, &py), 0);
+	ck_assert_int_lt(parser_elf_functions(fd, libc_names, 5, off), 1);
+	close(fd);
+	unlink(path);
+	ck_assert_int_eq(parser_pid(), pid);
+	ck_assert_uint_eq(parser_restarts(), 0);
+	parser_stop();
+}
+END_TEST
+
+struct killer {
+	pid_t pid;
+	int ms;
+};
+
+/* After ms, a SIGSEGV for the stopped child, then SIGCONT, which delivers it. */
+static void *crash_later(void *arg)
+{
+	const struct killer *k = arg;
+
+	tu_sleep_ms(k->ms);
+	kill(k->pid, SIGSEGV);
+	kill(k->pid, SIGCONT);
+	return NULL;
+}
+
+/* Whether pid is stopped (state T), within 2 s. */
+static int stopped(pid_t pid)
+{
+	for (int i = 0; i < 200; i++) {
+		char path[64], *st;
+		int yes;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		st = tu_read_file(path, NULL);
+		yes = st && strstr(st, ") T ");
+		free(st);
+		if (yes)
+			return 1;
+		tu_sleep_ms(10);
+	}
+	return 0;
+}
+
+/*
+ * A file that crashes the child, stood in for by a SIGSEGV that reaches
+ * it with the request waiting in its socket: the request fails, the child
+ * is counted, and a new one answers the next file.
+ */
+START_TEST(a_child_that_dies_in_a_file_is_replaced_and_counted)
+{
+	struct killer k = { .ms = 200 };
+	char libc[512];
+	uint64_t off[5];
+	pthread_t t;
+	pid_t first;
+	int fd;
+
+	own_libc(libc, sizeof(libc));
+	fd = open(libc, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(parser_elf_functions(fd, libc_names, 5, off), 4);
+	first = parser_pid();
+	ck_assert_int_gt(first, 0);
+	ck_assert_int_eq(kill(first, SIGSTOP), 0);
+	ck_assert(stopped(first));
+	k.pid = first;
+	ck_assert_int_eq(pthread_create(&t, NULL, crash_later, &k), 0);
+	ck_assert_int_eq(parser_elf_functions(fd, libc_names, 5, off), -ECHILD);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(parser_restarts(), 1);
+	ck_assert_int_eq(parser_pid(), 0);
+	ck_assert_int_eq(parser_elf_functions(fd, libc_names, 5, off), 4);
+	ck_assert_int_gt(parser_pid(), 0);
+	ck_assert_int_ne(parser_pid(), first);
+	ck_assert_uint_eq(parser_restarts(), 1);
+	close(fd);
+	parser_stop();
+}
+END_TEST
+
+/* The collector's child named zernel-parser; 0 when none. */
+static pid_t collector_parser(pid_t collector)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (!found && (e = readdir(d))) {
+		char v[64];
+		pid_t pid = atoi(e->d_name);
+
+		if (pid <= 0)
+			continue;
+		status_field(pid, "PPid:", v, sizeof(v));
+		if (atoi(v) != (int)collector)
+			continue;
+		status_field(pid, "Name:", v, sizeof(v));
+		if (strcmp(v, "zernel-parser") == 0)
+			found = pid;
+	}
+	closedir(d);
+	return found;
+}
+
+START_TEST(the_collector_parses_what_it_probes_in_its_child)
+{
+	struct tp_collector c;
+	pid_t child;
+
+	if (tu_skip_unless_root("the_collector_parses_what_it_probes_in_its_child"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	ck_assert_uint_ge(c.snap.hdr->stats.libraries_attached, 1);
+	child = collector_parser(c.pid);
+	ck_assert_msg(child > 0, "collector %d has no zernel-parser child", (int)c.pid);
+	assert_sandboxed(child);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	ck_assert_uint_eq(c.snap.hdr->stats.parser_restarts, 0);
+	fprintf(stderr, "collector %d: %llu libraries parsed by its child %d\n", (int)c.pid,
+		(unsigned long long)c.snap.hdr->stats.libraries_attached, (int)child);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+Suite *parser_suite(void);
+Suite *parser_suite(void)
+{
+	Suite *s = suite_create("parser");
+	TCase *t = tcase_create("child");
+
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, parser_child_answers_as_the_parsers_do_with_nothing_to_wield);
+	tcase_add_loop_test(t, the_filter_kills_a_child_that_opens_maps_code_or_forks, 0,
+			    FORBIDDEN_COUNT);
+	tcase_add_test(t, a_malformed_elf_file_is_an_error_the_child_survives);
+	tcase_add_test(t, a_child_that_dies_in_a_file_is_replaced_and_counted);
+	tcase_add_test(t, the_collector_parses_what_it_probes_in_its_child);
+	suite_add_tcase(s, t);
+	return s;
+}
