@@ -58,7 +58,10 @@ done
 
 # One qemu process per suite, so that a crash names its suite (a runner's
 # buffered output dies with it).  Each suite's closing line is kept,
-# indented, and the run closes with their sum in Check's form.
+# indented, and the run closes with their sum in Check's form.  Emulated
+# code runs several times slower than native: Check's per-test timeouts,
+# which are there to catch hangs, are stretched to match.
+export CK_TIMEOUT_MULTIPLIER=8
 checks=0
 failures=0
 errors=0
