@@ -327,15 +327,17 @@ run_runners = ran=0; failed=0; for r in $(2); do \
 # an earlier one did, and the run closes with a line per step
 # (tools/test-all.sh).  TEST_LANES holds two lanes, each run one step
 # after another, beside each other: the runners that load BPF programs and
-# boot machines (collector, deploy), and the rest (the exporter's and the
-# CLI's run simulated collectors; ASan and fuzzing build first), about
-# twelve minutes each on two cores.  Logs land in $(BUILD)/test-logs.
+# boot machines (collector, deploy), one after the other, then the arm64
+# build and its suites under qemu (test-arm64, on x86-64), which load no
+# BPF; and the rest (the exporter's and the CLI's run simulated
+# collectors; ASan and fuzzing build first), about twenty minutes each on
+# two cores.  Logs land in $(BUILD)/test-logs.
 runner_step = $(1)="ZERNEL_TESTS_STRICT=1 $(TEST_ENV) $(call test_runner,$(1))"
 TEST_LANES = $(call runner_step,collector) $(call runner_step,deploy) \
+	     $(if $(filter x86,$(HOST_ARCH)),arm64="$(MAKE) --no-print-directory test-arm64") \
 	     -- $(foreach d,$(filter-out collector deploy,$(TEST_DIRS)),$(call runner_step,$(d))) \
 	     asan="$(MAKE) --no-print-directory test-asan" \
-	     fuzz="$(MAKE) --no-print-directory fuzz-smoke" \
-	     $(if $(filter x86,$(HOST_ARCH)),arm64="$(MAKE) --no-print-directory test-arm64")
+	     fuzz="$(MAKE) --no-print-directory fuzz-smoke"
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)sh tools/test-all.sh $(BUILD)/test-logs $(TEST_LANES)
