@@ -187,23 +187,30 @@ int parser_elf_python(int fd, struct pyelf_syms *out)
 	return rp.status;
 }
 
+/* The running child (0: none) and the restarts so far, read together. */
+static void state(pid_t *pid, uint64_t *lost)
+{
+	pthread_mutex_lock(&lock);
+	*pid = child;
+	*lost = restarts;
+	pthread_mutex_unlock(&lock);
+}
+
 uint64_t parser_restarts(void)
 {
-	uint64_t n;
+	uint64_t lost;
+	pid_t pid;
 
-	pthread_mutex_lock(&lock);
-	n = restarts;
-	pthread_mutex_unlock(&lock);
-	return n;
+	state(&pid, &lost);
+	return lost;
 }
 
 pid_t parser_pid(void)
 {
+	uint64_t lost;
 	pid_t pid;
 
-	pthread_mutex_lock(&lock);
-	pid = child;
-	pthread_mutex_unlock(&lock);
+	state(&pid, &lost);
 	return pid;
 }
 
