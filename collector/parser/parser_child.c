@@ -12,7 +12,6 @@
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -22,6 +21,7 @@
 #include "collector/parser/elfsyms.h"
 #include "collector/parser/parser_proto.h"
 #include "collector/parser/pyelf.h"
+#include "collector/privsep/privileges.h"
 
 #define CHILD_SOCK	3
 
@@ -65,29 +65,13 @@ static int load_filter(void)
 	return err;
 }
 
-/* No capability in any set, none to be had again (NO_NEW_PRIVS; no exec anyway). */
-static int drop_privileges(void)
-{
-	cap_t none = cap_init();
-	int err = 0;
-
-	if (!none)
-		return -ENOMEM;
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	/* The bounding set too, where the collector still may (CAP_SETPCAP, at start). */
-	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
-		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
-	if (cap_set_proc(none) != 0)
-		err = -errno;
-	cap_free(none);
-	if (!err && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		err = -errno;
-	return err;
-}
-
+/*
+ * No capability in any set, none to be had again: the collector's own
+ * drop (privileges.h), which --simulate uses too, then the filter.
+ */
 int parser_child_sandbox(void)
 {
-	int err = drop_privileges();
+	int err = privileges_drop_all();
 
 	return err ? err : load_filter();
 }

@@ -279,7 +279,7 @@ static int drop_except(int keep_any, int perf_uprobes)
 	{
 		char *text = cap_to_text(want, NULL);
 
-		log_info("capabilities after start-up: %s",
+		log_info("capabilities kept: %s",
 			 nkeep ? (text ? text : "?") : "none");
 		cap_free(text);
 	}
