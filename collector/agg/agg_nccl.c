@@ -347,30 +347,32 @@ int agg_nccl_comm_call(struct agg *a, uint32_t pid, uint64_t handle, uint64_t by
 	return 0;
 }
 
-void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t start_ns,
-			uint64_t done_ns)
+/* A queued call of (pid, handle) leaves; done_ns > 0: it was known complete then. */
+static struct agg_comm *comm_call_leaves(struct agg *a, uint32_t pid, uint64_t handle,
+					 uint64_t done_ns)
 {
 	struct agg_comm *c = comm_find(a, pid, handle);
 
 	if (!c || c->row.pending == 0)
-		return;
+		return NULL;
 	c->row.pending--;
-	if (done_ns == 0)
-		return;
-	latency_record(&c->wait, done_ns, done_ns > start_ns ? done_ns - start_ns : 0);
 	if (done_ns > c->last_done_ns)
 		c->last_done_ns = done_ns;
+	return c;
+}
+
+void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t start_ns,
+			uint64_t done_ns)
+{
+	struct agg_comm *c = comm_call_leaves(a, pid, handle, done_ns);
+
+	if (c && done_ns)
+		latency_record(&c->wait, done_ns, done_ns > start_ns ? done_ns - start_ns : 0);
 }
 
 void agg_nccl_comm_settled(struct agg *a, uint32_t pid, uint64_t handle, uint64_t done_ns)
 {
-	struct agg_comm *c = comm_find(a, pid, handle);
-
-	if (!c || c->row.pending == 0)
-		return;
-	c->row.pending--;
-	if (done_ns > c->last_done_ns)
-		c->last_done_ns = done_ns;
+	comm_call_leaves(a, pid, handle, done_ns);
 }
 
 uint64_t agg_nccl_comm_made_at(struct agg *a, uint32_t pid, uint64_t handle)
