@@ -43,6 +43,17 @@ static pid_t hand_over_begin(int *go)
 		char c;
 
 		prctl(PR_SET_NAME, "zernel-unprobe");
+		/*
+		 * Out of the collector's process group: a SIGKILL sent to the
+		 * group (a terminal's, a test runner's, `kill -9 -- -PGID`)
+		 * must not reach a release in progress.  The kernel cannot
+		 * take a breakpoint out of a process while the releasing task
+		 * dies ("failed to unregister, leaking uprobe"): the uprobe
+		 * stays behind with the instruction it displaced, and a later
+		 * uprobe on a file that reuses its inode runs that instruction
+		 * in place of its own.
+		 */
+		setsid();
 		close(fds[1]);
 		/* EOF once the collector has closed its copies. */
 		while (read(fds[0], &c, 1) < 0 && errno == EINTR)

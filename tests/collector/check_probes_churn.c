@@ -87,38 +87,12 @@ static int start_patiently(struct tp_collector *c)
 	return start_patiently_with(c, NULL);
 }
 
-/* Processes named zernel-unprobe: collectors' links still being released. */
-static unsigned int unprobe_children(void)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	unsigned int n = 0;
-
-	while (d && (e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && strcmp(comm, "zernel-unprobe\n") == 0)
-			n++;
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /*
- * Processes named zernel-unprobe whose parent is parent: a collector's
- * children left behind when it exited, once the test is their subreaper
- * (other collectors on the node have their own).
+ * Processes named zernel-unprobe (collectors' links still being released)
+ * whose parent is parent and whose process group is pgrp, each where not
+ * 0.
  */
-static unsigned int unprobe_children_of(pid_t parent)
+static unsigned int unprobe_processes(pid_t parent, pid_t pgrp)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -126,7 +100,7 @@ static unsigned int unprobe_children_of(pid_t parent)
 
 	while (d && (e = readdir(d))) {
 		char path[300], stat[512], *close_paren;
-		int ppid = 0;
+		int ppid = 0, group = 0;
 		FILE *f;
 
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
@@ -137,13 +111,40 @@ static unsigned int unprobe_children_of(pid_t parent)
 			continue;
 		if (fgets(stat, sizeof(stat), f) && strstr(stat, " (zernel-unprobe) ") &&
 		    (close_paren = strrchr(stat, ')')) &&
-		    sscanf(close_paren + 1, " %*c %d", &ppid) == 1 && ppid == parent)
+		    sscanf(close_paren + 1, " %*c %d %d", &ppid, &group) == 2 &&
+		    (!parent || ppid == parent) && (!pgrp || group == pgrp))
 			n++;
 		fclose(f);
 	}
 	if (d)
 		closedir(d);
 	return n;
+}
+
+static unsigned int unprobe_children(void)
+{
+	return unprobe_processes(0, 0);
+}
+
+/*
+ * A collector's children left behind when it exited, once the test is
+ * their subreaper (other collectors on the node have their own).
+ */
+static unsigned int unprobe_children_of(pid_t parent)
+{
+	return unprobe_processes(parent, 0);
+}
+
+/*
+ * Check kills a test's process group when the test ends, and a release
+ * killed midway leaks its uprobes in the kernel: the children that release
+ * a collector's links leave its group (collector/probes/probe_detach.c).
+ * Called while they are at work, just after the collector exited.
+ */
+static void assert_releases_outside_our_group(void)
+{
+	ck_assert_msg(unprobe_children() > 0, "no release in progress to look at");
+	ck_assert_uint_eq(unprobe_processes(0, getpgrp()), 0);
 }
 
 /*
@@ -296,6 +297,7 @@ START_TEST(test_library_files_come_and_go)
 	ck_assert_uint_le(most, CHURN_WAVE);
 	ck_assert_uint_eq(c.snap.hdr->stats.probes_refused, 0);
 	tp_collector_stop(&c);
+	assert_releases_outside_our_group();
 	wait_links_released();
 	remove_copies();
 }
