@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Probe cost per call on a launch-heavy loop: the fake cuLaunchKernel
- * (which does nothing) called in a tight loop with no probe, with empty
- * BPF programs on its uprobe and uretprobe (the kernel's floor), under
- * zernel-collector, and under bpftrace keeping the equivalent latency
- * histogram.  Rounds alternate the four, each round starting one further
- * along, so that machine noise and any after-effect of the previous method
- * hit all of them alike; each round keeps its fastest slice, and the
- * median round is reported, with the spread of the per-round ratios.
- * Prints figures; needs root.
+ * Probe cost per call on a launch-heavy loop: cuLaunchKernel with an empty
+ * body (bench/empty_launch.c) called in a tight loop with no probe, with
+ * empty BPF programs on its uprobe and uretprobe (the kernel's floor), with
+ * programs that only read the clock, under zernel-collector, and under
+ * bpftrace keeping the equivalent latency histogram.  Rounds alternate the
+ * five, each round starting one further along, so that machine noise hits
+ * all of them alike; each round keeps its fastest slice.  Prints, per
+ * method, the median round, the rounds' spread and the cost above no
+ * probe, the ratios to the floor round by round, and whether Zernel's
+ * distance from the floor stands out of the floor's own noise.  Needs root.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -28,11 +29,13 @@
 #include "bench/probe_floor.skel.h"
 #include "shm/shm_reader.h"
 
-#define CALLS		20000
+/* 10 ms or more a slice with a probe: far above the clock's resolution. */
+#define SLICE_CALLS	5000
+#define SLICES		10
 #define ROUNDS		9
-#define SLICES		20
 #define SETTLE_US	300000	/* before each loop */
 #define SYMBOL		"cuLaunchKernel"
+#define GOAL_X_FLOOR	1.05
 
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 			 unsigned, void *, void **, void **);
@@ -68,9 +71,9 @@ static double loop_ns(launch_fn fn)
 	for (int s = 0; s < SLICES; s++) {
 		uint64_t t0 = mono_ns();
 
-		for (int i = 0; i < CALLS / SLICES; i++)
+		for (int i = 0; i < SLICE_CALLS; i++)
 			fn(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
-		double ns = (double)(mono_ns() - t0) / (CALLS / SLICES);
+		double ns = (double)(mono_ns() - t0) / SLICE_CALLS;
 
 		if (ns < best)
 			best = ns;
@@ -126,14 +129,15 @@ static pid_t spawn(char *const argv[], int out_fd)
 	return pid;
 }
 
-static void stop(pid_t pid, int sig)
+/* Sends sig and waits up to wait_ms for the exit; SIGKILL after that. */
+static void stop(pid_t pid, int sig, int wait_ms)
 {
 	int st;
 
 	if (pid <= 0)
 		return;
 	kill(pid, sig);
-	for (int i = 0; i < 500; i++) {
+	for (int i = 0; i < wait_ms / 10; i++) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return;
 		usleep(10000);
@@ -148,9 +152,13 @@ static double run_zernel(const char *collector, const char *lib, launch_fn fn)
 	/*
 	 * The floor and bpftrace attach perf uprobes; so does the collector
 	 * here, so that the ratios compare the programs, not the kinds of link.
+	 * The collector hands the release of its uprobes to a child that
+	 * outlives it; --exit-when-released waits for it, so that no uprobe
+	 * of Zernel's is left on the function while the next method runs.
 	 */
 	char *argv[] = { (char *)collector, "--shm", shm, "--publish-interval", "200",
-			 "--lib", (char *)lib, "--uprobe-links", "perf", NULL };
+			 "--lib", (char *)lib, "--uprobe-links", "perf", "--exit-when-released",
+			 NULL };
 	struct shm_reader r;
 	struct shm_snapshot snap = { 0 };
 	char reason[256];
@@ -169,7 +177,7 @@ static double run_zernel(const char *collector, const char *lib, launch_fn fn)
 			break;
 		}
 	}
-	stop(pid, SIGTERM);
+	stop(pid, SIGTERM, 60000);
 	shm_snapshot_free(&snap);
 	shm_reader_close(&r);
 	shm_unlink(shm);
@@ -213,38 +221,94 @@ static double run_bpftrace(const char *lib, launch_fn fn)
 			break;
 		}
 	}
-	stop(pid, SIGINT);
+	stop(pid, SIGINT, 5000);
 	close(fds[0]);
 	return ns;
 }
 
+/* The median, quartiles and extremes of a method's rounds. */
+struct spread {
+	double min, q1, median, q3, max;
+};
+
+static struct spread spread_of(const double *rounds)
+{
+	double v[ROUNDS];
+
+	memcpy(v, rounds, sizeof(v));
+	qsort(v, ROUNDS, sizeof(double), cmp_double);
+	return (struct spread){ v[0], v[ROUNDS / 4], v[ROUNDS / 2], v[ROUNDS - 1 - ROUNDS / 4],
+				v[ROUNDS - 1] };
+}
+
+static void print_figures(double ns[M_COUNT][ROUNDS])
+{
+	struct spread sp[M_COUNT];
+	double ratio[ROUNDS], above, noise;
+
+	for (int m = 0; m < M_COUNT; m++)
+		sp[m] = spread_of(ns[m]);
+	printf("probe cost per call: %s with an empty body, %d slices of %d calls a round "
+	       "(its fastest slice), %d rounds\n", SYMBOL, SLICES, SLICE_CALLS, ROUNDS);
+	printf("  %-22s %9s %19s %11s %9s\n", "method", "ns/call", "rounds min-max",
+	       "probe cost", "x floor");
+	for (int m = 0; m < M_COUNT; m++) {
+		printf("  %-22s %9.0f %9.0f-%-9.0f", method_name[m], sp[m].median, sp[m].min,
+		       sp[m].max);
+		if (m > M_NONE)
+			printf(" %11.0f", sp[m].median - sp[M_NONE].median);
+		if (m > M_FLOOR && sp[M_FLOOR].median > 0)
+			printf(" %9.3f", sp[m].median / sp[M_FLOOR].median);
+		printf("\n");
+	}
+	/* The spread: each round's ratio, from figures taken seconds apart. */
+	for (int m = M_CLOCK; m < M_COUNT; m++) {
+		printf("  %s / floor by round:", method_name[m]);
+		for (int r = 0; r < ROUNDS; r++) {
+			ratio[r] = ns[M_FLOOR][r] > 0 ? ns[m][r] / ns[M_FLOOR][r] : 0.0;
+			printf(" %.3f", ratio[r]);
+		}
+		printf("\n");
+	}
+	for (int r = 0; r < ROUNDS; r++)
+		ratio[r] = ns[M_FLOOR][r] > 0 ? ns[M_ZERNEL][r] / ns[M_FLOOR][r] : 0.0;
+	struct spread zr = spread_of(ratio);
+
+	printf("  goal: zernel within %.2f x the floor: %.3f (rounds %.3f-%.3f): %s\n",
+	       GOAL_X_FLOOR, zr.median, zr.min, zr.max,
+	       zr.median <= GOAL_X_FLOOR ? "met" : "not met");
+	/*
+	 * Noise: how far the floor itself moves between rounds (its
+	 * interquartile range).  A distance from the floor smaller than that
+	 * is not a measurement of Zernel.
+	 */
+	above = sp[M_ZERNEL].median - sp[M_FLOOR].median;
+	noise = sp[M_FLOOR].q3 - sp[M_FLOOR].q1;
+	printf("  zernel above the floor: %.0f ns a call; the floor moves %.0f ns between rounds "
+	       "(interquartile): %s\n", above, noise,
+	       above > noise ? "above the noise" : "within the noise, not resolved");
+	if (sp[M_FLOOR].median <= sp[M_NONE].median)
+		printf("  the floor is no slower than no probe: the probes did not fire, "
+		       "the figures above measure nothing\n");
+}
+
 int main(int argc, char **argv)
 {
-	char dir[64], lib[128], cmd[512];
-	double ns[M_COUNT][ROUNDS], med[M_COUNT];
-	const char *collector, *fake;
+	double ns[M_COUNT][ROUNDS];
+	const char *collector, *lib;
 	launch_fn fn;
 	void *h;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: bench_probes ZERNEL-COLLECTOR FAKE-LIBCUDA\n");
+		fprintf(stderr, "usage: bench_probes ZERNEL-COLLECTOR BENCH-CUDA-LIBRARY\n");
 		return 2;
 	}
 	collector = argv[1];
-	fake = argv[2];
+	lib = argv[2];
 	if (geteuid() != 0) {
 		fprintf(stderr, "bench_probes: needs root (BPF)\n");
 		return 2;
 	}
-	/*
-	 * A private copy under a name library discovery does not match, so
-	 * that no other collector on this machine probes it meanwhile.
-	 */
-	snprintf(dir, sizeof(dir), "/tmp/zernel-bench-%d", (int)getpid());
-	snprintf(lib, sizeof(lib), "%s/bench-cuda.so", dir);
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cp '%s' %s", dir, fake, lib);
-	if (system(cmd) != 0)
-		return 1;
 	h = dlopen(lib, RTLD_NOW);
 	fn = h ? (launch_fn)dlsym(h, SYMBOL) : NULL;
 	if (!fn) {
@@ -272,40 +336,12 @@ int main(int argc, char **argv)
 				ns[m][r] = run_bpftrace(lib, fn);
 				break;
 			}
+			if (ns[m][r] < 0) {
+				fprintf(stderr, "bench_probes: %s did not run\n", method_name[m]);
+				return 1;
+			}
 		}
 	}
-	printf("probe cost per call, %s, %d calls in %d slices per round (fastest slice), "
-	       "median of %d rounds\n", SYMBOL, CALLS, SLICES, ROUNDS);
-	/* The spread: each round's ratio, from figures taken seconds apart. */
-	for (int m = M_CLOCK; m < M_COUNT; m++) {
-		double ratio[ROUNDS];
-
-		printf("  %s / floor by round:", method_name[m]);
-		for (int r = 0; r < ROUNDS; r++) {
-			ratio[r] = ns[M_FLOOR][r] > 0 ? ns[m][r] / ns[M_FLOOR][r] : 0.0;
-			printf(" %.3f", ratio[r]);
-		}
-		qsort(ratio, ROUNDS, sizeof(double), cmp_double);
-		printf("   (median %.3f)\n", ratio[ROUNDS / 2]);
-	}
-	for (int m = 0; m < M_COUNT; m++) {
-		qsort(ns[m], ROUNDS, sizeof(double), cmp_double);
-		med[m] = ns[m][ROUNDS / 2];
-	}
-	for (int m = 0; m < M_COUNT; m++) {
-		printf("  %-20s %10.0f ns/call", method_name[m], med[m]);
-		if (m > M_FLOOR && med[M_FLOOR] > 0)
-			printf("   %.3f x floor", med[m] / med[M_FLOOR]);
-		if (m >= M_FLOOR && med[m] > 0)
-			printf("   (probe cost %.0f ns)", med[m] - med[M_NONE]);
-		printf("\n");
-	}
-	if (med[M_FLOOR] > med[M_NONE] && med[M_ZERNEL] > 0)
-		printf("  zernel's own work over the floor: %.1f%% of the floor's probe cost\n",
-		       100.0 * (med[M_ZERNEL] - med[M_FLOOR]) / (med[M_FLOOR] - med[M_NONE]));
-	/* Timing entry to return needs two clock reads, whoever does it. */
-	if (med[M_CLOCK] > 0 && med[M_ZERNEL] > 0)
-		printf("  zernel / (floor + 2 clock reads): %.3f\n", med[M_ZERNEL] / med[M_CLOCK]);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : 1;
+	print_figures(ns);
+	return 0;
 }

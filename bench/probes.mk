@@ -6,6 +6,12 @@
 
 BENCH_PROBES       := $(BUILD)/bench/bench_probes
 BENCH_FLOOR_SKEL   := $(BUILD)/bench/probe_floor.skel.h
+BENCH_EMPTY_LIB    := $(BUILD)/bench/bench-cuda.so
+
+$(BENCH_EMPTY_LIB): bench/empty_launch.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fPIC -shared -Wall -Wextra -Werror -std=gnu11 $< -o $@
 
 $(BUILD)/bench/probe_floor.bpf.o: bench/probe_floor.bpf.c $(VMLINUX_H)
 	$(call msg,BPF,$@)
@@ -26,7 +32,7 @@ $(BENCH_PROBES): $(BUILD)/bench/bench_probes.o $(LIB_SHM) $(LIB_COMMON)
 	$(Q)$(CC) $(LDFLAGS) $^ -lbpf -lelf -lz -ldl -lm -o $@
 
 .PHONY: bench-probes
-bench-probes: $(BENCH_PROBES) $(COLLECTOR) $(FAKE_LIBCUDA)
-	$(Q)$(BENCH_PROBES) $(abspath $(COLLECTOR)) $(abspath $(FAKE_LIBCUDA))
+bench-probes: $(BENCH_PROBES) $(COLLECTOR) $(BENCH_EMPTY_LIB)
+	$(Q)$(BENCH_PROBES) $(abspath $(COLLECTOR)) $(abspath $(BENCH_EMPTY_LIB))
 
 bench: bench-probes
