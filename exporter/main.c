@@ -146,17 +146,25 @@ int main(int argc, char **argv)
 	/*
 	 * 4. Sandbox: nobody, no capabilities, NO_NEW_PRIVS, rlimits, seccomp
 	 * allowlist.  Everything above may need privilege; nothing below does,
-	 * and every thread starts below so that it inherits the filter.
+	 * and every thread starts below so that it inherits the filter.  The
+	 * webhook sender is forked first: it enters a sandbox of its own, the
+	 * only one that may connect.
 	 */
-	if (opt.no_sandbox) {
-		sandbox_warn_disabled();
-	} else {
+	{
 		struct sandbox_opts so = {
 			.user = opt.user[0] ? opt.user : NULL,
 			.max_fds = fd_limit,
+			.role = SANDBOX_ROLE_SERVE,
 		};
 
-		if (sandbox_enter(&so) < 0)
+		err = alerts_fork_sender(alerts, opt.no_sandbox ? NULL : &so);
+		if (err < 0) {
+			log_warnx("cannot start the webhook sender: %s", strerror(-err));
+			goto cleanup;
+		}
+		if (opt.no_sandbox)
+			sandbox_warn_disabled();
+		else if (sandbox_enter(&so) < 0)
 			goto cleanup;	/* fail closed; the failed step is logged */
 	}
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "collector/parser/parser_proto.h"
+#include "common/helper_proc.h"
 #include "common/log.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -25,25 +26,14 @@ static uint64_t restarts;
 
 static int start_child(void)
 {
-	int sv[2];
-	pid_t pid;
+	int end;
+	pid_t pid = helper_fork(&end);
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		int err = -errno;
-
-		close(sv[0]);
-		close(sv[1]);
-		return err;
-	}
-	if (pid == 0) {
-		close(sv[0]);
-		parser_child_main(sv[1]);
-	}
-	close(sv[1]);
-	sock = sv[0];
+	if (pid < 0)
+		return (int)pid;
+	if (pid == 0)
+		parser_child_main(end);
+	sock = end;
 	child = pid;
 	return 0;
 }

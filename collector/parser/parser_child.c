@@ -13,15 +13,14 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "collector/parser/elfsyms.h"
 #include "collector/parser/parser_proto.h"
 #include "collector/parser/pyelf.h"
 #include "collector/privsep/privileges.h"
+#include "common/helper_proc.h"
 
 #define CHILD_SOCK	3
 
@@ -158,23 +157,16 @@ static ssize_t receive(struct parser_request *rq, int *fd)
 
 void parser_child_main(int sock)
 {
-	pid_t parent = getppid();
 	struct parser_request rq;
 	struct parser_reply rp;
 
-	/* Gone with the collector, whenever it goes. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (getppid() != parent)
-		_exit(0);
-	prctl(PR_SET_NAME, "zernel-parser", 0, 0, 0);
+	/* Gone with the collector, whenever it goes; only its socket kept. */
+	if (helper_begin("zernel-parser", sock, CHILD_SOCK) != 0)
+		_exit(2);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	/* Only its socket, beside the standard descriptors. */
-	if (sock != CHILD_SOCK && dup2(sock, CHILD_SOCK) != CHILD_SOCK)
-		_exit(2);
-	syscall(SYS_close_range, CHILD_SOCK + 1u, ~0u, 0u);
 	if (parser_child_sandbox() != 0)
 		_exit(2);
 	for (;;) {

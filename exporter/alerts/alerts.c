@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "exporter/alerts/alerts.h"
+#include "exporter/alerts/webhook_sender.h"
 #include "exporter/source.h"
 
 #define EVAL_MIN_MS	50u	/* at most 20 evaluations a second */
@@ -168,6 +169,11 @@ static void *alerts_thread(void *arg)
 	} while (1);
 	source_close(&src);
 	return NULL;
+}
+
+int alerts_fork_sender(struct alerts *a, const struct sandbox_opts *sandbox)
+{
+	return webhook_sender_fork(a->webhook, sandbox);
 }
 
 int alerts_start(struct alerts *a)

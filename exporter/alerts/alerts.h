@@ -23,6 +23,7 @@
 #include "exporter/alerts/alert_engine.h"
 #include "common/sbuf.h"
 #include "exporter/alerts/webhook.h"
+#include "exporter/sandbox/sandbox.h"
 
 struct json_object;
 
@@ -45,7 +46,14 @@ struct alerts;
 int alerts_new(struct alerts **out, const struct alerts_options *o, const char *shm_name,
 	       const char *external_url);
 
-/* Starts the alerts thread and the webhook threads. */
+/*
+ * Forks the webhook sender (webhook_sender.h), which enters sandbox (NULL:
+ * none) with connections allowed; the webhooks are then sent from there.
+ * Before the serving process's own sandbox, while it has one thread.
+ */
+int alerts_fork_sender(struct alerts *a, const struct sandbox_opts *sandbox);
+
+/* Starts the alerts thread, and the webhook threads where no sender was forked. */
 int alerts_start(struct alerts *a);
 
 /*

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Webhook queues and delivery threads (see webhook.h).  Unprivileged: the
- * threads start after the sandbox and only open outgoing TCP connections.
+ * threads start after the sandbox and only open outgoing TCP connections;
+ * in the exporter they run in the webhook sender's process
+ * (webhook_sender.c), and the serving process hands it rendered payloads.
  * Memory is bounded: queue_len payloads of at most WEBHOOK_MAX_PAYLOAD
  * bytes per target.
  */
@@ -12,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -27,19 +32,27 @@ struct payload {
 	size_t len;
 };
 
+/*
+ * A target's counts, in memory shared with the webhook sender's process
+ * (MAP_SHARED, made before it is forked): it counts, the serving process
+ * renders them.
+ */
+struct tally {
+	_Atomic uint64_t sent, failures, retries, dropped, queued;
+	_Atomic int last_status;
+};
+
 struct target {
 	struct webhook *w;
 	size_t index;
 	struct url url;
 	pthread_t thread;
 	int started;
+	struct tally *tally;
 
 	/* Under w->mu. */
 	struct payload *q;	/* ring of w->opts.queue_len */
 	size_t head, n;
-
-	_Atomic uint64_t sent, failures, retries, dropped;
-	_Atomic int last_status;
 };
 
 struct webhook {
@@ -51,6 +64,10 @@ struct webhook {
 	char external_url[256];
 	struct target *t;
 	size_t n;
+	struct tally *tallies;	/* one a target, shared */
+	size_t tallies_size;
+	int sender;		/* the sender's socket, or -1: delivered here */
+	int sender_lost;
 };
 
 void webhook_opts_default(struct webhook_opts *o)
@@ -172,9 +189,9 @@ static void deliver(struct target *t, const struct payload *p)
 					   why, sizeof(why));
 		int stop;
 
-		atomic_store(&t->last_status, st);
+		atomic_store(&t->tally->last_status, st);
 		if (st >= 200 && st < 300) {
-			atomic_fetch_add(&t->sent, 1);
+			atomic_fetch_add(&t->tally->sent, 1);
 			log_debug("webhook %zu: delivered (HTTP %d)", t->index, st);
 			return;
 		}
@@ -182,7 +199,7 @@ static void deliver(struct target *t, const struct payload *p)
 			snprintf(why, sizeof(why), "%.200s answered HTTP %d", t->url.authority, st);
 		/* 4xx: the receiver refuses this payload; sending it again will not help. */
 		if ((st >= 400 && st < 500) || attempt >= w->opts.max_tries) {
-			atomic_fetch_add(&t->failures, 1);
+			atomic_fetch_add(&t->tally->failures, 1);
 			log_warnx("webhook %zu: giving up after %u %s: %s", t->index, attempt,
 				  attempt == 1 ? "try" : "tries", why);
 			return;
@@ -194,10 +211,10 @@ static void deliver(struct target *t, const struct payload *p)
 		stop = w->stop;
 		pthread_mutex_unlock(&w->mu);
 		if (stop) {
-			atomic_fetch_add(&t->failures, 1);
+			atomic_fetch_add(&t->tally->failures, 1);
 			return;
 		}
-		atomic_fetch_add(&t->retries, 1);
+		atomic_fetch_add(&t->tally->retries, 1);
 		backoff = backoff * 2 > w->opts.max_backoff_ms ? w->opts.max_backoff_ms : backoff * 2;
 	}
 }
@@ -219,6 +236,7 @@ static void *target_thread(void *arg)
 		p = t->q[t->head];
 		t->head = (t->head + 1) % w->opts.queue_len;
 		t->n--;
+		atomic_store(&t->tally->queued, t->n);
 		pthread_mutex_unlock(&w->mu);
 		deliver(t, &p);
 		free(p.data);
@@ -228,10 +246,65 @@ static void *target_thread(void *arg)
 	return NULL;
 }
 
+int webhook_queue_payload(struct webhook *w, const char *data, size_t len)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&w->mu);
+	for (size_t i = 0; i < w->n; i++) {
+		struct target *t = &w->t[i];
+		struct payload p = { .data = malloc(len + 1), .len = len };
+
+		if (!p.data) {
+			atomic_fetch_add(&t->tally->dropped, 1);
+			ret = -ENOMEM;
+			continue;
+		}
+		memcpy(p.data, data, len);
+		p.data[len] = '\0';
+		if (t->n == w->opts.queue_len) {
+			/* The newest state matters most: push out the oldest. */
+			free(t->q[t->head].data);
+			t->head = (t->head + 1) % w->opts.queue_len;
+			t->n--;
+			atomic_fetch_add(&t->tally->dropped, 1);
+			ret = -ENOSPC;
+		}
+		t->q[(t->head + t->n) % w->opts.queue_len] = p;
+		t->n++;
+		atomic_store(&t->tally->queued, t->n);
+	}
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	return ret;
+}
+
+/*
+ * To the sender's process, without waiting: a sender that is behind (its
+ * socket full) or gone costs this payload, counted as dropped at every
+ * target.
+ */
+static int send_to_sender(struct webhook *w, const struct sbuf *b)
+{
+	int err;
+
+	if (send(w->sender, b->data, b->len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b->len)
+		return 0;
+	err = errno == EAGAIN ? -ENOSPC : -EPIPE;
+	if (err == -EPIPE && !w->sender_lost) {
+		w->sender_lost = 1;
+		log_error("webhook: the sender process is gone (%s): notifications are dropped "
+			  "from now on", strerror(errno));
+	}
+	for (size_t i = 0; i < w->n; i++)
+		atomic_fetch_add(&w->t[i].tally->dropped, 1);
+	return err;
+}
+
 int webhook_enqueue(struct webhook *w, const struct alert_notice *n)
 {
 	struct sbuf b;
-	int ret = 0, err;
+	int err;
 
 	if (!w || !w->n)
 		return 0;
@@ -242,32 +315,9 @@ int webhook_enqueue(struct webhook *w, const struct alert_notice *n)
 		sbuf_free(&b);
 		return err;
 	}
-	pthread_mutex_lock(&w->mu);
-	for (size_t i = 0; i < w->n; i++) {
-		struct target *t = &w->t[i];
-		struct payload p = { .data = malloc(b.len + 1), .len = b.len };
-
-		if (!p.data) {
-			atomic_fetch_add(&t->dropped, 1);
-			ret = -ENOMEM;
-			continue;
-		}
-		memcpy(p.data, b.data, b.len + 1);
-		if (t->n == w->opts.queue_len) {
-			/* The newest state matters most: push out the oldest. */
-			free(t->q[t->head].data);
-			t->head = (t->head + 1) % w->opts.queue_len;
-			t->n--;
-			atomic_fetch_add(&t->dropped, 1);
-			ret = -ENOSPC;
-		}
-		t->q[(t->head + t->n) % w->opts.queue_len] = p;
-		t->n++;
-	}
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
+	err = w->sender >= 0 ? send_to_sender(w, &b) : webhook_queue_payload(w, b.data, b.len);
 	sbuf_free(&b);
-	return ret;
+	return err;
 }
 
 /* ---- life cycle -------------------------------------------------------- */
@@ -289,18 +339,25 @@ int webhook_new(struct webhook **out, const struct url *urls, size_t n,
 		 opts->external_url ? opts->external_url : "");
 	w->opts.receiver = w->receiver;
 	w->opts.external_url = w->external_url;
+	w->sender = -1;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	w->t = calloc(n ? n : 1, sizeof(*w->t));
-	if (!w->t) {
+	w->tallies_size = (n ? n : 1) * sizeof(*w->tallies);
+	w->tallies = mmap(NULL, w->tallies_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			  -1, 0);
+	if (w->tallies == MAP_FAILED)
+		w->tallies = NULL;
+	if (!w->t || !w->tallies) {
 		webhook_free(w);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
 		w->t[i].w = w;
+		w->t[i].tally = &w->tallies[i];
 		w->t[i].index = i;
 		w->t[i].url = urls[i];
 		w->t[i].q = calloc(opts->queue_len, sizeof(*w->t[i].q));
@@ -317,14 +374,24 @@ int webhook_new(struct webhook **out, const struct url *urls, size_t n,
 int webhook_start(struct webhook *w)
 {
 	for (size_t i = 0; w && i < w->n; i++) {
-		int err = pthread_create(&w->t[i].thread, NULL, target_thread, &w->t[i]);
+		int err;
 
+		if (w->sender >= 0) {
+			log_info("webhook %zu: %s, sent by the webhook sender", i, w->t[i].url.text);
+			continue;
+		}
+		err = pthread_create(&w->t[i].thread, NULL, target_thread, &w->t[i]);
 		if (err)
 			return -err;
 		w->t[i].started = 1;
 		log_info("webhook %zu: %s", i, w->t[i].url.text);
 	}
 	return 0;
+}
+
+void webhook_use_sender(struct webhook *w, int fd)
+{
+	w->sender = fd;
 }
 
 void webhook_stop(struct webhook *w)
@@ -353,6 +420,11 @@ void webhook_free(struct webhook *w)
 		free(w->t[i].q);
 	}
 	free(w->t);
+	if (w->tallies)
+		munmap(w->tallies, w->tallies_size);
+	/* The sender sees the end of its socket, and ends. */
+	if (w->sender >= 0)
+		close(w->sender);
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
@@ -368,14 +440,12 @@ void webhook_get_counts(struct webhook *w, size_t i, struct webhook_counts *c)
 	memset(c, 0, sizeof(*c));
 	if (!w || i >= w->n)
 		return;
-	c->sent = atomic_load(&w->t[i].sent);
-	c->failures = atomic_load(&w->t[i].failures);
-	c->retries = atomic_load(&w->t[i].retries);
-	c->dropped = atomic_load(&w->t[i].dropped);
-	c->last_status = atomic_load(&w->t[i].last_status);
-	pthread_mutex_lock(&w->mu);
-	c->queued = w->t[i].n;
-	pthread_mutex_unlock(&w->mu);
+	c->sent = atomic_load(&w->t[i].tally->sent);
+	c->failures = atomic_load(&w->t[i].tally->failures);
+	c->retries = atomic_load(&w->t[i].tally->retries);
+	c->dropped = atomic_load(&w->t[i].tally->dropped);
+	c->queued = atomic_load(&w->t[i].tally->queued);
+	c->last_status = atomic_load(&w->t[i].tally->last_status);
 }
 
 int webhook_render_prom(struct webhook *w, struct sbuf *b)

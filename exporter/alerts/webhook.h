@@ -14,7 +14,11 @@
  * each time, at most max_backoff_ms) up to max_tries tries; a 4xx is not
  * retried.  Only http:// URLs: TLS belongs to a relay or a sidecar.
  *
- * System calls the delivery path makes (the sandbox allows exactly these):
+ * In the exporter the queues and threads live in a process of their own,
+ * the webhook sender (webhook_sender.c), the only one whose sandbox may
+ * connect; the serving process renders each payload and hands it over.
+ *
+ * System calls the delivery path makes (the sender's sandbox allows these):
  * socket(AF_INET/AF_INET6, SOCK_STREAM), connect, poll, getsockopt
  * (SO_ERROR), sendto, recvfrom, close; futex and clock_gettime for the
  * queue and back-off; and, for a host name that is not an IP literal,
@@ -82,6 +86,14 @@ int webhook_start(struct webhook *w);
  * any thread, including under the alert engine's mutex.
  */
 int webhook_enqueue(struct webhook *w, const struct alert_notice *n);
+/* A rendered payload into every target's queue, here (the sender's side). */
+int webhook_queue_payload(struct webhook *w, const char *data, size_t len);
+/*
+ * From now on webhook_enqueue() hands payloads to the webhook sender's
+ * process over fd (webhook_sender.c), and webhook_start() starts no
+ * thread; webhook_free() closes fd.
+ */
+void webhook_use_sender(struct webhook *w, int fd);
 /* Wakes the threads and joins them; a try in flight ends within its timeout. */
 void webhook_stop(struct webhook *w);
 void webhook_free(struct webhook *w);

@@ -370,12 +370,12 @@ static int step_rlimits(unsigned int max_fds)
 	return 0;
 }
 
-static int step_seccomp(void)
+static int step_seccomp(enum sandbox_role role)
 {
 	int r;
 
 	TEST_HOOK(SANDBOX_STEP_SECCOMP);
-	r = sandbox_filter_install();
+	r = sandbox_filter_install(role);
 	if (r < 0) {
 		errno = -r;
 		return sandbox_fail(SANDBOX_STEP_SECCOMP, "installing the syscall allowlist");
@@ -408,9 +408,13 @@ int sandbox_enter(const struct sandbox_opts *opts)
 	if (r == 0)
 		r = step_rlimits(opts ? opts->max_fds : 0);
 	if (r == 0)
-		r = step_seccomp();
+		r = step_seccomp(opts ? opts->role : SANDBOX_ROLE_SERVE);
 	if (r == 0)
-		log_info("sandbox: entered (uid %u, no capabilities, no_new_privs, "
-			 "seccomp allowlist)", (unsigned int)getuid());
+		log_info("sandbox: %s entered (uid %u, no capabilities, no_new_privs, "
+			 "seccomp allowlist%s)",
+			 opts && opts->role == SANDBOX_ROLE_WEBHOOK ? "webhook sender" : "server",
+			 (unsigned int)getuid(),
+			 opts && opts->role == SANDBOX_ROLE_WEBHOOK ? " with outgoing connections" :
+			 ", no outgoing connection");
 	return r;
 }

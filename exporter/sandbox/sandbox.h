@@ -29,9 +29,20 @@ enum sandbox_step {
 	SANDBOX_STEP_COUNT
 };
 
+/*
+ * Which of the exporter's two processes: the one that serves the ports and
+ * may make no connection of its own, or the one that sends the alert
+ * webhooks (exporter/alerts/webhook_sender.c), the only one that may.
+ */
+enum sandbox_role {
+	SANDBOX_ROLE_SERVE = 0,
+	SANDBOX_ROLE_WEBHOOK,
+};
+
 struct sandbox_opts {
 	const char *user;		/* --user NAME; NULL means "nobody" */
 	unsigned int max_fds;		/* RLIMIT_NOFILE; 0 means SANDBOX_DEFAULT_NOFILE */
+	enum sandbox_role role;		/* the allowlist: sandbox_filter.c */
 };
 
 /* "user", "caps", "no-new-privs", "rlimits", "seccomp". */

@@ -1,22 +1,26 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The exporter's seccomp allowlist.  Loaded last by sandbox_enter(), when the
- * process is already nobody with no capabilities; from then on any system
- * call not listed here kills the whole process (SIGSYS), in the manner of
- * OpenSSH's sandbox-seccomp-filter.c but stricter: no filter, no exporter.
+ * The exporter's seccomp allowlists.  Loaded last by sandbox_enter(), when
+ * the process is already nobody with no capabilities; from then on any
+ * system call not listed here kills the whole process (SIGSYS), in the
+ * manner of OpenSSH's sandbox-seccomp-filter.c but stricter: no filter, no
+ * exporter.
  *
  * What needs these calls: glibc (malloc, threads, stdio, time), the h2o
  * event loop (HTTP /metrics), libwebsockets (the :9092 feed), json-c (no
- * calls of its own), the shm reader (reopens and remaps the segment
- * read-only after a collector restart) and the alert webhook (an outgoing
- * TCP connection, name lookups through /etc files and DNS).
+ * calls of its own) and the shm reader (reopens and remaps the segment
+ * read-only after a collector restart).  Two roles: the serving process
+ * has its listening sockets and makes no connection (no connect, and a new
+ * socket of any family fails with EAFNOSUPPORT); the webhook sender, a
+ * process of its own, connects out (an outgoing TCP connection, name
+ * lookups through /etc files and DNS) and holds no listening socket.
  *
  * A few calls are answered with an error instead of death, where a library
  * has a sane fallback and killing would take the error path away:
- * opening a file for writing (EACCES), a socket of a family other than
- * unix/inet/inet6 (EAFNOSUPPORT: glibc's getaddrinfo probes netlink and
- * falls back), executable memory (EACCES: a dlopen() fails cleanly) and
- * clone3 (ENOSYS: glibc then uses clone, whose flags can be checked).
+ * opening a file for writing (EACCES), a socket of a family the role does
+ * not use (EAFNOSUPPORT: glibc's getaddrinfo probes netlink and falls
+ * back), executable memory (EACCES: a dlopen() fails cleanly) and clone3
+ * (ENOSYS: glibc then uses clone, whose flags can be checked).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,10 +59,9 @@ static const int filter_allow[] = {
 	SCMP_SYS(eventfd2),
 	SCMP_SYS(getdents64),		/* glibc reading /proc/self/fd, sysconf */
 
-	/* network: accepted clients, the webhook's outgoing connection */
+	/* network: accepted clients (serving), the webhook's connection (sending) */
 	SCMP_SYS(accept),
 	SCMP_SYS(accept4),
-	SCMP_SYS(connect),		/* webhook, DNS, nscd */
 	SCMP_SYS(shutdown),
 	SCMP_SYS(getsockname),
 	SCMP_SYS(getpeername),
@@ -68,7 +71,6 @@ static const int filter_allow[] = {
 	SCMP_SYS(recvfrom),
 	SCMP_SYS(sendmsg),
 	SCMP_SYS(recvmsg),
-	SCMP_SYS(sendmmsg),		/* glibc's resolver sends A and AAAA together */
 	SCMP_SYS(socketpair),		/* AF_UNIX only by definition here */
 
 	/* waiting */
@@ -143,8 +145,14 @@ static const unsigned long open_write_bits[] = {
 			   CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | \
 			   CLONE_NEWPID | CLONE_NEWNET)
 
-/* Address families a socket may have. */
-static const int allowed_families[] = { AF_UNIX, AF_INET, AF_INET6 };
+/* The webhook sender's alone: its connection and its name lookups. */
+static const int webhook_allow[] = {
+	SCMP_SYS(connect),		/* the receiver, DNS, nscd */
+	SCMP_SYS(sendmmsg),		/* glibc's resolver sends A and AAAA together */
+};
+
+/* Address families the webhook sender's sockets may have; the server makes none. */
+static const int webhook_families[] = { AF_UNIX, AF_INET, AF_INET6 };
 
 /* ioctls: non-blocking mode, bytes pending, isatty() on stderr. */
 static const unsigned long allowed_ioctls[] = { FIONBIO, FIONREAD, TCGETS };
@@ -204,7 +212,7 @@ static int add_prot_rules(scmp_filter_ctx ctx, int nr)
 	return r < 0 ? r : add(ctx, SCMP_ACT_ERRNO(EACCES), nr, 1, &exec);
 }
 
-static int add_socket_rules(scmp_filter_ctx ctx)
+static int add_socket_rules(scmp_filter_ctx ctx, enum sandbox_role role)
 {
 	/*
 	 * libseccomp cannot say "none of these" about one argument, so each
@@ -217,15 +225,16 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam);
 		uint32_t act = SCMP_ACT_ERRNO(EAFNOSUPPORT);
 
-		for (size_t i = 0; i < sizeof(allowed_families) / sizeof(allowed_families[0]); i++)
-			if (allowed_families[i] == fam)
+		for (size_t i = 0; role == SANDBOX_ROLE_WEBHOOK &&
+				   i < sizeof(webhook_families) / sizeof(webhook_families[0]); i++)
+			if (webhook_families[i] == fam)
 				act = SCMP_ACT_ALLOW;
 		r = add(ctx, act, SCMP_SYS(socket), 1, &c);
 	}
 	return r;
 }
 
-static int add_special_rules(scmp_filter_ctx ctx)
+static int add_special_rules(scmp_filter_ctx ctx, enum sandbox_role role)
 {
 	struct scmp_arg_cmp thread = SCMP_A0(SCMP_CMP_MASKED_EQ, FILTER_CLONE_MASK, CLONE_THREAD);
 	struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid());
@@ -236,7 +245,7 @@ static int add_special_rules(scmp_filter_ctx ctx)
 	    (r = add_open_rules(ctx, SCMP_SYS(open), 1)) < 0 ||
 	    (r = add_prot_rules(ctx, SCMP_SYS(mmap))) < 0 ||
 	    (r = add_prot_rules(ctx, SCMP_SYS(mprotect))) < 0 ||
-	    (r = add_socket_rules(ctx)) < 0 ||
+	    (r = add_socket_rules(ctx, role)) < 0 ||
 	    (r = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1, &thread)) < 0 ||
 	    (r = add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, NULL)) < 0 ||
 	    /* abort() and raise() signal this process only */
@@ -259,7 +268,7 @@ static int add_special_rules(scmp_filter_ctx ctx)
 	return 0;
 }
 
-int sandbox_filter_install(void)
+int sandbox_filter_install(enum sandbox_role role)
 {
 	scmp_filter_ctx ctx;
 	int r;
@@ -288,7 +297,13 @@ int sandbox_filter_install(void)
 		if (r < 0)
 			goto cleanup;
 	}
-	r = add_special_rules(ctx);
+	for (size_t i = 0; role == SANDBOX_ROLE_WEBHOOK &&
+			   i < sizeof(webhook_allow) / sizeof(webhook_allow[0]); i++) {
+		r = add(ctx, SCMP_ACT_ALLOW, webhook_allow[i], 0, NULL);
+		if (r < 0)
+			goto cleanup;
+	}
+	r = add_special_rules(ctx, role);
 	if (r < 0)
 		goto cleanup;
 

@@ -12,6 +12,8 @@
  * process) and loads it for every thread.  NO_NEW_PRIVS must already be set.
  * Returns 0 or -errno.
  */
-int sandbox_filter_install(void);
+#include "exporter/sandbox/sandbox.h"
+
+int sandbox_filter_install(enum sandbox_role role);
 
 #endif /* ZERNEL_SANDBOX_FILTER_H */

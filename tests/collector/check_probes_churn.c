@@ -9,7 +9,6 @@
  * probed.  Needs root (BPF).
  */
 #include <check.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,38 +86,10 @@ static int start_patiently(struct tp_collector *c)
 	return start_patiently_with(c, NULL);
 }
 
-/*
- * Processes named zernel-unprobe (collectors' links still being released)
- * whose parent is parent and whose process group is pgrp, each where not
- * 0.
- */
+/* Processes named zernel-unprobe: collectors' links still being released. */
 static unsigned int unprobe_processes(pid_t parent, pid_t pgrp)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	unsigned int n = 0;
-
-	while (d && (e = readdir(d))) {
-		char path[300], stat[512], *close_paren;
-		int ppid = 0, group = 0;
-		FILE *f;
-
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(stat, sizeof(stat), f) && strstr(stat, " (zernel-unprobe) ") &&
-		    (close_paren = strrchr(stat, ')')) &&
-		    sscanf(close_paren + 1, " %*c %d %d", &ppid, &group) == 2 &&
-		    (!parent || ppid == parent) && (!pgrp || group == pgrp))
-			n++;
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return n;
+	return tu_processes("zernel-unprobe", parent, pgrp, NULL);
 }
 
 static unsigned int unprobe_children(void)

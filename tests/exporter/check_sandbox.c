@@ -295,6 +295,7 @@ START_TEST(open_for_write_fails_with_eacces)
 }
 END_TEST
 
+/* The webhook sender's sockets: unix and inet only. */
 START_TEST(only_unix_and_inet_sockets)
 {
 	struct probe_run r;
@@ -302,7 +303,7 @@ START_TEST(only_unix_and_inet_sockets)
 
 	if (tu_skip_unless_root("only_unix_and_inet_sockets"))
 		return;
-	run_probe(&r, -1, "socket", NULL);
+	run_probe(&r, -1, "socket", "--role", "webhook", NULL);
 	assert_exited(&r, 0);
 	snprintf(line, sizeof(line), "RESULT socket-packet errno=%d\n", EAFNOSUPPORT);
 	assert_result(&r, line);
@@ -311,6 +312,36 @@ START_TEST(only_unix_and_inet_sockets)
 	assert_result(&r, "RESULT socket-inet ok\n");
 	assert_result(&r, "RESULT socket-inet6 ok\n");
 	assert_result(&r, "RESULT socket-unix ok\n");
+}
+END_TEST
+
+/*
+ * The serving process makes no connection: no new socket of any family
+ * (an error its libraries can take), and connect kills it.
+ */
+START_TEST(the_serving_process_cannot_connect)
+{
+	static const char *const families[] = { "packet", "netlink", "inet", "inet6", "unix" };
+	struct probe_run r;
+	char line[64];
+
+	if (tu_skip_unless_root("the_serving_process_cannot_connect"))
+		return;
+	run_probe(&r, -1, "socket", NULL);
+	assert_exited(&r, 0);
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		snprintf(line, sizeof(line), "RESULT socket-%s errno=%d\n", families[i],
+			 EAFNOSUPPORT);
+		assert_result(&r, line);
+	}
+	run_probe(&r, -1, "connect-unix", NULL);
+	assert_signal(&r, SIGSYS);
+	ck_assert_ptr_null(strstr(r.out, "RESULT"));
+	/* The sender's filter has connect: the same call returns (nobody listens there). */
+	run_probe(&r, -1, "connect-unix", "--role", "webhook", NULL);
+	assert_exited(&r, 0);
+	snprintf(line, sizeof(line), "RESULT connect-unix errno=%d\n", ENOENT);
+	assert_result(&r, line);
 }
 END_TEST
 
@@ -396,7 +427,7 @@ START_TEST(a_webhook_request_goes_out_through_the_filter)
 	struct timeval tv = { .tv_sec = 5 };
 	socklen_t sl = sizeof(sa);
 	char target[64], req[512];
-	const char *args[] = { seg_name, target, NULL };
+	const char *args[] = { "--role", "webhook", seg_name, target, NULL };
 	struct probe_run r;
 	int l, c, out_fd, err_fd;
 	ssize_t n;
@@ -442,7 +473,7 @@ START_TEST(a_failed_name_lookup_is_survived)
 	if (tu_skip_unless_root("a_failed_name_lookup_is_survived"))
 		return;
 	setenv("RES_OPTIONS", "timeout:1 attempts:1", 1);
-	run_probe(&r, -1, "resolve=zernel-sandbox-test.invalid", NULL);
+	run_probe(&r, -1, "resolve=zernel-sandbox-test.invalid", "--role", "webhook", NULL);
 	assert_exited(&r, 0);
 	assert_result(&r, "RESULT resolve gai=");
 	ck_assert_ptr_null(strstr(r.out, "RESULT resolve gai=0\n"));
@@ -540,6 +571,20 @@ static int proc_field(pid_t pid, const char *key, char *val, size_t len)
 	return r;
 }
 
+/* /proc/PID/status, each key after a newline as field() wants. */
+static void assert_pid_sandboxed(pid_t pid)
+{
+	char path[64], *status;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	status = tu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(status);
+	memmove(status + 1, status, strlen(status) + 1);
+	status[0] = '\n';
+	assert_sandboxed_status(status, "65534");
+	free(status);
+}
+
 /* Waits until GET /metrics has the line want; 0 or -1. */
 static int wait_metric(uint16_t port, const char *want, int timeout_ms)
 {
@@ -596,11 +641,12 @@ static pid_t start_collector(const char *log)
  */
 START_TEST(the_exporter_runs_sandboxed_through_a_full_cycle)
 {
-	char exe[512], mlisten[64], wlisten[64], clog[128], elog[128], v[128], cmd[1024];
-	char line[256], *maps, *p, *log;
+	char exe[512], mlisten[64], wlisten[64], hook[64], clog[128], elog[128], v[128];
+	char cmd[1024], line[256], *maps, *p, *log;
 	uint16_t mport = tu_free_port(), wport = tu_free_port();
 	char *argv[] = { exe, "--shm", seg_name, "--metrics-listen", mlisten, "--ws-listen",
-			 wlisten, "--ws-interval", "200", NULL };
+			 wlisten, "--ws-interval", "200", "--webhook", hook, NULL };
+	pid_t sender;
 	static const char ws_no_key[] = "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
 		"Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n";
 	pid_t col, exp;
@@ -613,6 +659,7 @@ START_TEST(the_exporter_runs_sandboxed_through_a_full_cycle)
 	snprintf(elog, sizeof(elog), "/tmp/zernel-sandbox-exp-%d.log", (int)getpid());
 	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%u", (unsigned int)mport);
 	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%u", (unsigned int)wport);
+	snprintf(hook, sizeof(hook), "http://127.0.0.1:%u/hook", (unsigned int)tu_free_port());
 	tu_build_path(exe, sizeof(exe), "zernel-exporter");
 	col = start_collector(clog);
 	ck_assert_int_gt(col, 0);
@@ -625,17 +672,11 @@ START_TEST(the_exporter_runs_sandboxed_through_a_full_cycle)
 	ck_assert_int_eq(proc_field(exp, "Seccomp", v, sizeof(v)), 0);
 	ck_assert_msg(strcmp(v, "2") == 0, "zernel-exporter is not sandboxed (Seccomp %s): "
 		      "sandbox_enter() is not called from exporter/main.c", v);
-	{
-		char *status;
-
-		snprintf(cmd, sizeof(cmd), "/proc/%d/status", (int)exp);
-		status = tu_read_file(cmd, NULL);
-		ck_assert_ptr_nonnull(status);
-		memmove(status + 1, status, strlen(status) + 1);
-		status[0] = '\n';	/* field() wants each key after a newline */
-		assert_sandboxed_status(status, "65534");
-		free(status);
-	}
+	assert_pid_sandboxed(exp);
+	/* The webhooks go out from a process of their own, as sandboxed. */
+	tu_processes("zernel-webhook", exp, 0, &sender);
+	ck_assert_msg(sender > 0, "no webhook sender beside the exporter (log %s)", elog);
+	assert_pid_sandboxed(sender);
 	/* /proc/PID/maps: every mapping of the segment is read-only. */
 	snprintf(cmd, sizeof(cmd), "/proc/%d/maps", (int)exp);
 	maps = tu_read_file(cmd, NULL);
@@ -687,7 +728,12 @@ START_TEST(the_exporter_runs_sandboxed_through_a_full_cycle)
 	ck_assert_msg(!(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS),
 		      "the seccomp filter killed the exporter:\n%s", log ? log : "");
 	ck_assert_ptr_nonnull(log);
-	ck_assert_ptr_nonnull(strstr(log, "sandbox: entered"));
+	/* Its socket pair closed or its parent gone: it ends too. */
+	for (int i = 0; i < 100 && kill(sender, 0) == 0; i++)
+		tu_sleep_ms(100);
+	ck_assert_msg(kill(sender, 0) != 0, "the webhook sender outlived the exporter");
+	ck_assert_ptr_nonnull(strstr(log, "sandbox: server entered"));
+	ck_assert_ptr_nonnull(strstr(log, "sandbox: webhook sender entered"));
 	free(log);
 	tu_stop(col, SIGTERM, 5000);
 	unlink(clog);
@@ -728,6 +774,7 @@ Suite *sandbox_suite(void)
 	tcase_add_test(tc, execve_ptrace_and_fork_die_with_sigsys);
 	tcase_add_test(tc, open_for_write_fails_with_eacces);
 	tcase_add_test(tc, only_unix_and_inet_sockets);
+	tcase_add_test(tc, the_serving_process_cannot_connect);
 	tcase_add_test(tc, no_executable_memory);
 	tcase_add_test(tc, threads_started_after_the_filter_work);
 	tcase_add_test(tc, a_client_is_served_through_the_filter);

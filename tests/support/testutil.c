@@ -147,6 +147,42 @@ pid_t tu_spawn(char *const argv[], const char *log_path)
 	return tu_spawn_io(argv, log_path, -1, -1);
 }
 
+unsigned int tu_processes(const char *comm, pid_t parent, pid_t pgrp, pid_t *first)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	unsigned int n = 0;
+	char name[64];
+
+	snprintf(name, sizeof(name), " (%s) ", comm);
+	if (first)
+		*first = -1;
+	while (d && (e = readdir(d))) {
+		char path[300], stat[512], *close_paren;
+		int ppid = 0, group = 0;
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(stat, sizeof(stat), f) && strstr(stat, name) &&
+		    (close_paren = strrchr(stat, ')')) &&
+		    sscanf(close_paren + 1, " %*c %d %d", &ppid, &group) == 2 &&
+		    (!parent || ppid == parent) && (!pgrp || group == pgrp)) {
+			if (first && *first < 0)
+				*first = (pid_t)atoi(e->d_name);
+			n++;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 int tu_stop(pid_t pid, int sig, int timeout_ms)
 {
 	int status;

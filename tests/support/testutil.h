@@ -71,6 +71,12 @@ pid_t tu_spawn(char *const argv[], const char *log_path);
 pid_t tu_spawn_io(char *const argv[], const char *log_path, int in_fd, int out_fd);
 /* Sends sig, waits up to timeout_ms; SIGKILLs after that.  Returns the wait status or -1. */
 int tu_stop(pid_t pid, int sig, int timeout_ms);
+/*
+ * Processes named comm whose parent is parent and whose process group is
+ * pgrp, each where not 0: how many, and in *first (when not NULL) one of
+ * them, or -1.
+ */
+unsigned int tu_processes(const char *comm, pid_t parent, pid_t pgrp, pid_t *first);
 /* Runs a shell command; returns its exit status (or -1). */
 int tu_system(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*

@@ -7,7 +7,10 @@
  * named on the command line and reports what happened on stdout.
  *
  *   sandbox_probe [--user NAME] [--fail STEP] [--max-fds N] [--early-thread 1]
- *                 SHM_NAME ACTION
+ *                 [--role serve|webhook] SHM_NAME ACTION
+ *
+ * The role is the exporter process whose allowlist it takes: the serving
+ * process (the default) or the webhook sender.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +25,7 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -284,6 +288,17 @@ static int act(const char *action, const char *shm_name, int listen_fd)
 	}
 	if (strncmp(action, "connect=", 8) == 0)
 		return act_connect(action + 8);
+	if (strcmp(action, "connect-unix") == 0) {
+		/* A connect with a socket the filter let exist: the call itself is the test. */
+		struct sockaddr_un un = { .sun_family = AF_UNIX, .sun_path = "/run/zernel-none" };
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+			return 1;
+		fflush(stdout);	/* SANDBOXED, before a call that may kill */
+		result("connect-unix", connect(sv[0], (struct sockaddr *)&un, sizeof(un)));
+		return 0;
+	}
 	if (strncmp(action, "resolve=", 8) == 0) {
 		struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
 		struct addrinfo *ai = NULL;
@@ -317,6 +332,13 @@ int main(int argc, char **argv)
 			so.max_fds = (unsigned int)strtoul(argv[i + 1], NULL, 10);
 		} else if (strcmp(argv[i], "--early-thread") == 0) {
 			early_thread = 1;
+		} else if (strcmp(argv[i], "--role") == 0) {
+			if (strcmp(argv[i + 1], "webhook") == 0) {
+				so.role = SANDBOX_ROLE_WEBHOOK;
+			} else if (strcmp(argv[i + 1], "serve") != 0) {
+				fprintf(stderr, "sandbox_probe: unknown role %s\n", argv[i + 1]);
+				return 2;
+			}
 		} else if (strcmp(argv[i], "--fail") == 0) {
 			for (int s = 0; s < SANDBOX_STEP_COUNT; s++)
 				if (strcmp(argv[i + 1], sandbox_step_name((enum sandbox_step)s)) == 0)
@@ -332,7 +354,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - i != 2) {
 		fprintf(stderr, "usage: sandbox_probe [--user NAME] [--fail STEP] "
-			"[--max-fds N] [--early-thread 1] SHM_NAME ACTION\n");
+			"[--max-fds N] [--early-thread 1] [--role serve|webhook] SHM_NAME ACTION\n");
 		return 2;
 	}
 	shm_name = argv[i];
