@@ -15,6 +15,7 @@ enum sim_site {
 	SIM_SITE_NEXT_BATCH = 1,	/* for batch in loader */
 	SIM_SITE_BACKWARD,		/* loss.backward(): DDP's all_reduce */
 	SIM_SITE_BARRIER,		/* dist.barrier(): its caller blocks in futex */
+	SIM_SITE_SYNC,			/* loss.item(): spins in the driver's sync */
 	SIM_SITE_COUNT
 };
 

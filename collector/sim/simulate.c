@@ -272,7 +272,7 @@ static void py_stall(struct sim *s, const struct sim_trainer *tr, uint32_t state
 static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 			     const struct scn_params *p, uint64_t now, uint64_t begin)
 {
-	uint64_t batch, barrier;
+	uint64_t batch, barrier, spin;
 
 	unsigned int n = draw_count(s, SIM_LAUNCHES_PER_STEP * s->launch_scale);
 	uint64_t step = (uint64_t)(p->step_compute_ns * (0.95 + 0.1 * rng_unit(s)));
@@ -287,8 +287,8 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	offcpu(s, tr->pid, v, SHM_STATE_INPUT, now);
 	py_stall(s, tr, SHM_STALL_INPUT, v, SIM_SITE_NEXT_BATCH, begin + v);
 	batch = v;
-	sim_emit_oncpu(&s->out, now, tr->pid, step * SIM_HOST_TENTHS / 10,
-		       step - step * SIM_HOST_TENTHS / 10);
+	spin = step - step * SIM_HOST_TENTHS / 10;
+	sim_emit_oncpu(&s->out, now, tr->pid, step - spin, spin);
 	step += v;
 	if (tr->n_workers)
 		worker_batch(s, &s->workers[tr->first_worker + tr->steps % tr->n_workers],
@@ -357,8 +357,17 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	offcpu(s, tr->pid, v, SHM_STATE_LOCK, now);
 	/* Within the compute, right before the last bucket's wait. */
 	barrier = begin + step - last_wait;
-	py_stall(s, tr, SHM_STALL_LOCK, v, SIM_SITE_BARRIER,
-		 barrier > begin + batch + v ? barrier : begin + batch + v);
+	if (barrier < begin + batch + v)
+		barrier = begin + batch + v;
+	py_stall(s, tr, SHM_STALL_LOCK, v, SIM_SITE_BARRIER, barrier);
+	/*
+	 * The compute's GPU part: spinning in the step's synchronisation
+	 * (loss.item()), on the CPU, as the real collector reports a spinning
+	 * sync at its line; it ends where the barrier begins.
+	 */
+	barrier -= v;
+	py_stall(s, tr, SHM_STALL_GPU, spin, SIM_SITE_SYNC,
+		 barrier > begin + batch + spin ? barrier : begin + batch + spin);
 	for (int i = 0; i < 5; i++) {
 		v = draw(s, &p->runq);
 		/* Preempted, then waited this long to run again: the sample comes with it. */
