@@ -19,11 +19,14 @@
 pid_t helper_fork(int *sock);
 
 /*
- * The child's first steps: it dies with the thread that forked it
- * (PR_SET_PDEATHSIG; already orphaned, it exits), takes name, moves sock
- * to descriptor fd and closes every descriptor above it.  Standard input,
- * output and error stay.  0, or -1 when sock could not be moved.
+ * The child's first steps: takes name, moves sock to descriptor fd and
+ * closes every descriptor above it (standard input, output and error
+ * stay).  With die_with_parent, SIGKILL when the thread that forked it
+ * ends (PR_SET_PDEATHSIG, which a later change of uid clears); already
+ * orphaned, it exits.  Without, it is for the child to end when its
+ * socket reads EOF, as it does once the parent is gone.  0, or -1 when
+ * sock could not be moved or a descriptor not closed.
  */
-int helper_begin(const char *name, int sock, int fd);
+int helper_begin(const char *name, int sock, int fd, int die_with_parent);
 
 #endif /* ZERNEL_HELPER_PROC_H */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * zernel-exporter: the only networked Zernel process.  It reads the
+ * zernel-exporter: the only networked Zernel program.  It reads the
  * collector's shared-memory segment (read-only, treated as untrusted) and
  * serves it as Prometheus text over HTTP (h2o) and as a JSON feed over
- * WebSocket (libwebsockets).
+ * WebSocket (libwebsockets); with --webhook, a second process of its own
+ * sends the alert webhooks (alerts/webhook_sender.h), one thread per
+ * webhook.
  *
- * Threading model: four threads, plus one per webhook.
+ * Threading model of the serving process: four threads.
  *   - main: start-up, then waits for SIGINT/SIGTERM (shut down) and SIGHUP
  *     (reload the alert rules);
  *   - http: h2o's event loop (http.c), with its own segment reader and
@@ -13,7 +15,7 @@
  *   - feed: libwebsockets' event loop (ws.c), with its own segment reader
  *     and private snapshot copy, taken once per interval;
  *   - alerts: its own segment reader; evaluates the alert engine on every
- *     new publish (alerts.h); webhook threads deliver its notifications.
+ *     new publish (alerts.h) and hands its notifications to the sender.
  * The threads share the atomic counters of stats.h and the alert engine,
  * which http and feed render under the engine's mutex (alert_engine.h).
  */
@@ -159,7 +161,9 @@ int main(int argc, char **argv)
 
 		err = alerts_fork_sender(alerts, opt.no_sandbox ? NULL : &so);
 		if (err < 0) {
-			log_warnx("cannot start the webhook sender: %s", strerror(-err));
+			log_warnx("cannot start the webhook sender: %s",
+				  err == -ECHILD ? "it did not start (its line above says why)" :
+				  strerror(-err));
 			goto cleanup;
 		}
 		if (opt.no_sandbox)

@@ -161,7 +161,7 @@ void parser_child_main(int sock)
 	struct parser_reply rp;
 
 	/* Gone with the collector, whenever it goes; only its socket kept. */
-	if (helper_begin("zernel-parser", sock, CHILD_SOCK) != 0)
+	if (helper_begin("zernel-parser", sock, CHILD_SOCK, 1) != 0)
 		_exit(2);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);

@@ -67,7 +67,7 @@ struct webhook {
 	struct tally *tallies;	/* one a target, shared */
 	size_t tallies_size;
 	int sender;		/* the sender's socket, or -1: delivered here */
-	int sender_lost;
+	_Atomic int sender_lost;
 };
 
 void webhook_opts_default(struct webhook_opts *o)
@@ -290,15 +290,15 @@ static int send_to_sender(struct webhook *w, const struct sbuf *b)
 
 	if (send(w->sender, b->data, b->len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b->len)
 		return 0;
-	err = errno == EAGAIN ? -ENOSPC : -EPIPE;
-	if (err == -EPIPE && !w->sender_lost) {
-		w->sender_lost = 1;
+	err = -errno;
+	if ((err == -EPIPE || err == -ECONNRESET) && !atomic_exchange(&w->sender_lost, 1))
 		log_error("webhook: the sender process is gone (%s): notifications are dropped "
-			  "from now on", strerror(errno));
-	}
+			  "from now on", strerror(-err));
+	else if (err != -EAGAIN)
+		log_warnx("webhook: a notification not handed to the sender: %s", strerror(-err));
 	for (size_t i = 0; i < w->n; i++)
 		atomic_fetch_add(&w->t[i].tally->dropped, 1);
-	return err;
+	return err == -EAGAIN ? -ENOSPC : err;
 }
 
 int webhook_enqueue(struct webhook *w, const struct alert_notice *n)

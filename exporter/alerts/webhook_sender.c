@@ -5,10 +5,12 @@
  * serving process, one message each (SOCK_SEQPACKET keeps them whole).
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/helper_proc.h"
@@ -24,10 +26,12 @@ static __attribute__((noreturn)) void sender_main(struct webhook *w, int sock,
 	char *buf;
 
 	/*
-	 * Gone with the serving process, whenever it goes; its socket and the
-	 * standard descriptors kept, no listening socket, no segment.
+	 * Its socket and the standard descriptors kept, no listening socket,
+	 * no segment.  It ends when its socket reads EOF: the serving process
+	 * closed it or is gone (a death signal would not outlive the
+	 * sandbox's change of uid, and would cut the tries in flight short).
 	 */
-	if (helper_begin("zernel-webhook", sock, SENDER_SOCK) != 0)
+	if (helper_begin("zernel-webhook", sock, SENDER_SOCK, 0) != 0)
 		_exit(2);
 	/* The serving process's signals are its own: this one ends on EOF. */
 	signal(SIGHUP, SIG_IGN);
@@ -46,6 +50,9 @@ static __attribute__((noreturn)) void sender_main(struct webhook *w, int sock,
 		log_error("webhook sender: cannot start: %s", strerror(ENOMEM));
 		_exit(2);
 	}
+	/* Sandboxed and sending: the serving process may go on. */
+	if (send(SENDER_SOCK, "R", 1, MSG_NOSIGNAL) != 1)
+		_exit(2);
 	for (;;) {
 		ssize_t n = recv(SENDER_SOCK, buf, WEBHOOK_MAX_PAYLOAD + 1, MSG_TRUNC);
 
@@ -60,10 +67,19 @@ static __attribute__((noreturn)) void sender_main(struct webhook *w, int sock,
 		}
 		webhook_queue_payload(w, buf, (size_t)n);
 	}
-	/* The serving process ended: what is in flight gets its try, then out. */
+	/* The serving process ended: the tries in flight end, then out. */
 	webhook_free(w);
 	free(buf);
 	_exit(0);
+}
+
+/* The sender's "R": sandboxed and its threads started, within 10 s. */
+static int sender_ready(int sock)
+{
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	char r = 0;
+
+	return poll(&pfd, 1, 10000) == 1 && recv(sock, &r, 1, MSG_DONTWAIT) == 1 && r == 'R';
 }
 
 int webhook_sender_fork(struct webhook *w, const struct sandbox_opts *sandbox)
@@ -78,6 +94,17 @@ int webhook_sender_fork(struct webhook *w, const struct sandbox_opts *sandbox)
 		return (int)pid;
 	if (pid == 0)
 		sender_main(w, end, sandbox);
+	/*
+	 * Fail closed, as the serving process's own sandbox does: a sender
+	 * that could not enter its sandbox or start says nothing but EOF
+	 * (its log line names the step), and the exporter does not start.
+	 */
+	if (!sender_ready(end)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(end);
+		return -ECHILD;
+	}
 	/* Room for a burst of transitions; beyond that they are dropped, counted. */
 	setsockopt(end, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 	webhook_use_sender(w, end);

@@ -7,8 +7,8 @@
  * (webhook.h), and takes rendered payloads from the serving process over a
  * socket pair; the serving process's allowlist then has no connect.  The
  * counts it keeps are in memory both processes share, so /metrics shows
- * them as before.  It ends when the serving process closes the socket pair
- * (webhook_free) or dies.
+ * them as before.  It ends when its socket reads EOF: the serving process
+ * closed it (webhook_free) or is gone.
  */
 #ifndef ZERNEL_WEBHOOK_SENDER_H
 #define ZERNEL_WEBHOOK_SENDER_H
@@ -19,8 +19,9 @@
 /*
  * Forks the sender for w's targets (none: nothing to do, 0).  sandbox is
  * the sandbox it enters, NULL for none (--no-sandbox).  Call while the
- * process has one thread, before the serving process's own sandbox.
- * Returns 0 or -errno.
+ * process has one thread, before the serving process's own sandbox; returns
+ * once the sender is sandboxed and sending.  Returns 0 or -errno
+ * (-ECHILD: the sender did not start, its log line says why).
  */
 int webhook_sender_fork(struct webhook *w, const struct sandbox_opts *sandbox);
 

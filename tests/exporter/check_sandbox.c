@@ -515,6 +515,35 @@ START_TEST(unknown_or_root_user_is_refused)
 }
 END_TEST
 
+/*
+ * A webhook sender that cannot enter its sandbox stops the exporter, as
+ * the serving process's own sandbox does: no exporter whose alerts would
+ * silently go nowhere.
+ */
+START_TEST(a_sender_that_cannot_sandbox_stops_the_exporter)
+{
+	char exe[512], log[128], *text;
+	int st;
+
+	if (tu_skip_unless_root("a_sender_that_cannot_sandbox_stops_the_exporter"))
+		return;
+	tu_build_path(exe, sizeof(exe), "zernel-exporter");
+	snprintf(log, sizeof(log), "/tmp/zernel-sandbox-sender-%d.log", (int)getpid());
+	st = tu_system("timeout 20 '%s' --shm /zernel-sandbox-none --metrics-listen 127.0.0.1:%u "
+		       "--ws-listen 127.0.0.1:%u --user zernel-no-such-user "
+		       "--webhook http://127.0.0.1:9/hook >'%s' 2>&1", exe,
+		       (unsigned int)tu_free_port(), (unsigned int)tu_free_port(), log);
+	text = tu_read_file(log, NULL);
+	unlink(log);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(st > 0 && st != 124, "exit status %d:\n%s", st, text);
+	ck_assert_msg(strstr(text, "no user named \"zernel-no-such-user\"") &&
+		      strstr(text, "cannot start the webhook sender"), "%s", text);
+	ck_assert_ptr_null(strstr(text, "sandbox: server entered"));
+	free(text);
+}
+END_TEST
+
 START_TEST(non_root_start_keeps_uid_and_drops_the_rest)
 {
 	struct probe_run r;
@@ -569,6 +598,14 @@ static int proc_field(pid_t pid, const char *key, char *val, size_t len)
 	r = field(st, key, val, len);
 	free(st);
 	return r;
+}
+
+/* pid runs (a zombie has ended). */
+static int pid_alive(pid_t pid)
+{
+	char v[64];
+
+	return proc_field(pid, "State", v, sizeof(v)) == 0 && v[0] != 'Z';
 }
 
 /* /proc/PID/status, each key after a newline as field() wants. */
@@ -728,10 +765,10 @@ START_TEST(the_exporter_runs_sandboxed_through_a_full_cycle)
 	ck_assert_msg(!(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS),
 		      "the seccomp filter killed the exporter:\n%s", log ? log : "");
 	ck_assert_ptr_nonnull(log);
-	/* Its socket pair closed or its parent gone: it ends too. */
-	for (int i = 0; i < 100 && kill(sender, 0) == 0; i++)
+	/* Its socket pair closed or its parent gone: it ends too (reaped, or a zombie). */
+	for (int i = 0; i < 100 && pid_alive(sender); i++)
 		tu_sleep_ms(100);
-	ck_assert_msg(kill(sender, 0) != 0, "the webhook sender outlived the exporter");
+	ck_assert_msg(!pid_alive(sender), "the webhook sender outlived the exporter");
 	ck_assert_ptr_nonnull(strstr(log, "sandbox: server entered"));
 	ck_assert_ptr_nonnull(strstr(log, "sandbox: webhook sender entered"));
 	free(log);
@@ -787,6 +824,7 @@ Suite *sandbox_suite(void)
 	tcase_add_checked_fixture(fc, segment_setup, segment_teardown);
 	tcase_add_test(fc, every_failing_step_exits_non_zero_naming_it);
 	tcase_add_test(fc, unknown_or_root_user_is_refused);
+	tcase_add_test(fc, a_sender_that_cannot_sandbox_stops_the_exporter);
 	tcase_add_test(fc, a_thread_started_before_is_refused);
 	tcase_set_timeout(fc, 30);
 	suite_add_tcase(s, fc);

@@ -158,7 +158,7 @@ unsigned int tu_processes(const char *comm, pid_t parent, pid_t pgrp, pid_t *fir
 	if (first)
 		*first = -1;
 	while (d && (e = readdir(d))) {
-		char path[300], stat[512], *close_paren;
+		char path[300], stat[512], *close_paren, state = 0;
 		int ppid = 0, group = 0;
 		FILE *f;
 
@@ -170,8 +170,8 @@ unsigned int tu_processes(const char *comm, pid_t parent, pid_t pgrp, pid_t *fir
 			continue;
 		if (fgets(stat, sizeof(stat), f) && strstr(stat, name) &&
 		    (close_paren = strrchr(stat, ')')) &&
-		    sscanf(close_paren + 1, " %*c %d %d", &ppid, &group) == 2 &&
-		    (!parent || ppid == parent) && (!pgrp || group == pgrp)) {
+		    sscanf(close_paren + 1, " %c %d %d", &state, &ppid, &group) == 3 &&
+		    state != 'Z' && (!parent || ppid == parent) && (!pgrp || group == pgrp)) {
 			if (first && *first < 0)
 				*first = (pid_t)atoi(e->d_name);
 			n++;

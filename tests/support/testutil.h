@@ -72,9 +72,9 @@ pid_t tu_spawn_io(char *const argv[], const char *log_path, int in_fd, int out_f
 /* Sends sig, waits up to timeout_ms; SIGKILLs after that.  Returns the wait status or -1. */
 int tu_stop(pid_t pid, int sig, int timeout_ms);
 /*
- * Processes named comm whose parent is parent and whose process group is
- * pgrp, each where not 0: how many, and in *first (when not NULL) one of
- * them, or -1.
+ * Live processes (zombies left out) named comm whose parent is parent and
+ * whose process group is pgrp, each where not 0: how many, and in *first
+ * (when not NULL) one of them, or -1.
  */
 unsigned int tu_processes(const char *comm, pid_t parent, pid_t pgrp, pid_t *first);
 /* Runs a shell command; returns its exit status (or -1). */
