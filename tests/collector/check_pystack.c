@@ -942,8 +942,12 @@ static void run_sites(struct tw_work *w, struct tp_collector *c, const char *con
  * its return (its time off the CPU nested inside: the run-queue stalls at
  * the same line), not as its time on the
  * CPU cut back from the return: the events' time is the calls' wall time
- * (the probes' window lies inside the script's, whose edges are up to
- * 1 ms a call), one event per call that made it to the site.
+ * (the probes' window lies inside the script's, whose edges are a
+ * millisecond a call on a quiet machine; on a busy one the script can wait
+ * for its CPU between its clock and the call: a tenth of the time is
+ * allowed for that), one event per call that made it to the site.  Drawn
+ * from the return back by the time on the CPU, as before, the calls of
+ * this script come to a quarter of their time.
  */
 static void check_spin_trace(const struct tp_collector *c, pid_t pid, uint64_t sampled,
 			     long long wall)
@@ -979,7 +983,7 @@ static void check_spin_trace(const struct tp_collector *c, pid_t pid, uint64_t s
 	ck_assert_uint_eq(spins, sampled);
 	if (sampled == 10)
 		ck_assert_msg(dur_us * 1e3 <= (double)wall + 1e5 &&
-			      dur_us * 1e3 + 10 * TW_MS >= (double)wall,
+			      dur_us * 1e3 + 10 * TW_MS + (double)wall / 10 >= (double)wall,
 			      "the trace draws the calls over %.3f ms; they took %.3f ms",
 			      dur_us / 1e3, (double)wall / 1e6);
 	json_object_put(doc);
