@@ -386,6 +386,7 @@ static int step_seccomp(enum sandbox_role role)
 int sandbox_enter(const struct sandbox_opts *opts)
 {
 	const char *user = opts && opts->user ? opts->user : SANDBOX_DEFAULT_USER;
+	enum sandbox_role role = opts ? opts->role : SANDBOX_ROLE_SERVE;
 	int threads, r;
 
 	threads = count_threads();
@@ -408,13 +409,13 @@ int sandbox_enter(const struct sandbox_opts *opts)
 	if (r == 0)
 		r = step_rlimits(opts ? opts->max_fds : 0);
 	if (r == 0)
-		r = step_seccomp(opts ? opts->role : SANDBOX_ROLE_SERVE);
+		r = step_seccomp(role);
 	if (r == 0)
 		log_info("sandbox: %s entered (uid %u, no capabilities, no_new_privs, "
 			 "seccomp allowlist%s)",
-			 opts && opts->role == SANDBOX_ROLE_WEBHOOK ? "webhook sender" : "server",
+			 role == SANDBOX_ROLE_WEBHOOK ? "webhook sender" : "server",
 			 (unsigned int)getuid(),
-			 opts && opts->role == SANDBOX_ROLE_WEBHOOK ? " with outgoing connections" :
+			 role == SANDBOX_ROLE_WEBHOOK ? " with outgoing connections" :
 			 ", no outgoing connection");
 	return r;
 }

@@ -86,24 +86,20 @@ static int start_patiently(struct tp_collector *c)
 	return start_patiently_with(c, NULL);
 }
 
-/* Processes named zernel-unprobe: collectors' links still being released. */
-static unsigned int unprobe_processes(pid_t parent, pid_t pgrp)
+/*
+ * Processes named zernel-unprobe, collectors' links still being released:
+ * every one on the node (parent 0), or a collector's left behind when it
+ * exited, once the test is their subreaper (other collectors on the node
+ * have their own).
+ */
+static unsigned int unprobe_children_of(pid_t parent)
 {
-	return tu_processes("zernel-unprobe", parent, pgrp, NULL);
+	return tu_processes("zernel-unprobe", parent, 0, NULL);
 }
 
 static unsigned int unprobe_children(void)
 {
-	return unprobe_processes(0, 0);
-}
-
-/*
- * A collector's children left behind when it exited, once the test is
- * their subreaper (other collectors on the node have their own).
- */
-static unsigned int unprobe_children_of(pid_t parent)
-{
-	return unprobe_processes(parent, 0);
+	return unprobe_children_of(0);
 }
 
 /*
@@ -115,7 +111,7 @@ static unsigned int unprobe_children_of(pid_t parent)
 static void assert_releases_outside_our_group(void)
 {
 	ck_assert_msg(unprobe_children_of(getpid()) > 0, "no release of ours in progress");
-	ck_assert_uint_eq(unprobe_processes(0, getpgrp()), 0);
+	ck_assert_uint_eq(tu_processes("zernel-unprobe", 0, getpgrp(), NULL), 0);
 }
 
 /*
