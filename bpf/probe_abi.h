@@ -437,12 +437,19 @@ enum zs_count_slot {
 #define ZS_SYSCALL_MAX		512
 enum zs_sysclass {
 	ZS_SYS_OTHER = 0,
-	ZS_SYS_INPUT,		/* read/recv families, poll/select/epoll */
+	ZS_SYS_INPUT,		/* read/recv families, epoll */
 	ZS_SYS_URING,		/* io_uring_enter: input when it waits for completions */
 	ZS_SYS_FUTEX,		/* futex(2): lock when its op waits */
 	ZS_SYS_FUTEX2,		/* futex_waitv, futex_wait: always lock */
 	ZS_SYS_SLEEP,		/* nanosleep, clock_nanosleep */
 	ZS_SYS_IOCTL,		/* ioctl: other, but a Python stall there is in the GPU driver */
+	/*
+	 * select, pselect6: input, but a sleep with no descriptor set (how
+	 * CPython 3.10's time.sleep waits); poll, ppoll: the same with no
+	 * descriptor.
+	 */
+	ZS_SYS_SELECT,
+	ZS_SYS_POLL,
 };
 
 /* --comm names the kernel matches at exec. */

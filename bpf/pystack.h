@@ -36,13 +36,18 @@ struct zp_offsets {
 	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
 	__u16 interp_threads_head;	/* PyInterpreterState.threads.head */
 	__u16 tstate_next;		/* PyThreadState.next */
-	__u16 tstate_native_tid;	/* PyThreadState.native_thread_id */
+	__u16 tstate_native_tid;	/* PyThreadState.native_thread_id (3.10: thread_id) */
 	__u16 tstate_cframe;		/* PyThreadState.cframe (0: frame in tstate) */
 	__u16 cframe_current_frame;	/* _PyCFrame.current_frame */
 	__u16 frame_code;		/* _PyInterpreterFrame.f_code */
 	__u16 frame_previous;		/* _PyInterpreterFrame.previous */
-	__u16 frame_prev_instr;		/* _PyInterpreterFrame.prev_instr */
-	__u16 pad[7];
+	__u16 frame_prev_instr;		/* _PyInterpreterFrame.prev_instr (3.10: f_lasti) */
+	/*
+	 * _PyRuntimeState.main_thread, where a thread state names its thread
+	 * by pthread_self() (3.10); 0 where it names it by its native id.
+	 */
+	__u16 runtime_main_thread;
+	__u16 pad[6];
 };
 
 /* One watched interpreter: zp_procs[tgid]. */
@@ -51,9 +56,15 @@ struct zp_proc {
 	struct zp_offsets off;
 	__u64 window_start_ns;		/* rate bound: this one-second window */
 	__u32 window_sent;		/* stacks sent in it */
-	__u32 pad;
+	__u32 tp_known;			/* tp_less_self is learned (runtime_main_thread) */
 	__u64 skipped;			/* stalls over the bound since the last sent */
 	__u64 skipped_ns;		/* and their time */
+	/*
+	 * A thread's thread pointer less its pthread_self(), learned from the
+	 * main thread (whose pthread_self() _PyRuntime keeps): 0 with glibc
+	 * and musl on x86-64, the size of the thread descriptor on arm64.
+	 */
+	__u64 tp_less_self;
 };
 
 #endif /* ZERNEL_BPF_PYSTACK_H */

@@ -30,8 +30,10 @@
 #include "bpf/pystack.h"
 
 /*
- * Words of a frame read at once: the offsets the walk uses are multiples
- * of 8 below 64 (pyfind checks the layout).
+ * Words of a frame read at once: the offsets of its code and previous
+ * frame are multiples of 8 below 64, and so is its instruction's from
+ * 3.11 on; 3.10's f_lasti lies beyond and is read on its own
+ * (py_layout_fits checks the layout).
  */
 #define ZP_FRAME_WORDS	8
 
@@ -67,10 +69,11 @@ struct zp_thread {
 	__u64 call_off_ns;
 	__u64 tstate;			/* PyThreadState *; 0: not a Python thread */
 	__u64 checked_ns;		/* when tstate was last looked for */
+	__u64 ident;			/* what its interpreter names it by; 0: not known yet */
 	__u32 nframes;
 	__s32 native_stack;		/* user stack id, of the site stack_code/instr */
 	__u32 truncated;
-	__u32 ns_tid;			/* its id in its own PID namespace; 0: not read yet */
+	__u32 pad;
 	struct zev_py_frame frames[ZP_MAX_FRAMES];
 	__u64 stack_code, stack_instr;	/* the innermost frame native_stack was taken at */
 	/*
@@ -186,8 +189,8 @@ static __always_inline __u64 zp_read_ptr(__u64 addr)
 	return v;
 }
 
-/* tid's PyThreadState in the main interpreter's thread list, or 0. */
-static __always_inline __u64 zp_find_tstate(const struct zp_proc *pr, __u32 tid)
+/* The PyThreadState naming ident in the main interpreter's thread list, or 0. */
+static __always_inline __u64 zp_find_tstate(const struct zp_proc *pr, __u64 ident)
 {
 	__u64 interp = zp_read_ptr(pr->runtime + pr->off.runtime_interp_head);
 	__u64 ts;
@@ -196,7 +199,7 @@ static __always_inline __u64 zp_find_tstate(const struct zp_proc *pr, __u32 tid)
 		return 0;
 	ts = zp_read_ptr(interp + pr->off.interp_threads_head);
 	for (int i = 0; i < ZP_MAX_TSTATES && ts; i++) {
-		if (zp_read_ptr(ts + pr->off.tstate_native_tid) == tid)
+		if (zp_read_ptr(ts + pr->off.tstate_native_tid) == ident)
 			return ts;
 		ts = zp_read_ptr(ts + pr->off.tstate_next);
 	}
@@ -234,26 +237,77 @@ static __always_inline __u32 zp_ns_tid(struct task_struct *task)
 	return nr > 0 ? (__u32)nr : 0;
 }
 
+#ifdef __TARGET_ARCH_arm64
+/* arm64's saved TPIDR_EL0, by name (this build's vmlinux.h has x86's thread_struct). */
+struct zp_arm64_thread {
+	struct {
+		unsigned long tp_value;
+	} uw;
+} __attribute__((preserve_access_index));
+
+struct task_struct___zp_arm64 {
+	struct zp_arm64_thread thread;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 zp_thread_pointer(struct task_struct *task)
+{
+	return BPF_CORE_READ((struct task_struct___zp_arm64 *)task, thread.uw.tp_value);
+}
+#else
+/* The FS base glibc and musl point at the thread's descriptor. */
+static __always_inline __u64 zp_thread_pointer(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, thread.fsbase);
+}
+#endif
+
+/*
+ * task's pthread_self(), which 3.10 names a thread state's thread by: the
+ * main thread's is in _PyRuntime, and every thread's lies at the same
+ * distance from its thread pointer, learned from the main thread's.  0
+ * while not known (another thread before the main one was seen).
+ */
+static __always_inline __u64 zp_pthread_self(struct zp_proc *pr, struct task_struct *task)
+{
+	__u64 tp = zp_thread_pointer(task), main;
+
+	if (task->pid == task->tgid) {
+		main = zp_read_ptr(pr->runtime + pr->off.runtime_main_thread);
+		if (main && tp && !pr->tp_known) {
+			pr->tp_less_self = tp - main;
+			pr->tp_known = 1;
+		}
+		return main;
+	}
+	return tp && pr->tp_known ? tp - pr->tp_less_self : 0;
+}
+
+/* What task's interpreter names it by in its thread state; 0 when not known. */
+static __always_inline __u64 zp_ident(struct zp_proc *pr, struct task_struct *task)
+{
+	return pr->off.runtime_main_thread ? zp_pthread_self(pr, task) : zp_ns_tid(task);
+}
+
 /*
  * The remembered tstate of task, checked, or found again (at most every
  * ZP_RECHECK_NS), by the thread's id as the interpreter knows it.
  */
-static __always_inline __u64 zp_thread_tstate(const struct zp_proc *pr, struct zp_thread *t,
+static __always_inline __u64 zp_thread_tstate(struct zp_proc *pr, struct zp_thread *t,
 					   struct task_struct *task, __u64 now)
 {
-	__u32 tid;
+	__u64 ident;
 
-	if (!t->ns_tid)
-		t->ns_tid = zp_ns_tid(task);
-	tid = t->ns_tid;
-	if (!tid)
+	if (!t->ident)
+		t->ident = zp_ident(pr, task);
+	ident = t->ident;
+	if (!ident)
 		return 0;
-	if (t->tstate && zp_read_ptr(t->tstate + pr->off.tstate_native_tid) == tid)
+	if (t->tstate && zp_read_ptr(t->tstate + pr->off.tstate_native_tid) == ident)
 		return t->tstate;
 	if (t->checked_ns && now < t->checked_ns + ZP_RECHECK_NS)
 		return 0;
 	t->checked_ns = now;
-	t->tstate = zp_find_tstate(pr, tid);
+	t->tstate = zp_find_tstate(pr, ident);
 	return t->tstate;
 }
 
@@ -277,7 +331,10 @@ static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_t
 		if (bpf_probe_read_user(buf, sizeof(buf), (const void *)frame) != 0)
 			break;
 		t->frames[i].code = buf[(pr->off.frame_code >> 3) & 7];
-		t->frames[i].instr = buf[(pr->off.frame_prev_instr >> 3) & 7];
+		if (pr->off.frame_prev_instr < ZP_FRAME_WORDS * 8)
+			t->frames[i].instr = buf[(pr->off.frame_prev_instr >> 3) & 7];
+		else
+			t->frames[i].instr = zp_read_ptr(frame + pr->off.frame_prev_instr);
 		frame = buf[(pr->off.frame_previous >> 3) & 7];
 		n = i + 1;
 	}
@@ -299,7 +356,7 @@ enum zp_frames {
  * caller counts that as unsampled time; a thread the interpreter never
  * listed has no site to miss.
  */
-static __always_inline enum zp_frames zp_read_frames(const struct zp_proc *pr,
+static __always_inline enum zp_frames zp_read_frames(struct zp_proc *pr,
 						     struct zp_thread *t,
 						     struct task_struct *task, __u64 now)
 {

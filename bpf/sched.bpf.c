@@ -296,6 +296,22 @@ static __always_inline __u32 why_blocked(struct task_struct *p, struct zs_task *
 		*stall = SHM_STALL_LOCK;
 		*futex = 1;
 		return SHM_STATE_LOCK;
+	case ZS_SYS_SELECT:
+		/* (nfds, readfds, writefds, exceptfds, timeout): no set, a sleep. */
+		if (a1 || a2 || a3) {
+			*stall = SHM_STALL_INPUT;
+			return SHM_STATE_INPUT;
+		}
+		*stall = SHM_STALL_SLEEP;
+		return SHM_STATE_SLEEP;
+	case ZS_SYS_POLL:
+		/* (fds, nfds, timeout): no descriptor, a sleep. */
+		if (a1) {
+			*stall = SHM_STALL_INPUT;
+			return SHM_STATE_INPUT;
+		}
+		*stall = SHM_STALL_SLEEP;
+		return SHM_STATE_SLEEP;
 	case ZS_SYS_SLEEP:
 		*stall = SHM_STALL_SLEEP;
 		return SHM_STATE_SLEEP;

@@ -48,8 +48,8 @@ enum shm_stall_state {
  * what it blocked in.  The states of a thread cover its whole watched
  * life, with no gap and no overlap.  Index of shm_proc.thread_state_ns and
  * the "state" label of zernel_thread_state_seconds_total.
- *   INPUT       read/recv families, poll/select/epoll, io_uring_enter
- *               waiting for completions
+ *   INPUT       read/recv families, poll/select/epoll watching a
+ *               descriptor, io_uring_enter waiting for completions
  *   GPU         inside a blocking CUDA call (synchronisation, blocking
  *               copy, allocation, free)
  *   COLLECTIVE  inside an NCCL call, or in a synchronisation while NCCL
@@ -57,7 +57,7 @@ enum shm_stall_state {
  *               synchronisation also waits for compute kernels: the two
  *               cannot be told apart from the host)
  *   LOCK        futex waits, pthread_barrier_wait
- *   SLEEP       nanosleep, clock_nanosleep
+ *   SLEEP       nanosleep, clock_nanosleep, poll/select watching none
  *   OTHER       anything else: page-fault I/O, other syscalls, 32-bit
  *               (compat) syscalls
  */

@@ -224,7 +224,35 @@ static int tid_exists(uint32_t pid, uint64_t tid)
 	return found;
 }
 
-/* The layout against the live interpreter: a thread id, or -errno. */
+/*
+ * 3.10's thread states name their threads by pthread_self(), which /proc
+ * does not show: one of them must name the main thread as _PyRuntime does.
+ */
+static int check_main_thread(int mem, const struct py_interp *pi, uint64_t ts, char *why,
+			     size_t why_len)
+{
+	const struct py_layout *l = &pi->layout;
+	uint64_t main = 0, named = 0;
+
+	if (pymem_read(mem, pi->runtime + l->walk.runtime_main_thread, &main, 8) != 0 || !main)
+		return snprintf(why, why_len, "_PyRuntime names no main thread"), -EPROTO;
+	for (int i = 0; i < ZP_MAX_TSTATES && ts; i++) {
+		if (pymem_read(mem, ts + l->walk.tstate_native_tid, &named, 8) != 0)
+			break;
+		if (named == main)
+			return 0;
+		if (pymem_read(mem, ts + l->walk.tstate_next, &ts, 8) != 0)
+			break;
+	}
+	return snprintf(why, why_len, "no thread state names the main thread %#llx",
+			(unsigned long long)main), -EPROTO;
+}
+
+/*
+ * The layout against the live interpreter: the id its first thread state
+ * names its thread by in the process's PID namespace (0 where that is
+ * pthread_self(), checked here), or -errno.
+ */
 static int check_layout(int mem, const struct py_interp *pi, char *why, size_t why_len)
 {
 	const struct py_layout *l = &pi->layout;
@@ -238,8 +266,12 @@ static int check_layout(int mem, const struct py_interp *pi, char *why, size_t w
 		return snprintf(why, why_len, "_PyRuntime's interpreter is unreadable"), -EPROTO;
 	if (!ts)
 		return snprintf(why, why_len, "no thread state yet"), -EAGAIN;
-	if (pymem_read(mem, ts + l->tstate_interp, &back, 8) != 0 || back != interp ||
-	    pymem_read(mem, ts + l->walk.tstate_native_tid, &tid, 8) != 0 ||
+	if (pymem_read(mem, ts + l->tstate_interp, &back, 8) != 0 || back != interp)
+		return snprintf(why, why_len, "thread state does not match the %u.%u layout",
+				pi->major, pi->minor), -EPROTO;
+	if (l->walk.runtime_main_thread)
+		return check_main_thread(mem, pi, ts, why, why_len);
+	if (pymem_read(mem, ts + l->walk.tstate_native_tid, &tid, 8) != 0 ||
 	    tid == 0 || tid > INT32_MAX)
 		return snprintf(why, why_len, "thread state does not match the %u.%u layout",
 				pi->major, pi->minor), -EPROTO;
@@ -330,6 +362,7 @@ int pyfind(uint32_t pid, struct py_interp *pi, char *why, size_t why_len)
 		pi->major = (uint32_t)(version >> 24) & 0xff;
 		pi->minor = (uint32_t)(version >> 16) & 0xff;
 		pi->micro = (uint32_t)(version >> 8) & 0xff;
+		pi->micro_known = 1;
 	}
 	err = layout_of(mem, pi, why, why_len);
 	if (err)
@@ -344,7 +377,7 @@ int pyfind(uint32_t pid, struct py_interp *pi, char *why, size_t why_len)
 		err = tid;
 		goto cleanup;
 	}
-	if (!tid_exists(pid, (uint64_t)tid)) {
+	if (tid && !tid_exists(pid, (uint64_t)tid)) {
 		snprintf(why, why_len, "thread state names thread %d, not one of pid %u's",
 			 tid, pid);
 		err = -EPROTO;

@@ -18,6 +18,7 @@
 
 struct py_interp {
 	uint32_t major, minor, micro;
+	int micro_known;		/* Py_Version read (3.11 on); else minor from the file name */
 	uint64_t runtime;		/* &_PyRuntime in the process */
 	uint64_t code_type;		/* &PyCode_Type */
 	struct py_layout layout;	/* its version's, checked (pyfind returned 0) */

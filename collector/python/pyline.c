@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
+ * The 3.10 line table (Objects/lnotab_notes.txt of 3.10): byte pairs of
+ * an unsigned address delta (bytes) and a signed line delta, -128 for
+ * "no line"; a pair with no address delta only moves the line.
+ *
  * The 3.11 location table (Objects/locations.md of CPython): entries of
  * one first byte 1cccclll (code c, length l+1 code units) and the bytes
  * its code needs: 15 no location, 14 long form (signed line delta, then
@@ -84,6 +88,26 @@ int pyline_311(const uint8_t *tab, size_t len, int firstlineno, uint64_t addr)
 			return -1;
 		if (addr >= start && addr < end)
 			return has_line ? (int)line : -1;
+		start = end;
+	}
+	return -1;
+}
+
+int pyline_310(const uint8_t *tab, size_t len, int firstlineno, uint64_t addr)
+{
+	int64_t line = firstlineno;
+	uint64_t start = 0;
+
+	for (size_t pos = 0; pos + 2 <= len; pos += 2) {
+		uint64_t end = start + tab[pos];
+		int8_t delta = (int8_t)tab[pos + 1];
+
+		if (delta != -128)
+			line += delta;
+		if (line < 0 || line > INT32_MAX)
+			return -1;
+		if (addr >= start && addr < end)
+			return delta != -128 ? (int)line : -1;
 		start = end;
 	}
 	return -1;

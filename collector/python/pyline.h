@@ -18,4 +18,7 @@
  */
 int pyline_311(const uint8_t *tab, size_t len, int firstlineno, uint64_t addr);
 
+/* The same from a 3.10 line table (co_linetable of 3.10). */
+int pyline_310(const uint8_t *tab, size_t len, int firstlineno, uint64_t addr);
+
 #endif /* ZERNEL_PYLINE_H */

@@ -2,8 +2,9 @@
 /*
  * The per-version CPython layouts (pyoffsets.h).  Each row is taken from
  * that version's own headers (Include/cpython/pystate.h,
- * Include/internal/pycore_frame.h, pycore_runtime.h, pycore_interp.h,
- * cpython/code.h, cpython/unicodeobject.h) for x86-64 and arm64 (LP64);
+ * Include/internal/pycore_frame.h or 3.10's cpython/frameobject.h,
+ * pycore_runtime.h, pycore_interp.h, cpython/code.h,
+ * cpython/unicodeobject.h) for x86-64 and arm64 (LP64);
  * tests/collector/check_pystack.c compiles offsetof() against the
  * installed interpreter's headers and compares.  3.13 and later publish
  * _Py_DebugOffsets instead (collector/python/pydebug.c).
@@ -13,6 +14,39 @@
 #include "collector/python/pyoffsets.h"
 
 static const struct py_layout layouts[] = {
+	{
+		/*
+		 * Ubuntu 22.04's interpreter: frame objects, threads named by
+		 * pthread_self(), no co_qualname (co_name stands in).
+		 */
+		.major = 3, .minor = 10,
+		.instr_kind = PY_INSTR_LASTI,
+		.walk = {
+			.runtime_interp_head = 32,
+			.interp_threads_head = 8,
+			.tstate_next = 8,
+			.tstate_native_tid = 176,
+			.tstate_cframe = 0,
+			.cframe_current_frame = 24,
+			.frame_code = 32,
+			.frame_previous = 24,
+			.frame_prev_instr = 96,
+			.runtime_main_thread = 72,
+		},
+		.tstate_interp = 16,
+		.object_type = 8,
+		.code_filename = 104,
+		.code_qualname = 112,
+		.code_firstlineno = 40,
+		.code_linetable = 120,
+		.code_units = 0,
+		.var_size = 16,
+		.bytes_data = 32,
+		.str_length = 16,
+		.str_state = 32,
+		.str_ascii_data = 48,
+		.str_compact_data = 72,
+	},
 	{
 		.major = 3, .minor = 11,
 		.walk = {
@@ -80,7 +114,7 @@ const struct py_layout *py_layout_find(uint32_t major, uint32_t minor)
 
 const char *py_layout_supported(void)
 {
-	return "3.11, 3.12, 3.13 and 3.14";
+	return "3.10, 3.11, 3.12, 3.13 and 3.14";
 }
 
 /* A word at off lies inside size bytes. */
@@ -91,8 +125,7 @@ static int word_in(uint16_t off, size_t size)
 
 int py_layout_fits(const struct py_layout *l)
 {
-	const uint16_t frame[] = { l->walk.frame_code, l->walk.frame_previous,
-				   l->walk.frame_prev_instr };
+	const uint16_t frame[] = { l->walk.frame_code, l->walk.frame_previous };
 	const uint16_t code[] = { l->object_type, l->code_filename, l->code_qualname,
 				  l->code_firstlineno, l->code_linetable, l->code_units };
 
@@ -100,6 +133,10 @@ int py_layout_fits(const struct py_layout *l)
 	for (size_t i = 0; i < sizeof(frame) / sizeof(frame[0]); i++)
 		if (frame[i] % 8 || frame[i] >= 64)
 			return 0;
+	/* The instruction word too, but where it is an index it may lie beyond (read alone). */
+	if (l->walk.frame_prev_instr % 8 ||
+	    l->walk.frame_prev_instr >= (l->instr_kind == PY_INSTR_LASTI ? PY_FRAME_INSTR_MAX : 64))
+		return 0;
 	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++)
 		if (!word_in(code[i], PY_CODE_HEADER))
 			return 0;

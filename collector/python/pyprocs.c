@@ -112,8 +112,12 @@ static void look(struct pyprocs *pp, struct pyproc *e, uint64_t now_ns)
 		}
 		e->state = PY_READY;
 		agg_py_status(pp->agg, e->pid, SHM_PY_FRAMES, e->pi.major, e->pi.minor);
-		log_info("pid %u runs CPython %u.%u.%u (%s): Python sites of its stalls are kept",
-			 e->pid, e->pi.major, e->pi.minor, e->pi.micro, e->pi.path);
+		if (e->pi.micro_known)
+			log_info("pid %u runs CPython %u.%u.%u (%s): Python sites of its stalls are kept",
+				 e->pid, e->pi.major, e->pi.minor, e->pi.micro, e->pi.path);
+		else
+			log_info("pid %u runs CPython %u.%u (%s): Python sites of its stalls are kept",
+				 e->pid, e->pi.major, e->pi.minor, e->pi.path);
 		break;
 	case -EAGAIN:
 		e->state = PY_STARTING;

@@ -15,6 +15,7 @@
 
 #define CODE_HEADER	PY_CODE_HEADER
 #define LINETABLE_MAX	(64u << 10)	/* longer tables: line unknown */
+#define CODE_UNIT	2u		/* bytes of one _Py_CODEUNIT */
 #define STR_ASCII	(1u << 6)	/* PyASCIIObject.state.ascii */
 #define STR_COMPACT	(1u << 5)	/* PyASCIIObject.state.compact */
 #define STR_KIND(st)	(((st) >> 2) & 7u)	/* bytes a character */
@@ -205,15 +206,25 @@ static uint32_t frame_line(int mem, const struct py_layout *l, const struct zev_
 			   const uint8_t *head, struct code_entry *ce)
 {
 	static uint8_t table[LINETABLE_MAX];
-	uint64_t first_unit = f->code + l->code_units, tab, tab_len;
+	uint64_t first_unit = f->code + l->code_units, tab, tab_len, addr;
 	const uint8_t *t = table;
 	uint8_t tab_head[PY_BYTES_HEADER];
-	int32_t firstlineno;
+	int32_t firstlineno, lasti = (int32_t)(uint32_t)f->instr;
 	int line;
 
 	memcpy(&firstlineno, head + l->code_firstlineno, sizeof(firstlineno));
-	if (f->instr < first_unit || (f->instr - first_unit) % 2 || firstlineno < 0)
+	if (firstlineno < 0)
 		return 0;
+	if (l->instr_kind == PY_INSTR_LASTI) {
+		/* Before its first instruction a 3.10 frame is at its first line. */
+		if (lasti < 0)
+			return (uint32_t)firstlineno;
+		addr = (uint64_t)lasti * CODE_UNIT;
+	} else {
+		if (f->instr < first_unit || (f->instr - first_unit) % CODE_UNIT)
+			return 0;
+		addr = f->instr - first_unit;
+	}
 	if (ce && ce->tab_len) {
 		t = ce->tab;
 		tab_len = ce->tab_len;
@@ -230,7 +241,8 @@ static uint32_t frame_line(int mem, const struct py_layout *l, const struct zev_
 			ce->tab_len = (uint32_t)tab_len;
 		}
 	}
-	line = pyline_311(t, tab_len, firstlineno, f->instr - first_unit);
+	line = l->instr_kind == PY_INSTR_LASTI ? pyline_310(t, tab_len, firstlineno, addr)
+					       : pyline_311(t, tab_len, firstlineno, addr);
 	return line > 0 ? (uint32_t)line : 0;
 }
 

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <linux/io_uring.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -59,6 +61,26 @@ static void sleep_ms(unsigned long ms)
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
 		;
+}
+
+/*
+ * A sleep of ms the way the i-th of a series sleeps, in turn: with
+ * clock_nanosleep, with select() watching no descriptor (CPython 3.10's
+ * time.sleep) and with poll() given none.  Each is a sleep, not input.
+ */
+static void nap_ms(unsigned long i, unsigned long ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+
+	if (i % 3 == 0) {
+		sleep_ms(ms);
+	} else if (i % 3 == 1) {
+		/* Linux leaves the time not slept in tv. */
+		while (select(0, NULL, NULL, NULL, &tv) < 0 && errno == EINTR)
+			;
+	} else if (poll(NULL, 0, (int)ms) < 0 && errno != EINTR) {
+		die("poll");
+	}
 }
 
 /*
@@ -572,7 +594,7 @@ static void run_migrate(void)
 }
 
 /*
- * --- states: the main thread sleeps, reads a slow pipe, waits on a
+ * --- states: the main thread sleeps (nap_ms: three ways), reads a slow pipe, waits on a
  * condition variable, then spins pinned to CPU n_items (where a test runs
  * a hog); each phase n x delay.  Truth: its wall time, CPU time, time on
  * a CPU (the CPU time and what the host stole from its spins) and
@@ -593,7 +615,7 @@ static void run_states(void)
 	for (unsigned long i = 0; i < n; i++) {
 		struct zs_call c = call_begin();
 
-		sleep_ms(delay_ms);
+		nap_ms(i, delay_ms);
 		tally(&sleeps, &c);
 	}
 	step_ms = 2;

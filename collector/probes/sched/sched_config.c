@@ -45,13 +45,13 @@ static const struct {
 	{ SYS_recvmsg, ZS_SYS_INPUT },
 	{ SYS_recvmmsg, ZS_SYS_INPUT },
 #ifdef SYS_poll
-	{ SYS_poll, ZS_SYS_INPUT },
+	{ SYS_poll, ZS_SYS_POLL },
 #endif
-	{ SYS_ppoll, ZS_SYS_INPUT },
+	{ SYS_ppoll, ZS_SYS_POLL },
 #ifdef SYS_select
-	{ SYS_select, ZS_SYS_INPUT },
+	{ SYS_select, ZS_SYS_SELECT },
 #endif
-	{ SYS_pselect6, ZS_SYS_INPUT },
+	{ SYS_pselect6, ZS_SYS_SELECT },
 #ifdef SYS_epoll_wait
 	{ SYS_epoll_wait, ZS_SYS_INPUT },
 #endif
