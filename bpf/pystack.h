@@ -65,6 +65,36 @@ struct zp_proc {
 	 * and musl on x86-64, the size of the thread descriptor on arm64.
 	 */
 	__u64 tp_less_self;
+	__u32 name_wakes;		/* stalls sent waking the collector (ZP_NAME_WAKES) */
+	__u32 pad;
 };
+
+/*
+ * A process's first stalls wake the collector to name them at once, while
+ * its DataLoader is not known (zp_loaders): its first wait inside next()
+ * then tells it within a batch or two, not at the next publish.
+ */
+#define ZP_NAME_WAKES		16
+
+/*
+ * A process's DataLoader: the code object of torch's
+ * _BaseDataLoaderIter.__next__ in it, as its frames hold it (tag bits
+ * included), once the collector has named a stall inside it; zp_loaders[tgid].
+ * A block of a training thread with it among its innermost frames is part
+ * of a DataLoader wait, whatever the system call.
+ */
+struct zp_loader {
+	__u64 code;
+	__u64 tag_mask;			/* bits of a frame's code pointer that tag it */
+};
+
+/*
+ * Frames searched for it, innermost first.  A block inside next() is 13
+ * frames below it where a batch's tensor comes through a worker's
+ * descriptor (next, _next_data, _get_data, _try_get_data, get,
+ * rebuild_storage_fd, detach, get_connection, Client, answer_challenge,
+ * recv_bytes, _recv_bytes, _recv); 3.12 adds a frame where C calls Python.
+ */
+#define ZP_LOADER_DEPTH		24
 
 #endif /* ZERNEL_BPF_PYSTACK_H */

@@ -47,6 +47,13 @@ struct {
 	__type(value, struct zp_proc);
 } zp_procs SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ZP_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct zp_loader);
+} zp_loaders SEC(".maps");
+
 /* A Python site: its innermost frame's code object and instruction. */
 struct zp_site {
 	__u64 code, instr;
@@ -311,19 +318,24 @@ static __always_inline __u64 zp_thread_tstate(struct zp_proc *pr, struct zp_thre
 	return t->tstate;
 }
 
+/* The innermost frame of the thread whose state is tstate; 0 for none. */
+static __always_inline __u64 zp_current_frame(const struct zp_proc *pr, __u64 tstate)
+{
+	__u64 cframe;
+
+	if (!pr->off.tstate_cframe)
+		return zp_read_ptr(tstate + pr->off.cframe_current_frame);
+	cframe = zp_read_ptr(tstate + pr->off.tstate_cframe);
+	return cframe ? zp_read_ptr(cframe + pr->off.cframe_current_frame) : 0;
+}
+
 static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_thread *t,
 					__u64 tstate)
 {
-	__u64 frame, cframe;
+	__u64 frame = zp_current_frame(pr, tstate);
 	__u64 buf[ZP_FRAME_WORDS];
 	__u32 n = 0;
 
-	if (pr->off.tstate_cframe) {
-		cframe = zp_read_ptr(tstate + pr->off.tstate_cframe);
-		frame = cframe ? zp_read_ptr(cframe + pr->off.cframe_current_frame) : 0;
-	} else {
-		frame = zp_read_ptr(tstate + pr->off.cframe_current_frame);
-	}
 	t->truncated = 0;
 	for (int i = 0; i < ZP_MAX_FRAMES; i++) {
 		if (!frame)
@@ -341,6 +353,49 @@ static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_t
 	if (frame && n == ZP_MAX_FRAMES)
 		t->truncated = 1;
 	t->nframes = n;
+}
+
+/* Where a blocking thread's frames stand against its process's DataLoader. */
+enum zp_loader_at {
+	ZP_LOADER_UNKNOWN,	/* no DataLoader known, or its frames not readable now */
+	ZP_LOADER_IN,		/* inside its next() */
+	ZP_LOADER_OUT,		/* not within ZP_LOADER_DEPTH frames of it */
+};
+
+/*
+ * The current thread (blocking, in the switch program) against its
+ * process's DataLoader (zp_loaders): a global function, verified once
+ * and apart from the switch program that calls it.
+ */
+__noinline int zp_loader_at(__u64 now)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid;
+	struct zp_loader *l = bpf_map_lookup_elem(&zp_loaders, &tgid);
+	struct zp_proc *pr;
+	struct zp_thread *t;
+	__u64 buf[ZP_FRAME_WORDS], frame, ts;
+
+	if (!l || !l->code)
+		return ZP_LOADER_UNKNOWN;
+	pr = bpf_map_lookup_elem(&zp_procs, &tgid);
+	if (!pr)
+		return ZP_LOADER_UNKNOWN;
+	t = bpf_task_storage_get(&zp_threads, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return ZP_LOADER_UNKNOWN;
+	ts = zp_thread_tstate(pr, t, task, now);
+	frame = ts ? zp_current_frame(pr, ts) : 0;
+	if (!frame)
+		return ZP_LOADER_UNKNOWN;
+	for (int i = 0; i < ZP_LOADER_DEPTH && frame; i++) {
+		if (bpf_probe_read_user(buf, sizeof(buf), (const void *)frame) != 0)
+			return ZP_LOADER_UNKNOWN;
+		if ((buf[(pr->off.frame_code >> 3) & 7] & ~l->tag_mask) == l->code)
+			return ZP_LOADER_IN;
+		frame = buf[(pr->off.frame_previous >> 3) & 7];
+	}
+	return ZP_LOADER_OUT;
 }
 
 /* What zp_read_frames found of a thread at a stall. */
@@ -498,6 +553,11 @@ static __always_inline void zp_emit_stall(struct zp_proc *pr, struct zp_thread *
 	__sync_fetch_and_add(&pr->skipped, -(__u64)e->skipped);
 	__sync_fetch_and_add(&pr->skipped_ns, -e->skipped_ns);
 	__builtin_memcpy(e->frames, t->frames, sizeof(e->frames));
+	if (pr->name_wakes < ZP_NAME_WAKES && !bpf_map_lookup_elem(&zp_loaders, &tgid)) {
+		pr->name_wakes++;
+		zw_submit_wake(e);
+		return;
+	}
 	zw_submit(e);
 }
 

@@ -483,6 +483,7 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, stru
 						  int involuntary, __u64 now, __u32 *stall)
 {
 	__u32 block = ZS_NONE, futex = 0;
+	int loader = ZP_LOADER_UNKNOWN, in_episode;
 
 	*stall = SHM_STALL_RUNQ;
 	/* No state to read its block from (the table is full, counted): other. */
@@ -499,19 +500,41 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, stru
 			report_libc(prev, t);
 	}
 	/*
-	 * Input blocks merge into one episode while the time from the end of
-	 * one to the start of the next stays under episode_gap_ns.  A shorter
-	 * block of another kind in between (the interpreter's lock handed
-	 * over while a batch is unpickled) does not end it; a longer one
-	 * does, being longer than the gap.
+	 * Where its Python frames are read and its process's DataLoader is
+	 * known, a training thread that leaves the CPU inside the
+	 * DataLoader's next() is in a DataLoader wait, blocked (input,
+	 * whatever the call: the pin-memory thread's queue is a futex) or
+	 * preempted; outside it, it is not.
 	 */
-	if (t->ep_start_ns && now > t->ep_resume_ns + episode_gap_ns)
+	if (!t->gpu_depth && !t->coll_depth && training(prev, t, now))
+		loader = zp_loader_at(now);
+	if (loader == ZP_LOADER_IN && !involuntary) {
+		block = SHM_STATE_INPUT;
+		*stall = SHM_STALL_INPUT;
+		futex = 0;
+	}
+	/*
+	 * DataLoader waits (input blocks, or whatever the frames place inside
+	 * next()) merge into one episode while the time from the end of one
+	 * to the start of the next, less the thread's waits for a CPU, stays
+	 * under episode_gap_ns: a busy machine does not split a batch.  A
+	 * shorter block of another kind in between (the interpreter's lock
+	 * handed over while a batch is unpickled) does not end it; a longer
+	 * one does, being longer than the gap, and so does leaving the CPU
+	 * where the frames place the thread outside next().
+	 */
+	in_episode = loader == ZP_LOADER_UNKNOWN ? block == SHM_STATE_INPUT
+						 : loader == ZP_LOADER_IN;
+	if (t->ep_start_ns && (loader == ZP_LOADER_OUT ||
+			       now > t->ep_resume_ns + t->ep_runq_ns + episode_gap_ns))
 		close_episode(prev, t);
-	if (block == SHM_STATE_INPUT && !t->ep_start_ns) {
+	if (in_episode && !t->ep_start_ns) {
 		t->ep_start_ns = now;
 		t->ep_resume_ns = now;
+		t->ep_runq_ns = 0;
 		t->ep_training = training(prev, t, now);
 	}
+	t->ep_block = in_episode;
 	/*
 	 * Leaving again with no return seen since the last time, and none
 	 * timed (unseen_return): the stint since in_ns would hold that time
@@ -674,8 +697,13 @@ static __always_inline __u64 switch_in(struct task_struct *next, __u64 now, int 
 			}
 			if (t->futex)
 				r.flags |= ZS_SW_FUTEX;
-			if (t->block == SHM_STATE_INPUT && t->ep_start_ns)
-				t->ep_resume_ns = now;
+		}
+		/* Back from one of the open episode's waits, or from a wait for a CPU outside it. */
+		if (t->ep_start_ns && t->ep_block) {
+			t->ep_resume_ns = now;
+			t->ep_runq_ns = 0;
+		} else if (t->ep_start_ns && (r.flags & ZS_SW_RUNQ)) {
+			t->ep_runq_ns += r.runq_ns;
 		}
 		*train = training(next, t, out);
 	} else if (!out && wake && now >= wake) {

@@ -169,6 +169,12 @@ static __always_inline void zw_submit(void *rec)
 								    BPF_RB_NO_WAKEUP);
 }
 
+/* The same, waking the reader now: a record it should act on soon. */
+static __always_inline void zw_submit_wake(void *rec)
+{
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+}
+
 /* Tells user space that task (tgid) is watched, with why, parent and name. */
 static __always_inline void zw_emit_watch(struct task_struct *task, __u32 reasons)
 {

@@ -130,6 +130,7 @@ static const struct {
 	{ "zw_libc_seen", sizeof(uint8_t) },
 	/* bpf/pystack_walk.h: the scheduler's switch program and the sync probes */
 	{ "zp_procs", sizeof(struct zp_proc) },
+	{ "zp_loaders", sizeof(struct zp_loader) },
 	{ "zp_threads", 0 },
 	{ "zp_pending", 0 },
 	{ "zp_walk_cost", sizeof(uint64_t) },

@@ -188,16 +188,17 @@ static int probes_py_where(void *ctx, const struct zev_py_stall *rec, struct sta
 /* The Python-stack probe's process map, from its object. */
 static int python_start(struct probes *p)
 {
-	struct bpf_map *map;
+	struct bpf_map *map, *loaders;
 
 	if (p->opts.no_python_frames) {
 		log_info("Python frames are not read (--no-python-frames)");
 		return 0;
 	}
 	map = bpf_object__find_map_by_name(p->obj[PROBE_OBJ_PYSTACK], "zp_procs");
-	if (!map)
+	loaders = bpf_object__find_map_by_name(p->obj[PROBE_OBJ_PYSTACK], "zp_loaders");
+	if (!map || !loaders)
 		return -ENOENT;
-	p->py = pyprocs_new(p->agg, bpf_map__fd(map));
+	p->py = pyprocs_new(p->agg, bpf_map__fd(map), bpf_map__fd(loaders));
 	return p->py ? 0 : -ENOMEM;
 }
 

@@ -31,16 +31,18 @@ struct pyproc {
 	uint64_t next_look_ns;
 	int mem;			/* /proc/PID/mem while READY, else -1 */
 	struct py_interp pi;
+	uint64_t loader_code;		/* its DataLoader's next(), told to zp_loaders; 0 none */
 };
 
 struct pyprocs {
 	struct agg *agg;
 	int procs_fd;
+	int loaders_fd;
 	struct pyproc e[PYPROCS_MAX];
 	uint32_t n;
 };
 
-struct pyprocs *pyprocs_new(struct agg *agg, int procs_fd)
+struct pyprocs *pyprocs_new(struct agg *agg, int procs_fd, int loaders_fd)
 {
 	struct pyprocs *pp = calloc(1, sizeof(*pp));
 
@@ -48,6 +50,7 @@ struct pyprocs *pyprocs_new(struct agg *agg, int procs_fd)
 		return NULL;
 	pp->agg = agg;
 	pp->procs_fd = procs_fd;
+	pp->loaders_fd = loaders_fd;
 	return pp;
 }
 
@@ -166,7 +169,29 @@ void pyprocs_forget(struct pyprocs *pp, uint32_t pid)
 		close(e->mem);
 	pyread_next_batch();
 	bpf_map_delete_elem(pp->procs_fd, &pid);
+	if (e->loader_code)
+		bpf_map_delete_elem(pp->loaders_fd, &pid);
 	*e = pp->e[--pp->n];
+}
+
+/*
+ * e's DataLoader next() is code (a stall's frames passed through it): from
+ * now on the scheduler probe places each block of its training threads
+ * inside or outside it (bpf/pystack_walk.h, zp_loader_at).
+ */
+static void tell_loader(struct pyprocs *pp, struct pyproc *e, uint64_t code)
+{
+	struct zp_loader row = { .code = code & ~(uint64_t)e->pi.layout.code_tag_bits,
+				 .tag_mask = e->pi.layout.code_tag_bits };
+
+	if (bpf_map_update_elem(pp->loaders_fd, &e->pid, &row, BPF_ANY) != 0) {
+		log_warnx("pid %u: cannot follow its DataLoader by its frames: %s", e->pid,
+			  strerror(errno));
+		return;
+	}
+	e->loader_code = code;
+	log_info("pid %u: its DataLoader waits are told by their Python frames from now on",
+		 e->pid);
 }
 
 int pyprocs_where(void *ctx, const struct zev_py_stall *rec, struct stall_where *out)
@@ -174,7 +199,13 @@ int pyprocs_where(void *ctx, const struct zev_py_stall *rec, struct stall_where 
 	struct pyprocs *pp = ctx;
 	struct pyproc *e = entry(pp, rec->hdr.pid, 0);
 
+	uint64_t loader_code;
+	int err;
+
 	if (!e || e->state != PY_READY || !rec->nframes)
 		return -ENOENT;
-	return pyread_where(e->mem, &e->pi, rec, out);
+	err = pyread_where(e->mem, &e->pi, rec, out, &loader_code);
+	if (!err && loader_code && loader_code != e->loader_code)
+		tell_loader(pp, e, loader_code);
+	return err;
 }

@@ -17,8 +17,8 @@
 struct pyprocs;
 struct zev_py_stall;
 
-/* procs_fd: the zp_procs map.  NULL + errno on failure. */
-struct pyprocs *pyprocs_new(struct agg *agg, int procs_fd);
+/* procs_fd, loaders_fd: the zp_procs and zp_loaders maps.  NULL + errno on failure. */
+struct pyprocs *pyprocs_new(struct agg *agg, int procs_fd, int loaders_fd);
 void pyprocs_free(struct pyprocs *pp);
 
 /* Looks at every watched process not yet known (or due a new look). */

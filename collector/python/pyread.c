@@ -350,8 +350,19 @@ int pyread_is_library(const char *file)
 	       strstr(file, "/dist-packages/");
 }
 
+int pyread_is_loader_next(const char *file, const char *func)
+{
+	static const char path[] = "/torch/utils/data/dataloader.py";
+	size_t len = strlen(file), flen = strlen(func);
+
+	/* 3.11 on: _BaseDataLoaderIter.__next__ (qualified); 3.10: __next__. */
+	return len >= sizeof(path) - 1 && !strcmp(file + len - (sizeof(path) - 1), path) &&
+	       (!strcmp(func, "__next__") ||
+		(flen > 9 && !strcmp(func + flen - 9, ".__next__")));
+}
+
 int pyread_where(int mem, const struct py_interp *pi, const struct zev_py_stall *rec,
-		 struct stall_where *out)
+		 struct stall_where *out, uint64_t *loader_code)
 {
 	static uint8_t heads[ZP_MAX_FRAMES][CODE_HEADER];
 	uint32_t n = rec->nframes < ZP_MAX_FRAMES ? rec->nframes : ZP_MAX_FRAMES;
@@ -360,6 +371,7 @@ int pyread_where(int mem, const struct py_interp *pi, const struct zev_py_stall 
 	struct stall_frame f;
 
 	memset(out, 0, sizeof(*out));
+	*loader_code = 0;
 	/* The walk copies a frame's code pointer as it is, tag bits and all. */
 	for (uint32_t i = 0; i < n; i++) {
 		frames[i] = rec->frames[i];
@@ -380,6 +392,8 @@ int pyread_where(int mem, const struct py_interp *pi, const struct zev_py_stall 
 			out->leaf = f;
 			out->site = f;
 		}
+		if (!*loader_code && pyread_is_loader_next(f.file, f.func))
+			*loader_code = rec->frames[i].code;
 		if (!pyread_is_library(f.file)) {
 			out->site = f;
 			break;

@@ -26,12 +26,17 @@ void pyread_next_batch(void);
 /* 1 when file is the standard library's or an installed package's. */
 int pyread_is_library(const char *file);
 
+/* 1 when the frame named file, func is torch's DataLoader iterator's __next__. */
+int pyread_is_loader_next(const char *file, const char *func);
+
 /*
  * The site (innermost frame of the user's code, or the innermost frame)
- * and the leaf (innermost frame) of a stall.  0, or -errno when not even
- * the innermost frame could be named.
+ * and the leaf (innermost frame) of a stall, and in loader_code the code
+ * pointer (as the frames hold it) of the DataLoader's next() where the
+ * frames named pass through it (0: they do not).  0, or -errno when not
+ * even the innermost frame could be named.
  */
 int pyread_where(int mem, const struct py_interp *pi, const struct zev_py_stall *rec,
-		 struct stall_where *out);
+		 struct stall_where *out, uint64_t *loader_code);
 
 #endif /* ZERNEL_PYREAD_H */

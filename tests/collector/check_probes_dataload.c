@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tests/support/testutil.h"
+#include "tests/collector/tu_dataload.h"
 #include "tests/collector/tu_waits.h"
 
 #define DL_ITEMS	20
@@ -208,43 +209,6 @@ END_TEST
  */
 #define PT_STEP_MS	"3"
 
-static void pt_run(struct tp_collector *c, struct tw_work *w, const char *const *args,
-		   const char *flag)
-{
-	const char *extra[] = { flag, NULL };
-
-	if (access("/usr/bin/python3", X_OK) != 0 ||
-	    tu_system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
-		tu_skip_missing("pytorch dataloader: /usr/bin/python3 with torch "
-			"(python3-torch) is missing\n");
-		w->pid = 0;
-		return;
-	}
-	ck_assert_int_eq(tw_start_py(w, "dataloader_wait.py", args), 0);
-	if (flag) {
-		char pid[16];
-
-		snprintf(pid, sizeof(pid), "%d", (int)w->pid);
-		ck_assert_msg(tw_collector_watch_extra(c, pid, extra, w->pid) == 0,
-			      "collector did not start; see %s", c->log);
-	} else {
-		ck_assert_msg(tw_collector_watch_pid(c, w->pid) == 0,
-			      "collector did not start; see %s", c->log);
-	}
-	tw_go(w);
-	ck_assert_int_eq(tw_wait_line(w, "done", 60000), 0);
-	ck_assert_int_eq(tw_settle(c), 0);
-}
-
-/* |got - want| <= rel * want */
-static void pt_assert_near(const char *what, uint64_t got, uint64_t want, double rel)
-{
-	ck_assert_msg((double)got >= (double)want * (1.0 - rel) &&
-		      (double)got <= (double)want * (1.0 + rel),
-		      "%s: got %llu ns, want %llu ns within %.0f%%", what,
-		      (unsigned long long)got, (unsigned long long)want, rel * 100);
-}
-
 /*
  * num_workers=0, batch 1: the trainer makes every read itself, one wait of
  * D per batch; a helper thread of the trainer sitting in poll() a second
@@ -261,7 +225,7 @@ START_TEST(dataload_pytorch_no_workers_trainer_waits_per_item)
 
 	if (tu_skip_unless_root("dataload_pytorch_no_workers_trainer_waits_per_item"))
 		return;
-	pt_run(&c, &w, args, NULL);
+	td_run(&c, &w, args, NULL);
 	if (w.pid == 0)
 		return;
 	ck_assert_int_eq(tw_value(&w, "items"), 64);
@@ -274,7 +238,7 @@ START_TEST(dataload_pytorch_no_workers_trainer_waits_per_item)
 	/* One wait per batch it slept for (the last may close later). */
 	ck_assert_uint_ge(l->count + 1, (uint64_t)slept);
 	ck_assert_uint_le(l->count, (uint64_t)slept);
-	pt_assert_near("trainer wait p50", l->window_p50_ns, 40 * TW_MS, 0.10);
+	td_assert_near("trainer wait p50", l->window_p50_ns, 40 * TW_MS, 0.10);
 	/* The helper's one-second polls would be the maximum. */
 	ck_assert_uint_le(l->window_max_ns, 500 * TW_MS);
 	tw_finish(&w);
@@ -292,7 +256,7 @@ START_TEST(dataload_pytorch_helper_thread_counted_with_all_threads)
 
 	if (tu_skip_unless_root("dataload_pytorch_helper_thread_counted_with_all_threads"))
 		return;
-	pt_run(&c, &w, args, "--all-threads");
+	td_run(&c, &w, args, "--all-threads");
 	if (w.pid == 0)
 		return;
 	p = tp_proc(&c, (uint32_t)w.pid);
@@ -321,7 +285,7 @@ START_TEST(dataload_pytorch_two_workers_batch_one_waits_half_the_delay)
 
 	if (tu_skip_unless_root("dataload_pytorch_two_workers_batch_one_waits_half_the_delay"))
 		return;
-	pt_run(&c, &w, args, NULL);
+	td_run(&c, &w, args, NULL);
 	if (w.pid == 0)
 		return;
 	ck_assert_int_eq(tw_value(&w, "workers"), 2);
@@ -332,8 +296,8 @@ START_TEST(dataload_pytorch_two_workers_batch_one_waits_half_the_delay)
 		(unsigned long long)l->window_p50_ns, (unsigned long long)l->count,
 		tw_value(&w, "next_slept_p50_ns"));
 	ck_assert_uint_ge(l->count + 2, (uint64_t)tw_value(&w, "next_slept"));
-	pt_assert_near("trainer wait p50 vs D/2", l->window_p50_ns, 80 * TW_MS, 0.15);
-	pt_assert_near("trainer wait p50 vs its own", l->window_p50_ns,
+	td_assert_near("trainer wait p50 vs D/2", l->window_p50_ns, 80 * TW_MS, 0.15);
+	td_assert_near("trainer wait p50 vs its own", l->window_p50_ns,
 		       (uint64_t)tw_value(&w, "next_slept_p50_ns"), 0.10);
 	tw_finish(&w);
 	tp_collector_stop(&c);
@@ -353,7 +317,7 @@ START_TEST(dataload_pytorch_two_workers_trainer_waits_for_batches)
 
 	if (tu_skip_unless_root("dataload_pytorch_two_workers_trainer_waits_for_batches"))
 		return;
-	pt_run(&c, &w, args, NULL);
+	td_run(&c, &w, args, NULL);
 	if (w.pid == 0)
 		return;
 	ck_assert_int_eq(tw_value(&w, "items"), (long long)items);

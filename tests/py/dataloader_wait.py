@@ -14,7 +14,12 @@
 # turn (each item still takes a worker about DELAY_MS) and a batch of one
 # is ready every DELAY_MS / NUM_WORKERS.  OPT decode: each item, once
 # read, is decoded for DECODE_MS on the CPU, as an image is, so that each
-# read is a wait of its own.
+# read is a wait of its own.  OPT pin: pin_memory=True, with a stand-in for
+# the CUDA calls only (Debian's PyTorch has no CUDA): the real pin-memory
+# thread hands each batch over through its queue.Queue, so the trainer
+# waits on a futex.  OPT store: after each step the trainer reads a key
+# from a c10d TCPStore that a timer thread sets STORE_MS later, as a rank
+# waits on its rendezvous store: a blocking recv outside the DataLoader.
 #
 # Protocol (tests/tu_waits.h): prints "ready pid=N", waits for SIGUSR1,
 # iterates one epoch, prints key=value results and "done", then waits for
@@ -35,6 +40,7 @@ TFD_CLOEXEC = 0o2000000
 TFD_TIMER_ABSTIME = 1
 # Twice the collector's default gap between two blocks of one wait.
 DECODE_MS = 2
+STORE_MS = 10
 
 
 class Timespec(ctypes.Structure):
@@ -121,6 +127,35 @@ def wait_usr1():
     signal.sigwait({signal.SIGUSR1})
 
 
+def stand_in_for_cuda_pinning():
+    """What pin_memory=True needs of CUDA, as no-ops: the rest is PyTorch's own."""
+    import torch.utils.data._utils.pin_memory as pinning
+    torch.cuda.is_available = lambda: True
+    torch.cuda.current_device = lambda: 0
+    torch.cuda.set_device = lambda device: None
+    pinning.pin_memory = lambda data, device=None: data
+
+
+class SlowStore:
+    """A c10d TCPStore whose keys a timer thread sets STORE_MS after they are asked for."""
+
+    def __init__(self):
+        import torch.distributed as dist
+        self.server = dist.TCPStore("127.0.0.1", 0, 1, True)
+        self.client = dist.TCPStore("127.0.0.1", self.server.port, 1, False)
+        self.n = 0
+        self.waited = 0
+
+    def read(self):
+        import threading
+        key = f"step{self.n}"
+        self.n += 1
+        threading.Timer(STORE_MS / 1000, self.server.set, args=(key, "1")).start()
+        t0 = time.monotonic_ns()
+        self.client.get(key)
+        self.waited += time.monotonic_ns() - t0
+
+
 def main():
     if len(sys.argv) not in (5, 6, 7):
         sys.exit("usage: dataloader_wait.py NUM_WORKERS ITEMS BATCH DELAY_MS "
@@ -129,6 +164,10 @@ def main():
     step_ns = int(sys.argv[5]) * 1000000 if len(sys.argv) > 5 else 0
     opts = sys.argv[6].split(",") if len(sys.argv) > 6 else []
     helper = "helper" in opts
+    pin = "pin" in opts
+    if pin:
+        stand_in_for_cuda_pinning()
+    store = SlowStore() if "store" in opts else None
     # A test that dies does not leave this process behind (PR_SET_PDEATHSIG).
     _libc.prctl(1, signal.SIGKILL)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
@@ -138,7 +177,8 @@ def main():
     storage = SlowStorage(items, delay_ms * 1000000, pace, decode)
     loader = DataLoader(storage,
                         batch_size=batch, num_workers=workers,
-                        persistent_workers=workers > 0, shuffle=False)
+                        persistent_workers=workers > 0, shuffle=False,
+                        pin_memory=pin)
     x = torch.ones(16, 64)
     w = torch.full((64, 64), 0.01)
     stop_r, stop_w = os.pipe()
@@ -153,28 +193,40 @@ def main():
     storage.t0 = time.monotonic_ns()  # before the workers fork: they share it
     it = iter(loader)
     waited = 0
+    first = 0
     seen = 0
     slept = []
+    took_all = []
     for _ in range(batches):
         nv0 = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
         t0 = time.monotonic_ns()
         b = next(it)
         took = time.monotonic_ns() - t0
         waited += took
+        first = first or took
+        took_all.append(took)
         # The batches the trainer slept for: its ground truth per batch.
         if resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw != nv0:
             slept.append(took)
         seen += b.shape[0]
         if step_ns:
             x = train_step(step_ns, x, w)
+        if store:
+            store.read()
     worker_pids = [w.pid for w in getattr(it, "_workers", [])]
     print(f"batches={batches}")
     print(f"items={seen}")
     print(f"next_total_ns={waited}")
+    print(f"next_first_ns={first}")
     slept.sort()
+    took_all.sort()
+    print(f"next_p50_ns={took_all[len(took_all) // 2]}")
     print(f"next_slept={len(slept)}")
     print(f"next_slept_p50_ns={slept[len(slept) // 2] if slept else 0}")
     print(f"workers={len(worker_pids)}")
+    print(f"pin_thread={int(getattr(it, '_pin_memory_thread', None) is not None)}")
+    print(f"store_reads={store.n if store else 0}")
+    print(f"store_total_ns={store.waited if store else 0}")
     print(f"own_read_waits={storage.waits}")
     print(f"own_read_long={storage.long_waits}")
     for n, pid in enumerate(worker_pids):

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Helpers of the PyTorch DataLoader tests: run tests/py/dataloader_wait.py
+ * (a real DataLoader whose items take a known time to read, timing its
+ * own next() calls) under a collector, and compare figures.  Root tests.
+ */
+#ifndef ZERNEL_TU_DATALOAD_H
+#define ZERNEL_TU_DATALOAD_H
+
+#include <stdint.h>
+
+#include "tests/collector/tu_waits.h"
+
+/*
+ * Runs dataloader_wait.py args (NULL-terminated) watched by c, started
+ * with flag (NULL: none), through its epoch ("done") and a settled
+ * segment.  w->pid is 0 when Debian's PyTorch is missing (skipped, said).
+ */
+void td_run(struct tp_collector *c, struct tw_work *w, const char *const *args, const char *flag);
+
+/* Asserts |got - want| <= rel * want (ns), naming what. */
+void td_assert_near(const char *what, uint64_t got, uint64_t want, double rel);
+
+#endif /* ZERNEL_TU_DATALOAD_H */
