@@ -119,9 +119,9 @@ START_TEST(dataload_frames_pin_memory_waits_are_the_dataloaders)
 	if (w.pid == 0)
 		return;
 	ck_assert_int_eq(tw_value(&w, "pin_thread"), 1);
-	ck_assert(told_by_frames(&c, w.pid));
 	l = trainer_waits(&c, &w);
 	report("pin_memory", &w, l);
+	ck_assert(told_by_frames(&c, w.pid));
 	check_one_wait_per_batch(&w, l);
 	/*
 	 * Most of next()'s time is the DataLoader's, in the input state: all
@@ -162,9 +162,9 @@ START_TEST(dataload_frames_store_reads_are_not_the_dataloaders)
 		return;
 	ck_assert_int_eq(tw_value(&w, "store_reads"), 40);
 	ck_assert_int_ge(tw_value(&w, "store_total_ns"), 40 * 10 * TW_MS);
-	ck_assert(told_by_frames(&c, w.pid));
 	l = trainer_waits(&c, &w);
 	report("store", &w, l);
+	ck_assert(told_by_frames(&c, w.pid));
 	/* With the reads counted there would be two waits a batch, and twice the time. */
 	check_one_wait_per_batch(&w, l);
 	tw_finish(&w);
