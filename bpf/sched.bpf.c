@@ -515,23 +515,22 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, stru
 	}
 	/*
 	 * DataLoader waits (input blocks, or whatever the frames place inside
-	 * next()) merge into one episode while the time from the end of one
-	 * to the start of the next, less the thread's waits for a CPU, stays
-	 * under episode_gap_ns: a busy machine does not split a batch.  A
-	 * shorter block of another kind in between (the interpreter's lock
-	 * handed over while a batch is unpickled) does not end it; a longer
-	 * one does, being longer than the gap, and so does leaving the CPU
-	 * where the frames place the thread outside next().
+	 * next(), preemptions included: a busy machine does not split a
+	 * batch) merge into one episode while the time from the end of one to
+	 * the start of the next stays under episode_gap_ns.  A shorter block
+	 * of another kind in between (the interpreter's lock handed over
+	 * while a batch is unpickled) does not end it; a longer one does,
+	 * being longer than the gap, and so does leaving the CPU where the
+	 * frames place the thread outside next().
 	 */
 	in_episode = loader == ZP_LOADER_UNKNOWN ? block == SHM_STATE_INPUT
 						 : loader == ZP_LOADER_IN;
 	if (t->ep_start_ns && (loader == ZP_LOADER_OUT ||
-			       now > t->ep_resume_ns + t->ep_runq_ns + episode_gap_ns))
+			       now > t->ep_resume_ns + episode_gap_ns))
 		close_episode(prev, t);
 	if (in_episode && !t->ep_start_ns) {
 		t->ep_start_ns = now;
 		t->ep_resume_ns = now;
-		t->ep_runq_ns = 0;
 		t->ep_training = training(prev, t, now);
 	}
 	t->ep_block = in_episode;
@@ -698,13 +697,9 @@ static __always_inline __u64 switch_in(struct task_struct *next, __u64 now, int 
 			if (t->futex)
 				r.flags |= ZS_SW_FUTEX;
 		}
-		/* Back from one of the open episode's waits, or from a wait for a CPU outside it. */
-		if (t->ep_start_ns && t->ep_block) {
+		/* Back from one of the open episode's waits. */
+		if (t->ep_start_ns && t->ep_block)
 			t->ep_resume_ns = now;
-			t->ep_runq_ns = 0;
-		} else if (t->ep_start_ns && (r.flags & ZS_SW_RUNQ)) {
-			t->ep_runq_ns += r.runq_ns;
-		}
 		*train = training(next, t, out);
 	} else if (!out && wake && now >= wake) {
 		/* New, or first seen waking: runnable since its wakeup. */

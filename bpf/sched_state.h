@@ -18,7 +18,6 @@ struct zs_task {
 	__u64 last_cuda_ns;	/* its last CUDA launch, allocation or sync began */
 	__u64 ep_start_ns;	/* open input episode: its first block; 0 none */
 	__u64 ep_resume_ns;	/* back on the CPU after its last block of the episode */
-	__u64 ep_runq_ns;	/* run-queue waits since ep_resume_ns: not part of the gap */
 	__u64 barrier_ns;	/* inside pthread_barrier_wait since; 0 not */
 	__u64 run_delay_out;	/* its sched_info.run_delay as it left the CPU */
 	__u64 incall_on_ns;	/* on its CPU inside a blocking CUDA or an NCCL call since */

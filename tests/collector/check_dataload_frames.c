@@ -25,36 +25,58 @@ static void report(const char *what, const struct tw_work *w, const struct shm_l
 {
 	fprintf(stderr, "%s: collector %llu waits (%llu over 10 ms), p50 %.2f ms, sum %.1f ms; "
 		"trainer %lld batches, slept in %lld, left the CPU in %lld (%lld over 10 ms), their "
-		"next() p50 %.2f ms, next() %.1f ms in all\n", what, (unsigned long long)l->count,
+		"next() p50 %.2f ms (off the CPU %.2f ms), next() %.1f ms in all\n", what,
+		(unsigned long long)l->count,
 		(unsigned long long)tw_bucket_count(l, 10 * TW_MS, 3600000 * TW_MS),
 		l->window_p50_ns / 1e6, l->sum_ns / 1e6, tw_value(w, "batches"),
 		tw_value(w, "next_slept"), tw_value(w, "next_left"), tw_value(w, "next_left_over_10ms"),
-		tw_value(w, "next_left_p50_ns") / 1e6, tw_value(w, "next_total_ns") / 1e6);
+		tw_value(w, "next_left_p50_ns") / 1e6, tw_value(w, "next_left_off_p50_ns") / 1e6,
+		tw_value(w, "next_total_ns") / 1e6);
 }
 
 /*
  * The count of waits against the trainer's own rusage around each next():
  * at least the calls it slept in, at most those it left the CPU in
  * (asleep or preempted; a preemption as its getrusage returns, just
- * before next(), counts there too), each within 10%.  A next() that finds
- * its batch ready and never leaves the CPU is no wait a scheduler sees.
+ * before next(), counts there too), each within 10%; less the batches
+ * before the collector named a stall inside next() (EARLY_BATCHES at
+ * most, on a machine this busy), which are told by the system call.  A
+ * next() that finds its batch ready and never leaves the CPU is no wait
+ * a scheduler sees.
  */
+#define EARLY_BATCHES	3
+
 static void check_count(const struct tw_work *w, const struct shm_latency *l)
 {
 	long long slept = tw_value(w, "next_slept"), left = tw_value(w, "next_left");
 
 	ck_assert_int_gt(slept, 10);
-	ck_assert_msg(l->count * 10 >= (uint64_t)slept * 9 && l->count * 10 <= (uint64_t)left * 11,
+	ck_assert_msg((l->count + EARLY_BATCHES) * 10 >= (uint64_t)slept * 9 &&
+		      l->count * 10 <= (uint64_t)left * 11,
 		      "%llu waits for %lld to %lld batches waited for", (unsigned long long)l->count,
 		      slept, left);
 }
 
-/* One wait per batch the trainer waited for, the median within 15% of theirs. */
+/*
+ * One wait per batch the trainer waited for, the median within 15% of
+ * theirs: of their next() times (the figure a user compares with), and
+ * of their time off the CPU in next() (their next() time less their CPU
+ * clock around it: the wait itself).  The first is checked where the
+ * waits are long next to the CPU time a next() takes (at least 15 ms);
+ * the second within 2 ms where that is more, as on a machine busier than
+ * this test makes it, where the trainer falls behind its storage and its
+ * waits spread from nothing to the storage's pace.
+ */
 static void check_one_wait_per_batch(const struct tw_work *w, const struct shm_latency *l)
 {
+	uint64_t p50 = (uint64_t)tw_value(w, "next_left_p50_ns");
+
 	check_count(w, l);
-	td_assert_near("wait p50 vs the trainer's own", l->window_p50_ns,
-		       (uint64_t)tw_value(w, "next_left_p50_ns"), 0.15);
+	td_assert_near_or("wait p50 vs the trainer's time off the CPU in next()",
+			  l->window_p50_ns, (uint64_t)tw_value(w, "next_left_off_p50_ns"), 0.15,
+			  2 * TW_MS);
+	if (p50 >= 15 * TW_MS)
+		td_assert_near("wait p50 vs the trainer's next()", l->window_p50_ns, p50, 0.15);
 	/* Inside what next() took, in all. */
 	ck_assert_uint_le(l->sum_ns, (uint64_t)tw_value(w, "next_total_ns"));
 }
@@ -255,7 +277,7 @@ static void check_long_waits(const struct tw_work *w, const struct shm_latency *
 
 START_TEST(dataload_frames_batches_beside_busy_work)
 {
-	static const char *const args[] = { "2", "60", "1", "50", "5", NULL };
+	static const char *const args[] = { "2", "60", "1", "50", "5", NULL, NULL };
 
 	if (tu_skip_unless_root("dataload_frames_batches_beside_busy_work"))
 		return;

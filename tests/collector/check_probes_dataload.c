@@ -246,17 +246,23 @@ START_TEST(dataload_pytorch_no_workers_trainer_waits_per_item)
 }
 END_TEST
 
-/* The same helper, counted when every thread counts: the exclusion is real. */
+/*
+ * The same helper, counted when every thread counts: the exclusion is
+ * real.  Without Python frames, where a helper's reads are told apart
+ * from the DataLoader's by the thread alone (with them, its polls lie
+ * outside next() and are no DataLoader wait either way).
+ */
 START_TEST(dataload_pytorch_helper_thread_counted_with_all_threads)
 {
 	static const char *const args[] = { "0", "64", "1", "40", PT_STEP_MS, "helper", NULL };
+	static const char *const flags[] = { "--all-threads", "--no-python-frames", NULL };
 	struct tp_collector c;
 	struct tw_work w;
 	const struct shm_proc *p;
 
 	if (tu_skip_unless_root("dataload_pytorch_helper_thread_counted_with_all_threads"))
 		return;
-	td_run(&c, &w, args, "--all-threads");
+	td_run(&c, &w, args, flags);
 	if (w.pid == 0)
 		return;
 	p = tp_proc(&c, (uint32_t)w.pid);

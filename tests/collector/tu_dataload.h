@@ -13,12 +13,17 @@
 
 /*
  * Runs dataloader_wait.py args (NULL-terminated) watched by c, started
- * with flag (NULL: none), through its epoch ("done") and a settled
- * segment.  w->pid is 0 when Debian's PyTorch is missing (skipped, said).
+ * with flags (NULL-terminated; NULL: none), through its epoch ("done")
+ * and a settled segment.  w->pid is 0 when Debian's PyTorch is missing
+ * (skipped, said).
  */
-void td_run(struct tp_collector *c, struct tw_work *w, const char *const *args, const char *flag);
+void td_run(struct tp_collector *c, struct tw_work *w, const char *const *args,
+	    const char *const *flags);
 
 /* Asserts |got - want| <= rel * want (ns), naming what. */
 void td_assert_near(const char *what, uint64_t got, uint64_t want, double rel);
+/* The same, or within abs_ns where that is more. */
+void td_assert_near_or(const char *what, uint64_t got, uint64_t want, double rel,
+		       uint64_t abs_ns);
 
 #endif /* ZERNEL_TU_DATALOAD_H */

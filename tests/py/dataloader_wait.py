@@ -197,13 +197,17 @@ def main():
     seen = 0
     slept = []
     left = []
+    left_off = []
     took_all = []
     for _ in range(batches):
         r0 = resource.getrusage(resource.RUSAGE_THREAD)
         nv0 = r0.ru_nvcsw
+        c0 = time.thread_time_ns()
         t0 = time.monotonic_ns()
         b = next(it)
         took = time.monotonic_ns() - t0
+        # Of which off the CPU: what a scheduler sees of a wait.
+        off = took - (time.thread_time_ns() - c0)
         waited += took
         first = first or took
         took_all.append(took)
@@ -216,6 +220,7 @@ def main():
         # next(), counts here).
         if r1.ru_nvcsw != nv0 or r1.ru_nivcsw != r0.ru_nivcsw:
             left.append(took)
+            left_off.append(off)
         seen += b.shape[0]
         if step_ns:
             x = train_step(step_ns, x, w)
@@ -228,6 +233,8 @@ def main():
     print(f"next_first_ns={first}")
     slept.sort()
     left.sort()
+    left_off.sort()
+    print(f"next_left_off_p50_ns={left_off[len(left_off) // 2] if left_off else 0}")
     took_all.sort()
     print(f"next_left={len(left)}")
     print(f"next_left_p50_ns={left[len(left) // 2] if left else 0}")
