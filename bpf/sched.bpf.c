@@ -261,6 +261,7 @@ static __always_inline __u32 why_blocked(struct task_struct *p, struct zs_task *
 					 __u32 *stall)
 {
 	__u64 a1 = 0, a2 = 0, a3 = 0;
+	__u32 cls;
 	__s64 nr;
 
 	*futex = 0;
@@ -276,7 +277,17 @@ static __always_inline __u32 why_blocked(struct task_struct *p, struct zs_task *
 	nr = blocked_syscall(p, &a1, &a2, &a3);
 	if (nr < 0 || nr >= ZS_SYSCALL_MAX)
 		return SHM_STATE_OTHER;
-	switch (sysclass[nr & (ZS_SYSCALL_MAX - 1)]) {
+	cls = sysclass[nr & (ZS_SYSCALL_MAX - 1)];
+	/*
+	 * select and pselect6 (nfds, readfds, writefds, exceptfds, ...) with
+	 * no set, poll and ppoll (fds, nfds, ...) with no descriptor: a sleep
+	 * (CPython 3.10's time.sleep); else input.
+	 */
+	if (cls == ZS_SYS_SELECT)
+		cls = a1 || a2 || a3 ? ZS_SYS_INPUT : ZS_SYS_SLEEP;
+	else if (cls == ZS_SYS_POLL)
+		cls = a1 ? ZS_SYS_INPUT : ZS_SYS_SLEEP;
+	switch (cls) {
 	case ZS_SYS_INPUT:
 		*stall = SHM_STALL_INPUT;
 		return SHM_STATE_INPUT;
@@ -296,22 +307,6 @@ static __always_inline __u32 why_blocked(struct task_struct *p, struct zs_task *
 		*stall = SHM_STALL_LOCK;
 		*futex = 1;
 		return SHM_STATE_LOCK;
-	case ZS_SYS_SELECT:
-		/* (nfds, readfds, writefds, exceptfds, timeout): no set, a sleep. */
-		if (a1 || a2 || a3) {
-			*stall = SHM_STALL_INPUT;
-			return SHM_STATE_INPUT;
-		}
-		*stall = SHM_STALL_SLEEP;
-		return SHM_STATE_SLEEP;
-	case ZS_SYS_POLL:
-		/* (fds, nfds, timeout): no descriptor, a sleep. */
-		if (a1) {
-			*stall = SHM_STALL_INPUT;
-			return SHM_STATE_INPUT;
-		}
-		*stall = SHM_STALL_SLEEP;
-		return SHM_STATE_SLEEP;
 	case ZS_SYS_SLEEP:
 		*stall = SHM_STALL_SLEEP;
 		return SHM_STATE_SLEEP;
@@ -483,7 +478,7 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, stru
 						  int involuntary, __u64 now, __u32 *stall)
 {
 	__u32 block = ZS_NONE, futex = 0;
-	int loader = ZP_LOADER_UNKNOWN, in_episode;
+	int loader = ZP_LOADER_UNKNOWN, in_episode, train;
 
 	*stall = SHM_STALL_RUNQ;
 	/* No state to read its block from (the table is full, counted): other. */
@@ -506,7 +501,8 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, stru
 	 * whatever the call: the pin-memory thread's queue is a futex) or
 	 * preempted; outside it, it is not.
 	 */
-	if (!t->gpu_depth && !t->coll_depth && training(prev, t, now))
+	train = training(prev, t, now);
+	if (!t->gpu_depth && !t->coll_depth && train)
 		loader = zp_loader_at(now);
 	if (loader == ZP_LOADER_IN && !involuntary) {
 		block = SHM_STATE_INPUT;
@@ -531,7 +527,7 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, stru
 	if (in_episode && !t->ep_start_ns) {
 		t->ep_start_ns = now;
 		t->ep_resume_ns = now;
-		t->ep_training = training(prev, t, now);
+		t->ep_training = train;
 	}
 	t->ep_block = in_episode;
 	/*
