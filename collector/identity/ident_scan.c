@@ -12,6 +12,7 @@
 
 #include "bpf/probe_abi.h"
 #include "collector/identity/ident_scan.h"
+#include "collector/parser/parser.h"
 #include "collector/proc/proc_stat.h"
 
 _Static_assert(CGROUP_RUNTIME_NONE == SHM_ID_RUNTIME_NONE &&
@@ -137,7 +138,7 @@ int ident_scan_read(struct ident_scan *s, pid_t pid, struct shm_identity *out,
 	cg_err = cgroup_id_read(pid, &s->cg);
 	if (cg_err == -ENOENT)
 		return -ENOENT;
-	env_err = proc_env_read(pid, &s->env);
+	env_err = parser_environ(pid, &s->env);
 	if (env_err == -ENOENT)
 		return -ENOENT;
 	/* Caught inside execve, or a zombie: the environment may come later. */

@@ -4,13 +4,14 @@
 #include <string.h>
 
 #include "collector/identity/proc_identity.h"
+#include "collector/parser/parser.h"
 
 int proc_identity_read(pid_t pid, const struct proc_identity_ctx *ctx, struct proc_identity *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->pid = (int32_t)pid;
 	out->cgroup_err = cgroup_id_read(pid, &out->cgroup);
-	out->env_err = proc_env_read(pid, &out->env);
+	out->env_err = parser_environ(pid, &out->env);
 	out->fds_err = gpu_fds_read(pid, &out->fds);
 	if (out->cgroup_err == -ENOENT && out->env_err == -ENOENT && out->fds_err == -ENOENT)
 		return -ENOENT;

@@ -27,7 +27,7 @@ struct proc_identity_ctx {
 struct proc_identity {
 	int32_t pid;
 	int32_t cgroup_err;		/* 0, or what cgroup_id_read returned */
-	int32_t env_err;		/* 0, or what proc_env_read returned */
+	int32_t env_err;		/* 0, or what parser_environ returned */
 	int32_t fds_err;		/* 0, or what gpu_fds_read returned */
 	int32_t kube_err;		/* 0, or what kube_pods_lookup returned */
 	uint32_t pad;

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -75,8 +76,8 @@ static int send_request(const struct parser_request *rq, size_t len, int fd)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
 }
 
-/* One reply of at most max figures, within the timeout: its size, or -ECHILD. */
-static int receive_reply(struct parser_reply *rp, uint32_t max, const char *what)
+/* One reply of at most max items of op's kind, within the timeout: 0, or -ECHILD. */
+static int receive_reply(uint32_t op, struct parser_reply *rp, uint32_t max, const char *what)
 {
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
 	ssize_t n;
@@ -95,7 +96,7 @@ static int receive_reply(struct parser_reply *rp, uint32_t max, const char *what
 		return -ECHILD;
 	}
 	if ((size_t)n < offsetof(struct parser_reply, v) || rp->n > max ||
-	    (size_t)n != offsetof(struct parser_reply, v) + rp->n * sizeof(rp->v[0]) ||
+	    (size_t)n != parser_reply_len(op, rp->n) ||
 	    rp->status > (int32_t)max || rp->status < -4095) {
 		lose_child("answered out of its protocol");
 		return -ECHILD;
@@ -103,9 +104,26 @@ static int receive_reply(struct parser_reply *rp, uint32_t max, const char *what
 	return 0;
 }
 
-/* Sends rq with fd and takes the reply, starting a child first when none runs. */
+static const char *request_what(uint32_t op)
+{
+	switch (op) {
+	case PARSER_OP_ELF_PYTHON:
+		return "on an interpreter's ELF file";
+	case PARSER_OP_ENVIRON:
+		return "on a process's environment";
+	default:
+		return "on a library's ELF file";
+	}
+}
+
+/*
+ * Sends rq with fd and takes the reply, starting a child first when none
+ * runs.  believe, when given, judges a well-formed reply: a reply it
+ * refuses (the child lies) costs the child, as a crash does.
+ */
 static int request(const struct parser_request *rq, size_t len, int fd,
-		   struct parser_reply *rp, uint32_t max)
+		   struct parser_reply *rp, uint32_t max,
+		   int (*believe)(const struct parser_reply *rp))
 {
 	int err;
 
@@ -120,8 +138,11 @@ static int request(const struct parser_request *rq, size_t len, int fd,
 		err = -ECHILD;
 		goto out;
 	}
-	err = receive_reply(rp, max, rq->op == PARSER_OP_ELF_PYTHON ?
-			    "on an interpreter's ELF file" : "on a library's ELF file");
+	err = receive_reply(rq->op, rp, max, request_what(rq->op));
+	if (err == 0 && believe && !believe(rp)) {
+		lose_child("answered what no environment gives");
+		err = -ECHILD;
+	}
 out:
 	pthread_mutex_unlock(&lock);
 	return err;
@@ -146,7 +167,8 @@ int parser_elf_functions(int fd, const char *const *names, size_t n, uint64_t *o
 		used += len;
 	}
 	rq.n = (uint32_t)n;
-	err = request(&rq, offsetof(struct parser_request, names) + used, fd, &rp, (uint32_t)n);
+	err = request(&rq, offsetof(struct parser_request, names) + used, fd, &rp, (uint32_t)n,
+		      NULL);
 	if (err < 0)
 		return err;
 	if (rp.status >= 0 && rp.n != n)
@@ -163,7 +185,7 @@ int parser_elf_python(int fd, struct pyelf_syms *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = request(&rq, offsetof(struct parser_request, names), fd, &rp, 4);
+	err = request(&rq, offsetof(struct parser_request, names), fd, &rp, 4, NULL);
 	if (err < 0)
 		return err;
 	if (rp.status > 0 || (rp.status == 0 && rp.n != 4))
@@ -175,6 +197,40 @@ int parser_elf_python(int fd, struct pyelf_syms *out)
 		out->first_load = rp.v[3];
 	}
 	return rp.status;
+}
+
+/* An environment reply: an error with nothing, or one environment the readers could write. */
+static int environ_believable(const struct parser_reply *rp)
+{
+	if (rp->status > 0 || (rp->status == 0) != (rp->n == 1))
+		return 0;
+	return rp->status < 0 || proc_env_check(&rp->env) == 0;
+}
+
+int parser_environ(pid_t pid, struct proc_env *out)
+{
+	struct parser_request rq = { .op = PARSER_OP_ENVIRON };
+	struct parser_reply *rp;
+	int fd = proc_env_open(pid), err;
+
+	memset(out, 0, sizeof(*out));
+	if (fd < 0)
+		return fd;
+	/* Some 10 KiB: off the stack of whichever thread asks. */
+	rp = malloc(sizeof(*rp));
+	if (!rp) {
+		close(fd);
+		return -ENOMEM;
+	}
+	err = request(&rq, offsetof(struct parser_request, names), fd, rp, 1,
+		      environ_believable);
+	close(fd);
+	if (err == 0 && rp->status == 0)
+		*out = rp->env;
+	if (err == 0)
+		err = rp->status;
+	free(rp);
+	return err;
 }
 
 /* The running child (0: none) and the restarts so far, read together. */

@@ -9,11 +9,14 @@
  * (it holds the capabilities that reach another container's files) and
  * hands the child the descriptor over a socket pair; the child answers
  * with a few typed figures.  Parsed there: the ELF files the probes attach
- * to (elfsyms.h) and the interpreters the Python finder reads (pyelf.h).
+ * to (elfsyms.h), the interpreters the Python finder reads (pyelf.h) and
+ * the environments of watched processes (proc_env.h: ranks, job, GPU
+ * selection), whose answer the collector checks field by field before it
+ * keeps it.
  *
  * A file that crashes or stalls the child costs the child: the collector
  * kills it, counts the restart (zernel_collector_parser_restarts_total),
- * and that file is an error; the next request starts another child.  The
+ * and that file is an error; so is an answer that no honest parse gives; the next request starts another child.  The
  * child starts at the first request and ends when the collector closes
  * its end or dies.  Thread-safe: one request at a time.
  */
@@ -25,6 +28,7 @@
 #include <sys/types.h>
 
 #include "collector/parser/pyelf.h"
+#include "collector/proc/proc_env.h"
 
 #define PARSER_MAX_NAMES	256u	/* symbols in one request */
 #define PARSER_TIMEOUT_MS	20000	/* one file's parse, libnccl's included */
@@ -38,6 +42,14 @@ int parser_elf_functions(int fd, const char *const *names, size_t n, uint64_t *o
 
 /* pyelf_symbols() of the file open at fd, in the child: 0 or -errno, as above. */
 int parser_elf_python(int fd, struct pyelf_syms *out);
+
+/*
+ * proc_env_read() of pid, with the environment opened here and read and
+ * parsed in the child: 0, -errno as proc_env_read() returns them, or
+ * -ECHILD (the child died, stalled or lied on it, and was restarted).  out
+ * is always fully written; nothing is kept but on 0.
+ */
+int parser_environ(pid_t pid, struct proc_env *out);
 
 /* Children killed or lost mid-request since start. */
 uint64_t parser_restarts(void);

@@ -19,6 +19,7 @@
 #include "collector/parser/elfsyms.h"
 #include "collector/parser/parser_proto.h"
 #include "collector/parser/pyelf.h"
+#include "collector/proc/proc_env.h"
 #include "collector/privsep/privileges.h"
 #include "common/helper_proc.h"
 
@@ -119,6 +120,10 @@ static void handle(const struct parser_request *rq, size_t len, int fd, struct p
 			rp->n = 4;
 		}
 		break;
+	case PARSER_OP_ENVIRON:
+		rp->status = proc_env_read_fd(fd, &rp->env);
+		rp->n = rp->status == 0;
+		break;
 	default:
 		break;
 	}
@@ -178,8 +183,7 @@ void parser_child_main(int sock)
 		handle(&rq, (size_t)n, fd, &rp);
 		if (fd >= 0)
 			close(fd);
-		if (send(CHILD_SOCK, &rp, offsetof(struct parser_reply, v) + rp.n * sizeof(rp.v[0]),
-			 MSG_NOSIGNAL) < 0)
+		if (send(CHILD_SOCK, &rp, parser_reply_len(rq.op, rp.n), MSG_NOSIGNAL) < 0)
 			_exit(0);
 	}
 }

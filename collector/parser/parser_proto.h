@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The messages between the collector and its parser child (parser.h): one
- * request with the file's descriptor attached (SCM_RIGHTS), one reply, on
+ * request with the file's descriptor attached (SCM_RIGHTS), one reply
+ * (figures, or an environment's allowlisted variables), on
  * a SOCK_SEQPACKET socket pair, so each message arrives whole or not at
  * all.  The child checks every field of a request before it acts on it.
  */
 #ifndef ZERNEL_PARSER_PROTO_H
 #define ZERNEL_PARSER_PROTO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "collector/parser/parser.h"
+#include "collector/proc/proc_env.h"
 
 enum parser_op {
 	PARSER_OP_ELF_FUNCTIONS = 1,	/* names: function symbols; v: their file offsets */
 	PARSER_OP_ELF_PYTHON,		/* v: runtime, version, code_type, first_load */
+	PARSER_OP_ENVIRON,		/* env: the allowlisted variables of an environ file */
 };
 
 #define PARSER_NAMES_BYTES	16384u
@@ -27,9 +31,20 @@ struct parser_request {
 
 struct parser_reply {
 	int32_t status;			/* what the parse returned: >= 0, or -errno */
-	uint32_t n;			/* figures in v */
-	uint64_t v[PARSER_MAX_NAMES];
+	uint32_t n;			/* figures in v, or environments in env (0 or 1) */
+	union {
+		uint64_t v[PARSER_MAX_NAMES];
+		struct proc_env env;
+	};
 };
+
+/* Bytes of a reply of n items of op's kind. */
+static inline size_t parser_reply_len(uint32_t op, uint32_t n)
+{
+	size_t item = op == PARSER_OP_ENVIRON ? sizeof(struct proc_env) : sizeof(uint64_t);
+
+	return offsetof(struct parser_reply, v) + n * item;
+}
 
 /*
  * No capability, NO_NEW_PRIVS, then the allowlist: from here on any other

@@ -267,18 +267,27 @@ void proc_env_parse(const char *buf, size_t len, struct proc_env *out)
 	scan_finish(&sc);
 }
 
-int proc_env_read_file(const char *path, struct proc_env *out)
+int proc_env_open(pid_t pid)
 {
-	struct env_scan sc;
-	char chunk[4096];
-	size_t total = 0;
-	int fd, err = 0;
+	char path[64];
+	int fd;
 
-	scan_init(&sc, out);
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		/* Recent kernels refuse to open a kernel thread's or zombie's environ. */
 		return errno == ESRCH ? -ENODATA : -errno;
+	return fd;
+}
+
+int proc_env_read_fd(int fd, struct proc_env *out)
+{
+	struct env_scan sc;
+	char chunk[4096];
+	size_t total = 0;
+	int err = 0;
+
+	scan_init(&sc, out);
 	while (total < PROC_ENV_READ_MAX) {
 		size_t want = PROC_ENV_READ_MAX - total;
 		ssize_t n = read(fd, chunk, want < sizeof(chunk) ? want : sizeof(chunk));
@@ -296,7 +305,6 @@ int proc_env_read_file(const char *path, struct proc_env *out)
 	}
 	if (total == PROC_ENV_READ_MAX && read(fd, chunk, 1) > 0)
 		out->flags |= PROC_ENV_F_TRUNCATED;
-	close(fd);
 	out->bytes = (uint32_t)total;
 	scan_finish(&sc);
 	explicit_bzero(chunk, sizeof(chunk));
@@ -307,10 +315,81 @@ int proc_env_read_file(const char *path, struct proc_env *out)
 	return err && err != -ESRCH ? err : -ENODATA;
 }
 
+int proc_env_read_file(const char *path, struct proc_env *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), err;
+
+	if (fd < 0) {
+		memset(out, 0, sizeof(*out));
+		return errno == ESRCH ? -ENODATA : -errno;
+	}
+	err = proc_env_read_fd(fd, out);
+	close(fd);
+	return err;
+}
+
 int proc_env_read(pid_t pid, struct proc_env *out)
 {
-	char path[64];
+	int fd = proc_env_open(pid), err;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	return proc_env_read_file(path, out);
+	if (fd < 0) {
+		memset(out, 0, sizeof(*out));
+		return fd;
+	}
+	err = proc_env_read_fd(fd, out);
+	close(fd);
+	return err;
+}
+
+/*
+ * Whether field f of var holds what the scanner could have stored: its
+ * value's text decoded again gives the same bytes, and a field absent or
+ * refused is zero past its state.
+ */
+static int field_as_stored(const struct env_var *var, const char *f)
+{
+	struct env_scan sc = { .var = var };
+	size_t size = field_size(var->kind), text;
+	uint32_t state;
+	const char *value;
+
+	memcpy(&state, f, sizeof(state));
+	if (state == PROC_ENV_ABSENT || state == PROC_ENV_INVALID) {
+		memset(&sc.field, 0, sizeof(sc.field));
+		sc.field.num.state = state;
+		return memcmp(f, &sc.field, size) == 0;
+	}
+	if (state != PROC_ENV_SET)
+		return 0;
+	if (var->kind == ENV_NUM) {
+		const struct proc_env_num *num = (const void *)f;
+
+		sc.len = (size_t)snprintf(sc.value, sizeof(sc.value), "%llu",
+					  (unsigned long long)num->value);
+	} else {
+		value = f + offsetof(struct proc_env_id, value);
+		text = size - offsetof(struct proc_env_id, value);
+		sc.len = strnlen(value, text);
+		if (sc.len == text)
+			return 0;	/* not terminated inside its field */
+		memcpy(sc.value, value, sc.len);
+	}
+	if (field_decode(&sc) != 0)
+		return 0;
+	return memcmp(f, &sc.field, size) == 0;
+}
+
+int proc_env_check(const struct proc_env *e)
+{
+	const uint32_t flags = PROC_ENV_F_TRUNCATED | PROC_ENV_F_CUT_ENTRY | PROC_ENV_F_CONFLICT |
+			       PROC_ENV_F_MALFORMED;
+
+	for (size_t i = 0; i < ARRAY_SIZE(env_vars); i++)
+		if (!field_as_stored(&env_vars[i], (const char *)e + env_vars[i].off))
+			return -EPROTO;
+	/* Every entry ends with a NUL that was read; a refusal is an entry's. */
+	if (e->bytes > PROC_ENV_READ_MAX || e->entries > e->bytes || e->refused > e->entries ||
+	    (e->flags & ~flags))
+		return -EPROTO;
+	return 0;
 }

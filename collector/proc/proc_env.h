@@ -108,21 +108,34 @@ struct proc_env {
 };
 
 /*
- * Reads /proc/<pid>/environ into out.  Returns 0 (fields as found in
- * the complete entries read), -ENOENT when there is no such process,
- * -EACCES or -EPERM when its environment may not be read, -ENODATA when
- * it has none to read (a kernel thread, a zombie, a process that exited
- * before any byte was read, or one caught inside execve(), which names
- * the new program before it lays out the new environment: read again
- * later).  Nothing is kept then.  out is always fully written.
+ * Reads /proc/<pid>/environ into out, in this process.  Returns 0 (fields
+ * as found in the complete entries read), -ENOENT when there is no such
+ * process, -EACCES or -EPERM when its environment may not be read,
+ * -ENODATA when it has none to read (a kernel thread, a zombie, a process
+ * that exited before any byte was read, or one caught inside execve(),
+ * which names the new program before it lays out the new environment:
+ * read again later).  Nothing is kept then.  out is always fully written.
+ * The collector parses no environment itself: it opens the file
+ * (proc_env_open) and its parser child reads it (parser_environ).
  */
 int proc_env_read(pid_t pid, struct proc_env *out);
 /* The same from any file laid out like /proc/PID/environ. */
 int proc_env_read_file(const char *path, struct proc_env *out);
+/* /proc/<pid>/environ opened for reading: a descriptor, or -errno as above. */
+int proc_env_open(pid_t pid);
+/* The same from a descriptor open on such a file, read to its end (or the limit). */
+int proc_env_read_fd(int fd, struct proc_env *out);
 /*
  * Parses buf[0..len) as one whole environ image (NUL-separated
  * "NAME=value" entries); what the readers do after reading.
  */
 void proc_env_parse(const char *buf, size_t len, struct proc_env *out);
+/*
+ * 0 when e is what the readers could have written: every field absent,
+ * refused (zero past its state) or set to a value its check admits, in
+ * the bytes the scanner stores, and counts that fit together; -EPROTO
+ * otherwise.  For an answer from another process (the parser child).
+ */
+int proc_env_check(const struct proc_env *e);
 
 #endif /* ZERNEL_PROC_ENV_H */

@@ -5,8 +5,10 @@
  * and its seccomp filter (read from the kernel, /proc/PID/status); the
  * filter kills a child that opens a file, maps executable memory or
  * starts a process; a malformed file is an error the child survives; a
- * child that dies in the middle of a file is restarted and counted; and
- * the real collector parses the libraries it probes in such a child.
+ * child that dies in the middle of a file is restarted and counted; a
+ * process's environment is parsed there too, malformed or not, with the
+ * same answer as in-process and no secret in it; and the real collector
+ * parses the libraries it probes in such a child.
  * Root (to have capabilities to drop), except where said.
  */
 #include <check.h>
@@ -27,6 +29,8 @@
 #include "collector/parser/parser.h"
 #include "collector/parser/parser_proto.h"
 #include "collector/parser/pyelf.h"
+#include "collector/proc/proc_env.h"
+#include "tests/collector/tu_identity.h"
 #include "tests/collector/tu_probes.h"
 #include "tests/support/testutil.h"
 
@@ -298,6 +302,130 @@ START_TEST(a_child_that_dies_in_a_file_is_replaced_and_counted)
 }
 END_TEST
 
+#define SECRET	"zSECRETz-wJalrXUtnFEMI-K7MDENG-bPxRfiCY"
+
+/* pid's environment parsed by the child, and in this process, alike. */
+static void environ_both_ways(pid_t pid, struct proc_env *child, struct proc_env *here)
+{
+	ck_assert_int_eq(parser_environ(pid, child), 0);
+	ck_assert_int_eq(proc_env_read(pid, here), 0);
+	ck_assert_mem_eq(child, here, sizeof(*child));
+	ck_assert_msg(!memmem(child, sizeof(*child), "zSECRETz", 8), "a secret left the child");
+}
+
+START_TEST(an_environment_is_parsed_in_the_child_as_in_process)
+{
+	char *const envp[] = {
+		"PATH=/usr/bin:/bin", "AWS_SECRET_ACCESS_KEY=" SECRET, "RANK=3", "LOCAL_RANK=1",
+		"WORLD_SIZE=4", "TORCHELASTIC_RUN_ID=job-42", "SLURM_JOB_ID=77",
+		"CUDA_VISIBLE_DEVICES=2,3", "MASTER_ADDR=10.0.0.7", NULL,
+	};
+	struct proc_env child, here;
+	pid_t pid, gone, parser;
+	int status;
+
+	if (tu_skip_unless_root("an_environment_is_parsed_in_the_child_as_in_process"))
+		return;
+	pid = ti_spawn_env(envp);
+	ck_assert_int_gt(pid, 0);
+	environ_both_ways(pid, &child, &here);
+	ti_reap(pid);
+	ck_assert_uint_eq(child.rank.value, 3);
+	ck_assert_str_eq(child.run_id.value, "job-42");
+	ck_assert_str_eq(child.cuda_visible_devices.value, "2,3");
+	ck_assert_str_eq(child.master_addr.value, "10.0.0.7");
+	ck_assert_uint_eq(child.entries, 9);
+	parser = parser_pid();
+	ck_assert_int_gt(parser, 0);
+	assert_sandboxed(parser);
+
+	/* Errors come from opening, here, as in-process: the child is not asked. */
+	ck_assert_int_eq(parser_environ(2, &child), -ENODATA);	/* kthreadd */
+	gone = fork();
+	ck_assert_int_ge(gone, 0);
+	if (gone == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(gone, &status, 0), gone);
+	ck_assert_int_eq(parser_environ(gone, &child), -ENOENT);
+	ck_assert_uint_eq(child.entries, 0);
+	ck_assert_int_eq(parser_pid(), parser);
+	ck_assert_uint_eq(parser_restarts(), 0);
+	parser_stop();
+}
+END_TEST
+
+/*
+ * What a hostile process can put in its environment: entries without
+ * '=', values that fail their checks, a name twice with two values, bytes
+ * that are not UTF-8, and more than the reader takes.  Answers, never a
+ * lost child.
+ */
+START_TEST(a_malformed_environment_is_an_answer_the_child_survives)
+{
+	static char big[PROC_ENV_READ_MAX + 4096];
+	char *const envp[] = {
+		"no equals sign here", "RANK=12abc", "WORLD_SIZE=4", "WORLD_SIZE=8",
+		"TORCHELASTIC_RUN_ID=\xff\xfe\x01", "CUDA_DEVICE_ORDER=PCI BUS ID",
+		"AWS_SECRET_ACCESS_KEY=" SECRET, "LOCAL_RANK=1", big, NULL,
+	};
+	struct proc_env child, here;
+	pid_t pid, parser;
+
+	if (tu_skip_unless_root("a_malformed_environment_is_an_answer_the_child_survives"))
+		return;
+	memcpy(big, "FILLER=", 7);
+	memset(big + 7, 'x', sizeof(big) - 8);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(parser_environ(getpid(), &child), 0);	/* a child to watch */
+	parser = parser_pid();
+	pid = ti_spawn_env(envp);
+	ck_assert_int_gt(pid, 0);
+	environ_both_ways(pid, &child, &here);
+	ti_reap(pid);
+	ck_assert_uint_eq(child.rank.state, PROC_ENV_INVALID);
+	ck_assert_uint_eq(child.world_size.state, PROC_ENV_INVALID);
+	ck_assert_uint_eq(child.run_id.state, PROC_ENV_INVALID);
+	ck_assert_uint_eq(child.cuda_device_order.state, PROC_ENV_INVALID);
+	ck_assert_uint_eq(child.local_rank.value, 1);
+	ck_assert_uint_eq(child.flags, PROC_ENV_F_TRUNCATED | PROC_ENV_F_CUT_ENTRY |
+			  PROC_ENV_F_CONFLICT | PROC_ENV_F_MALFORMED);
+	ck_assert_uint_eq(child.bytes, PROC_ENV_READ_MAX);
+	ck_assert_int_eq(proc_env_check(&child), 0);
+	ck_assert_int_eq(parser_pid(), parser);
+	ck_assert_uint_eq(parser_restarts(), 0);
+	parser_stop();
+}
+END_TEST
+
+/* An environment that crashes the child, as a file does: restarted, counted, the next one answered. */
+START_TEST(a_child_that_dies_on_an_environment_is_replaced_and_counted)
+{
+	struct killer k = { .ms = 200 };
+	struct proc_env e;
+	pthread_t t;
+	pid_t first;
+
+	if (tu_skip_unless_root("a_child_that_dies_on_an_environment_is_replaced_and_counted"))
+		return;
+	ck_assert_int_eq(parser_environ(getpid(), &e), 0);
+	first = parser_pid();
+	ck_assert_int_gt(first, 0);
+	ck_assert_int_eq(kill(first, SIGSTOP), 0);
+	ck_assert(stopped(first));
+	k.pid = first;
+	ck_assert_int_eq(pthread_create(&t, NULL, crash_later, &k), 0);
+	ck_assert_int_eq(parser_environ(getpid(), &e), -ECHILD);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(e.entries, 0);
+	ck_assert_uint_eq(parser_restarts(), 1);
+	ck_assert_int_eq(parser_environ(getpid(), &e), 0);
+	ck_assert_uint_gt(e.entries, 0);
+	ck_assert_int_ne(parser_pid(), first);
+	ck_assert_uint_eq(parser_restarts(), 1);
+	parser_stop();
+}
+END_TEST
+
 /* The collector's child named zernel-parser; 0 when none. */
 static pid_t collector_parser(pid_t collector)
 {
@@ -355,6 +483,9 @@ Suite *parser_suite(void)
 			    FORBIDDEN_COUNT);
 	tcase_add_test(t, a_malformed_elf_file_is_an_error_the_child_survives);
 	tcase_add_test(t, a_child_that_dies_in_a_file_is_replaced_and_counted);
+	tcase_add_test(t, an_environment_is_parsed_in_the_child_as_in_process);
+	tcase_add_test(t, a_malformed_environment_is_an_answer_the_child_survives);
+	tcase_add_test(t, a_child_that_dies_on_an_environment_is_replaced_and_counted);
 	tcase_add_test(t, the_collector_parses_what_it_probes_in_its_child);
 	suite_add_tcase(s, t);
 	return s;

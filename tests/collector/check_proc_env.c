@@ -458,6 +458,94 @@ START_TEST(a_fifo_that_ends_mid_entry)
 }
 END_TEST
 
+/*
+ * proc_env_check: what the parser child answers is believed only when a
+ * reader could have written it.  Each way a hostile child could bend a
+ * real answer is refused; the answer itself, and one with every field
+ * absent or refused, pass.
+ */
+enum bend {
+	BEND_STATE, BEND_NUMBER_RANGE, BEND_NUMBER_PAD, BEND_TEXT_UNTERMINATED, BEND_TEXT_CONTROL,
+	BEND_TEXT_AFTER_NUL, BEND_HOST_CHARS, BEND_ABSENT_WITH_VALUE, BEND_INVALID_WITH_VALUE,
+	BEND_DEVICES_CONTROL, BEND_BYTES, BEND_ENTRIES, BEND_REFUSED, BEND_FLAGS, BEND_COUNT
+};
+
+START_TEST(an_answer_no_reader_writes_is_refused)
+{
+	const char *const env[] = {
+		"RANK=5", "WORLD_SIZE=16", "TORCHELASTIC_RUN_ID=llama-7b-é-run",
+		"MASTER_ADDR=trainer-0.ml.svc", "CUDA_VISIBLE_DEVICES=2,3", "SLURM_JOB_ID=bad",
+		NULL,
+	};
+	struct proc_env e;
+
+	parse_entries(env, &e);
+	ck_assert_int_eq(proc_env_check(&e), 0);
+	ck_assert_uint_eq(e.slurm_job_id.state, PROC_ENV_INVALID);
+	switch ((enum bend)_i) {
+	case BEND_STATE:
+		e.local_rank.state = 3;
+		break;
+	case BEND_NUMBER_RANGE:
+		e.rank.value = PROC_ENV_RANK_MAX + 1ull;
+		break;
+	case BEND_NUMBER_PAD:
+		e.rank.pad = 1;
+		break;
+	case BEND_TEXT_UNTERMINATED:
+		memset(e.run_id.value, 'a', sizeof(e.run_id.value));
+		break;
+	case BEND_TEXT_CONTROL:
+		e.run_id.value[2] = '\n';
+		break;
+	case BEND_TEXT_AFTER_NUL:
+		e.run_id.value[sizeof(e.run_id.value) - 1] = 'x';
+		break;
+	case BEND_HOST_CHARS:
+		e.master_addr.value[0] = '/';
+		break;
+	case BEND_ABSENT_WITH_VALUE:
+		e.group_rank.value = 2;
+		break;
+	case BEND_INVALID_WITH_VALUE:
+		e.slurm_job_id.value = 7;
+		break;
+	case BEND_DEVICES_CONTROL:
+		e.cuda_visible_devices.value[1] = '\x1b';
+		break;
+	case BEND_BYTES:
+		e.bytes = PROC_ENV_READ_MAX + 1;
+		break;
+	case BEND_ENTRIES:
+		e.entries = e.bytes + 1;
+		break;
+	case BEND_REFUSED:
+		e.refused = e.entries + 1;
+		break;
+	default:
+		e.flags |= 0x100;
+		break;
+	}
+	ck_assert_msg(proc_env_check(&e) == -EPROTO, "bend %d believed", _i);
+}
+END_TEST
+
+START_TEST(answers_with_every_field_absent_or_refused_pass)
+{
+	const char *const refused[] = {
+		"RANK=x", "LOCAL_RANK=-1", "WORLD_SIZE=0", "TORCHELASTIC_RUN_ID=", "MASTER_ADDR=a b",
+		"MASTER_PORT=70000", "CUDA_DEVICE_ORDER=a/b", "NVIDIA_VISIBLE_DEVICES=\t", NULL,
+	};
+	struct proc_env e;
+
+	memset(&e, 0, sizeof(e));
+	ck_assert_int_eq(proc_env_check(&e), 0);
+	parse_entries(refused, &e);
+	ck_assert_uint_eq(e.refused, 8);
+	ck_assert_int_eq(proc_env_check(&e), 0);
+}
+END_TEST
+
 Suite *proc_env_suite(void);
 Suite *proc_env_suite(void)
 {
@@ -475,6 +563,8 @@ Suite *proc_env_suite(void)
 	tcase_add_test(tc, embedded_nuls_and_a_cut_last_entry);
 	tcase_add_test(tc, reads_stop_at_the_limit_and_say_so);
 	tcase_add_test(tc, a_fifo_that_ends_mid_entry);
+	tcase_add_loop_test(tc, an_answer_no_reader_writes_is_refused, 0, BEND_COUNT);
+	tcase_add_test(tc, answers_with_every_field_absent_or_refused_pass);
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(tr, 60);
