@@ -51,10 +51,15 @@ const char *cgroup_qos_name(uint32_t qos)
 	return qos < ARRAY_SIZE(names) ? names[qos] : "";
 }
 
-static void id_reset(struct cgroup_id *out, uint32_t keep_flags)
+void cgroup_id_reset(struct cgroup_id *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->slurm_uid = CGROUP_ID_NO_UID;
+}
+
+static void id_reset(struct cgroup_id *out, uint32_t keep_flags)
+{
+	cgroup_id_reset(out);
 	out->flags = keep_flags;
 }
 
@@ -197,32 +202,37 @@ int cgroup_id_parse(const char *text, size_t len, struct cgroup_id *out)
 	return n ? 0 : -ENODATA;
 }
 
-int cgroup_id_read_file(const char *path, struct cgroup_id *out)
+int cgroup_id_open(pid_t pid)
 {
-	char buf[CGROUP_ID_READ_MAX + 1];
-	size_t len = 0;
-	int fd, rc;
+	char path[64];
+	int fd;
 
-	id_reset(out, 0);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return errno == ESRCH ? -ENOENT : -errno;
+	return fd;
+}
+
+int cgroup_id_read_fd(int fd, struct cgroup_id *out)
+{
+	char buf[CGROUP_ID_READ_MAX + 1];
+	size_t len = 0;
+	int rc;
+
+	id_reset(out, 0);
 	/* One byte more than kept, to tell a full buffer from a longer file. */
 	while (len < sizeof(buf)) {
 		ssize_t r = read(fd, buf + len, sizeof(buf) - len);
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
-			rc = errno == ESRCH ? -ENOENT : -errno;
-			close(fd);
-			return rc;
-		}
+		if (r < 0)
+			return errno == ESRCH ? -ENOENT : -errno;
 		if (r == 0)
 			break;
 		len += (size_t)r;
 	}
-	close(fd);
 	if (len > CGROUP_ID_READ_MAX) {
 		/* Keep the whole lines before the limit; the cut one is dropped. */
 		rc = cgroup_id_parse(buf, CGROUP_ID_READ_MAX, out);
@@ -232,10 +242,83 @@ int cgroup_id_read_file(const char *path, struct cgroup_id *out)
 	return cgroup_id_parse(buf, len, out);
 }
 
+int cgroup_id_read_file(const char *path, struct cgroup_id *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), rc;
+
+	id_reset(out, 0);
+	if (fd < 0)
+		return errno == ESRCH ? -ENOENT : -errno;
+	rc = cgroup_id_read_fd(fd, out);
+	close(fd);
+	return rc;
+}
+
 int cgroup_id_read(pid_t pid, struct cgroup_id *out)
 {
-	char path[64];
+	int fd = cgroup_id_open(pid), rc;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	return cgroup_id_read_file(path, out);
+	id_reset(out, 0);
+	if (fd < 0)
+		return fd;
+	rc = cgroup_id_read_fd(fd, out);
+	close(fd);
+	return rc;
+}
+
+/*
+ * A text field of size bytes: terminated inside it, and what admit says
+ * of its text; the bytes after its end are cleared, so nothing rides
+ * along.  1 when admitted.
+ */
+static int text_admitted(char *field, size_t size, int (*admit)(const char *s, size_t n))
+{
+	size_t n = strnlen(field, size);
+
+	if (n == size || (n && !admit(field, n)))
+		return 0;
+	memset(field + n, 0, size - n);
+	return 1;
+}
+
+static int is_pod_uid(const char *s, size_t n)
+{
+	char canon[IDTEXT_POD_UID_LEN];
+
+	/* A UUID, or a static pod's 32 hex digits: either kept as its canonical form. */
+	return idtext_pod_uid(s, n, '-', canon) == 0 && strlen(canon) == n &&
+	       memcmp(canon, s, n) == 0;
+}
+
+/* A Slurm step as cgroup_path.c keeps one: a number, batch, extern or interactive. */
+static int is_slurm_step(const char *s, size_t n)
+{
+	static const char *const named[] = { "batch", "extern", "interactive" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(named); i++)
+		if (n == strlen(named[i]) && memcmp(s, named[i], n) == 0)
+			return 1;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+int cgroup_id_admit(struct cgroup_id *id)
+{
+	const uint32_t flags = CGROUP_ID_F_CONMON | CGROUP_ID_F_DELEGATED |
+			       CGROUP_ID_F_OUTSIDE_NS | CGROUP_ID_F_MALFORMED |
+			       CGROUP_ID_F_TOO_LONG | CGROUP_ID_F_TRUNCATED | CGROUP_ID_F_ODD_BYTES;
+
+	if (id->source > CGROUP_SOURCE_V1_CONTROLLER || id->runtime > CGROUP_RUNTIME_PODMAN ||
+	    id->qos > CGROUP_QOS_UNKNOWN || (id->flags & ~flags))
+		return -EPROTO;
+	if (!text_admitted(id->container_id, sizeof(id->container_id), idtext_is_container_id) ||
+	    !text_admitted(id->pod_uid, sizeof(id->pod_uid), is_pod_uid) ||
+	    !text_admitted(id->slurm_step, sizeof(id->slurm_step), is_slurm_step) ||
+	    !text_admitted(id->unit, sizeof(id->unit), idtext_printable_utf8) ||
+	    !text_admitted(id->slice, sizeof(id->slice), idtext_printable_utf8) ||
+	    !text_admitted(id->path, sizeof(id->path), idtext_printable_utf8))
+		return -EPROTO;
+	return 0;
 }

@@ -98,7 +98,7 @@ struct cgroup_id {
 };
 
 /*
- * Reads /proc/<pid>/cgroup into out.  Returns 0 (out may still say
+ * Reads /proc/<pid>/cgroup into out, in this process.  Returns 0 (out may still say
  * nothing: a process in the root cgroup), -ENOENT when the process is
  * gone, -EBADMSG when the file is malformed (nothing used), -ENODATA when
  * it holds no complete line, or another -errno.  out is always fully
@@ -109,6 +109,23 @@ int cgroup_id_read(pid_t pid, struct cgroup_id *out);
 int cgroup_id_read_file(const char *path, struct cgroup_id *out);
 /* Parses text[0..len) as the contents of /proc/PID/cgroup. */
 int cgroup_id_parse(const char *text, size_t len, struct cgroup_id *out);
+/*
+ * The collector parses no cgroup file itself: it opens /proc/<pid>/cgroup
+ * (a descriptor, or -errno as cgroup_id_read returns them) and its parser
+ * child reads it from the descriptor as cgroup_id_read does (parser.h).
+ */
+int cgroup_id_open(pid_t pid);
+/* out as a read that found nothing leaves it. */
+void cgroup_id_reset(struct cgroup_id *out);
+int cgroup_id_read_fd(int fd, struct cgroup_id *out);
+/*
+ * 0 when id holds what a parse can: enumerations and flags it knows, and
+ * each text terminated inside its field and of its kind (a container id,
+ * a canonical pod UID, a Slurm step, printable UTF-8), whose bytes after
+ * its end are then cleared; -EPROTO otherwise.  For an answer from
+ * another process (the parser child).
+ */
+int cgroup_id_admit(struct cgroup_id *id);
 
 /* "containerd", "cri-o", "docker", "podman", "unknown"; "" for NONE. */
 const char *cgroup_runtime_name(uint32_t runtime);

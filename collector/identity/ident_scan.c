@@ -135,7 +135,7 @@ int ident_scan_read(struct ident_scan *s, pid_t pid, struct shm_identity *out,
 	int cg_err, env_err;
 
 	*retry_soon = 0;
-	cg_err = cgroup_id_read(pid, &s->cg);
+	cg_err = parser_cgroup(pid, &s->cg);
 	if (cg_err == -ENOENT)
 		return -ENOENT;
 	env_err = parser_environ(pid, &s->env);

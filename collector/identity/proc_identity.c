@@ -10,7 +10,7 @@ int proc_identity_read(pid_t pid, const struct proc_identity_ctx *ctx, struct pr
 {
 	memset(out, 0, sizeof(*out));
 	out->pid = (int32_t)pid;
-	out->cgroup_err = cgroup_id_read(pid, &out->cgroup);
+	out->cgroup_err = parser_cgroup(pid, &out->cgroup);
 	out->env_err = parser_environ(pid, &out->env);
 	out->fds_err = gpu_fds_read(pid, &out->fds);
 	if (out->cgroup_err == -ENOENT && out->env_err == -ENOENT && out->fds_err == -ENOENT)

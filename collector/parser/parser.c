@@ -111,6 +111,8 @@ static const char *request_what(uint32_t op)
 		return "on an interpreter's ELF file";
 	case PARSER_OP_ENVIRON:
 		return "on a process's environment";
+	case PARSER_OP_CGROUP:
+		return "on a process's cgroup file";
 	default:
 		return "on a library's ELF file";
 	}
@@ -123,7 +125,7 @@ static const char *request_what(uint32_t op)
  */
 static int request(const struct parser_request *rq, size_t len, int fd,
 		   struct parser_reply *rp, uint32_t max,
-		   int (*believe)(const struct parser_reply *rp))
+		   int (*believe)(struct parser_reply *rp))
 {
 	int err;
 
@@ -140,7 +142,7 @@ static int request(const struct parser_request *rq, size_t len, int fd,
 	}
 	err = receive_reply(rq->op, rp, max, request_what(rq->op));
 	if (err == 0 && believe && !believe(rp)) {
-		lose_child("answered what no environment gives");
+		lose_child("answered what no parse gives");
 		err = -ECHILD;
 	}
 out:
@@ -200,7 +202,7 @@ int parser_elf_python(int fd, struct pyelf_syms *out)
 }
 
 /* An environment reply: an error with nothing, or one environment the readers could write. */
-static int environ_believable(const struct parser_reply *rp)
+static int environ_believable(struct parser_reply *rp)
 {
 	if (rp->status > 0 || (rp->status == 0) != (rp->n == 1))
 		return 0;
@@ -229,6 +231,36 @@ int parser_environ(pid_t pid, struct proc_env *out)
 		*out = rp->env;
 	if (err == 0)
 		err = rp->status;
+	free(rp);
+	return err;
+}
+
+/* A cgroup reply: one answer, with a status a read gives, that cgroup_id_admit admits. */
+static int cgroup_believable(struct parser_reply *rp)
+{
+	return rp->status <= 0 && rp->n == 1 && cgroup_id_admit(&rp->cgroup) == 0;
+}
+
+int parser_cgroup(pid_t pid, struct cgroup_id *out)
+{
+	struct parser_request rq = { .op = PARSER_OP_CGROUP };
+	struct parser_reply *rp;
+	int fd = cgroup_id_open(pid), err;
+
+	cgroup_id_reset(out);
+	if (fd < 0)
+		return fd;
+	rp = malloc(sizeof(*rp));
+	if (!rp) {
+		close(fd);
+		return -ENOMEM;
+	}
+	err = request(&rq, offsetof(struct parser_request, names), fd, rp, 1, cgroup_believable);
+	close(fd);
+	if (err == 0) {
+		*out = rp->cgroup;
+		err = rp->status;
+	}
 	free(rp);
 	return err;
 }

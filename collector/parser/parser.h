@@ -11,8 +11,9 @@
  * with a few typed figures.  Parsed there: the ELF files the probes attach
  * to (elfsyms.h), the interpreters the Python finder reads (pyelf.h) and
  * the environments of watched processes (proc_env.h: ranks, job, GPU
- * selection), whose answer the collector checks field by field before it
- * keeps it.
+ * selection) and their cgroup files (cgroup_id.h: container, pod, Slurm
+ * job), whose answers the collector checks field by field before it keeps
+ * them.
  *
  * A file that crashes or stalls the child costs the child: the collector
  * kills it, counts the restart (zernel_collector_parser_restarts_total),
@@ -27,6 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "collector/identity/cgroup_id.h"
 #include "collector/parser/pyelf.h"
 #include "collector/proc/proc_env.h"
 
@@ -50,6 +52,13 @@ int parser_elf_python(int fd, struct pyelf_syms *out);
  * is always fully written; nothing is kept but on 0.
  */
 int parser_environ(pid_t pid, struct proc_env *out);
+
+/*
+ * cgroup_id_read() of pid, the file opened here and read and parsed in
+ * the child: 0 or -errno as cgroup_id_read() returns them (out says what
+ * the file named, even with -EBADMSG), or -ECHILD as above (out empty).
+ */
+int parser_cgroup(pid_t pid, struct cgroup_id *out);
 
 /* Children killed or lost mid-request since start. */
 uint64_t parser_restarts(void);

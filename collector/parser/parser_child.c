@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "collector/identity/cgroup_id.h"
 #include "collector/parser/elfsyms.h"
 #include "collector/parser/parser_proto.h"
 #include "collector/parser/pyelf.h"
@@ -123,6 +124,11 @@ static void handle(const struct parser_request *rq, size_t len, int fd, struct p
 	case PARSER_OP_ENVIRON:
 		rp->status = proc_env_read_fd(fd, &rp->env);
 		rp->n = rp->status == 0;
+		break;
+	case PARSER_OP_CGROUP:
+		/* What the file said, even with an error: a malformed one is flagged. */
+		rp->status = cgroup_id_read_fd(fd, &rp->cgroup);
+		rp->n = 1;
 		break;
 	default:
 		break;

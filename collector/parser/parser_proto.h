@@ -2,7 +2,8 @@
 /*
  * The messages between the collector and its parser child (parser.h): one
  * request with the file's descriptor attached (SCM_RIGHTS), one reply
- * (figures, or an environment's allowlisted variables), on
+ * (figures, an environment's allowlisted variables, or what a cgroup file
+ * names), on
  * a SOCK_SEQPACKET socket pair, so each message arrives whole or not at
  * all.  The child checks every field of a request before it acts on it.
  */
@@ -13,12 +14,14 @@
 #include <stdint.h>
 
 #include "collector/parser/parser.h"
+#include "collector/identity/cgroup_id.h"
 #include "collector/proc/proc_env.h"
 
 enum parser_op {
 	PARSER_OP_ELF_FUNCTIONS = 1,	/* names: function symbols; v: their file offsets */
 	PARSER_OP_ELF_PYTHON,		/* v: runtime, version, code_type, first_load */
 	PARSER_OP_ENVIRON,		/* env: the allowlisted variables of an environ file */
+	PARSER_OP_CGROUP,		/* cgroup: what a /proc/PID/cgroup file names */
 };
 
 #define PARSER_NAMES_BYTES	16384u
@@ -31,17 +34,19 @@ struct parser_request {
 
 struct parser_reply {
 	int32_t status;			/* what the parse returned: >= 0, or -errno */
-	uint32_t n;			/* figures in v, or environments in env (0 or 1) */
+	uint32_t n;			/* figures in v, or answers in env or cgroup (0 or 1) */
 	union {
 		uint64_t v[PARSER_MAX_NAMES];
 		struct proc_env env;
+		struct cgroup_id cgroup;
 	};
 };
 
 /* Bytes of a reply of n items of op's kind. */
 static inline size_t parser_reply_len(uint32_t op, uint32_t n)
 {
-	size_t item = op == PARSER_OP_ENVIRON ? sizeof(struct proc_env) : sizeof(uint64_t);
+	size_t item = op == PARSER_OP_ENVIRON ? sizeof(struct proc_env) :
+		      op == PARSER_OP_CGROUP ? sizeof(struct cgroup_id) : sizeof(uint64_t);
 
 	return offsetof(struct parser_reply, v) + n * item;
 }

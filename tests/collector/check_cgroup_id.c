@@ -152,6 +152,8 @@ START_TEST(path_patterns)
 	assert_str("unit", id.unit, c->unit, c->path);
 	assert_str("slice", id.slice, c->slice, c->path);
 	ck_assert_msg(id.flags == c->flags, "%s: flags %#x", c->path, id.flags);
+	/* What the parser child would answer for it is believed. */
+	ck_assert_msg(cgroup_id_admit(&id) == 0, "%s: a real parse refused", c->path);
 }
 END_TEST
 
@@ -305,6 +307,89 @@ START_TEST(files_and_processes)
 }
 END_TEST
 
+/*
+ * cgroup_id_admit: an answer from the parser child is kept only when a
+ * parse could give it.  Real parses pass (every path pattern above does,
+ * and a unit's answer whose unit name left a longer one's tail behind has
+ * that tail cleared); each way a hostile child could bend one is refused.
+ */
+enum cg_bend {
+	CG_SOURCE, CG_RUNTIME, CG_QOS, CG_FLAGS, CG_CID_SHORT, CG_CID_UPPER, CG_CID_UNTERMINATED,
+	CG_UID_FORM, CG_STEP, CG_UNIT_CONTROL, CG_SLICE_UTF8, CG_PATH_UNTERMINATED, CG_BEND_COUNT
+};
+
+START_TEST(an_answer_no_parse_gives_is_refused)
+{
+	static const char text[] = "0::/kubepods.slice/kubepods-burstable.slice/"
+		"kubepods-burstable-pod" UID_ ".slice/cri-containerd-" CID ".scope\n";
+	static const char slurm[] = "0::/system.slice/slurmstepd.scope/job_77/step_batch/user/task_0\n";
+	struct cgroup_id id, job;
+
+	ck_assert_int_eq(cgroup_id_parse(text, strlen(text), &id), 0);
+	ck_assert_int_eq(cgroup_id_admit(&id), 0);
+	ck_assert_int_eq(cgroup_id_parse(slurm, strlen(slurm), &job), 0);
+	ck_assert_str_eq(job.slurm_step, "batch");
+	ck_assert_int_eq(cgroup_id_admit(&job), 0);
+	switch ((enum cg_bend)_i) {
+	case CG_SOURCE:
+		id.source = CGROUP_SOURCE_V1_CONTROLLER + 1;
+		break;
+	case CG_RUNTIME:
+		id.runtime = CGROUP_RUNTIME_PODMAN + 1;
+		break;
+	case CG_QOS:
+		id.qos = CGROUP_QOS_UNKNOWN + 1;
+		break;
+	case CG_FLAGS:
+		id.flags |= 0x80;
+		break;
+	case CG_CID_SHORT:
+		id.container_id[10] = '\0';
+		break;
+	case CG_CID_UPPER:
+		id.container_id[0] = 'C';
+		break;
+	case CG_CID_UNTERMINATED:
+		id.container_id[64] = 'a';
+		break;
+	case CG_UID_FORM:
+		id.pod_uid[8] = '_';
+		break;
+	case CG_STEP:
+		memcpy(id.slurm_step, "x/y", 4);
+		break;
+	case CG_UNIT_CONTROL:
+		memcpy(id.unit, "a\nb.service", 12);
+		break;
+	case CG_SLICE_UTF8:
+		memcpy(id.slice, "\xc0\xaf.slice", 9);
+		break;
+	default:
+		memset(id.path, 'p', sizeof(id.path));
+		break;
+	}
+	ck_assert_msg(cgroup_id_admit(&id) == -EPROTO, "bend %d admitted", _i);
+}
+END_TEST
+
+START_TEST(admitted_answers_carry_nothing_past_their_texts)
+{
+	static const char text[] = "0::/system.slice/a-much-longer-unit-name.service/b.scope\n";
+	struct cgroup_id id;
+	size_t n;
+
+	ck_assert_int_eq(cgroup_id_parse(text, strlen(text), &id), 0);
+	ck_assert_str_eq(id.unit, "b.scope");
+	/* What a child could hide after a text's end. */
+	n = strlen(id.path);
+	memcpy(id.path + n + 1, "zSECRETz", 8);
+	ck_assert_int_eq(cgroup_id_admit(&id), 0);
+	ck_assert(!memmem(&id, sizeof(id), "zSECRETz", 8));
+	for (size_t i = strlen(id.unit); i < sizeof(id.unit); i++)
+		ck_assert_int_eq(id.unit[i], 0);
+}
+END_TEST
+
 Suite *cgroup_id_suite(void);
 Suite *cgroup_id_suite(void)
 {
@@ -319,6 +404,8 @@ Suite *cgroup_id_suite(void)
 	tcase_add_test(tc, long_and_cut_lines_are_skipped);
 	tcase_add_test(tc, odd_bytes_match_but_are_not_copied);
 	tcase_add_test(tc, files_and_processes);
+	tcase_add_loop_test(tc, an_answer_no_parse_gives_is_refused, 0, CG_BEND_COUNT);
+	tcase_add_test(tc, admitted_answers_carry_nothing_past_their_texts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -23,6 +23,7 @@
 #include "collector/probes/discovery.h"
 #include "collector/identity/ident_scan.h"
 #include "collector/identity/proc_identity.h"
+#include "collector/parser/parser.h"
 #include "collector/proc/proc_stat.h"
 #include "tests/collector/tu_identity.h"
 #include "common/util.h"
@@ -148,6 +149,9 @@ START_TEST(kubernetes_pod_systemd_driver_on_cgroup_v2)
 		  ".slice/cri-containerd-" CID ".scope", pid))
 		return;
 	id = identify(pid);
+	/* Read by the collector's side, parsed by its sandboxed child. */
+	ck_assert_int_gt(parser_pid(), 0);
+	ck_assert_uint_eq(parser_restarts(), 0);
 	ck_assert_uint_eq(id->cgroup.source, CGROUP_SOURCE_V2);
 	ck_assert_str_eq(id->cgroup.path, fx.cg[0].path);
 	ck_assert_uint_eq(id->cgroup.runtime, CGROUP_RUNTIME_CONTAINERD);
