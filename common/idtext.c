@@ -152,3 +152,22 @@ int idtext_pod_uid(const char *s, size_t n, char sep, char out[IDTEXT_POD_UID_LE
 	memcpy(out, tmp, sizeof(tmp));
 	return 0;
 }
+
+int idtext_is_pod_uid(const char *s, size_t n)
+{
+	char canon[IDTEXT_POD_UID_LEN];
+
+	/* A UUID, or a static pod's 32 hex digits: either kept in its canonical form. */
+	return idtext_pod_uid(s, n, '-', canon) == 0 && strlen(canon) == n &&
+	       memcmp(canon, s, n) == 0;
+}
+
+int idtext_admit_field(char *field, size_t size, int (*admit)(const char *s, size_t n))
+{
+	size_t n = strnlen(field, size);
+
+	if (n == size || (n && !admit(field, n)))
+		return 0;
+	memset(field + n, 0, size - n);
+	return 1;
+}

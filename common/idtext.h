@@ -53,4 +53,14 @@ int idtext_dns_subdomain(const char *s, size_t n);
  */
 int idtext_pod_uid(const char *s, size_t n, char sep, char out[IDTEXT_POD_UID_LEN]);
 
+/* 1 when s[0..n) is a pod UID in the canonical form idtext_pod_uid writes. */
+int idtext_is_pod_uid(const char *s, size_t n);
+
+/*
+ * For a text another process wrote into a field of size bytes: 1 when it
+ * ends inside the field and is empty or what admit takes, and then the
+ * bytes after its end are cleared, so that nothing rides along; else 0.
+ */
+int idtext_admit_field(char *field, size_t size, int (*admit)(const char *s, size_t n));
+
 #endif /* ZERNEL_IDTEXT_H */

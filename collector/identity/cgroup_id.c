@@ -266,30 +266,6 @@ int cgroup_id_read(pid_t pid, struct cgroup_id *out)
 	return rc;
 }
 
-/*
- * A text field of size bytes: terminated inside it, and what admit says
- * of its text; the bytes after its end are cleared, so nothing rides
- * along.  1 when admitted.
- */
-static int text_admitted(char *field, size_t size, int (*admit)(const char *s, size_t n))
-{
-	size_t n = strnlen(field, size);
-
-	if (n == size || (n && !admit(field, n)))
-		return 0;
-	memset(field + n, 0, size - n);
-	return 1;
-}
-
-static int is_pod_uid(const char *s, size_t n)
-{
-	char canon[IDTEXT_POD_UID_LEN];
-
-	/* A UUID, or a static pod's 32 hex digits: either kept as its canonical form. */
-	return idtext_pod_uid(s, n, '-', canon) == 0 && strlen(canon) == n &&
-	       memcmp(canon, s, n) == 0;
-}
-
 /* A Slurm step as cgroup_path.c keeps one: a number, batch, extern or interactive. */
 static int is_slurm_step(const char *s, size_t n)
 {
@@ -313,12 +289,12 @@ int cgroup_id_admit(struct cgroup_id *id)
 	if (id->source > CGROUP_SOURCE_V1_CONTROLLER || id->runtime > CGROUP_RUNTIME_PODMAN ||
 	    id->qos > CGROUP_QOS_UNKNOWN || (id->flags & ~flags))
 		return -EPROTO;
-	if (!text_admitted(id->container_id, sizeof(id->container_id), idtext_is_container_id) ||
-	    !text_admitted(id->pod_uid, sizeof(id->pod_uid), is_pod_uid) ||
-	    !text_admitted(id->slurm_step, sizeof(id->slurm_step), is_slurm_step) ||
-	    !text_admitted(id->unit, sizeof(id->unit), idtext_printable_utf8) ||
-	    !text_admitted(id->slice, sizeof(id->slice), idtext_printable_utf8) ||
-	    !text_admitted(id->path, sizeof(id->path), idtext_printable_utf8))
+	if (!idtext_admit_field(id->container_id, sizeof(id->container_id), idtext_is_container_id) ||
+	    !idtext_admit_field(id->pod_uid, sizeof(id->pod_uid), idtext_is_pod_uid) ||
+	    !idtext_admit_field(id->slurm_step, sizeof(id->slurm_step), is_slurm_step) ||
+	    !idtext_admit_field(id->unit, sizeof(id->unit), idtext_printable_utf8) ||
+	    !idtext_admit_field(id->slice, sizeof(id->slice), idtext_printable_utf8) ||
+	    !idtext_admit_field(id->path, sizeof(id->path), idtext_printable_utf8))
 		return -EPROTO;
 	return 0;
 }

@@ -46,7 +46,7 @@ struct ident_scan *ident_scan_new(const char *pods_dir, const char *containers_d
 		return NULL;
 	if (pods_dir && pods_dir[0]) {
 		s->kube = kube_pods_new(pods_dir, containers_dir && containers_dir[0] ?
-						  containers_dir : NULL);
+						  containers_dir : NULL, &parser_kube_parsers);
 		if (!s->kube) {
 			free(s);
 			return NULL;

@@ -48,6 +48,7 @@ struct kp_miss {
 };
 
 struct kube_pods {
+	const struct kube_parsers *parse;
 	int pods_fd, containers_fd;
 	char *pods_path, *containers_path;	/* opened again while not open */
 	uint64_t tick;
@@ -62,12 +63,14 @@ static int dir_fd(const char *path)
 	return path ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 }
 
-struct kube_pods *kube_pods_new(const char *pods_dir, const char *containers_dir)
+struct kube_pods *kube_pods_new(const char *pods_dir, const char *containers_dir,
+			       const struct kube_parsers *parse)
 {
 	struct kube_pods *kp = calloc(1, sizeof(*kp));
 
 	if (!kp)
 		return NULL;
+	kp->parse = parse;
 	kp->pods_fd = kp->containers_fd = -1;
 	kp->pods_path = pods_dir ? strdup(pods_dir) : NULL;
 	kp->containers_path = containers_dir ? strdup(containers_dir) : NULL;
@@ -276,7 +279,7 @@ static void lookup_pod(struct kube_pods *kp, const char *uid, struct kube_names 
 		if (miss_holds(kp, uid, kp->pods_fd, &out->pod_why))
 			return;
 		dir_mtime(kp->pods_fd, &before);
-		err = kube_logdir_find_pod(kp->pods_fd, uid, &e, &sc);
+		err = kube_logdir_find_pod(kp->pods_fd, uid, kp->parse, &e, &sc);
 		if (scan_done(kp, err, &sc, uid, kp->pods_fd, before, victim->used,
 			      &out->pod_why) != 0)
 			return;
@@ -313,7 +316,8 @@ static void lookup_container(struct kube_pods *kp, const char *uid, const char *
 		if (miss_holds(kp, id, kp->containers_fd, &out->container_why))
 			return;
 		dir_mtime(kp->containers_fd, &before);
-		err = kube_logdir_find_container(kp->containers_fd, kp->pods_fd, id, uid, &e, &sc);
+		err = kube_logdir_find_container(kp->containers_fd, kp->pods_fd, id, uid, kp->parse,
+						 &e, &sc);
 		if (scan_done(kp, err, &sc, id, kp->containers_fd, before, victim->used,
 			      &out->container_why) != 0)
 			return;

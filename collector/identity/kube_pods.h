@@ -84,14 +84,18 @@ struct kube_pods_stats {
 };
 
 struct kube_pods;
+struct kube_parsers;
 
 /*
  * Opens the two directories (containers_dir may be NULL: container names
  * then stay unknown).  A directory that cannot be opened is reported by
- * its lookups as KUBE_WHY_NO_SOURCE; the handle is still made.  Returns
+ * its lookups as KUBE_WHY_NO_SOURCE; the handle is still made.  The names
+ * found are parsed by parse (kube_names.h: the collector gives its parser
+ * child's, parser_kube_parsers), which must outlive the handle.  Returns
  * NULL with errno set only when memory is short.
  */
-struct kube_pods *kube_pods_new(const char *pods_dir, const char *containers_dir);
+struct kube_pods *kube_pods_new(const char *pods_dir, const char *containers_dir,
+			       const struct kube_parsers *parse);
 void kube_pods_free(struct kube_pods *kp);
 
 /*

@@ -59,6 +59,7 @@ static void lose_child(const char *why)
 	child = 0;
 }
 
+/* rq with fd attached; fd < 0: names alone. */
 static int send_request(const struct parser_request *rq, size_t len, int fd)
 {
 	char control[CMSG_SPACE(sizeof(int))];
@@ -67,6 +68,11 @@ static int send_request(const struct parser_request *rq, size_t len, int fd)
 			      .msg_controllen = sizeof(control) };
 	struct cmsghdr *c;
 
+	if (fd < 0) {
+		msg.msg_control = NULL;
+		msg.msg_controllen = 0;
+		return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
+	}
 	memset(control, 0, sizeof(control));
 	c = CMSG_FIRSTHDR(&msg);
 	c->cmsg_level = SOL_SOCKET;
@@ -113,6 +119,9 @@ static const char *request_what(uint32_t op)
 		return "on a process's environment";
 	case PARSER_OP_CGROUP:
 		return "on a process's cgroup file";
+	case PARSER_OP_KUBE_POD_DIR:
+	case PARSER_OP_KUBE_LINK:
+		return "on a kubelet log directory's name";
 	default:
 		return "on a library's ELF file";
 	}
@@ -150,27 +159,48 @@ out:
 	return err;
 }
 
+/*
+ * Names n texts into rq, texts[i] of lens[i] bytes each with a NUL after:
+ * the request's length, or -E2BIG.  A text with a NUL inside would split:
+ * -EINVAL.
+ */
+static ssize_t put_names(struct parser_request *rq, const char *const *texts, const size_t *lens,
+			 size_t n)
+{
+	size_t used = 0;
+
+	if (n > PARSER_MAX_NAMES)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++) {
+		if (memchr(texts[i], '\0', lens[i]))
+			return -EINVAL;
+		if (used + lens[i] + 1 > sizeof(rq->names))
+			return -E2BIG;
+		memcpy(rq->names + used, texts[i], lens[i]);
+		rq->names[used + lens[i]] = '\0';
+		used += lens[i] + 1;
+	}
+	rq->n = (uint32_t)n;
+	return (ssize_t)(offsetof(struct parser_request, names) + used);
+}
+
 int parser_elf_functions(int fd, const char *const *names, size_t n, uint64_t *offsets)
 {
 	struct parser_request rq = { .op = PARSER_OP_ELF_FUNCTIONS };
+	size_t lens[PARSER_MAX_NAMES];
 	struct parser_reply rp;
-	size_t used = 0;
+	ssize_t len;
 	int err;
 
 	memset(offsets, 0, n * sizeof(*offsets));
 	if (n > PARSER_MAX_NAMES)
 		return -E2BIG;
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(names[i]) + 1;
-
-		if (used + len > sizeof(rq.names))
-			return -E2BIG;
-		memcpy(rq.names + used, names[i], len);
-		used += len;
-	}
-	rq.n = (uint32_t)n;
-	err = request(&rq, offsetof(struct parser_request, names) + used, fd, &rp, (uint32_t)n,
-		      NULL);
+	for (size_t i = 0; i < n; i++)
+		lens[i] = strlen(names[i]);
+	len = put_names(&rq, names, lens, n);
+	if (len < 0)
+		return (int)len;
+	err = request(&rq, (size_t)len, fd, &rp, (uint32_t)n, NULL);
 	if (err < 0)
 		return err;
 	if (rp.status >= 0 && rp.n != n)
@@ -264,6 +294,72 @@ int parser_cgroup(pid_t pid, struct cgroup_id *out)
 	free(rp);
 	return err;
 }
+
+static int pod_believable(struct parser_reply *rp)
+{
+	if (rp->status > 0)
+		return 0;
+	return rp->status == 0 ? rp->n == 1 && kube_names_admit_pod(&rp->pod) == 0 : rp->n == 0;
+}
+
+static int container_believable(struct parser_reply *rp)
+{
+	if (rp->status > 0)
+		return 0;
+	return rp->status == 0 ? rp->n == 1 && kube_names_admit_container(&rp->container) == 0 :
+				 rp->n == 0;
+}
+
+/*
+ * One request of names alone (a log directory's), answered by one entry
+ * of size bytes copied to out: 0, -EINVAL (not such a name), or -errno.
+ */
+static int parse_names(uint32_t op, const char *const *texts, const size_t *lens, size_t n,
+		       int (*believe)(struct parser_reply *rp), void *out, size_t size)
+{
+	struct parser_request *rq = malloc(sizeof(*rq));
+	struct parser_reply *rp = malloc(sizeof(*rp));
+	ssize_t len;
+	int err = -ENOMEM;
+
+	memset(out, 0, size);
+	if (!rq || !rp)
+		goto out;
+	rq->op = op;
+	len = put_names(rq, texts, lens, n);
+	err = (int)len;
+	if (len < 0)
+		goto out;
+	err = request(rq, (size_t)len, -1, rp, 1, believe);
+	if (err == 0 && rp->status == 0)
+		memcpy(out, &rp->v, size);
+	if (err == 0)
+		err = rp->status;
+out:
+	free(rq);
+	free(rp);
+	return err;
+}
+
+static int kube_pod_dir(const char *name, size_t n, struct kube_pod_entry *e)
+{
+	return parse_names(PARSER_OP_KUBE_POD_DIR, &name, &n, 1, pod_believable, e, sizeof(*e));
+}
+
+static int kube_link(const char *name, size_t n, const char *target, size_t tn,
+		     struct kube_container_entry *e)
+{
+	const char *const texts[2] = { name, target };
+	const size_t lens[2] = { n, tn };
+
+	return parse_names(PARSER_OP_KUBE_LINK, texts, lens, 2, container_believable, e,
+			   sizeof(*e));
+}
+
+const struct kube_parsers parser_kube_parsers = {
+	.pod_dir = kube_pod_dir,
+	.link = kube_link,
+};
 
 /* The running child (0: none) and the restarts so far, read together. */
 static void state(pid_t *pid, uint64_t *lost)

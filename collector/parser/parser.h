@@ -11,9 +11,10 @@
  * with a few typed figures.  Parsed there: the ELF files the probes attach
  * to (elfsyms.h), the interpreters the Python finder reads (pyelf.h) and
  * the environments of watched processes (proc_env.h: ranks, job, GPU
- * selection) and their cgroup files (cgroup_id.h: container, pod, Slurm
- * job), whose answers the collector checks field by field before it keeps
- * them.
+ * selection), their cgroup files (cgroup_id.h: container, pod, Slurm
+ * job) and the kubelet's log directory names (kube_names.h: namespace,
+ * pod, container), whose answers the collector checks field by field
+ * before it keeps them.
  *
  * A file that crashes or stalls the child costs the child: the collector
  * kills it, counts the restart (zernel_collector_parser_restarts_total),
@@ -29,6 +30,7 @@
 #include <sys/types.h>
 
 #include "collector/identity/cgroup_id.h"
+#include "collector/identity/kube_names.h"
 #include "collector/parser/pyelf.h"
 #include "collector/proc/proc_env.h"
 
@@ -59,6 +61,12 @@ int parser_environ(pid_t pid, struct proc_env *out);
  * the file named, even with -EBADMSG), or -ECHILD as above (out empty).
  */
 int parser_cgroup(pid_t pid, struct cgroup_id *out);
+
+/*
+ * The kubelet's log directory names parsed in the child, for kube_pods:
+ * as kube_parsers_here, or -ECHILD as above.
+ */
+extern const struct kube_parsers parser_kube_parsers;
 
 /* Children killed or lost mid-request since start. */
 uint64_t parser_restarts(void);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "collector/identity/cgroup_id.h"
+#include "collector/identity/kube_names.h"
 #include "collector/parser/elfsyms.h"
 #include "collector/parser/parser_proto.h"
 #include "collector/parser/pyelf.h"
@@ -102,7 +103,10 @@ static void handle(const struct parser_request *rq, size_t len, int fd, struct p
 
 	memset(rp, 0, sizeof(*rp));
 	rp->status = -EINVAL;
-	if (len < offsetof(struct parser_request, names) || fd < 0)
+	if (len < offsetof(struct parser_request, names))
+		return;
+	/* Names alone for the log directory's names; a descriptor for the rest. */
+	if ((fd < 0) != (rq->op == PARSER_OP_KUBE_POD_DIR || rq->op == PARSER_OP_KUBE_LINK))
 		return;
 	switch (rq->op) {
 	case PARSER_OP_ELF_FUNCTIONS:
@@ -129,6 +133,19 @@ static void handle(const struct parser_request *rq, size_t len, int fd, struct p
 		/* What the file said, even with an error: a malformed one is flagged. */
 		rp->status = cgroup_id_read_fd(fd, &rp->cgroup);
 		rp->n = 1;
+		break;
+	case PARSER_OP_KUBE_POD_DIR:
+		if (rq->n != 1 || split_names(rq, len, names) != 0)
+			return;
+		rp->status = kube_names_parse_pod_dir(names[0], strlen(names[0]), &rp->pod);
+		rp->n = rp->status == 0;
+		break;
+	case PARSER_OP_KUBE_LINK:
+		if (rq->n != 2 || split_names(rq, len, names) != 0)
+			return;
+		rp->status = kube_names_link(names[0], strlen(names[0]), names[1], strlen(names[1]),
+					     &rp->container);
+		rp->n = rp->status == 0;
 		break;
 	default:
 		break;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The messages between the collector and its parser child (parser.h): one
- * request with the file's descriptor attached (SCM_RIGHTS), one reply
- * (figures, an environment's allowlisted variables, or what a cgroup file
- * names), on
+ * request, with the file's descriptor attached (SCM_RIGHTS) or names to
+ * parse, and one reply (figures, an environment's allowlisted variables,
+ * what a cgroup file names, a log directory name's parts), on
  * a SOCK_SEQPACKET socket pair, so each message arrives whole or not at
  * all.  The child checks every field of a request before it acts on it.
  */
@@ -15,6 +15,7 @@
 
 #include "collector/parser/parser.h"
 #include "collector/identity/cgroup_id.h"
+#include "collector/identity/kube_names.h"
 #include "collector/proc/proc_env.h"
 
 enum parser_op {
@@ -22,6 +23,8 @@ enum parser_op {
 	PARSER_OP_ELF_PYTHON,		/* v: runtime, version, code_type, first_load */
 	PARSER_OP_ENVIRON,		/* env: the allowlisted variables of an environ file */
 	PARSER_OP_CGROUP,		/* cgroup: what a /proc/PID/cgroup file names */
+	PARSER_OP_KUBE_POD_DIR,		/* names: a pod log directory's; pod: its parts */
+	PARSER_OP_KUBE_LINK,		/* names: a container log link's, its target; container */
 };
 
 #define PARSER_NAMES_BYTES	16384u
@@ -34,19 +37,38 @@ struct parser_request {
 
 struct parser_reply {
 	int32_t status;			/* what the parse returned: >= 0, or -errno */
-	uint32_t n;			/* figures in v, or answers in env or cgroup (0 or 1) */
+	uint32_t n;			/* figures in v, or answers in the others (0 or 1) */
 	union {
 		uint64_t v[PARSER_MAX_NAMES];
 		struct proc_env env;
 		struct cgroup_id cgroup;
+		struct kube_pod_entry pod;
+		struct kube_container_entry container;
 	};
 };
 
 /* Bytes of a reply of n items of op's kind. */
 static inline size_t parser_reply_len(uint32_t op, uint32_t n)
 {
-	size_t item = op == PARSER_OP_ENVIRON ? sizeof(struct proc_env) :
-		      op == PARSER_OP_CGROUP ? sizeof(struct cgroup_id) : sizeof(uint64_t);
+	size_t item;
+
+	switch (op) {
+	case PARSER_OP_ENVIRON:
+		item = sizeof(struct proc_env);
+		break;
+	case PARSER_OP_CGROUP:
+		item = sizeof(struct cgroup_id);
+		break;
+	case PARSER_OP_KUBE_POD_DIR:
+		item = sizeof(struct kube_pod_entry);
+		break;
+	case PARSER_OP_KUBE_LINK:
+		item = sizeof(struct kube_container_entry);
+		break;
+	default:
+		item = sizeof(uint64_t);
+		break;
+	}
 
 	return offsetof(struct parser_reply, v) + n * item;
 }

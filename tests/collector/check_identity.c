@@ -115,7 +115,7 @@ static void kube_tree(const char *ns, const char *pod, const char *uid, const ch
 				   pods, ns, pod, uid, ctr, ctrs, pods, ns, pod, uid, ctr,
 				   ns, pod, uid, ctr, ctrs, pod, ns, ctr, cid), 0);
 	if (!fx.kube)
-		fx.kube = kube_pods_new(pods, ctrs);
+		fx.kube = kube_pods_new(pods, ctrs, &parser_kube_parsers);
 }
 
 static const struct proc_identity *identify(pid_t pid)

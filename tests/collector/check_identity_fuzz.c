@@ -240,19 +240,19 @@ START_TEST(log_dir_names)
 	for (int r = 0; r < ROUNDS; r++) {
 		seed_pick(seeds, sizeof(seeds) / sizeof(seeds[0]), buf, &len);
 		mutate(buf, &len);
-		if (kube_logdir_parse_pod_dir(buf, len, &p) == 0) {
+		if (kube_names_parse_pod_dir(buf, len, &p) == 0) {
 			ck_assert(idtext_dns_label(p.namespace, strlen(p.namespace)));
 			ck_assert(idtext_dns_subdomain(p.pod, strlen(p.pod)));
 		}
-		if (kube_logdir_parse_link(buf, len, &c) == 0) {
+		if (kube_names_parse_link(buf, len, &c) == 0) {
 			ck_assert(idtext_dns_label(c.container, strlen(c.container)));
 			ck_assert(idtext_is_container_id(c.id, strlen(c.id)));
-			kube_logdir_parse_target(buf, len, &c);
+			kube_names_parse_target(buf, len, &c);
 		}
 		strcpy(c.namespace, "ml");
 		strcpy(c.pod, "p");
 		strcpy(c.container, "c-1");
-		kube_logdir_parse_target(buf, len, &c);
+		kube_names_parse_target(buf, len, &c);
 	}
 }
 END_TEST

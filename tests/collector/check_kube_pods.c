@@ -63,7 +63,7 @@ static void kubelet_container(const char *ns, const char *pod, const char *uid,
 
 static struct kube_pods *open_tree(void)
 {
-	struct kube_pods *kp = kube_pods_new(pods, ctrs);
+	struct kube_pods *kp = kube_pods_new(pods, ctrs, &kube_parsers_here);
 
 	ck_assert_ptr_nonnull(kp);
 	return kp;
@@ -153,14 +153,14 @@ START_TEST(container_names_need_the_link)
 	kube_pods_free(kp);
 
 	/* Without a containers folder at all. */
-	kp = kube_pods_new(pods, NULL);
+	kp = kube_pods_new(pods, NULL, &kube_parsers_here);
 	ck_assert_int_eq(kube_pods_lookup(kp, UID1, CID1, &n), 0);
 	ck_assert_str_eq(n.pod, "solo");
 	ck_assert_uint_eq(n.container_why, KUBE_WHY_NO_SOURCE);
 	kube_pods_free(kp);
 
 	/* Nothing at all. */
-	kp = kube_pods_new("/nonexistent/pods", NULL);
+	kp = kube_pods_new("/nonexistent/pods", NULL, &kube_parsers_here);
 	ck_assert_int_eq(kube_pods_lookup(kp, UID1, CID1, &n), 0);
 	ck_assert_uint_eq(n.pod_state, KUBE_NAMES_UNKNOWN);
 	ck_assert_uint_eq(n.pod_why, KUBE_WHY_NO_SOURCE);
@@ -407,27 +407,81 @@ START_TEST(name_parsers)
 	struct kube_pod_entry p;
 	const char *t;
 
-	ck_assert_int_eq(kube_logdir_parse_pod_dir("ns_p.q_" UID1, strlen("ns_p.q_" UID1), &p), 0);
+	ck_assert_int_eq(kube_names_parse_pod_dir("ns_p.q_" UID1, strlen("ns_p.q_" UID1), &p), 0);
 	ck_assert_str_eq(p.namespace, "ns");
 	ck_assert_str_eq(p.pod, "p.q");
 	ck_assert_str_eq(p.uid, UID1);
-	ck_assert_int_eq(kube_logdir_parse_link("p_ns_c-1-" CID1 ".log", strlen("p_ns_c-1-" CID1 ".log"), &c), 0);
+	ck_assert_int_eq(kube_names_parse_link("p_ns_c-1-" CID1 ".log", strlen("p_ns_c-1-" CID1 ".log"), &c), 0);
 	ck_assert_str_eq(c.container, "c-1");
 	ck_assert_str_eq(c.id, CID1);
 	t = "/var/log/pods/ns_q_" UID1 "/c-1/12.log";
-	ck_assert_int_eq(kube_logdir_parse_target(t, strlen(t), &c), -EINVAL);	/* pod differs */
+	ck_assert_int_eq(kube_names_parse_target(t, strlen(t), &c), -EINVAL);	/* pod differs */
 	t = "/var/log/pods/ns_p_" UID1 "/c-2/12.log";
-	ck_assert_int_eq(kube_logdir_parse_target(t, strlen(t), &c), -EINVAL);	/* container differs */
+	ck_assert_int_eq(kube_names_parse_target(t, strlen(t), &c), -EINVAL);	/* container differs */
 	t = "/var/log/pods/ns_p_" UID1 "/c-1/12.log";
-	ck_assert_int_eq(kube_logdir_parse_target(t, strlen(t), &c), 0);
+	ck_assert_int_eq(kube_names_parse_target(t, strlen(t), &c), 0);
 	ck_assert_str_eq(c.uid, UID1);
 	t = "ns_p_" UID1 "/c-1/x.log";
-	ck_assert_int_eq(kube_logdir_parse_target(t, strlen(t), &c), -EINVAL);
+	ck_assert_int_eq(kube_names_parse_target(t, strlen(t), &c), -EINVAL);
 	t = "c-1/0.log";
-	ck_assert_int_eq(kube_logdir_parse_target(t, strlen(t), &c), -EINVAL);
+	ck_assert_int_eq(kube_names_parse_target(t, strlen(t), &c), -EINVAL);
 	/* A link name cut by the kubelet's 255-byte limit loses its id. */
-	ck_assert_int_eq(kube_logdir_parse_link("p_ns_c-" CID1, strlen("p_ns_c-" CID1), &c), -EINVAL);
-	ck_assert_int_eq(kube_logdir_parse_link("p_ns-" CID1 ".log", strlen("p_ns-" CID1 ".log"), &c), -EINVAL);
+	ck_assert_int_eq(kube_names_parse_link("p_ns_c-" CID1, strlen("p_ns_c-" CID1), &c), -EINVAL);
+	ck_assert_int_eq(kube_names_parse_link("p_ns-" CID1 ".log", strlen("p_ns-" CID1 ".log"), &c), -EINVAL);
+}
+END_TEST
+
+/*
+ * kube_names_admit_*: the parser child's answers for log directory names
+ * are kept only when each text is of its kind; real parses pass, each
+ * bend is refused, and nothing rides past a text's end.
+ */
+START_TEST(log_name_answers_no_parse_gives_are_refused)
+{
+	const char *t = "/var/log/pods/ns_p_" UID1 "/c-1/0.log";
+	const char *link = "p_ns_c-1-" CID1 ".log";
+	struct kube_container_entry c, c0;
+	struct kube_pod_entry p, p0;
+
+	ck_assert_int_eq(kube_names_parse_pod_dir("ns_p.q_" UID1, strlen("ns_p.q_" UID1), &p0), 0);
+	ck_assert_int_eq(kube_names_link(link, strlen(link), t, strlen(t), &c0), 0);
+	ck_assert_str_eq(c0.uid, UID1);
+	p = p0;
+	ck_assert_int_eq(kube_names_admit_pod(&p), 0);
+	c = c0;
+	ck_assert_int_eq(kube_names_admit_container(&c), 0);
+	memcpy(p.pod + strlen(p.pod) + 1, "zSECRETz", 8);
+	ck_assert_int_eq(kube_names_admit_pod(&p), 0);
+	ck_assert(!memmem(&p, sizeof(p), "zSECRETz", 8));
+
+	p = p0;
+	p.namespace[0] = '_';
+	ck_assert_int_eq(kube_names_admit_pod(&p), -EPROTO);
+	p = p0;
+	p.pod[0] = 'P';
+	ck_assert_int_eq(kube_names_admit_pod(&p), -EPROTO);
+	p = p0;
+	p.uid[8] = '_';
+	ck_assert_int_eq(kube_names_admit_pod(&p), -EPROTO);
+	p = p0;
+	memset(p.pod, 'a', sizeof(p.pod));
+	ck_assert_int_eq(kube_names_admit_pod(&p), -EPROTO);
+	p = p0;
+	p.namespace[0] = '\0';
+	ck_assert_int_eq(kube_names_admit_pod(&p), -EPROTO);
+
+	c = c0;
+	c.id[63] = '\0';
+	ck_assert_int_eq(kube_names_admit_container(&c), -EPROTO);
+	c = c0;
+	c.container[0] = '-';
+	ck_assert_int_eq(kube_names_admit_container(&c), -EPROTO);
+	c = c0;
+	c.uid[0] = 'G';
+	ck_assert_int_eq(kube_names_admit_container(&c), -EPROTO);
+	c = c0;
+	memcpy(c.namespace, "a/b", 4);
+	ck_assert_int_eq(kube_names_admit_container(&c), -EPROTO);
 }
 END_TEST
 
@@ -454,6 +508,7 @@ Suite *kube_pods_suite(void)
 	tcase_add_test(tc, thousands_of_pods);
 	tcase_add_test(tc, malformed_arguments);
 	tcase_add_test(tc, name_parsers);
+	tcase_add_test(tc, log_name_answers_no_parse_gives_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collector/identity/kube_names.h"
 #include "collector/parser/elfsyms.h"
 #include "collector/parser/parser.h"
 #include "collector/parser/parser_proto.h"
@@ -426,6 +427,58 @@ START_TEST(a_child_that_dies_on_an_environment_is_replaced_and_counted)
 }
 END_TEST
 
+/* The kubelet's log directory names, good and bad, as the names the collector meets. */
+#define KUBE_UID	"0d7cf2b4-5a3b-4c6e-9f1e-8b2a6c1d4e5f"
+#define KUBE_CID	"ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
+
+START_TEST(log_directory_names_are_parsed_in_the_child_as_in_process)
+{
+	static const char *const dirs[] = {
+		"ml_trainer-0_" KUBE_UID, "ml_trainer.a.b_" KUBE_UID, "ml_trainer_0_" KUBE_UID,
+		"ML_trainer-0_" KUBE_UID, "ml_trainer-0_03c7c0ace395d80182db07ae2c30f034",
+		"ml__" KUBE_UID, "\xff\xfe_x_" KUBE_UID, "ml_trainer-0_" KUBE_UID "x",
+	};
+	static const char *const links[][2] = {
+		{ "trainer-0_ml_main-" KUBE_CID ".log", "/var/log/pods/ml_trainer-0_" KUBE_UID "/main/0.log" },
+		{ "trainer-0_ml_main-" KUBE_CID ".log", "/var/log/pods/ml_other_" KUBE_UID "/main/0.log" },
+		{ "trainer-0_ml_main-" KUBE_CID ".log", "../../etc/passwd" },
+		{ "trainer-0_ml_Main-" KUBE_CID ".log", "/var/log/pods/ml_trainer-0_" KUBE_UID "/Main/0.log" },
+		{ "trainer-0_ml-" KUBE_CID ".log", "/var/log/pods/ml_trainer-0_" KUBE_UID "/main/0.log" },
+	};
+	struct kube_container_entry c_child, c_here;
+	struct kube_pod_entry p_child, p_here;
+	unsigned int found = 0;
+	pid_t parser = 0;
+
+	if (tu_skip_unless_root("log_directory_names_are_parsed_in_the_child_as_in_process"))
+		return;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		int want = kube_parsers_here.pod_dir(dirs[i], strlen(dirs[i]), &p_here);
+
+		ck_assert_int_eq(parser_kube_parsers.pod_dir(dirs[i], strlen(dirs[i]), &p_child), want);
+		ck_assert_mem_eq(&p_child, &p_here, sizeof(p_here));
+		found += want == 0;
+		if (!parser)
+			parser = parser_pid();
+	}
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		const char *n = links[i][0], *t = links[i][1];
+		int want = kube_parsers_here.link(n, strlen(n), t, strlen(t), &c_here);
+
+		ck_assert_int_eq(parser_kube_parsers.link(n, strlen(n), t, strlen(t), &c_child), want);
+		ck_assert_mem_eq(&c_child, &c_here, sizeof(c_here));
+		found += want == 0;
+	}
+	/* Three pod directories and one link are the kubelet's; the rest are not. */
+	ck_assert_uint_eq(found, 4);
+	ck_assert_int_gt(parser, 0);
+	ck_assert_int_eq(parser_pid(), parser);
+	assert_sandboxed(parser);
+	ck_assert_uint_eq(parser_restarts(), 0);
+	parser_stop();
+}
+END_TEST
+
 /* The collector's child named zernel-parser; 0 when none. */
 static pid_t collector_parser(pid_t collector)
 {
@@ -486,6 +539,7 @@ Suite *parser_suite(void)
 	tcase_add_test(t, an_environment_is_parsed_in_the_child_as_in_process);
 	tcase_add_test(t, a_malformed_environment_is_an_answer_the_child_survives);
 	tcase_add_test(t, a_child_that_dies_on_an_environment_is_replaced_and_counted);
+	tcase_add_test(t, log_directory_names_are_parsed_in_the_child_as_in_process);
 	tcase_add_test(t, the_collector_parses_what_it_probes_in_its_child);
 	suite_add_tcase(s, t);
 	return s;
