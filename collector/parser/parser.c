@@ -231,37 +231,52 @@ int parser_elf_python(int fd, struct pyelf_syms *out)
 	return rp.status;
 }
 
-/* An environment reply: an error with nothing, or one environment the readers could write. */
+/*
+ * One request whose reply is one answer of size bytes, copied to out when
+ * the child gives it (even beside an error, as a cgroup file's): the
+ * parse's status, or -errno.  The reply is some 10 KiB: off the stack of
+ * whichever thread asks.
+ */
+static int ask(const struct parser_request *rq, size_t len, int fd,
+	       int (*believe)(struct parser_reply *rp), void *out, size_t size)
+{
+	struct parser_reply *rp = malloc(sizeof(*rp));
+	int err;
+
+	if (!rp)
+		return -ENOMEM;
+	err = request(rq, len, fd, rp, 1, believe);
+	if (err == 0 && rp->n == 1)
+		memcpy(out, &rp->v, size);
+	if (err == 0)
+		err = rp->status;
+	free(rp);
+	return err;
+}
+
+/* An error with no answer, or success with one. */
+static int one_answer_or_error(const struct parser_reply *rp)
+{
+	return rp->status <= 0 && (rp->status == 0) == (rp->n == 1);
+}
+
+/* An environment reply: as above, the environment one the readers could write. */
 static int environ_believable(struct parser_reply *rp)
 {
-	if (rp->status > 0 || (rp->status == 0) != (rp->n == 1))
-		return 0;
-	return rp->status < 0 || proc_env_check(&rp->env) == 0;
+	return one_answer_or_error(rp) && (rp->status < 0 || proc_env_check(&rp->env) == 0);
 }
 
 int parser_environ(pid_t pid, struct proc_env *out)
 {
-	struct parser_request rq = { .op = PARSER_OP_ENVIRON };
-	struct parser_reply *rp;
+	const struct parser_request rq = { .op = PARSER_OP_ENVIRON };
 	int fd = proc_env_open(pid), err;
 
 	memset(out, 0, sizeof(*out));
 	if (fd < 0)
 		return fd;
-	/* Some 10 KiB: off the stack of whichever thread asks. */
-	rp = malloc(sizeof(*rp));
-	if (!rp) {
-		close(fd);
-		return -ENOMEM;
-	}
-	err = request(&rq, offsetof(struct parser_request, names), fd, rp, 1,
-		      environ_believable);
+	err = ask(&rq, offsetof(struct parser_request, names), fd, environ_believable, out,
+		  sizeof(*out));
 	close(fd);
-	if (err == 0 && rp->status == 0)
-		*out = rp->env;
-	if (err == 0)
-		err = rp->status;
-	free(rp);
 	return err;
 }
 
@@ -273,71 +288,45 @@ static int cgroup_believable(struct parser_reply *rp)
 
 int parser_cgroup(pid_t pid, struct cgroup_id *out)
 {
-	struct parser_request rq = { .op = PARSER_OP_CGROUP };
-	struct parser_reply *rp;
+	const struct parser_request rq = { .op = PARSER_OP_CGROUP };
 	int fd = cgroup_id_open(pid), err;
 
 	cgroup_id_reset(out);
 	if (fd < 0)
 		return fd;
-	rp = malloc(sizeof(*rp));
-	if (!rp) {
-		close(fd);
-		return -ENOMEM;
-	}
-	err = request(&rq, offsetof(struct parser_request, names), fd, rp, 1, cgroup_believable);
+	err = ask(&rq, offsetof(struct parser_request, names), fd, cgroup_believable, out,
+		  sizeof(*out));
 	close(fd);
-	if (err == 0) {
-		*out = rp->cgroup;
-		err = rp->status;
-	}
-	free(rp);
 	return err;
 }
 
+/* A log directory name's reply: as above, the entry admitted. */
 static int pod_believable(struct parser_reply *rp)
 {
-	if (rp->status > 0)
-		return 0;
-	return rp->status == 0 ? rp->n == 1 && kube_names_admit_pod(&rp->pod) == 0 : rp->n == 0;
+	return one_answer_or_error(rp) && (rp->status < 0 || kube_names_admit_pod(&rp->pod) == 0);
 }
 
 static int container_believable(struct parser_reply *rp)
 {
-	if (rp->status > 0)
-		return 0;
-	return rp->status == 0 ? rp->n == 1 && kube_names_admit_container(&rp->container) == 0 :
-				 rp->n == 0;
+	return one_answer_or_error(rp) &&
+	       (rp->status < 0 || kube_names_admit_container(&rp->container) == 0);
 }
 
-/*
- * One request of names alone (a log directory's), answered by one entry
- * of size bytes copied to out: 0, -EINVAL (not such a name), or -errno.
- */
+/* One request of names alone (a log directory's), answered with an entry of size bytes. */
 static int parse_names(uint32_t op, const char *const *texts, const size_t *lens, size_t n,
 		       int (*believe)(struct parser_reply *rp), void *out, size_t size)
 {
 	struct parser_request *rq = malloc(sizeof(*rq));
-	struct parser_reply *rp = malloc(sizeof(*rp));
 	ssize_t len;
-	int err = -ENOMEM;
+	int err;
 
 	memset(out, 0, size);
-	if (!rq || !rp)
-		goto out;
+	if (!rq)
+		return -ENOMEM;
 	rq->op = op;
 	len = put_names(rq, texts, lens, n);
-	err = (int)len;
-	if (len < 0)
-		goto out;
-	err = request(rq, (size_t)len, -1, rp, 1, believe);
-	if (err == 0 && rp->status == 0)
-		memcpy(out, &rp->v, size);
-	if (err == 0)
-		err = rp->status;
-out:
+	err = len < 0 ? (int)len : ask(rq, (size_t)len, -1, believe, out, size);
 	free(rq);
-	free(rp);
 	return err;
 }
 
