@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shm/shm_reader.h"
+#include "shm/shm_snapshot.h"
 
 /* Where an entry's rows come from, and so which labels its series carry. */
 enum cat_rows {

@@ -27,18 +27,6 @@
 #define SHM_READER_FALLBACK_INTERVAL_MS	1000u
 #define SHM_READER_MAX_INTERVAL_MS	3600000u	/* 1 h */
 
-const char *shm_read_status_name(enum shm_read_status st)
-{
-	switch (st) {
-	case SHM_READ_OK:	return "ok";
-	case SHM_READ_STALE:	return "stale";
-	case SHM_READ_BUSY:	return "busy";
-	case SHM_READ_MISSING:	return "missing";
-	case SHM_READ_INVALID:	return "invalid";
-	}
-	return "unknown";
-}
-
 static void say(char *reason, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -91,14 +79,6 @@ void shm_reader_close(struct shm_reader *r)
 	r->generation = 0;
 	free(r->handed_header);
 	r->handed_header = NULL;
-}
-
-void shm_snapshot_free(struct shm_snapshot *snap)
-{
-	if (!snap)
-		return;
-	free(snap->buf);
-	memset(snap, 0, sizeof(*snap));
 }
 
 static enum shm_read_status reader_map(struct shm_reader *r, char *reason, size_t len)
@@ -486,46 +466,4 @@ freshness:
 		return SHM_READ_STALE;
 	}
 	return SHM_READ_OK;
-}
-
-const void *shm_snapshot_rows(const struct shm_snapshot *s, enum shm_table_id id, uint32_t *n)
-{
-	if (!s || !s->hdr) {
-		if (n)
-			*n = 0;
-		return NULL;
-	}
-	if (n)
-		*n = s->hdr->table[id].count;
-	return (const char *)s->buf + s->hdr->table[id].offset;
-}
-
-const struct shm_proc *shm_snapshot_procs(const struct shm_snapshot *s, uint32_t *n)
-{
-	return shm_snapshot_rows(s, SHM_TABLE_PROCS, n);
-}
-
-const struct shm_gpu_mem *shm_snapshot_gpu_mem(const struct shm_snapshot *s, uint32_t *n)
-{
-	return shm_snapshot_rows(s, SHM_TABLE_GPU_MEM, n);
-}
-
-const struct shm_gpu *shm_snapshot_gpus(const struct shm_snapshot *s, uint32_t *n)
-{
-	return shm_snapshot_rows(s, SHM_TABLE_GPUS, n);
-}
-
-const struct shm_nccl_op *shm_snapshot_nccl_ops(const struct shm_snapshot *s, uint32_t *n)
-{
-	return shm_snapshot_rows(s, SHM_TABLE_NCCL_OPS, n);
-}
-
-const struct shm_identity *shm_snapshot_identity(const struct shm_snapshot *s, uint32_t *n)
-{
-	return shm_snapshot_rows(s, SHM_TABLE_IDENTITY, n);
-}
-
-const struct shm_nccl_comm *shm_snapshot_nccl_comms(const struct shm_snapshot *s, uint32_t *n)
-{
-	return shm_snapshot_rows(s, SHM_TABLE_NCCL_COMMS, n);
 }

@@ -29,16 +29,6 @@ static int fail(char *reason, size_t len, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static const char *const table_names[SHM_TABLE_COUNT] = {
-	"procs", "gpu_mem", "gpus", "nccl_ops", "nccl_comms", "identity",
-	"py_procs", "stall_sites", "proc_recent", "trace", "workloads",
-};
-
-const char *shm_table_name(uint32_t table)
-{
-	return table < SHM_TABLE_COUNT ? table_names[table] : NULL;
-}
-
 static const uint32_t table_entry_size[SHM_TABLE_COUNT] = {
 	sizeof(struct shm_proc), sizeof(struct shm_gpu_mem), sizeof(struct shm_gpu),
 	sizeof(struct shm_nccl_op), sizeof(struct shm_nccl_comm), sizeof(struct shm_identity),
@@ -160,7 +150,7 @@ static int check_tables(const struct shm_header_fields *h, size_t size,
 
 	for (int i = 0; i < SHM_TABLE_COUNT; i++) {
 		const struct shm_table *t = &h->table[i];
-		const char *n = table_names[i];
+		const char *n = shm_table_name(i);
 
 		if (t->entry_size != table_entry_size[i])
 			return fail(reason, len, "table %s: entry size %u, expected %u",
@@ -196,7 +186,7 @@ static int check_tables(const struct shm_header_fields *h, size_t size,
 				continue;
 			if (start[i] < end[j] && start[j] < end[i])
 				return fail(reason, len, "tables %s and %s overlap",
-					    table_names[i], table_names[j]);
+					    shm_table_name(i), shm_table_name(j));
 		}
 	}
 	return 0;
@@ -429,7 +419,7 @@ static int check_unique(const void *buf, const struct shm_header_fields *h,
 	for (int i = 0; i < SHM_TABLE_COUNT && !err; i++) {
 		if (find_duplicate(h, buf, (enum shm_table_id)i, keys) >= 0)
 			err = fail(reason, len, "table %s: two rows with the same identity",
-				   table_names[i]);
+				   shm_table_name(i));
 	}
 	free(keys);
 	return err;

@@ -1249,6 +1249,34 @@ START_TEST(test_odd_feed_never_crashes_the_client)
 }
 END_TEST
 
+/*
+ * The CLI reads the feed, never the segment: it formats snapshots through
+ * the catalog and links the snapshot's accessors, not the reader that
+ * maps the segment nor the validator (its symbol table says).
+ */
+START_TEST(test_the_cli_links_no_segment_reader)
+{
+	static const char *const absent[] = { "shm_reader_snapshot", "shm_reader_init", "shm_validate" };
+	char prog[1024], cmd[1200], *syms;
+	int status = -1;
+
+	tu_build_path(prog, sizeof(prog), "zernel");
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", prog);
+	syms = tu_capture(cmd, &status);
+	ck_assert_ptr_nonnull(syms);
+	ck_assert_msg(status == 0, "nm %s: status %d", prog, status);
+	/* The catalog's row accessors are there: the check reads the right table. */
+	ck_assert_ptr_nonnull(strstr(syms, " shm_snapshot_procs\n"));
+	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), " %s\n", absent[i]);
+		ck_assert_msg(!strstr(syms, want), "zernel links %s", absent[i]);
+	}
+	free(syms);
+}
+END_TEST
+
 Suite *cli_suite(void);
 
 Suite *cli_suite(void)
@@ -1276,6 +1304,7 @@ Suite *cli_suite(void)
 	suite_add_tcase(s, unit);
 
 	tcase_add_test(bin, test_usage_errors_exit_2);
+	tcase_add_test(bin, test_the_cli_links_no_segment_reader);
 	tcase_add_test(bin, test_once_without_exporter_fails_clearly);
 	tcase_add_test(bin, test_once_matches_metrics);
 	tcase_add_test(bin, test_json_matches_metrics);
