@@ -266,18 +266,23 @@ static int environ_believable(struct parser_reply *rp)
 	return one_answer_or_error(rp) && (rp->status < 0 || proc_env_check(&rp->env) == 0);
 }
 
-int parser_environ(pid_t pid, struct proc_env *out)
+/* ask() about the file open at fd, which it closes. */
+static int ask_file(uint32_t op, int fd, int (*believe)(struct parser_reply *rp), void *out,
+		    size_t size)
 {
-	const struct parser_request rq = { .op = PARSER_OP_ENVIRON };
-	int fd = proc_env_open(pid), err;
+	const struct parser_request rq = { .op = op };
+	int err = ask(&rq, offsetof(struct parser_request, names), fd, believe, out, size);
 
-	memset(out, 0, sizeof(*out));
-	if (fd < 0)
-		return fd;
-	err = ask(&rq, offsetof(struct parser_request, names), fd, environ_believable, out,
-		  sizeof(*out));
 	close(fd);
 	return err;
+}
+
+int parser_environ(pid_t pid, struct proc_env *out)
+{
+	int fd = proc_env_open(pid);
+
+	memset(out, 0, sizeof(*out));
+	return fd < 0 ? fd : ask_file(PARSER_OP_ENVIRON, fd, environ_believable, out, sizeof(*out));
 }
 
 /* A cgroup reply: one answer, with a status a read gives, that cgroup_id_admit admits. */
@@ -288,16 +293,10 @@ static int cgroup_believable(struct parser_reply *rp)
 
 int parser_cgroup(pid_t pid, struct cgroup_id *out)
 {
-	const struct parser_request rq = { .op = PARSER_OP_CGROUP };
-	int fd = cgroup_id_open(pid), err;
+	int fd = cgroup_id_open(pid);
 
 	cgroup_id_reset(out);
-	if (fd < 0)
-		return fd;
-	err = ask(&rq, offsetof(struct parser_request, names), fd, cgroup_believable, out,
-		  sizeof(*out));
-	close(fd);
-	return err;
+	return fd < 0 ? fd : ask_file(PARSER_OP_CGROUP, fd, cgroup_believable, out, sizeof(*out));
 }
 
 /* A log directory name's reply: as above, the entry admitted. */

@@ -47,30 +47,18 @@ struct parser_reply {
 	};
 };
 
-/* Bytes of a reply of n items of op's kind. */
+/* Bytes of a reply of n items of op's kind (figures for the ELF ops). */
 static inline size_t parser_reply_len(uint32_t op, uint32_t n)
 {
-	size_t item;
+	static const size_t item[] = {
+		[PARSER_OP_ENVIRON] = sizeof(struct proc_env),
+		[PARSER_OP_CGROUP] = sizeof(struct cgroup_id),
+		[PARSER_OP_KUBE_POD_DIR] = sizeof(struct kube_pod_entry),
+		[PARSER_OP_KUBE_LINK] = sizeof(struct kube_container_entry),
+	};
+	size_t size = op < sizeof(item) / sizeof(item[0]) && item[op] ? item[op] : sizeof(uint64_t);
 
-	switch (op) {
-	case PARSER_OP_ENVIRON:
-		item = sizeof(struct proc_env);
-		break;
-	case PARSER_OP_CGROUP:
-		item = sizeof(struct cgroup_id);
-		break;
-	case PARSER_OP_KUBE_POD_DIR:
-		item = sizeof(struct kube_pod_entry);
-		break;
-	case PARSER_OP_KUBE_LINK:
-		item = sizeof(struct kube_container_entry);
-		break;
-	default:
-		item = sizeof(uint64_t);
-		break;
-	}
-
-	return offsetof(struct parser_reply, v) + n * item;
+	return offsetof(struct parser_reply, v) + n * size;
 }
 
 /*
