@@ -104,9 +104,6 @@ static __always_inline __u64 arg_at(struct pt_regs *ctx, __u32 loc)
 	}
 }
 
-/* The sixth integer argument: libbpf 1.1's BPF_KPROBE stops at five. */
-#define ARG6(ctx)	reg_at(ctx, 5)
-
 static __always_inline void coll_enter(__u32 op, __u64 count, __u64 dtype, __u64 comm,
 				       __u64 stream)
 {
@@ -122,93 +119,24 @@ static __always_inline void coll_enter(__u32 op, __u64 count, __u64 dtype, __u64
 	zc_enter(SHM_WATCH_NCCL, CLS_NCCL, op | flags << 8, bytes, comm, stream);
 }
 
-/* ncclAllReduce(send, recv, count, datatype, op, comm, stream) */
-SEC("uprobe")
-int BPF_KPROBE(zn_all_reduce, void *s, void *r, __u64 count, __u64 dt)
-{
-	coll_enter(SHM_NCCL_ALL_REDUCE, count, dt, ARG6(ctx), arg_at(ctx, ZN_ARG7));
-	return 0;
+/*
+ * One program per call of ZN_COLLECTIVES (bpf/nccl_args.h): its count,
+ * datatype, comm and stream, wherever the architecture passes them.
+ * Counts are the call's own: bytes sent per rank for AllGather and
+ * Gather, received per rank for ReduceScatter and Scatter, to each peer
+ * for AlltoAll; Bcast is the in-place Broadcast.
+ */
+#define ZN_COLLECTIVE_PROG(name, op, count_at, dtype_at, comm_at, stream_at)	\
+SEC("uprobe")									\
+int BPF_KPROBE(zn_##name)							\
+{										\
+	coll_enter(op, arg_at(ctx, ZN_ARG_LOC(count_at)),			\
+		   arg_at(ctx, ZN_ARG_LOC(dtype_at)),				\
+		   arg_at(ctx, ZN_ARG_LOC(comm_at)),				\
+		   arg_at(ctx, ZN_ARG_LOC(stream_at)));				\
+	return 0;								\
 }
-
-/* ncclAllGather(send, recv, sendcount, datatype, comm, stream): bytes sent per rank */
-SEC("uprobe")
-int BPF_KPROBE(zn_all_gather, void *s, void *r, __u64 count, __u64 dt, __u64 comm)
-{
-	coll_enter(SHM_NCCL_ALL_GATHER, count, dt, comm, ARG6(ctx));
-	return 0;
-}
-
-/* ncclReduceScatter(send, recv, recvcount, datatype, op, comm, stream): bytes received per rank */
-SEC("uprobe")
-int BPF_KPROBE(zn_reduce_scatter, void *s, void *r, __u64 count, __u64 dt)
-{
-	coll_enter(SHM_NCCL_REDUCE_SCATTER, count, dt, ARG6(ctx), arg_at(ctx, ZN_ARG7));
-	return 0;
-}
-
-/* ncclBroadcast(send, recv, count, datatype, root, comm, stream) */
-SEC("uprobe")
-int BPF_KPROBE(zn_broadcast, void *s, void *r, __u64 count, __u64 dt)
-{
-	coll_enter(SHM_NCCL_BROADCAST, count, dt, ARG6(ctx), arg_at(ctx, ZN_ARG7));
-	return 0;
-}
-
-/* ncclBcast(buff, count, datatype, root, comm, stream): the in-place broadcast */
-SEC("uprobe")
-int BPF_KPROBE(zn_bcast, void *b, __u64 count, __u64 dt, __u64 root, __u64 comm)
-{
-	coll_enter(SHM_NCCL_BROADCAST, count, dt, comm, ARG6(ctx));
-	return 0;
-}
-
-/* ncclReduce(send, recv, count, datatype, op, root, comm, stream) */
-SEC("uprobe")
-int BPF_KPROBE(zn_reduce, void *s, void *r, __u64 count, __u64 dt)
-{
-	coll_enter(SHM_NCCL_REDUCE, count, dt, arg_at(ctx, ZN_ARG7), arg_at(ctx, ZN_ARG8));
-	return 0;
-}
-
-/* ncclSend(send, count, datatype, peer, comm, stream) */
-SEC("uprobe")
-int BPF_KPROBE(zn_send, void *b, __u64 count, __u64 dt, __u64 peer, __u64 comm)
-{
-	coll_enter(SHM_NCCL_SEND, count, dt, comm, ARG6(ctx));
-	return 0;
-}
-
-/* ncclRecv(recv, count, datatype, peer, comm, stream) */
-SEC("uprobe")
-int BPF_KPROBE(zn_recv, void *b, __u64 count, __u64 dt, __u64 peer, __u64 comm)
-{
-	coll_enter(SHM_NCCL_RECV, count, dt, comm, ARG6(ctx));
-	return 0;
-}
-
-/* ncclAlltoAll(send, recv, count, datatype, comm, stream): bytes to each peer */
-SEC("uprobe")
-int BPF_KPROBE(zn_all_to_all, void *s, void *r, __u64 count, __u64 dt, __u64 comm)
-{
-	coll_enter(SHM_NCCL_ALL_TO_ALL, count, dt, comm, ARG6(ctx));
-	return 0;
-}
-
-/* ncclGather(send, recv, count, datatype, root, comm, stream): bytes sent per rank */
-SEC("uprobe")
-int BPF_KPROBE(zn_gather, void *s, void *r, __u64 count, __u64 dt)
-{
-	coll_enter(SHM_NCCL_GATHER, count, dt, ARG6(ctx), arg_at(ctx, ZN_ARG7));
-	return 0;
-}
-
-/* ncclScatter(send, recv, count, datatype, root, comm, stream): bytes received per rank */
-SEC("uprobe")
-int BPF_KPROBE(zn_scatter, void *s, void *r, __u64 count, __u64 dt)
-{
-	coll_enter(SHM_NCCL_SCATTER, count, dt, ARG6(ctx), arg_at(ctx, ZN_ARG7));
-	return 0;
-}
+ZN_COLLECTIVES(ZN_COLLECTIVE_PROG)
 
 static __always_inline void emit_group(__u32 end)
 {

@@ -2,85 +2,132 @@
 /*
  * Where the NCCL probes read their arguments (bpf/nccl_args.h), checked
  * against the calling conventions themselves: for every NCCL entry point
- * the probe table attaches a program of the NCCL object to, its C
- * signature (nccl.h, NCCL 2.28) is laid out by the System V x86-64 and the
- * AAPCS64 rules, and each argument a probe reads past the fifth, or passed
- * by value in memory, must be where the table says on both.  A probe
- * added without its signature here fails too.  Unprivileged, pure.
+ * the probe table attaches a program of the NCCL object to, its
+ * declaration in the CUDA toolkit's nccl.h is laid out by the System V
+ * x86-64 and the AAPCS64 rules, and each argument the program reads must
+ * be the parameter nccl.h names so, where the convention passes it, on
+ * both.  The collective programs' reads come from the list the programs
+ * are made from (ZN_COLLECTIVES); an entry point nccl.h does not declare
+ * fails.  Unprivileged; reads the header.
  */
 #include <check.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bpf/nccl_args.h"
 #include "collector/probes/probe_loader.h"
+#include "shm/shm_consts.h"
+#include "tests/support/testutil.h"
 
 /* An argument's class: an integer or pointer, or a structure over 16 bytes by value. */
 enum arg_class { INT = 1, BIG };
 
 #define BIG_BYTES	128	/* ncclUniqueId */
 #define MAX_ARGS	8
+#define NCCL_H		"/usr/local/cuda/include/nccl.h"
 
-/* One argument a probe reads where the first five registers do not hold it. */
-struct read_at {
-	int arg;		/* 1-based; 0 ends the list */
-	unsigned int x86, arm64;
-};
-
+/* A function's parameters as nccl.h declares them. */
 struct signature {
-	const char *symbol;
-	enum arg_class args[MAX_ARGS];	/* 0 ends the list */
-	struct read_at reads[3];
+	char symbol[64];
+	int n;
+	enum arg_class args[MAX_ARGS];
+	char names[MAX_ARGS][32];
 };
 
-/* ARG6 (bpf/nccl.bpf.c): the sixth integer register on both. */
-#define ARG6	{ 6, ZN_LOC(ZN_IN_REG, 5), ZN_LOC(ZN_IN_REG, 5) }
-#define ARG7	{ 7, ZN_X86_ARG7, ZN_ARM64_ARG7 }
-#define ARG8	{ 8, ZN_X86_ARG8, ZN_ARM64_ARG8 }
-#define ID3	{ 3, ZN_X86_INIT_ID, ZN_ARM64_INIT_ID }
-#define RANK4	{ 4, ZN_X86_INIT_RANK, ZN_ARM64_INIT_RANK }
-
-static const struct signature signatures[] = {
-	/* (send, recv, count, datatype, op, comm, stream) */
-	{ "ncclAllReduce", { INT, INT, INT, INT, INT, INT, INT }, { ARG6, ARG7 } },
-	{ "ncclReduceScatter", { INT, INT, INT, INT, INT, INT, INT }, { ARG6, ARG7 } },
-	/* (send, recv, count, datatype, root, comm, stream) */
-	{ "ncclBroadcast", { INT, INT, INT, INT, INT, INT, INT }, { ARG6, ARG7 } },
-	{ "ncclGather", { INT, INT, INT, INT, INT, INT, INT }, { ARG6, ARG7 } },
-	{ "ncclScatter", { INT, INT, INT, INT, INT, INT, INT }, { ARG6, ARG7 } },
-	/* (send, recv, count, datatype, op, root, comm, stream) */
-	{ "ncclReduce", { INT, INT, INT, INT, INT, INT, INT, INT }, { ARG7, ARG8 } },
-	/* (send, recv, count, datatype, comm, stream) */
-	{ "ncclAllGather", { INT, INT, INT, INT, INT, INT }, { ARG6 } },
-	{ "ncclAlltoAll", { INT, INT, INT, INT, INT, INT }, { ARG6 } },
-	/* (buff, count, datatype, root or peer, comm, stream) */
-	{ "ncclBcast", { INT, INT, INT, INT, INT, INT }, { ARG6 } },
-	{ "ncclSend", { INT, INT, INT, INT, INT, INT }, { ARG6 } },
-	{ "ncclRecv", { INT, INT, INT, INT, INT, INT }, { ARG6 } },
-	{ "ncclGroupStart", { 0 }, { { 0 } } },
-	{ "ncclGroupEnd", { 0 }, { { 0 } } },
-	/* (comm *, nranks, ncclUniqueId, rank[, config]) */
-	{ "ncclCommInitRank", { INT, INT, BIG, INT }, { ID3, RANK4 } },
-	{ "ncclCommInitRankConfig", { INT, INT, BIG, INT, INT }, { ID3, RANK4 } },
-	/* (comm *, nranks, rank, nId, commIds, config) */
-	{ "ncclCommInitRankScalable", { INT, INT, INT, INT, INT, INT }, { { 0 } } },
-	/* (comms, ndev, devlist) */
-	{ "ncclCommInitAll", { INT, INT, INT }, { { 0 } } },
-	/* (comm, color, key, newcomm, config); (comm, exclude, nexclude, newcomm, config, flags) */
-	{ "ncclCommSplit", { INT, INT, INT, INT, INT }, { { 0 } } },
-	{ "ncclCommShrink", { INT, INT, INT, INT, INT, INT }, { { 0 } } },
-	{ "ncclCommFinalize", { INT }, { { 0 } } },
-	{ "ncclCommDestroy", { INT }, { { 0 } } },
-	{ "ncclCommAbort", { INT }, { { 0 } } },
-	/* commAlloc(comm, parent, nranks, rank), libnccl-internal */
-	{ "_ZL9commAllocP8ncclCommS0_ii", { INT, INT, INT, INT }, { { 0 } } },
+/* What the collective programs read, from the list they are made from. */
+struct coll_reads {
+	const char *prog;
+	int count, dtype, comm, stream;
 };
 
-static const struct signature *signature_of(const char *symbol)
+#define COLL_READS(name, op, count_at, dtype_at, comm_at, stream_at) \
+	{ "zn_" #name, count_at, dtype_at, comm_at, stream_at },
+static const struct coll_reads coll_reads[] = { ZN_COLLECTIVES(COLL_READS) };
+
+/* libnccl's internal commAlloc(comm, parent, nranks, rank): not in nccl.h; read in registers only. */
+#define COMM_ALLOC	"_ZL9commAllocP8ncclCommS0_ii"
+
+/*
+ * symbol's declaration in nccl.h, "ncclResult_t  symbol(type name, ...);",
+ * split into parameters: the last word of each is its name, and an
+ * ncclUniqueId that is not a pointer is passed by value.  0, or -1 when
+ * the header has no such declaration.
+ */
+static int nccl_h_signature(const char *header, const char *symbol, struct signature *sig)
 {
-	for (size_t i = 0; i < sizeof(signatures) / sizeof(signatures[0]); i++)
-		if (strcmp(signatures[i].symbol, symbol) == 0)
-			return &signatures[i];
+	char want[80], params[1024];
+	const char *p = header, *open, *close;
+	size_t len;
+
+	memset(sig, 0, sizeof(*sig));
+	snprintf(sig->symbol, sizeof(sig->symbol), "%s", symbol);
+	snprintf(want, sizeof(want), " %s(", symbol);
+	/* The declaration: its line is "ncclResult_t", blanks, then the name (not pncclX). */
+	for (; (p = strstr(p, want)); p++) {
+		const char *line = p;
+
+		while (line > header && line[-1] != '\n')
+			line--;
+		if (strncmp(line, "ncclResult_t", 12) == 0 &&
+		    strspn(line + 12, " \t") == (size_t)(p + 1 - (line + 12)))
+			break;
+	}
+	if (!p)
+		return -1;
+	open = p + strlen(want);
+	close = strstr(open, ");");
+	if (!close || (len = (size_t)(close - open)) >= sizeof(params))
+		return -1;
+	memcpy(params, open, len);
+	params[len] = '\0';
+	for (char *save = NULL, *par = strtok_r(params, ",", &save); par;
+	     par = strtok_r(NULL, ",", &save)) {
+		char *end = par + strlen(par), *word;
+
+		while (end > par && !(isalnum((unsigned char)end[-1]) || end[-1] == '_'))
+			end--;
+		word = end;
+		while (word > par && (isalnum((unsigned char)word[-1]) || word[-1] == '_'))
+			word--;
+		if (sig->n >= MAX_ARGS || word == end)
+			return -1;
+		*end = '\0';
+		snprintf(sig->names[sig->n], sizeof(sig->names[0]), "%s", word);
+		*word = '\0';
+		sig->args[sig->n++] = strstr(par, "ncclUniqueId") && !strchr(par, '*') ? BIG : INT;
+	}
+	return 0;
+}
+
+/* The 1-based position of the parameter named name (or ending in it), 0 when none. */
+static int position_of(const struct signature *sig, const char *name)
+{
+	for (int i = 0; i < sig->n; i++) {
+		size_t n = strlen(sig->names[i]), k = strlen(name);
+
+		if (n >= k && strcmp(sig->names[i] + n - k, name) == 0)
+			return i + 1;
+	}
+	return 0;
+}
+
+static const struct coll_reads *coll_reads_of(const char *prog)
+{
+	for (size_t i = 0; i < sizeof(coll_reads) / sizeof(coll_reads[0]); i++)
+		if (strcmp(coll_reads[i].prog, prog) == 0)
+			return &coll_reads[i];
 	return NULL;
+}
+
+static char *read_nccl_h(void)
+{
+	char *h = tu_read_file(NCCL_H, NULL);
+
+	if (!h)
+		tu_skip_missing("%s (the CUDA toolkit's NCCL header)", NCCL_H);
+	return h;
 }
 
 /*
@@ -133,48 +180,98 @@ static const char *loc_name(unsigned int loc, char *buf, size_t len)
 	return buf;
 }
 
+/* Argument arg of sig read at x86 and arm64: where each ABI puts it, or a failure naming it. */
+static void assert_read(const struct signature *sig, const char *what, int arg, unsigned int x86,
+			unsigned int arm64)
+{
+	char want[48], got[48];
+	unsigned int abi_x86 = sysv_loc(sig, arg), abi_arm64 = aapcs64_loc(arg);
+
+	ck_assert_msg(arg >= 1 && arg <= sig->n, "%s: no argument %d (%s)", sig->symbol, arg, what);
+	ck_assert_msg(abi_x86 == x86, "%s %s (argument %d) on x86-64: the ABI puts it in %s, the "
+		      "probe reads %s", sig->symbol, what, arg, loc_name(abi_x86, want, sizeof(want)),
+		      loc_name(x86, got, sizeof(got)));
+	ck_assert_msg(abi_arm64 == arm64, "%s %s (argument %d) on arm64: the ABI puts it in %s, "
+		      "the probe reads %s", sig->symbol, what, arg,
+		      loc_name(abi_arm64, want, sizeof(want)), loc_name(arm64, got, sizeof(got)));
+}
+
+/* A read by position: the header must name it as the probe takes it. */
+static void assert_named(const struct signature *sig, const char *name, int arg)
+{
+	ck_assert_msg(position_of(sig, name) == arg, "%s: the probe reads argument %d as its %s; "
+		      "nccl.h has it at %d", sig->symbol, arg, name, position_of(sig, name));
+	assert_read(sig, name, arg, ZN_X86_ARG_LOC(arg), ZN_ARM64_ARG_LOC(arg));
+}
+
+/*
+ * Every NCCL entry point a program of the NCCL object is attached to
+ * (the probe table), against its declaration in the CUDA toolkit's
+ * nccl.h: the collective programs' count, datatype, comm and stream
+ * (ZN_COLLECTIVES, which makes them) are the parameters so named, where
+ * each convention passes them; the init programs' id and rank likewise.
+ */
 START_TEST(every_probed_nccl_argument_is_where_each_abi_puts_it)
 {
-	int checked = 0;
+	char *header = read_nccl_h();
+	int colls = 0, inits = 0, others = 0;
 
-	for (size_t i = 0; i < sizeof(signatures) / sizeof(signatures[0]); i++) {
-		const struct signature *s = &signatures[i];
+	if (!header)
+		return;
+	for (size_t i = 0; i < probe_attach_count; i++) {
+		const struct probe_attach *p = &probe_attach_table[i];
+		const struct coll_reads *r;
+		struct signature sig;
 
-		for (const struct read_at *r = s->reads; r->arg; r++) {
-			char want[48], got[48];
-			unsigned int x86 = sysv_loc(s, r->arg), arm64 = aapcs64_loc(r->arg);
-
-			ck_assert_msg(x86 == r->x86, "%s argument %d on x86-64: the ABI puts it in %s, "
-				      "the probe reads %s", s->symbol, r->arg,
-				      loc_name(x86, want, sizeof(want)),
-				      loc_name(r->x86, got, sizeof(got)));
-			ck_assert_msg(arm64 == r->arm64, "%s argument %d on arm64: the ABI puts it "
-				      "in %s, the probe reads %s", s->symbol, r->arg,
-				      loc_name(arm64, want, sizeof(want)),
-				      loc_name(r->arm64, got, sizeof(got)));
-			checked++;
+		if (p->obj != PROBE_OBJ_NCCL || p->how != PROBE_UPROBE ||
+		    !(p->libs & PROBE_LIB_NCCL) || strcmp(p->symbol, COMM_ALLOC) == 0)
+			continue;
+		ck_assert_msg(nccl_h_signature(header, p->symbol, &sig) == 0,
+			      "%s (%s) is probed and nccl.h does not declare it", p->symbol, p->prog);
+		if ((r = coll_reads_of(p->prog))) {
+			assert_named(&sig, "count", r->count);
+			assert_named(&sig, "datatype", r->dtype);
+			assert_named(&sig, "comm", r->comm);
+			assert_named(&sig, "stream", r->stream);
+			colls++;
+		} else if (strcmp(p->prog, "zn_init_rank") == 0) {
+			ck_assert_int_eq(sig.args[2], BIG);
+			ck_assert_int_eq(position_of(&sig, "rank"), 4);
+			assert_read(&sig, "commId", 3, ZN_X86_INIT_ID, ZN_ARM64_INIT_ID);
+			assert_read(&sig, "rank", 4, ZN_X86_INIT_RANK, ZN_ARM64_INIT_RANK);
+			inits++;
+		} else {
+			/* The rest read only what BPF_KPROBE's five registers hold. */
+			others++;
 		}
 	}
-	/* The reads the probes make past the fifth register, and the by-value ids. */
-	ck_assert_int_eq(checked, 21);
+	free(header);
+	/* Eleven collective calls (Bcast and Broadcast both), the two InitRank forms. */
+	ck_assert_int_eq(colls, (int)(sizeof(coll_reads) / sizeof(coll_reads[0])));
+	ck_assert_int_eq(inits, 2);
+	ck_assert_int_ge(others, 9);
 }
 END_TEST
 
-START_TEST(every_nccl_entry_probe_has_its_signature_here)
+/* The parser of nccl.h itself, on a declaration whose answer is known. */
+START_TEST(nccl_h_declarations_are_read_as_declared)
 {
-	int nccl = 0;
+	char *header = read_nccl_h();
+	struct signature sig;
 
-	for (size_t i = 0; i < probe_attach_count; i++) {
-		const struct probe_attach *p = &probe_attach_table[i];
-
-		if (p->obj != PROBE_OBJ_NCCL || p->how != PROBE_UPROBE ||
-		    !(p->libs & PROBE_LIB_NCCL))
-			continue;
-		ck_assert_msg(signature_of(p->symbol) != NULL,
-			      "%s (%s) is probed with no signature in this test", p->symbol, p->prog);
-		nccl++;
-	}
-	ck_assert_int_ge(nccl, 20);
+	if (!header)
+		return;
+	ck_assert_int_eq(nccl_h_signature(header, "ncclReduce", &sig), 0);
+	ck_assert_int_eq(sig.n, 8);
+	ck_assert_str_eq(sig.names[0], "sendbuff");
+	ck_assert_str_eq(sig.names[5], "root");
+	ck_assert_str_eq(sig.names[7], "stream");
+	ck_assert_int_eq(nccl_h_signature(header, "ncclCommInitRank", &sig), 0);
+	ck_assert_int_eq(sig.n, 4);
+	ck_assert_int_eq(sig.args[2], BIG);
+	ck_assert_int_eq(sig.args[0], INT);
+	ck_assert_int_eq(nccl_h_signature(header, "ncclNoSuchCall", &sig), -1);
+	free(header);
 }
 END_TEST
 
@@ -185,7 +282,7 @@ Suite *nccl_args_suite(void)
 	TCase *tc = tcase_create("abi");
 
 	tcase_add_test(tc, every_probed_nccl_argument_is_where_each_abi_puts_it);
-	tcase_add_test(tc, every_nccl_entry_probe_has_its_signature_here);
+	tcase_add_test(tc, nccl_h_declarations_are_read_as_declared);
 	suite_add_tcase(s, tc);
 	return s;
 }
