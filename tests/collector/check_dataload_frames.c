@@ -58,12 +58,12 @@ static void check_count(const struct tw_work *w, const struct shm_latency *l)
 }
 
 /*
- * One wait per batch the trainer waited for, the median near theirs:
- * within 15% of their next() times (the figure a user compares with), and
- * of their time off the CPU in next() (their next() time less their CPU
- * clock around it: the wait itself).  The first is checked where the
- * waits are long next to the CPU time a next() takes (at least 15 ms);
- * the second within 20%, or 3 ms where that is more: on a machine busier
+ * One wait per batch the trainer waited for, the median near two of theirs:
+ * their next() times (the figure a user compares with) and their
+ * time off the CPU in next() (their next() time less their CPU clock
+ * around it: the wait itself).  The first within 15%, where the waits are
+ * long next to the CPU time a next() takes (at least 15 ms); the second
+ * within 20%, or 3 ms where that is more: on a machine busier
  * than this test makes it the trainer falls behind its storage, its waits
  * spread from nothing to the storage's pace, and the two medians, each
  * the middle of such a spread, moved 2.4 ms (15%) apart in one run beside
