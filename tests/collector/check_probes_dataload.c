@@ -43,8 +43,13 @@ static void check_pipe_reads(const struct shm_proc *p, const struct tw_work *w)
 	long long slept = tw_value(w, "read_slept_ns");
 	long long lo = tw_value(w, "read_p50_lo_ns"), hi = tw_value(w, "read_p50_hi_ns");
 
-	/* The workload did what it is for: most reads waited for the writer. */
-	ck_assert_int_ge(longs, DL_ITEMS / 2);
+	/*
+	 * The workload did what it is for: reads waited for the writer.  Not
+	 * all: on a busy machine the reader falls behind and finds records
+	 * waiting (9 of 20 waited in one run beside two busy loops); what the
+	 * collector says is checked against what the workload counted.
+	 */
+	ck_assert_int_ge(longs, DL_ITEMS / 4);
 	ck_assert_uint_eq(l->count, (uint64_t)waits);
 	tw_assert_band(tw_bucket_count(l, 10 * TW_MS, 50 * TW_MS), w, "read_long",
 		       "read waits in (10 ms, 50 ms]");
