@@ -72,11 +72,22 @@ for suite in "$@"; do
 		[ -e "tests/$r/check_$suite.c" ] && runner=$r
 	done
 	[ -n "$runner" ] || { echo "test-arm64: no suite named $suite" >&2; exit 2; }
-	status=0
-	out=$(ZERNEL_TESTS_STRICT=1 ZERNEL_BUILD=$(realpath "$build") ZERNEL_SRC=$(pwd) \
-		"$qemu" "$build/tests/zernel-tests-$runner" "$suite" 2>&1) || status=$?
-	printf '%s\n' "$out" | sed -E "s/^([0-9]+%: Checks:)/  $suite: \1/"
-	closing=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
+	tries=0
+	while :; do
+		status=0
+		out=$(ZERNEL_TESTS_STRICT=1 ZERNEL_BUILD=$(realpath "$build") ZERNEL_SRC=$(pwd) \
+			"$qemu" "$build/tests/zernel-tests-$runner" "$suite" 2>&1) || status=$?
+		printf '%s\n' "$out" | sed -E "s/^([0-9]+%: Checks:)/  $suite: \1/"
+		closing=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
+		tries=$((tries + 1))
+		# Killed by a signal before any result, once: run again, and say so.
+		# Seen here as every qemu-user process of a minute or two dying of
+		# SIGILL at start whatever it ran, the same binaries passing before
+		# and after; a suite that crashes on its own crashes twice.
+		[ -z "$closing" ] && [ "$status" -ge 128 ] && [ "$tries" -eq 1 ] || break
+		echo "test-arm64: $suite ($runner) ended with status $status and no result: once more"
+		sleep 5
+	done
 	if [ -z "$closing" ]; then
 		echo "test-arm64: $suite ($runner) ended with status $status and no result"
 		errors=$((errors + 1))
