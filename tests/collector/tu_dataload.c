@@ -6,9 +6,8 @@
 #include "tests/collector/tu_dataload.h"
 #include "tests/support/testutil.h"
 
-/* Starts the script watched by c (flags: NULL-terminated, or NULL) and lets it go. */
-static void start_loader(struct tp_collector *c, struct tw_work *w, const char *const *args,
-			 const char *const *flags)
+void td_start(struct tp_collector *c, struct tw_work *w, const char *const *args,
+	      const char *const *flags)
 {
 	if (access("/usr/bin/python3", X_OK) != 0 ||
 	    tu_system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
@@ -34,7 +33,7 @@ static void start_loader(struct tp_collector *c, struct tw_work *w, const char *
 void td_run(struct tp_collector *c, struct tw_work *w, const char *const *args,
 	    const char *const *flags)
 {
-	start_loader(c, w, args, flags);
+	td_start(c, w, args, flags);
 	if (w->pid == 0)
 		return;
 	ck_assert_int_eq(tw_wait_line(w, "done", 60000), 0);

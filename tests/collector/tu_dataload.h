@@ -12,6 +12,14 @@
 #include "tests/collector/tu_waits.h"
 
 /*
+ * Starts dataloader_wait.py args (NULL-terminated) watched by c, started
+ * with flags (NULL-terminated; NULL: none), and lets it go.  w->pid is 0
+ * when Debian's PyTorch is missing (skipped, said).
+ */
+void td_start(struct tp_collector *c, struct tw_work *w, const char *const *args,
+	      const char *const *flags);
+
+/*
  * Runs dataloader_wait.py args (NULL-terminated) watched by c, started
  * with flags (NULL-terminated; NULL: none), through its epoch ("done")
  * and a settled segment.  w->pid is 0 when Debian's PyTorch is missing

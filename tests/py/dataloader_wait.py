@@ -20,6 +20,9 @@
 # waits on a futex.  OPT store: after each step the trainer reads a key
 # from a c10d TCPStore that a timer thread sets STORE_MS later, as a rank
 # waits on its rendezvous store: a blocking recv outside the DataLoader.
+# OPT warm: WARM_BATCHES batches before the epoch's, then "warm" and a
+# wait for SIGUSR1 (its workers alive), so that what a watcher learns from
+# the first batches (where next() is) comes before the batches timed.
 #
 # Protocol (tests/tu_waits.h): prints "ready pid=N", waits for SIGUSR1,
 # iterates one epoch, prints key=value results and "done", then waits for
@@ -41,6 +44,7 @@ TFD_TIMER_ABSTIME = 1
 # Twice the collector's default gap between two blocks of one wait.
 DECODE_MS = 2
 STORE_MS = 10
+WARM_BATCHES = 2
 
 
 class Timespec(ctypes.Structure):
@@ -174,7 +178,8 @@ def main():
     torch.set_num_threads(1)
     pace = delay_ms * 1000000 // max(workers, 1) if "paced" in opts else 0
     decode = DECODE_MS * 1000000 if "decode" in opts else 0
-    storage = SlowStorage(items, delay_ms * 1000000, pace, decode)
+    warm = WARM_BATCHES if "warm" in opts else 0
+    storage = SlowStorage(items + warm * batch, delay_ms * 1000000, pace, decode)
     loader = DataLoader(storage,
                         batch_size=batch, num_workers=workers,
                         persistent_workers=workers > 0, shuffle=False,
@@ -192,6 +197,11 @@ def main():
     batches = (items + batch - 1) // batch
     storage.t0 = time.monotonic_ns()  # before the workers fork: they share it
     it = iter(loader)
+    for _ in range(warm):
+        next(it)
+    if warm:
+        print("warm", flush=True)
+        wait_usr1()
     waited = 0
     first = 0
     seen = 0
