@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Per-thread segment view (see source.h).  Unprivileged: it only maps the
- * segment read-only through shm_reader.
+ * Per-thread segment view (see source.h).  Unprivileged: the segment is
+ * mapped read-only by the hub's reader.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 void source_init(struct source *s, const char *shm_name)
 {
 	memset(s, 0, sizeof(*s));
-	shm_reader_init(&s->reader, shm_name);
+	s->hub = segment_hub_get(shm_name);
 	s->status = SHM_READ_MISSING;
 	snprintf(s->reason, sizeof(s->reason), "not read yet");
 }
@@ -19,17 +19,28 @@ void source_init(struct source *s, const char *shm_name)
 enum shm_read_status source_refresh(struct source *s)
 {
 	char reason[sizeof(s->reason)] = "";
+	struct hub_read rd = { .status = SHM_READ_INVALID };
 	enum shm_read_status st;
 
-	st = shm_reader_snapshot(&s->reader, &s->snap, reason, sizeof(reason));
+	if (s->hub)
+		segment_hub_read(s->hub, &rd, reason, sizeof(reason));
+	else
+		snprintf(reason, sizeof(reason), "no memory for a reader");
+	st = rd.status;
 	s->status = st;
+	if (rd.copy) {
+		hub_copy_release(s->copy);
+		s->copy = rd.copy;
+	}
 	/* A segment that was never published has no heartbeat to report. */
-	if ((st == SHM_READ_OK || st == SHM_READ_STALE) && s->snap.hdr->heartbeat_mono_ns) {
+	if (rd.copy && rd.copy->snap.hdr->heartbeat_mono_ns) {
+		const struct shm_header_fields *h = rd.copy->snap.hdr;
+
 		s->seen = 1;
-		s->generation = s->snap.hdr->generation;
-		s->heartbeat_mono_ns = s->snap.hdr->heartbeat_mono_ns;
-		s->published_ns = s->snap.published_ns;
-		s->heartbeat_real_ns = s->snap.hdr->heartbeat_real_ns;
+		s->generation = h->generation;
+		s->heartbeat_mono_ns = h->heartbeat_mono_ns;
+		s->published_ns = rd.published_ns;
+		s->heartbeat_real_ns = h->heartbeat_real_ns;
 	}
 	if (st == SHM_READ_OK) {
 		s->reason[0] = '\0';
@@ -43,7 +54,12 @@ enum shm_read_status source_refresh(struct source *s)
 
 const struct shm_snapshot *source_fresh(const struct source *s)
 {
-	return s->status == SHM_READ_OK && s->snap.hdr ? &s->snap : NULL;
+	return s->status == SHM_READ_OK && s->copy ? &s->copy->snap : NULL;
+}
+
+int source_current(const struct source *s)
+{
+	return s->hub && s->copy && segment_hub_current(s->hub, s->copy);
 }
 
 uint64_t source_age_ns(const struct source *s, uint64_t now_mono_ns)
@@ -65,6 +81,8 @@ void source_status(const struct source *s, uint64_t now_mono_ns, struct cat_stat
 
 void source_close(struct source *s)
 {
-	shm_reader_close(&s->reader);
-	shm_snapshot_free(&s->snap);
+	hub_copy_release(s->copy);
+	s->copy = NULL;
+	segment_hub_put(s->hub);
+	s->hub = NULL;
 }

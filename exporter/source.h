@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * One server thread's view of the segment: its own reader and private
- * snapshot copy, plus what it remembers across failures (the last
+ * One server thread's view of the segment: the copy it looks at, shared
+ * with the exporter's other threads through the one reader of the segment
+ * (segment_hub.h), plus what it remembers across failures (the last
  * generation and heartbeat seen) so that a missing or stale collector is
  * reported as such rather than by replaying old values as fresh.
  */
@@ -11,11 +12,11 @@
 #include <stdint.h>
 
 #include "catalog/catalog.h"
-#include "shm/shm_reader.h"
+#include "exporter/segment_hub.h"
 
 struct source {
-	struct shm_reader reader;
-	struct shm_snapshot snap;
+	struct segment_hub *hub;	/* NULL when memory was short: always "missing" */
+	struct hub_copy *copy;		/* of the last refresh that gave one, or NULL */
 	enum shm_read_status status;	/* of the last refresh */
 	char reason[192];		/* "" when fresh */
 	int seen;			/* a valid snapshot was read at least once */
@@ -35,6 +36,9 @@ enum shm_read_status source_refresh(struct source *s);
 
 /* The snapshot when the last refresh was fresh, NULL otherwise. */
 const struct shm_snapshot *source_fresh(const struct source *s);
+
+/* 1 when the last refresh's copy is still the newest publish. */
+int source_current(const struct source *s);
 
 /* Nanoseconds since the last publish seen, at now_mono_ns; 0 if none. */
 uint64_t source_age_ns(const struct source *s, uint64_t now_mono_ns);

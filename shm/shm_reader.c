@@ -195,6 +195,21 @@ static void copy_in_use(struct shm_reader *r)
 	}
 }
 
+void shm_reader_share_copies(struct shm_reader *r)
+{
+	r->shares_copies = 1;
+}
+
+void shm_reader_take_back(struct shm_reader *r, void *buf, size_t cap)
+{
+	if (!r->scratch) {
+		r->scratch = buf;
+		r->scratch_cap = cap;
+	} else {
+		free(buf);
+	}
+}
+
 void shm_reader_never_sleep(struct shm_reader *r)
 {
 	r->never_sleep = 1;
@@ -427,9 +442,9 @@ enum shm_read_status shm_reader_snapshot(struct shm_reader *r,
 		memcpy(r->handed_header, r->scratch, SHM_HEADER_SIZE);
 	bound_strings(r->scratch);
 
-	/* 4. Hand the copy over; the caller's old buffer becomes our scratch. */
-	tmp = snap->buf;
-	tcap = snap->cap;
+	/* 4. Hand the copy over; the caller's old buffer becomes our scratch, or stays its. */
+	tmp = r->shares_copies ? NULL : snap->buf;
+	tcap = r->shares_copies ? 0 : snap->cap;
 	snap->buf = r->scratch;
 	snap->cap = r->scratch_cap;
 	snap->size = r->map_size;

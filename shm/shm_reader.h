@@ -26,6 +26,7 @@ struct shm_reader {
 	uint64_t generation;
 	unsigned int max_retries;	/* seqlock copy attempts; default 64 */
 	int never_sleep;		/* retry without sleeping: a server thread's reader */
+	int shares_copies;		/* the caller keeps its old buffers */
 	uint64_t stuck_seq;		/* an odd seq already waited out; 0 when none */
 	unsigned int stale_intervals;	/* heartbeat older than N intervals is stale; default 3 */
 	struct shm_clock clock;		/* the writer's heartbeats on our clock */
@@ -65,6 +66,16 @@ enum shm_read_status shm_reader_snapshot(struct shm_reader *r,
 #define SHM_READER_NOSLEEP_RETRIES	8u
 #define SHM_READER_SPIN_NS		5000000ull	/* 5 ms */
 void shm_reader_never_sleep(struct shm_reader *r);
+
+/*
+ * Copies handed over are the caller's to keep: a new copy leaves the
+ * caller's old buffer with the caller (by default it becomes the reader's
+ * scratch), for a caller that shares copies between threads and frees
+ * each when its last user is done (exporter/segment_hub.c).
+ */
+void shm_reader_share_copies(struct shm_reader *r);
+/* A shared copy's buffer its users are done with: the next copy's, or freed. */
+void shm_reader_take_back(struct shm_reader *r, void *buf, size_t cap);
 
 void shm_reader_close(struct shm_reader *r);
 

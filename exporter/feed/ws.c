@@ -454,8 +454,6 @@ int ws_server_new(struct ws_server **out, int listen_fd, const char *shm_name,
 	s->head_fd = -1;
 	s->interval_ms = interval_ms;
 	source_init(&s->src, shm_name);
-	/* A request thread never sleeps on a stuck writer: "busy" at once. */
-	shm_reader_never_sleep(&s->src.reader);
 	s->chunk = malloc(LWS_PRE + WS_CHUNK);
 	if (!s->chunk)
 		goto cleanup;

@@ -731,8 +731,6 @@ int http_server_new(struct http_server **out, int listen_fd, const char *shm_nam
 	h->super.on_req = on_req;
 	h->server = s;
 	source_init(&s->src, shm_name);
-	/* A request thread never sleeps on a stuck writer: "busy" at once. */
-	shm_reader_never_sleep(&s->src.reader);
 	sbuf_init(&s->self, 1u << 20, 0);
 	sbuf_init(&s->self_pb, 1u << 20, 0);
 	if (metrics_ahead_init(&s->ahead, shm_name, HTTP_MAX_RESPONSE) < 0) {

@@ -34,8 +34,6 @@ int metrics_ahead_init(struct metrics_ahead *a, const char *shm_name, size_t lim
 		return -err;
 	}
 	source_init(&a->src, shm_name);
-	/* As a request thread's reader: a stuck writer is "busy" at once. */
-	shm_reader_never_sleep(&a->src.reader);
 	a->limit = limit;
 	for (unsigned int i = 0; i < METRICS_FORMS; i++) {
 		atomic_init(&a->asked_ns[i], 0);
@@ -50,10 +48,7 @@ int metrics_ahead_init(struct metrics_ahead *a, const char *shm_name, size_t lim
 /* Nothing was published since the last snapshot: the seqlock did not move. */
 static int unchanged(const struct metrics_ahead *a)
 {
-	const union shm_header *h = a->src.reader.map;
-
-	return h && a->src.snap.hdr &&
-	       __atomic_load_n(&h->h.seq, __ATOMIC_ACQUIRE) == a->src.snap.hdr->seq;
+	return source_current(&a->src);
 }
 
 /* Scrapes come often enough that a publish is worth rendering before they ask. */
