@@ -342,7 +342,7 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)sh tools/test-all.sh $(BUILD)/test-logs $(TEST_LANES)
 
-ASAN_SUITES ?= hist latency shm_reader prom ws_rx utf8 url proc_env cgroup_id kube_pods pydebug \
+ASAN_SUITES ?= hist latency shm_reader segment_hub prom ws_rx utf8 url proc_env cgroup_id kube_pods pydebug \
 	       gpu_visible gpu_map identity_fuzz
 ASAN_DIRS   ?= common shm collector exporter
 test-asan:
