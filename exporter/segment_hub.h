@@ -7,7 +7,8 @@
  * that copy.  A copy is immutable and reference counted: a thread keeps
  * the one it holds until it asks again, however many publishes came
  * since, and the last thread done with a copy gives its buffer back for
- * the next one.  Thread-safe.
+ * the next one.  The buffers are as many as can be in use at once, one
+ * per thread and one, whatever the threads' pace.  Thread-safe.
  */
 #ifndef ZERNEL_SEGMENT_HUB_H
 #define ZERNEL_SEGMENT_HUB_H
@@ -41,14 +42,21 @@ struct segment_hub *segment_hub_get(const char *name);
 /* One user fewer; the last one closes the reader.  Its copies must be released first. */
 void segment_hub_put(struct segment_hub *h);
 
-/* Looks at the segment now: a copy made for this publish, or the one shared already. */
-void segment_hub_read(struct segment_hub *h, struct hub_read *out, char *reason, size_t len);
+/*
+ * Looks at the segment now: a copy made for this publish, or the one
+ * shared already.  Gives up held (the caller's copy from its last look,
+ * or NULL) whatever it finds.
+ */
+void segment_hub_read(struct segment_hub *h, struct hub_copy *held, struct hub_read *out,
+		      char *reason, size_t len);
 
 /* 1 when nothing was published since c was copied (the seqlock word did not move). */
 int segment_hub_current(struct segment_hub *h, const struct hub_copy *c);
 
 /* Copies made since the hub was, one per publish seen (for tests). */
 uint64_t segment_hub_copies(struct segment_hub *h);
+/* The buffers it keeps for copies, in use or spare (for tests). */
+unsigned int segment_hub_buffers(struct segment_hub *h);
 
 void hub_copy_release(struct hub_copy *c);
 

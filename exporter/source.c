@@ -23,15 +23,13 @@ enum shm_read_status source_refresh(struct source *s)
 	enum shm_read_status st;
 
 	if (s->hub)
-		segment_hub_read(s->hub, &rd, reason, sizeof(reason));
+		segment_hub_read(s->hub, s->copy, &rd, reason, sizeof(reason));
 	else
 		snprintf(reason, sizeof(reason), "no memory for a reader");
 	st = rd.status;
 	s->status = st;
-	if (rd.copy) {
-		hub_copy_release(s->copy);
-		s->copy = rd.copy;
-	}
+	/* The last look's copy is given up, as a private copy was overwritten. */
+	s->copy = rd.copy;
 	/* A segment that was never published has no heartbeat to report. */
 	if (rd.copy && rd.copy->snap.hdr->heartbeat_mono_ns) {
 		const struct shm_header_fields *h = rd.copy->snap.hdr;

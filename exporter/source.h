@@ -16,7 +16,7 @@
 
 struct source {
 	struct segment_hub *hub;	/* NULL when memory was short: always "missing" */
-	struct hub_copy *copy;		/* of the last refresh that gave one, or NULL */
+	struct hub_copy *copy;		/* of the last refresh; NULL when it gave none */
 	enum shm_read_status status;	/* of the last refresh */
 	char reason[192];		/* "" when fresh */
 	int seen;			/* a valid snapshot was read at least once */

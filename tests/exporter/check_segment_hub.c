@@ -123,6 +123,47 @@ START_TEST(threads_share_one_copy_of_each_publish)
 }
 END_TEST
 
+/*
+ * Threads looking in step share one copy; threads looking in turn hold a
+ * different publish each.  The hub keeps as many buffers either way (a
+ * copy each and the reader's next), so the exporter's memory does not
+ * follow its threads' pace.
+ */
+START_TEST(buffers_are_one_per_thread_and_one_whatever_their_looks)
+{
+	struct source s[3];
+	uint32_t stamps[3];
+
+	publish(1);
+	for (int i = 0; i < 3; i++)
+		source_init(&s[i], fx.name);
+	ck_assert_int_eq(source_refresh(&s[0]), SHM_READ_OK);
+	ck_assert_uint_eq(segment_hub_buffers(s[0].hub), 4);
+	for (uint32_t k = 2; k <= 20; k++) {
+		publish(k);
+		for (int i = 0; i < 3; i++) {
+			ck_assert_int_eq(source_refresh(&s[i]), SHM_READ_OK);
+			ck_assert_uint_eq(stamp_of(source_fresh(&s[i])), k);
+		}
+		ck_assert_uint_eq(segment_hub_buffers(s[0].hub), 4);
+	}
+	for (uint32_t k = 21; k <= 40; k++) {
+		publish(k);
+		ck_assert_int_eq(source_refresh(&s[k % 3]), SHM_READ_OK);
+		ck_assert_uint_eq(segment_hub_buffers(s[0].hub), 4);
+	}
+	for (int i = 0; i < 3; i++)
+		stamps[i] = stamp_of(source_fresh(&s[i]));
+	/* Each holds the last publish it looked at: 39, 40 and 38. */
+	ck_assert_uint_eq(stamps[0], 39);
+	ck_assert_uint_eq(stamps[1], 40);
+	ck_assert_uint_eq(stamps[2], 38);
+	ck_assert_uint_eq(segment_hub_copies(s[0].hub), 40);
+	for (int i = 0; i < 3; i++)
+		source_close(&s[i]);
+}
+END_TEST
+
 START_TEST(a_missing_segment_is_said_by_every_thread)
 {
 	struct source a;
@@ -213,6 +254,8 @@ START_TEST(threads_read_whole_publishes_in_order_while_the_writer_publishes)
 	 */
 	ck_assert_uint_ge(copies, distinct);
 	ck_assert_uint_le(copies, distinct + 2);
+	/* Buffers for the most threads at once (the readers and keep) and one. */
+	ck_assert_uint_eq(segment_hub_buffers(keep.hub), READERS + 2);
 	fprintf(stderr, "segment_hub: %d readers, %d publishes, %llu seen, %llu copies, "
 		"looks %u %u %u %u\n", READERS, PUBLISHES, (unsigned long long)distinct,
 		(unsigned long long)copies, res[0].looks, res[1].looks, res[2].looks,
@@ -230,6 +273,7 @@ Suite *segment_hub_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, threads_share_one_copy_of_each_publish);
+	tcase_add_test(tc, buffers_are_one_per_thread_and_one_whatever_their_looks);
 	tcase_add_test(tc, a_missing_segment_is_said_by_every_thread);
 	tcase_add_test(tc, threads_read_whole_publishes_in_order_while_the_writer_publishes);
 	suite_add_tcase(s, tc);
