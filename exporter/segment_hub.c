@@ -236,22 +236,10 @@ int segment_hub_current(struct segment_hub *h, const struct hub_copy *c)
 	return same;
 }
 
-uint64_t segment_hub_copies(struct segment_hub *h)
+void segment_hub_counts(struct segment_hub *h, struct hub_counts *out)
 {
-	uint64_t n;
-
 	pthread_mutex_lock(&h->lock);
-	n = h->copies;
+	out->copies = h->copies;
+	out->buffers = h->live + h->n_spare + (h->reader.scratch != NULL);
 	pthread_mutex_unlock(&h->lock);
-	return n;
-}
-
-unsigned int segment_hub_buffers(struct segment_hub *h)
-{
-	unsigned int n;
-
-	pthread_mutex_lock(&h->lock);
-	n = h->live + h->n_spare + (h->reader.scratch != NULL);
-	pthread_mutex_unlock(&h->lock);
-	return n;
 }

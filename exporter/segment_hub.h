@@ -53,10 +53,13 @@ void segment_hub_read(struct segment_hub *h, struct hub_copy *held, struct hub_r
 /* 1 when nothing was published since c was copied (the seqlock word did not move). */
 int segment_hub_current(struct segment_hub *h, const struct hub_copy *c);
 
-/* Copies made since the hub was, one per publish seen (for tests). */
-uint64_t segment_hub_copies(struct segment_hub *h);
-/* The buffers it keeps for copies, in use or spare (for tests). */
-unsigned int segment_hub_buffers(struct segment_hub *h);
+/* What a hub did and keeps (for tests). */
+struct hub_counts {
+	uint64_t copies;	/* made since the hub was, one per publish seen */
+	unsigned int buffers;	/* kept for copies, in use or spare */
+};
+
+void segment_hub_counts(struct segment_hub *h, struct hub_counts *out);
 
 void hub_copy_release(struct hub_copy *c);
 
