@@ -195,6 +195,26 @@ uint64_t agg_proc_identity_time(const struct agg *a, uint32_t pid)
 	return p ? p->id_set_ns : 0;
 }
 
+int agg_proc_identity(const struct agg *a, uint32_t pid, struct shm_identity *out,
+		      uint64_t *source)
+{
+	const struct agg_proc *p = proc_get(a, pid);
+
+	if (!p || !p->id_set_ns)
+		return -ENOENT;
+	*out = p->id;
+	*source = p->id_source;
+	return 0;
+}
+
+void agg_proc_set_identity_source(struct agg *a, uint32_t pid, uint64_t source)
+{
+	struct agg_proc *p = proc_get(a, pid);
+
+	if (p)
+		p->id_source = source;
+}
+
 int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid)
 {
 	/* Slots stay put while they live: evicting one behind us moves none. */

@@ -58,6 +58,14 @@ int agg_proc_next(const struct agg *a, uint32_t *cursor, uint32_t *pid);
 int agg_proc_set_identity(struct agg *a, uint32_t pid, const struct shm_identity *id,
 			  uint64_t now_ns);
 uint64_t agg_proc_identity_time(const struct agg *a, uint32_t pid);
+/*
+ * The identity last set and the digest of what it was parsed from
+ * (agg_proc_set_identity_source; 0 when none was given): -ENOENT when
+ * never set or not watched.
+ */
+int agg_proc_identity(const struct agg *a, uint32_t pid, struct shm_identity *out,
+		      uint64_t *source);
+void agg_proc_set_identity_source(struct agg *a, uint32_t pid, uint64_t source);
 
 /*
  * One latency sample of a watched process; it also counts in the node-wide

@@ -27,6 +27,7 @@ struct agg_proc {
 	uint64_t migrations;
 	struct shm_identity id;		/* pid 0 until first set */
 	uint64_t id_set_ns;		/* when it was last set; 0 never */
+	uint64_t id_source;		/* digest of the files it was parsed from; 0 none */
 	uint64_t thread_state_ns[SHM_STATE_COUNT];	/* training threads', ended */
 	uint64_t open_state_ns[SHM_STATE_COUNT];	/* ... still open at the last read */
 	uint64_t shown_state_ns[SHM_STATE_COUNT];	/* as published (agg_open_state) */

@@ -12,6 +12,7 @@
 
 #include "bpf/probe_abi.h"
 #include "collector/identity/ident_scan.h"
+#include "collector/identity/ident_source.h"
 #include "collector/parser/parser.h"
 #include "collector/proc/proc_stat.h"
 
@@ -36,6 +37,7 @@ struct ident_scan {
 	struct cgroup_id cg;		/* large: kept off the stack */
 	struct proc_env env;
 	struct kube_names names;
+	uint64_t parsed, kept;		/* refreshes that asked the parser child, that did not */
 };
 
 struct ident_scan *ident_scan_new(const char *pods_dir, const char *containers_dir)
@@ -92,13 +94,13 @@ static int32_t first_num(const struct proc_env_num *a, const struct proc_env_num
 	return -1;
 }
 
-void ident_scan_build(const struct cgroup_id *cg, const struct kube_names *kube,
-		      const struct proc_env *env, struct shm_identity *out)
+/* The kubelet's names in out, in place of those it held (kube NULL: none). */
+static void names_into(const struct kube_names *kube, struct shm_identity *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->runtime = cg->runtime <= SHM_ID_RUNTIME_MAX ? cg->runtime : SHM_ID_RUNTIME_UNKNOWN;
-	COPY(out->container_id, cg->container_id);
-	COPY(out->pod_uid, cg->pod_uid);
+	memset(out->namespace, 0, sizeof(out->namespace));
+	memset(out->pod, 0, sizeof(out->pod));
+	memset(out->container, 0, sizeof(out->container));
+	out->flags &= ~(uint32_t)SHM_ID_F_POD_GONE;
 	if (kube && kube->pod_state != KUBE_NAMES_UNKNOWN) {
 		COPY(out->namespace, kube->namespace);
 		COPY(out->pod, kube->pod);
@@ -107,6 +109,16 @@ void ident_scan_build(const struct cgroup_id *cg, const struct kube_names *kube,
 	}
 	if (kube && kube->container_state != KUBE_NAMES_UNKNOWN)
 		COPY(out->container, kube->container);
+}
+
+void ident_scan_build(const struct cgroup_id *cg, const struct kube_names *kube,
+		      const struct proc_env *env, struct shm_identity *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->runtime = cg->runtime <= SHM_ID_RUNTIME_MAX ? cg->runtime : SHM_ID_RUNTIME_UNKNOWN;
+	COPY(out->container_id, cg->container_id);
+	COPY(out->pod_uid, cg->pod_uid);
+	names_into(kube, out);
 
 	/* Slurm: the cgroup says which job a process is in; the environment can only claim. */
 	/* Slurm's job ids are 32-bit: a larger number is not one of its jobs. */
@@ -129,16 +141,40 @@ void ident_scan_build(const struct cgroup_id *cg, const struct kube_names *kube,
 		COPY(out->run_id, env->run_id.value);
 }
 
-int ident_scan_read(struct ident_scan *s, pid_t pid, struct shm_identity *out,
-		    int *retry_soon)
+/* The kubelet's names of the pod and container id holds, looked up again. */
+static void names_again(struct ident_scan *s, struct shm_identity *id)
+{
+	memset(&s->names, 0, sizeof(s->names));
+	if (s->kube && id->pod_uid[0])
+		kube_pods_lookup(s->kube, id->pod_uid, id->container_id, &s->names);
+	names_into(&s->names, id);
+}
+
+/* The identity parsed in the child from src's files, which it closes. */
+static int read_source(struct ident_scan *s, struct ident_source *src, struct shm_identity *out,
+		       int *retry_soon)
 {
 	int cg_err, env_err;
 
 	*retry_soon = 0;
-	cg_err = parser_cgroup(pid, &s->cg);
-	if (cg_err == -ENOENT)
+	if (src->cgroup_fd < 0) {
+		cgroup_id_reset(&s->cg);
+		cg_err = src->cgroup_fd;
+	} else {
+		cg_err = parser_cgroup_fd(src->cgroup_fd, &s->cg);
+	}
+	src->cgroup_fd = -EBADF;
+	if (cg_err == -ENOENT) {
+		ident_source_close(src);
 		return -ENOENT;
-	env_err = parser_environ(pid, &s->env);
+	}
+	if (src->environ_fd < 0) {
+		memset(&s->env, 0, sizeof(s->env));
+		env_err = src->environ_fd;
+	} else {
+		env_err = parser_environ_fd(src->environ_fd, &s->env);
+	}
+	src->environ_fd = -EBADF;
 	if (env_err == -ENOENT)
 		return -ENOENT;
 	/* Caught inside execve, or a zombie: the environment may come later. */
@@ -150,6 +186,15 @@ int ident_scan_read(struct ident_scan *s, pid_t pid, struct shm_identity *out,
 	ident_scan_build(&s->cg, &s->names, &s->env, out);
 	memset(&s->env, 0, sizeof(s->env));
 	return 0;
+}
+
+int ident_scan_read(struct ident_scan *s, pid_t pid, struct shm_identity *out,
+		    int *retry_soon)
+{
+	struct ident_source src;
+
+	ident_source_open(pid, &src);
+	return read_source(s, &src, out, retry_soon);
 }
 
 /*
@@ -173,13 +218,24 @@ unsigned int ident_scan_refresh(struct ident_scan *s, struct agg *a, uint64_t no
 	unsigned int n = 0;
 
 	while (n < IDENT_READS_PER_PASS && agg_proc_next(a, &cursor, &pid)) {
-		uint64_t t = agg_proc_identity_time(a, pid);
+		uint64_t t = agg_proc_identity_time(a, pid), parsed_from;
+		struct ident_source src;
 		int retry_soon;
 
 		if (t && now_ns - t < IDENT_REFRESH_NS)
 			continue;
 		n++;
-		if (ident_scan_read(s, (pid_t)pid, &id, &retry_soon) < 0)
+		ident_source_open((pid_t)pid, &src);
+		/* Its files as they were when parsed: only the pod's names may have come since. */
+		if (src.digest && agg_proc_identity(a, pid, &id, &parsed_from) == 0 &&
+		    parsed_from == src.digest) {
+			ident_source_close(&src);
+			names_again(s, &id);
+			agg_proc_set_identity(a, pid, &id, now_ns);
+			s->kept++;
+			continue;
+		}
+		if (read_source(s, &src, &id, &retry_soon) < 0)
 			continue;	/* gone: the exit sweep evicts it */
 		if (!same_process(a, pid))
 			continue;	/* its pid another process's: the sweep evicts it too */
@@ -188,6 +244,14 @@ unsigned int ident_scan_refresh(struct ident_scan *s, struct agg *a, uint64_t no
 			agg_proc_set_identity(a, pid, &id, now_ns - IDENT_REFRESH_NS + IDENT_RETRY_NS);
 		else
 			agg_proc_set_identity(a, pid, &id, now_ns);
+		agg_proc_set_identity_source(a, pid, retry_soon ? 0 : src.digest);
+		s->parsed++;
 	}
 	return n;
+}
+
+void ident_scan_counts(const struct ident_scan *s, uint64_t *parsed, uint64_t *kept)
+{
+	*parsed = s->parsed;
+	*kept = s->kept;
 }

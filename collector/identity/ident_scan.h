@@ -62,8 +62,16 @@ int ident_scan_read(struct ident_scan *s, pid_t pid, struct shm_identity *out,
 /*
  * Reads the identity of the watched processes that are due (never read,
  * or read IDENT_REFRESH_NS ago), at most IDENT_READS_PER_PASS of them, and
- * hands it to the aggregation.  Returns the number read.
+ * hands it to the aggregation.  Returns the number read.  A process whose
+ * files hold what they held at its last parse is not parsed again.
  */
 unsigned int ident_scan_refresh(struct ident_scan *s, struct agg *a, uint64_t now_ns);
+
+/*
+ * Refreshes so far that parsed a process's files (in the parser child),
+ * and those that found them as they were parsed last and kept what was
+ * parsed (ident_source.h), the pod's names looked up again.
+ */
+void ident_scan_counts(const struct ident_scan *s, uint64_t *parsed, uint64_t *kept);
 
 #endif /* ZERNEL_IDENT_SCAN_H */

@@ -24,6 +24,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int sock = -1;
 static pid_t child;
 static uint64_t restarts;
+static uint64_t requests;
 
 static int start_child(void)
 {
@@ -143,6 +144,7 @@ static int request(const struct parser_request *rq, size_t len, int fd,
 		log_warnx("cannot start the parser child: %s", strerror(-err));
 		goto out;
 	}
+	requests++;
 	err = send_request(rq, len, fd);
 	if (err < 0) {
 		lose_child("took no request");
@@ -282,7 +284,13 @@ int parser_environ(pid_t pid, struct proc_env *out)
 	int fd = proc_env_open(pid);
 
 	memset(out, 0, sizeof(*out));
-	return fd < 0 ? fd : ask_file(PARSER_OP_ENVIRON, fd, environ_believable, out, sizeof(*out));
+	return fd < 0 ? fd : parser_environ_fd(fd, out);
+}
+
+int parser_environ_fd(int fd, struct proc_env *out)
+{
+	memset(out, 0, sizeof(*out));
+	return ask_file(PARSER_OP_ENVIRON, fd, environ_believable, out, sizeof(*out));
 }
 
 /* A cgroup reply: one answer, with a status a read gives, that cgroup_id_admit admits. */
@@ -296,7 +304,13 @@ int parser_cgroup(pid_t pid, struct cgroup_id *out)
 	int fd = cgroup_id_open(pid);
 
 	cgroup_id_reset(out);
-	return fd < 0 ? fd : ask_file(PARSER_OP_CGROUP, fd, cgroup_believable, out, sizeof(*out));
+	return fd < 0 ? fd : parser_cgroup_fd(fd, out);
+}
+
+int parser_cgroup_fd(int fd, struct cgroup_id *out)
+{
+	cgroup_id_reset(out);
+	return ask_file(PARSER_OP_CGROUP, fd, cgroup_believable, out, sizeof(*out));
 }
 
 /* A log directory name's reply: as above, the entry admitted. */
@@ -349,30 +363,40 @@ const struct kube_parsers parser_kube_parsers = {
 	.link = kube_link,
 };
 
-/* The running child (0: none) and the restarts so far, read together. */
-static void state(pid_t *pid, uint64_t *lost)
+/* The running child (0: none), the restarts and the requests so far, read together. */
+static void state(pid_t *pid, uint64_t *lost, uint64_t *asked)
 {
 	pthread_mutex_lock(&lock);
 	*pid = child;
 	*lost = restarts;
+	*asked = requests;
 	pthread_mutex_unlock(&lock);
 }
 
 uint64_t parser_restarts(void)
 {
-	uint64_t lost;
+	uint64_t lost, asked;
 	pid_t pid;
 
-	state(&pid, &lost);
+	state(&pid, &lost, &asked);
 	return lost;
+}
+
+uint64_t parser_requests(void)
+{
+	uint64_t lost, asked;
+	pid_t pid;
+
+	state(&pid, &lost, &asked);
+	return asked;
 }
 
 pid_t parser_pid(void)
 {
-	uint64_t lost;
+	uint64_t lost, asked;
 	pid_t pid;
 
-	state(&pid, &lost);
+	state(&pid, &lost, &asked);
 	return pid;
 }
 

@@ -54,6 +54,8 @@ int parser_elf_python(int fd, struct pyelf_syms *out);
  * is always fully written; nothing is kept but on 0.
  */
 int parser_environ(pid_t pid, struct proc_env *out);
+/* The same of the environment open at fd (proc_env_open, at its start), which it closes. */
+int parser_environ_fd(int fd, struct proc_env *out);
 
 /*
  * cgroup_id_read() of pid, the file opened here and read and parsed in
@@ -61,6 +63,8 @@ int parser_environ(pid_t pid, struct proc_env *out);
  * the file named, even with -EBADMSG), or -ECHILD as above (out empty).
  */
 int parser_cgroup(pid_t pid, struct cgroup_id *out);
+/* The same of the cgroup file open at fd (cgroup_id_open, at its start), which it closes. */
+int parser_cgroup_fd(int fd, struct cgroup_id *out);
 
 /*
  * The kubelet's log directory names parsed in the child, for kube_pods:
@@ -70,6 +74,8 @@ extern const struct kube_parsers parser_kube_parsers;
 
 /* Children killed or lost mid-request since start. */
 uint64_t parser_restarts(void);
+/* Requests sent to a child since start. */
+uint64_t parser_requests(void);
 
 /* The running child's pid, 0 when none runs now. */
 pid_t parser_pid(void);

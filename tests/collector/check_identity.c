@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,6 +409,124 @@ START_TEST(processes_that_exit_while_being_identified)
 }
 END_TEST
 
+/* Text in pid's environment overwritten where it stands, as the process itself could. */
+static void environ_overwrite(pid_t pid, const char *from, const char *to)
+{
+	char path[64], *stat, *p, area[4096];
+	unsigned long long start = 0, end = 0;
+	ssize_t n;
+	int fd;
+
+	ck_assert_uint_eq(strlen(from), strlen(to));
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	stat = tu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(stat);
+	/* env_start and env_end are fields 50 and 51, the 48th and 49th after the name. */
+	p = strrchr(stat, ')');
+	ck_assert_ptr_nonnull(p);
+	for (int field = 2; field < 50 && p; field++)
+		p = strchr(p + 1, ' ');
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(sscanf(p, " %llu %llu", &start, &end), 2);
+	free(stat);
+	ck_assert(end > start && end - start <= sizeof(area));
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	n = pread(fd, area, end - start, (off_t)start);
+	ck_assert_int_eq(n, (ssize_t)(end - start));
+	p = memmem(area, (size_t)n, from, strlen(from));
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(pwrite(fd, to, strlen(to), (off_t)(start + (size_t)(p - area))),
+			 (ssize_t)strlen(to));
+	close(fd);
+}
+
+static void refresh_counts(const struct ident_scan *scan, uint64_t parsed, uint64_t kept)
+{
+	uint64_t p, k;
+
+	ident_scan_counts(scan, &p, &k);
+	ck_assert_msg(p == parsed && k == kept, "parsed %llu, kept %llu; want %llu and %llu",
+		      (unsigned long long)p, (unsigned long long)k, (unsigned long long)parsed,
+		      (unsigned long long)kept);
+}
+
+/*
+ * The refresh asks the parser child only about files that changed since
+ * their last parse: a process as it was keeps its identity with no
+ * request; its environment rewritten in place, or the process moved to
+ * another cgroup, is parsed again, and the identity follows.
+ */
+START_TEST(a_refresh_parses_again_only_files_that_changed)
+{
+	char *const envp[] = { "PATH=/usr/bin:/bin", "AWS_SECRET_ACCESS_KEY=" SECRET, "RANK=3",
+			       "WORLD_SIZE=8", NULL };
+	struct shm_identity id;
+	struct agg_opts ao;
+	struct ident_scan *scan;
+	struct agg *a;
+	uint64_t started = 0, source, asked, t = now_mono_ns();
+	pid_t pid;
+
+	if (tu_skip_unless_root("a_refresh_parses_again_only_files_that_changed"))
+		return;
+	pid = start(0, envp);
+	memset(&ao, 0, sizeof(ao));
+	shm_capacity_default(&ao.cap);
+	ao.window_ns = 60 * NSEC_PER_SEC;
+	a = agg_new(&ao);
+	scan = ident_scan_new(NULL, NULL);
+	ck_assert(a && scan);
+	ck_assert_int_eq(proc_start_time(pid, &started), 0);
+	ck_assert_int_eq(agg_proc_watch(a, (uint32_t)pid, (uint32_t)getpid(), SHM_WATCH_PID, "sleep",
+					started), 0);
+
+	asked = parser_requests();
+	ck_assert_uint_eq(ident_scan_refresh(scan, a, t), 1);
+	ck_assert_uint_eq(parser_requests(), asked + 2);
+	ck_assert_int_eq(agg_proc_identity(a, (uint32_t)pid, &id, &source), 0);
+	ck_assert_int_eq(id.rank, 3);
+	ck_assert_uint_ne(source, 0);
+	refresh_counts(scan, 1, 0);
+
+	/* As it was: no request, the same identity, stamped anew. */
+	asked = parser_requests();
+	ck_assert_uint_eq(ident_scan_refresh(scan, a, t + IDENT_REFRESH_NS), 1);
+	ck_assert_uint_eq(parser_requests(), asked);
+	ck_assert_uint_eq(agg_proc_identity_time(a, (uint32_t)pid), t + IDENT_REFRESH_NS);
+	ck_assert_int_eq(agg_proc_identity(a, (uint32_t)pid, &id, &source), 0);
+	ck_assert_int_eq(id.rank, 3);
+	ck_assert_int_eq(id.world_size, 8);
+	refresh_counts(scan, 1, 1);
+
+	/* Its environment rewritten in place. */
+	environ_overwrite(pid, "RANK=3", "RANK=5");
+	ck_assert_uint_eq(ident_scan_refresh(scan, a, t + 2 * IDENT_REFRESH_NS), 1);
+	ck_assert_uint_eq(parser_requests(), asked + 2);
+	ck_assert_int_eq(agg_proc_identity(a, (uint32_t)pid, &id, &source), 0);
+	ck_assert_int_eq(id.rank, 5);
+	ck_assert(!memmem(&id, sizeof(id), "zSECRETz", 8));
+	refresh_counts(scan, 2, 1);
+
+	/* Moved into a Slurm step's cgroup: the job comes from the cgroup file. */
+	if (enter(0, TI_V2, "system.slice/slurmstepd.scope/job_78/step_0/user/task_0", pid) == 0) {
+		asked = parser_requests();
+		ck_assert_uint_eq(ident_scan_refresh(scan, a, t + 3 * IDENT_REFRESH_NS), 1);
+		ck_assert_uint_eq(parser_requests(), asked + 2);
+		ck_assert_int_eq(agg_proc_identity(a, (uint32_t)pid, &id, &source), 0);
+		ck_assert_uint_eq(id.slurm_job_id, 78);
+		ck_assert_int_eq(id.rank, 5);
+		refresh_counts(scan, 3, 1);
+		ck_assert_uint_eq(ident_scan_refresh(scan, a, t + 4 * IDENT_REFRESH_NS), 1);
+		ck_assert_uint_eq(parser_requests(), asked + 2);
+		refresh_counts(scan, 3, 2);
+	}
+	agg_free(a);
+	ident_scan_free(scan);
+}
+END_TEST
+
 /*
  * The refresh gives a row the identity of the process its pid names now
  * only if that is the row's process: same start time.  A row whose exit
@@ -459,6 +578,7 @@ Suite *identity_suite(void)
 	tcase_add_test(tc, plain_systemd_service);
 	tcase_add_test(tc, hostile_cgroup_names);
 	tcase_add_test(tc, processes_that_exit_while_being_identified);
+	tcase_add_test(tc, a_refresh_parses_again_only_files_that_changed);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("refresh");
 	tcase_add_test(tc, a_row_whose_pid_is_another_process_now_gets_no_identity);
