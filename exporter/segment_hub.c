@@ -163,6 +163,13 @@ static void copy_free(struct hub_copy *c)
 	free(c);
 }
 
+/* One reference to c (or NULL) fewer, freeing it with the last (hub locked). */
+static void copy_put_locked(struct hub_copy *c)
+{
+	if (c && atomic_fetch_sub(&c->refs, 1) == 1)
+		copy_free(c);
+}
+
 static void drop_current(struct segment_hub *h)
 {
 	struct hub_copy *c = h->current;
@@ -170,8 +177,7 @@ static void drop_current(struct segment_hub *h)
 	h->current = NULL;
 	/* The work view shares the copy's buffer: it goes with the copy. */
 	memset(&h->work, 0, sizeof(h->work));
-	if (c && atomic_fetch_sub(&c->refs, 1) == 1)
-		copy_free(c);
+	copy_put_locked(c);
 }
 
 void hub_copy_release(struct hub_copy *c)
@@ -192,8 +198,7 @@ void segment_hub_read(struct segment_hub *h, struct hub_copy *held, struct hub_r
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&h->lock);
 	/* Given up first: its buffer may be the one this look copies into. */
-	if (held && atomic_fetch_sub(&held->refs, 1) == 1)
-		copy_free(held);
+	copy_put_locked(held);
 	buffer_for_reader(h);
 	out->status = shm_reader_snapshot(&h->reader, &h->work, reason, len);
 	if (out->status == SHM_READ_OK || out->status == SHM_READ_STALE) {
@@ -209,8 +214,7 @@ void segment_hub_read(struct segment_hub *h, struct hub_copy *held, struct hub_r
 			c->snap = h->work;
 			c->hub = h;
 			atomic_init(&c->refs, 1);
-			if (h->current && atomic_fetch_sub(&h->current->refs, 1) == 1)
-				copy_free(h->current);
+			copy_put_locked(h->current);
 			h->current = c;
 			h->copies++;
 			h->live++;

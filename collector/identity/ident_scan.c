@@ -180,11 +180,10 @@ static int read_source(struct ident_scan *s, struct ident_source *src, struct sh
 	/* Caught inside execve, or a zombie: the environment may come later. */
 	if (env_err == -ENODATA)
 		*retry_soon = 1;
-	memset(&s->names, 0, sizeof(s->names));
-	if (s->kube && s->cg.pod_uid[0])
-		kube_pods_lookup(s->kube, s->cg.pod_uid, s->cg.container_id, &s->names);
-	ident_scan_build(&s->cg, &s->names, &s->env, out);
+	ident_scan_build(&s->cg, NULL, &s->env, out);
 	memset(&s->env, 0, sizeof(s->env));
+	/* By the pod UID and container id the row now holds whole, as the cgroup file gave them. */
+	names_again(s, out);
 	return 0;
 }
 

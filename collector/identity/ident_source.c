@@ -60,11 +60,10 @@ void ident_source_open(pid_t pid, struct ident_source *src)
 	ok = digest_file(src->cgroup_fd, CGROUP_ID_READ_MAX + 1, &cg_crc, &cg_len) == 0 &&
 	     digest_file(src->environ_fd, PROC_ENV_READ_MAX + 1, &env_crc, &env_len) == 0 &&
 	     cg_len > 0 && env_len > 0;
+	/* Never 0 when both were read: 0 means "parse". */
 	if (ok)
-		src->digest = ((uint64_t)cg_crc << 32 | env_crc) ^
-			      ((uint64_t)cg_len << 40) ^ ((uint64_t)env_len << 8) ^ 1;
-	if (!src->digest)
-		src->digest = ok;
+		src->digest = (((uint64_t)cg_crc << 32 | env_crc) ^
+			       ((uint64_t)cg_len << 40) ^ ((uint64_t)env_len << 8)) | 1;
 	if (!ok) {
 		/* A file not rewound would read as empty: open afresh for the parse. */
 		ident_source_close(src);
