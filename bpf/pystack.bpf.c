@@ -5,10 +5,10 @@
  * scheduler probe never sees them block: an entry and a return probe on
  * each take its time on the CPU (less the time off it, which the switches
  * already took), and when that reaches the threshold it is a GPU stall at
- * the calling line, with the frames read at the return
- * (bpf/pystack_walk.h; the stalls of blocked and preempted threads come
- * from the scheduler probe's switch program).  Loaded by zernel-collector
- * as root.
+ * the calling line (collective where it completes NCCL collectives), with
+ * the frames read at the return (bpf/pystack_walk.h; the stalls of blocked
+ * and preempted threads come from the scheduler probe's switch program).
+ * Loaded by zernel-collector as root.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -34,14 +34,17 @@ int BPF_KPROBE(zp_sync)
 		t->call_ns = bpf_ktime_get_ns();
 		t->call_off_ns = 0;
 		t->call_out_ns = 0;
+		t->call_coll = t->coll_pending;
 	}
 	return 0;
 }
 
 /*
  * It returns: the part of it spent on the CPU, when it reaches the
- * threshold, is a GPU stall at the calling line.  Its time off the CPU
- * was already taken at the switches, with the state it blocked in.
+ * threshold, is a stall at the calling line: a GPU stall, or a collective
+ * one where it completes collectives the thread queued since its last
+ * synchronisation.  Its time off the CPU was already taken at the
+ * switches, with the state it blocked in.
  */
 SEC("uretprobe")
 int BPF_KRETPROBE(zp_sync_ret)
@@ -51,10 +54,15 @@ int BPF_KRETPROBE(zp_sync_ret)
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, task, NULL, 0);
 	struct zp_proc *pr;
 	__u64 now, on, span;
+	__u32 state;
 
 	if (!t || !t->call_depth || --t->call_depth)
 		return 0;
 	now = bpf_ktime_get_ns();
+	state = t->call_coll ? SHM_STALL_COLLECTIVE : SHM_STALL_GPU;
+	if (t->call_coll)
+		t->coll_pending = 0;
+	t->call_coll = 0;
 	/*
 	 * Still marked off the CPU: it came back unseen (bpf/sched.bpf.c,
 	 * unseen_return), at some time up to now.  Its time off is taken to
@@ -78,7 +86,7 @@ int BPF_KRETPROBE(zp_sync_ret)
 		return 0;
 	}
 	zp_keep_native_stack(t, zp_native_stack(ctx));
-	zp_send_stall(t, tgid, tid, now, SHM_STALL_GPU, on, span);
+	zp_send_stall(t, tgid, tid, now, state, on, span);
 	return 0;
 }
 

@@ -37,6 +37,15 @@
  */
 #define ZP_FRAME_WORDS	8
 
+/*
+ * The switch program's calls into this side, each a function of its own:
+ * its stack is then a frame beside the program's other calls, not part of
+ * the program's own, and the deepest chain of frames stays within the
+ * kernel's 512 bytes (a kernel that rounds each frame up to 16 bytes
+ * refused the program whole at 528).  Unused by the sync object.
+ */
+#define ZP_SWITCH_SUBPROG static __noinline __attribute__((unused))
+
 const volatile __u64 zp_threshold_ns = 2000000;	/* --stall-threshold-ms */
 const volatile __u32 zp_rate = 50;			/* stacks a second, per process */
 
@@ -70,6 +79,8 @@ struct zp_thread {
 	__u64 out_ns;			/* left the CPU at; 0: on it, or nothing kept */
 	__u32 state;			/* enum shm_stall_state of this episode */
 	__u32 call_depth;		/* nesting of the synchronisation in flight */
+	__u32 coll_pending;		/* it queued NCCL collectives since its last sync */
+	__u32 call_coll;		/* the sync in flight completes them */
 	/* That synchronisation: entered at, time off the CPU in it. */
 	__u64 call_ns;
 	__u64 call_out_ns;		/* left the CPU inside it at; 0: on it */
@@ -80,7 +91,6 @@ struct zp_thread {
 	__u32 nframes;
 	__s32 native_stack;		/* user stack id, of the site stack_code/instr */
 	__u32 truncated;
-	__u32 pad;
 	struct zev_py_frame frames[ZP_MAX_FRAMES];
 	__u64 stack_code, stack_instr;	/* the innermost frame native_stack was taken at */
 	/*
@@ -164,12 +174,34 @@ static __always_inline __s32 zp_stack_id(const __u64 *ips, long bytes)
 	return (__s32)(h & 0x7fffffff);
 }
 
-/* The user stack of the program's current thread, by its context. */
+/*
+ * Room for a user stack's return addresses, per CPU, outside the BPF
+ * stack: the switch program's chain of frames must stay within 512 bytes
+ * on kernels without private BPF stacks, and 256 of them for this buffer
+ * do not fit.  Only programs that cannot sleep use it, so nothing else
+ * runs on the CPU between the unwind and the hash (the task work, which
+ * may sleep, keeps its own on its stack).
+ */
+struct zp_ips {
+	__u64 ips[ZP_NATIVE_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zp_ips);
+} zp_ips_scratch SEC(".maps");
+
+/* The user stack of the program's current thread, by its context; -1 for none. */
 static __always_inline __s32 zp_native_stack(void *ctx)
 {
-	__u64 ips[ZP_NATIVE_FRAMES];
+	__u32 zero = 0;
+	struct zp_ips *b = bpf_map_lookup_elem(&zp_ips_scratch, &zero);
 
-	return zp_stack_id(ips, bpf_get_stack(ctx, ips, sizeof(ips), BPF_F_USER_STACK));
+	if (!b)
+		return -1;
+	return zp_stack_id(b->ips, bpf_get_stack(ctx, b->ips, sizeof(b->ips), BPF_F_USER_STACK));
 }
 
 /*
@@ -441,7 +473,7 @@ static __always_inline int zp_wanted(const struct zp_thread *t)
  * training thread (walk).  Returns 1 when it leaves inside a
  * synchronisation (zp_switch_in must then see it back).
  */
-static __always_inline int zp_switch_out(void *ctx, struct task_struct *prev, __u32 state,
+ZP_SWITCH_SUBPROG int zp_switch_out(void *ctx, struct task_struct *prev, __u32 state,
 					 __u64 now, int walk)
 {
 	__u32 tgid = prev->tgid;
@@ -559,6 +591,24 @@ static __always_inline void zp_emit_stall(struct zp_proc *pr, struct zp_thread *
 		return;
 	}
 	zw_submit(e);
+}
+
+/*
+ * task, of a watched process, queues an NCCL collective (bpf/sched.bpf.c's
+ * NCCL call probe): its next synchronisation completes it, and the time
+ * that synchronisation spins is time at a collective, as the scheduler
+ * probe tells the same synchronisation when it blocks.
+ */
+static __always_inline void zp_collective_queued(struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+	struct zp_thread *t;
+
+	if (!bpf_map_lookup_elem(&zp_procs, &tgid))
+		return;
+	t = bpf_task_storage_get(&zp_threads, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (t)
+		t->coll_pending = 1;
 }
 
 /* Sends t's frames as a stall of ns in state, within the process's rate. */
@@ -710,7 +760,7 @@ static __always_inline void zp_returned_unseen(struct task_struct *p, __u64 back
  * stall) away, in stall state state: a stall long enough is sent with the
  * frames kept at the switch away, or (deferred) named by a task work.
  */
-static __always_inline void zp_switch_in(struct task_struct *next, __u64 now, int deferred,
+ZP_SWITCH_SUBPROG void zp_switch_in(struct task_struct *next, __u64 now, int deferred,
 					 __u64 off, __u32 state)
 {
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, next, NULL, 0);

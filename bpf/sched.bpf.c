@@ -1181,6 +1181,8 @@ int BPF_KPROBE(zs_nccl_call)
 	incall_close(t, now);
 	t->coll_depth++;
 	t->coll_pending = 1;
+	if (python_frames)
+		zp_collective_queued(bpf_get_current_task_btf());
 	incall_open(t, now);
 	return 0;
 }

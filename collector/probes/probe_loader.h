@@ -46,6 +46,12 @@ struct probe_object {
 	void *(*open)(struct bpf_object **obj);		/* the skeleton, or NULL + errno */
 	/* Optional: what must be set before load (rodata, map sizes). */
 	int (*configure)(void *skel, struct probes *p);
+	/*
+	 * Optional, after the kernel refused its load (err): 0 when configure
+	 * has another way to set it up, which it takes from now on (logged);
+	 * else err.
+	 */
+	int (*fallback)(struct probes *p, int err);
 	int (*load)(void *skel);
 	void (*destroy)(void *skel);
 };
@@ -142,6 +148,8 @@ struct probes {
 	struct open_states *open_states;	/* its threads' states still open; NULL none */
 	uint32_t lh_slots;		/* slots each, for ncpu */
 	int uprobe_multi_at;		/* BPF_TRACE_UPROBE_MULTI; -1: perf events */
+	int switch_deferred;		/* the switch program walks frames in task works */
+	int task_work_refused;		/* the kernel would not load that program */
 
 	struct bpf_link **links;	/* tracepoints; uprobes live in their library */
 	size_t n_static;
@@ -193,6 +201,8 @@ int probe_choose_uprobe_links(const struct probes_opts *o, int *multi_at);
 
 /* sched_config.c: the scheduler probe's settings; refuses a kernel it cannot use. */
 int sched_configure(void *skel, struct probes *p);
+/* Its load refused: 0 when a switch program without task work is left to try. */
+int sched_fallback(struct probes *p, int err);
 /* Logs how many blocks it could not tie to a 64-bit syscall (counted as other). */
 void sched_report_counts(struct probes *p);
 

@@ -100,16 +100,16 @@ static int pystack_configure(void *skel, struct probes *p)
 	return 0;
 }
 
-#define OBJECT(name, configure) \
-	{ #name, name##_open, configure, name##_load, name##_destroy }
+#define OBJECT(name, configure, fallback) \
+	{ #name, name##_open, configure, fallback, name##_load, name##_destroy }
 
 const struct probe_object probe_objects[PROBE_OBJ_COUNT] = {
-	[PROBE_OBJ_WATCH]	= OBJECT(watch, watch_configure),
-	[PROBE_OBJ_GPU_MEM]	= OBJECT(gpu_mem, NULL),
-	[PROBE_OBJ_CUDA_TRACE]	= OBJECT(cuda_trace, cuda_trace_configure),
-	[PROBE_OBJ_NCCL]	= OBJECT(nccl, NULL),
-	[PROBE_OBJ_SCHED]	= OBJECT(sched, sched_configure),
-	[PROBE_OBJ_PYSTACK]	= OBJECT(pystack, pystack_configure),
+	[PROBE_OBJ_WATCH]	= OBJECT(watch, watch_configure, NULL),
+	[PROBE_OBJ_GPU_MEM]	= OBJECT(gpu_mem, NULL, NULL),
+	[PROBE_OBJ_CUDA_TRACE]	= OBJECT(cuda_trace, cuda_trace_configure, NULL),
+	[PROBE_OBJ_NCCL]	= OBJECT(nccl, NULL, NULL),
+	[PROBE_OBJ_SCHED]	= OBJECT(sched, sched_configure, sched_fallback),
+	[PROBE_OBJ_PYSTACK]	= OBJECT(pystack, pystack_configure, NULL),
 };
 
 /*
@@ -221,6 +221,37 @@ static void set_uprobe_attach_type(struct probes *p, struct bpf_object *obj)
 	}
 }
 
+/*
+ * Object i opened, its shared maps reused, configured and loaded.  Logs
+ * what failed but the load itself, which *refused says.
+ */
+static int load_object(struct probes *p, size_t i, int *shared_fd, int *refused)
+{
+	const struct probe_object *o = &probe_objects[i];
+	int err;
+
+	*refused = 0;
+	p->skel[i] = o->open(&p->obj[i]);
+	if (!p->skel[i]) {
+		err = -errno;
+		log_error("cannot open the %s BPF object: %s", o->name, strerror(errno));
+		return err;
+	}
+	p->n_obj = i + 1;
+	err = share_maps(p, i, shared_fd, 0);
+	if (err)
+		return err;
+	if (o->configure && (err = o->configure(p->skel[i], p)) != 0)
+		return err;
+	set_uprobe_attach_type(p, p->obj[i]);
+	err = o->load(p->skel[i]);
+	if (err) {
+		*refused = 1;
+		return err;
+	}
+	return share_maps(p, i, shared_fd, 1);
+}
+
 int probe_objects_load(struct probes *p)
 {
 	int shared_fd[ARRAY_SIZE(shared_maps)];
@@ -230,27 +261,20 @@ int probe_objects_load(struct probes *p)
 		shared_fd[k] = -1;
 	for (size_t i = 0; i < PROBE_OBJ_COUNT; i++) {
 		const struct probe_object *o = &probe_objects[i];
+		int refused;
 
-		p->skel[i] = o->open(&p->obj[i]);
-		if (!p->skel[i]) {
-			err = -errno;
-			log_error("cannot open the %s BPF object: %s", o->name, strerror(errno));
-			return err;
+		err = load_object(p, i, shared_fd, &refused);
+		/* A load the kernel refused, tried once more the other way the object has. */
+		if (refused && o->fallback && o->fallback(p, err) == 0) {
+			o->destroy(p->skel[i]);
+			p->skel[i] = NULL;
+			p->obj[i] = NULL;
+			p->n_obj = i;
+			err = load_object(p, i, shared_fd, &refused);
 		}
-		p->n_obj = i + 1;
-		err = share_maps(p, i, shared_fd, 0);
-		if (err)
-			return err;
-		if (o->configure && (err = o->configure(p->skel[i], p)) != 0)
-			return err;
-		set_uprobe_attach_type(p, p->obj[i]);
-		err = o->load(p->skel[i]);
-		if (err) {
+		if (refused)
 			log_error("cannot load the %s BPF programs: %s (see ZERNEL_LOG=debug)",
 				  o->name, strerror(-err));
-			return err;
-		}
-		err = share_maps(p, i, shared_fd, 1);
 		if (err)
 			return err;
 	}

@@ -39,14 +39,21 @@
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[512];
+	char *text = NULL, *line, *next;
 
 	/* libbpf's own messages are details: our callers log what failed. */
 	if (level == LIBBPF_DEBUG && log_level_get() > LOG_LEVEL_DEBUG)
 		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = '\0';
-	log_debug("libbpf: %s", line);
+	if (vasprintf(&text, fmt, ap) < 0)
+		return 0;
+	/* A message may be a verifier's whole log: each of its lines. */
+	for (line = text; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		log_debug("libbpf: %s", line);
+	}
+	free(text);
 	return 0;
 }
 

@@ -1025,10 +1025,10 @@ static void run_sites(struct tw_work *w, struct tp_collector *c, const char *con
 }
 
 /*
- * The trace draws each spinning call at the spin line from its entry to
- * its return (its time off the CPU nested inside: the run-queue stalls at
- * the same line), not as its time on the
- * CPU cut back from the return: the events' time is the calls' wall time
+ * The trace draws each spinning call at the spin line, in its state, from
+ * its entry to its return (its time off the CPU nested inside: the
+ * run-queue stalls at the same line), not as its time on the CPU cut back
+ * from the return: the events' time is the calls' wall time
  * (the probes' window lies inside the script's, whose edges are a
  * millisecond a call on a quiet machine; on a busy one the script can wait
  * for its CPU between its clock and the call: a tenth of the time is
@@ -1036,8 +1036,8 @@ static void run_sites(struct tw_work *w, struct tp_collector *c, const char *con
  * from the return back by the time on the CPU, as before, the calls of
  * this script come to a quarter of their time.
  */
-static void check_spin_trace(const struct tp_collector *c, pid_t pid, uint64_t sampled,
-			     long long wall)
+static void check_spin_trace(const struct tp_collector *c, pid_t pid, const char *state_name,
+			     uint64_t sampled, long long wall)
 {
 	struct json_object *doc, *events = NULL;
 	char want[96], *out;
@@ -1059,7 +1059,7 @@ static void check_spin_trace(const struct tp_collector *c, pid_t pid, uint64_t s
 		/* The name ends with the site; the file's path is cut from the front. */
 		if (!ph || strcmp(ph, "X") || !name || strlen(name) < strlen(want) ||
 		    strcmp(name + strlen(name) - strlen(want), want) || !state ||
-		    strcmp(state, "gpu") ||
+		    strcmp(state, state_name) ||
 		    json_object_get_int64(json_object_object_get(e, "tid")) != pid)
 			continue;
 		spins++;
@@ -1077,51 +1077,70 @@ static void check_spin_trace(const struct tp_collector *c, pid_t pid, uint64_t s
 	free(out);
 }
 
+/* Each spinning synchronisation of stall_sites.py: its mode, its state. */
+static const struct {
+	const char *mode;
+	uint32_t state;
+} spinning_syncs[] = {
+	{ "spin", SHM_STALL_GPU },
+	{ "spin-collective", SHM_STALL_COLLECTIVE },
+};
+
 /*
  * A synchronisation that spins on the CPU, as CUDA's does while CPUs are
- * free, never leaves it: its time is a GPU stall at the calling line all
- * the same, once per call.  The collector takes a call's time from its
- * entry to its return less its time off the CPU (a preemption inside it
- * is a run-queue stall of its own), so the truth is the same quantity as
- * the script saw it: the calls' time by CLOCK_MONOTONIC (the clock BPF
- * reads) less the time the kernel accounted to the thread waiting on a
- * run queue in them (/proc/thread-self/schedstat).  Time a hypervisor or
- * an interrupt takes from a running thread is in both; CPU time by
- * CLOCK_THREAD_CPUTIME_ID is not, and so is no truth for this.  The
- * collector's window lies inside the script's, whose edges (ctypes, the
- * clock reads) are on the CPU: up to 1 ms a call below the truth, and
- * 0.5 ms above it for the probes' own traps.
+ * free, never leaves it: its time is a stall at the calling line all the
+ * same, once per call, GPU or, where the call completes an NCCL
+ * collective the thread queued before it, collective (the state the
+ * scheduler probe gives the same call when it blocks).  The collector
+ * takes a call's time from its entry to its return less its time off the
+ * CPU (a preemption inside it is a run-queue stall of its own), so the
+ * truth is the same quantity as the script saw it: the calls' time by
+ * CLOCK_MONOTONIC (the clock BPF reads) less the time the kernel
+ * accounted to the thread waiting on a run queue in them
+ * (/proc/thread-self/schedstat).  Time a hypervisor or an interrupt takes
+ * from a running thread is in both; CPU time by CLOCK_THREAD_CPUTIME_ID is
+ * not, and so is no truth for this.  The collector's window lies inside
+ * the script's, whose edges (ctypes, the clock reads) are on the CPU: up
+ * to 1 ms a call below the truth, and 0.5 ms above it for the probes' own
+ * traps.  Loop index: a spinning_syncs row.
  */
-START_TEST(pystack_spinning_sync_site_is_gpu)
+START_TEST(pystack_spinning_sync_site_has_its_state)
 {
-	static const char *const args[] = { "10", "30", "spin", NULL };
-	char rt[512], drv[512];
-	const char *const libs[] = { rt, drv, NULL };
-	static const char *const env[] = { "ZERNEL_FAKE_CUDART", "FAKE_SYNC_SPIN_NS", NULL };
+	const uint32_t state = spinning_syncs[_i].state;
+	const char *const args[] = { "10", "30", spinning_syncs[_i].mode, NULL };
+	char rt[512], drv[512], nc[512];
+	const char *const libs[] = { rt, drv, nc, NULL };
+	static const char *const env[] = { "ZERNEL_FAKE_CUDART", "ZERNEL_FAKE_NCCL",
+					   "FAKE_SYNC_SPIN_NS", NULL };
 	const struct shm_stall_site *r;
 	const struct shm_py_proc *py;
 	struct tp_collector c;
 	struct tw_work w;
 	long long truth, wall, queued, cpu;
 
-	if (tu_skip_unless_root("pystack_spinning_sync_site_is_gpu") ||
-	    !have_python("pystack_spinning_sync_site_is_gpu"))
+	if (tu_skip_unless_root("pystack_spinning_sync_site_has_its_state") ||
+	    !have_python("pystack_spinning_sync_site_has_its_state"))
 		return;
 	tp_fake(drv, sizeof(drv), "libcuda.so.1");
 	setenv("ZERNEL_FAKE_CUDART", tp_fake(rt, sizeof(rt), "libcudart.so"), 1);
+	setenv("ZERNEL_FAKE_NCCL", tp_fake(nc, sizeof(nc), "libnccl.so.2"), 1);
 	setenv("FAKE_SYNC_SPIN_NS", "30000000", 1);
 	run_sites(&w, &c, args, env, NULL, libs);
 	wall = tw_value(&w, "spin_ns");
 	queued = tw_value(&w, "spin_queued_ns");
 	cpu = tw_value(&w, "spin_cpu_ns");
 	truth = wall - queued;
-	r = find_site(&c, (uint32_t)w.pid, site_line("spin"), SHM_STALL_GPU);
-	ck_assert_msg(r != NULL, "no gpu stall site at the spin line %u (see %s)", site_line("spin"),
+	r = find_site(&c, (uint32_t)w.pid, site_line("spin"), state);
+	ck_assert_msg(r != NULL, "%s: no %s stall site at the spin line %u (see %s)",
+		      spinning_syncs[_i].mode, shm_stall_state_name(state), site_line("spin"),
 		      c.log);
+	ck_assert_msg(!find_site(&c, (uint32_t)w.pid, site_line("spin"),
+				 state == SHM_STALL_GPU ? SHM_STALL_COLLECTIVE : SHM_STALL_GPU),
+		      "%s: a spin line site in the other state too", spinning_syncs[_i].mode);
 	ck_assert_str_eq(r->func, "spinner");
-	fprintf(stderr, "spinning sync: collector %llu ns in %llu stalls, script %lld ns in the "
-		"calls less %lld ns queued (%lld ns of CPU time)\n", (unsigned long long)r->total_ns,
-		(unsigned long long)r->stalls, wall, queued, cpu);
+	fprintf(stderr, "%s: collector %llu ns in %llu stalls, script %lld ns in the calls less "
+		"%lld ns queued (%lld ns of CPU time)\n", spinning_syncs[_i].mode,
+		(unsigned long long)r->total_ns, (unsigned long long)r->stalls, wall, queued, cpu);
 	/* It spun (a sleeping sync would take next to no CPU), if beside other work. */
 	ck_assert_int_ge(cpu, wall / 10);
 	ck_assert_int_ge(queued, 0);
@@ -1136,18 +1155,19 @@ START_TEST(pystack_spinning_sync_site_is_gpu)
 	 */
 	py = find_py(&c, (uint32_t)w.pid);
 	ck_assert_ptr_nonnull(py);
-	fprintf(stderr, "spinning sync: the process's unsampled stalls: %llu, %llu ns\n",
-		(unsigned long long)py->unsampled_stalls, (unsigned long long)py->unsampled_ns);
+	fprintf(stderr, "%s: the process's unsampled stalls: %llu, %llu ns\n",
+		spinning_syncs[_i].mode, (unsigned long long)py->unsampled_stalls,
+		(unsigned long long)py->unsampled_ns);
 	ck_assert_uint_le(r->stalls, 10);
 	ck_assert_uint_ge(r->stalls + py->unsampled_stalls, 10);
 	ck_assert_msg(r->total_ns + py->unsampled_ns + 10 * TW_MS >= (uint64_t)truth &&
 		      r->total_ns <= (uint64_t)truth + 10 * TW_MS / 2 &&
 		      (r->stalls < 10 || r->total_ns + 10 * TW_MS >= (uint64_t)truth),
-		      "spin: collector %llu ns in %llu stalls (and %llu ns unsampled), script %lld "
-		      "ns in the calls less %lld ns queued", (unsigned long long)r->total_ns,
-		      (unsigned long long)r->stalls, (unsigned long long)py->unsampled_ns, wall,
-		      queued);
-	check_spin_trace(&c, w.pid, r->stalls, wall);
+		      "%s: collector %llu ns in %llu stalls (and %llu ns unsampled), script %lld "
+		      "ns in the calls less %lld ns queued", spinning_syncs[_i].mode,
+		      (unsigned long long)r->total_ns, (unsigned long long)r->stalls,
+		      (unsigned long long)py->unsampled_ns, wall, queued);
+	check_spin_trace(&c, w.pid, shm_stall_state_name(state), r->stalls, wall);
 	tw_finish(&w);
 	tp_collector_stop(&c);
 }
@@ -1302,7 +1322,8 @@ Suite *pystack_suite(void)
 	tcase_add_loop_test(t, pystack_tree_sleep_and_lock_sites_at_their_lines, 0,
 			    (int)ARRAY_SIZE(trees));
 	tcase_add_loop_test(t, pystack_dataloader_wait_site_is_input, 0, ARRAY_SIZE(walks));
-	tcase_add_test(t, pystack_spinning_sync_site_is_gpu);
+	tcase_add_loop_test(t, pystack_spinning_sync_site_has_its_state, 0,
+			    (int)ARRAY_SIZE(spinning_syncs));
 	tcase_add_loop_test(t, pystack_blocking_sync_site_has_its_state, 0,
 			    (int)(ARRAY_SIZE(blocking_syncs) * ARRAY_SIZE(walks)));
 	tcase_add_test(t, pystack_sites_after_exec);

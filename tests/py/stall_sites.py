@@ -9,11 +9,15 @@
 # Run with Debian's /usr/bin/python3.
 #
 # usage: stall_sites.py ROUNDS DELAY_MS
-#                       [torch | torch-only | spin | block | collective | exec | unicode]
+#                       [torch | torch-only | spin | spin-collective | block | collective |
+#                        exec | unicode]
 # (torch-only: the DataLoader alone, ROUNDS items; spin: ROUNDS calls of
 # cudaDeviceSynchronize in the library named by ZERNEL_FAKE_CUDART, which
-# spins on the CPU, FAKE_SYNC_SPIN_NS each; block: ROUNDS calls of its
-# cudaStreamSynchronize, whose fake driver sleeps DELAY in each;
+# spins on the CPU, FAKE_SYNC_SPIN_NS each; spin-collective: the same,
+# each after an ncclAllReduce of the library named by ZERNEL_FAKE_NCCL, so
+# that each spinning synchronisation completes a collective; block:
+# ROUNDS calls of its cudaStreamSynchronize, whose fake driver sleeps
+# DELAY in each;
 # collective: the same, each after an ncclAllReduce of the library named
 # by ZERNEL_FAKE_NCCL, so that each synchronisation completes a collective;
 # exec: at the first SIGUSR1, prints "exec" and runs itself again in the
@@ -37,9 +41,9 @@ ROUNDS = int(sys.argv[1])
 DELAY = int(sys.argv[2]) / 1000.0
 MODE = sys.argv[3] if len(sys.argv) > 3 else ""
 TORCH = MODE in ("torch", "torch-only")
-SPIN = MODE == "spin"
+SPIN = MODE in ("spin", "spin-collective")
 BLOCK = MODE == "block"
-COLLECTIVE = MODE == "collective"
+COLLECTIVE = MODE in ("collective", "spin-collective")
 UNICODE = MODE == "unicode"
 PLAIN = MODE in ("", "torch", "again")
 
@@ -82,6 +86,8 @@ def run_delay_ns(fd):
 
 
 def spinner(total, on_cpu, queued):
+    if MODE == "spin-collective":
+        all_reduce(None)
     # Read right at the call's edges, so that a preemption falls in both or neither.
     fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
     c0 = time.thread_time_ns()
@@ -104,11 +110,15 @@ def blocker(total):
     total[0] += time.monotonic_ns() - t0
 
 
-def collective(total):
-    stream = ctypes.c_void_p(int(DELAY * 1e9))
-    # ncclFloat32 (7), ncclSum (0): queued; the synchronisation completes it.
+def all_reduce(stream):
+    # ncclFloat32 (7), ncclSum (0): queued; the next synchronisation completes it.
     if nccl.ncclAllReduce(None, None, 1000, 7, 0, comm, stream) != 0:
         sys.exit("ncclAllReduce failed")
+
+
+def collective(total):
+    stream = ctypes.c_void_p(int(DELAY * 1e9))
+    all_reduce(stream)
     t0 = time.monotonic_ns()
     cudart.cudaStreamSynchronize(stream)  # site: collective
     total[0] += time.monotonic_ns() - t0
@@ -191,7 +201,7 @@ def main():
         spinner(spin_ns, spin_cpu_ns, spin_queued_ns)
     for _ in range(ROUNDS if BLOCK else 0):
         blocker(block_ns)
-    for _ in range(ROUNDS if COLLECTIVE else 0):
+    for _ in range(ROUNDS if MODE == "collective" else 0):
         collective(coll_ns)
     for _ in range(ROUNDS if PLAIN else 0):
         sleeper(sleep_ns)

@@ -214,13 +214,12 @@ static void choose_clock(struct sched_bpf *s, const struct btf *vmlinux)
 }
 
 /* One of the two switch programs: frames walked after stalls only, or at every switch. */
-static int choose_switch(struct sched_bpf *s, const struct probes *p,
-			 const struct btf *vmlinux)
+static int choose_switch(struct sched_bpf *s, struct probes *p, const struct btf *vmlinux)
 {
 	int deferred = 0;
 
 	if (!p->opts.no_python_frames && p->opts.frames_walk != FRAMES_WALK_SWITCH) {
-		deferred = kernel_has_task_work(vmlinux);
+		deferred = kernel_has_task_work(vmlinux) && !p->task_work_refused;
 		if (!deferred && p->opts.frames_walk == FRAMES_WALK_STALL) {
 			log_error("--python-frames-walk stall: this kernel has no BPF task work "
 				  "(Linux 6.18 or later); use switch");
@@ -233,6 +232,28 @@ static int choose_switch(struct sched_bpf *s, const struct probes *p,
 			 "at every switch away of a watched Python thread");
 	bpf_program__set_autoload(s->progs.zs_switch, !deferred);
 	bpf_program__set_autoload(s->progs.zs_switch_deferred, deferred);
+	p->switch_deferred = deferred;
+	return 0;
+}
+
+/*
+ * A kernel can have BPF task works and still refuse them to a switch
+ * program (some 6.18 builds verify the callback as sleepable, which a
+ * tracepoint program is not): then the frames are walked at every switch,
+ * unless --python-frames-walk stall asked for task works.
+ */
+int sched_fallback(struct probes *p, int err)
+{
+	if (!p->switch_deferred)
+		return err;
+	if (p->opts.frames_walk == FRAMES_WALK_STALL) {
+		log_error("--python-frames-walk stall: this kernel refuses the switch program's "
+			  "BPF task work (%s); use switch", strerror(-err));
+		return err;
+	}
+	log_info("this kernel refuses the switch program's BPF task work (%s): Python frames "
+		 "are read at every switch away instead", strerror(-err));
+	p->task_work_refused = 1;
 	return 0;
 }
 
