@@ -110,7 +110,7 @@ enum shm_gpu_map {
 	SHM_GPU_MAP_NO_NODE_LIST,	/* needs the node's GPU list (NVML) */
 	SHM_GPU_MAP_NO_PCI_ID,		/* PCI order, but a GPU's bus id is not known */
 	SHM_GPU_MAP_CONTAINER,		/* a container whose GPUs its environment does not name */
-	SHM_GPU_MAP_AMBIGUOUS,		/* a UUID prefix of several GPUs */
+	SHM_GPU_MAP_AMBIGUOUS,		/* a UUID prefix of several GPUs; a Slurm list read two ways */
 	SHM_GPU_MAP_NOT_ON_NODE,	/* names a GPU the node list lacks */
 	SHM_GPU_MAP_MIG,		/* a MIG instance whose parent is not known */
 	SHM_GPU_MAP_INVALID_ENV,	/* a device variable was refused */

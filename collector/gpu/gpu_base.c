@@ -162,37 +162,93 @@ static void base_container(const struct proc_env *env, const struct gpu_node *no
 }
 
 /*
- * Slurm with ConstrainDevices=yes: the job's device cgroup lets the
- * process open its own GPUs' nodes only, so CUDA enumerates those alone,
- * and Slurm sets CUDA_VISIBLE_DEVICES job-local (0, 1, ...) while
- * SLURM_STEP_GPUS (SLURM_JOB_GPUS in a batch script) keeps their ids on
- * the node, the N of gres.conf's /dev/nvidiaN.  An unconstrained job's
- * CUDA_VISIBLE_DEVICES repeats those ids and CUDA sees every GPU: the
- * two lists differing tells the first apart.  ids gets Slurm's list.
+ * How CUDA_VISIBLE_DEVICES numbers a Slurm job's GPUs.  With
+ * ConstrainDevices=yes the job's device cgroup lets the process open its
+ * own GPUs' nodes only, so CUDA enumerates those alone, and Slurm numbers
+ * them job-local: each entry is a position in SLURM_STEP_GPUS
+ * (SLURM_JOB_GPUS in a batch script), which keeps their ids on the node,
+ * the N of gres.conf's /dev/nvidiaN.  An unconstrained job's
+ * CUDA_VISIBLE_DEVICES repeats those ids and CUDA sees every GPU.
  */
-static int slurm_constrained(const struct proc_env *env, struct gpu_visible *ids)
+enum slurm_numbering {
+	SLURM_NONE,		/* not a Slurm job's GPU list */
+	SLURM_NODE_WIDE,	/* the ids of the node, as without Slurm */
+	SLURM_JOB_LOCAL,	/* positions in Slurm's list */
+	SLURM_UNSURE,		/* either, and no open GPU node tells which */
+};
+
+static int listed(const struct gpu_visible *ids, uint32_t index)
+{
+	for (uint32_t k = 0; k < ids->n; k++)
+		if (ids->ref[k].index == index)
+			return 1;
+	return 0;
+}
+
+/* Every GPU CUDA_VISIBLE_DEVICES names, read job-local, is open. */
+static int local_open(const struct gpu_visible *cv, const struct gpu_visible *ids,
+		      const struct gpu_fds *fds)
+{
+	for (uint32_t k = 0; k < cv->n; k++)
+		if (!gpu_fds_has(fds, ids->ref[cv->ref[k].index].index))
+			return 0;
+	return 1;
+}
+
+/* Every GPU node open is one of Slurm's list: all a constrained job can open. */
+static int open_within(const struct gpu_fds *fds, const struct gpu_visible *ids)
+{
+	for (uint32_t minor = 0; minor < GPU_FDS_MINOR_MODESET; minor++)
+		if (gpu_fds_has(fds, minor) && !listed(ids, minor))
+			return 0;
+	return 1;
+}
+
+/*
+ * Which numbering the process's CUDA_VISIBLE_DEVICES is in; ids gets
+ * Slurm's list.  Job-local where every entry is a position in Slurm's list
+ * and the two readings differ; where an entry is not one of Slurm's ids,
+ * only that reading is left (an unconstrained job's entries are its ids).
+ * Where both readings stay possible (list 1,3 and device 1), the GPU nodes
+ * the process has open tell: one outside Slurm's list, or none where the
+ * job-local reading puts a device, is no constrained job's.
+ */
+static enum slurm_numbering slurm_numbering(const struct proc_env *env,
+					    const struct gpu_fds *fds, struct gpu_visible *ids)
 {
 	const struct proc_env_devices *s = env->slurm_step_gpus.state == PROC_ENV_SET ?
 		&env->slurm_step_gpus : &env->slurm_job_gpus;
+	int differ = 0, node_wide = 1;
 	struct gpu_visible cv;
-	int same = 1;
 
 	if (s->state != PROC_ENV_SET || env->cuda_visible_devices.state != PROC_ENV_SET)
-		return 0;
+		return SLURM_NONE;
 	gpu_visible_parse_cuda(s->value, ids);
 	gpu_visible_parse_cuda(env->cuda_visible_devices.value, &cv);
-	if (ids->mode != GPU_LIST_DEVICES || cv.mode != GPU_LIST_DEVICES || cv.n != ids->n)
-		return 0;
-	for (uint32_t k = 0; k < ids->n; k++) {
-		if (ids->ref[k].kind != GPU_REF_INDEX || cv.ref[k].kind != GPU_REF_INDEX ||
-		    cv.ref[k].index != k)
-			return 0;
-		same &= ids->ref[k].index == k;
+	if (ids->mode != GPU_LIST_DEVICES || cv.mode != GPU_LIST_DEVICES || cv.n == 0)
+		return SLURM_NONE;
+	for (uint32_t k = 0; k < ids->n; k++)
+		if (ids->ref[k].kind != GPU_REF_INDEX)
+			return SLURM_NONE;
+	for (uint32_t k = 0; k < cv.n; k++) {
+		uint32_t i = cv.ref[k].index;
+
+		if (cv.ref[k].kind != GPU_REF_INDEX || i >= ids->n)
+			return SLURM_NODE_WIDE;
+		differ |= ids->ref[i].index != i;
+		node_wide &= listed(ids, i);
 	}
-	return !same;
+	if (!differ)
+		return SLURM_NODE_WIDE;
+	if (!node_wide)
+		return SLURM_JOB_LOCAL;
+	if (!fds || fds->n == 0)
+		return SLURM_UNSURE;
+	return open_within(fds, ids) && local_open(&cv, ids, fds) ? SLURM_JOB_LOCAL :
+								    SLURM_NODE_WIDE;
 }
 
-/* The Slurm job's GPUs (slurm_constrained): the node GPUs of those device minors. */
+/* The Slurm job's GPUs, read job-local: the node GPUs of those device minors. */
 static void base_slurm(const struct gpu_visible *ids, const struct gpu_node *nodes,
 		       size_t n_nodes, struct gpu_base *b)
 {
@@ -290,21 +346,50 @@ static void base_order(const struct proc_env *env, const struct gpu_node *nodes,
 	b->order_how = GPU_HOW_PCI_ORDER;
 }
 
-void gpu_base_build(const struct proc_env *env, int in_container, const struct gpu_node *nodes,
-		    size_t n_nodes, struct gpu_base *b)
+void gpu_base_build(const struct proc_env *env, int in_container, const struct gpu_fds *fds,
+		    const struct gpu_node *nodes, size_t n_nodes, struct gpu_base *b)
 {
 	struct gpu_visible slurm;
 
 	memset(b, 0, sizeof(*b));
 	if (in_container) {
 		base_container(env, nodes, n_nodes, b);
-	} else if (slurm_constrained(env, &slurm)) {
-		base_slurm(&slurm, nodes, n_nodes, b);
 	} else {
-		if (env->nvidia_visible_devices.state != PROC_ENV_ABSENT)
-			b->flags |= GPU_MAP_F_NVIDIA_IGNORED;
-		base_all(nodes, n_nodes, b);
+		enum slurm_numbering how = slurm_numbering(env, fds, &slurm);
+
+		b->slurm = how != SLURM_NONE;
+		switch (how) {
+		case SLURM_JOB_LOCAL:
+			base_slurm(&slurm, nodes, n_nodes, b);
+			break;
+		case SLURM_UNSURE:
+			b->why = GPU_WHY_AMBIGUOUS;
+			break;
+		default:
+			if (env->nvidia_visible_devices.state != PROC_ENV_ABSENT)
+				b->flags |= GPU_MAP_F_NVIDIA_IGNORED;
+			base_all(nodes, n_nodes, b);
+			break;
+		}
 	}
 	if (b->known)
 		base_order(env, nodes, b);
+}
+
+int gpu_base_only_open(const struct proc_env *env, const struct gpu_fds *fds,
+		       const struct gpu_node *nodes, struct gpu_base *b)
+{
+	uint32_t kept = 0;
+
+	if (!b->known || !b->slurm || !fds || fds->n == 0)
+		return 0;
+	for (uint32_t k = 0; k < b->n; k++)
+		if (b->slot[k].minor >= 0 && gpu_fds_has(fds, (uint32_t)b->slot[k].minor))
+			b->slot[kept++] = b->slot[k];
+	if (kept == 0 || kept == b->n)
+		return 0;
+	b->n = kept;
+	b->ordered = 0;
+	base_order(env, nodes, b);
+	return 1;
 }

@@ -26,12 +26,24 @@ struct gpu_base {
 	uint32_t order_how;		/* how a position resolves when ordered */
 	uint32_t n;
 	uint32_t flags;			/* GPU_MAP_F_NVIDIA_IGNORED */
+	uint32_t slurm;			/* a Slurm job's: a device cgroup may narrow it, per task */
 	struct gpu_slot slot[GPU_VISIBLE_MAX];
 };
 
-/* Fills b; n_nodes is at most GPU_NODES_MAX. */
-void gpu_base_build(const struct proc_env *env, int in_container, const struct gpu_node *nodes,
-		    size_t n_nodes, struct gpu_base *b);
+/*
+ * Fills b; n_nodes is at most GPU_NODES_MAX.  fds (NULL: not known) are the
+ * GPU nodes the process has open, which settle a Slurm job's numbering
+ * where its variables read two ways.
+ */
+void gpu_base_build(const struct proc_env *env, int in_container, const struct gpu_fds *fds,
+		    const struct gpu_node *nodes, size_t n_nodes, struct gpu_base *b);
+/*
+ * A Slurm job's set narrowed to the GPUs the process has open, in CUDA's
+ * order again: a device cgroup per task lets each task open, and CUDA
+ * enumerate, only its own GPUs of the step's.  1 when b changed.
+ */
+int gpu_base_only_open(const struct proc_env *env, const struct gpu_fds *fds,
+		       const struct gpu_node *nodes, struct gpu_base *b);
 /* Fills s from nodes[i]. */
 void gpu_slot_from_node(struct gpu_slot *s, const struct gpu_node *nodes, int i);
 /*

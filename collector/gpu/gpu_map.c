@@ -251,29 +251,64 @@ static void set_candidates(const struct gpu_base *b, const struct gpu_fds *fds,
 	}
 }
 
-int gpu_map_resolve(const struct proc_env *env, int in_container, const struct gpu_fds *fds,
+/* The ordinals from base b and the process's environment. */
+static void map_env(const struct proc_env *env, const struct gpu_base *b,
 		    const struct gpu_node *nodes, size_t n_nodes, struct gpu_map *out)
 {
 	struct gpu_visible cv;
-	struct gpu_base b;
 
 	memset(out, 0, sizeof(*out));
-	if (n_nodes > GPU_NODES_MAX || (n_nodes > 0 && !nodes))
-		return -EINVAL;
-	gpu_base_build(env, in_container, nodes, n_nodes, &b);
-	out->flags = b.flags;
+	out->flags = b->flags;
 	switch (env->cuda_visible_devices.state) {
 	case PROC_ENV_ABSENT:
-		map_all(&b, out);
+		map_all(b, out);
 		break;
 	case PROC_ENV_SET:
 		gpu_visible_parse_cuda(env->cuda_visible_devices.value, &cv);
 		out->cuda_flags = cv.flags;
-		map_list(&b, &cv, nodes, n_nodes, out);
+		map_list(b, &cv, nodes, n_nodes, out);
 		break;
 	default:
 		out->why = GPU_WHY_INVALID_ENV;
 		break;
+	}
+}
+
+/* Every ordinal resolved to a node the process has open. */
+static int all_resolved_open(const struct gpu_map *m, const struct gpu_fds *fds)
+{
+	if (m->n == 0 || m->count != GPU_COUNT_EXACT)
+		return 0;
+	for (uint32_t k = 0; k < m->n; k++)
+		if (!resolved(&m->ord[k]) || m->ord[k].minor < 0 ||
+		    !gpu_fds_has(fds, (uint32_t)m->ord[k].minor))
+			return 0;
+	return 1;
+}
+
+int gpu_map_resolve(const struct proc_env *env, int in_container, const struct gpu_fds *fds,
+		    const struct gpu_node *nodes, size_t n_nodes, struct gpu_map *out)
+{
+	struct gpu_base b, nb;
+	struct gpu_map narrowed;
+
+	memset(out, 0, sizeof(*out));
+	if (n_nodes > GPU_NODES_MAX || (n_nodes > 0 && !nodes))
+		return -EINVAL;
+	gpu_base_build(env, in_container, fds, nodes, n_nodes, &b);
+	map_env(env, &b, nodes, n_nodes, out);
+	/*
+	 * A Slurm task whose GPUs, by the step's list, are not the ones it has
+	 * open has a device cgroup of its own: CUDA numbered what it could
+	 * open.  Taken where that reading puts every ordinal on an open node.
+	 */
+	nb = b;
+	if (fds && !all_resolved_open(out, fds) && gpu_base_only_open(env, fds, nodes, &nb)) {
+		map_env(env, &nb, nodes, n_nodes, &narrowed);
+		if (all_resolved_open(&narrowed, fds)) {
+			*out = narrowed;
+			b = nb;
+		}
 	}
 	use_fds(fds, nodes, n_nodes, out);
 	set_candidates(&b, fds, nodes, n_nodes, out);

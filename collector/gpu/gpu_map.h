@@ -74,7 +74,7 @@ enum gpu_how {
 	GPU_WHY_NO_NODE_LIST,	/* needs the node's GPU list */
 	GPU_WHY_NO_PCI_ID,	/* PCI order, but a GPU's bus id is not known */
 	GPU_WHY_CONTAINER,	/* in a container whose GPUs its environment does not name */
-	GPU_WHY_AMBIGUOUS,	/* a UUID prefix of several GPUs */
+	GPU_WHY_AMBIGUOUS,	/* a UUID prefix of several GPUs; a Slurm list read two ways */
 	GPU_WHY_NOT_ON_NODE,	/* NVIDIA_VISIBLE_DEVICES names a GPU the node list lacks */
 	GPU_WHY_MIG,		/* a MIG instance whose parent its name does not give */
 	GPU_WHY_INVALID_ENV,	/* a device variable was refused by proc_env */

@@ -172,6 +172,27 @@ static const struct slurm_case {
 	/* Not constrained: CUDA_VISIBLE_DEVICES repeats the ids, and CUDA sees every GPU. */
 	{ "1,3", { "1,3", NULL, "PCI_BUS_ID", 0, NODES_ALL, -1, GPU_COUNT_EXACT,
 		   "1/pci_order,3/pci_order", 0, 0xc, 0 } },
+	/*
+	 * Device 1 reads both ways against the list 1,3: job-local (the second
+	 * of the job's GPUs, minor 3) or the node's.  Nothing open: unknown;
+	 * minor 3 open: job-local; minor 0 open, outside the job's list: no
+	 * constrained job could open it, so the node's numbering.
+	 */
+	{ "1,3", { "1", NULL, "PCI_BUS_ID", 0, NODES_ALL, -1, GPU_COUNT_AT_MOST, "-1/ambiguous", 0,
+		   0, 0 } },
+	{ "1,3", { "1", NULL, "PCI_BUS_ID", 0, NODES_ALL, 3, GPU_COUNT_EXACT, "2/pci_order", 0, 0x1,
+		   0 } },
+	{ "1,3", { "1", NULL, "PCI_BUS_ID", 0, NODES_ALL, 0, GPU_COUNT_EXACT, "1/pci_order", 0, 0x8,
+		   0 } },
+	/*
+	 * A device cgroup per task: of the step's GPUs 1,3 this task can open
+	 * minor 3 alone, which CUDA numbers 0; so with the step's list 0,1
+	 * and minor 0 open.
+	 */
+	{ "1,3", { "0", NULL, "PCI_BUS_ID", 0, NODES_ALL, 3, GPU_COUNT_EXACT, "2/only_one", 0, 0x1,
+		   0 } },
+	{ "0,1", { "0", NULL, "PCI_BUS_ID", 0, NODES_ALL, 0, GPU_COUNT_EXACT, "1/only_one", 0, 0x8,
+		   0 } },
 	/* In a container its own variables say. */
 	{ "1", { "0", U2, NULL, 1, NODES_ALL, -1, GPU_COUNT_EXACT, "2/only_one", 0, 0x1, 0 } },
 };
@@ -360,6 +381,39 @@ START_TEST(a_real_process_with_one_node_open)
 }
 END_TEST
 
+/*
+ * A Slurm task of a step on minors 1 and 2, under a device cgroup per task:
+ * CUDA_VISIBLE_DEVICES=0 as for every task, and it holds /dev/nvidia2
+ * open, as CUDA does the nodes of the GPUs it uses.  Its GPU is minor 2,
+ * not the step's first.
+ */
+START_TEST(a_slurm_task_is_on_the_gpu_it_has_open)
+{
+	const char *const open_names[] = { "/dev/nvidia2", "/dev/nvidiactl", NULL };
+	char *const envp[] = {
+		"CUDA_VISIBLE_DEVICES=0", "SLURM_STEP_GPUS=1,2", "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+		"PATH=/bin", NULL,
+	};
+	struct gpu_fds f;
+	struct proc_env env;
+	struct gpu_map m;
+	pid_t pid;
+
+	if (tu_skip_unless_root("a_slurm_task_is_on_the_gpu_it_has_open"))
+		return;
+	pid = start_with_nodes(envp, open_names);
+	ck_assert_int_eq(gpu_fds_read(pid, &f), 0);
+	ck_assert_int_eq(proc_env_read(pid, &env), 0);
+	ti_reap(pid);
+	ck_assert_int_eq(gpu_map_resolve(&env, 0, &f, NODES, 4, &m), 0);
+	ck_assert_uint_eq(m.count, GPU_COUNT_EXACT);
+	ck_assert_str_eq(render(&m), "3/only_one");
+	ck_assert_int_eq(m.ord[0].minor, 2);
+	ck_assert_str_eq(m.ord[0].uuid, U3);
+	ck_assert_uint_eq(m.flags, 0);
+}
+END_TEST
+
 Suite *gpu_map_suite(void);
 Suite *gpu_map_suite(void)
 {
@@ -375,6 +429,7 @@ Suite *gpu_map_suite(void)
 	tcase_set_timeout(tr, 30);
 	tcase_add_test(tr, open_nodes_are_known_by_device_number);
 	tcase_add_test(tr, a_real_process_with_one_node_open);
+	tcase_add_test(tr, a_slurm_task_is_on_the_gpu_it_has_open);
 	suite_add_tcase(s, tr);
 	return s;
 }
