@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -123,6 +124,10 @@ static const char *request_what(uint32_t op)
 	case PARSER_OP_KUBE_POD_DIR:
 	case PARSER_OP_KUBE_LINK:
 		return "on a kubelet log directory's name";
+	case PARSER_OP_PY_CODE:
+		return "on a Python code object";
+	case PARSER_OP_PY_LAYOUT:
+		return "on an interpreter's published offsets";
 	default:
 		return "on a library's ELF file";
 	}
@@ -362,6 +367,68 @@ const struct kube_parsers parser_kube_parsers = {
 	.pod_dir = kube_pod_dir,
 	.link = kube_link,
 };
+
+/* A code object's reply: as above, its texts as py_code_names writes them. */
+static int code_believable(struct parser_reply *rp)
+{
+	return one_answer_or_error(rp) && (rp->status < 0 || py_code_names_admit(&rp->code) == 0);
+}
+
+int parser_py_code(int mem, const struct py_code_query *q, struct py_code_names *out)
+{
+	struct parser_request *rq = malloc(sizeof(*rq));
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!rq)
+		return -ENOMEM;
+	rq->op = PARSER_OP_PY_CODE;
+	rq->n = 0;
+	memcpy(rq->names, q, sizeof(*q));
+	err = ask(rq, offsetof(struct parser_request, names) + sizeof(*q), mem, code_believable,
+		  out, sizeof(*out));
+	free(rq);
+	return err;
+}
+
+/*
+ * A layout reply: one answer, its sentence ended in its field, and on
+ * success a layout the collector can read by.
+ */
+static int layout_believable(struct parser_reply *rp)
+{
+	return rp->status <= 0 && rp->n == 1 &&
+	       memchr(rp->layout.why, '\0', sizeof(rp->layout.why)) &&
+	       (rp->status < 0 || py_layout_fits(&rp->layout.layout));
+}
+
+int parser_py_layout(int mem, uint64_t runtime, uint32_t major, uint32_t minor,
+		     struct py_layout *out, char *why, size_t why_len)
+{
+	struct parser_request *rq = malloc(sizeof(*rq));
+	const struct parser_py_where where = { .runtime = runtime, .major = major, .minor = minor };
+	struct parser_py_layout answer;
+	int err;
+
+	memset(&answer, 0, sizeof(answer));
+	if (!rq)
+		return -ENOMEM;
+	rq->op = PARSER_OP_PY_LAYOUT;
+	rq->n = 0;
+	memcpy(rq->names, &where, sizeof(where));
+	err = ask(rq, offsetof(struct parser_request, names) + sizeof(where), mem,
+		  layout_believable, &answer, sizeof(answer));
+	free(rq);
+	if (err == 0 && (answer.layout.major != major || answer.layout.minor != minor))
+		err = -EPROTO;
+	if (err == 0)
+		*out = answer.layout;
+	else if (err == -ECHILD)
+		snprintf(why, why_len, "the parser child gave no answer on its offsets");
+	else
+		snprintf(why, why_len, "%s", answer.why);
+	return err;
+}
 
 /* The running child (0: none), the restarts and the requests so far, read together. */
 static void state(pid_t *pid, uint64_t *lost, uint64_t *asked)

@@ -12,9 +12,12 @@
  * to (elfsyms.h), the interpreters the Python finder reads (pyelf.h) and
  * the environments of watched processes (proc_env.h: ranks, job, GPU
  * selection), their cgroup files (cgroup_id.h: container, pod, Slurm
- * job) and the kubelet's log directory names (kube_names.h: namespace,
- * pod, container), whose answers the collector checks field by field
- * before it keeps them.
+ * job), the kubelet's log directory names (kube_names.h: namespace, pod,
+ * container), the code objects of Python frames (pycode.h: the str
+ * objects and line tables of the watched process) and the structure
+ * offsets an interpreter publishes (pydebug.h: _Py_DebugOffsets), read
+ * through the /proc/PID/mem the collector opened, whose answers the
+ * collector checks field by field before it keeps them.
  *
  * A file that crashes or stalls the child costs the child: the collector
  * kills it, counts the restart (zernel_collector_parser_restarts_total),
@@ -33,6 +36,7 @@
 #include "collector/identity/kube_names.h"
 #include "collector/parser/pyelf.h"
 #include "collector/proc/proc_env.h"
+#include "collector/python/pycode.h"
 
 #define PARSER_MAX_NAMES	256u	/* symbols in one request */
 #define PARSER_TIMEOUT_MS	20000	/* one file's parse, libnccl's included */
@@ -65,6 +69,23 @@ int parser_environ_fd(int fd, struct proc_env *out);
 int parser_cgroup(pid_t pid, struct cgroup_id *out);
 /* The same of the cgroup file open at fd (cgroup_id_open, at its start), which it closes. */
 int parser_cgroup_fd(int fd, struct cgroup_id *out);
+
+/*
+ * py_code_names() of q, in the child, which reads the process's memory
+ * through mem (its /proc/PID/mem, left open): 0, -errno as py_code_names
+ * returns them, or -ECHILD as above.  out is always fully written.
+ */
+int parser_py_code(int mem, const struct py_code_query *q, struct py_code_names *out);
+
+/*
+ * pydebug_layout() in the child, of the interpreter whose _PyRuntime is at
+ * runtime in the process whose /proc/PID/mem is mem (left open), which
+ * must be major.minor: 0, -EPROTONOSUPPORT where the interpreter publishes
+ * no offsets, -errno as pydebug_layout returns them, or -ECHILD as above.
+ * An answer is believed only when py_layout_fits admits it.
+ */
+int parser_py_layout(int mem, uint64_t runtime, uint32_t major, uint32_t minor,
+		     struct py_layout *out, char *why, size_t why_len);
 
 /*
  * The kubelet's log directory names parsed in the child, for kube_pods:

@@ -11,6 +11,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -22,6 +23,8 @@
 #include "collector/parser/parser_proto.h"
 #include "collector/parser/pyelf.h"
 #include "collector/proc/proc_env.h"
+#include "collector/python/pycode.h"
+#include "collector/python/pydebug.h"
 #include "collector/privsep/privileges.h"
 #include "common/helper_proc.h"
 
@@ -99,6 +102,8 @@ static int split_names(const struct parser_request *rq, size_t len, const char *
 static void handle(const struct parser_request *rq, size_t len, int fd, struct parser_reply *rp)
 {
 	const char *names[PARSER_MAX_NAMES];
+	struct parser_py_where where;
+	struct py_code_query q;
 	struct pyelf_syms py;
 
 	memset(rp, 0, sizeof(*rp));
@@ -146,6 +151,33 @@ static void handle(const struct parser_request *rq, size_t len, int fd, struct p
 		rp->status = kube_names_link(names[0], strlen(names[0]), names[1], strlen(names[1]),
 					     &rp->container);
 		rp->n = rp->status == 0;
+		break;
+	case PARSER_OP_PY_CODE:
+		if (len != offsetof(struct parser_request, names) + sizeof(q))
+			return;
+		memcpy(&q, rq->names, sizeof(q));
+		rp->status = py_code_names(fd, &q, &rp->code);
+		rp->n = rp->status == 0;
+		break;
+	case PARSER_OP_PY_LAYOUT:
+		if (len != offsetof(struct parser_request, names) + sizeof(where))
+			return;
+		memcpy(&where, rq->names, sizeof(where));
+		rp->n = 1;
+		if (!pydebug_published(fd, where.runtime)) {
+			rp->status = -EPROTONOSUPPORT;
+			break;
+		}
+		rp->status = pydebug_layout(fd, where.runtime, where.major, where.minor,
+					    &rp->layout.layout, rp->layout.why,
+					    sizeof(rp->layout.why));
+		/* Offsets in bounds of their own, but not of what the collector reads. */
+		if (rp->status == 0 && !py_layout_fits(&rp->layout.layout)) {
+			rp->status = -EPROTO;
+			snprintf(rp->layout.why, sizeof(rp->layout.why),
+				 "the %u.%u layout is outside what the collector reads",
+				 where.major, where.minor);
+		}
 		break;
 	default:
 		break;

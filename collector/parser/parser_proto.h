@@ -3,7 +3,8 @@
  * The messages between the collector and its parser child (parser.h): one
  * request, with the file's descriptor attached (SCM_RIGHTS) or names to
  * parse, and one reply (figures, an environment's allowlisted variables,
- * what a cgroup file names, a log directory name's parts), on
+ * what a cgroup file names, a log directory name's parts, a Python code
+ * object's names and line, an interpreter's published layout), on
  * a SOCK_SEQPACKET socket pair, so each message arrives whole or not at
  * all.  The child checks every field of a request before it acts on it.
  */
@@ -17,6 +18,7 @@
 #include "collector/identity/cgroup_id.h"
 #include "collector/identity/kube_names.h"
 #include "collector/proc/proc_env.h"
+#include "collector/python/pycode.h"
 
 enum parser_op {
 	PARSER_OP_ELF_FUNCTIONS = 1,	/* names: function symbols; v: their file offsets */
@@ -25,6 +27,20 @@ enum parser_op {
 	PARSER_OP_CGROUP,		/* cgroup: what a /proc/PID/cgroup file names */
 	PARSER_OP_KUBE_POD_DIR,		/* names: a pod log directory's; pod: its parts */
 	PARSER_OP_KUBE_LINK,		/* names: a container log link's, its target; container */
+	PARSER_OP_PY_CODE,		/* names: a py_code_query, with /proc/PID/mem; code */
+	PARSER_OP_PY_LAYOUT,		/* names: a parser_py_where, with /proc/PID/mem; layout */
+};
+
+/* Where an interpreter's _Py_DebugOffsets lie, and the version they must be. */
+struct parser_py_where {
+	uint64_t runtime;		/* &_PyRuntime */
+	uint32_t major, minor;
+};
+
+/* The layout they give, or why not (a sentence for the log). */
+struct parser_py_layout {
+	struct py_layout layout;
+	char why[160];
 };
 
 #define PARSER_NAMES_BYTES	16384u
@@ -44,6 +60,8 @@ struct parser_reply {
 		struct cgroup_id cgroup;
 		struct kube_pod_entry pod;
 		struct kube_container_entry container;
+		struct py_code_names code;
+		struct parser_py_layout layout;
 	};
 };
 
@@ -55,6 +73,8 @@ static inline size_t parser_reply_len(uint32_t op, uint32_t n)
 		[PARSER_OP_CGROUP] = sizeof(struct cgroup_id),
 		[PARSER_OP_KUBE_POD_DIR] = sizeof(struct kube_pod_entry),
 		[PARSER_OP_KUBE_LINK] = sizeof(struct kube_container_entry),
+		[PARSER_OP_PY_CODE] = sizeof(struct py_code_names),
+		[PARSER_OP_PY_LAYOUT] = sizeof(struct parser_py_layout),
 	};
 	size_t size = op < sizeof(item) / sizeof(item[0]) && item[op] ? item[op] : sizeof(uint64_t);
 

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "collector/parser/parser.h"
-#include "collector/python/pydebug.h"
 #include "collector/python/pyfind.h"
 #include "common/util.h"
 
@@ -290,11 +289,9 @@ static int layout_of(int mem, struct py_interp *pi, char *why, size_t why_len)
 
 	if (row)
 		pi->layout = *row;
-	else if (pydebug_published(mem, pi->runtime))
-		err = pydebug_layout(mem, pi->runtime, pi->major, pi->minor, &pi->layout, detail,
-				     sizeof(detail));
 	else
-		err = -EPROTONOSUPPORT;
+		err = parser_py_layout(mem, pi->runtime, pi->major, pi->minor, &pi->layout, detail,
+				       sizeof(detail));
 	if (err == -EPROTONOSUPPORT) {
 		snprintf(why, why_len, "CPython %u.%u is not supported for Python frames "
 			 "(supported: %s%s%s); its stalls are kept without Python sites",

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * pyread.h.  Strings: compact str objects of every kind are read, and
- * named by their printable ASCII characters ('?' for the rest): files and
- * names of real code seldom hold others, and a '?' keeps the site.
+ * pyread.h.  The collector reads each frame's code object head, and the
+ * parser child (collector/python/pycode.h) parses what it points to: the
+ * file and function names and the line table.  Their answers are kept by
+ * code object and instruction, so a stall at a known line asks nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,18 +11,11 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "collector/python/pyline.h"
+#include "collector/parser/parser.h"
+#include "collector/python/pycode.h"
 #include "collector/python/pyread.h"
 
 #define CODE_HEADER	PY_CODE_HEADER
-#define LINETABLE_MAX	(64u << 10)	/* longer tables: line unknown */
-#define CODE_UNIT	2u		/* bytes of one _Py_CODEUNIT */
-#define STR_ASCII	(1u << 6)	/* PyASCIIObject.state.ascii */
-#define STR_COMPACT	(1u << 5)	/* PyASCIIObject.state.compact */
-#define STR_KIND(st)	(((st) >> 2) & 7u)	/* bytes a character */
-#define STR_TEXT_MAX	256u		/* the longest text a caller takes */
-/* A character's code is its low bytes, where the watched process runs on this CPU. */
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "str kinds are read little-endian");
 
 static uint64_t u64_at(const uint8_t *b, uint16_t off)
 {
@@ -29,48 +23,6 @@ static uint64_t u64_at(const uint8_t *b, uint16_t off)
 
 	memcpy(&v, b + off, sizeof(v));
 	return v;
-}
-
-/*
- * A str object's text into out (len bytes, at most STR_TEXT_MAX), keeping
- * the end when too long.  Compact strings of every kind are read: one,
- * two or four bytes a character (Latin-1, UCS-2, UCS-4); a character
- * outside printable ASCII is shown as '?'.
- */
-static int read_str(int mem, const struct py_layout *l, uint64_t obj, char *out, size_t len)
-{
-	uint8_t head[PY_STR_HEADER];
-	uint64_t n, data, skip = 0;
-	uint32_t state, kind;
-	uint8_t buf[4 * STR_TEXT_MAX];
-
-	if (!obj || l->str_compact_data > sizeof(head) || len < 5 || len > STR_TEXT_MAX)
-		return -EINVAL;
-	if (pymem_read(mem, obj, head, l->str_compact_data) != 0)
-		return -EIO;
-	n = u64_at(head, l->str_length);
-	memcpy(&state, head + l->str_state, sizeof(state));
-	kind = STR_KIND(state);
-	if (!(state & STR_COMPACT) || (kind != 1 && kind != 2 && kind != 4) || n > (1u << 20) ||
-	    ((state & STR_ASCII) && kind != 1))
-		return -EPROTO;
-	data = obj + ((state & STR_ASCII) ? l->str_ascii_data : l->str_compact_data);
-	if (n > len - 1) {
-		skip = n - (len - 4);
-		n = len - 4;
-	}
-	if (pymem_read(mem, data + skip * kind, buf, n * kind) != 0)
-		return -EIO;
-	memset(out, 0, len);
-	if (skip)
-		memcpy(out, "...", 3);
-	for (uint64_t i = 0; i < n; i++) {
-		uint32_t c = 0;
-
-		memcpy(&c, buf + i * kind, kind);	/* little-endian: the low bytes */
-		out[(skip ? 3 : 0) + i] = (c >= 32 && c < 127) ? (char)c : '?';
-	}
-	return 0;
 }
 
 /*
@@ -84,7 +36,7 @@ static int read_str(int mem, const struct py_layout *l, uint64_t obj, char *out,
  */
 #define CODE_CACHE	1024u		/* entries */
 #define CODE_WAYS	4u		/* where one may live: hot code objects rarely collide */
-#define CACHED_TABLE	4096u		/* longer line tables are read each time */
+#define CODE_LINES	8u		/* instructions whose line an entry keeps */
 
 struct code_key {
 	uint64_t file, func, table;	/* the objects' addresses */
@@ -95,8 +47,8 @@ struct code_key {
 /*
  * Where an entry lives is kept apart from what it holds: the ways of a
  * set are compared for every frame of every stall, and an entry holds
- * kilobytes (its line table), so a set's tags share two cache lines and
- * only the entry found is touched.
+ * its code object's head and texts, so a set's tags share two cache lines
+ * and only the entry found is touched.
  */
 struct code_tag {
 	uint32_t pid;
@@ -110,8 +62,10 @@ struct code_entry {
 	struct code_key key;
 	char file[SHM_SITE_FILE_LEN];
 	char func[SHM_SITE_FUNC_LEN];
-	uint32_t tab_len;		/* 0: no table kept */
-	uint8_t tab[CACHED_TABLE];
+	/* The lines of the instructions stalled at, the oldest replaced first. */
+	uint64_t instr[CODE_LINES];
+	uint32_t line[CODE_LINES];
+	uint32_t n_lines, next_line;
 };
 
 static struct code_tag *code_tags;
@@ -201,49 +155,39 @@ static int32_t cache_slot(uint32_t pid, uint64_t code)
 	return victim;
 }
 
-/* The line of f from the code object's table (cached or read). */
-static uint32_t frame_line(int mem, const struct py_layout *l, const struct zev_py_frame *f,
-			   const uint8_t *head, struct code_entry *ce)
+/* The line kept for instr in ce, or 0. */
+static uint32_t kept_line(const struct code_entry *ce, uint64_t instr, int *found)
 {
-	static uint8_t table[LINETABLE_MAX];
-	uint64_t first_unit = f->code + l->code_units, tab, tab_len, addr;
-	const uint8_t *t = table;
-	uint8_t tab_head[PY_BYTES_HEADER];
-	int32_t firstlineno, lasti = (int32_t)(uint32_t)f->instr;
-	int line;
-
-	memcpy(&firstlineno, head + l->code_firstlineno, sizeof(firstlineno));
-	if (firstlineno < 0)
-		return 0;
-	if (l->instr_kind == PY_INSTR_LASTI) {
-		/* Before its first instruction a 3.10 frame is at its first line. */
-		if (lasti < 0)
-			return (uint32_t)firstlineno;
-		addr = (uint64_t)lasti * CODE_UNIT;
-	} else {
-		if (f->instr < first_unit || (f->instr - first_unit) % CODE_UNIT)
-			return 0;
-		addr = f->instr - first_unit;
-	}
-	if (ce && ce->tab_len) {
-		t = ce->tab;
-		tab_len = ce->tab_len;
-	} else {
-		tab = u64_at(head, l->code_linetable);
-		if (!tab || pymem_read(mem, tab, tab_head, l->bytes_data) != 0)
-			return 0;
-		tab_len = u64_at(tab_head, l->var_size);
-		if (tab_len == 0 || tab_len > LINETABLE_MAX ||
-		    pymem_read(mem, tab + l->bytes_data, table, tab_len) != 0)
-			return 0;
-		if (ce && tab_len <= CACHED_TABLE) {
-			memcpy(ce->tab, table, tab_len);
-			ce->tab_len = (uint32_t)tab_len;
+	for (uint32_t i = 0; i < ce->n_lines; i++) {
+		if (ce->instr[i] == instr) {
+			*found = 1;
+			return ce->line[i];
 		}
 	}
-	line = l->instr_kind == PY_INSTR_LASTI ? pyline_310(t, tab_len, firstlineno, addr)
-					       : pyline_311(t, tab_len, firstlineno, addr);
-	return line > 0 ? (uint32_t)line : 0;
+	*found = 0;
+	return 0;
+}
+
+static void keep_line(struct code_entry *ce, uint64_t instr, uint32_t line)
+{
+	uint32_t i = ce->n_lines < CODE_LINES ? ce->n_lines++ : ce->next_line++ % CODE_LINES;
+
+	ce->instr[i] = instr;
+	ce->line[i] = line;
+}
+
+/* What the parser child makes of frame f's code object, whose head is head. */
+static int ask_child(int mem, const struct py_layout *l, const struct zev_py_frame *f,
+		     const uint8_t *head, struct py_code_names *names)
+{
+	struct py_code_query q;
+
+	memset(&q, 0, sizeof(q));
+	q.layout = *l;
+	q.code = f->code;
+	q.instr = f->instr;
+	memcpy(q.head, head, CODE_HEADER);
+	return parser_py_code(mem, &q, names);
 }
 
 /*
@@ -304,8 +248,10 @@ static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
 	const struct py_layout *l = &pi->layout;
 	struct code_entry *ce = NULL;
 	struct code_tag *tag = NULL;
+	struct py_code_names names;
 	struct code_key key;
 	int32_t slot;
+	int found;
 
 	memset(out, 0, sizeof(*out));
 	if (!f->code || !head)
@@ -323,24 +269,31 @@ static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
 			keep_head(slot, head);
 			memcpy(out->file, ce->file, sizeof(out->file));
 			memcpy(out->func, ce->func, sizeof(out->func));
-			out->line = frame_line(mem, l, f, head, ce);
+			out->line = kept_line(ce, f->instr, &found);
+			/* A line not asked yet: the texts are known, unasked the line stays 0. */
+			if (!found && ask_child(mem, l, f, head, &names) == 0) {
+				out->line = names.line;
+				keep_line(ce, f->instr, names.line);
+			}
 			return 0;
 		}
 	}
-	if (read_str(mem, l, u64_at(head, l->code_filename), out->file, sizeof(out->file)) != 0)
+	if (ask_child(mem, l, f, head, &names) != 0)
 		return -EPROTO;
-	if (read_str(mem, l, u64_at(head, l->code_qualname), out->func, sizeof(out->func)) != 0)
-		snprintf(out->func, sizeof(out->func), "?");
+	memcpy(out->file, names.file, sizeof(out->file));
+	memcpy(out->func, names.func, sizeof(out->func));
+	out->line = names.line;
 	if (ce) {
 		tag->pid = pid;
 		tag->code = f->code;
 		ce->key = key;
 		memcpy(ce->file, out->file, sizeof(ce->file));
 		memcpy(ce->func, out->func, sizeof(ce->func));
-		ce->tab_len = 0;
+		ce->n_lines = 0;
+		ce->next_line = 0;
+		keep_line(ce, f->instr, names.line);
 		keep_head(slot, head);
 	}
-	out->line = frame_line(mem, l, f, head, ce);
 	return 0;
 }
 

@@ -7,8 +7,9 @@
  * starts a process; a malformed file is an error the child survives; a
  * child that dies in the middle of a file is restarted and counted; a
  * process's environment is parsed there too, malformed or not, with the
- * same answer as in-process and no secret in it; and the real collector
- * parses the libraries it probes in such a child.
+ * same answer as in-process and no secret in it; so is a Python code
+ * object, hostile or not; and the real collector parses the libraries it
+ * probes in such a child.
  * Root (to have capabilities to drop), except where said.
  */
 #include <check.h>
@@ -31,6 +32,7 @@
 #include "collector/parser/parser_proto.h"
 #include "collector/parser/pyelf.h"
 #include "collector/proc/proc_env.h"
+#include "collector/python/pycode.h"
 #include "tests/collector/tu_identity.h"
 #include "tests/collector/tu_probes.h"
 #include "tests/support/testutil.h"
@@ -479,6 +481,94 @@ START_TEST(log_directory_names_are_parsed_in_the_child_as_in_process)
 }
 END_TEST
 
+/*
+ * Python objects as CPython 3.11 lays them out, built in this process's
+ * own memory, which the child reads through /proc/self/mem as it reads a
+ * watched process's: a compact ASCII str and a code object pointing to two.
+ */
+struct fake_str {
+	uint8_t bytes[PY_STR_HEADER + 64];
+} __attribute__((aligned(16)));
+
+static void fake_str(struct fake_str *o, const struct py_layout *l, const char *text,
+		     uint64_t length)
+{
+	uint32_t state = (1u << 5) | (1u << 6) | (1u << 2);	/* compact, ASCII, 1 byte */
+
+	memset(o, 0, sizeof(*o));
+	memcpy(o->bytes + l->str_length, &length, sizeof(length));
+	memcpy(o->bytes + l->str_state, &state, sizeof(state));
+	memcpy(o->bytes + l->str_ascii_data, text, strlen(text));
+}
+
+static void fake_code(struct py_code_query *q, const struct py_layout *l, const void *file,
+		      const void *func)
+{
+	uint64_t f = (uint64_t)(uintptr_t)file, n = (uint64_t)(uintptr_t)func;
+	int32_t first = 7;
+
+	memset(q, 0, sizeof(*q));
+	q->layout = *l;
+	memcpy(q->head + l->code_filename, &f, sizeof(f));
+	memcpy(q->head + l->code_qualname, &n, sizeof(n));
+	memcpy(q->head + l->code_firstlineno, &first, sizeof(first));
+	q->code = (uint64_t)(uintptr_t)q->head;
+}
+
+/*
+ * A code object's names are parsed in the child from the process's memory,
+ * as in-process; a hostile one (a str a terabyte long, a name at an address
+ * nothing is mapped at, a request whose layout does not fit) is an error
+ * the child survives, and a character outside printable ASCII is a '?'.
+ */
+START_TEST(python_code_objects_are_named_in_the_child_as_in_process)
+{
+	const struct py_layout *l = py_layout_find(3, 11);
+	static struct fake_str file, func, huge;
+	struct py_code_names want, got;
+	struct py_code_query q;
+	uint64_t before;
+	pid_t pid;
+	int mem;
+
+	if (tu_skip_unless_root("python_code_objects_are_named_in_the_child_as_in_process"))
+		return;
+	ck_assert_ptr_nonnull(l);
+	mem = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(mem, 0);
+	fake_str(&file, l, "/srv/train\x01.py", strlen("/srv/train\x01.py"));
+	fake_str(&func, l, "Trainer.step", strlen("Trainer.step"));
+	fake_code(&q, l, &file, &func);
+	ck_assert_int_eq(py_code_names(mem, &q, &want), 0);
+	ck_assert_int_eq(parser_py_code(mem, &q, &got), 0);
+	ck_assert_mem_eq(&got, &want, sizeof(want));
+	ck_assert_str_eq(got.file, "/srv/train?.py");
+	ck_assert_str_eq(got.func, "Trainer.step");
+	ck_assert_uint_eq(got.line, 0);		/* no line table */
+	pid = parser_pid();
+	ck_assert_int_gt(pid, 0);
+	assert_sandboxed(pid);
+	before = parser_restarts();
+
+	fake_str(&huge, l, "x", 1ull << 40);
+	fake_code(&q, l, &huge, &func);
+	ck_assert_int_eq(parser_py_code(mem, &q, &got), -EPROTO);
+	ck_assert_str_eq(got.file, "");
+	fake_code(&q, l, (void *)(uintptr_t)0x10, &func);
+	ck_assert_int_eq(parser_py_code(mem, &q, &got), -EPROTO);
+	fake_code(&q, l, &file, (void *)(uintptr_t)0x10);
+	ck_assert_int_eq(parser_py_code(mem, &q, &got), 0);
+	ck_assert_str_eq(got.func, "?");
+	fake_code(&q, l, &file, &func);
+	q.layout.str_compact_data = 4096;
+	ck_assert_int_eq(parser_py_code(mem, &q, &got), -EINVAL);
+	ck_assert_int_eq(parser_pid(), pid);
+	ck_assert_uint_eq(parser_restarts(), before);
+	close(mem);
+	parser_stop();
+}
+END_TEST
+
 /* The collector's child named zernel-parser; 0 when none. */
 static pid_t collector_parser(pid_t collector)
 {
@@ -540,6 +630,7 @@ Suite *parser_suite(void)
 	tcase_add_test(t, a_malformed_environment_is_an_answer_the_child_survives);
 	tcase_add_test(t, a_child_that_dies_on_an_environment_is_replaced_and_counted);
 	tcase_add_test(t, log_directory_names_are_parsed_in_the_child_as_in_process);
+	tcase_add_test(t, python_code_objects_are_named_in_the_child_as_in_process);
 	tcase_add_test(t, the_collector_parses_what_it_probes_in_its_child);
 	suite_add_tcase(s, t);
 	return s;

@@ -354,7 +354,8 @@ START_TEST(dataload_pytorch_two_workers_trainer_waits_for_batches)
 	 */
 	for (uint64_t i = 0; i < workers; i++) {
 		const uint64_t batches = per_worker / 4;
-		char key[16];
+		uint64_t own_p75;
+		char key[32];
 		long long pid;
 
 		snprintf(key, sizeof(key), "worker%llu", (unsigned long long)i);
@@ -373,7 +374,25 @@ START_TEST(dataload_pytorch_two_workers_trainer_waits_for_batches)
 			      (unsigned long long)l->count, (unsigned long long)per_worker);
 		ck_assert_uint_ge(l->sum_ns, (per_worker - 1) * PT_DELAY_MS * TW_MS * 9 / 10);
 		ck_assert_uint_ge(l->window_p50_ns, DL_P50_LO(PT_DELAY_MS));
-		ck_assert_uint_le(l->window_p50_ns, DL_P50_HI(PT_DELAY_MS));
+		snprintf(key, sizeof(key), "worker%llu_read_p75_ns", (unsigned long long)i);
+		ck_assert_int_gt(tw_value(&w, key), 0);
+		own_p75 = (uint64_t)tw_value(&w, key);
+		fprintf(stderr, "worker %llu: its reads that slept took %llu ns at the third "
+			"quartile, by its own clock\n", (unsigned long long)i,
+			(unsigned long long)own_p75);
+		/*
+		 * Above: the delay, as where the workload gives no median; or
+		 * on a busy machine, where a woken worker waits for a CPU and
+		 * the timer's next arming starts late, what its reads took by
+		 * its own clock (run-queue time included, which the collector
+		 * does not count): a quarter of its waits, one a batch, may
+		 * have joined the index wait before them, hence the third
+		 * quartile, widened as DL_P50_HI is.
+		 */
+		ck_assert_msg(l->window_p50_ns <= DL_P50_HI(PT_DELAY_MS) ||
+			      l->window_p50_ns <= own_p75 + own_p75 / 64 + TW_MS,
+			      "worker %lld: p50 %llu ns; its reads' own p75 %llu ns", pid,
+			      (unsigned long long)l->window_p50_ns, (unsigned long long)own_p75);
 	}
 	tw_finish(&w);
 	tp_collector_stop(&c);

@@ -2,8 +2,9 @@
 /*
  * The layout read from a 3.13 _Py_DebugOffsets that the watched process
  * could have written anything into: crafted ones in a memory file that
- * stands in for /proc/PID/mem.  A real interpreter's is checked against
- * its own headers in check_pystack.c.
+ * stands in for /proc/PID/mem, in-process and through the parser child,
+ * which the collector asks.  A real interpreter's is checked against its
+ * own headers in check_pystack.c.
  */
 #include <check.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "collector/parser/parser.h"
 #include "collector/python/pydebug.h"
 
 #define RUNTIME_AT	0x1000u		/* where _PyRuntime lies in the stand-in */
@@ -52,6 +54,35 @@ static struct py_debug_313 plausible(void)
 	return d;
 }
 
+/*
+ * The collector asks its parser child (collector/parser/parser.h), which
+ * must answer as pydebug_layout did in-process (err, l, why), or, where
+ * the stand-in does not begin with the cookie, that nothing is published.
+ */
+static void same_in_the_child(int fd, uint32_t minor, int err, const struct py_layout *l,
+			      const char *why)
+{
+	struct py_layout cl;
+	char cwhy[256] = "";
+	int cerr = parser_py_layout(fd, RUNTIME_AT, 3, minor, &cl, cwhy, sizeof(cwhy));
+
+	if (!pydebug_published(fd, RUNTIME_AT)) {
+		ck_assert_int_eq(cerr, -EPROTONOSUPPORT);
+		return;
+	}
+	/* Offsets pydebug admits but the collector cannot read by: refused there. */
+	if (err == 0 && !py_layout_fits(l)) {
+		ck_assert_int_eq(cerr, -EPROTO);
+		ck_assert(strstr(cwhy, "outside what the collector reads"));
+		return;
+	}
+	ck_assert_int_eq(cerr, err);
+	if (err == 0)
+		ck_assert_mem_eq(&cl, l, sizeof(cl));
+	else
+		ck_assert_str_eq(cwhy, why);
+}
+
 /* pydebug_layout over size bytes of d placed at RUNTIME_AT of a memory file. */
 static int layout_at(const void *d, size_t size, uint32_t minor, struct py_layout *l,
 		     char *why, size_t len)
@@ -64,6 +95,7 @@ static int layout_at(const void *d, size_t size, uint32_t minor, struct py_layou
 	err = pydebug_layout(fd, RUNTIME_AT, 3, minor, l, why, len);
 	if (err)
 		ck_assert_msg(why[0] != '\0', "error %d without a reason", err);
+	same_in_the_child(fd, minor, err, l, why);
 	close(fd);
 	return err;
 }

@@ -73,6 +73,9 @@ class SlowStorage(Dataset):
         # ground truth of this process (the trainer when num_workers=0).
         self.waits = 0
         self.long_waits = 0
+        # Every process's reads that slept, "pid ns" a line (O_APPEND:
+        # the workers' lines never mix), for their medians at the end.
+        self.log_fd = None
 
     def __len__(self):
         return self.items
@@ -102,6 +105,8 @@ class SlowStorage(Dataset):
         if resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw != nv0:
             self.waits += 1
             self.long_waits += 10000000 < took <= 50000000
+            if self.log_fd is not None:
+                os.write(self.log_fd, b"%d %d\n" % (os.getpid(), took))
         end = time.monotonic_ns() + self.decode_ns
         while time.monotonic_ns() < end:
             pass
@@ -180,6 +185,9 @@ def main():
     decode = DECODE_MS * 1000000 if "decode" in opts else 0
     warm = WARM_BATCHES if "warm" in opts else 0
     storage = SlowStorage(items + warm * batch, delay_ms * 1000000, pace, decode)
+    reads_path = "/tmp/zernel-dl-reads-%d" % os.getpid()
+    storage.log_fd = os.open(reads_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND,
+                             0o600)
     loader = DataLoader(storage,
                         batch_size=batch, num_workers=workers,
                         persistent_workers=workers > 0, shuffle=False,
@@ -258,8 +266,19 @@ def main():
     print(f"store_total_ns={store.waited if store else 0}")
     print(f"own_read_waits={storage.waits}")
     print(f"own_read_long={storage.long_waits}")
+    reads = {}
+    with open(reads_path) as f:
+        for line in f:
+            pid, took = (int(v) for v in line.split())
+            reads.setdefault(pid, []).append(took)
+    os.unlink(reads_path)
     for n, pid in enumerate(worker_pids):
         print(f"worker{n}={pid}")
+        # Its reads that slept, as it timed them (their time on a run
+        # queue after the timer fired included): median and third quartile.
+        own = sorted(reads.get(pid, []))
+        print(f"worker{n}_read_p50_ns={own[len(own) // 2] if own else 0}")
+        print(f"worker{n}_read_p75_ns={own[len(own) * 3 // 4] if own else 0}")
     print("done", flush=True)
     wait_usr1()
     os.write(stop_w, b"x")
