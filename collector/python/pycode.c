@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "collector/python/pycode.h"
-#include "collector/python/pyfind.h"
 #include "collector/python/pyline.h"
+#include "collector/python/pymem.h"
 
 #define LINETABLE_MAX	(64u << 10)	/* longer tables: line unknown */
 #define CODE_UNIT	2u		/* bytes of one _Py_CODEUNIT */

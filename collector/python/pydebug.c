@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "collector/python/pydebug.h"
-#include "collector/python/pyfind.h"
+#include "collector/python/pymem.h"
 
 
 /*

@@ -22,15 +22,6 @@
 #include "collector/python/pyfind.h"
 #include "common/util.h"
 
-int pymem_read(int fd, uint64_t addr, void *buf, size_t len)
-{
-	ssize_t n = pread(fd, buf, len, (off_t)addr);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
-}
-
 /* python3.11, libpython3.11.so.1.0: sets minor from the name. */
 static int python_name(const char *path, uint32_t *minor)
 {

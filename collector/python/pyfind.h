@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "collector/python/pymem.h"
 #include "collector/python/pyoffsets.h"
 
 struct py_interp {
@@ -34,8 +35,5 @@ struct py_interp {
  * why receives a sentence for the log in the error cases.
  */
 int pyfind(uint32_t pid, struct py_interp *pi, char *why, size_t why_len);
-
-/* Reads len bytes at addr of the process whose /proc/PID/mem is fd. 0 or -errno. */
-int pymem_read(int fd, uint64_t addr, void *buf, size_t len);
 
 #endif /* ZERNEL_PYFIND_H */

@@ -17,7 +17,8 @@
 # a crash leaves $(BUILD)/fuzz/crash-<t>-*, to be fixed and added to the
 # seeds as a regression input.
 
-FUZZ_TARGETS := ws_rx segment alert_rules cli_feed url webhook_status proc_text elfsyms
+FUZZ_TARGETS := ws_rx segment alert_rules cli_feed url webhook_status proc_text elfsyms \
+		pycode
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -46,6 +47,8 @@ FUZZ_LINK_proc_text      := $(call obj,$(addprefix collector/identity/,cgroup_id
 			    collector/probes/discovery.c collector/gpu/gpu_visible.c) $(COLLECTOR_LINK)
 FUZZ_LINK_elfsyms        := $(call obj,collector/parser/elfsyms.c collector/parser/pyelf.c) \
 			    $(LIB_COMMON)
+FUZZ_LINK_pycode         := $(call obj,$(addprefix collector/python/,pycode.c pyline.c pymem.c \
+			    pyoffsets.c)) $(LIB_COMMON)
 FUZZ_LIBS_ws_rx          :=
 FUZZ_LIBS_segment        := $(EXPORTER_LIBS)
 FUZZ_LIBS_alert_rules    := $(EXPORTER_LIBS)
@@ -54,6 +57,7 @@ FUZZ_LIBS_url            := $(EXPORTER_LIBS)
 FUZZ_LIBS_cli_feed       := $(CLI_LIBS)
 FUZZ_LIBS_proc_text      := $(COLLECTOR_LIBS)
 FUZZ_LIBS_elfsyms        := -lelf -lz
+FUZZ_LIBS_pycode         :=
 
 define FUZZ_TARGET_RULE
 $$(BUILD)/fuzz-$(1): $$(call obj,tests/fuzz/fuzz_$(1).c) $$(FUZZ_LINK_$(1))
