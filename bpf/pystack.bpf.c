@@ -53,6 +53,7 @@ int BPF_KRETPROBE(zp_sync_ret)
 	__u32 tgid = task->tgid, tid = task->pid;
 	struct zp_thread *t = bpf_task_storage_get(&zp_threads, task, NULL, 0);
 	struct zp_proc *pr;
+	__u64 ips[ZP_NATIVE_FRAMES];
 	__u64 now, on, span;
 	__u32 state;
 
@@ -85,7 +86,7 @@ int BPF_KRETPROBE(zp_sync_ret)
 		zp_count_unsampled(pr, on);
 		return 0;
 	}
-	zp_keep_native_stack(t, zp_native_stack(ctx));
+	zp_keep_native_stack(t, zp_native_stack_in(ctx, ips));
 	zp_send_stall(t, tgid, tid, now, state, on, span);
 	return 0;
 }

@@ -79,8 +79,6 @@ struct zp_thread {
 	__u64 out_ns;			/* left the CPU at; 0: on it, or nothing kept */
 	__u32 state;			/* enum shm_stall_state of this episode */
 	__u32 call_depth;		/* nesting of the synchronisation in flight */
-	__u32 coll_pending;		/* it queued NCCL collectives since its last sync */
-	__u32 call_coll;		/* the sync in flight completes them */
 	/* That synchronisation: entered at, time off the CPU in it. */
 	__u64 call_ns;
 	__u64 call_out_ns;		/* left the CPU inside it at; 0: on it */
@@ -91,6 +89,9 @@ struct zp_thread {
 	__u32 nframes;
 	__s32 native_stack;		/* user stack id, of the site stack_code/instr */
 	__u32 truncated;
+	/* Touched at NCCL calls and synchronisations only. */
+	__u32 coll_pending;		/* it queued NCCL collectives since its last sync */
+	__u32 call_coll;		/* the sync in flight completes them */
 	struct zev_py_frame frames[ZP_MAX_FRAMES];
 	__u64 stack_code, stack_instr;	/* the innermost frame native_stack was taken at */
 	/*
@@ -178,9 +179,10 @@ static __always_inline __s32 zp_stack_id(const __u64 *ips, long bytes)
  * Room for a user stack's return addresses, per CPU, outside the BPF
  * stack: the switch program's chain of frames must stay within 512 bytes
  * on kernels without private BPF stacks, and 256 of them for this buffer
- * do not fit.  Only programs that cannot sleep use it, so nothing else
- * runs on the CPU between the unwind and the hash (the task work, which
- * may sleep, keeps its own on its stack).
+ * do not fit.  Only the switch program uses it: it runs with its run
+ * queue locked and interrupts off, so nothing else runs on the CPU
+ * between the unwind and the hash.  The sync probes and the task work,
+ * which may be preempted, keep theirs on their own stacks.
  */
 struct zp_ips {
 	__u64 ips[ZP_NATIVE_FRAMES];
@@ -193,15 +195,20 @@ struct {
 	__type(value, struct zp_ips);
 } zp_ips_scratch SEC(".maps");
 
-/* The user stack of the program's current thread, by its context; -1 for none. */
+/* The user stack of the program's current thread, by its context, unwound into ips. */
+static __always_inline __s32 zp_native_stack_in(void *ctx, __u64 *ips)
+{
+	return zp_stack_id(ips, bpf_get_stack(ctx, ips, ZP_NATIVE_FRAMES * sizeof(__u64),
+					      BPF_F_USER_STACK));
+}
+
+/* The same in the switch program, into the per-CPU room; -1 for none. */
 static __always_inline __s32 zp_native_stack(void *ctx)
 {
 	__u32 zero = 0;
 	struct zp_ips *b = bpf_map_lookup_elem(&zp_ips_scratch, &zero);
 
-	if (!b)
-		return -1;
-	return zp_stack_id(b->ips, bpf_get_stack(ctx, b->ips, sizeof(b->ips), BPF_F_USER_STACK));
+	return b ? zp_native_stack_in(ctx, b->ips) : -1;
 }
 
 /*

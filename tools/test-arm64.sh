@@ -62,6 +62,10 @@ done
 # code runs several times slower than native: Check's per-test timeouts,
 # which are there to catch hangs, are stretched to match.
 export CK_TIMEOUT_MULTIPLIER=8
+# qemu-user refuses a seccomp filter, so the sandboxed parser child cannot
+# start: suites skip their comparisons through it (the parser suite itself
+# is not run here).
+export ZERNEL_TESTS_NO_SECCOMP=1
 checks=0
 failures=0
 errors=0

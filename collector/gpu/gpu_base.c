@@ -240,12 +240,14 @@ static enum slurm_numbering slurm_numbering(const struct proc_env *env,
 	}
 	if (!differ)
 		return SLURM_NODE_WIDE;
+	/* A GPU open outside Slurm's list: no constrained job could open it. */
+	if (fds && fds->n > 0 && !open_within(fds, ids))
+		return SLURM_NODE_WIDE;
 	if (!node_wide)
 		return SLURM_JOB_LOCAL;
 	if (!fds || fds->n == 0)
 		return SLURM_UNSURE;
-	return open_within(fds, ids) && local_open(&cv, ids, fds) ? SLURM_JOB_LOCAL :
-								    SLURM_NODE_WIDE;
+	return local_open(&cv, ids, fds) ? SLURM_JOB_LOCAL : SLURM_NODE_WIDE;
 }
 
 /* The Slurm job's GPUs, read job-local: the node GPUs of those device minors. */

@@ -425,8 +425,10 @@ int parser_py_layout(int mem, uint64_t runtime, uint32_t major, uint32_t minor,
 		*out = answer.layout;
 	else if (err == -ECHILD)
 		snprintf(why, why_len, "the parser child gave no answer on its offsets");
-	else
+	else if (answer.why[0])
 		snprintf(why, why_len, "%s", answer.why);
+	else
+		snprintf(why, why_len, "its _Py_DebugOffsets: %s", strerror(-err));
 	return err;
 }
 

@@ -193,6 +193,13 @@ static const struct slurm_case {
 		   0 } },
 	{ "0,1", { "0", NULL, "PCI_BUS_ID", 0, NODES_ALL, 0, GPU_COUNT_EXACT, "1/only_one", 0, 0x8,
 		   0 } },
+	/*
+	 * A launcher's own CUDA_VISIBLE_DEVICES in an unconstrained step on
+	 * 2,3: minor 0 is open, which no constrained job could open, so the
+	 * node's numbering, and the GPU it has open.
+	 */
+	{ "2,3", { "0", NULL, "PCI_BUS_ID", 0, NODES_ALL, 0, GPU_COUNT_EXACT, "1/only_one", 0, 0x8,
+		   0 } },
 	/* In a container its own variables say. */
 	{ "1", { "0", U2, NULL, 1, NODES_ALL, -1, GPU_COUNT_EXACT, "2/only_one", 0, 0x1, 0 } },
 };

@@ -533,10 +533,30 @@ static void fake_str(struct fake_str *o, const struct py_layout *l, const char *
 	memcpy(o->bytes + l->str_ascii_data, text, strlen(text));
 }
 
+/*
+ * A 3.11 bytes object holding a location table of one entry: one code
+ * unit, no columns (code 13), line delta +2 (signed varint 4).
+ */
+struct fake_bytes {
+	uint8_t bytes[PY_BYTES_HEADER + 8];
+} __attribute__((aligned(16)));
+
+static void fake_table(struct fake_bytes *o, const struct py_layout *l)
+{
+	const uint8_t entry[] = { 0x80 | (13 << 3), 4 };
+	uint64_t size = sizeof(entry);
+
+	memset(o, 0, sizeof(*o));
+	memcpy(o->bytes + l->var_size, &size, sizeof(size));
+	memcpy(o->bytes + l->bytes_data, entry, sizeof(entry));
+}
+
+/* A code object (its first line 7) of file, func and table; its first instruction asked. */
 static void fake_code(struct py_code_query *q, const struct py_layout *l, const void *file,
-		      const void *func)
+		      const void *func, const void *table)
 {
 	uint64_t f = (uint64_t)(uintptr_t)file, n = (uint64_t)(uintptr_t)func;
+	uint64_t t = (uint64_t)(uintptr_t)table;
 	int32_t first = 7;
 
 	memset(q, 0, sizeof(*q));
@@ -544,7 +564,9 @@ static void fake_code(struct py_code_query *q, const struct py_layout *l, const 
 	memcpy(q->head + l->code_filename, &f, sizeof(f));
 	memcpy(q->head + l->code_qualname, &n, sizeof(n));
 	memcpy(q->head + l->code_firstlineno, &first, sizeof(first));
+	memcpy(q->head + l->code_linetable, &t, sizeof(t));
 	q->code = (uint64_t)(uintptr_t)q->head;
+	q->instr = q->code + l->code_units;
 }
 
 /*
@@ -557,6 +579,7 @@ START_TEST(python_code_objects_are_named_in_the_child_as_in_process)
 {
 	const struct py_layout *l = py_layout_find(3, 11);
 	static struct fake_str file, func, huge;
+	static struct fake_bytes table;
 	struct py_code_names want, got;
 	struct py_code_query q;
 	uint64_t before;
@@ -570,28 +593,34 @@ START_TEST(python_code_objects_are_named_in_the_child_as_in_process)
 	ck_assert_int_ge(mem, 0);
 	fake_str(&file, l, "/srv/train\x01.py", strlen("/srv/train\x01.py"));
 	fake_str(&func, l, "Trainer.step", strlen("Trainer.step"));
-	fake_code(&q, l, &file, &func);
+	fake_table(&table, l);
+	fake_code(&q, l, &file, &func, &table);
 	ck_assert_int_eq(py_code_names(mem, &q, &want), 0);
 	ck_assert_int_eq(parser_py_code(mem, &q, &got), 0);
 	ck_assert_mem_eq(&got, &want, sizeof(want));
 	ck_assert_str_eq(got.file, "/srv/train?.py");
 	ck_assert_str_eq(got.func, "Trainer.step");
-	ck_assert_uint_eq(got.line, 0);		/* no line table */
+	ck_assert_uint_eq(got.line, 9);		/* the first line, 7, and the entry's +2 */
+	/* An instruction past the table's one unit: no line, the names all the same. */
+	q.instr += 2;
+	ck_assert_int_eq(parser_py_code(mem, &q, &got), 0);
+	ck_assert_uint_eq(got.line, 0);
+	ck_assert_str_eq(got.func, "Trainer.step");
 	pid = parser_pid();
 	ck_assert_int_gt(pid, 0);
 	assert_sandboxed(pid);
 	before = parser_restarts();
 
 	fake_str(&huge, l, "x", 1ull << 40);
-	fake_code(&q, l, &huge, &func);
+	fake_code(&q, l, &huge, &func, &table);
 	ck_assert_int_eq(parser_py_code(mem, &q, &got), -EPROTO);
 	ck_assert_str_eq(got.file, "");
-	fake_code(&q, l, (void *)(uintptr_t)0x10, &func);
+	fake_code(&q, l, (void *)(uintptr_t)0x10, &func, &table);
 	ck_assert_int_eq(parser_py_code(mem, &q, &got), -EPROTO);
-	fake_code(&q, l, &file, (void *)(uintptr_t)0x10);
+	fake_code(&q, l, &file, (void *)(uintptr_t)0x10, &table);
 	ck_assert_int_eq(parser_py_code(mem, &q, &got), 0);
 	ck_assert_str_eq(got.func, "?");
-	fake_code(&q, l, &file, &func);
+	fake_code(&q, l, &file, &func, &table);
 	q.layout.str_compact_data = 4096;
 	ck_assert_int_eq(parser_py_code(mem, &q, &got), -EINVAL);
 	ck_assert_int_eq(parser_pid(), pid);

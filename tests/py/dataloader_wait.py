@@ -74,8 +74,11 @@ class SlowStorage(Dataset):
         self.waits = 0
         self.long_waits = 0
         # Every process's reads that slept, "pid ns" a line (O_APPEND:
-        # the workers' lines never mix), for their medians at the end.
-        self.log_fd = None
+        # the workers' lines never mix), for their medians at the end;
+        # opened in each process, whichever way its workers start.
+        self.log_path = None
+        self._log = None
+        self._log_pid = None
 
     def __len__(self):
         return self.items
@@ -88,6 +91,14 @@ class SlowStorage(Dataset):
                 raise OSError(ctypes.get_errno(), "timerfd_create")
             self._fd, self._pid = fd, os.getpid()
         return self._fd
+
+    def _log_read(self, took):
+        if self.log_path is None:
+            return
+        if self._log_pid != os.getpid():
+            self._log = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            self._log_pid = os.getpid()
+        os.write(self._log, b"%d %d\n" % (os.getpid(), took))
 
     def __getitem__(self, i):
         fd = self._timer()
@@ -105,8 +116,7 @@ class SlowStorage(Dataset):
         if resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw != nv0:
             self.waits += 1
             self.long_waits += 10000000 < took <= 50000000
-            if self.log_fd is not None:
-                os.write(self.log_fd, b"%d %d\n" % (os.getpid(), took))
+            self._log_read(took)
         end = time.monotonic_ns() + self.decode_ns
         while time.monotonic_ns() < end:
             pass
@@ -186,8 +196,8 @@ def main():
     warm = WARM_BATCHES if "warm" in opts else 0
     storage = SlowStorage(items + warm * batch, delay_ms * 1000000, pace, decode)
     reads_path = "/tmp/zernel-dl-reads-%d" % os.getpid()
-    storage.log_fd = os.open(reads_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND,
-                             0o600)
+    os.close(os.open(reads_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+    storage.log_path = reads_path
     loader = DataLoader(storage,
                         batch_size=batch, num_workers=workers,
                         persistent_workers=workers > 0, shuffle=False,

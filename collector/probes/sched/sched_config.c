@@ -240,19 +240,21 @@ static int choose_switch(struct sched_bpf *s, struct probes *p, const struct btf
  * A kernel can have BPF task works and still refuse them to a switch
  * program (some 6.18 builds verify the callback as sleepable, which a
  * tracepoint program is not): then the frames are walked at every switch,
- * unless --python-frames-walk stall asked for task works.
+ * unless --python-frames-walk stall asked for task works.  Any refusal
+ * of the object with the task work gets this one more try; a refusal of
+ * the other program is then the error.
  */
 int sched_fallback(struct probes *p, int err)
 {
 	if (!p->switch_deferred)
 		return err;
 	if (p->opts.frames_walk == FRAMES_WALK_STALL) {
-		log_error("--python-frames-walk stall: this kernel refuses the switch program's "
-			  "BPF task work (%s); use switch", strerror(-err));
+		log_error("--python-frames-walk stall: the scheduler programs with the BPF task "
+			  "work were refused (%s); use switch", strerror(-err));
 		return err;
 	}
-	log_info("this kernel refuses the switch program's BPF task work (%s): Python frames "
-		 "are read at every switch away instead", strerror(-err));
+	log_info("the scheduler programs with the BPF task work were refused (%s): trying "
+		 "them with Python frames read at every switch away", strerror(-err));
 	p->task_work_refused = 1;
 	return 0;
 }
