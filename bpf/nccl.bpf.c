@@ -288,6 +288,7 @@ static __always_inline void emit_comm(__u64 id, __u32 origin, __u64 comm, __s32 
 	e->origin = origin;
 	e->comm = comm;
 	e->parent = origin == SHM_NCCL_ORIGIN_SPLIT || origin == SHM_NCCL_ORIGIN_SHRINK ? c->a1 : 0;
+	e->out = origin == SHM_NCCL_ORIGIN_SPLIT || origin == SHM_NCCL_ORIGIN_SHRINK ? c->a0 : 0;
 	e->color = origin == SHM_NCCL_ORIGIN_SPLIT ? (__s32)c->a2 : 0;
 	e->ret = ret;
 	e->id_ok = 0;

@@ -188,6 +188,7 @@ struct zev_nccl_comm {
 	__u32 origin;		/* enum shm_nccl_origin */
 	__u64 comm;		/* the ncclComm_t, as NCCL's handle */
 	__u64 parent;		/* split, shrink: the parent's ncclComm_t */
+	__u64 out;		/* split, shrink: the ncclComm_t * NCCL sets to the child */
 	__s32 color;		/* split: its colour */
 	__s32 ret;		/* ncclResult_t */
 	__u32 id_ok;
@@ -392,7 +393,7 @@ _Static_assert(sizeof(struct zev_mem_fail) == 40, "zev_mem_fail is 40 bytes");
 _Static_assert(sizeof(struct zev_latency) == 40, "zev_latency is 40 bytes");
 _Static_assert(sizeof(struct zev_nccl_call) == 72, "zev_nccl_call is 72 bytes");
 _Static_assert(sizeof(struct zev_nccl_wait) == 40, "zev_nccl_wait is 40 bytes");
-_Static_assert(sizeof(struct zev_nccl_comm) == 200, "zev_nccl_comm is 200 bytes");
+_Static_assert(sizeof(struct zev_nccl_comm) == 208, "zev_nccl_comm is 208 bytes");
 _Static_assert(sizeof(struct zev_nccl_alloc) == 48, "zev_nccl_alloc is 48 bytes");
 _Static_assert(sizeof(struct zev_nccl_group) == 32, "zev_nccl_group is 32 bytes");
 _Static_assert(sizeof(struct zev_nccl_end) == 48, "zev_nccl_end is 48 bytes");

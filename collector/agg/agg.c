@@ -602,6 +602,14 @@ void agg_set_parser_restarts(struct agg *a, uint64_t restarts)
 	a->stats.parser_restarts = restarts;
 }
 
+void agg_set_user_reader(struct agg *a, int (*read_u64)(void *ctx, uint32_t pid, uint64_t addr,
+							 uint64_t *val),
+			 void *ctx)
+{
+	a->read_u64 = read_u64;
+	a->read_ctx = ctx;
+}
+
 void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
 		    uint64_t refused)
 {

@@ -165,6 +165,7 @@ struct agg_comm_made {
 	uint32_t origin;		/* enum shm_nccl_origin */
 	uint64_t handle;		/* the new ncclComm_t; 0: a split that made none here */
 	uint64_t parent;		/* split, shrink: the parent's ncclComm_t */
+	uint64_t out;			/* split, shrink: where NCCL writes the child's handle */
 	int32_t rank;			/* -1: not known (yet) */
 	int32_t nranks;
 	int32_t color;			/* split */
@@ -177,7 +178,10 @@ struct agg_comm_made {
  * A non-blocking split or shrink returns ncclInProgress with no handle
  * (NCCL sets *newcomm when the child is complete): the child is bound to
  * the handle that libnccl's commAlloc gives with this parent, before or
- * after the return.
+ * after the return.  Where several of one parent's are in flight at once
+ * (their async jobs run in any order), a child is bound at its first
+ * call, to the split whose *newcomm (m->out) then holds its handle, read
+ * through the reader agg_set_user_reader gave.
  */
 int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *m);
 /* NCCL's own rank and size of a communicator, and its parent (libnccl's commAlloc; 0: none). */
@@ -225,6 +229,15 @@ void agg_count_dropped(struct agg *a, uint64_t n);
 void agg_set_coverage(struct agg *a, uint64_t checked, uint64_t bypassed);
 /* Parser children lost so far (collector/parser/parser.h). */
 void agg_set_parser_restarts(struct agg *a, uint64_t restarts);
+/*
+ * How to read a watched process's word at addr (its own memory: root's
+ * /proc/PID/mem, or a test's stand-in): 0 and *val, or -errno.  Unset,
+ * concurrent splits of one parent stay unbound (their calls counted as on
+ * an unknown communicator).
+ */
+void agg_set_user_reader(struct agg *a, int (*read_u64)(void *ctx, uint32_t pid, uint64_t addr,
+							 uint64_t *val),
+			 void *ctx);
 void agg_set_probes(struct agg *a, uint64_t probes_attached, uint64_t libraries_attached,
 		    uint64_t refused);
 

@@ -58,6 +58,7 @@ struct agg_child_wait {
 	uint32_t pid;
 	uint32_t origin;
 	uint64_t parent;		/* the parent's handle */
+	uint64_t out;			/* where NCCL writes the child's handle in the process */
 	uint64_t id;			/* the child's comm_id */
 	uint64_t parent_id;
 	uint32_t flags;
@@ -97,6 +98,8 @@ struct agg {
 	uint64_t comms_ended;		/* ended rows so far: each one's key */
 	struct agg_child_wait child_waits[AGG_CHILD_WAITS];
 	uint32_t n_child_waits;
+	int (*read_u64)(void *ctx, uint32_t pid, uint64_t addr, uint64_t *val);
+	void *read_ctx;
 	uint64_t init_all_id;		/* comm_id of the last ncclCommInitAll's rank 0 */
 
 	struct agg_nccl nccl[SHM_NCCL_OP_COUNT];

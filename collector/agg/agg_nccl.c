@@ -241,21 +241,78 @@ static void comm_make(struct agg *a, struct agg_comm *c, const struct agg_child_
 	comm_continue_earlier(a, c);
 }
 
-/*
- * A non-blocking child w whose handle is not known yet: bound now to the
- * row commAlloc made with its parent, or kept until commAlloc comes.
- */
-static void child_wait(struct agg *a, const struct agg_child_wait *w)
+/* Row c is the child wait i describes: made so, and the wait gone. */
+static void bind_wait(struct agg *a, struct agg_comm *c, uint32_t i)
 {
+	struct agg_child_wait w = a->child_waits[i];
+
+	memmove(&a->child_waits[i], &a->child_waits[i + 1],
+		(a->n_child_waits - i - 1) * sizeof(w));
+	a->n_child_waits--;
+	comm_make(a, c, &w, c->row.rank, c->row.nranks);
+}
+
+/*
+ * pid's children of parent that commAlloc made and no split is bound to
+ * yet, and its splits of parent still waiting for theirs: where there is
+ * one of each, they are the same child.  With more in flight at once their
+ * async jobs run in any order, and each is bound at its first call
+ * (bind_at_call).
+ */
+static void bind_lone(struct agg *a, uint32_t pid, uint64_t parent)
+{
+	struct agg_comm *row = NULL;
+	uint32_t rows = 0, waits = 0, wait = 0;
+
 	for (uint32_t s = 0; s < keyindex_top(&a->comm_idx); s++) {
 		struct agg_comm *c = &a->comms[s];
 
 		if (keyindex_live(&a->comm_idx, s) && !c->made && !c->ended_ns &&
-		    c->row.pid == w->pid && c->alloc_parent == w->parent) {
-			comm_make(a, c, w, c->row.rank, c->row.nranks);
-			return;
+		    c->row.pid == pid && c->alloc_parent == parent) {
+			row = c;
+			rows++;
 		}
 	}
+	for (uint32_t i = 0; i < a->n_child_waits; i++) {
+		if (a->child_waits[i].pid == pid && a->child_waits[i].parent == parent) {
+			wait = i;
+			waits++;
+		}
+	}
+	if (rows == 1 && waits == 1)
+		bind_wait(a, row, wait);
+}
+
+/*
+ * c, made by commAlloc with a parent that has several children in flight,
+ * gets its first call: it is the one whose split's *newcomm now holds its
+ * handle (NCCL sets it as the child completes, and the process called on
+ * what it found there).  0, or -ENOENT when none does or nothing can tell.
+ */
+static int bind_at_call(struct agg *a, struct agg_comm *c)
+{
+	uint64_t parent = c->alloc_parent, held;
+	uint32_t pid = c->row.pid;
+
+	for (uint32_t i = 0; a->read_u64 && i < a->n_child_waits; i++) {
+		const struct agg_child_wait *w = &a->child_waits[i];
+
+		if (w->pid != pid || w->parent != parent || !w->out ||
+		    a->read_u64(a->read_ctx, pid, w->out, &held) != 0 || held != c->handle)
+			continue;
+		bind_wait(a, c, i);
+		bind_lone(a, pid, parent);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * A non-blocking child w whose handle is not known yet: kept until the
+ * row commAlloc makes with its parent can be told to be its own.
+ */
+static void child_wait(struct agg *a, const struct agg_child_wait *w)
+{
 	if (a->n_child_waits == AGG_CHILD_WAITS) {
 		/* The oldest is given up: its child's calls will be on an unknown communicator. */
 		memmove(&a->child_waits[0], &a->child_waits[1],
@@ -264,13 +321,14 @@ static void child_wait(struct agg *a, const struct agg_child_wait *w)
 		a->stats.nccl_state_evicted++;
 	}
 	a->child_waits[a->n_child_waits++] = *w;
+	bind_lone(a, w->pid, w->parent);
 }
 
 int agg_nccl_comm_made(struct agg *a, uint32_t pid, const struct agg_comm_made *m)
 {
 	struct agg_comm *parent = NULL, *c;
 	struct agg_child_wait w = { .pid = pid, .origin = m->origin, .parent = m->parent,
-				    .ts_ns = m->ts_ns };
+				    .out = m->out, .ts_ns = m->ts_ns };
 
 	if (m->origin >= SHM_NCCL_ORIGIN_COUNT)
 		return -EINVAL;
@@ -311,19 +369,11 @@ int agg_nccl_comm_size(struct agg *a, uint32_t pid, uint64_t handle, uint64_t pa
 		return agg_proc_is_watched(a, pid) ? -ENOSPC : -ENOENT;
 	set_size(c, rank, nranks);
 	if (!c->made && parent) {
-		/* A non-blocking child whose split returned first is this one. */
-		for (uint32_t i = 0; i < a->n_child_waits; i++) {
-			struct agg_child_wait w = a->child_waits[i];
-
-			if (w.pid != pid || w.parent != parent)
-				continue;
-			memmove(&a->child_waits[i], &a->child_waits[i + 1],
-				(a->n_child_waits - i - 1) * sizeof(w));
-			a->n_child_waits--;
-			comm_make(a, c, &w, rank, nranks);
-			return 0;
-		}
+		/* A non-blocking child: its split's, if that can be told. */
 		c->alloc_parent = parent;
+		bind_lone(a, pid, parent);
+		if (c->made)
+			return 0;
 	}
 	comm_continue_earlier(a, c);
 	return 0;
@@ -334,6 +384,8 @@ int agg_nccl_comm_call(struct agg *a, uint32_t pid, uint64_t handle, uint64_t by
 {
 	struct agg_comm *c = comm_find(a, pid, handle);
 
+	if (c && !c->made && c->alloc_parent)
+		bind_at_call(a, c);
 	if (!c || !c->made)
 		return -ENOENT;
 	c->row.calls++;

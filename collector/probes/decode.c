@@ -184,7 +184,8 @@ static int dec_nccl_comm(struct decode *d, const void *rec)
 {
 	const struct zev_nccl_comm *e = rec;
 	struct agg_comm_made m = {
-		.origin = e->origin, .handle = e->comm, .parent = e->parent, .rank = e->rank,
+		.origin = e->origin, .handle = e->comm, .parent = e->parent, .out = e->out,
+		.rank = e->rank,
 		.nranks = e->nranks, .color = e->color, .gpu = e->gpu,
 		.id = e->id_ok ? e->id : NULL, .in_progress = e->ret == NCCL_IN_PROGRESS,
 		.ts_ns = e->hdr.ts_ns,

@@ -25,6 +25,7 @@
 #include "collector/probes/coverage.h"
 #include "collector/identity/gpu_ident.h"
 #include "collector/probes/syslibs.h"
+#include "collector/proc/proc_mem.h"
 #include "collector/proc/proc_stat.h"
 #include "collector/probes/sched/open_states.h"
 #include "collector/probes/slot_hist.h"
@@ -656,6 +657,8 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	if (!p)
 		return -ENOMEM;
 	p->agg = agg;
+	/* Which of several concurrent NCCL splits a child is: what the process was handed. */
+	agg_set_user_reader(agg, proc_mem_u64, NULL);
 	p->opts = *opts;
 	p->uprobe_multi_at = multi_at;
 	if (p->opts.discovery_interval_ms == 0)

@@ -822,6 +822,83 @@ START_TEST(non_blocking_split_children_are_bound_at_commalloc)
 }
 END_TEST
 
+/* The words the process holds where its splits' *newcomm lie, as a reader of its memory gives them. */
+static struct {
+	uint64_t addr, val;
+} user_words[2];
+
+static int read_user_word(void *ctx, uint32_t pid, uint64_t addr, uint64_t *val)
+{
+	(void)ctx;
+	(void)pid;
+	for (size_t i = 0; i < sizeof(user_words) / sizeof(user_words[0]); i++) {
+		if (user_words[i].addr == addr) {
+			*val = user_words[i].val;
+			return 0;
+		}
+	}
+	return -EFAULT;
+}
+
+/*
+ * Two non-blocking splits of one parent in flight at once (a group of
+ * them, or two new process groups made back to back): NCCL's async jobs
+ * run in any order, so the second split's child reaches commAlloc first.
+ * Each child is bound at its first call to the split whose *newcomm then
+ * holds its handle, and gets that split's hash (its split count and
+ * colour), not the first waiting one's.
+ */
+START_TEST(concurrent_non_blocking_splits_are_bound_by_what_each_was_handed)
+{
+	struct zev_nccl_comm sp = { .hdr = hdr(ZEV_NCCL_COMM, PID, PID, 10), .gpu = 0,
+				    .rank = -1, .nranks = -1, .origin = SHM_NCCL_ORIGIN_SPLIT,
+				    .parent = COMM, .comm = 0, .out = 0x7000, .color = 7,
+				    .ret = 7 };
+	struct zev_nccl_alloc al = { .hdr = hdr(ZEV_NCCL_ALLOC, PID, PID + 9, 30),
+				     .comm = 0x9000, .parent = COMM, .rank = 1, .nranks = 2 };
+	uint64_t parent = nccl_hash_unique_id(fx.id);
+	const struct shm_nccl_comm *c;
+	const struct shm_header_fields *h;
+
+	watch(PID);
+	init_rank(PID, COMM, 5, 8, 1);
+	agg_set_user_reader(fx.a, read_user_word, NULL);
+	FEED(sp);				/* split 1 (colour 7) returns, in progress */
+	sp.hdr = hdr(ZEV_NCCL_COMM, PID, PID, 20);
+	sp.out = 0x7008;
+	sp.color = 9;
+	FEED(sp);				/* split 2 (colour 9) too */
+	FEED(al);				/* split 2's job allocates its child first */
+	al.hdr = hdr(ZEV_NCCL_ALLOC, PID, PID + 10, 40);
+	al.comm = 0x8000;
+	al.rank = 2;
+	al.nranks = 3;
+	FEED(al);				/* then split 1's */
+	/* Both complete: NCCL writes each child where its split was told. */
+	user_words[0].addr = 0x7000;
+	user_words[0].val = 0x8000;
+	user_words[1].addr = 0x7008;
+	user_words[1].val = 0x9000;
+	call(PID, SHM_NCCL_ALL_REDUCE, 0x9000, NCCL_STREAM, 4, 0, 100);
+	call(PID, SHM_NCCL_ALL_REDUCE, 0x8000, NCCL_STREAM, 4, 0, 200);
+	call(PID, SHM_NCCL_ALL_REDUCE, 0x8000, NCCL_STREAM, 4, 0, 300);
+	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, 1000);
+	h = publish_at(2);
+	c = find_comm(PID, 2);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->comm_id, nccl_hash_child(parent, 1, 7));
+	ck_assert_int_eq(c->nranks, 3);
+	ck_assert_uint_eq(c->calls, 2);
+	c = find_comm(PID, 1);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->comm_id, nccl_hash_child(parent, 2, 9));
+	ck_assert_int_eq(c->nranks, 2);
+	ck_assert_uint_eq(c->calls, 1);
+	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 0);
+	agg_set_user_reader(fx.a, NULL, NULL);
+}
+END_TEST
+
 /* An unreadable uniqueId, a split of an unknown parent: local ids, flagged and counted. */
 START_TEST(unreadable_ids_get_local_flagged_ids)
 {
@@ -929,6 +1006,7 @@ Suite *nccl_track_suite(void)
 	tcase_add_test(tc, thousands_of_communicators_and_streams_are_clamped);
 	tcase_add_test(tc, split_children_get_nccls_hash_and_commallocs_rank);
 	tcase_add_test(tc, non_blocking_split_children_are_bound_at_commalloc);
+	tcase_add_test(tc, concurrent_non_blocking_splits_are_bound_by_what_each_was_handed);
 	tcase_add_test(tc, unreadable_ids_get_local_flagged_ids);
 	tcase_add_test(tc, gap_runs_from_a_completion_to_the_next_call);
 	tcase_add_test(tc, exit_drops_the_processs_wait_state);

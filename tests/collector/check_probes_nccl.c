@@ -546,6 +546,83 @@ START_TEST(test_non_blocking_split_child_is_known)
 }
 END_TEST
 
+/* pid's communicators in the last snapshot, on stderr. */
+static void print_comms(const struct tp_collector *c, uint32_t pid)
+{
+	uint32_t n;
+	const struct shm_nccl_comm *m = shm_snapshot_nccl_comms(&c->snap, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (m[i].pid == pid)
+			fprintf(stderr, "comm %#llx (parent %#llx): rank %d of %d, %llu calls, "
+				"flags %#x\n", (unsigned long long)m[i].comm_id,
+				(unsigned long long)m[i].parent_id, m[i].rank, m[i].nranks,
+				(unsigned long long)m[i].calls, m[i].flags);
+	fprintf(stderr, "calls on unknown communicators: %llu\n",
+		(unsigned long long)c->snap.hdr->stats.nccl_unknown_comm);
+}
+
+/* pid's communicator of NCCL's id comm_id in the last snapshot, or NULL. */
+static const struct shm_nccl_comm *comm_by_id(const struct tp_collector *c, uint32_t pid,
+					      uint64_t comm_id)
+{
+	uint32_t n;
+	const struct shm_nccl_comm *m = shm_snapshot_nccl_comms(&c->snap, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (m[i].pid == pid && m[i].comm_id == comm_id)
+			return &m[i];
+	return NULL;
+}
+
+/*
+ * Two non-blocking splits of one communicator in flight at once: the fake
+ * NCCL's async jobs make the second's child 20 ms after its call and the
+ * first's 40 ms after, so the children reach commAlloc in the other
+ * order.  Each is still its own split's (NCCL's hash of its split count
+ * and colour), with its own calls: 2 on colour 5's, 3 on colour 6's.
+ */
+START_TEST(test_concurrent_non_blocking_splits_are_told_apart)
+{
+	static const char *const ops[] = {
+		"commrank:4:1", "stream:1000", "splitnb2:5:6:2", "sync:1000", NULL,
+	};
+	const struct shm_nccl_comm *first = NULL, *second = NULL;
+	uint64_t parent, first_id, second_id;
+	uint8_t id[NCCL_HASH_ID_BYTES];
+	struct tp_collector c;
+	struct tp_workload w;
+
+	if (tu_skip_unless_root("test_concurrent_non_blocking_splits_are_told_apart"))
+		return;
+	memset(id, 0x5a, sizeof(id));
+	parent = nccl_hash_unique_id(id);
+	first_id = nccl_hash_child(parent, 1, 5);
+	second_id = nccl_hash_child(parent, 2, 6);
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	start_nccl_workload(&w, ops);
+	for (int i = 0; i < 300; i++) {
+		tu_sleep_ms(100);
+		if (tp_snapshot(&c) == 0 && (first = comm_by_id(&c, (uint32_t)w.pid, first_id)) &&
+		    (second = comm_by_id(&c, (uint32_t)w.pid, second_id)) &&
+		    first->calls + second->calls >= 5)
+			break;
+	}
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	first = comm_by_id(&c, (uint32_t)w.pid, first_id);
+	second = comm_by_id(&c, (uint32_t)w.pid, second_id);
+	print_comms(&c, (uint32_t)w.pid);
+	ck_assert_msg(first && second, "no row of NCCL's id for each child (see %s)", c.log);
+	ck_assert_uint_eq(first->parent_id, parent);
+	ck_assert_uint_eq(second->parent_id, parent);
+	ck_assert_uint_eq(first->calls, 2);
+	ck_assert_uint_eq(second->calls, 3);
+	assert_nothing_lost(&c);
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 Suite *probes_nccl_suite(void);
 Suite *probes_nccl_suite(void)
 {
@@ -559,6 +636,7 @@ Suite *probes_nccl_suite(void)
 	tcase_add_test(tc, test_captured_split_in_progress_and_bad_arguments);
 	tcase_add_test(tc, test_communicators_that_end_and_reuse_a_handle);
 	tcase_add_test(tc, test_non_blocking_split_child_is_known);
+	tcase_add_test(tc, test_concurrent_non_blocking_splits_are_told_apart);
 	suite_add_tcase(s, tc);
 	return s;
 }

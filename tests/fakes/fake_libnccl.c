@@ -11,8 +11,11 @@
  * so glibc hands its memory, the same handle, to the next one made, as a
  * real allocator may.  A split whose config says blocking 0 returns
  * ncclInProgress with *newcomm NULL, as NCCL 2.28 does, and makes the
- * child 20 ms later on a thread of its own (NCCL's async job), which
- * calls commAlloc with the parent and then sets *newcomm.  Test code.
+ * child later on a thread of its own (NCCL's async job), which calls
+ * commAlloc with the parent and then sets *newcomm: 40 ms later for the
+ * process's first, third, ... such split, 20 ms for the others, so that
+ * of two made back to back the second's child comes first, as NCCL's
+ * jobs may.  Test code.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -238,12 +241,13 @@ struct split_job {
 	ncclComm_t parent;
 	int rank;
 	ncclComm_t *newcomm;
+	long delay_ms;
 };
 
 static void *split_later(void *arg)
 {
 	struct split_job *j = arg;
-	struct timespec later = { 0, 20 * 1000000 };
+	struct timespec later = { 0, j->delay_ms * 1000000 };
 	ncclComm_t c = NULL;
 
 	nanosleep(&later, NULL);
@@ -256,6 +260,7 @@ static void *split_later(void *arg)
 /* NCCL's non-blocking split: the child comes later, *newcomm NULL until then. */
 static ncclResult_t split_async(ncclComm_t parent, int rank, ncclComm_t *newcomm)
 {
+	static int splits;
 	struct split_job *j = malloc(sizeof(*j));
 	pthread_t t;
 
@@ -264,7 +269,8 @@ static ncclResult_t split_async(ncclComm_t parent, int rank, ncclComm_t *newcomm
 		return ncclInvalidArgument;
 	}
 	*newcomm = NULL;
-	*j = (struct split_job){ parent, rank, newcomm };
+	*j = (struct split_job){ parent, rank, newcomm,
+				 __atomic_fetch_add(&splits, 1, __ATOMIC_RELAXED) % 2 ? 20 : 40 };
 	if (pthread_create(&t, NULL, split_later, j) != 0) {
 		free(j);
 		return ncclInvalidArgument;

@@ -45,6 +45,10 @@
  *                       communicator; the child becomes current
  *   splitnb:COLOR:KEY   ncclCommSplit with a non-blocking config; waits (5 s at
  *                       most) for NCCL to set the child, which becomes current
+ *   splitnb2:C1:C2:KEY  two such splits of the current communicator back to back,
+ *                       both in flight at once; once both are set, 2 all-reduces
+ *                       (8 floats) on the first child and 3 on the second, which
+ *                       becomes current
  *   finalize  destroy  abort  ncclCommFinalize / ncclCommDestroy / ncclCommAbort
  *                       of the current communicator; each communicator made
  *                       prints "COMM <handle>"
@@ -263,6 +267,42 @@ static int nccl(const char *op, size_t count, int dt)
 	exit(2);
 }
 
+/*
+ * Two non-blocking splits of comm in flight at once (splitnb2): once NCCL
+ * has set both children, 2 all-reduces on the first and 3 on the second,
+ * which becomes current.  0, or what failed.
+ */
+static int split_two(long long c1, long long c2, int key)
+{
+	struct fake_nccl_config cfg = { sizeof(cfg), 0xcafebeef, 22800, 0 };
+	/*
+	 * NCCL writes each child here when it is done; kept (leaked) as a
+	 * framework keeps its communicators' handles while it uses them.
+	 */
+	void **kids = calloc(2, sizeof(*kids));
+	int r1, r2, r = 0;
+
+	if (!kids)
+		return -1;
+	r1 = CALL(fn_split, "ncclCommSplit", comm, (int)c1, key, &kids[0], &cfg);
+	r2 = CALL(fn_split, "ncclCommSplit", comm, (int)c2, key, &kids[1], &cfg);
+	if (r1 != 7 || r2 != 7)
+		return r1 != 7 ? r1 : r2;
+	for (int i = 0; i < 500 && !(__atomic_load_n(&kids[0], __ATOMIC_ACQUIRE) &&
+				     __atomic_load_n(&kids[1], __ATOMIC_ACQUIRE)); i++)
+		usleep(10000);
+	if (!__atomic_load_n(&kids[0], __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&kids[1], __ATOMIC_ACQUIRE))
+		return -1;
+	comm = kids[0];
+	for (int i = 0; i < 2; i++)
+		r = r ? r : nccl("allreduce", 8, 7);
+	comm = kids[1];
+	for (int i = 0; i < 3; i++)
+		r = r ? r : nccl("allreduce", 8, 7);
+	return r;
+}
+
 static void wait_line(void)
 {
 	char line[64];
@@ -451,6 +491,9 @@ static void run(const char *op)
 		r = CALL(fn_split, "ncclCommSplit", comm, (int)(long long)a, (int)b, &child, NULL);
 		if (r == 0 && child)
 			comm = child;
+	} else if (sscanf(op, "splitnb2:%lld:%lld:%llu", (long long *)&a, (long long *)&c,
+			  &b) == 3) {
+		r = split_two(a, c, (int)b);
 	} else if (sscanf(op, "splitnb:%lld:%llu", (long long *)&a, &b) == 2) {
 		struct fake_nccl_config cfg = { sizeof(cfg), 0xcafebeef, 22800, 0 };
 		/* NCCL writes the child here whenever it is done: kept (leaked) if that is late. */
