@@ -425,8 +425,8 @@ int parser_py_layout(int mem, uint64_t runtime, uint32_t major, uint32_t minor,
 		*out = answer.layout;
 	else if (err == -ECHILD)
 		snprintf(why, why_len, "the parser child gave no answer on its offsets");
-	else if (answer.why[0])
-		snprintf(why, why_len, "%s", answer.why);
+	else if (answer.why[0] || err == -EPROTONOSUPPORT)
+		snprintf(why, why_len, "%s", answer.why);	/* none published: nothing to add */
 	else
 		snprintf(why, why_len, "its _Py_DebugOffsets: %s", strerror(-err));
 	return err;
