@@ -374,21 +374,27 @@ static int code_believable(struct parser_reply *rp)
 	return one_answer_or_error(rp) && (rp->status < 0 || py_code_names_admit(&rp->code) == 0);
 }
 
-int parser_py_code(int mem, const struct py_code_query *q, struct py_code_names *out)
+/* ask() with a request of op that carries what (size bytes) and fd. */
+static int ask_with(uint32_t op, const void *what, size_t size, int fd,
+		    int (*believe)(struct parser_reply *rp), void *out, size_t out_size)
 {
 	struct parser_request *rq = malloc(sizeof(*rq));
 	int err;
 
-	memset(out, 0, sizeof(*out));
 	if (!rq)
 		return -ENOMEM;
-	rq->op = PARSER_OP_PY_CODE;
+	rq->op = op;
 	rq->n = 0;
-	memcpy(rq->names, q, sizeof(*q));
-	err = ask(rq, offsetof(struct parser_request, names) + sizeof(*q), mem, code_believable,
-		  out, sizeof(*out));
+	memcpy(rq->names, what, size);
+	err = ask(rq, offsetof(struct parser_request, names) + size, fd, believe, out, out_size);
 	free(rq);
 	return err;
+}
+
+int parser_py_code(int mem, const struct py_code_query *q, struct py_code_names *out)
+{
+	memset(out, 0, sizeof(*out));
+	return ask_with(PARSER_OP_PY_CODE, q, sizeof(*q), mem, code_believable, out, sizeof(*out));
 }
 
 /*
@@ -405,20 +411,13 @@ static int layout_believable(struct parser_reply *rp)
 int parser_py_layout(int mem, uint64_t runtime, uint32_t major, uint32_t minor,
 		     struct py_layout *out, char *why, size_t why_len)
 {
-	struct parser_request *rq = malloc(sizeof(*rq));
 	const struct parser_py_where where = { .runtime = runtime, .major = major, .minor = minor };
 	struct parser_py_layout answer;
 	int err;
 
 	memset(&answer, 0, sizeof(answer));
-	if (!rq)
-		return -ENOMEM;
-	rq->op = PARSER_OP_PY_LAYOUT;
-	rq->n = 0;
-	memcpy(rq->names, &where, sizeof(where));
-	err = ask(rq, offsetof(struct parser_request, names) + sizeof(where), mem,
-		  layout_believable, &answer, sizeof(answer));
-	free(rq);
+	err = ask_with(PARSER_OP_PY_LAYOUT, &where, sizeof(where), mem, layout_believable, &answer,
+		       sizeof(answer));
 	if (err == 0 && (answer.layout.major != major || answer.layout.minor != minor))
 		err = -EPROTO;
 	if (err == 0)

@@ -99,6 +99,15 @@ static int split_names(const struct parser_request *rq, size_t len, const char *
 	return 0;
 }
 
+/* rq's fixed-size content (size bytes, exactly what came) into to: 0, or -1. */
+static int take(const struct parser_request *rq, size_t len, void *to, size_t size)
+{
+	if (len != offsetof(struct parser_request, names) + size)
+		return -1;
+	memcpy(to, rq->names, size);
+	return 0;
+}
+
 static void handle(const struct parser_request *rq, size_t len, int fd, struct parser_reply *rp)
 {
 	const char *names[PARSER_MAX_NAMES];
@@ -153,16 +162,14 @@ static void handle(const struct parser_request *rq, size_t len, int fd, struct p
 		rp->n = rp->status == 0;
 		break;
 	case PARSER_OP_PY_CODE:
-		if (len != offsetof(struct parser_request, names) + sizeof(q))
+		if (take(rq, len, &q, sizeof(q)) != 0)
 			return;
-		memcpy(&q, rq->names, sizeof(q));
 		rp->status = py_code_names(fd, &q, &rp->code);
 		rp->n = rp->status == 0;
 		break;
 	case PARSER_OP_PY_LAYOUT:
-		if (len != offsetof(struct parser_request, names) + sizeof(where))
+		if (take(rq, len, &where, sizeof(where)) != 0)
 			return;
-		memcpy(&where, rq->names, sizeof(where));
 		rp->n = 1;
 		if (!pydebug_published(fd, where.runtime)) {
 			rp->status = -EPROTONOSUPPORT;

@@ -23,14 +23,6 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "str kinds are read li
 _Static_assert(SHM_SITE_FILE_LEN <= STR_TEXT_MAX && SHM_SITE_FUNC_LEN <= STR_TEXT_MAX,
 	       "a site's texts fit what is read of a str");
 
-static uint64_t u64_at(const uint8_t *b, uint16_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
 /*
  * A str object's text into out (len bytes, at most STR_TEXT_MAX), keeping
  * the end when too long.  Compact strings of every kind are read: one,
@@ -48,7 +40,7 @@ static int read_str(int mem, const struct py_layout *l, uint64_t obj, char *out,
 		return -EINVAL;
 	if (pymem_read(mem, obj, head, l->str_compact_data) != 0)
 		return -EIO;
-	n = u64_at(head, l->str_length);
+	n = py_u64_at(head, l->str_length);
 	memcpy(&state, head + l->str_state, sizeof(state));
 	kind = STR_KIND(state);
 	if (!(state & STR_COMPACT) || (kind != 1 && kind != 2 && kind != 4) || n > (1u << 20) ||
@@ -96,10 +88,10 @@ static uint32_t code_line(int mem, const struct py_code_query *q)
 			return 0;
 		addr = q->instr - first_unit;
 	}
-	tab = u64_at(q->head, l->code_linetable);
+	tab = py_u64_at(q->head, l->code_linetable);
 	if (!tab || pymem_read(mem, tab, tab_head, l->bytes_data) != 0)
 		return 0;
-	tab_len = u64_at(tab_head, l->var_size);
+	tab_len = py_u64_at(tab_head, l->var_size);
 	if (tab_len == 0 || tab_len > LINETABLE_MAX ||
 	    pymem_read(mem, tab + l->bytes_data, table, tab_len) != 0)
 		return 0;
@@ -115,11 +107,11 @@ int py_code_names(int mem, const struct py_code_query *q, struct py_code_names *
 	memset(out, 0, sizeof(*out));
 	if (!py_layout_fits(l))
 		return -EINVAL;
-	if (read_str(mem, l, u64_at(q->head, l->code_filename), out->file, sizeof(out->file)) != 0) {
+	if (read_str(mem, l, py_u64_at(q->head, l->code_filename), out->file, sizeof(out->file)) != 0) {
 		memset(out, 0, sizeof(*out));
 		return -EPROTO;
 	}
-	if (read_str(mem, l, u64_at(q->head, l->code_qualname), out->func, sizeof(out->func)) != 0)
+	if (read_str(mem, l, py_u64_at(q->head, l->code_qualname), out->func, sizeof(out->func)) != 0)
 		snprintf(out->func, sizeof(out->func), "?");
 	out->line = code_line(mem, q);
 	return 0;

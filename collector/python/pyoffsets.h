@@ -52,6 +52,15 @@ struct py_layout {
 #define PY_STR_HEADER		96	/* of a str object, up to its compact text */
 #define PY_BYTES_HEADER		48	/* of a bytes object, up to its data */
 
+/* The word at off of an object's bytes b, as read from its process. */
+static inline uint64_t py_u64_at(const uint8_t *b, uint16_t off)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
 /*
  * Whether every offset of l lies inside what is read of its object,
  * including the frame words the BPF walk reads (8).  A table row always

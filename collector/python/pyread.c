@@ -17,14 +17,6 @@
 
 #define CODE_HEADER	PY_CODE_HEADER
 
-static uint64_t u64_at(const uint8_t *b, uint16_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
 /*
  * Code objects named before, by (pid, address): a stall names the same
  * few code objects again and again, and reading one costs seven reads of
@@ -88,9 +80,9 @@ void pyread_next_batch(void)
 static void code_key_of(const struct py_layout *l, const uint8_t *head, struct code_key *k)
 {
 	memset(k, 0, sizeof(*k));
-	k->file = u64_at(head, l->code_filename);
-	k->func = u64_at(head, l->code_qualname);
-	k->table = u64_at(head, l->code_linetable);
+	k->file = py_u64_at(head, l->code_filename);
+	k->func = py_u64_at(head, l->code_qualname);
+	k->table = py_u64_at(head, l->code_linetable);
 	memcpy(&k->firstlineno, head + l->code_firstlineno, sizeof(k->firstlineno));
 }
 
@@ -257,7 +249,7 @@ static int name_frame(int mem, const struct py_interp *pi, uint32_t pid,
 	if (!f->code || !head)
 		return -EIO;
 	/* Freed and reused since the stall: not a code object any more. */
-	if (u64_at(head, l->object_type) != pi->code_type)
+	if (py_u64_at(head, l->object_type) != pi->code_type)
 		return -ESTALE;
 	code_key_of(l, head, &key);
 	slot = cache_slot(pid, f->code);
