@@ -23,7 +23,12 @@
  * driver for its current context or device.
  *
  * A pool allocation counts on the calling thread's current device, not
- * on the pool's own (a pool of another device is not followed).
+ * on the pool's own (a pool of another device is not followed).  What a
+ * pool keeps after its allocations are freed is followed from the calls
+ * that name pools (cuDeviceGetDefaultMemPool, cuDeviceGetMemPool,
+ * cuDeviceSetMemPool, cuMemPoolSetAttribute's release threshold,
+ * cuMemPoolTrimTo); the synchronisations at which a pool gives memory
+ * back are bpf/nccl.bpf.c's (collector/agg/mempool.h).
  *
  * Not counted: cuMemAllocManaged, cuMemHostAlloc and other host or
  * managed memory, IPC imports
@@ -39,6 +44,7 @@
 #include "bpf/calls.h"
 
 /* Call classes: allocation calls nest in each other, context calls too. */
+#define CLS_POOL	0	/* the calls that name a memory pool */
 #define CLS_MEM		1
 #define CLS_CTX		2	/* cudaSetDevice */
 #define CLS_DRV_CTX	3	/* the driver's context calls, which it may make */
@@ -56,7 +62,15 @@ enum mem_fn {
 	FN_ALLOC_PITCH,		/* a0 out pointer, a1 height, a2 out pitch */
 	FN_CTX_GET,		/* a0 CUcontext *: the current context */
 	FN_CTX_GET_DEVICE,	/* a0 CUdevice *, a2 context (0: the current one) */
+	FN_ALLOC_ASYNC,		/* as FN_ALLOC, a2 the pool (0: the device's current one) */
+	FN_POOL_GET,		/* a0 CUmemoryPool *, a1 device, a2 enum zmem_pool_op */
+	FN_POOL_SET,		/* a0 pool, a1 device: cuDeviceSetMemPool */
+	FN_POOL_THRESHOLD,	/* a0 pool, a1 bytes */
+	FN_POOL_TRIM,		/* a0 pool, a1 bytes kept */
 };
+
+/* CUmemPool_attribute's release threshold, a cuuint64_t. */
+#define CU_MEMPOOL_ATTR_RELEASE_THRESHOLD	4
 
 #define CU_MEM_LOCATION_TYPE_DEVICE	1
 
@@ -84,6 +98,22 @@ SEC("uprobe")
 int BPF_KPROBE(zm_alloc, void *dptr, __u64 size)
 {
 	mem_enter(CLS_MEM, FN_ALLOC, (__u64)dptr, size, 0);
+	return 0;
+}
+
+/* cuMemAllocAsync(CUdeviceptr *, size_t, stream): from the device's current pool */
+SEC("uprobe")
+int BPF_KPROBE(zm_alloc_async, void *dptr, __u64 size)
+{
+	mem_enter(CLS_MEM, FN_ALLOC_ASYNC, (__u64)dptr, size, 0);
+	return 0;
+}
+
+/* cuMemAllocFromPoolAsync(CUdeviceptr *, size_t, CUmemoryPool, stream) */
+SEC("uprobe")
+int BPF_KPROBE(zm_alloc_pool, void *dptr, __u64 size, __u64 pool)
+{
+	mem_enter(CLS_MEM, FN_ALLOC_ASYNC, (__u64)dptr, size, pool);
 	return 0;
 }
 
@@ -149,6 +179,9 @@ static __always_inline void emit_alloc(__u64 id, const struct zc_call *c, __u32 
 	e->space = c->fn == FN_CREATE ? ZMEM_SPACE_VMM : ZMEM_SPACE_PTR;
 	e->addr = addr;
 	e->bytes = bytes;
+	e->pooled = c->fn == FN_ALLOC_ASYNC;
+	e->pad = 0;
+	e->pool = c->fn == FN_ALLOC_ASYNC ? c->a2 : 0;
 	zw_submit(e);
 }
 
@@ -196,6 +229,94 @@ int BPF_KRETPROBE(zm_mem_ret, int ret)
 		bytes = pitch * c.a1;
 	}
 	emit_alloc(id, &c, (__u32)dev, val, bytes);
+	return 0;
+}
+
+/* cuDeviceGetDefaultMemPool(CUmemoryPool *, CUdevice) */
+SEC("uprobe")
+int BPF_KPROBE(zm_pool_default, void *ppool, int dev)
+{
+	mem_enter(CLS_POOL, FN_POOL_GET, (__u64)ppool, (__u64)(__s64)dev, ZMEM_POOL_DEFAULT);
+	return 0;
+}
+
+/* cuDeviceGetMemPool(CUmemoryPool *, CUdevice) */
+SEC("uprobe")
+int BPF_KPROBE(zm_pool_current, void *ppool, int dev)
+{
+	mem_enter(CLS_POOL, FN_POOL_GET, (__u64)ppool, (__u64)(__s64)dev, ZMEM_POOL_CURRENT);
+	return 0;
+}
+
+/* cuDeviceSetMemPool(CUdevice, CUmemoryPool) */
+SEC("uprobe")
+int BPF_KPROBE(zm_pool_set, int dev, __u64 pool)
+{
+	mem_enter(CLS_POOL, FN_POOL_SET, pool, (__u64)(__s64)dev, 0);
+	return 0;
+}
+
+/* cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute, void *value) */
+SEC("uprobe")
+int BPF_KPROBE(zm_pool_attr, __u64 pool, int attr, void *value)
+{
+	__u64 bytes;
+
+	if (attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD || !value ||
+	    bpf_probe_read_user(&bytes, sizeof(bytes), value) != 0)
+		return 0;
+	mem_enter(CLS_POOL, FN_POOL_THRESHOLD, pool, bytes, 0);
+	return 0;
+}
+
+/* cuMemPoolTrimTo(CUmemoryPool, size_t minBytesToKeep) */
+SEC("uprobe")
+int BPF_KPROBE(zm_pool_trim, __u64 pool, __u64 keep)
+{
+	mem_enter(CLS_POOL, FN_POOL_TRIM, pool, keep, 0);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(zm_pool_ret, int ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct zev_mem_pool *e;
+	struct zc_call c;
+	__u64 pool = 0;
+
+	if (!zc_exit(CLS_POOL, &c) || ret != 0)
+		return 0;
+	if (c.fn == FN_POOL_GET) {
+		if (!c.a0 || bpf_probe_read_user(&pool, sizeof(pool), (void *)c.a0) != 0)
+			return 0;
+	} else {
+		pool = c.a0;
+	}
+	if (!pool)
+		return 0;
+	e = zw_reserve(sizeof(*e), ZEV_MEM_POOL, id);
+	if (!e)
+		return 0;
+	switch (c.fn) {
+	case FN_POOL_GET:
+		e->op = (__u32)c.a2;
+		e->dev = (__s32)c.a1;
+		e->bytes = 0;
+		break;
+	case FN_POOL_SET:
+		e->op = ZMEM_POOL_SET;
+		e->dev = (__s32)c.a1;
+		e->bytes = 0;
+		break;
+	default:
+		e->op = c.fn == FN_POOL_TRIM ? ZMEM_POOL_TRIM : ZMEM_POOL_THRESHOLD;
+		e->dev = zw_current_device(id);
+		e->bytes = c.a1;
+		break;
+	}
+	e->pool = pool;
+	zw_submit(e);
 	return 0;
 }
 

@@ -414,16 +414,21 @@ int BPF_KRETPROBE(zn_end_ret, int ret)
 #define FN_ORDER	0x100u	/* + enum zn_order_kind */
 
 /*
- * Only processes that use NCCL report these, and never from inside an NCCL
- * call (NCCL orders and synchronises its own internal streams).
+ * Processes that use NCCL report these, and every CUDA process its
+ * blocking synchronisations, where a memory pool gives memory back
+ * (collector/agg/mempool.h); never from inside an NCCL call (NCCL orders
+ * and synchronises its own internal streams).
  */
 static __always_inline int cuda_enter(__u32 fn, __u64 a, __u64 b)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u32 *reasons = bpf_map_lookup_elem(&zw_watched, &tgid);
+	__u32 need = SHM_WATCH_NCCL;
 	struct zc_task *t;
 
-	if (!reasons || !(*reasons & SHM_WATCH_NCCL))
+	if (fn == ZN_SYNC_STREAM || fn == ZN_SYNC_EVENT || fn == ZN_SYNC_DEVICE)
+		need |= SHM_WATCH_CUDA;
+	if (!reasons || !(*reasons & need))
 		return 0;
 	t = zc_task(0);
 	if (t && (t->cls[CLS_NCCL].depth || t->cls[CLS_COMM].depth || t->cls[CLS_END].depth))

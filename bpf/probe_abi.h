@@ -43,6 +43,7 @@ enum zev_type {
 	ZEV_THREAD_EXIT,	/* struct zev_thread_exit */
 	ZEV_LIB_LOADED,		/* struct zev_lib_loaded */
 	ZEV_NCCL_END,		/* struct zev_nccl_end */
+	ZEV_MEM_POOL,		/* struct zev_mem_pool */
 	ZEV_TYPE_COUNT
 };
 
@@ -92,12 +93,38 @@ struct zev_exit {
 #define ZMEM_SPACE_PTR		0u
 #define ZMEM_SPACE_VMM		1u
 
-/* A successful allocation of bytes on gpu, at addr (pointer or handle). */
+/*
+ * A successful allocation of bytes on gpu, at addr (pointer or handle).
+ * A stream-ordered one (pooled 1) comes from pool, or from the device's
+ * current pool when pool is 0.
+ */
 struct zev_mem_alloc {
 	struct zev_hdr hdr;
 	__u32 gpu;
 	__u32 space;		/* ZMEM_SPACE_* */
 	__u64 addr;
+	__u64 bytes;
+	__u32 pooled;
+	__u32 pad;
+	__u64 pool;		/* CUmemoryPool */
+};
+
+/* What a zev_mem_pool says of its pool. */
+enum zmem_pool_op {
+	ZMEM_POOL_DEFAULT = 0,	/* cuDeviceGetDefaultMemPool: dev's default pool */
+	ZMEM_POOL_CURRENT,	/* cuDeviceGetMemPool: dev's current pool */
+	ZMEM_POOL_SET,		/* cuDeviceSetMemPool: dev's current pool from now on */
+	ZMEM_POOL_THRESHOLD,	/* cuMemPoolSetAttribute: release threshold = bytes */
+	ZMEM_POOL_TRIM,		/* cuMemPoolTrimTo: keep at most bytes beyond what is in use */
+	ZMEM_POOL_OP_COUNT
+};
+
+/* A successful call that names a memory pool. */
+struct zev_mem_pool {
+	struct zev_hdr hdr;
+	__u32 op;		/* enum zmem_pool_op */
+	__s32 dev;		/* CUDA ordinal: the call's, else the thread's current device */
+	__u64 pool;		/* CUmemoryPool */
 	__u64 bytes;
 };
 
@@ -246,8 +273,9 @@ enum zn_sync_kind {
 };
 
 /*
- * A host-blocking CUDA call returned success in a process that uses NCCL
- * (not from inside an NCCL call, whose own synchronisations are NCCL's).
+ * A host-blocking CUDA call returned success in a process that uses NCCL,
+ * or a stream, event or device synchronisation in any CUDA process (not
+ * from inside an NCCL call, whose own synchronisations are NCCL's).
  */
 struct zev_cuda_sync {
 	struct zev_hdr hdr;
@@ -387,7 +415,8 @@ struct zev_py_stall {
 _Static_assert(sizeof(struct zev_hdr) == 24, "zev_hdr is 24 bytes");
 _Static_assert(sizeof(struct zev_watch) == 56, "zev_watch is 56 bytes");
 _Static_assert(sizeof(struct zev_exit) == 32, "zev_exit is 32 bytes");
-_Static_assert(sizeof(struct zev_mem_alloc) == 48, "zev_mem_alloc is 48 bytes");
+_Static_assert(sizeof(struct zev_mem_alloc) == 64, "zev_mem_alloc is 64 bytes");
+_Static_assert(sizeof(struct zev_mem_pool) == 48, "zev_mem_pool is 48 bytes");
 _Static_assert(sizeof(struct zev_mem_free) == 40, "zev_mem_free is 40 bytes");
 _Static_assert(sizeof(struct zev_mem_fail) == 40, "zev_mem_fail is 40 bytes");
 _Static_assert(sizeof(struct zev_latency) == 40, "zev_latency is 40 bytes");

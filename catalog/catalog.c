@@ -385,7 +385,8 @@ const struct cat_metric cat_metrics[] = {
 	/* GPU memory per (pid, gpu). */
 	{ .id = CAT_ID_MEM_USED, .rows = CAT_ROWS_GPU_MEM, .kind = CAT_GAUGE,
 	  .unit = CAT_UNIT_BYTES, MEM(used_bytes), .prom = "zernel_gpu_memory_used_bytes",
-	  .help = "GPU memory a process holds on a device now, bytes.",
+	  .help = "GPU memory a process holds from the driver on a device now, bytes: what it "
+		  "allocated, and what its CUDA memory pools keep after frees.",
 	  FEED(CAT_OBJ_GPU_MEM, 1, "current_bytes") },
 	{ .id = CAT_ID_MEM_PEAK, .rows = CAT_ROWS_GPU_MEM, .kind = CAT_GAUGE,
 	  .unit = CAT_UNIT_BYTES, MEM(peak_bytes), .prom = "zernel_gpu_memory_peak_bytes",

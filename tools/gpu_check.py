@@ -12,9 +12,9 @@ nobody's code but PyTorch's, CUDA's and NCCL's; Zernel's figures for it
               cuMemMap), and the cudaMallocAsync backend.  What Zernel
               counts a phase gained, zernel_gpu_memory_used_bytes of the pid:
                 elementwise  equal to what PyTorch's allocator gained
-                          (memory_reserved(); with cudaMallocAsync,
-                          memory_allocated(), since the driver's pool, not
-                          PyTorch, keeps freed blocks), as nothing else
+                          (memory_reserved(): with cudaMallocAsync, what
+                          the driver's pool holds, freed blocks included,
+                          which is what Zernel follows), as nothing else
                           allocates
                 cublas, cudnn, train  at least that and at most what the
                           driver took from the device (mem_get_info): the
@@ -356,7 +356,7 @@ def footprint(pid, idle):
     return now - idle, "nvidia-smi's device use less its use before the job"
 
 
-def check_memory(python, env, port, mode):
+def check_memory(python, env, port):
     """Zernel's figure after each phase against what PyTorch's allocator
     holds (the least it can be) and what the driver took from the device
     since the context was made (the most: it also holds the kernels the
@@ -372,7 +372,7 @@ def check_memory(python, env, port, mode):
     finally:
         job.close()
     pid = job.pid
-    key = "allocated" if mode == "cudaMallocAsync" else "reserved"
+    key = "reserved"
     used = {ph: total(seen[ph]["text"], "zernel_gpu_memory_used_bytes", pid=pid)
             for ph in MEMORY_PHASES}
     if None in used.values():
@@ -392,16 +392,12 @@ def check_memory(python, env, port, mode):
                         f"zernel {got} B within [{least} B allocator, {most} B driver]"))
         notes.append(f"{ph}: {(got - least) / 2**20:+.1f} MiB beyond PyTorch's allocator, "
                      f"{(most - got) / 2**20:.1f} MiB more taken by the driver")
-    # With cudaMallocAsync the driver's pool also keeps the blocks freed
-    # into it, which memory_reserved() reports and no call holds.
-    pooled = seen["train"]["reserved"] - seen["train"]["allocated"] if key == "allocated" else 0
     if held is None:
         out.append(("driver", False, how))
     else:
-        rest = held - used["train"] - max(pooled, 0)
+        rest = held - used["train"]
         out.append(("driver", 0 <= held - used["train"] and rest <= CONTEXT_MAX,
-                    f"{how}: {held} B, context and kernels {rest / 2**20:.0f} MiB"
-                    + (f" besides {pooled / 2**20:.0f} MiB pooled" if pooled else "")))
+                    f"{how}: {held} B, context and kernels {rest / 2**20:.0f} MiB"))
     out.append(within("launches", gained(seen["train"]["text"], seen["profile"]["text"],
                                          "zernel_cuda_launch_latency_seconds_count", pid=pid),
                       seen["profile"]["launches"], LAUNCH_REL, LAUNCH_ABS))
@@ -510,8 +506,7 @@ def main():
                      "zernel_collector_entry_points_checked",
                      "zernel_collector_entry_points_bypassed"):
             print(f"{name} {total(text, name)}")
-        jobs = [(f"memory/{m}", lambda e=e, m=m: check_memory(args.python, dict(env, **e),
-                                                               args.port, m))
+        jobs = [(f"memory/{m}", lambda e=e: check_memory(args.python, dict(env, **e), args.port))
                 for m, e in MEMORY_MODES]
         jobs += [(f"verdict/{v}", lambda v=v: check_verdict(args.python, env, args.port, v))
                  for v in VERDICT_JOBS]

@@ -510,7 +510,8 @@ int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes)
 	return 0;
 }
 
-int agg_gpu_free(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes)
+/* Takes bytes off the row, never below zero; a free call is counted when call is set. */
+static int mem_sub(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes, int call)
 {
 	int err;
 	struct shm_gpu_mem *m = mem_get(a, pid, gpu, &err);
@@ -518,8 +519,19 @@ int agg_gpu_free(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes)
 	if (!m)
 		return err;
 	m->used_bytes = bytes > m->used_bytes ? 0 : m->used_bytes - bytes;
-	m->free_calls++;
+	if (call)
+		m->free_calls++;
 	return 0;
+}
+
+int agg_gpu_free(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes)
+{
+	return mem_sub(a, pid, gpu, bytes, 1);
+}
+
+int agg_gpu_released(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes)
+{
+	return mem_sub(a, pid, gpu, bytes, 0);
 }
 
 int agg_gpu_alloc_failed(struct agg *a, uint32_t pid, uint32_t gpu)

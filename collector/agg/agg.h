@@ -121,6 +121,8 @@ int agg_gpu_has(const struct agg *a, uint32_t pid, uint32_t gpu);
 int agg_gpu_from_start(struct agg *a, uint32_t pid, uint32_t gpu, int from_start);
 int agg_gpu_alloc(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_free(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
+/* Memory given back without a free call: a pool's, at a synchronisation or trim. */
+int agg_gpu_released(struct agg *a, uint32_t pid, uint32_t gpu, uint64_t bytes);
 int agg_gpu_alloc_failed(struct agg *a, uint32_t pid, uint32_t gpu);
 /*
  * The driver's figures (NVML, read every few seconds: collector/gpu/nvml_poll.h;

@@ -14,15 +14,9 @@
 /* Chains of about 16 at the bound, a quarter of a megabyte of heads. */
 #define MEMTRACK_BUCKETS	65536u
 
-struct mt_val {
-	uint64_t bytes;
-	uint32_t gpu;
-	uint32_t pad;
-};
-
 struct memtrack {
 	struct keyindex ix;
-	struct mt_val *val;	/* per slot */
+	struct memtrack_alloc *val;	/* per slot */
 };
 
 static uint64_t mt_owner(uint32_t pid, uint32_t space)
@@ -60,34 +54,31 @@ void memtrack_free(struct memtrack *mt)
 }
 
 int memtrack_add(struct memtrack *mt, uint32_t pid, uint32_t space, uint64_t addr,
-		 uint32_t gpu, uint64_t bytes, uint32_t *old_gpu, uint64_t *old_bytes)
+		 const struct memtrack_alloc *a, struct memtrack_alloc *old)
 {
 	int32_t s = keyindex_find(&mt->ix, addr, mt_owner(pid, space));
 	int replaced = 0;
 
 	if (s >= 0) {
-		*old_gpu = mt->val[s].gpu;
-		*old_bytes = mt->val[s].bytes;
+		*old = mt->val[s];
 		replaced = 1;
 	} else {
 		s = keyindex_insert(&mt->ix, addr, mt_owner(pid, space));
 		if (s < 0)
 			return -ENOSPC;
 	}
-	mt->val[s].gpu = gpu;
-	mt->val[s].bytes = bytes;
+	mt->val[s] = *a;
 	return replaced;
 }
 
 int memtrack_take(struct memtrack *mt, uint32_t pid, uint32_t space, uint64_t addr,
-		  uint32_t *gpu, uint64_t *bytes)
+		  struct memtrack_alloc *a)
 {
 	int32_t s = keyindex_find(&mt->ix, addr, mt_owner(pid, space));
 
 	if (s < 0)
 		return -ENOENT;
-	*gpu = mt->val[s].gpu;
-	*bytes = mt->val[s].bytes;
+	*a = mt->val[s];
 	keyindex_remove(&mt->ix, s);
 	return 0;
 }

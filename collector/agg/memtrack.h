@@ -18,17 +18,24 @@ struct memtrack;
 struct memtrack *memtrack_new(size_t max_entries);
 void memtrack_free(struct memtrack *mt);
 
+/* What was allocated: bytes on gpu, from the pool key (collector/agg/mempool.h) or 0. */
+struct memtrack_alloc {
+	uint64_t bytes;
+	uint64_t pool;
+	uint32_t gpu;
+};
+
 /*
  * Remembers an allocation.  When the address was already live (its free
- * went unseen), the old one is returned through old_gpu/old_bytes and the
- * call returns 1; otherwise 0.  -ENOSPC when the table is full.
+ * went unseen), the old one is returned through old and the call returns
+ * 1; otherwise 0.  -ENOSPC when the table is full.
  */
 int memtrack_add(struct memtrack *mt, uint32_t pid, uint32_t space, uint64_t addr,
-		 uint32_t gpu, uint64_t bytes, uint32_t *old_gpu, uint64_t *old_bytes);
+		 const struct memtrack_alloc *a, struct memtrack_alloc *old);
 
 /* Forgets an allocation and says what it was; -ENOENT when unknown. */
 int memtrack_take(struct memtrack *mt, uint32_t pid, uint32_t space, uint64_t addr,
-		  uint32_t *gpu, uint64_t *bytes);
+		  struct memtrack_alloc *a);
 
 /* Forgets every allocation of pid; returns how many. */
 size_t memtrack_evict_pid(struct memtrack *mt, uint32_t pid);

@@ -13,6 +13,7 @@
 #include "bpf/probe_abi.h"
 #include "collector/agg/agg_stall.h"
 #include "collector/agg/agg_trace.h"
+#include "collector/agg/mempool.h"
 #include "collector/agg/memtrack.h"
 #include "collector/agg/nccl_hash.h"
 #include "collector/nccl/nccl_track.h"
@@ -44,9 +45,7 @@ void decode_proc_seen(struct decode *d, uint32_t pid, uint32_t ppid, uint32_t re
 	if (watched && (is_exec || (start_ns && known && known != start_ns))) {
 		if (d->ops.proc_reset)
 			d->ops.proc_reset(d->ops.ctx, pid);
-		memtrack_evict_pid(d->mem, pid);
-		nccltrack_proc_gone(d->nccl, pid);
-		agg_proc_exit(d->agg, pid);
+		decode_proc_gone(d, pid);
 	}
 	/* A full table is counted by the aggregation. */
 	agg_proc_watch(d->agg, pid, ppid, reasons, comm, start_ns);
@@ -91,41 +90,85 @@ static uint32_t gpu_key(struct decode *d, uint32_t pid, uint32_t ordinal)
 	return gpu;
 }
 
+/* Memory a pool gave back to the driver: the process holds less. */
+static void pool_released(void *ctx, uint32_t pid, uint32_t gpu, uint64_t bytes)
+{
+	struct decode *d = ctx;
+
+	agg_gpu_released(d->agg, pid, gpu, bytes);
+}
+
+/* What an allocation made the process hold: its bytes, or what its pool had to reserve. */
+static uint64_t mem_taken(struct decode *d, const struct zev_mem_alloc *e,
+			  struct memtrack_alloc *a)
+{
+	uint64_t grown;
+
+	if (!e->pooled || e->space != ZMEM_SPACE_PTR)
+		return a->bytes;
+	if (mempool_alloc(d->pools, e->hdr.pid, (int32_t)e->gpu, a->gpu, e->pool, a->bytes,
+			  &grown, &a->pool) < 0)
+		agg_count_dropped(d->agg, 1);	/* counted as if not pooled */
+	return grown;
+}
+
+/* An allocation's memory went back: to the driver, or to its pool, which keeps it. */
+static void mem_given_back(struct decode *d, uint32_t pid, const struct memtrack_alloc *a)
+{
+	if (a->pool) {
+		mempool_freed(d->pools, pid, a->pool, a->bytes);
+		agg_gpu_free(d->agg, pid, a->gpu, 0);
+	} else {
+		agg_gpu_free(d->agg, pid, a->gpu, a->bytes);
+	}
+}
+
 static int dec_mem_alloc(struct decode *d, const void *rec)
 {
 	const struct zev_mem_alloc *e = rec;
-	uint32_t old_gpu, gpu;
-	uint64_t old_bytes;
+	struct memtrack_alloc a = { .bytes = e->bytes }, old;
+	uint64_t taken;
 	int r;
 
-	if (e->space > ZMEM_SPACE_VMM)
+	if (e->space > ZMEM_SPACE_VMM || e->pooled > 1)
 		return -EINVAL;
-	gpu = gpu_key(d, e->hdr.pid, e->gpu);
-	r = memtrack_add(d->mem, e->hdr.pid, e->space, e->addr, gpu, e->bytes, &old_gpu,
-			 &old_bytes);
+	a.gpu = gpu_key(d, e->hdr.pid, e->gpu);
+	taken = mem_taken(d, e, &a);
+	r = memtrack_add(d->mem, e->hdr.pid, e->space, e->addr, &a, &old);
 	if (r == 1) {
 		/* Its free went unseen (an unprobed path): it is gone now. */
-		agg_gpu_free(d->agg, e->hdr.pid, old_gpu, old_bytes);
+		mem_given_back(d, e->hdr.pid, &old);
 	} else if (r < 0) {
 		/* Untracked: counted, but its free will not subtract. */
 		agg_count_dropped(d->agg, 1);
 	}
-	agg_gpu_alloc(d->agg, e->hdr.pid, gpu, e->bytes);
+	agg_gpu_alloc(d->agg, e->hdr.pid, a.gpu, taken);
 	return 0;
 }
 
 static int dec_mem_free(struct decode *d, const void *rec)
 {
 	const struct zev_mem_free *e = rec;
-	uint32_t gpu;
-	uint64_t bytes;
+	struct memtrack_alloc a;
 
 	if (e->space > ZMEM_SPACE_VMM)
 		return -EINVAL;
 	/* A pointer we never saw allocated (before we started): nothing to do. */
-	if (memtrack_take(d->mem, e->hdr.pid, e->space, e->addr, &gpu, &bytes) != 0)
+	if (memtrack_take(d->mem, e->hdr.pid, e->space, e->addr, &a) != 0)
 		return 0;
-	agg_gpu_free(d->agg, e->hdr.pid, gpu, bytes);
+	mem_given_back(d, e->hdr.pid, &a);
+	return 0;
+}
+
+static int dec_mem_pool(struct decode *d, const void *rec)
+{
+	const struct zev_mem_pool *e = rec;
+
+	if (e->op >= ZMEM_POOL_OP_COUNT)
+		return -EINVAL;
+	if (mempool_named(d->pools, e->hdr.pid, e->op, e->dev, e->pool, e->bytes,
+			  pool_released, d) == -ENOSPC)
+		agg_count_dropped(d->agg, 1);
 	return 0;
 }
 
@@ -259,6 +302,8 @@ static int dec_cuda_sync(struct decode *d, const void *rec)
 
 	if (e->kind >= ZN_SYNC_KIND_COUNT)
 		return -EINVAL;
+	if (e->kind == ZN_SYNC_STREAM || e->kind == ZN_SYNC_EVENT || e->kind == ZN_SYNC_DEVICE)
+		mempool_sync(d->pools, e->hdr.pid, pool_released, d);
 	nccltrack_sync(d->nccl, e);
 	return 0;
 }
@@ -422,6 +467,7 @@ static const struct {
 	[ZEV_THREAD_EXIT]	= { sizeof(struct zev_thread_exit), dec_thread_exit },
 	[ZEV_LIB_LOADED]	= { sizeof(struct zev_lib_loaded), dec_lib_loaded },
 	[ZEV_NCCL_END]		= { sizeof(struct zev_nccl_end), dec_nccl_end },
+	[ZEV_MEM_POOL]		= { sizeof(struct zev_mem_pool), dec_mem_pool },
 };
 
 int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)
@@ -431,13 +477,15 @@ int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)
 	if (ops)
 		d->ops = *ops;
 	d->mem = memtrack_new(DECODE_MAX_ALLOCS);
+	d->pools = mempool_new(DECODE_MAX_POOLS);
 	d->nccl = nccltrack_new(agg);
-	return d->mem && d->nccl ? 0 : -ENOMEM;
+	return d->mem && d->pools && d->nccl ? 0 : -ENOMEM;
 }
 
 void decode_destroy(struct decode *d)
 {
 	memtrack_free(d->mem);
+	mempool_free(d->pools);
 	nccltrack_free(d->nccl);
 	memset(d, 0, sizeof(*d));
 }
@@ -480,6 +528,7 @@ int decode_ringbuf(void *ctx, void *data, size_t size)
 void decode_proc_gone(struct decode *d, uint32_t pid)
 {
 	memtrack_evict_pid(d->mem, pid);
+	mempool_evict_pid(d->pools, pid);
 	nccltrack_proc_gone(d->nccl, pid);
 	agg_proc_exit(d->agg, pid);
 }

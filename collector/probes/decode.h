@@ -63,6 +63,7 @@ struct decode_ops {
 struct decode {
 	struct agg *agg;
 	struct memtrack *mem;
+	struct mempool *pools;		/* what CUDA memory pools hold */
 	struct nccltrack *nccl;		/* NCCL calls waiting for their streams */
 	uint64_t next_expire_ns;
 	struct decode_ops ops;
@@ -70,8 +71,9 @@ struct decode {
 	uint64_t refused;		/* unknown types, wrong sizes */
 };
 
-/* Live allocations to track at most, per collector. */
+/* Live allocations and memory pools to track at most, per collector. */
 #define DECODE_MAX_ALLOCS	(1u << 20)
+#define DECODE_MAX_POOLS	4096u
 
 /* ops may be NULL.  Returns 0 or -ENOMEM. */
 int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops);

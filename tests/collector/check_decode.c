@@ -188,6 +188,67 @@ START_TEST(frees_subtract_what_was_allocated_at_that_address)
 }
 END_TEST
 
+/*
+ * A stream-ordered allocation's free goes back to its pool, which the
+ * process still holds from the driver, until a synchronisation gives back
+ * what is above the pool's threshold, or a trim what is above the bytes
+ * kept; a query is no synchronisation.
+ */
+START_TEST(a_pool_keeps_what_is_freed_into_it_until_a_sync_or_trim)
+{
+	struct zev_mem_alloc a = { .hdr = hdr(ZEV_MEM_ALLOC, 12), .gpu = 0,
+				   .space = ZMEM_SPACE_PTR, .addr = 0x5000, .bytes = 3000,
+				   .pooled = 1 };
+	struct zev_cuda_sync sync = { .hdr = hdr(ZEV_CUDA_SYNC, 12), .kind = ZN_SYNC_STREAM };
+	struct zev_cuda_sync query = { .hdr = hdr(ZEV_CUDA_SYNC, 12),
+				       .kind = ZN_SYNC_EVENT_QUERY };
+	struct zev_mem_pool named = { .hdr = hdr(ZEV_MEM_POOL, 12), .op = ZMEM_POOL_DEFAULT,
+				      .pool = 0xb0b };
+	struct zev_mem_pool keep_all = { .hdr = hdr(ZEV_MEM_POOL, 12),
+					 .op = ZMEM_POOL_THRESHOLD, .pool = 0xb0b,
+					 .bytes = UINT64_MAX };
+	struct zev_mem_pool trim = { .hdr = hdr(ZEV_MEM_POOL, 12), .op = ZMEM_POOL_TRIM,
+				     .pool = 0xb0b, .bytes = 1000 };
+	const struct shm_gpu_mem *m;
+
+	watch(12, 1, SHM_WATCH_CUDA, "t");
+	ck_assert_int_eq(FEED(a), 0);
+	a.addr = 0x9000;
+	a.bytes = 2000;
+	ck_assert_int_eq(FEED(a), 0);
+	alloc(12, 0, ZMEM_SPACE_PTR, 0xc000, 100);	/* not pooled */
+	release(12, ZMEM_SPACE_PTR, 0x5000);
+	release(12, ZMEM_SPACE_PTR, 0xc000);
+	ck_assert_int_eq(FEED(query), 0);
+	publish_and_read();
+	m = find_mem(12, 0);
+	ck_assert_uint_eq(m->used_bytes, 5000);
+	ck_assert_uint_eq(m->free_calls, 2);
+	ck_assert_int_eq(FEED(sync), 0);
+	publish_and_read();
+	ck_assert_uint_eq(find_mem(12, 0)->used_bytes, 2000);
+	/* Named and told to keep everything: a sync gives nothing back. */
+	ck_assert_int_eq(FEED(named), 0);
+	ck_assert_int_eq(FEED(keep_all), 0);
+	a.addr = 0x5000;
+	a.bytes = 4000;
+	a.pool = 0xb0b;
+	ck_assert_int_eq(FEED(a), 0);
+	release(12, ZMEM_SPACE_PTR, 0x5000);
+	ck_assert_int_eq(FEED(sync), 0);
+	publish_and_read();
+	m = find_mem(12, 0);
+	ck_assert_uint_eq(m->used_bytes, 6000);
+	ck_assert_uint_eq(m->peak_bytes, 6000);
+	ck_assert_int_eq(FEED(trim), 0);
+	publish_and_read();
+	m = find_mem(12, 0);
+	ck_assert_uint_eq(m->used_bytes, 2000);	/* in use: more than the 1000 kept */
+	ck_assert_uint_eq(m->alloc_calls, 4);
+	ck_assert_uint_eq(m->free_calls, 3);
+}
+END_TEST
+
 START_TEST(failures_latencies_nccl_and_scheduler_reach_their_rows)
 {
 	struct zev_mem_fail fail = { .hdr = hdr(ZEV_MEM_FAIL, 20), .gpu = 2, .ret = 2, .bytes = 1 };
@@ -383,6 +444,8 @@ START_TEST(records_of_the_wrong_size_or_type_are_refused)
 	struct zev_latency odd = { .hdr = hdr(ZEV_LATENCY, 40), .family = SHM_FAMILY_COUNT,
 				   .ns = 5 };
 	struct zev_mem_free nospace = { .hdr = hdr(ZEV_MEM_FREE, 40), .space = 7 };
+	struct zev_mem_pool badop = { .hdr = hdr(ZEV_MEM_POOL, 40), .op = ZMEM_POOL_OP_COUNT };
+	struct zev_mem_alloc badpool = { .hdr = hdr(ZEV_MEM_ALLOC, 40), .pooled = 2, .bytes = 9 };
 	struct zev_exit unknown = { .hdr = hdr(ZEV_TYPE_COUNT, 40) };
 	struct zev_exit zero = { .hdr = hdr(0, 40) };
 	const struct shm_header_fields *h;
@@ -396,11 +459,16 @@ START_TEST(records_of_the_wrong_size_or_type_are_refused)
 	/* Known types with an out-of-range enum: counted, not aggregated. */
 	ck_assert_int_eq(FEED(odd), -EINVAL);
 	ck_assert_int_eq(FEED(nospace), -EINVAL);
+	ck_assert_int_eq(FEED(badop), -EINVAL);
+	ck_assert_int_eq(FEED(badpool), -EINVAL);
+	/* The allocation record as it was before it named its pool. */
+	ck_assert_int_eq(decode_event(&fx.d, &badpool, 48), -EINVAL);
 	ck_assert_int_eq(decode_ringbuf(&fx.d, &unknown, sizeof(unknown)), 0);
 	h = publish_and_read();
 	ck_assert_uint_eq(find_proc(40)->lat[SHM_FAMILY_CUDA_LAUNCH].count, 1);
-	ck_assert_uint_eq(h->stats.events_total, 4);
-	ck_assert_uint_eq(fx.d.refused, 5);
+	ck_assert_uint_eq(h->stats.events_total, 6);
+	ck_assert_uint_eq(fx.d.refused, 6);
+	ck_assert_ptr_null(find_mem(40, 0));
 }
 END_TEST
 
@@ -413,6 +481,7 @@ Suite *decode_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, a_watch_record_registers_the_process);
 	tcase_add_test(tc, frees_subtract_what_was_allocated_at_that_address);
+	tcase_add_test(tc, a_pool_keeps_what_is_freed_into_it_until_a_sync_or_trim);
 	tcase_add_test(tc, failures_latencies_nccl_and_scheduler_reach_their_rows);
 	tcase_add_test(tc, an_exit_asks_the_source_first_then_evicts);
 	tcase_add_test(tc, time_on_the_cpu_inside_cuda_and_nccl_calls_is_their_state);

@@ -5,7 +5,8 @@
  * the real collector, finding both libraries by discovery, must count what
  * the workload says it did exactly once each: cudaMalloc, cudaMallocAsync,
  * cudaMallocFromPoolAsync, cudaMallocPitch and the frees, with the memory
- * still held per device; <<<>>>, cudaLaunchKernel, captured and cooperative
+ * still held per device (a pool's memory until the pool gives it back:
+ * zw_mempool); <<<>>>, cudaLaunchKernel, captured and cooperative
  * launches; graph launches; stream and device synchronisations.  With the
  * legacy and the per-thread default stream, whose driver entry points
  * differ (_ptsz), and with the runtime linked into the program, where the
@@ -108,6 +109,23 @@ static void wait_watched(struct tp_collector *c, pid_t pid)
 	ck_abort_msg("pid %d was not watched (see %s)", (int)pid, c->log);
 }
 
+/*
+ * Starts workload name ("wait") over the fake driver under a collector,
+ * and lets it go once the collector watches it; 0 after a skip message.
+ */
+static int cudart_begin(const char *test, const char *name, char *bin, size_t len,
+			struct tp_collector *c, struct tp_workload *w)
+{
+	if (!cudart_workload(test, bin, len, name))
+		return 0;
+	ck_assert_msg(tp_collector_start(c, NULL, 0) == 0, "collector did not start, see %s", c->log);
+	cudart_start(w, bin, NULL);
+	ck_assert_int_eq(tp_workload_expect(w, "WAIT", 20000), 0);
+	wait_watched(c, w->pid);
+	tp_workload_go(w);
+	return 1;
+}
+
 static void check_counted_once(const char *test, const char *name)
 {
 	static const char *const allocs[] = { "cudaMalloc", "cudaMallocAsync",
@@ -126,13 +144,8 @@ static void check_counted_once(const char *test, const char *name)
 	struct tp_workload w;
 	int n_dev, ok = 0;
 
-	if (!cudart_workload(test, bin, sizeof(bin), name))
+	if (!cudart_begin(test, name, bin, sizeof(bin), &c, &w))
 		return;
-	ck_assert_msg(tp_collector_start(&c, NULL, 0) == 0, "collector did not start, see %s", c.log);
-	cudart_start(&w, bin, NULL);
-	ck_assert_int_eq(tp_workload_expect(&w, "WAIT", 20000), 0);
-	wait_watched(&c, w.pid);
-	tp_workload_go(&w);
 	ck_assert_msg(tp_workload_collect(&w, "DONE", out, sizeof(out), 30000) == 0,
 		      "the workload did not finish:\n%s", out);
 	/* One HELD line per device the fake shows. */
@@ -270,6 +283,55 @@ START_TEST(test_system_runtime_probed_before_any_process_loads_it)
 }
 END_TEST
 
+/*
+ * Under PyTorch's cudaMallocAsync backend a process's GPU memory means what
+ * it means under the caching allocator: what it holds from the driver.
+ * zw_mempool frees into its pool, syncs at threshold 0, sets PyTorch's
+ * threshold, trims, reaches a 2 MiB threshold through an event's sync and
+ * a device sync; after each step the process's row holds what the driver
+ * says the process holds.
+ */
+START_TEST(test_pool_memory_counts_until_the_pool_gives_it_back)
+{
+	static const char *const steps[] = { "freed-kept", "stream-sync", "kept-past-sync",
+		"trimmed", "event-sync-threshold", "device-sync", "all-freed", "empty" };
+	char bin[512], out[1024];
+	const struct shm_gpu_mem *m = NULL;
+	struct tp_collector c;
+	struct tp_workload w;
+
+	if (!cudart_begin("test_pool_memory_counts_until_the_pool_gives_it_back", "zw_mempool",
+			  bin, sizeof(bin), &c, &w))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		unsigned long long want;
+		int ok = 0;
+
+		ck_assert_msg(tp_workload_collect(&w, "WAIT", out, sizeof(out), 20000) == 0,
+			      "the workload stopped before %s:\n%s", steps[i], out);
+		want = said(out, "HOLDS", steps[i]);
+		/* Each step holds another figure than the one before: wait for it. */
+		for (int k = 0; k < 200 && !ok; k++) {
+			ok = tp_snapshot(&c) == 0 &&
+			     (m = tp_gpu_mem(&c, (uint32_t)w.pid, 0)) != NULL &&
+			     m->used_bytes == want;
+			if (!ok)
+				tu_sleep_ms(50);
+		}
+		ck_assert_msg(ok, "after %s the driver says %llu bytes, the collector %llu (see %s)",
+			      steps[i], want, m ? (unsigned long long)m->used_bytes : 0ull, c.log);
+		tp_workload_go(&w);
+	}
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 20000), 0);
+	/* Every call counted once: 1 cudaMalloc and 5 cudaMallocAsync, and their frees. */
+	ck_assert_uint_eq(m->alloc_calls, 6);
+	ck_assert_uint_eq(m->free_calls, 6);
+	ck_assert_uint_eq(m->peak_bytes, 6 * 1048576ull);
+	ck_assert_int_eq(tp_workload_finish(&w), 0);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 /* A GPU row of the snapshot, or NULL. */
 static const struct shm_gpu *gpu_of(const struct tp_collector *c, uint32_t id)
 {
@@ -385,6 +447,7 @@ Suite *probes_cudart_suite(void)
 	tcase_add_test(tc, test_real_runtime_calls_counted_once_each);
 	tcase_add_test(tc, test_real_runtime_calls_counted_once_each_per_thread_stream);
 	tcase_add_test(tc, test_static_runtime_calls_counted_once_each);
+	tcase_add_test(tc, test_pool_memory_counts_until_the_pool_gives_it_back);
 	tcase_add_test(tc, test_visible_device_three_is_gpu_three);
 	tcase_add_test(tc, test_system_runtime_probed_before_any_process_loads_it);
 	suite_add_tcase(s, tc);

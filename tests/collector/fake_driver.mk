@@ -3,8 +3,9 @@
 # The fake NVIDIA driver that carries NVIDIA's real runtime
 # (tests/fakes/fake_driver/, a libcuda.so.1 in a folder of its own so that
 # LD_LIBRARY_PATH can put exactly it under a program), and the workloads
-# nvcc builds against the real libcudart.so.13 (tests/workloads/zw_cudart.cu):
-# one with the legacy default stream, one with --default-stream per-thread,
+# nvcc builds against the real libcudart.so.13: zw_mempool
+# (tests/workloads/zw_mempool.cu), and zw_cudart (tests/workloads/zw_cudart.cu)
+# three ways: one with the legacy default stream, one with --default-stream per-thread,
 # and one with the runtime linked statically (nvcc's default), where only
 # the driver's entry points can be probed.
 # Without a CUDA toolkit the workloads are skipped with a message.
@@ -34,13 +35,14 @@ NVCC_CCBIN ?= g++
 ZW_CUDART      := $(BUILD)/tests/workloads/zw_cudart
 ZW_CUDART_PTDS := $(BUILD)/tests/workloads/zw_cudart_ptds
 ZW_CUDART_STATIC := $(BUILD)/tests/workloads/zw_cudart_static
+ZW_MEMPOOL     := $(BUILD)/tests/workloads/zw_mempool
 # The runtime is found in the toolkit even where ldconfig does not list it;
 # libcuda.so.1 is not there, so the driver still comes from the loader's path.
 ZW_CUDART_FLAGS = -ccbin $(NVCC_CCBIN) -cudart shared -O2 -Xcompiler -Wall,-Wextra,-Werror \
 		  -Xlinker -rpath,$(CUDA_HOME)/lib64
 
 ifneq ($(wildcard $(NVCC)),)
-TEST_ARTIFACTS += $(ZW_CUDART) $(ZW_CUDART_PTDS) $(ZW_CUDART_STATIC)
+TEST_ARTIFACTS += $(ZW_CUDART) $(ZW_CUDART_PTDS) $(ZW_CUDART_STATIC) $(ZW_MEMPOOL)
 
 $(ZW_CUDART): tests/workloads/zw_cudart.cu
 	$(call msg,NVCC,$@)
@@ -56,6 +58,11 @@ $(ZW_CUDART_STATIC): tests/workloads/zw_cudart.cu
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) $(subst -cudart shared,-cudart static,$(ZW_CUDART_FLAGS)) $< -o $@
+
+$(ZW_MEMPOOL): tests/workloads/zw_mempool.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) $(ZW_CUDART_FLAGS) $< -o $@
 else
 TEST_ARTIFACTS += zw-cudart-skip
 

@@ -115,6 +115,12 @@ struct fd_func;
 CUresult fd_capture_kernel(struct fd_stream *s, struct fd_func *f, const unsigned int grid[3],
 			   const unsigned int block[3], unsigned int shared);
 
+/*
+ * A stream, event or context synchronisation completed: every pool gives
+ * back what it holds above its release threshold (memory.c).
+ */
+void fd_pools_settle(void);
+
 /* 1 when [p, p + n) lies inside one live device allocation. */
 int fd_mem_range(CUdeviceptr p, size_t n);
 

@@ -24,6 +24,13 @@ enum {
 };
 #define CU_MEMORYTYPE_DEVICE	2
 
+/* CUmemPool_attribute */
+enum {
+	POOL_REUSE_FOLLOW_EVENTS = 1, POOL_REUSE_OPPORTUNISTIC, POOL_REUSE_INTERNAL,
+	POOL_RELEASE_THRESHOLD, POOL_RESERVED_CURRENT, POOL_RESERVED_HIGH, POOL_USED_CURRENT,
+	POOL_USED_HIGH,
+};
+
 struct alloc {
 	CUdeviceptr base;
 	size_t size;
@@ -33,12 +40,21 @@ struct alloc {
 	void *pool;		/* stream-ordered: the pool it came from */
 };
 
-/* A memory pool (CUmemoryPool): each device's default one is all there is. */
+/*
+ * A memory pool (CUmemoryPool): each device's default one is all there is.
+ * As the driver's: the pool reserves device memory when its allocations
+ * outgrow what it holds, keeps what they free, and gives memory back only
+ * down to its release threshold at a synchronisation (stream, event or
+ * context; the threshold is 0 until set) or down to what cuMemPoolTrimTo
+ * keeps, never below what its live allocations use.  Bytes are exact here;
+ * a GPU reserves in larger granules.
+ */
 struct pool {
 	uint32_t magic;
 	CUdevice dev;
 	uint64_t threshold;
-	uint64_t used;
+	uint64_t used, used_high;
+	uint64_t reserved, reserved_high;
 };
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -62,9 +78,10 @@ static size_t page_round(size_t n)
 	return (n + ALLOC_ALIGN - 1) & ~(ALLOC_ALIGN - 1);
 }
 
-static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, void *pool)
+/* A pool allocation draws on its pool, which grows by what it lacks. */
+static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, struct pool *pool)
 {
-	size_t len = page_round(size);
+	size_t len = page_round(size), grow = len;
 	CUdevice dev = current_dev();
 	struct alloc *a;
 
@@ -88,8 +105,14 @@ static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, void *pool)
 			cap_allocs = cap;
 		}
 	}
+	if (pool) {
+		struct pool *pl = pool;
+
+		dev = pl->dev;
+		grow = pl->used + size > pl->reserved ? pl->used + size - pl->reserved : 0;
+	}
 	if (!arena || n_allocs == cap_allocs || len > ARENA_SIZE - arena_used ||
-	    dev_used[dev] + len > DEV_MEM ||
+	    dev_used[dev] + grow > DEV_MEM ||
 	    mprotect(arena + arena_used, len, PROT_READ | PROT_WRITE) != 0) {
 		pthread_mutex_unlock(&mem_lock);
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -102,7 +125,15 @@ static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, void *pool)
 	a->id = fd_next_id();
 	a->pool = pool;
 	arena_used += len;
-	dev_used[dev] += len;
+	dev_used[dev] += grow;
+	if (pool) {
+		pool->used += size;
+		pool->reserved += grow;
+		if (pool->used > pool->used_high)
+			pool->used_high = pool->used;
+		if (pool->reserved > pool->reserved_high)
+			pool->reserved_high = pool->reserved;
+	}
 	*dptr = a->base;
 	pthread_mutex_unlock(&mem_lock);
 	return CUDA_SUCCESS;
@@ -143,9 +174,11 @@ static CUresult mem_free(CUdeviceptr p, CUdevice *dev)
 
 		*dev = a->dev;
 		a->live = 0;
-		dev_used[a->dev] -= len;
+		/* Back to its pool, which keeps the memory; else to the device. */
 		if (a->pool)
 			((struct pool *)a->pool)->used -= a->size;
+		else
+			dev_used[a->dev] -= len;
 		madvise((void *)(uintptr_t)a->base, len, MADV_DONTNEED);
 		mprotect((void *)(uintptr_t)a->base, len, PROT_NONE);
 		rc = CUDA_SUCCESS;
@@ -241,11 +274,6 @@ static CUresult alloc_async(const char *sym, CUdeviceptr *dptr, size_t size, voi
 		return fd_ret(sym, pool ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_CONTEXT,
 			      "pool=%p", pool);
 	rc = mem_alloc(dptr, size, pl);
-	if (rc == CUDA_SUCCESS) {
-		pthread_mutex_lock(&mem_lock);
-		pl->used += size;
-		pthread_mutex_unlock(&mem_lock);
-	}
 	return fd_ret(sym, rc, "size=%zu dev=%d stream=%p ptr=%#llx", size, current_dev(), stream,
 		      rc == CUDA_SUCCESS ? (unsigned long long)*dptr : 0ull);
 }
@@ -406,26 +434,56 @@ FD_EXPORT CUresult cuDeviceGetMemPool(void **pool, CUdevice dev)
 FD_EXPORT CUresult cuMemPoolGetAttribute(void *pool, int attr, void *value)
 {
 	struct pool *p = pool_check(pool);
+	CUresult rc = CUDA_SUCCESS;
 
 	if (!p || !value)
 		return fd_ret("cuMemPoolGetAttribute", CUDA_ERROR_INVALID_VALUE, "pool=%p", pool);
+	pthread_mutex_lock(&mem_lock);
 	switch (attr) {
-	case 1: case 2: case 3: *(int *)value = 1; break;
-	case 4: *(uint64_t *)value = p->threshold; break;
-	default: *(uint64_t *)value = p->used; break;
+	case POOL_REUSE_FOLLOW_EVENTS: case POOL_REUSE_OPPORTUNISTIC: case POOL_REUSE_INTERNAL:
+		*(int *)value = 1; break;
+	case POOL_RELEASE_THRESHOLD: *(uint64_t *)value = p->threshold; break;
+	case POOL_RESERVED_CURRENT: *(uint64_t *)value = p->reserved; break;
+	case POOL_RESERVED_HIGH: *(uint64_t *)value = p->reserved_high; break;
+	case POOL_USED_CURRENT: *(uint64_t *)value = p->used; break;
+	case POOL_USED_HIGH: *(uint64_t *)value = p->used_high; break;
+	default: rc = CUDA_ERROR_INVALID_VALUE; break;
 	}
-	return fd_ret("cuMemPoolGetAttribute", CUDA_SUCCESS, "pool=%p attr=%d", pool, attr);
+	pthread_mutex_unlock(&mem_lock);
+	return fd_ret("cuMemPoolGetAttribute", rc, "pool=%p attr=%d", pool, attr);
 }
 
 FD_EXPORT CUresult cuMemPoolSetAttribute(void *pool, int attr, void *value)
 {
 	struct pool *p = pool_check(pool);
+	CUresult rc = CUDA_SUCCESS;
 
 	if (!p || !value)
 		return fd_ret("cuMemPoolSetAttribute", CUDA_ERROR_INVALID_VALUE, "pool=%p", pool);
-	if (attr == 4)
-		p->threshold = *(uint64_t *)value;
-	return fd_ret("cuMemPoolSetAttribute", CUDA_SUCCESS, "pool=%p attr=%d", pool, attr);
+	pthread_mutex_lock(&mem_lock);
+	switch (attr) {
+	case POOL_REUSE_FOLLOW_EVENTS: case POOL_REUSE_OPPORTUNISTIC: case POOL_REUSE_INTERNAL:
+		break;
+	case POOL_RELEASE_THRESHOLD: p->threshold = *(uint64_t *)value; break;
+	/* The high marks can only be reset, to 0, which restarts them at the current use. */
+	case POOL_RESERVED_HIGH: p->reserved_high = p->reserved; break;
+	case POOL_USED_HIGH: p->used_high = p->used; break;
+	default: rc = CUDA_ERROR_INVALID_VALUE; break;
+	}
+	pthread_mutex_unlock(&mem_lock);
+	return fd_ret("cuMemPoolSetAttribute", rc, "pool=%p attr=%d value=%llu", pool, attr,
+		      (unsigned long long)*(uint64_t *)value);
+}
+
+/* Gives back what the pool holds above keep, but never what its allocations use. */
+static void pool_shrink(struct pool *p, uint64_t keep)
+{
+	uint64_t floor = p->used > keep ? p->used : keep;
+
+	if (p->reserved <= floor)
+		return;
+	dev_used[p->dev] -= p->reserved - floor;
+	p->reserved = floor;
 }
 
 FD_EXPORT CUresult cuMemPoolTrimTo(void *pool, size_t keep)
@@ -434,5 +492,17 @@ FD_EXPORT CUresult cuMemPoolTrimTo(void *pool, size_t keep)
 
 	if (!p)
 		return fd_ret("cuMemPoolTrimTo", CUDA_ERROR_INVALID_VALUE, "pool=%p", pool);
+	pthread_mutex_lock(&mem_lock);
+	pool_shrink(p, keep);
+	pthread_mutex_unlock(&mem_lock);
 	return fd_ret("cuMemPoolTrimTo", CUDA_SUCCESS, "pool=%p keep=%zu", pool, keep);
+}
+
+void fd_pools_settle(void)
+{
+	pthread_mutex_lock(&mem_lock);
+	for (int d = 0; d < FD_MAX_DEVICES; d++)
+		if (pools[d].magic == FD_MAGIC_POOL)
+			pool_shrink(&pools[d], pools[d].threshold);
+	pthread_mutex_unlock(&mem_lock);
 }

@@ -104,8 +104,17 @@ FD_EXPORT CUresult cuStreamDestroy_v2(void *stream)
 	{									\
 		return fd_ret(#sym, stream_usable(stream), "stream=%p", stream); \
 	}
-STREAM_WAIT(cuStreamSynchronize)
-STREAM_WAIT(cuStreamSynchronize_ptsz)
+#define STREAM_SYNC(sym)							\
+	FD_EXPORT CUresult sym(void *stream)					\
+	{									\
+		CUresult rc = stream_usable(stream);				\
+										\
+		if (rc == CUDA_SUCCESS)						\
+			fd_pools_settle();					\
+		return fd_ret(#sym, rc, "stream=%p", stream);			\
+	}
+STREAM_SYNC(cuStreamSynchronize)
+STREAM_SYNC(cuStreamSynchronize_ptsz)
 STREAM_WAIT(cuStreamQuery)
 STREAM_WAIT(cuStreamQuery_ptsz)
 
@@ -113,6 +122,8 @@ FD_EXPORT CUresult cuCtxSynchronize(void)
 {
 	CUresult rc = fd_current_ctx() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 
+	if (rc == CUDA_SUCCESS)
+		fd_pools_settle();
 	return fd_ret("cuCtxSynchronize", rc, NULL);
 }
 
@@ -120,6 +131,8 @@ FD_EXPORT CUresult cuCtxSynchronize_v2(void *ctx)
 {
 	struct fd_ctx *c = ctx ? fd_ctx_check(ctx) : fd_current_ctx();
 
+	if (c)
+		fd_pools_settle();
 	return fd_ret("cuCtxSynchronize_v2", c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT,
 		      "ctx=%p", ctx);
 }
@@ -307,8 +320,12 @@ FD_EXPORT CUresult cuEventQuery(void *ev)
 
 FD_EXPORT CUresult cuEventSynchronize(void *ev)
 {
-	return fd_ret("cuEventSynchronize",
-		      event_check(ev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE, "event=%p", ev);
+	int known = event_check(ev) != NULL;
+
+	if (known)
+		fd_pools_settle();
+	return fd_ret("cuEventSynchronize", known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
+		      "event=%p", ev);
 }
 
 static CUresult elapsed(const char *sym, float *ms, void *start, void *end)
