@@ -412,9 +412,21 @@ struct zev_py_stall {
 	struct zev_py_frame frames[ZP_MAX_FRAMES];
 };
 
+/*
+ * What the collector's stream tracking knows of a process's NCCL
+ * collectives, for the scheduler probe (bpf/sched.bpf.c's zs_coll_known):
+ * how many are queued and not yet known complete, as of the time of the
+ * last of the process's records it has read.
+ */
+struct zs_coll_known {
+	__u64 outstanding;
+	__u64 at_ns;
+};
+
 _Static_assert(sizeof(struct zev_hdr) == 24, "zev_hdr is 24 bytes");
 _Static_assert(sizeof(struct zev_watch) == 56, "zev_watch is 56 bytes");
 _Static_assert(sizeof(struct zev_exit) == 32, "zev_exit is 32 bytes");
+_Static_assert(sizeof(struct zs_coll_known) == 16, "zs_coll_known is 16 bytes");
 _Static_assert(sizeof(struct zev_mem_alloc) == 64, "zev_mem_alloc is 64 bytes");
 _Static_assert(sizeof(struct zev_mem_pool) == 48, "zev_mem_pool is 48 bytes");
 _Static_assert(sizeof(struct zev_mem_free) == 40, "zev_mem_free is 40 bytes");

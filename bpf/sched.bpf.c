@@ -129,6 +129,53 @@ struct {
 	__type(value, __u32);
 } zs_free SEC(".maps");
 
+/*
+ * Collectives another thread of the process queued (DDP: autograd's thread
+ * calls NCCL, the main thread waits through events).  What this program
+ * saw last (zs_coll_seen: when the process last entered an NCCL call, and
+ * when a sync that completed collectives last returned) and what the
+ * collector's stream tracking knows (zs_coll_known, collector/nccl/nccl_track.h,
+ * written after each drain of the ring, which can be a publish interval
+ * behind): whichever is newer says whether collectives are outstanding.
+ */
+#define ZS_COLL_PROCS		4096
+/* How far apart two probes of one call can see the time (they run in one trap). */
+#define ZS_COLL_SAME_CALL_NS	100000ull
+
+struct zs_coll_seen {
+	__u64 queued_ns;	/* entry of its last NCCL call */
+	__u64 synced_ns;	/* return of its last sync that completed collectives */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ZS_COLL_PROCS);
+	__type(key, __u32);		/* tgid */
+	__type(value, struct zs_coll_seen);
+} zs_coll_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ZS_COLL_PROCS);
+	__type(key, __u32);		/* tgid */
+	__type(value, struct zs_coll_known);
+} zs_coll_known SEC(".maps");
+
+static __always_inline int coll_outstanding(__u32 tgid)
+{
+	struct zs_coll_seen *seen = bpf_map_lookup_elem(&zs_coll_seen, &tgid);
+	struct zs_coll_known *k;
+	__u64 newest;
+
+	if (!seen)
+		return 0;	/* no NCCL call yet */
+	newest = seen->queued_ns > seen->synced_ns ? seen->queued_ns : seen->synced_ns;
+	k = bpf_map_lookup_elem(&zs_coll_known, &tgid);
+	if (k && k->at_ns + ZS_COLL_SAME_CALL_NS >= newest)
+		return k->outstanding != 0;
+	return seen->queued_ns > seen->synced_ns;
+}
+
 static __always_inline void count(__u32 slot)
 {
 	__u64 *n = bpf_map_lookup_elem(&zs_counts, &slot);
@@ -960,6 +1007,8 @@ int BPF_PROG(zs_task_exit, struct task_struct *p)
 		/* The last thread: a reused pid starts afresh. */
 		mark_cuda_user(tgid, 0);
 		bpf_map_delete_elem(&zw_libc_seen, &tgid);
+		bpf_map_delete_elem(&zs_coll_seen, &tgid);
+		bpf_map_delete_elem(&zs_coll_known, &tgid);
 	}
 	/* A stall still to be named goes with its thread. */
 	if (python_frames)
@@ -1139,9 +1188,10 @@ int BPF_KPROBE(zs_cuda_sync)
 	now = bpf_ktime_get_ns();
 	cuda_call(t, now);
 	incall_close(t, now);
-	/* The outermost sync completes the collectives queued before it. */
+	/* The outermost sync completes the collectives queued before it, by any thread. */
 	if (t->gpu_depth == 0)
-		t->sync_coll = t->coll_pending;
+		t->sync_coll = t->coll_pending ||
+			       coll_outstanding(bpf_get_current_pid_tgid() >> 32);
 	t->gpu_depth++;
 	incall_open(t, now);
 	return 0;
@@ -1159,8 +1209,14 @@ int BPF_KRETPROBE(zs_cuda_ret)
 	now = bpf_ktime_get_ns();
 	incall_close(t, now);
 	if (--t->gpu_depth == 0) {
-		if (t->sync_coll)
+		if (t->sync_coll) {
+			__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+			struct zs_coll_seen *seen = bpf_map_lookup_elem(&zs_coll_seen, &tgid);
+
+			if (seen)
+				seen->synced_ns = now;
 			t->coll_pending = 0;
+		}
 		t->sync_coll = 0;
 	}
 	incall_open(t, now);
@@ -1179,7 +1235,16 @@ int BPF_KPROBE(zs_nccl_call)
 	now = bpf_ktime_get_ns();
 	cuda_call(t, now);
 	incall_close(t, now);
-	t->coll_depth++;
+	if (t->coll_depth++ == 0) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+		struct zs_coll_seen *seen = bpf_map_lookup_elem(&zs_coll_seen, &tgid);
+		struct zs_coll_seen first = { .queued_ns = now };
+
+		if (seen)
+			seen->queued_ns = now;
+		else
+			bpf_map_update_elem(&zs_coll_seen, &tgid, &first, BPF_NOEXIST);
+	}
 	t->coll_pending = 1;
 	if (python_frames)
 		zp_collective_queued(bpf_get_current_task_btf());

@@ -67,8 +67,17 @@ struct nt_event {
 	uint32_t capture_gen;
 };
 
+/* A process that made NCCL calls: what the scheduler probe is told of it. */
+struct nt_proc {
+	struct zs_coll_known known;
+	uint32_t pid;
+	uint32_t dirty;		/* changed since the last nccltrack_known */
+};
+
 struct nccltrack {
 	struct agg *agg;
+	struct keyindex proc_idx;	/* (pid, 0) */
+	struct nt_proc *procs;
 	struct keyindex stream_idx;	/* (pid | device of handle 0, handle) */
 	struct nt_stream *streams;
 	uint32_t stream_hand;		/* next eviction victim when full */
@@ -89,14 +98,16 @@ struct nccltrack *nccltrack_new(struct agg *agg)
 	if (!t)
 		return NULL;
 	t->agg = agg;
-	if (keyindex_init(&t->stream_idx, NT_MAX_STREAMS, 0) < 0 ||
+	if (keyindex_init(&t->proc_idx, NT_MAX_PROCS, 0) < 0 ||
+	    keyindex_init(&t->stream_idx, NT_MAX_STREAMS, 0) < 0 ||
 	    keyindex_init(&t->event_idx, NT_MAX_EVENTS, 0) < 0 ||
 	    keyindex_init(&t->thread_idx, NT_MAX_THREADS, 0) < 0)
 		goto fail;
 	t->streams = calloc(NT_MAX_STREAMS, sizeof(*t->streams));
 	t->events = calloc(NT_MAX_EVENTS, sizeof(*t->events));
 	t->depth = calloc(NT_MAX_THREADS, sizeof(*t->depth));
-	if (!t->streams || !t->events || !t->depth)
+	t->procs = calloc(NT_MAX_PROCS, sizeof(*t->procs));
+	if (!t->streams || !t->events || !t->depth || !t->procs)
 		goto fail;
 	return t;
 fail:
@@ -115,6 +126,8 @@ void nccltrack_free(struct nccltrack *t)
 	free(t->streams);
 	free(t->events);
 	free(t->depth);
+	free(t->procs);
+	keyindex_destroy(&t->proc_idx);
 	keyindex_destroy(&t->stream_idx);
 	keyindex_destroy(&t->event_idx);
 	keyindex_destroy(&t->thread_idx);
@@ -124,6 +137,54 @@ void nccltrack_free(struct nccltrack *t)
 uint64_t nccltrack_pending(const struct nccltrack *t)
 {
 	return t->pending;
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+/* pid's row; made (create) at its first NCCL call; NULL when unknown or full. */
+static struct nt_proc *proc_of(struct nccltrack *t, uint32_t pid, int create)
+{
+	int32_t slot = keyindex_find(&t->proc_idx, pid, 0);
+
+	if (slot < 0 && create) {
+		slot = keyindex_insert(&t->proc_idx, pid, 0);
+		if (slot >= 0)
+			t->procs[slot] = (struct nt_proc){ .pid = pid };
+	}
+	return slot < 0 ? NULL : &t->procs[slot];
+}
+
+/* pid's record of now_ns was read: the probe may take what is known of it as of then. */
+static void proc_read(struct nccltrack *t, uint32_t pid, uint64_t now_ns)
+{
+	struct nt_proc *p = proc_of(t, pid, 0);
+
+	if (p && now_ns > p->known.at_ns) {
+		p->known.at_ns = now_ns;
+		p->dirty = 1;
+	}
+}
+
+static void proc_outstanding(struct nccltrack *t, uint32_t pid, int delta)
+{
+	struct nt_proc *p = proc_of(t, pid, 0);
+
+	if (!p || (delta < 0 && p->known.outstanding == 0))
+		return;
+	p->known.outstanding += (uint64_t)(int64_t)delta;
+	p->dirty = 1;
+}
+
+void nccltrack_known(struct nccltrack *t, nccltrack_known_fn fn, void *ctx)
+{
+	for (uint32_t slot = 0; slot < keyindex_top(&t->proc_idx); slot++) {
+		struct nt_proc *p = &t->procs[slot];
+
+		if (keyindex_live(&t->proc_idx, slot) && p->dirty) {
+			fn(ctx, p->pid, &p->known);
+			p->dirty = 0;
+		}
+	}
 }
 
 /* ---- queued collectives ------------------------------------------------- */
@@ -139,6 +200,7 @@ static void finish(struct nccltrack *t, uint32_t pid, const struct nt_pending *p
 	uint64_t start = p->launched ? p->start_ns : p->call_ns;
 
 	t->pending--;
+	proc_outstanding(t, pid, -1);
 	if (how == NT_WAITED) {
 		agg_nccl_wait(t->agg, (enum shm_nccl_op_kind)p->op,
 			      done_ns > start ? done_ns - start : 0, done_ns);
@@ -340,6 +402,7 @@ void nccltrack_group(struct nccltrack *t, const struct zev_nccl_group *e)
 	uint32_t *d = thread_depth(t, e->hdr.pid, e->hdr.tid, !e->end);
 	int32_t slot;
 
+	proc_read(t, e->hdr.pid, e->hdr.ts_ns);
 	if (!d)
 		return;
 	if (!e->end) {
@@ -366,6 +429,8 @@ void nccltrack_call(struct nccltrack *t, const struct zev_nccl_call *e)
 
 	if (e->op >= SHM_NCCL_OP_COUNT)
 		return;
+	proc_of(t, pid, 1);
+	proc_read(t, pid, now);
 	s = stream_get(t, pid, e->stream, e->dev, now);
 	if (!s)
 		return;
@@ -397,6 +462,7 @@ void nccltrack_call(struct nccltrack *t, const struct zev_nccl_call *e)
 	if (!p->launched)
 		s->unlaunched++;
 	t->pending++;
+	proc_outstanding(t, pid, 1);
 }
 
 static struct nt_event *event_get(struct nccltrack *t, uint32_t pid, uint64_t handle)
@@ -505,6 +571,7 @@ void nccltrack_order(struct nccltrack *t, const struct zev_cuda_order *e)
 {
 	struct nt_stream *s;
 
+	proc_read(t, e->hdr.pid, e->hdr.ts_ns);
 	switch (e->kind) {
 	case ZN_ORDER_RECORD:
 		record(t, e);
@@ -536,6 +603,7 @@ void nccltrack_sync(struct nccltrack *t, const struct zev_cuda_sync *e)
 	struct nt_stream *s;
 	struct nt_event *ev;
 
+	proc_read(t, e->hdr.pid, now);
 	switch (e->kind) {
 	case ZN_SYNC_STREAM:
 	case ZN_SYNC_STREAM_QUERY:
@@ -625,6 +693,11 @@ void nccltrack_comm_end(struct nccltrack *t, uint32_t pid, uint64_t comm, uint64
 
 void nccltrack_proc_gone(struct nccltrack *t, uint32_t pid)
 {
+	int32_t row = keyindex_find(&t->proc_idx, pid, 0);
+
+	/* The scheduler probe forgets it at its last thread's exit. */
+	if (row >= 0)
+		keyindex_remove(&t->proc_idx, row);
 	for (uint32_t slot = 0; slot < keyindex_top(&t->stream_idx); slot++)
 		if (keyindex_live(&t->stream_idx, slot) && t->streams[slot].pid == pid)
 			stream_drop(t, (int32_t)slot);

@@ -42,7 +42,8 @@
  * oldest state is evicted, counted; state unused for NT_IDLE_NS is
  * dropped, but never a stream with collectives pending), NT_MAX_PENDING
  * queued collectives per stream (beyond, the oldest is given up, counted),
- * NT_MAX_THREADS threads inside a group.  A process that is gone drops
+ * NT_MAX_THREADS threads inside a group, NT_MAX_PROCS processes told to
+ * the scheduler probe.  A process that is gone drops
  * everything it had.
  */
 #ifndef ZERNEL_NCCL_TRACK_H
@@ -59,6 +60,7 @@
 #define NT_MAX_DEPS		16u
 #define NT_DEP_DEPTH		4u
 #define NT_MAX_THREADS		1024u
+#define NT_MAX_PROCS		4096u
 #define NT_IDLE_NS		(600ull * 1000000000ull)
 
 struct nccltrack;
@@ -83,5 +85,16 @@ void nccltrack_proc_gone(struct nccltrack *t, uint32_t pid);
 
 /* Collectives queued and not yet completed nor given up, all processes. */
 uint64_t nccltrack_pending(const struct nccltrack *t);
+
+/*
+ * What is known of each process that made NCCL calls, for the scheduler
+ * probe (struct zs_coll_known): fn is called for every process whose
+ * figure changed since the last call.  A sync another thread of a process
+ * enters while its collectives are outstanding counts as the collective
+ * state (DDP's main thread waits, through events, for the collectives
+ * autograd's thread queued).
+ */
+typedef void (*nccltrack_known_fn)(void *ctx, uint32_t pid, const struct zs_coll_known *k);
+void nccltrack_known(struct nccltrack *t, nccltrack_known_fn fn, void *ctx);
 
 #endif /* ZERNEL_NCCL_TRACK_H */

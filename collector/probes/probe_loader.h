@@ -146,6 +146,7 @@ struct probes {
 	struct slot_hist *launch_slots;	/* the launch probe's process slots */
 	struct slot_hist *sched_slots;	/* the scheduler probe's */
 	struct open_states *open_states;	/* its threads' states still open; NULL none */
+	int coll_known_fd;		/* its zs_coll_known, what the stream tracking knows */
 	uint32_t lh_slots;		/* slots each, for ncpu */
 	int uprobe_multi_at;		/* BPF_TRACE_UPROBE_MULTI; -1: perf events */
 	int switch_deferred;		/* the switch program walks frames in task works */

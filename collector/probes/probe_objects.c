@@ -315,6 +315,8 @@ int probe_objects_load(struct probes *p)
 	if (!p->open_states && errno != ENOENT)
 		log_warn("cannot open the threads' open states (task iterator): %s; a state "
 			 "counts only once it ends", strerror(errno));
+	p->coll_known_fd = bpf_map__fd(bpf_object__find_map_by_name(p->obj[PROBE_OBJ_SCHED],
+								    "zs_coll_known"));
 	p->rb = ring_buffer__new(shared_fd[SHARED_EVENTS], decode_ringbuf, &p->dec, NULL);
 	if (!p->rb) {
 		err = -errno;

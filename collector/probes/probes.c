@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
+#include "collector/nccl/nccl_track.h"
 #include "collector/parser/parser.h"
 #include "collector/probes/coverage.h"
 #include "collector/identity/gpu_ident.h"
@@ -657,6 +658,7 @@ int probes_start(struct probes **out, struct agg *agg, const struct probes_opts 
 	if (!p)
 		return -ENOMEM;
 	p->agg = agg;
+	p->coll_known_fd = -1;
 	/* Which of several concurrent NCCL splits a child is: what the process was handed. */
 	agg_set_user_reader(agg, proc_mem_u64, NULL);
 	p->opts = *opts;
@@ -763,6 +765,15 @@ static int poll_timeout(const struct probes *p, int timeout_ms)
 	return timeout_ms;
 }
 
+/* What the stream tracking now knows of a process's collectives, for the scheduler probe. */
+static void tell_sched(void *ctx, uint32_t pid, const struct zs_coll_known *k)
+{
+	const struct probes *p = ctx;
+
+	/* Refused only when the map is full of processes alive: the probe then guesses. */
+	bpf_map_update_elem(p->coll_known_fd, &pid, k, BPF_ANY);
+}
+
 int probes_poll(struct probes *p, int timeout_ms)
 {
 	uint64_t now, events0 = p->dec.events;
@@ -781,6 +792,8 @@ int probes_poll(struct probes *p, int timeout_ms)
 	err = ring_buffer__consume(p->rb);
 	if (err < 0 && err != -EINTR)
 		return err;
+	if (p->coll_known_fd >= 0)
+		nccltrack_known(p->dec.nccl, tell_sched, p);
 	probes_loaded(p);
 	syslibs_step(p);
 	now = now_mono_ns();

@@ -211,6 +211,7 @@ START_TEST(states_match_each_wait_with_wakeups_timed_at_sched_wakeup)
 END_TEST
 
 #define ST_SYNC_NS	20000000ull
+#define ST_SYNC_NS_TEXT	"20000000"
 #define ST_SYNCS	5
 
 /*
@@ -320,6 +321,64 @@ START_TEST(states_gpu_and_collective_from_synchronisations)
 	st_assert_in("collective", p->thread_state_ns[SHM_STATE_COLLECTIVE], (long long)want,
 		     0.95, (double)p99 / ST_SYNC_NS, 2 * TW_MS);
 	ck_assert_uint_le(p->thread_state_ns[SHM_STATE_SLEEP], 2 * TW_MS);
+	unsetenv("FAKE_NCCL_NS");
+	tp_workload_finish(&w);
+	tp_collector_stop(&c);
+}
+END_TEST
+
+/*
+ * DDP: autograd's thread queues the all-reduce on NCCL's stream and records
+ * an event after it; the main thread waits for that event.  Its wait
+ * completes a collective another thread queued, which the stream tracking
+ * knows: it counts as collective.  The same waits once nothing is
+ * outstanding count as gpu.  (The event handle is the fake's delay, ns.)
+ */
+START_TEST(states_collective_from_a_wait_on_another_threads_collectives)
+{
+	char zw[512], rt[512], nc[512], lib_rt[600], lib_nccl[600], evsync[32];
+	char *argv[8 + 3 * ST_SYNCS];
+	struct tp_collector c;
+	struct tp_workload w;
+	const struct shm_proc *p = NULL;
+	const uint64_t want = ST_SYNCS * ST_SYNC_NS;
+	uint64_t count, p50, p99;
+	size_t n = 0;
+
+	if (tu_skip_unless_root("states_collective_from_a_wait_on_another_threads_collectives"))
+		return;
+	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	snprintf(lib_rt, sizeof(lib_rt), "lib:%s", tp_fake(rt, sizeof(rt), "libcudart.so"));
+	snprintf(lib_nccl, sizeof(lib_nccl), "lib:%s", tp_fake(nc, sizeof(nc), "libnccl.so.2"));
+	snprintf(evsync, sizeof(evsync), "evsync:%llu", ST_SYNC_NS);
+	setenv("FAKE_NCCL_NS", "100000", 1);
+	argv[n++] = (char *)tp_zw_cuda(zw, sizeof(zw));
+	argv[n++] = lib_rt;
+	argv[n++] = lib_nccl;
+	argv[n++] = "dev:0";
+	argv[n++] = "wait";
+	for (int i = 0; i < ST_SYNCS; i++) {
+		argv[n++] = "onthread:stream:7+nccl:allreduce:1000:7:1+record:" ST_SYNC_NS_TEXT;
+		argv[n++] = evsync;
+	}
+	for (int i = 0; i < ST_SYNCS; i++)
+		argv[n++] = evsync;
+	argv[n] = NULL;
+	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
+	st_go_once_watched(&c, &w);
+	ck_assert_int_eq(tp_workload_series(&w, "sync", &count, &p50, &p99, 30000), 0);
+	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
+	ck_assert_uint_eq(count, 2 * ST_SYNCS);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	p = tp_proc(&c, (uint32_t)w.pid);
+	ck_assert_ptr_nonnull(p);
+	st_print(p);
+	/* The helper's own NCCL calls add their 0.1 ms each to the collective state. */
+	st_assert_in("collective", p->thread_state_ns[SHM_STATE_COLLECTIVE], (long long)want,
+		     0.95, (double)p99 / ST_SYNC_NS, 2 * TW_MS);
+	st_assert_in("gpu", p->thread_state_ns[SHM_STATE_GPU], (long long)want, 0.95,
+		     (double)p99 / ST_SYNC_NS, 2 * TW_MS);
 	unsetenv("FAKE_NCCL_NS");
 	tp_workload_finish(&w);
 	tp_collector_stop(&c);
@@ -670,6 +729,7 @@ Suite *probes_states_suite(void)
 	tcase_add_test(tc, states_of_a_thread_sum_to_its_wall_time_and_match_each_wait);
 	tcase_add_test(tc, states_match_each_wait_with_wakeups_timed_at_sched_wakeup);
 	tcase_add_test(tc, states_gpu_and_collective_from_synchronisations);
+	tcase_add_test(tc, states_collective_from_a_wait_on_another_threads_collectives);
 	tcase_add_test(tc, states_gpu_from_synchronisations_that_spin);
 	tcase_add_test(tc, states_count_returns_no_switch_showed);
 	tcase_add_test(tc, states_are_seen_while_they_last);
