@@ -9,7 +9,8 @@
 #   make test-arm64 the programs cross-built for arm64, unit suites under qemu-user
 #   make deps       install the Debian packages the build needs (as root)
 #   make gpu-check  Zernel vs PyTorch and nvidia-smi, on a node with a GPU (as root)
-#   make install    PREFIX=/usr/local DESTDIR= : binaries, systemd units, README and docs
+#   make install    PREFIX=/usr/local DESTDIR= : binaries, the NCCL profiler plugin,
+#                   systemd units, README and docs
 #   make deb        the Debian package, built by dpkg-buildpackage, lintian clean
 #   make images     the exporter and collector images (podman), on Debian 12
 #   make docs       docs/metrics.md, the metrics reference, from the metric catalog
@@ -19,6 +20,8 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
 DOCDIR   ?= $(PREFIX)/share/doc/zernel
+# The NCCL profiler plugin: NCCL_PROFILER_PLUGIN=$(PLUGINDIR)/libzernel-nccl-profiler.so
+PLUGINDIR ?= $(PREFIX)/lib/zernel
 DESTDIR  ?=
 VERSION  := 0.1.0
 
@@ -110,6 +113,8 @@ EXPORTER  := $(BUILD)/zernel-exporter
 CLI       := $(BUILD)/zernel
 
 PROGRAMS := $(COLLECTOR) $(EXPORTER) $(CLI)
+# Zernel's NCCL profiler plugin, loaded by NCCL into the workload (opt-in).
+NCCL_PROFILER := $(BUILD)/libzernel-nccl-profiler.so
 
 .PHONY: FORCE all deps test-deps bench-deps demo gpu-check test check-unit test-asan test-arm64 \
 	install clean \
@@ -118,7 +123,7 @@ PROGRAMS := $(COLLECTOR) $(EXPORTER) $(CLI)
 # Keep the BPF objects: the skeletons embed them, and rebuilding is slow.
 .SECONDARY: $(BPF_OBJS)
 
-all: $(PROGRAMS)
+all: $(PROGRAMS) $(NCCL_PROFILER)
 
 # ---------------------------------------------------------------------------
 # Dependencies (Debian packages).  tools/deps.sh installs what is missing when
@@ -247,6 +252,14 @@ $(EXPORTER): $(EXPORTER_OBJS) $(EXPORTER_LINK)
 $(CLI): $(CLI_OBJS) $(CLI_LINK)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(CLI_LIBS) -o $@
+
+# No sanitizer: it runs inside the workload, which comes with no sanitizer runtime.
+$(NCCL_PROFILER): nccl-profiler/zernel_profiler.c nccl-profiler/profiler_abi.h \
+		bpf/nccl_gpu_span.h shm/shm_consts.h
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -fsanitize%,$(CPPFLAGS) $(CFLAGS) $(LDFLAGS)) $(WARNINGS) -std=gnu11 \
+		-fPIC -fvisibility=hidden -shared -Wl,-soname,libzernel-nccl-profiler.so $< -o $@
 
 # ---------------------------------------------------------------------------
 # Tests: one Check runner per folder of tests/, linking only what its suites
@@ -399,9 +412,11 @@ demo: deps
 	$(Q)BUILD=$(BUILD) sh tools/demo.sh
 
 # The units name /usr/local paths; they follow PREFIX when installed.
-install: $(PROGRAMS)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/docs
+install: $(PROGRAMS) $(NCCL_PROFILER)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/docs \
+		$(DESTDIR)$(PLUGINDIR)
 	install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(NCCL_PROFILER) $(DESTDIR)$(PLUGINDIR)/
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
 	for u in systemd/*.service; do \

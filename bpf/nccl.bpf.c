@@ -524,4 +524,24 @@ int BPF_KRETPROBE(zn_cuda_ret, int ret)
 	return 0;
 }
 
+/* ---- GPU time, from Zernel's NCCL profiler plugin (nccl-profiler/) ------- */
+
+/* zernel_nccl_gpu_span(const struct zernel_nccl_gpu_span *span) */
+SEC("uprobe")
+int BPF_KPROBE(zn_gpu_span, const void *span)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct zernel_nccl_gpu_span s;
+	struct zev_nccl_gpu *e;
+
+	if (!zw_is_watched(id >> 32) || bpf_probe_read_user(&s, sizeof(s), span) != 0)
+		return 0;
+	e = zw_reserve(sizeof(*e), ZEV_NCCL_GPU, id);
+	if (!e)
+		return 0;
+	e->span = s;
+	zw_submit(e);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

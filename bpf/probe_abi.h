@@ -20,6 +20,7 @@
 #include <linux/types.h>
 #endif
 
+#include "bpf/nccl_gpu_span.h"
 #include "shm/shm_consts.h"
 
 enum zev_type {
@@ -44,6 +45,7 @@ enum zev_type {
 	ZEV_LIB_LOADED,		/* struct zev_lib_loaded */
 	ZEV_NCCL_END,		/* struct zev_nccl_end */
 	ZEV_MEM_POOL,		/* struct zev_mem_pool */
+	ZEV_NCCL_GPU,		/* struct zev_nccl_gpu */
 	ZEV_TYPE_COUNT
 };
 
@@ -255,6 +257,12 @@ struct zev_nccl_end {
 	__u64 ns;		/* inside the call: entered at hdr.ts_ns - ns */
 };
 
+/* A collective's time on the GPU, from Zernel's NCCL profiler plugin. */
+struct zev_nccl_gpu {
+	struct zev_hdr hdr;
+	struct zernel_nccl_gpu_span span;
+};
+
 /* ncclGroupStart (end 0) or ncclGroupEnd (end 1) was entered. */
 struct zev_nccl_group {
 	struct zev_hdr hdr;
@@ -438,6 +446,7 @@ _Static_assert(sizeof(struct zev_nccl_comm) == 208, "zev_nccl_comm is 208 bytes"
 _Static_assert(sizeof(struct zev_nccl_alloc) == 48, "zev_nccl_alloc is 48 bytes");
 _Static_assert(sizeof(struct zev_nccl_group) == 32, "zev_nccl_group is 32 bytes");
 _Static_assert(sizeof(struct zev_nccl_end) == 48, "zev_nccl_end is 48 bytes");
+_Static_assert(sizeof(struct zev_nccl_gpu) == 72, "zev_nccl_gpu is 72 bytes");
 _Static_assert(sizeof(struct zev_cuda_sync) == 40, "zev_cuda_sync is 40 bytes");
 _Static_assert(sizeof(struct zev_cuda_order) == 48, "zev_cuda_order is 48 bytes");
 _Static_assert(sizeof(struct zev_sched_switch) == 80, "zev_sched_switch is 80 bytes");

@@ -27,7 +27,7 @@
 #include "shm/shm_consts.h"
 
 #define SHM_MAGIC		0x48534c454e52455aULL	/* "ZERNELSH" */
-#define SHM_LAYOUT_VERSION	13u
+#define SHM_LAYOUT_VERSION	14u
 #define SHM_HEADER_SIZE		4096u
 #define SHM_TABLE_ALIGN		64u
 #define SHM_DEFAULT_NAME	"/zernel"
@@ -261,6 +261,8 @@ struct shm_nccl_comm {
 	uint64_t stalled_ns;
 	struct shm_latency wait;
 	struct shm_latency gap;
+	/* Each collective's time on the GPU, where NCCL runs Zernel's profiler plugin. */
+	struct shm_latency gpu;
 };
 
 /*

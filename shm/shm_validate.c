@@ -604,14 +604,15 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		if ((c->flags & ~SHM_NCCL_COMM_LOCAL_ID) ||
 		    (c->parent_id && c->origin != SHM_NCCL_ORIGIN_SPLIT &&
 		     c->origin != SHM_NCCL_ORIGIN_SHRINK) ||
-		    !window_fits(&c->wait) || !window_fits(&c->gap) ||
+		    !window_fits(&c->wait) || !window_fits(&c->gap) || !window_fits(&c->gpu) ||
 		    c->calls > SHM_NCCL_MAX_CALLS || c->bytes > SHM_NCCL_MAX_BYTES ||
 		    c->pending > c->calls || c->stalled_ns > SHM_NCCL_MAX_STALL_NS ||
 		    c->wait.count > c->calls || c->gap.count > c->calls)
 			return fail(reason, len, "nccl_comms[%u] (pid %u): inconsistent counts", i,
 				    c->pid);
 		if (check_latency(&c->wait, bad, sizeof(bad)) < 0 ||
-		    check_latency(&c->gap, bad, sizeof(bad)) < 0)
+		    check_latency(&c->gap, bad, sizeof(bad)) < 0 ||
+		    check_latency(&c->gpu, bad, sizeof(bad)) < 0)
 			return fail(reason, len, "nccl_comms[%u] (pid %u): %s", i, c->pid, bad);
 	}
 	return check_python(buf, h, reason, len);

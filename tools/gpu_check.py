@@ -41,6 +41,8 @@ nobody's code but PyTorch's, CUDA's and NCCL's; Zernel's figures for it
                 calls     zernel_nccl_calls_total{op="all_reduce"} gained vs
                           the calls made; bytes likewise
                 comm      a zernel_nccl_comm_info row for the pid, world 1
+                          (run with Zernel's NCCL profiler plugin loaded: the
+                          GPU spans it reported are printed beside)
 
 It prints one table and exits 1 when a figure is beyond its tolerance, 77
 (and says it was not run) where there is no GPU, no CUDA PyTorch or no root.
@@ -438,8 +440,11 @@ def check_verdict(python, env, port, want):
                       f"{explain.get('verdict')}, want {want}")], [f"shares: {shares}"]
 
 
-def check_nccl(python, env, port):
-    env = dict(env, GPU_CHECK_PORT=str(port + 7))
+def check_nccl(python, env, port, plugin):
+    """The NCCL job runs with Zernel's profiler plugin loaded, whose GPU
+    spans are reported beside the host-side counts (a one-rank
+    communicator may run no kernel for its all-reduce: a note, not a check)."""
+    env = dict(env, GPU_CHECK_PORT=str(port + 7), NCCL_PROFILER_PLUGIN=plugin)
     pid, got, before, after = measured(python, NCCL_JOB, env, port)
     out = [within("calls", gained(before, after, "zernel_nccl_calls_total", op="all_reduce"),
                   got["calls"], 0, 0),
@@ -451,7 +456,11 @@ def check_nccl(python, env, port):
                 else f"{rows:.0f} row(s)"))
     states = {st: gained(before, after, "zernel_thread_state_seconds_total", pid=pid, state=st)
               for st in ("oncpu", "gpu", "collective")}
-    return pid, out, ["states gained (s): " + ", ".join(f"{k} {v}" for k, v in states.items())]
+    spans = gained(before, after, "zernel_nccl_comm_gpu_seconds_count", pid=pid)
+    gpu_s = gained(before, after, "zernel_nccl_comm_gpu_seconds_sum", pid=pid)
+    return pid, out, ["states gained (s): " + ", ".join(f"{k} {v}" for k, v in states.items()),
+                      f"GPU spans from the profiler plugin: {spans} for {got['calls']} "
+                      f"all-reduces, {gpu_s} s on the GPU"]
 
 
 def start_exporter(build, shm, port, sandbox):
@@ -511,7 +520,9 @@ def main():
         jobs += [(f"verdict/{v}", lambda v=v: check_verdict(args.python, env, args.port, v))
                  for v in VERDICT_JOBS]
         jobs += [("sync", lambda: check_sync(args.python, env, args.port)),
-                 ("nccl", lambda: check_nccl(args.python, env, args.port))]
+                 ("nccl", lambda: check_nccl(args.python, env, args.port,
+                                             os.path.abspath(os.path.join(
+                                                 args.build, "libzernel-nccl-profiler.so"))))]
         for name, fn in jobs:
             if args.only and name.split("/")[0] not in args.only:
                 continue

@@ -201,6 +201,13 @@ void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t s
 /* A queued call known complete by done_ns (its communicator's finalize), its wait unknown. */
 void agg_nccl_comm_settled(struct agg *a, uint32_t pid, uint64_t handle, uint64_t done_ns);
 /*
+ * A collective's time on the GPU (Zernel's NCCL profiler plugin), on the
+ * live communicator comm_id (NCCL's commHash) that rank of pid holds.
+ * -ENOENT when pid holds no such communicator.
+ */
+int agg_nccl_comm_gpu(struct agg *a, uint32_t pid, uint64_t comm_id, int32_t rank, uint64_t ns,
+		      uint64_t now_ns);
+/*
  * The communicator (pid, handle) ended at ts_ns (ncclCommDestroy or
  * ncclCommAbort returned): its row keeps its figures and is published for
  * AGG_NCCL_END_GRACE_NS more, so that a scrape sees its last calls, then

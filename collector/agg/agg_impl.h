@@ -78,6 +78,7 @@ struct agg_comm {
 	uint64_t alloc_parent;		/* commAlloc's parent, while not made */
 	struct latency_series wait;
 	struct latency_series gap;
+	struct latency_series gpu;
 };
 
 struct agg {

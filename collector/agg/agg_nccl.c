@@ -35,6 +35,7 @@ static void comm_release(struct agg *a, int32_t slot)
 {
 	latency_destroy(&a->comms[slot].wait);
 	latency_destroy(&a->comms[slot].gap);
+	latency_destroy(&a->comms[slot].gpu);
 	memset(&a->comms[slot], 0, sizeof(a->comms[slot]));
 	keyindex_remove(&a->comm_idx, slot);
 }
@@ -122,6 +123,7 @@ static struct agg_comm *comm_get(struct agg *a, uint32_t pid, uint64_t handle)
 	c->row.gpu_id = UINT32_MAX;
 	latency_init(&c->wait, a->opts.window_ns);
 	latency_init(&c->gap, a->opts.window_ns);
+	latency_init(&c->gpu, a->opts.window_ns);
 	return c;
 }
 
@@ -183,6 +185,7 @@ static void comm_continue_earlier(struct agg *a, struct agg_comm *c)
 	now.ended_ns = 0;
 	latency_destroy(&c->wait);
 	latency_destroy(&c->gap);
+	latency_destroy(&c->gpu);
 	keyindex_remove(&a->comm_idx, cs);
 	keyindex_remove(&a->comm_idx, es);
 	s = keyindex_insert(&a->comm_idx, now.row.pid, now.handle);
@@ -422,6 +425,19 @@ void agg_nccl_comm_done(struct agg *a, uint32_t pid, uint64_t handle, uint64_t s
 		latency_record(&c->wait, done_ns, done_ns > start_ns ? done_ns - start_ns : 0);
 }
 
+int agg_nccl_comm_gpu(struct agg *a, uint32_t pid, uint64_t comm_id, int32_t rank, uint64_t ns,
+		      uint64_t now_ns)
+{
+	for (uint32_t s = 0; s < keyindex_top(&a->comm_idx); s++) {
+		struct agg_comm *c = &a->comms[s];
+
+		if (keyindex_live(&a->comm_idx, s) && c->made && !c->ended_ns &&
+		    c->row.pid == pid && c->row.comm_id == comm_id && c->row.rank == rank)
+			return latency_record(&c->gpu, now_ns, ns);
+	}
+	return -ENOENT;
+}
+
 void agg_nccl_comm_settled(struct agg *a, uint32_t pid, uint64_t handle, uint64_t done_ns)
 {
 	comm_call_leaves(a, pid, handle, done_ns);
@@ -496,6 +512,7 @@ uint32_t agg_nccl_stage(struct agg *a, uint64_t now_ns)
 		}
 		latency_export(&c->wait, now_ns, &r->wait);
 		latency_export(&c->gap, now_ns, &r->gap);
+		latency_export(&c->gpu, now_ns, &r->gpu);
 	}
 	return n;
 }

@@ -267,6 +267,21 @@ static int dec_nccl_alloc(struct decode *d, const void *rec)
  * A communicator ended: its queued calls settled first (nccltrack), then,
  * destroyed or aborted, its row ends and its handle is free for another.
  */
+/* GPU time beyond this is no collective's: the record is refused. */
+#define DECODE_MAX_GPU_NS	(24ull * 3600 * 1000000000ull)
+
+static int dec_nccl_gpu(struct decode *d, const void *rec)
+{
+	const struct zernel_nccl_gpu_span *s = &((const struct zev_nccl_gpu *)rec)->span;
+
+	if (s->op > SHM_NCCL_OP_COUNT || s->rank < 0 || s->gpu_ns > DECODE_MAX_GPU_NS)
+		return -EINVAL;
+	if (agg_nccl_comm_gpu(d->agg, ((const struct zev_hdr *)rec)->pid, s->comm_hash, s->rank,
+			      s->gpu_ns, ((const struct zev_hdr *)rec)->ts_ns) == -ENOENT)
+		agg_nccl_count(d->agg, AGG_NCCL_UNKNOWN_COMM, 1);
+	return 0;
+}
+
 static int dec_nccl_end(struct decode *d, const void *rec)
 {
 	const struct zev_nccl_end *e = rec;
@@ -468,6 +483,7 @@ static const struct {
 	[ZEV_LIB_LOADED]	= { sizeof(struct zev_lib_loaded), dec_lib_loaded },
 	[ZEV_NCCL_END]		= { sizeof(struct zev_nccl_end), dec_nccl_end },
 	[ZEV_MEM_POOL]		= { sizeof(struct zev_mem_pool), dec_mem_pool },
+	[ZEV_NCCL_GPU]		= { sizeof(struct zev_nccl_gpu), dec_nccl_gpu },
 };
 
 int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)

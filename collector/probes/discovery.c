@@ -26,6 +26,7 @@ unsigned int discovery_lib_kind(const char *path)
 		{ "libcuda.so", PROBE_LIB_CUDA },
 		{ "libcudart.so", PROBE_LIB_CUDART },
 		{ "libnccl.so", PROBE_LIB_NCCL },
+		{ "libzernel-nccl-profiler.so", PROBE_LIB_NCCL_PROFILER },
 	};
 	const char *base = strrchr(path, '/');
 
@@ -236,7 +237,8 @@ static int next_lib(struct discovery *d, struct discovery_item *it)
 		if (!kind)
 			continue;
 		if (kind & PROBE_LIB_GPU)
-			d->reasons |= kind == PROBE_LIB_NCCL ? SHM_WATCH_NCCL : SHM_WATCH_CUDA;
+			d->reasons |= kind & (PROBE_LIB_NCCL | PROBE_LIB_NCCL_PROFILER) ?
+				      SHM_WATCH_NCCL : SHM_WATCH_CUDA;
 		/* A library spans several mappings: report it once. */
 		if (strcmp(file, d->last) == 0)
 			continue;

@@ -26,7 +26,10 @@
 #define PROBE_LIB_NCCL		(1u << 2)	/* libnccl.so* */
 #define PROBE_LIB_LIBC		(1u << 3)	/* libc.so.6, libpthread.so.0 (pthread_barrier_wait) */
 #define PROBE_LIB_LOADER	(1u << 4)	/* ld-linux*.so*: _dl_debug_state */
-#define PROBE_LIB_GPU		(PROBE_LIB_CUDA | PROBE_LIB_CUDART | PROBE_LIB_NCCL)
+/* libzernel-nccl-profiler.so: Zernel's NCCL profiler plugin (nccl-profiler/), loaded by NCCL */
+#define PROBE_LIB_NCCL_PROFILER	(1u << 5)
+#define PROBE_LIB_GPU		(PROBE_LIB_CUDA | PROBE_LIB_CUDART | PROBE_LIB_NCCL | \
+				 PROBE_LIB_NCCL_PROFILER)
 
 /* The kind of a file by its name (its last component), or 0. */
 unsigned int discovery_lib_kind(const char *path);

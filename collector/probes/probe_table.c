@@ -7,6 +7,7 @@
  */
 #include <stddef.h>
 
+#include "bpf/nccl_gpu_span.h"
 #include "collector/probes/probe_loader.h"
 
 #define DRV	PROBE_LIB_CUDA
@@ -14,6 +15,7 @@
 #define NCCL	PROBE_LIB_NCCL
 #define LIBC	PROBE_LIB_LIBC
 #define LOADER	PROBE_LIB_LOADER
+#define PROF	PROBE_LIB_NCCL_PROFILER
 
 #define AUTO(obj, prog)		{ obj, prog, PROBE_AUTO, 0, NULL }
 #define ITER(obj, prog)		{ obj, prog, PROBE_ITER, 0, NULL }
@@ -132,6 +134,8 @@ const struct probe_attach probe_attach_table[] = {
 	COLL(NCCL, "ncclCommDestroy",		"zn_destroy",		"zn_end_ret"),
 	COLL(NCCL, "ncclCommAbort",		"zn_abort",		"zn_end_ret"),
 	UPROBE(PROBE_OBJ_NCCL, NCCL, "_ZL9commAllocP8ncclCommS0_ii", "zn_comm_alloc"),
+	/* Each collective's GPU time, where NCCL loaded Zernel's profiler plugin. */
+	UPROBE(PROBE_OBJ_NCCL, PROF, ZERNEL_NCCL_GPU_SPAN_FN, "zn_gpu_span"),
 	CUDA(RT,  "cudaStreamSynchronize",	"zn_stream_sync"),
 	CUDA(RT,  "cudaStreamSynchronize_ptsz",	"zn_stream_sync"),
 	CUDA(DRV, "cuStreamSynchronize",	"zn_stream_sync"),

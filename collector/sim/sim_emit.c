@@ -107,6 +107,16 @@ void sim_emit_nccl(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_nccl
 	send(e, &y, sizeof(y));
 }
 
+void sim_emit_nccl_gpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t comm_hash,
+		       int32_t rank, int32_t nranks, enum shm_nccl_op_kind op, uint64_t gpu_ns)
+{
+	struct zev_nccl_gpu r = { .hdr = hdr(ZEV_NCCL_GPU, pid, now),
+				  .span = { .comm_hash = comm_hash, .gpu_ns = gpu_ns, .rank = rank,
+					    .nranks = nranks, .op = op } };
+
+	send(e, &r, sizeof(r));
+}
+
 void sim_emit_alloc(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
 		    uint64_t addr, uint64_t bytes)
 {

@@ -41,6 +41,9 @@ void sim_emit_migrate(struct sim_emit *e, uint64_t now, uint32_t pid);
 void sim_emit_nccl(struct sim_emit *e, uint64_t now, uint32_t pid, enum shm_nccl_op_kind op,
 		   uint64_t bytes, uint64_t call_ns, uint64_t wait_ns, uint64_t comm,
 		   uint64_t stream);
+/* A collective's gpu_ns on the GPU, as Zernel's NCCL profiler plugin hands it over. */
+void sim_emit_nccl_gpu(struct sim_emit *e, uint64_t now, uint32_t pid, uint64_t comm_hash,
+		       int32_t rank, int32_t nranks, enum shm_nccl_op_kind op, uint64_t gpu_ns);
 /* Device memory at addr (a pointer: ZMEM_SPACE_PTR). */
 void sim_emit_alloc(struct sim_emit *e, uint64_t now, uint32_t pid, uint32_t gpu,
 		    uint64_t addr, uint64_t bytes);

@@ -86,6 +86,7 @@ struct sim {
 	uint32_t n_trainers;
 	struct sim_worker *workers;
 	uint32_t n_workers;
+	uint64_t comm_hash;		/* the job's communicator, as NCCL names it */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -168,6 +169,13 @@ static void nccl_call(struct sim *s, uint32_t pid, enum shm_nccl_op_kind op, uin
 		i++;
 	sim_emit_nccl(&s->out, now, pid, op, bytes, call_ns, wait_ns, SIM_COMM_HANDLE(i),
 		      SIM_NCCL_STREAM(i));
+	/*
+	 * What NCCL's profiler plugin reports of a collective (point-to-point
+	 * calls are not its): the kernel's time on the GPU, most of the wait.
+	 */
+	if (op <= SHM_NCCL_REDUCE)
+		sim_emit_nccl_gpu(&s->out, now, pid, s->comm_hash, (int32_t)i,
+				  (int32_t)s->n_trainers, op, wait_ns / 10 * 9);
 	/* Waiting for the collective puts the thread to sleep. */
 	offcpu(s, pid, wait_ns, SHM_STATE_COLLECTIVE, now);
 }
@@ -430,6 +438,7 @@ static void sim_register(struct sim *s, uint64_t now)
 	/* Rank 0's ncclGetUniqueId, handed to every rank: made from the launcher's pid. */
 	for (size_t b = 0; b < sizeof(unique_id); b++)
 		unique_id[b] = (uint8_t)((launcher * 2654435761u) >> (b % 4 * 8)) ^ (uint8_t)b;
+	s->comm_hash = nccl_hash_unique_id(unique_id);
 
 	for (uint32_t i = 0; i < s->n_trainers; i++) {
 		struct sim_trainer *tr = &s->trainers[i];

@@ -547,6 +547,81 @@ START_TEST(test_non_blocking_split_child_is_known)
 END_TEST
 
 /* pid's communicators in the last snapshot, on stderr. */
+/*
+ * GPU-side collective time from Zernel's NCCL profiler plugin: two ranks
+ * of one communicator, NCCL told to load the plugin, each collective
+ * taking 20 ms on rank 0's GPU and 5 ms on rank 1's (the fake NCCL's
+ * kernel-channel events, which the plugin turns into one span each).
+ * Each rank's row has every collective's GPU time, exactly, and nothing
+ * is counted on an unknown communicator.
+ */
+#define GPU_SPANS	6
+
+START_TEST(test_gpu_time_per_rank_from_the_profiler_plugin)
+{
+	static const char *const ops[2][16] = {
+		{ "commrank:2:0", "stream:5000", "nccl:allreduce:1024:7:1", "nccl:allreduce:1024:7:1",
+		  "nccl:allreduce:1024:7:1", "nccl:allreduce:1024:7:1", "nccl:bcast:1024:7:1",
+		  "nccl:bcast:1024:7:1", "sync:0", "nccl:send:64:7:1", NULL },
+		{ "commrank:2:1", "stream:5000", "nccl:allreduce:1024:7:1", "nccl:allreduce:1024:7:1",
+		  "nccl:allreduce:1024:7:1", "nccl:allreduce:1024:7:1", "nccl:bcast:1024:7:1",
+		  "nccl:bcast:1024:7:1", "sync:0", "nccl:send:64:7:1", NULL },
+	};
+	static const uint64_t gpu_ns[2] = { 20000000, 5000000 };
+	char plugin[512], rt[512], drv[512], nc[512], ns[32];
+	const char *extra[] = {
+		"--lib", tp_fake(rt, sizeof(rt), "libcudart.so"),
+		"--lib", tp_fake(drv, sizeof(drv), "libcuda.so.1"),
+		"--lib", tp_fake(nc, sizeof(nc), "libnccl.so.2"),
+		"--lib", tu_build_path(plugin, sizeof(plugin), "libzernel-nccl-profiler.so"),
+		NULL,
+	};
+	const struct shm_nccl_comm *m = NULL;
+	struct tp_collector c;
+	struct tp_workload w[2];
+	int ok = 0;
+
+	if (tu_skip_unless_root("test_gpu_time_per_rank_from_the_profiler_plugin"))
+		return;
+	ck_assert_msg(tp_collector_start(&c, extra, 4) == 0, "collector did not start, see %s",
+		      c.log);
+	setenv("NCCL_PROFILER_PLUGIN", plugin, 1);
+	for (int r = 0; r < 2; r++) {
+		snprintf(ns, sizeof(ns), "%llu", (unsigned long long)gpu_ns[r]);
+		setenv("FAKE_NCCL_GPU_NS", ns, 1);
+		start_nccl_workload(&w[r], ops[r]);
+	}
+	unsetenv("FAKE_NCCL_GPU_NS");
+	unsetenv("NCCL_PROFILER_PLUGIN");
+	for (int i = 0; i < 300 && !ok; i++) {
+		tu_sleep_ms(100);
+		ok = tp_snapshot(&c) == 0;
+		for (int r = 0; r < 2 && ok; r++)
+			ok = (m = comm_of(&c, (uint32_t)w[r].pid, r)) != NULL &&
+			     m->gpu.count >= GPU_SPANS;
+	}
+	ck_assert_msg(ok, "the GPU spans did not all arrive (see %s)", c.log);
+	ck_assert_int_eq(tp_wait_publish(&c), 0);
+	for (int r = 0; r < 2; r++) {
+		m = comm_of(&c, (uint32_t)w[r].pid, r);
+		ck_assert_ptr_nonnull(m);
+		fprintf(stderr, "rank %d: %llu GPU spans, sum %llu ns, p50 %llu ns\n", r,
+			(unsigned long long)m->gpu.count, (unsigned long long)m->gpu.sum_ns,
+			(unsigned long long)m->gpu.window_p50_ns);
+		/* Collectives only: the send is point-to-point, which the plugin leaves out. */
+		ck_assert_uint_eq(m->gpu.count, GPU_SPANS);
+		ck_assert_uint_eq(m->gpu.sum_ns, GPU_SPANS * gpu_ns[r]);
+		ck_assert(m->gpu.window_p50_ns >= gpu_ns[r] * (1.0 - HIST_MAX_REL_ERROR) &&
+			  m->gpu.window_p50_ns <= gpu_ns[r] * (1.0 + HIST_MAX_REL_ERROR));
+		ck_assert_uint_eq(m->calls, GPU_SPANS + 1);
+	}
+	assert_nothing_lost(&c);
+	for (int r = 0; r < 2; r++)
+		tp_workload_finish(&w[r]);
+	tp_collector_stop(&c);
+}
+END_TEST
+
 static void print_comms(const struct tp_collector *c, uint32_t pid)
 {
 	uint32_t n;
@@ -637,6 +712,7 @@ Suite *probes_nccl_suite(void)
 	tcase_add_test(tc, test_communicators_that_end_and_reuse_a_handle);
 	tcase_add_test(tc, test_non_blocking_split_child_is_known);
 	tcase_add_test(tc, test_concurrent_non_blocking_splits_are_told_apart);
+	tcase_add_test(tc, test_gpu_time_per_rank_from_the_profiler_plugin);
 	suite_add_tcase(s, tc);
 	return s;
 }

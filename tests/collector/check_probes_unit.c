@@ -216,6 +216,9 @@ START_TEST(test_library_kind_by_name)
 	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/libcudnn.so.9"), 0);
 	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/libcuda_fake.so"), 0);
 	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/libnccl-net.so"), 0);
+	/* Zernel's own NCCL profiler plugin, which NCCL loads from where it is told. */
+	ck_assert_uint_eq(discovery_lib_kind("/usr/lib/zernel/libzernel-nccl-profiler.so"),
+			  PROBE_LIB_NCCL_PROFILER);
 	ck_assert_uint_eq(discovery_lib_kind("/libcuda.so/other.so"), 0);
 	ck_assert_uint_eq(discovery_lib_kind(""), 0);
 	/* The dynamic loader, whose _dl_debug_state reports each library load. */

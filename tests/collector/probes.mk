@@ -26,10 +26,14 @@ $(FAKE_LIBCUDART): tests/fakes/fake_libcudart.c tests/fakes/fake_cuda.h $(FAKE_L
 	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-soname,libcudart.so -Wl,-rpath,'$$ORIGIN' $< \
 		$(FAKE_LIBCUDA) -o $@
 
-$(FAKE_LIBNCCL): tests/fakes/fake_libnccl.c tests/fakes/fake_cuda.h
+# Its profiler plugin host is built against NCCL 2.28.9's own plugin headers.
+$(FAKE_LIBNCCL): tests/fakes/fake_libnccl.c tests/fakes/fake_nccl_profiler.c \
+		tests/fakes/fake_nccl_profiler.h tests/fakes/fake_cuda.h \
+		$(wildcard tests/fakes/nccl_profiler_2.28.9/*.h)
 	$(call msg,FAKE,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-soname,libnccl.so.2 $< -o $@
+	$(Q)$(CC) $(FAKE_CFLAGS) -Itests/fakes/nccl_profiler_2.28.9 -shared \
+		-Wl,-soname,libnccl.so.2 $(filter %.c,$^) -ldl -lpthread -o $@
 
 $(ZW_CUDA) $(ZW_SOAK): $(BUILD)/tests/workloads/%: tests/workloads/%.c tests/fakes/fake_cuda.h \
 		tests/workloads/thread_schedstat.h

@@ -96,6 +96,7 @@ START_TEST(package_carries_binaries_units_docs_examples)
 {
 	static const char *const files[] = {
 		"./usr/bin/zernel-collector", "./usr/bin/zernel-exporter", "./usr/bin/zernel",
+		"./usr/lib/zernel/libzernel-nccl-profiler.so",
 		"./lib/systemd/system/zernel-collector.service",
 		"./lib/systemd/system/zernel-exporter.service",
 		"./usr/share/doc/zernel/README.md", "./usr/share/doc/zernel/copyright",

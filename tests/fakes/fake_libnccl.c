@@ -15,7 +15,10 @@
  * commAlloc with the parent and then sets *newcomm: 40 ms later for the
  * process's first, third, ... such split, 20 ms for the others, so that
  * of two made back to back the second's child comes first, as NCCL's
- * jobs may.  Test code.
+ * jobs may.  A communicator made by ncclCommInitRank(Config) or
+ * ncclCommInitRankScalable has NCCL's commHash of its uniqueId, and, when
+ * NCCL_PROFILER_PLUGIN names a plugin, its collectives are told to it as
+ * NCCL 2.28 tells them (fake_nccl_profiler.c).  Test code.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,6 +26,7 @@
 #include <time.h>
 
 #include "tests/fakes/fake_cuda.h"
+#include "tests/fakes/fake_nccl_profiler.h"
 
 #define EXPORT __attribute__((visibility("default"), noinline))
 
@@ -35,6 +39,8 @@ struct fake_comm {
 	int rank;
 	int nranks;
 	int dev;
+	uint64_t hash;		/* NCCL's commHash; 0 where not computed */
+	void *profiler;		/* its profiler plugin context, or NULL */
 };
 typedef struct fake_comm *ncclComm_t;
 
@@ -47,12 +53,46 @@ __attribute__((constructor)) static void fake_nccl_init(void)
 	call_ns = s ? strtoull(s, NULL, 10) : 0;
 }
 
-static ncclResult_t fake_call(size_t count, ncclComm_t comm)
+/* A collective (func, as NCCL names it) or point-to-point call (func NULL). */
+static ncclResult_t fake_call(size_t count, ncclComm_t comm, const char *func)
 {
 	fake_busy_ns(call_ns);
 	if (count == FAKE_NCCL_BAD_COUNT || !comm)
 		return ncclInvalidArgument;
+	if (func)
+		fake_profiler_collective(comm->profiler, func, count);
 	return count == FAKE_NCCL_IN_PROGRESS_COUNT ? ncclInProgress : ncclSuccess;
+}
+
+/* NCCL's getHash (src/include/bitops.h): eatHash into {1, 1}, then digestHash. */
+static uint64_t nccl_get_hash(const void *bytes, size_t size)
+{
+	uint64_t acc[2] = { 1, 1 }, h;
+	const char *p = bytes;
+
+	acc[0] ^= size;
+	while (size) {
+		size_t n = size < sizeof(uint64_t) ? size : sizeof(uint64_t);
+		uint64_t x = 0;
+
+		acc[0] += acc[1];
+		acc[1] ^= acc[0];
+		acc[0] ^= acc[0] >> 31;
+		acc[0] *= 0x9de62bbc8cef3ce3ull;
+		acc[1] ^= acc[1] >> 32;
+		acc[1] *= 0x485cd6311b599e79ull;
+		memcpy(&x, p, n);
+		p += n;
+		size -= n;
+		acc[0] += x;
+	}
+	h = acc[0];
+	h ^= h >> 31;
+	h *= 0xbac3bd562846de6bull;
+	h += acc[1];
+	h ^= h >> 32;
+	h *= 0x995a187a14e7b445ull;
+	return h;
 }
 
 EXPORT ncclResult_t ncclGetUniqueId(struct fake_nccl_id *id)
@@ -82,7 +122,9 @@ static struct fake_comm *comm_new(void)
 	return c;
 }
 
-static ncclResult_t new_comm(ncclComm_t *comm, int nranks, int rank, int dev)
+/* id: the uniqueId it is made from (NULL: none to hash). */
+static ncclResult_t new_comm(ncclComm_t *comm, int nranks, int rank, int dev,
+			     const struct fake_nccl_id *id)
 {
 	struct fake_comm *c;
 
@@ -95,28 +137,30 @@ static ncclResult_t new_comm(ncclComm_t *comm, int nranks, int rank, int dev)
 	c->nranks = nranks;
 	c->dev = dev;
 	fake_comm_alloc(c, NULL, nranks, rank);
+	if (id) {
+		c->hash = nccl_get_hash(id->internal, sizeof(id->internal));
+		c->profiler = fake_profiler_comm(c->hash, nranks, rank);
+	}
 	*comm = c;
 	return ncclSuccess;
 }
 
 EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, struct fake_nccl_id id, int rank)
 {
-	(void)id;
-	return new_comm(comm, nranks, rank, -1);
+	return new_comm(comm, nranks, rank, -1, &id);
 }
 
 EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, struct fake_nccl_id id,
 					   int rank, void *config)
 {
-	(void)id;
 	(void)config;
-	return new_comm(comm, nranks, rank, -1);
+	return new_comm(comm, nranks, rank, -1, &id);
 }
 
 EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
 {
 	for (int i = 0; i < ndev; i++) {
-		ncclResult_t r = new_comm(&comms[i], ndev, i, devlist ? devlist[i] : i);
+		ncclResult_t r = new_comm(&comms[i], ndev, i, devlist ? devlist[i] : i, NULL);
 
 		if (r != ncclSuccess)
 			return r;
@@ -128,76 +172,76 @@ EXPORT ncclResult_t ncclAllReduce(const void *s, void *r, size_t count, int dt, 
 				  ncclComm_t comm, CUstream st)
 {
 	(void)s; (void)r; (void)dt; (void)op; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, "AllReduce");
 }
 
 EXPORT ncclResult_t ncclAllGather(const void *s, void *r, size_t count, int dt, ncclComm_t comm,
 				  CUstream st)
 {
 	(void)s; (void)r; (void)dt; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, "AllGather");
 }
 
 EXPORT ncclResult_t ncclReduceScatter(const void *s, void *r, size_t count, int dt, int op,
 				      ncclComm_t comm, CUstream st)
 {
 	(void)s; (void)r; (void)dt; (void)op; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, "ReduceScatter");
 }
 
 EXPORT ncclResult_t ncclBroadcast(const void *s, void *r, size_t count, int dt, int root,
 				  ncclComm_t comm, CUstream st)
 {
 	(void)s; (void)r; (void)dt; (void)root; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, "Broadcast");
 }
 
 EXPORT ncclResult_t ncclReduce(const void *s, void *r, size_t count, int dt, int op, int root,
 			       ncclComm_t comm, CUstream st)
 {
 	(void)s; (void)r; (void)dt; (void)op; (void)root; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, "Reduce");
 }
 
 EXPORT ncclResult_t ncclSend(const void *s, size_t count, int dt, int peer, ncclComm_t comm,
 			     CUstream st)
 {
 	(void)s; (void)dt; (void)peer; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, NULL);
 }
 
 EXPORT ncclResult_t ncclRecv(void *r, size_t count, int dt, int peer, ncclComm_t comm,
 			     CUstream st)
 {
 	(void)r; (void)dt; (void)peer; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, NULL);
 }
 
 EXPORT ncclResult_t ncclBcast(void *b, size_t count, int dt, int root, ncclComm_t comm, CUstream st)
 {
 	(void)b; (void)dt; (void)root; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, "Broadcast");
 }
 
 EXPORT ncclResult_t ncclAlltoAll(const void *s, void *r, size_t count, int dt, ncclComm_t comm,
 				 CUstream st)
 {
 	(void)s; (void)r; (void)dt; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, NULL);
 }
 
 EXPORT ncclResult_t ncclGather(const void *s, void *r, size_t count, int dt, int root,
 			       ncclComm_t comm, CUstream st)
 {
 	(void)s; (void)r; (void)dt; (void)root; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, NULL);
 }
 
 EXPORT ncclResult_t ncclScatter(const void *s, void *r, size_t count, int dt, int root,
 				ncclComm_t comm, CUstream st)
 {
 	(void)s; (void)r; (void)dt; (void)root; (void)st;
-	return fake_call(count, comm);
+	return fake_call(count, comm, NULL);
 }
 
 EXPORT ncclResult_t ncclGroupStart(void)
@@ -217,7 +261,7 @@ EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int r
 	(void)config;
 	if (nid < 1 || !ids)
 		return ncclInvalidArgument;
-	return new_comm(comm, nranks, rank, -1);
+	return new_comm(comm, nranks, rank, -1, &ids[0]);
 }
 
 static ncclResult_t child(ncclComm_t parent, int rank, ncclComm_t *newcomm)
@@ -310,6 +354,7 @@ EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
 	if (!comm)
 		return ncclInvalidArgument;
+	fake_profiler_comm_end(comm->profiler);
 	free(comm);
 	return ncclSuccess;
 }
@@ -318,6 +363,7 @@ EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm)
 {
 	if (!comm)
 		return ncclInvalidArgument;
+	fake_profiler_comm_end(comm->profiler);
 	free(comm);
 	return ncclSuccess;
 }
