@@ -27,7 +27,7 @@
  * pool keeps after its allocations are freed is followed from the calls
  * that name pools (cuDeviceGetDefaultMemPool, cuDeviceGetMemPool,
  * cuDeviceSetMemPool, cuMemPoolSetAttribute's release threshold,
- * cuMemPoolTrimTo); the synchronisations at which a pool gives memory
+ * cuMemPoolTrimTo, cuMemPoolDestroy); the synchronisations at which a pool gives memory
  * back are bpf/nccl.bpf.c's (collector/agg/mempool.h).
  *
  * Not counted: cuMemAllocManaged, cuMemHostAlloc and other host or
@@ -42,6 +42,7 @@
 
 #include "bpf/watch.h"
 #include "bpf/calls.h"
+#include "bpf/pool_users.h"
 
 /* Call classes: allocation calls nest in each other, context calls too. */
 #define CLS_POOL	0	/* the calls that name a memory pool */
@@ -67,6 +68,7 @@ enum mem_fn {
 	FN_POOL_SET,		/* a0 pool, a1 device: cuDeviceSetMemPool */
 	FN_POOL_THRESHOLD,	/* a0 pool, a1 bytes */
 	FN_POOL_TRIM,		/* a0 pool, a1 bytes kept */
+	FN_POOL_DESTROY,	/* a0 pool */
 };
 
 /* CUmemPool_attribute's release threshold, a cuuint64_t. */
@@ -229,6 +231,13 @@ int BPF_KRETPROBE(zm_mem_ret, int ret)
 		bytes = pitch * c.a1;
 	}
 	emit_alloc(id, &c, (__u32)dev, val, bytes);
+	if (c.fn == FN_ALLOC_ASYNC) {
+		__u32 tgid = id >> 32;
+		__u8 one = 1;
+
+		if (!bpf_map_lookup_elem(&zm_pool_users, &tgid))
+			bpf_map_update_elem(&zm_pool_users, &tgid, &one, BPF_ANY);
+	}
 	return 0;
 }
 
@@ -277,6 +286,14 @@ int BPF_KPROBE(zm_pool_trim, __u64 pool, __u64 keep)
 	return 0;
 }
 
+/* cuMemPoolDestroy(CUmemoryPool) */
+SEC("uprobe")
+int BPF_KPROBE(zm_pool_destroy, __u64 pool)
+{
+	mem_enter(CLS_POOL, FN_POOL_DESTROY, pool, 0, 0);
+	return 0;
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(zm_pool_ret, int ret)
 {
@@ -307,6 +324,11 @@ int BPF_KRETPROBE(zm_pool_ret, int ret)
 	case FN_POOL_SET:
 		e->op = ZMEM_POOL_SET;
 		e->dev = (__s32)c.a1;
+		e->bytes = 0;
+		break;
+	case FN_POOL_DESTROY:
+		e->op = ZMEM_POOL_DESTROY;
+		e->dev = zw_current_device(id);
 		e->bytes = 0;
 		break;
 	default:

@@ -21,6 +21,7 @@
 #include "bpf/watch.h"
 #include "bpf/calls.h"
 #include "bpf/nccl_args.h"
+#include "bpf/pool_users.h"
 
 #define CLS_END		0	/* communicators' ends: Finalize, Destroy, Abort */
 #define CLS_NCCL	1	/* collectives and ncclGroupEnd */
@@ -414,21 +415,22 @@ int BPF_KRETPROBE(zn_end_ret, int ret)
 #define FN_ORDER	0x100u	/* + enum zn_order_kind */
 
 /*
- * Processes that use NCCL report these, and every CUDA process its
- * blocking synchronisations, where a memory pool gives memory back
- * (collector/agg/mempool.h); never from inside an NCCL call (NCCL orders
- * and synchronises its own internal streams).
+ * Processes that use NCCL report these, and processes that allocate from
+ * memory pools their blocking synchronisations, where a pool gives memory
+ * back (bpf/pool_users.h); never from inside an NCCL call (NCCL orders and
+ * synchronises its own internal streams).
  */
 static __always_inline int cuda_enter(__u32 fn, __u64 a, __u64 b)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u32 *reasons = bpf_map_lookup_elem(&zw_watched, &tgid);
-	__u32 need = SHM_WATCH_NCCL;
 	struct zc_task *t;
 
-	if (fn == ZN_SYNC_STREAM || fn == ZN_SYNC_EVENT || fn == ZN_SYNC_DEVICE)
-		need |= SHM_WATCH_CUDA;
-	if (!reasons || !(*reasons & need))
+	if (!reasons)
+		return 0;
+	if (!(*reasons & SHM_WATCH_NCCL) &&
+	    !((fn == ZN_SYNC_STREAM || fn == ZN_SYNC_EVENT || fn == ZN_SYNC_DEVICE) &&
+	      bpf_map_lookup_elem(&zm_pool_users, &tgid)))
 		return 0;
 	t = zc_task(0);
 	if (t && (t->cls[CLS_NCCL].depth || t->cls[CLS_COMM].depth || t->cls[CLS_END].depth))

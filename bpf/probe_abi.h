@@ -118,6 +118,7 @@ enum zmem_pool_op {
 	ZMEM_POOL_SET,		/* cuDeviceSetMemPool: dev's current pool from now on */
 	ZMEM_POOL_THRESHOLD,	/* cuMemPoolSetAttribute: release threshold = bytes */
 	ZMEM_POOL_TRIM,		/* cuMemPoolTrimTo: keep at most bytes beyond what is in use */
+	ZMEM_POOL_DESTROY,	/* cuMemPoolDestroy: gone once its allocations are freed */
 	ZMEM_POOL_OP_COUNT
 };
 
@@ -282,8 +283,9 @@ enum zn_sync_kind {
 
 /*
  * A host-blocking CUDA call returned success in a process that uses NCCL,
- * or a stream, event or device synchronisation in any CUDA process (not
- * from inside an NCCL call, whose own synchronisations are NCCL's).
+ * or a stream, event or device synchronisation in one that allocates from
+ * memory pools (not from inside an NCCL call, whose own synchronisations
+ * are NCCL's).
  */
 struct zev_cuda_sync {
 	struct zev_hdr hdr;

@@ -139,7 +139,7 @@ struct {
  * behind): whichever is newer says whether collectives are outstanding.
  */
 #define ZS_COLL_PROCS		4096
-/* How far apart two probes of one call can see the time (they run in one trap). */
+/* How far apart two probes of one sync can see the time (they run in one trap). */
 #define ZS_COLL_SAME_CALL_NS	100000ull
 
 struct zs_coll_seen {
@@ -165,13 +165,18 @@ static __always_inline int coll_outstanding(__u32 tgid)
 {
 	struct zs_coll_seen *seen = bpf_map_lookup_elem(&zs_coll_seen, &tgid);
 	struct zs_coll_known *k;
-	__u64 newest;
 
 	if (!seen)
 		return 0;	/* no NCCL call yet */
-	newest = seen->queued_ns > seen->synced_ns ? seen->queued_ns : seen->synced_ns;
 	k = bpf_map_lookup_elem(&zs_coll_known, &tgid);
-	if (k && k->at_ns + ZS_COLL_SAME_CALL_NS >= newest)
+	/*
+	 * The tracking has read the last call once it read a record after the
+	 * call's entry (its own record is stamped at its return), and the last
+	 * sync that completed collectives once it read that sync's (stamped in
+	 * the same trap as this program's return, a little before or after).
+	 */
+	if (k && k->at_ns >= seen->queued_ns &&
+	    k->at_ns + ZS_COLL_SAME_CALL_NS >= seen->synced_ns)
 		return k->outstanding != 0;
 	return seen->queued_ns > seen->synced_ns;
 }

@@ -14,7 +14,10 @@
  *
  * Events live in a ring per communicator, never freed while the
  * communicator lives, so a handle NCCL holds stays valid memory; a
- * channel's handle is its collective's address with the low bit set.
+ * channel's handle is its collective's address with the low bit set.  A
+ * slot whose launch is still open is not reused (that collective goes
+ * untimed); one whose channels are still awaited a whole ring later is
+ * taken as lost and reused.
  * Callbacks come from the launching thread and NCCL's proxy thread:
  * what they share is updated atomically.
  */
@@ -27,8 +30,8 @@
 #include "shm/shm_consts.h"
 
 #define EXPORT		__attribute__((visibility("default")))
-/* Collectives in flight per communicator, at most; beyond, the oldest slot is reused. */
-#define ZP_RING		256u
+/* Collectives in flight per communicator, at most. */
+#define ZP_RING		1024u
 #define ZP_CHANNEL_BIT	1u
 
 struct zp_comm;
@@ -40,6 +43,7 @@ struct zp_coll {
 	uint64_t last_end;	/* max over its channels */
 	uint32_t left;		/* channels expected + its host event, still open */
 	uint32_t seen;		/* channels that started */
+	uint32_t launched;	/* its host event stopped */
 };
 
 struct zp_comm {
@@ -137,6 +141,9 @@ static void start_coll(struct zp_comm *c, void **handle, const struct zp_event_d
 {
 	struct zp_coll *e = &c->ring[__atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED) % ZP_RING];
 
+	if (__atomic_load_n(&e->left, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&e->launched, __ATOMIC_ACQUIRE))
+		return;		/* a ring of launches in flight: this one goes untimed */
 	memset(e, 0, sizeof(*e));
 	e->comm = c;
 	e->span = (struct zernel_nccl_gpu_span){
@@ -185,8 +192,11 @@ static struct zp_coll *coll_of(void *handle)
 
 static zp_result_t stop_event(void *handle)
 {
-	if (handle)
-		coll_part_done(coll_of(handle));
+	if (!handle)
+		return ZP_SUCCESS;
+	if (!((uintptr_t)handle & ZP_CHANNEL_BIT))
+		__atomic_store_n(&coll_of(handle)->launched, 1, __ATOMIC_RELEASE);
+	coll_part_done(coll_of(handle));
 	return ZP_SUCCESS;
 }
 

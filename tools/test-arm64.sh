@@ -40,7 +40,7 @@ for pair in libwebsockets.so:libwebsockets.so.17 libh2o-evloop.so:libh2o-evloop.
 done
 
 runners="common shm collector exporter"
-targets="$build/zernel-collector $build/zernel-exporter $build/zernel"
+targets="$build/zernel-collector $build/zernel-exporter $build/zernel $build/libzernel-nccl-profiler.so"
 for r in $runners; do
 	targets="$targets $build/tests/zernel-tests-$r"
 done

@@ -24,6 +24,7 @@ struct pool {
 	uint64_t used;		/* its live allocations */
 	uint64_t reserved;	/* what it holds from the driver */
 	uint64_t threshold;
+	int destroyed;		/* cuMemPoolDestroy: goes once used is 0 */
 };
 
 struct mempool {
@@ -95,8 +96,11 @@ static struct pool *current_of(struct mempool *mp, uint32_t pid, int32_t dev)
 static struct pool *add(struct mempool *mp, uint32_t pid, uint64_t key)
 {
 	struct pool *p;
+	size_t mine = 0;
 
-	if (mp->n == mp->max)
+	for (size_t i = 0; i < mp->n; i++)
+		mine += mp->pools[i].pid == pid;
+	if (mp->n == mp->max || mine >= MEMPOOL_PER_PROC)
 		return NULL;
 	p = &mp->pools[mp->n++];
 	*p = (struct pool){ .pid = pid, .gpu = NO_GPU, .key = key, .default_of = NO_DEV,
@@ -139,6 +143,11 @@ int mempool_alloc(struct mempool *mp, uint32_t pid, int32_t dev, uint32_t gpu, u
 		p = find(mp, pid, pool);
 	else if (!(p = current_of(mp, pid, dev)))
 		p = default_of(mp, pid, dev);
+	/* A handle the driver gave a new pool after the old one was destroyed. */
+	if (p && p->destroyed) {
+		drop(mp, p);
+		p = NULL;
+	}
 	if (!p)
 		p = add(mp, pid, pool ? pool : DEFAULT_KEY(dev));
 	if (!p) {
@@ -155,12 +164,19 @@ int mempool_alloc(struct mempool *mp, uint32_t pid, int32_t dev, uint32_t gpu, u
 	return 0;
 }
 
-void mempool_freed(struct mempool *mp, uint32_t pid, uint64_t key, uint64_t bytes)
+void mempool_freed(struct mempool *mp, uint32_t pid, uint64_t key, uint64_t bytes,
+		   mempool_release_fn release, void *ctx)
 {
 	struct pool *p = find(mp, pid, key);
 
-	if (p)
-		p->used = bytes > p->used ? 0 : p->used - bytes;
+	if (!p)
+		return;
+	p->used = bytes > p->used ? 0 : p->used - bytes;
+	if (!p->destroyed)
+		return;
+	shrink(p, 0, release, ctx);
+	if (p->used == 0)
+		drop(mp, p);
 }
 
 /*
@@ -220,6 +236,16 @@ int mempool_named(struct mempool *mp, uint32_t pid, enum zmem_pool_op op, int32_
 			p->threshold = bytes;
 		else
 			shrink(p, bytes, release, ctx);
+		return 0;
+	case ZMEM_POOL_DESTROY:
+		p = find(mp, pid, pool);
+		if (!p)
+			return 0;	/* nothing allocated from it that was seen */
+		shrink(p, 0, release, ctx);
+		p->destroyed = 1;
+		p->default_of = p->current_of = NO_DEV;
+		if (p->used == 0)
+			drop(mp, p);
 		return 0;
 	default:
 		return -EINVAL;

@@ -38,6 +38,7 @@ const struct coverage_entry coverage_table[] = {
 	{ "cuDeviceSetMemPool", "cuDeviceSetMemPool", 11020, 0 },
 	{ "cuMemPoolSetAttribute", "cuMemPoolSetAttribute", 11020, 0 },
 	{ "cuMemPoolTrimTo", "cuMemPoolTrimTo", 11020, 0 },
+	{ "cuMemPoolDestroy", "cuMemPoolDestroy", 11020, 0 },
 	{ "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", 7000, 0 },
 	{ "cuCtxCreate_v2", "cuCtxCreate", 3020, 0 },
 	{ "cuCtxCreate_v3", "cuCtxCreate", 11040, 0 },

@@ -116,7 +116,7 @@ static uint64_t mem_taken(struct decode *d, const struct zev_mem_alloc *e,
 static void mem_given_back(struct decode *d, uint32_t pid, const struct memtrack_alloc *a)
 {
 	if (a->pool) {
-		mempool_freed(d->pools, pid, a->pool, a->bytes);
+		mempool_freed(d->pools, pid, a->pool, a->bytes, pool_released, d);
 		agg_gpu_free(d->agg, pid, a->gpu, 0);
 	} else {
 		agg_gpu_free(d->agg, pid, a->gpu, a->bytes);
@@ -128,20 +128,17 @@ static int dec_mem_alloc(struct decode *d, const void *rec)
 	const struct zev_mem_alloc *e = rec;
 	struct memtrack_alloc a = { .bytes = e->bytes }, old;
 	uint64_t taken;
-	int r;
 
 	if (e->space > ZMEM_SPACE_VMM || e->pooled > 1)
 		return -EINVAL;
 	a.gpu = gpu_key(d, e->hdr.pid, e->gpu);
-	taken = mem_taken(d, e, &a);
-	r = memtrack_add(d->mem, e->hdr.pid, e->space, e->addr, &a, &old);
-	if (r == 1) {
-		/* Its free went unseen (an unprobed path): it is gone now. */
+	/* Its address was live: its free went unseen (an unprobed path), it is gone now. */
+	if (memtrack_take(d->mem, e->hdr.pid, e->space, e->addr, &old) == 0)
 		mem_given_back(d, e->hdr.pid, &old);
-	} else if (r < 0) {
-		/* Untracked: counted, but its free will not subtract. */
+	taken = mem_taken(d, e, &a);
+	/* Untracked: counted, but its free will not subtract (nor go back to its pool). */
+	if (memtrack_add(d->mem, e->hdr.pid, e->space, e->addr, &a, &old) < 0)
 		agg_count_dropped(d->agg, 1);
-	}
 	agg_gpu_alloc(d->agg, e->hdr.pid, a.gpu, taken);
 	return 0;
 }

@@ -128,6 +128,8 @@ static const struct {
 	{ "zw_drops", sizeof(uint64_t) },
 	{ "zw_curdev", sizeof(struct zw_thread_gpu) },
 	{ "zw_libc_seen", sizeof(uint8_t) },
+	/* bpf/pool_users.h: the memory probe and the synchronisations */
+	{ "zm_pool_users", sizeof(uint8_t) },
 	/* bpf/pystack_walk.h: the scheduler's switch program and the sync probes */
 	{ "zp_procs", sizeof(struct zp_proc) },
 	{ "zp_loaders", sizeof(struct zp_loader) },

@@ -65,6 +65,7 @@ const struct probe_attach probe_attach_table[] = {
 	MEM(DRV, "cuDeviceSetMemPool",		"zm_pool_set",	"zm_pool_ret"),
 	MEM(DRV, "cuMemPoolSetAttribute",	"zm_pool_attr",	"zm_pool_ret"),
 	MEM(DRV, "cuMemPoolTrimTo",		"zm_pool_trim",	"zm_pool_ret"),
+	MEM(DRV, "cuMemPoolDestroy",		"zm_pool_destroy", "zm_pool_ret"),
 	MEM(RT,  "cudaMalloc",			"zm_alloc",	"zm_mem_ret"),
 	MEM(RT,  "cudaFree",			"zm_free",	"zm_mem_ret"),
 	MEM(DRV, "cuDevicePrimaryCtxRetain",	"zm_ctx_retain", "zm_drv_ctx_ret"),

@@ -246,6 +246,13 @@ START_TEST(a_pool_keeps_what_is_freed_into_it_until_a_sync_or_trim)
 	ck_assert_uint_eq(m->used_bytes, 2000);	/* in use: more than the 1000 kept */
 	ck_assert_uint_eq(m->alloc_calls, 4);
 	ck_assert_uint_eq(m->free_calls, 3);
+	/* An address handed out again, its free unseen: back to the pool first, then reused. */
+	a.addr = 0x7000;
+	a.bytes = 500;
+	ck_assert_int_eq(FEED(a), 0);
+	ck_assert_int_eq(FEED(a), 0);
+	publish_and_read();
+	ck_assert_uint_eq(find_mem(12, 0)->used_bytes, 2500);
 }
 END_TEST
 

@@ -551,7 +551,9 @@ END_TEST
  * GPU-side collective time from Zernel's NCCL profiler plugin: two ranks
  * of one communicator, NCCL told to load the plugin, each collective
  * taking 20 ms on rank 0's GPU and 5 ms on rank 1's (the fake NCCL's
- * kernel-channel events, which the plugin turns into one span each).
+ * kernel-channel events, reported from a proxy thread of their own while
+ * the host goes on, which the plugin turns into one span each).  Rank 0's
+ * NCCL uses the plugin's interface v5 (NCCL 2.28), rank 1's v4 (2.27).
  * Each rank's row has every collective's GPU time, exactly, and nothing
  * is counted on an unknown communicator.
  */
@@ -589,9 +591,11 @@ START_TEST(test_gpu_time_per_rank_from_the_profiler_plugin)
 	for (int r = 0; r < 2; r++) {
 		snprintf(ns, sizeof(ns), "%llu", (unsigned long long)gpu_ns[r]);
 		setenv("FAKE_NCCL_GPU_NS", ns, 1);
+		setenv("FAKE_NCCL_PROFILER_VERSION", r ? "4" : "5", 1);
 		start_nccl_workload(&w[r], ops[r]);
 	}
 	unsetenv("FAKE_NCCL_GPU_NS");
+	unsetenv("FAKE_NCCL_PROFILER_VERSION");
 	unsetenv("NCCL_PROFILER_PLUGIN");
 	for (int i = 0; i < 300 && !ok; i++) {
 		tu_sleep_ms(100);

@@ -124,11 +124,11 @@ START_TEST(test_mempool_keeps_freed_memory_until_a_sync_or_trim)
 	ck_assert_int_eq(mempool_alloc(mp, 5, 0, 3, 0, 500, &grown, &key2), 0);
 	ck_assert_uint_eq(grown, 500);
 	ck_assert_uint_eq(key, key2);
-	mempool_freed(mp, 5, key, 1000);
+	mempool_freed(mp, 5, key, 1000, note_release, &r);
 	/* Reused from what the pool kept: nothing more from the driver. */
 	ck_assert_int_eq(mempool_alloc(mp, 5, 0, 3, 0, 700, &grown, &key), 0);
 	ck_assert_uint_eq(grown, 0);
-	mempool_freed(mp, 5, key, 700);
+	mempool_freed(mp, 5, key, 700, note_release, &r);
 	/* Another process's sync settles nothing of this one. */
 	mempool_sync(mp, 6, note_release, &r);
 	ck_assert_int_eq(r.calls, 0);
@@ -140,7 +140,7 @@ START_TEST(test_mempool_keeps_freed_memory_until_a_sync_or_trim)
 	ck_assert_uint_eq(r.bytes, 1000);
 	ck_assert_int_eq(mempool_alloc(mp, 5, 0, 3, 0, 100, &grown, &key), 0);
 	ck_assert_uint_eq(grown, 100);
-	mempool_freed(mp, 5, key, 600);
+	mempool_freed(mp, 5, key, 600, note_release, &r);
 
 	/* Named now, and given PyTorch's threshold: syncs keep everything. */
 	ck_assert_int_eq(mempool_named(mp, 5, ZMEM_POOL_DEFAULT, 0, 0xa000, 0, note_release, &r),
@@ -155,7 +155,7 @@ START_TEST(test_mempool_keeps_freed_memory_until_a_sync_or_trim)
 	ck_assert_int_eq(mempool_alloc(mp, 5, 0, 3, 0xa000, 4000, &grown, &key2), 0);
 	ck_assert_uint_eq(grown, 4000 - 600);
 	ck_assert_uint_eq(key2, 0xa000);
-	mempool_freed(mp, 5, key2, 3000);
+	mempool_freed(mp, 5, key2, 3000, note_release, &r);
 	/* A trim keeps what is asked, but never less than what is in use (1000). */
 	ck_assert_int_eq(mempool_named(mp, 5, ZMEM_POOL_TRIM, 0, 0xa000, 2500, note_release, &r),
 			 0);
@@ -191,8 +191,8 @@ START_TEST(test_mempool_follows_current_pools_and_merges_a_named_default)
 	ck_assert_uint_eq(key, 0xc2);
 	ck_assert_uint_eq(mempool_count(mp), 2);
 	/* Both pools give back at the sync: 150 and 70, none in use. */
-	mempool_freed(mp, 9, 0xd1, 150);
-	mempool_freed(mp, 9, 0xc2, 70);
+	mempool_freed(mp, 9, 0xd1, 150, note_release, &r);
+	mempool_freed(mp, 9, 0xc2, 70, note_release, &r);
 	mempool_sync(mp, 9, note_release, &r);
 	ck_assert_uint_eq(r.bytes, 220);
 	ck_assert_int_eq(r.calls, 2);
@@ -202,6 +202,38 @@ START_TEST(test_mempool_follows_current_pools_and_merges_a_named_default)
 	ck_assert_uint_eq(grown, 8);
 	ck_assert_uint_eq(key, 0);
 	ck_assert_ptr_null(mempool_new(0));
+	mempool_free(mp);
+}
+END_TEST
+
+/*
+ * A destroyed pool gives back at once all but what its live allocations
+ * use, the rest as they are freed, and is gone with the last; one process
+ * holds MEMPOOL_PER_PROC pools at most.
+ */
+START_TEST(test_mempool_destroyed_gives_back_as_its_allocations_go)
+{
+	struct mempool *mp = mempool_new(256);
+	struct released r = { 0 };
+	uint64_t grown, key;
+
+	ck_assert_int_eq(mempool_alloc(mp, 3, 0, 2, 0xe0, 100, &grown, &key), 0);
+	ck_assert_int_eq(mempool_alloc(mp, 3, 0, 2, 0xe0, 50, &grown, &key), 0);
+	mempool_freed(mp, 3, 0xe0, 50, note_release, &r);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_int_eq(mempool_named(mp, 3, ZMEM_POOL_DESTROY, 0, 0xe0, 0, note_release, &r), 0);
+	ck_assert_uint_eq(r.bytes, 50);
+	ck_assert_uint_eq(r.gpu, 2);
+	ck_assert_uint_eq(mempool_count(mp), 1);
+	mempool_freed(mp, 3, 0xe0, 100, note_release, &r);
+	ck_assert_uint_eq(r.bytes, 150);
+	ck_assert_uint_eq(mempool_count(mp), 0);
+	/* A pool never seen, destroyed: nothing to do. */
+	ck_assert_int_eq(mempool_named(mp, 3, ZMEM_POOL_DESTROY, 0, 0xe1, 0, note_release, &r), 0);
+	for (uint64_t h = 1; h <= MEMPOOL_PER_PROC; h++)
+		ck_assert_int_eq(mempool_alloc(mp, 4, 0, 0, h << 12, 8, &grown, &key), 0);
+	ck_assert_int_eq(mempool_alloc(mp, 4, 0, 0, 0xfff000, 8, &grown, &key), -ENOSPC);
+	ck_assert_int_eq(mempool_alloc(mp, 5, 0, 0, 0xfff000, 8, &grown, &key), 0);
 	mempool_free(mp);
 }
 END_TEST
@@ -338,6 +370,7 @@ Suite *probes_unit_suite(void)
 	tcase_add_test(tc, test_memtrack_is_bounded_and_evicts_by_pid);
 	tcase_add_test(tc, test_mempool_keeps_freed_memory_until_a_sync_or_trim);
 	tcase_add_test(tc, test_mempool_follows_current_pools_and_merges_a_named_default);
+	tcase_add_test(tc, test_mempool_destroyed_gives_back_as_its_allocations_go);
 	tcase_add_test(tc, test_library_kind_by_name);
 	tcase_add_test(tc, test_elf_symbols_resolve_to_file_offsets);
 	tcase_add_test(tc, test_elf_symbols_refuse_bad_files);

@@ -4,16 +4,17 @@
  * own plugin headers (tests/fakes/nccl_profiler_2.28.9/), doing what NCCL
  * 2.28 does (src/plugin/profiler.cc):
  *   - at the first communicator, dlopen $NCCL_PROFILER_PLUGIN and look up
- *     ncclProfiler_v5, else ncclProfiler_v4; without one, nothing;
+ *     ncclProfiler_v5, else ncclProfiler_v4 (only v4 with
+ *     $FAKE_NCCL_PROFILER_VERSION=4, as NCCL 2.27 does); without one, nothing;
  *   - init per communicator with its commHash, size and rank, taking the
  *     plugin's activation mask;
  *   - per collective: a ncclProfileColl event started and stopped around
- *     its launch (seqNumber counted per operation), then, as NCCL's proxy
- *     reports the kernel's channels after the launch returned, one
- *     ncclProfileKernelCh event per channel whose parent is the
+ *     its launch (seqNumber counted per operation), then, on another thread
+ *     as NCCL's proxy reports the kernel's channels while the host goes on,
+ *     one ncclProfileKernelCh event per channel whose parent is the
  *     collective's handle, started with the channel's GPU start time and
  *     ended by recordEventState(ncclProfilerKernelChStop) with its end;
- *   - finalize at the communicator's end.
+ *   - finalize at the communicator's end, once its proxy work is done.
  * The GPU: each collective takes $FAKE_NCCL_GPU_NS ns (default 0: no
  * kernel channel events), on $FAKE_NCCL_CHANNELS channels (default 2) whose
  * starts and ends are staggered by 1 us inside that span, on a clock of its
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "profiler.h"
@@ -40,6 +42,13 @@ struct fake_prof_comm {
 	int mask;
 	int rank;
 	uint64_t seq[FUNCS];
+	int in_flight;		/* proxy threads still reporting */
+};
+
+/* What the proxy thread reports of one collective's kernel. */
+struct fake_kernel {
+	struct fake_prof_comm *comm;
+	void *coll;
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -59,7 +68,9 @@ static void load(void)
 		channels = (unsigned int)strtoul(s, NULL, 10);
 	if (!path || !*path || !(lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
 		return;
-	v5 = dlsym(lib, "ncclProfiler_v5");
+	s = getenv("FAKE_NCCL_PROFILER_VERSION");
+	if (!s || strcmp(s, "4") != 0)
+		v5 = dlsym(lib, "ncclProfiler_v5");
 	if (!v5)
 		v4 = dlsym(lib, "ncclProfiler_v4");
 }
@@ -163,12 +174,37 @@ static void channel_end(void *handle, uint64_t at)
 		v4->recordEventState(handle, ncclProfilerKernelChStop, &a4);
 }
 
+/* NCCL's proxy: the kernel's channels, as they end on the GPU. */
+static void *proxy(void *arg)
+{
+	struct fake_kernel *k = arg;
+	ncclProfilerEventDescr_v5_t d;
+	uint64_t t0 = gpu_clock();
+	void *ch;
+
+	for (unsigned int i = 0; i < channels; i++) {
+		memset(&d, 0, sizeof(d));
+		d.type = ncclProfileKernelCh;
+		d.parentObj = k->coll;
+		d.rank = k->comm->rank;
+		d.kernelCh.channelId = (uint8_t)i;
+		d.kernelCh.pTimer = t0 + i * STAGGER_NS;
+		start(k->comm, &ch, &d);
+		channel_end(ch, t0 + gpu_ns - i * STAGGER_NS);
+		stop(ch);
+	}
+	__atomic_sub_fetch(&k->comm->in_flight, 1, __ATOMIC_RELEASE);
+	free(k);
+	return NULL;
+}
+
 void fake_profiler_collective(void *comm, const char *func, size_t count)
 {
 	struct fake_prof_comm *c = comm;
 	ncclProfilerEventDescr_v5_t d = { 0 };
-	void *coll = NULL, *ch;
-	uint64_t t0;
+	struct fake_kernel *k;
+	void *coll = NULL;
+	pthread_t t;
 
 	if (!c || !(c->mask & ncclProfileColl))
 		return;
@@ -185,20 +221,16 @@ void fake_profiler_collective(void *comm, const char *func, size_t count)
 	start(c, &coll, &d);
 	/* The launch returned: the host's event ends before the kernel runs. */
 	stop(coll);
-	if (!coll || !gpu_ns || !(c->mask & ncclProfileKernelCh))
+	if (!coll || !gpu_ns || !(c->mask & ncclProfileKernelCh) || !(k = malloc(sizeof(*k))))
 		return;
-	t0 = gpu_clock();
-	for (unsigned int i = 0; i < channels; i++) {
-		memset(&d, 0, sizeof(d));
-		d.type = ncclProfileKernelCh;
-		d.parentObj = coll;
-		d.rank = c->rank;
-		d.kernelCh.channelId = (uint8_t)i;
-		d.kernelCh.pTimer = t0 + i * STAGGER_NS;
-		start(c, &ch, &d);
-		channel_end(ch, t0 + gpu_ns - i * STAGGER_NS);
-		stop(ch);
+	*k = (struct fake_kernel){ c, coll };
+	__atomic_add_fetch(&c->in_flight, 1, __ATOMIC_ACQUIRE);
+	if (pthread_create(&t, NULL, proxy, k) != 0) {
+		__atomic_sub_fetch(&c->in_flight, 1, __ATOMIC_RELEASE);
+		free(k);
+		return;
 	}
+	pthread_detach(t);
 }
 
 void fake_profiler_comm_end(void *comm)
@@ -207,6 +239,8 @@ void fake_profiler_comm_end(void *comm)
 
 	if (!c)
 		return;
+	while (__atomic_load_n(&c->in_flight, __ATOMIC_ACQUIRE))
+		usleep(1000);
 	if (v5)
 		v5->finalize(c->context);
 	else
