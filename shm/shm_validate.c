@@ -607,7 +607,8 @@ static int check_rows(const void *buf, const struct shm_header_fields *h,
 		    !window_fits(&c->wait) || !window_fits(&c->gap) || !window_fits(&c->gpu) ||
 		    c->calls > SHM_NCCL_MAX_CALLS || c->bytes > SHM_NCCL_MAX_BYTES ||
 		    c->pending > c->calls || c->stalled_ns > SHM_NCCL_MAX_STALL_NS ||
-		    c->wait.count > c->calls || c->gap.count > c->calls)
+		    c->wait.count > c->calls || c->gap.count > c->calls ||
+		    c->gpu.count > SHM_NCCL_MAX_CALLS)
 			return fail(reason, len, "nccl_comms[%u] (pid %u): inconsistent counts", i,
 				    c->pid);
 		if (check_latency(&c->wait, bad, sizeof(bad)) < 0 ||

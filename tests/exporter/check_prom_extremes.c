@@ -159,6 +159,7 @@ static void fill_extremes(struct shm_writer *w)
 		c[i].stalled_ns = SHM_NCCL_MAX_STALL_NS;
 		bounded_latency(&c[i].wait, SHM_NCCL_MAX_CALLS);
 		bounded_latency(&c[i].gap, SHM_NCCL_MAX_CALLS);
+		bounded_latency(&c[i].gpu, SHM_NCCL_MAX_CALLS);
 	}
 	for (uint32_t op = 0; op < SHM_NCCL_OP_COUNT; op++) {
 		ops[op].op = op;
