@@ -269,29 +269,62 @@ START_TEST(states_are_seen_while_they_last)
 }
 END_TEST
 
-START_TEST(states_gpu_and_collective_from_synchronisations)
+/*
+ * Runs zw_cuda over the fake runtime and NCCL (each NCCL call 0.1 ms) with
+ * ops after "dev:0 wait", each of whose 2 * ST_SYNCS synchronisations
+ * blocks ST_SYNC_NS, and returns its process row once the collector has
+ * published after it; *p99: the workload's own p99 of its syncs, over
+ * ST_SYNC_NS (what bounds each state from above).
+ */
+static const struct shm_proc *st_run_syncs(struct tp_collector *c, struct tp_workload *w,
+					   char *const *ops, double *p99_ratio)
 {
-	char zw[512], rt[512], nc[512], lib_rt[600], lib_nccl[600], sync[32];
-	char *argv[8 + 3 * ST_SYNCS];
-	struct tp_collector c;
-	struct tp_workload w;
-	const struct shm_proc *p = NULL;
-	const uint64_t want = ST_SYNCS * ST_SYNC_NS;
+	static char zw[512], rt[512], nc[512], lib_rt[600], lib_nccl[600];
+	char *argv[8 + 4 * ST_SYNCS];
 	uint64_t count, p50, p99;
+	const struct shm_proc *p;
 	size_t n = 0;
 
-	if (tu_skip_unless_root("states_gpu_and_collective_from_synchronisations"))
-		return;
-	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
+	ck_assert_msg(tp_collector_start_fakes(c) == 0, "collector did not start, see %s", c->log);
 	snprintf(lib_rt, sizeof(lib_rt), "lib:%s", tp_fake(rt, sizeof(rt), "libcudart.so"));
 	snprintf(lib_nccl, sizeof(lib_nccl), "lib:%s", tp_fake(nc, sizeof(nc), "libnccl.so.2"));
-	snprintf(sync, sizeof(sync), "sync:%llu", ST_SYNC_NS);
 	setenv("FAKE_NCCL_NS", "100000", 1);
 	argv[n++] = (char *)tp_zw_cuda(zw, sizeof(zw));
 	argv[n++] = lib_rt;
 	argv[n++] = lib_nccl;
 	argv[n++] = "dev:0";
 	argv[n++] = "wait";
+	for (; *ops && n < sizeof(argv) / sizeof(argv[0]) - 1; ops++)
+		argv[n++] = *ops;
+	argv[n] = NULL;
+	ck_assert_int_eq(tp_workload_start(w, argv), 0);
+	unsetenv("FAKE_NCCL_NS");
+	st_go_once_watched(c, w);
+	ck_assert_int_eq(tp_workload_series(w, "sync", &count, &p50, &p99, 30000), 0);
+	ck_assert_int_eq(tp_workload_expect(w, "DONE", 30000), 0);
+	ck_assert_uint_eq(count, 2 * ST_SYNCS);
+	ck_assert_int_eq(tp_wait_publish(c), 0);
+	ck_assert_int_eq(tp_wait_publish(c), 0);
+	p = tp_proc(c, (uint32_t)w->pid);
+	ck_assert_ptr_nonnull(p);
+	st_print(p);
+	*p99_ratio = (double)p99 / ST_SYNC_NS;
+	return p;
+}
+
+START_TEST(states_gpu_and_collective_from_synchronisations)
+{
+	char sync[32], *ops[3 * ST_SYNCS + 1];
+	struct tp_collector c;
+	struct tp_workload w;
+	const struct shm_proc *p;
+	const uint64_t want = ST_SYNCS * ST_SYNC_NS;
+	double p99;
+	size_t n = 0;
+
+	if (tu_skip_unless_root("states_gpu_and_collective_from_synchronisations"))
+		return;
+	snprintf(sync, sizeof(sync), "sync:%llu", ST_SYNC_NS);
 	/* One of each collective whose blocking counts as the collective state. */
 	for (int i = 0; i < ST_SYNCS; i++) {
 		static const char *const calls[] = {
@@ -299,29 +332,19 @@ START_TEST(states_gpu_and_collective_from_synchronisations)
 			"nccl:gather:1000:7:1", "nccl:scatter:1000:7:1",
 		};
 
-		argv[n++] = (char *)calls[i % (int)(sizeof(calls) / sizeof(calls[0]))];
-		argv[n++] = sync;
+		ops[n++] = (char *)calls[i % (int)(sizeof(calls) / sizeof(calls[0]))];
+		ops[n++] = sync;
 	}
 	for (int i = 0; i < ST_SYNCS; i++)
-		argv[n++] = sync;
-	argv[n] = NULL;
-	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
-	st_go_once_watched(&c, &w);
-	ck_assert_int_eq(tp_workload_series(&w, "sync", &count, &p50, &p99, 30000), 0);
-	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
-	ck_assert_uint_eq(count, 2 * ST_SYNCS);
-	ck_assert_int_eq(tp_wait_publish(&c), 0);
-	ck_assert_int_eq(tp_wait_publish(&c), 0);
-	p = tp_proc(&c, (uint32_t)w.pid);
-	ck_assert_ptr_nonnull(p);
-	st_print(p);
+		ops[n++] = sync;
+	ops[n] = NULL;
+	p = st_run_syncs(&c, &w, ops, &p99);
 	/* Each sync blocks its delay; the workload's own p99 bounds it from above. */
-	st_assert_in("gpu", p->thread_state_ns[SHM_STATE_GPU], (long long)want, 0.95,
-		     (double)p99 / ST_SYNC_NS, 2 * TW_MS);
+	st_assert_in("gpu", p->thread_state_ns[SHM_STATE_GPU], (long long)want, 0.95, p99,
+		     2 * TW_MS);
 	st_assert_in("collective", p->thread_state_ns[SHM_STATE_COLLECTIVE], (long long)want,
-		     0.95, (double)p99 / ST_SYNC_NS, 2 * TW_MS);
+		     0.95, p99, 2 * TW_MS);
 	ck_assert_uint_le(p->thread_state_ns[SHM_STATE_SLEEP], 2 * TW_MS);
-	unsetenv("FAKE_NCCL_NS");
 	tp_workload_finish(&w);
 	tp_collector_stop(&c);
 }
@@ -336,50 +359,30 @@ END_TEST
  */
 START_TEST(states_collective_from_a_wait_on_another_threads_collectives)
 {
-	char zw[512], rt[512], nc[512], lib_rt[600], lib_nccl[600], evsync[32];
-	char *argv[8 + 3 * ST_SYNCS];
+	char evsync[32], *ops[3 * ST_SYNCS + 1];
 	struct tp_collector c;
 	struct tp_workload w;
-	const struct shm_proc *p = NULL;
+	const struct shm_proc *p;
 	const uint64_t want = ST_SYNCS * ST_SYNC_NS;
-	uint64_t count, p50, p99;
+	double p99;
 	size_t n = 0;
 
 	if (tu_skip_unless_root("states_collective_from_a_wait_on_another_threads_collectives"))
 		return;
-	ck_assert_msg(tp_collector_start_fakes(&c) == 0, "collector did not start, see %s", c.log);
-	snprintf(lib_rt, sizeof(lib_rt), "lib:%s", tp_fake(rt, sizeof(rt), "libcudart.so"));
-	snprintf(lib_nccl, sizeof(lib_nccl), "lib:%s", tp_fake(nc, sizeof(nc), "libnccl.so.2"));
 	snprintf(evsync, sizeof(evsync), "evsync:%llu", ST_SYNC_NS);
-	setenv("FAKE_NCCL_NS", "100000", 1);
-	argv[n++] = (char *)tp_zw_cuda(zw, sizeof(zw));
-	argv[n++] = lib_rt;
-	argv[n++] = lib_nccl;
-	argv[n++] = "dev:0";
-	argv[n++] = "wait";
 	for (int i = 0; i < ST_SYNCS; i++) {
-		argv[n++] = "onthread:stream:7+nccl:allreduce:1000:7:1+record:" ST_SYNC_NS_TEXT;
-		argv[n++] = evsync;
+		ops[n++] = "onthread:stream:7+nccl:allreduce:1000:7:1+record:" ST_SYNC_NS_TEXT;
+		ops[n++] = evsync;
 	}
 	for (int i = 0; i < ST_SYNCS; i++)
-		argv[n++] = evsync;
-	argv[n] = NULL;
-	ck_assert_int_eq(tp_workload_start(&w, argv), 0);
-	st_go_once_watched(&c, &w);
-	ck_assert_int_eq(tp_workload_series(&w, "sync", &count, &p50, &p99, 30000), 0);
-	ck_assert_int_eq(tp_workload_expect(&w, "DONE", 30000), 0);
-	ck_assert_uint_eq(count, 2 * ST_SYNCS);
-	ck_assert_int_eq(tp_wait_publish(&c), 0);
-	ck_assert_int_eq(tp_wait_publish(&c), 0);
-	p = tp_proc(&c, (uint32_t)w.pid);
-	ck_assert_ptr_nonnull(p);
-	st_print(p);
+		ops[n++] = evsync;
+	ops[n] = NULL;
+	p = st_run_syncs(&c, &w, ops, &p99);
 	/* The helper's own NCCL calls add their 0.1 ms each to the collective state. */
 	st_assert_in("collective", p->thread_state_ns[SHM_STATE_COLLECTIVE], (long long)want,
-		     0.95, (double)p99 / ST_SYNC_NS, 2 * TW_MS);
-	st_assert_in("gpu", p->thread_state_ns[SHM_STATE_GPU], (long long)want, 0.95,
-		     (double)p99 / ST_SYNC_NS, 2 * TW_MS);
-	unsetenv("FAKE_NCCL_NS");
+		     0.95, p99, 2 * TW_MS);
+	st_assert_in("gpu", p->thread_state_ns[SHM_STATE_GPU], (long long)want, 0.95, p99,
+		     2 * TW_MS);
 	tp_workload_finish(&w);
 	tp_collector_stop(&c);
 }
