@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/pystack_walk.h"
+#include "bpf/coll_seen.h"
 
 /* A synchronisation begins (the outermost of nested ones counts). */
 SEC("uprobe")
@@ -34,7 +35,7 @@ int BPF_KPROBE(zp_sync)
 		t->call_ns = bpf_ktime_get_ns();
 		t->call_off_ns = 0;
 		t->call_out_ns = 0;
-		t->call_coll = t->coll_pending;
+		t->call_coll = t->coll_pending || zs_coll_outstanding(tgid);
 	}
 	return 0;
 }
@@ -42,8 +43,8 @@ int BPF_KPROBE(zp_sync)
 /*
  * It returns: the part of it spent on the CPU, when it reaches the
  * threshold, is a stall at the calling line: a GPU stall, or a collective
- * one where it completes collectives the thread queued since its last
- * synchronisation.  Its time off the CPU was already taken at the
+ * one where it completes collectives: the thread's own, queued since its
+ * last synchronisation, or another thread's (bpf/coll_seen.h).  Its time off the CPU was already taken at the
  * switches, with the state it blocked in.
  */
 SEC("uretprobe")

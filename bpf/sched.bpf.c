@@ -32,6 +32,7 @@
 #include "bpf/sched_state.h"
 #include "bpf/slot_hist.h"
 #include "bpf/pystack_walk.h"
+#include "bpf/coll_seen.h"
 
 #define TASK_RUNNING		0
 #define IORING_ENTER_GETEVENTS	1u
@@ -128,58 +129,6 @@ struct {
 	__uint(max_entries, LH_MAX_SLOTS);
 	__type(value, __u32);
 } zs_free SEC(".maps");
-
-/*
- * Collectives another thread of the process queued (DDP: autograd's thread
- * calls NCCL, the main thread waits through events).  What this program
- * saw last (zs_coll_seen: when the process last entered an NCCL call, and
- * when a sync that completed collectives last returned) and what the
- * collector's stream tracking knows (zs_coll_known, collector/nccl/nccl_track.h,
- * written after each drain of the ring, which can be a publish interval
- * behind): whichever is newer says whether collectives are outstanding.
- */
-#define ZS_COLL_PROCS		4096
-/* How far apart two probes of one sync can see the time (they run in one trap). */
-#define ZS_COLL_SAME_CALL_NS	100000ull
-
-struct zs_coll_seen {
-	__u64 queued_ns;	/* entry of its last NCCL call */
-	__u64 synced_ns;	/* return of its last sync that completed collectives */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ZS_COLL_PROCS);
-	__type(key, __u32);		/* tgid */
-	__type(value, struct zs_coll_seen);
-} zs_coll_seen SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ZS_COLL_PROCS);
-	__type(key, __u32);		/* tgid */
-	__type(value, struct zs_coll_known);
-} zs_coll_known SEC(".maps");
-
-static __always_inline int coll_outstanding(__u32 tgid)
-{
-	struct zs_coll_seen *seen = bpf_map_lookup_elem(&zs_coll_seen, &tgid);
-	struct zs_coll_known *k;
-
-	if (!seen)
-		return 0;	/* no NCCL call yet */
-	k = bpf_map_lookup_elem(&zs_coll_known, &tgid);
-	/*
-	 * The tracking has read the last call once it read a record after the
-	 * call's entry (its own record is stamped at its return), and the last
-	 * sync that completed collectives once it read that sync's (stamped in
-	 * the same trap as this program's return, a little before or after).
-	 */
-	if (k && k->at_ns >= seen->queued_ns &&
-	    k->at_ns + ZS_COLL_SAME_CALL_NS >= seen->synced_ns)
-		return k->outstanding != 0;
-	return seen->queued_ns > seen->synced_ns;
-}
 
 static __always_inline void count(__u32 slot)
 {
@@ -1196,7 +1145,7 @@ int BPF_KPROBE(zs_cuda_sync)
 	/* The outermost sync completes the collectives queued before it, by any thread. */
 	if (t->gpu_depth == 0)
 		t->sync_coll = t->coll_pending ||
-			       coll_outstanding(bpf_get_current_pid_tgid() >> 32);
+			       zs_coll_outstanding(bpf_get_current_pid_tgid() >> 32);
 	t->gpu_depth++;
 	incall_open(t, now);
 	return 0;

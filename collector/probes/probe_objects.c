@@ -136,6 +136,9 @@ static const struct {
 	{ "zp_threads", 0 },
 	{ "zp_pending", 0 },
 	{ "zp_walk_cost", sizeof(uint64_t) },
+	/* bpf/coll_seen.h: the scheduler probe and the sync probes */
+	{ "zs_coll_seen", 0 },
+	{ "zs_coll_known", sizeof(struct zs_coll_known) },
 };
 
 enum { SHARED_WATCHED, SHARED_WATCHED_BITS, SHARED_EVENTS, SHARED_DROPS };

@@ -1084,14 +1084,16 @@ static const struct {
 } spinning_syncs[] = {
 	{ "spin", SHM_STALL_GPU },
 	{ "spin-collective", SHM_STALL_COLLECTIVE },
+	{ "spin-collective-thread", SHM_STALL_COLLECTIVE },
 };
 
 /*
  * A synchronisation that spins on the CPU, as CUDA's does while CPUs are
  * free, never leaves it: its time is a stall at the calling line all the
  * same, once per call, GPU or, where the call completes an NCCL
- * collective the thread queued before it, collective (the state the
- * scheduler probe gives the same call when it blocks).  The collector
+ * collective the thread or another thread of its process queued before
+ * it, collective (the state the scheduler probe gives the same call when
+ * it blocks).  The collector
  * takes a call's time from its entry to its return less its time off the
  * CPU (a preemption inside it is a run-queue stall of its own), so the
  * truth is the same quantity as the script saw it: the calls' time by

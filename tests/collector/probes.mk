@@ -12,6 +12,8 @@ ZW_CUDA       := $(BUILD)/tests/workloads/zw_cuda
 ZW_SOAK       := $(BUILD)/tests/workloads/zw_soak
 
 TEST_ARTIFACTS += $(FAKE_LIBCUDA) $(FAKE_LIBCUDART) $(FAKE_LIBNCCL) $(ZW_CUDA) $(ZW_SOAK)
+# The GPU-time test runs the fake NCCL with Zernel's own profiler plugin.
+TEST_ARTIFACTS += $(NCCL_PROFILER)
 
 $(FAKE_LIBCUDA): tests/fakes/fake_libcuda.c tests/fakes/fake_cuda.h
 	$(call msg,FAKE,$@)

@@ -9,13 +9,15 @@
 # Run with Debian's /usr/bin/python3.
 #
 # usage: stall_sites.py ROUNDS DELAY_MS
-#                       [torch | torch-only | spin | spin-collective | block | collective |
-#                        exec | unicode]
+#                       [torch | torch-only | spin | spin-collective |
+#                        spin-collective-thread | block | collective | exec | unicode]
 # (torch-only: the DataLoader alone, ROUNDS items; spin: ROUNDS calls of
 # cudaDeviceSynchronize in the library named by ZERNEL_FAKE_CUDART, which
 # spins on the CPU, FAKE_SYNC_SPIN_NS each; spin-collective: the same,
 # each after an ncclAllReduce of the library named by ZERNEL_FAKE_NCCL, so
-# that each spinning synchronisation completes a collective; block:
+# that each spinning synchronisation completes a collective;
+# spin-collective-thread: the same, the all-reduce queued by another
+# thread (DDP's autograd thread, while the main thread waits); block:
 # ROUNDS calls of its cudaStreamSynchronize, whose fake driver sleeps
 # DELAY in each;
 # collective: the same, each after an ncclAllReduce of the library named
@@ -41,9 +43,9 @@ ROUNDS = int(sys.argv[1])
 DELAY = int(sys.argv[2]) / 1000.0
 MODE = sys.argv[3] if len(sys.argv) > 3 else ""
 TORCH = MODE in ("torch", "torch-only")
-SPIN = MODE in ("spin", "spin-collective")
+SPIN = MODE in ("spin", "spin-collective", "spin-collective-thread")
 BLOCK = MODE == "block"
-COLLECTIVE = MODE in ("collective", "spin-collective")
+COLLECTIVE = MODE in ("collective", "spin-collective", "spin-collective-thread")
 UNICODE = MODE == "unicode"
 PLAIN = MODE in ("", "torch", "again")
 
@@ -88,6 +90,10 @@ def run_delay_ns(fd):
 def spinner(total, on_cpu, queued):
     if MODE == "spin-collective":
         all_reduce(None)
+    elif MODE == "spin-collective-thread":
+        queuer = threading.Thread(target=all_reduce, args=(None,))
+        queuer.start()
+        queuer.join()
     # Read right at the call's edges, so that a preemption falls in both or neither.
     fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
     c0 = time.thread_time_ns()
