@@ -64,11 +64,12 @@ enum mem_fn {
 	FN_CTX_GET,		/* a0 CUcontext *: the current context */
 	FN_CTX_GET_DEVICE,	/* a0 CUdevice *, a2 context (0: the current one) */
 	FN_ALLOC_ASYNC,		/* as FN_ALLOC, a2 the pool (0: the device's current one) */
-	FN_POOL_GET,		/* a0 CUmemoryPool *, a1 device, a2 enum zmem_pool_op */
-	FN_POOL_SET,		/* a0 pool, a1 device: cuDeviceSetMemPool */
-	FN_POOL_THRESHOLD,	/* a0 pool, a1 bytes */
-	FN_POOL_TRIM,		/* a0 pool, a1 bytes kept */
-	FN_POOL_DESTROY,	/* a0 pool */
+	/*
+	 * A call that names a pool: fn is FN_POOL + its enum zmem_pool_op, a0
+	 * the pool (DEFAULT, CURRENT: where the call writes it), a1 the bytes,
+	 * a2 the device (-1: the thread's current one).
+	 */
+	FN_POOL = 0x100,
 };
 
 /* CUmemPool_attribute's release threshold, a cuuint64_t. */
@@ -241,11 +242,16 @@ int BPF_KRETPROBE(zm_mem_ret, int ret)
 	return 0;
 }
 
+static __always_inline void pool_enter(enum zmem_pool_op op, __u64 pool, __u64 bytes, __s64 dev)
+{
+	mem_enter(CLS_POOL, FN_POOL + op, pool, bytes, (__u64)dev);
+}
+
 /* cuDeviceGetDefaultMemPool(CUmemoryPool *, CUdevice) */
 SEC("uprobe")
 int BPF_KPROBE(zm_pool_default, void *ppool, int dev)
 {
-	mem_enter(CLS_POOL, FN_POOL_GET, (__u64)ppool, (__u64)(__s64)dev, ZMEM_POOL_DEFAULT);
+	pool_enter(ZMEM_POOL_DEFAULT, (__u64)ppool, 0, dev);
 	return 0;
 }
 
@@ -253,7 +259,7 @@ int BPF_KPROBE(zm_pool_default, void *ppool, int dev)
 SEC("uprobe")
 int BPF_KPROBE(zm_pool_current, void *ppool, int dev)
 {
-	mem_enter(CLS_POOL, FN_POOL_GET, (__u64)ppool, (__u64)(__s64)dev, ZMEM_POOL_CURRENT);
+	pool_enter(ZMEM_POOL_CURRENT, (__u64)ppool, 0, dev);
 	return 0;
 }
 
@@ -261,7 +267,7 @@ int BPF_KPROBE(zm_pool_current, void *ppool, int dev)
 SEC("uprobe")
 int BPF_KPROBE(zm_pool_set, int dev, __u64 pool)
 {
-	mem_enter(CLS_POOL, FN_POOL_SET, pool, (__u64)(__s64)dev, 0);
+	pool_enter(ZMEM_POOL_SET, pool, 0, dev);
 	return 0;
 }
 
@@ -274,7 +280,7 @@ int BPF_KPROBE(zm_pool_attr, __u64 pool, int attr, void *value)
 	if (attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD || !value ||
 	    bpf_probe_read_user(&bytes, sizeof(bytes), value) != 0)
 		return 0;
-	mem_enter(CLS_POOL, FN_POOL_THRESHOLD, pool, bytes, 0);
+	pool_enter(ZMEM_POOL_THRESHOLD, pool, bytes, -1);
 	return 0;
 }
 
@@ -282,7 +288,7 @@ int BPF_KPROBE(zm_pool_attr, __u64 pool, int attr, void *value)
 SEC("uprobe")
 int BPF_KPROBE(zm_pool_trim, __u64 pool, __u64 keep)
 {
-	mem_enter(CLS_POOL, FN_POOL_TRIM, pool, keep, 0);
+	pool_enter(ZMEM_POOL_TRIM, pool, keep, -1);
 	return 0;
 }
 
@@ -290,7 +296,7 @@ int BPF_KPROBE(zm_pool_trim, __u64 pool, __u64 keep)
 SEC("uprobe")
 int BPF_KPROBE(zm_pool_destroy, __u64 pool)
 {
-	mem_enter(CLS_POOL, FN_POOL_DESTROY, pool, 0, 0);
+	pool_enter(ZMEM_POOL_DESTROY, pool, 0, -1);
 	return 0;
 }
 
@@ -300,44 +306,26 @@ int BPF_KRETPROBE(zm_pool_ret, int ret)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct zev_mem_pool *e;
 	struct zc_call c;
-	__u64 pool = 0;
+	__u64 pool;
+	__u32 op;
 
-	if (!zc_exit(CLS_POOL, &c) || ret != 0)
+	if (!zc_exit(CLS_POOL, &c) || ret != 0 || c.fn < FN_POOL)
 		return 0;
-	if (c.fn == FN_POOL_GET) {
-		if (!c.a0 || bpf_probe_read_user(&pool, sizeof(pool), (void *)c.a0) != 0)
-			return 0;
-	} else {
-		pool = c.a0;
-	}
+	op = c.fn - FN_POOL;
+	pool = c.a0;
+	/* The getters return the pool through their first argument. */
+	if ((op == ZMEM_POOL_DEFAULT || op == ZMEM_POOL_CURRENT) &&
+	    (!c.a0 || bpf_probe_read_user(&pool, sizeof(pool), (void *)c.a0) != 0))
+		return 0;
 	if (!pool)
 		return 0;
 	e = zw_reserve(sizeof(*e), ZEV_MEM_POOL, id);
 	if (!e)
 		return 0;
-	switch (c.fn) {
-	case FN_POOL_GET:
-		e->op = (__u32)c.a2;
-		e->dev = (__s32)c.a1;
-		e->bytes = 0;
-		break;
-	case FN_POOL_SET:
-		e->op = ZMEM_POOL_SET;
-		e->dev = (__s32)c.a1;
-		e->bytes = 0;
-		break;
-	case FN_POOL_DESTROY:
-		e->op = ZMEM_POOL_DESTROY;
-		e->dev = zw_current_device(id);
-		e->bytes = 0;
-		break;
-	default:
-		e->op = c.fn == FN_POOL_TRIM ? ZMEM_POOL_TRIM : ZMEM_POOL_THRESHOLD;
-		e->dev = zw_current_device(id);
-		e->bytes = c.a1;
-		break;
-	}
+	e->op = op;
+	e->dev = (__s64)c.a2 >= 0 ? (__s32)c.a2 : zw_current_device(id);
 	e->pool = pool;
+	e->bytes = c.a1;
 	zw_submit(e);
 	return 0;
 }

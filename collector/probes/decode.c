@@ -269,12 +269,13 @@ static int dec_nccl_alloc(struct decode *d, const void *rec)
 
 static int dec_nccl_gpu(struct decode *d, const void *rec)
 {
-	const struct zernel_nccl_gpu_span *s = &((const struct zev_nccl_gpu *)rec)->span;
+	const struct zev_nccl_gpu *e = rec;
+	const struct zernel_nccl_gpu_span *s = &e->span;
 
 	if (s->op > SHM_NCCL_OP_COUNT || s->rank < 0 || s->gpu_ns > DECODE_MAX_GPU_NS)
 		return -EINVAL;
-	if (agg_nccl_comm_gpu(d->agg, ((const struct zev_hdr *)rec)->pid, s->comm_hash, s->rank,
-			      s->gpu_ns, ((const struct zev_hdr *)rec)->ts_ns) == -ENOENT)
+	if (agg_nccl_comm_gpu(d->agg, e->hdr.pid, s->comm_hash, s->rank, s->gpu_ns,
+			      e->hdr.ts_ns) == -ENOENT)
 		agg_nccl_count(d->agg, AGG_NCCL_UNKNOWN_COMM, 1);
 	return 0;
 }
