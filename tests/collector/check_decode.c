@@ -256,6 +256,34 @@ START_TEST(a_pool_keeps_what_is_freed_into_it_until_a_sync_or_trim)
 }
 END_TEST
 
+/*
+ * A GPU span (Zernel's NCCL profiler plugin) of a communicator the process
+ * holds no row of is counted on an unknown communicator; one of an unknown
+ * operation, a negative rank or a day of GPU time is refused.
+ */
+START_TEST(gpu_spans_of_unknown_communicators_are_counted_bad_ones_refused)
+{
+	struct zev_nccl_gpu ok = { .hdr = hdr(ZEV_NCCL_GPU, 14),
+				   .span = { .comm_hash = 0xabc, .gpu_ns = 5000, .rank = 1,
+					     .nranks = 2, .op = SHM_NCCL_ALL_REDUCE } };
+	struct zev_nccl_gpu bad = ok;
+	const struct shm_header_fields *h;
+
+	watch(14, 1, SHM_WATCH_NCCL, "t");
+	ck_assert_int_eq(FEED(ok), 0);
+	bad.span.op = SHM_NCCL_OP_COUNT + 1;
+	ck_assert_int_eq(FEED(bad), -EINVAL);
+	bad = ok;
+	bad.span.rank = -1;
+	ck_assert_int_eq(FEED(bad), -EINVAL);
+	bad = ok;
+	bad.span.gpu_ns = 25ull * 3600 * 1000000000ull;
+	ck_assert_int_eq(FEED(bad), -EINVAL);
+	h = publish_and_read();
+	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 1);
+}
+END_TEST
+
 START_TEST(failures_latencies_nccl_and_scheduler_reach_their_rows)
 {
 	struct zev_mem_fail fail = { .hdr = hdr(ZEV_MEM_FAIL, 20), .gpu = 2, .ret = 2, .bytes = 1 };
@@ -489,6 +517,7 @@ Suite *decode_suite(void)
 	tcase_add_test(tc, a_watch_record_registers_the_process);
 	tcase_add_test(tc, frees_subtract_what_was_allocated_at_that_address);
 	tcase_add_test(tc, a_pool_keeps_what_is_freed_into_it_until_a_sync_or_trim);
+	tcase_add_test(tc, gpu_spans_of_unknown_communicators_are_counted_bad_ones_refused);
 	tcase_add_test(tc, failures_latencies_nccl_and_scheduler_reach_their_rows);
 	tcase_add_test(tc, an_exit_asks_the_source_first_then_evicts);
 	tcase_add_test(tc, time_on_the_cpu_inside_cuda_and_nccl_calls_is_their_state);
