@@ -47,10 +47,18 @@ static uint64_t varint(struct cursor *c)
 	return v;
 }
 
+/*
+ * A line delta: no real one moves a line past INT32_MAX, and a larger
+ * one (a process's own bytes) would overflow the sum it is added to.
+ */
 static int64_t signed_varint(struct cursor *c)
 {
 	uint64_t u = varint(c);
 
+	if ((u >> 1) > INT32_MAX) {
+		c->bad = 1;
+		return 0;
+	}
 	return (u & 1) ? -(int64_t)(u >> 1) : (int64_t)(u >> 1);
 }
 

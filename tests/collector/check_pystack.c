@@ -175,6 +175,18 @@ START_TEST(pystack_malformed_line_tables_give_no_line)
 	ck_assert_int_eq(pyline_311(tab, 1, 1, 0), -1);
 	tab[0] = 0xf0 | 0x80;	/* long form with its varints cut off */
 	ck_assert_int_eq(pyline_311(tab, 1, 1, 0), -1);
+	{
+		/* A line delta of 2^63 - 1 (eleven varint bytes): no sum, no line. */
+		uint8_t huge[15] = { 0xf0, 0x7e, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f,
+				     0x7f, 0x7f, 0x7f, 0x0f, 0, 0, 0 };
+
+		ck_assert_int_eq(pyline_311(huge, sizeof(huge), 14, 0), -1);
+		huge[1] = 0x04;	/* the same entry, 2 lines on: it reads */
+		huge[2] = 0;
+		huge[3] = 0;
+		huge[4] = 0;
+		ck_assert_int_eq(pyline_311(huge, 5, 14, 0), 16);
+	}
 
 	ck_assert_int_eq(pyline_310(tab, 0, 1, 0), -1);
 	tab[0] = 8;		/* a pair cut in half */
