@@ -50,10 +50,12 @@ static void check_count(const struct tw_work *w, const struct shm_latency *l, un
 	long long slept = tw_value(w, "next_slept"), left = tw_value(w, "next_left");
 
 	ck_assert_int_gt(slept, 10);
+	/* The sums tell two waits merged (the same time) from one missed (less). */
 	ck_assert_msg((l->count + early) * 10 >= (uint64_t)slept * 9 &&
 		      l->count * 10 <= (uint64_t)left * 11,
-		      "%llu waits for %lld to %lld batches waited for", (unsigned long long)l->count,
-		      slept, left);
+		      "%llu waits for %lld to %lld batches waited for (%.1f ms of their %.1f ms "
+		      "in next())", (unsigned long long)l->count, slept, left, l->sum_ns / 1e6,
+		      tw_value(w, "next_total_ns") / 1e6);
 }
 
 /*
@@ -114,10 +116,13 @@ static int told_by_frames(const struct tp_collector *c, pid_t pid)
 }
 
 /*
- * The Python site where the trainer stalled longest: its state and file.
- * Explain's verdict follows the states of the sites.
+ * The Python site where the trainer stalled longest blocked: its state
+ * and file.  Explain's verdict follows the states of the sites.  Waits
+ * for a CPU are left out: on a busy machine they fall at whatever line
+ * the trainer stood, its training step's most.
  */
-static const struct shm_stall_site *longest_site(const struct tp_collector *c, pid_t pid)
+static const struct shm_stall_site *longest_blocked_site(const struct tp_collector *c,
+							 pid_t pid)
 {
 	const struct shm_header_fields *h = c->snap.hdr;
 	const struct shm_stall_site *r = (const void *)((const char *)c->snap.buf +
@@ -125,9 +130,10 @@ static const struct shm_stall_site *longest_site(const struct tp_collector *c, p
 	const struct shm_stall_site *best = NULL;
 
 	for (uint32_t i = 0; i < h->table[SHM_TABLE_STALL_SITES].count; i++)
-		if (r[i].pid == (uint32_t)pid && (!best || r[i].total_ns > best->total_ns))
+		if (r[i].pid == (uint32_t)pid && r[i].state != SHM_STALL_RUNQ &&
+		    (!best || r[i].total_ns > best->total_ns))
 			best = &r[i];
-	ck_assert_msg(best != NULL, "no stall site of pid %d", (int)pid);
+	ck_assert_msg(best != NULL, "no blocked stall site of pid %d", (int)pid);
 	return best;
 }
 
@@ -167,8 +173,8 @@ START_TEST(dataload_frames_pin_memory_waits_are_the_dataloaders)
 						 tw_value(&w, "next_first_ns")) * 8 / 10);
 	ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_INPUT], l->sum_ns * 9 / 10);
 	/* Its site: the next() line of the script, an input stall (not threading.py's lock). */
-	ck_assert_uint_eq(longest_site(&c, w.pid)->state, SHM_STALL_INPUT);
-	ck_assert_ptr_nonnull(strstr(longest_site(&c, w.pid)->file, "dataloader_wait.py"));
+	ck_assert_uint_eq(longest_blocked_site(&c, w.pid)->state, SHM_STALL_INPUT);
+	ck_assert_ptr_nonnull(strstr(longest_blocked_site(&c, w.pid)->file, "dataloader_wait.py"));
 	tw_finish(&w);
 	tp_collector_stop(&c);
 }
@@ -280,6 +286,9 @@ static void run_beside_busy_work(const char *const *args, const char *what, int 
 	busy_stop(busy);
 	if (w.pid == 0)
 		return;
+	/* A wait lost on its way is no figure to judge the rule by. */
+	ck_assert_msg(c.snap.hdr->stats.events_dropped == 0, "%llu events dropped",
+		      (unsigned long long)c.snap.hdr->stats.events_dropped);
 	snprintf(name, sizeof(name), "%s, run %d", what, n + 1);
 	report(name, &w, trainer_waits(&c, &w));
 	since = waits_since(trainer_waits(&c, &w), &before);

@@ -20,9 +20,10 @@
 # waits on a futex.  OPT store: after each step the trainer reads a key
 # from a c10d TCPStore that a timer thread sets STORE_MS later, as a rank
 # waits on its rendezvous store: a blocking recv outside the DataLoader.
-# OPT warm: WARM_BATCHES batches before the epoch's, then "warm" and a
-# wait for SIGUSR1 (its workers alive), so that what a watcher learns from
-# the first batches (where next() is) comes before the batches timed.
+# OPT warm: WARM_BATCHES batches before the epoch's, a pause, then "warm"
+# and a wait for SIGUSR1 (its workers alive), so that what a watcher learns
+# from the first batches (where next() is), and their waits, come before
+# the batches timed.
 #
 # Protocol (tests/tu_waits.h): prints "ready pid=N", waits for SIGUSR1,
 # iterates one epoch, prints key=value results and "done", then waits for
@@ -45,6 +46,8 @@ TFD_TIMER_ABSTIME = 1
 DECODE_MS = 2
 STORE_MS = 10
 WARM_BATCHES = 2
+WARM_PAUSE_MS = 20
+SWITCH_INTERVAL_S = 1.0
 
 
 class Timespec(ctypes.Structure):
@@ -169,8 +172,10 @@ class SlowStore:
         import threading
         key = f"step{self.n}"
         self.n += 1
-        threading.Timer(STORE_MS / 1000, self.server.set, args=(key, "1")).start()
+        # Timed from before the timer starts: on a busy machine this
+        # thread may get its CPU back well after the timer's thread did.
         t0 = time.monotonic_ns()
+        threading.Timer(STORE_MS / 1000, self.server.set, args=(key, "1")).start()
         self.client.get(key)
         self.waited += time.monotonic_ns() - t0
 
@@ -191,6 +196,12 @@ def main():
     _libc.prctl(1, signal.SIGKILL)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     torch.set_num_threads(1)
+    # This process's other threads (the index queues' feeders, a helper)
+    # take the interpreter's lock where this one lets it go, in a blocking
+    # call or a torch op, not by asking it to drop the lock wherever it
+    # stands: such a handoff, just before or after next(), would be a
+    # sleep in this process's own count around next() but outside it.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     pace = delay_ms * 1000000 // max(workers, 1) if "paced" in opts else 0
     decode = DECODE_MS * 1000000 if "decode" in opts else 0
     warm = WARM_BATCHES if "warm" in opts else 0
@@ -218,6 +229,11 @@ def main():
     for _ in range(warm):
         next(it)
     if warm:
+        # A block outside next() longer than a watcher's gap between two
+        # blocks of one wait: by the time this process blocks for SIGUSR1
+        # the watcher has ended the last warm batch's wait, whether or not
+        # it knows next() by then.
+        time.sleep(WARM_PAUSE_MS / 1000)
         print("warm", flush=True)
         wait_usr1()
     waited = 0
@@ -250,6 +266,11 @@ def main():
             left.append(took)
             left_off.append(off)
         seen += b.shape[0]
+        # Its storage goes now, not as the next batch replaces it inside
+        # the timing of next(): freeing a worker's shared memory lets go
+        # of the interpreter's lock, and taking it back may wait for the
+        # index queues' feeder threads, a wait outside next() itself.
+        del b
         if step_ns:
             x = train_step(step_ns, x, w)
         if store:
