@@ -48,8 +48,9 @@ static uint64_t varint(struct cursor *c)
 }
 
 /*
- * A line delta: no real one moves a line past INT32_MAX, and a larger
- * one (a process's own bytes) would overflow the sum it is added to.
+ * A line delta: no real one moves a line past INT32_MAX, so a larger one
+ * (a process's own bytes) is a malformed table; one near 2^63 would
+ * overflow the sum it is added to.
  */
 static int64_t signed_varint(struct cursor *c)
 {

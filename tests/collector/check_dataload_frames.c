@@ -119,7 +119,7 @@ static int told_by_frames(const struct tp_collector *c, pid_t pid)
  * The Python site where the trainer stalled longest blocked: its state
  * and file.  Explain's verdict follows the states of the sites.  Waits
  * for a CPU are left out: on a busy machine they fall at whatever line
- * the trainer stood, its training step's most.
+ * the trainer stood, mostly at its training step's.
  */
 static const struct shm_stall_site *longest_blocked_site(const struct tp_collector *c,
 							 pid_t pid)
@@ -145,6 +145,7 @@ static const struct shm_stall_site *longest_blocked_site(const struct tp_collect
 START_TEST(dataload_frames_pin_memory_waits_are_the_dataloaders)
 {
 	static const char *const args[] = { "2", "40", "1", "50", "5", "paced,pin", NULL };
+	const struct shm_stall_site *site;
 	const struct shm_latency *l;
 	const struct shm_proc *p;
 	struct tp_collector c;
@@ -172,9 +173,19 @@ START_TEST(dataload_frames_pin_memory_waits_are_the_dataloaders)
 	ck_assert_uint_ge(l->sum_ns, (uint64_t)(tw_value(&w, "next_total_ns") -
 						 tw_value(&w, "next_first_ns")) * 8 / 10);
 	ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_INPUT], l->sum_ns * 9 / 10);
-	/* Its site: the next() line of the script, an input stall (not threading.py's lock). */
-	ck_assert_uint_eq(longest_blocked_site(&c, w.pid)->state, SHM_STALL_INPUT);
-	ck_assert_ptr_nonnull(strstr(longest_blocked_site(&c, w.pid)->file, "dataloader_wait.py"));
+	/*
+	 * Its site: the next() line of the script, an input stall (not
+	 * threading.py's lock), holding a good part of the waits: the sites
+	 * hold the stalls sampled (--stall-rate a second for the process,
+	 * its pin-memory thread's included), half to three fifths of the
+	 * waits beside two busy loops; the first batch's alone, under a tenth.
+	 */
+	site = longest_blocked_site(&c, w.pid);
+	fprintf(stderr, "pin_memory: longest blocked site %s:%u, %.1f ms\n", site->file,
+		site->line, site->total_ns / 1e6);
+	ck_assert_uint_eq(site->state, SHM_STALL_INPUT);
+	ck_assert_ptr_nonnull(strstr(site->file, "dataloader_wait.py"));
+	ck_assert_uint_ge(site->total_ns, l->sum_ns / 4);
 	tw_finish(&w);
 	tp_collector_stop(&c);
 }
@@ -199,6 +210,8 @@ START_TEST(dataload_frames_store_reads_are_not_the_dataloaders)
 		return;
 	ck_assert_int_eq(tw_value(&w, "store_reads"), 40);
 	ck_assert_int_ge(tw_value(&w, "store_total_ns"), 40 * 10 * TW_MS);
+	/* Nearly every read blocked in its recv, outside next(): what the test is about. */
+	ck_assert_int_ge(tw_value(&w, "store_slept"), 36);
 	l = trainer_waits(&c, &w);
 	report("store", &w, l);
 	ck_assert(told_by_frames(&c, w.pid));
@@ -286,11 +299,11 @@ static void run_beside_busy_work(const char *const *args, const char *what, int 
 	busy_stop(busy);
 	if (w.pid == 0)
 		return;
+	snprintf(name, sizeof(name), "%s, run %d", what, n + 1);
+	report(name, &w, trainer_waits(&c, &w));
 	/* A wait lost on its way is no figure to judge the rule by. */
 	ck_assert_msg(c.snap.hdr->stats.events_dropped == 0, "%llu events dropped",
 		      (unsigned long long)c.snap.hdr->stats.events_dropped);
-	snprintf(name, sizeof(name), "%s, run %d", what, n + 1);
-	report(name, &w, trainer_waits(&c, &w));
 	since = waits_since(trainer_waits(&c, &w), &before);
 	if (warm)
 		fprintf(stderr, "%s: %llu waits in the warm-up, %llu after\n", name,

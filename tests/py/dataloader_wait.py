@@ -25,6 +25,12 @@
 # from the first batches (where next() is), and their waits, come before
 # the batches timed.
 #
+# Its threads run with a switch interval of SWITCH_INTERVAL_S, not the
+# default 5 ms (its workers inherit it): the interpreter's lock still
+# changes hands inside next() wherever next() blocks, but not at whatever
+# line stands near it, which this process's own timing of next() would
+# count and a watcher rightly would not.
+#
 # Protocol (tests/tu_waits.h): prints "ready pid=N", waits for SIGUSR1,
 # iterates one epoch, prints key=value results and "done", then waits for
 # a second SIGUSR1 with its workers still alive (persistent_workers).
@@ -46,7 +52,11 @@ TFD_TIMER_ABSTIME = 1
 DECODE_MS = 2
 STORE_MS = 10
 WARM_BATCHES = 2
+# Twenty times the collector's default gap: the warm batches' last wait
+# is over before the timed ones start, by any watcher's rule.
 WARM_PAUSE_MS = 20
+# The interpreter's lock changes hands where this thread lets it go (see
+# main()).
 SWITCH_INTERVAL_S = 1.0
 
 
@@ -167,6 +177,7 @@ class SlowStore:
         self.client = dist.TCPStore("127.0.0.1", self.server.port, 1, False)
         self.n = 0
         self.waited = 0
+        self.slept = 0
 
     def read(self):
         import threading
@@ -176,8 +187,11 @@ class SlowStore:
         # thread may get its CPU back well after the timer's thread did.
         t0 = time.monotonic_ns()
         threading.Timer(STORE_MS / 1000, self.server.set, args=(key, "1")).start()
+        nv0 = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
         self.client.get(key)
         self.waited += time.monotonic_ns() - t0
+        # The read blocked, unless this thread came back to it late.
+        self.slept += resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw != nv0
 
 
 def main():
@@ -295,6 +309,7 @@ def main():
     print(f"pin_thread={int(getattr(it, '_pin_memory_thread', None) is not None)}")
     print(f"store_reads={store.n if store else 0}")
     print(f"store_total_ns={store.waited if store else 0}")
+    print(f"store_slept={store.slept if store else 0}")
     print(f"own_read_waits={storage.waits}")
     print(f"own_read_long={storage.long_waits}")
     reads = {}
