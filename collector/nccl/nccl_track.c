@@ -154,21 +154,22 @@ static struct nt_proc *proc_of(struct nccltrack *t, uint32_t pid, int create)
 	return slot < 0 ? NULL : &t->procs[slot];
 }
 
-/* pid's record of now_ns was read: the probe may take what is known of it as of then. */
-static void proc_read(struct nccltrack *t, uint32_t pid, uint64_t now_ns)
+/* p's record of now_ns was read: the probe may take what is known of it as of then. */
+static void proc_seen(struct nt_proc *p, uint64_t now_ns)
 {
-	struct nt_proc *p = proc_of(t, pid, 0);
-
 	if (p && now_ns > p->known.at_ns) {
 		p->known.at_ns = now_ns;
 		p->dirty = 1;
 	}
 }
 
-static void proc_outstanding(struct nccltrack *t, uint32_t pid, int delta)
+static void proc_read(struct nccltrack *t, uint32_t pid, uint64_t now_ns)
 {
-	struct nt_proc *p = proc_of(t, pid, 0);
+	proc_seen(proc_of(t, pid, 0), now_ns);
+}
 
+static void proc_add(struct nt_proc *p, int delta)
+{
 	if (!p || (delta < 0 && p->known.outstanding == 0))
 		return;
 	p->known.outstanding += (uint64_t)(int64_t)delta;
@@ -200,7 +201,7 @@ static void finish(struct nccltrack *t, uint32_t pid, const struct nt_pending *p
 	uint64_t start = p->launched ? p->start_ns : p->call_ns;
 
 	t->pending--;
-	proc_outstanding(t, pid, -1);
+	proc_add(proc_of(t, pid, 0), -1);
 	if (how == NT_WAITED) {
 		agg_nccl_wait(t->agg, (enum shm_nccl_op_kind)p->op,
 			      done_ns > start ? done_ns - start : 0, done_ns);
@@ -425,12 +426,13 @@ void nccltrack_call(struct nccltrack *t, const struct zev_nccl_call *e)
 	uint32_t pid = e->hdr.pid, *depth;
 	struct nt_stream *s;
 	struct nt_pending *p;
+	struct nt_proc *proc;
 	int known;
 
 	if (e->op >= SHM_NCCL_OP_COUNT)
 		return;
-	proc_of(t, pid, 1);
-	proc_read(t, pid, now);
+	proc = proc_of(t, pid, 1);
+	proc_seen(proc, now);
 	s = stream_get(t, pid, e->stream, e->dev, now);
 	if (!s)
 		return;
@@ -462,7 +464,7 @@ void nccltrack_call(struct nccltrack *t, const struct zev_nccl_call *e)
 	if (!p->launched)
 		s->unlaunched++;
 	t->pending++;
-	proc_outstanding(t, pid, 1);
+	proc_add(proc, 1);
 }
 
 static struct nt_event *event_get(struct nccltrack *t, uint32_t pid, uint64_t handle)
