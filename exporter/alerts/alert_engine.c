@@ -487,65 +487,65 @@ static void alert_labels(struct sbuf *b, const struct rule_state *rs, const stru
 		prom_label_put(b, rs->rule.labels[i].name, rs->rule.labels[i].value);
 }
 
-static void prom_states(struct alert_engine *e, struct sbuf *b, enum alert_state st)
+static void prom_states(struct alert_engine *e, struct prom_out *o, enum alert_state st)
 {
 	const struct cat_metric *m = cat_metric(st == ALERT_FIRING ? CAT_ID_ALERT_FIRING :
 						CAT_ID_ALERT_PENDING);
 	struct sbuf labels;
 
 	sbuf_init(&labels, ALERT_LABELS_LIMIT, 0);
-	prom_family_of(b, m, 0);
+	prom_family_of(o, m, 0);
 	for (size_t i = 0; i < e->n_rules; i++) {
 		for (size_t j = 0; j < e->rs[i].n; j++) {
 			if (e->rs[i].inst[j].state != st)
 				continue;
 			alert_labels(&labels, &e->rs[i], &e->rs[i].inst[j]);
 			if (sbuf_error(&labels)) {
-				b->error = b->error ? b->error : sbuf_error(&labels);
+				prom_out_fail(o, sbuf_error(&labels));
 				break;
 			}
-			prom_series_u64(b, m->prom, "", labels.data, 1);
+			prom_series_u64(o, m->prom, labels.data, 1);
 		}
 	}
 	sbuf_free(&labels);
 }
 
 /* A catalog family and its first series. */
-static void family1(struct sbuf *b, enum cat_id id, const char *labels, uint64_t v)
+static void family1(struct prom_out *o, enum cat_id id, const char *labels, uint64_t v)
 {
 	const struct cat_metric *m = cat_metric(id);
 
-	prom_family_of(b, m, 0);
-	prom_series_u64(b, m->prom, "", labels, v);
+	prom_family_of(o, m, 0);
+	prom_series_u64(o, m->prom, labels, v);
 }
 
-int alert_engine_render_prom(struct alert_engine *e, struct sbuf *b)
+int alert_engine_render_prom(struct alert_engine *e, struct prom_out *o)
 {
 	const struct cat_metric *tr = cat_metric(CAT_ID_ALERT_TRANSITIONS);
 	const char *name = cat_metric(CAT_ID_ALERT_RELOADS)->prom;
 	char labels[2 * ALERT_NAME_MAX + 32];
 
 	pthread_mutex_lock(&e->mu);
-	prom_states(e, b, ALERT_FIRING);
-	prom_states(e, b, ALERT_PENDING);
-	prom_family_of(b, tr, 0);
+	prom_states(e, o, ALERT_FIRING);
+	prom_states(e, o, ALERT_PENDING);
+	prom_family_of(o, tr, 0);
 	for (size_t i = 0; i < e->n_tr; i++) {
 		labels[0] = '\0';
 		prom_label_add(labels, sizeof(labels), "alertname", e->tr[i].name);
 		prom_label_add(labels, sizeof(labels), "to", "firing");
-		prom_series_u64(b, tr->prom, "", labels, e->tr[i].firing);
+		prom_series_u64(o, tr->prom, labels, e->tr[i].firing);
 		labels[0] = '\0';
 		prom_label_add(labels, sizeof(labels), "alertname", e->tr[i].name);
 		prom_label_add(labels, sizeof(labels), "to", "resolved");
-		prom_series_u64(b, tr->prom, "", labels, e->tr[i].resolved);
+		prom_series_u64(o, tr->prom, labels, e->tr[i].resolved);
 	}
-	family1(b, CAT_ID_ALERT_RULES, "", e->n_rules);
-	family1(b, CAT_ID_ALERT_RELOADS, "result=\"success\"", e->reloads_ok);
-	prom_series_u64(b, name, "", "result=\"failure\"", e->reloads_failed);
-	family1(b, CAT_ID_ALERT_RELOAD_OK, "", (uint64_t)e->last_reload_ok);
-	family1(b, CAT_ID_ALERT_DROPPED, "", e->dropped);
+	family1(o, CAT_ID_ALERT_RULES, "", e->n_rules);
+	family1(o, CAT_ID_ALERT_RELOADS, "result=\"success\"", e->reloads_ok);
+	prom_series_u64(o, name, "result=\"failure\"", e->reloads_failed);
+	family1(o, CAT_ID_ALERT_RELOAD_OK, "", (uint64_t)e->last_reload_ok);
+	family1(o, CAT_ID_ALERT_DROPPED, "", e->dropped);
 	pthread_mutex_unlock(&e->mu);
-	return sbuf_error(b);
+	return prom_out_error(o);
 }
 
 /* A key of the feed's alert object, named by the catalog. */

@@ -31,6 +31,8 @@
 #include "common/sbuf.h"
 #include "shm/shm_reader.h"
 
+struct prom_out;
+
 #define ALERT_MAX_INSTANCES	4096u	/* per rule; more are counted, not tracked */
 #define ALERT_NOTICE_LABELS	(2u + ALERT_SERIES_LABELS + ALERT_MAX_EXTRA_LABELS)
 
@@ -90,7 +92,7 @@ int alert_engine_replace(struct alert_engine *e, struct alert_ruleset *rules,
  * {alertname,to}, zernel_alert_rules, zernel_alert_config_reloads_total{result},
  * zernel_alert_config_last_reload_successful.  Returns sbuf_error(out).
  */
-int alert_engine_render_prom(struct alert_engine *e, struct sbuf *out);
+int alert_engine_render_prom(struct alert_engine *e, struct prom_out *out);
 
 /*
  * The feed's "alerts" value: a json-c array (caller owns it) of

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "exporter/alerts/alerts.h"
+#include "exporter/prom/prom_write.h"
 #include "exporter/alerts/webhook_sender.h"
 #include "exporter/source.h"
 
@@ -220,12 +221,12 @@ void alerts_free(struct alerts *a)
 	free(a);
 }
 
-int alerts_render_prom(struct alerts *a, struct sbuf *out)
+int alerts_render_prom(struct alerts *a, struct prom_out *out)
 {
 	int err;
 
 	if (!a)
-		return sbuf_error(out);
+		return prom_out_error(out);
 	err = alert_engine_render_prom(a->engine, out);
 	if (!err)
 		err = webhook_render_prom(a->webhook, out);

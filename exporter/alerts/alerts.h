@@ -69,7 +69,7 @@ void alerts_free(struct alerts *a);
  * Appends the zernel_alert_* and zernel_webhook_* families (see
  * alert_engine.h, webhook.h).  a may be NULL: nothing is added.
  */
-int alerts_render_prom(struct alerts *a, struct sbuf *out);
+int alerts_render_prom(struct alerts *a, struct prom_out *out);
 
 /* The feed's "alerts" array (caller owns it); an empty one when a is NULL. */
 struct json_object *alerts_feed_json(struct alerts *a);

@@ -448,7 +448,7 @@ void webhook_get_counts(struct webhook *w, size_t i, struct webhook_counts *c)
 	c->last_status = atomic_load(&w->t[i].tally->last_status);
 }
 
-int webhook_render_prom(struct webhook *w, struct sbuf *b)
+int webhook_render_prom(struct webhook *w, struct prom_out *o)
 {
 	static const enum cat_id fam[] = {
 		CAT_ID_WEBHOOK_INFO, CAT_ID_WEBHOOK_SENT, CAT_ID_WEBHOOK_FAILURES,
@@ -458,7 +458,7 @@ int webhook_render_prom(struct webhook *w, struct sbuf *b)
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		const struct cat_metric *m = cat_metric(fam[f]);
 
-		prom_family_of(b, m, 0);
+		prom_family_of(o, m, 0);
 		for (size_t i = 0; w && i < w->n; i++) {
 			struct webhook_counts c;
 			char labels[URL_HOST_MAX + 64], idx[24];
@@ -479,8 +479,8 @@ int webhook_render_prom(struct webhook *w, struct sbuf *b)
 			/* Host and port only: a path may carry a token. */
 			if (fam[f] == CAT_ID_WEBHOOK_INFO)
 				prom_label_add(labels, sizeof(labels), "target", w->t[i].url.authority);
-			prom_series_u64(b, m->prom, "", labels, v);
+			prom_series_u64(o, m->prom, labels, v);
 		}
 	}
-	return sbuf_error(b);
+	return prom_out_error(o);
 }

@@ -78,8 +78,7 @@ struct http_server {
 
 	struct source src;
 	struct alerts *alerts;		/* its families follow ours; may be NULL */
-	struct sbuf self;		/* self-telemetry scratch */
-	struct sbuf self_pb;		/* the same as protobuf, when asked for */
+	struct sbuf self;		/* self-telemetry scratch, text or protobuf */
 	char *page;			/* the live page, WebSocket port filled in */
 	size_t page_len;
 	struct metrics_ahead ahead;	/* /metrics' segment part, rendered ahead */
@@ -160,7 +159,8 @@ static int wants_protobuf(const h2o_req_t *req)
  * The response parts: the cached head (may be NULL) and this request's
  * tail, plain or as one gzip member (gzip_body.h).
  */
-static int metrics_parts(h2o_req_t *req, struct metrics_body *head, enum metrics_format f,
+static int metrics_parts(h2o_req_t *req, struct metrics_body *head,
+			 const struct shm_snapshot *snap, enum metrics_format f,
 			 const char *tail, size_t tail_len, int gzip, h2o_iovec_t *parts,
 			 size_t *n)
 {
@@ -170,7 +170,7 @@ static int metrics_parts(h2o_req_t *req, struct metrics_body *head, enum metrics
 
 	*n = 0;
 	if (head) {
-		err = metrics_body_form(head, f, gzip);
+		err = metrics_body_form(head, snap, f, gzip);
 		if (err)
 			return err;
 		body_link(req, head);
@@ -199,7 +199,7 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 {
 	enum metrics_format f = wants_protobuf(req) ? METRICS_PROTO : METRICS_TEXT;
 	const struct shm_snapshot *snap;
-	struct sbuf *tail = &s->self;
+	struct prom_out self;
 	struct metrics_view v;
 	struct cat_status st;
 	h2o_iovec_t parts[4];
@@ -225,22 +225,37 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 	 * fresh: its body (or the lack of one) goes with its own status, so
 	 * that the response describes one publish throughout.
 	 */
+	/*
+	 * A format the render thread has not made for a publish behind the
+	 * one this request sees: the request renders the publish it sees.
+	 */
+	if (!err && snap && v.body && !v.body->form[f].data &&
+	    !metrics_body_current(v.body, snap)) {
+		metrics_body_unref(v.body);
+		v.body = metrics_body_new(snap, s->ahead.limit);
+		if (!v.body)
+			err = -errno;
+	}
 	if (!err && snap && !metrics_body_current(v.body, snap))
 		metrics_view_status(&v, now_mono_ns(), &st);
 	if (!err) {
 		sbuf_reset(&s->self);
-		err = prom_render_self(&s->self, &st, &exporter_stats);
+		self = prom_out_text(&s->self);
+		if (f == METRICS_PROTO)
+			err = prom_out_proto(&self, &s->self);
 		if (!err)
-			err = alerts_render_prom(s->alerts, &s->self);
-	}
-	if (!err && f == METRICS_PROTO) {
-		sbuf_reset(&s->self_pb);
-		err = prom_proto_from_text(&s->self_pb, s->self.data, s->self.len, NULL);
-		tail = &s->self_pb;
+			err = prom_render_self(&self, &st, &exporter_stats);
+		if (!err)
+			err = alerts_render_prom(s->alerts, &self);
+		if (f == METRICS_PROTO) {
+			int end = prom_out_proto_end(&self);
+
+			err = err ? err : end;
+		}
 	}
 	if (!err)
-		err = metrics_parts(req, v.body, f, tail->data ? tail->data : "", tail->len, gzip,
-				    parts, &n);
+		err = metrics_parts(req, v.body, snap, f, s->self.data ? s->self.data : "",
+				    s->self.len, gzip, parts, &n);
 	metrics_body_unref(v.body);	/* the response holds its own reference */
 	if (err) {
 		/* A scraper retries every few seconds. */
@@ -732,7 +747,6 @@ int http_server_new(struct http_server **out, int listen_fd, const char *shm_nam
 	h->server = s;
 	source_init(&s->src, shm_name);
 	sbuf_init(&s->self, 1u << 20, 0);
-	sbuf_init(&s->self_pb, 1u << 20, 0);
 	if (metrics_ahead_init(&s->ahead, shm_name, HTTP_MAX_RESPONSE) < 0) {
 		http_server_free(s);
 		return -ENOMEM;
@@ -822,7 +836,6 @@ void http_server_free(struct http_server *s)
 	if (s->ahead_ready)
 		metrics_ahead_free(&s->ahead);
 	sbuf_free(&s->self);
-	sbuf_free(&s->self_pb);
 	stall_history_free(s->history);
 	source_close(&s->src);
 	h2o_config_dispose(&s->config);

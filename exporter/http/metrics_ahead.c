@@ -92,7 +92,7 @@ static void step(struct metrics_ahead *a, int demand)
 		if (!body && !render_error && (demand || eager(a, now))) {
 			body = metrics_body_new(snap, a->limit);
 			if (body)
-				metrics_body_render(body, metrics_ahead_forms(a, now));
+				metrics_body_render(body, snap, metrics_ahead_forms(a, now));
 			else
 				render_error = -errno;
 		}

@@ -11,22 +11,47 @@
 #include "exporter/http/metrics_body.h"
 #include "exporter/prom/prom.h"
 #include "exporter/prom/prom_proto.h"
+#include "exporter/prom/prom_write.h"
 
-struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t limit)
+/* The data families of snap in format f, bounded by limit, into m. */
+static int render(struct metrics_form *m, enum metrics_format f, const struct shm_snapshot *snap,
+		  size_t limit)
 {
-	struct metrics_body *b = calloc(1, sizeof(*b));
+	struct prom_out o;
 	struct sbuf out;
 	int err;
 
-	if (!b)
-		return NULL;
 	sbuf_init(&out, limit, 0);
-	err = prom_render_data(&out, snap, &b->natives);
+	if (f == METRICS_PROTO) {
+		err = prom_out_proto(&o, &out);
+		if (!err) {
+			prom_render_data(&o, snap);
+			err = prom_out_proto_end(&o);
+		}
+	} else {
+		o = prom_out_text(&out);
+		err = prom_render_data(&o, snap);
+	}
 	if (!err && !out.data)
 		err = sbuf_puts(&out, "");	/* an empty part is still a part */
 	if (err) {
 		sbuf_free(&out);
-		prom_natives_free(&b->natives);
+		return err;
+	}
+	m->data = out.data;	/* the form takes the buffer over */
+	m->len = out.len;
+	return 0;
+}
+
+struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t limit)
+{
+	struct metrics_body *b = calloc(1, sizeof(*b));
+	int err;
+
+	if (!b)
+		return NULL;
+	err = render(&b->form[METRICS_TEXT], METRICS_TEXT, snap, limit);
+	if (err) {
 		free(b);
 		errno = -err;
 		return NULL;
@@ -35,8 +60,6 @@ struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t li
 	b->limit = limit;
 	b->generation = snap->hdr->generation;
 	b->heartbeat_mono_ns = snap->hdr->heartbeat_mono_ns;
-	b->form[METRICS_TEXT].data = out.data;	/* the body takes the buffer over */
-	b->form[METRICS_TEXT].len = out.len;
 	return b;
 }
 
@@ -46,46 +69,34 @@ int metrics_body_current(const struct metrics_body *b, const struct shm_snapshot
 	       b->heartbeat_mono_ns == snap->hdr->heartbeat_mono_ns;
 }
 
-int metrics_body_form(struct metrics_body *b, enum metrics_format f, int gzip)
+int metrics_body_form(struct metrics_body *b, const struct shm_snapshot *snap,
+		      enum metrics_format f, int gzip)
 {
 	struct metrics_form *m = &b->form[f];
 
-	if (!m->data && f == METRICS_PROTO) {
-		const struct metrics_form *t = &b->form[METRICS_TEXT];
-		struct sbuf out;
+	if (!m->data) {
 		int err;
 
-		/*
-		 * The text's limit bounds it too.  Protobuf is smaller but for
-		 * native buckets (at most HIST_BUCKETS a histogram, a few bytes
-		 * each): far below the limit.
-		 */
-		sbuf_init(&out, b->limit, 0);
-		err = prom_proto_from_text(&out, t->data, t->len, &b->natives);
-		if (!err && !out.data)
-			err = sbuf_puts(&out, "");
-		if (err) {
-			sbuf_free(&out);
+		if (!snap || !metrics_body_current(b, snap))
+			return -ESTALE;
+		/* Protobuf is smaller than the text but for native buckets: the text's limit bounds it. */
+		err = render(m, f, snap, b->limit);
+		if (err)
 			return err;
-		}
-		m->data = out.data;
-		m->len = out.len;
 	}
-	if (!m->data)
-		return -EINVAL;
 	if (gzip && !m->gz.data)
 		return gzip_part_make(&m->gz, m->data, m->len, 0);
 	return 0;
 }
 
-void metrics_body_render(struct metrics_body *b, unsigned int forms)
+void metrics_body_render(struct metrics_body *b, const struct shm_snapshot *snap,
+			 unsigned int forms)
 {
 	for (unsigned int f = 0; f < METRICS_FORMATS; f++)
 		for (int gzip = 0; gzip < 2; gzip++)
 			if (forms & METRICS_FORM_BIT(f, gzip))
-				metrics_body_form(b, f, gzip);
+				metrics_body_form(b, snap, f, gzip);
 }
-
 void metrics_body_ref(struct metrics_body *b)
 {
 	atomic_fetch_add(&b->refs, 1);
@@ -99,6 +110,5 @@ void metrics_body_unref(struct metrics_body *b)
 		free(b->form[i].data);
 		gzip_part_free(&b->form[i].gz);
 	}
-	prom_natives_free(&b->natives);
 	free(b);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The segment part of /metrics for one collector publish, in every form a
- * scraper may ask for: text, protobuf (transcoded from the text,
- * prom_proto.h), and each of those gzipped.  The text is rendered when the
- * first scrape after a publish arrives, the other forms when first asked
- * for; every later scrape until the next publish is served from memory.
+ * scraper may ask for: text, protobuf (prom_proto.h), and each of those
+ * gzipped.  The text is rendered when the first scrape after a publish
+ * arrives, the other forms when first asked for (protobuf from the
+ * publish's snapshot, as the text); every later scrape until the next
+ * publish is served from memory.
  * The per-scrape part (the collector's status, the exporter's own
  * counters, alerts) is never in here: it changes with each request and is
  * rendered then (http.c), so counters like zernel_exporter_scrapes_total
@@ -23,7 +24,6 @@
 #include <stdint.h>
 
 #include "exporter/http/gzip_body.h"
-#include "exporter/prom/prom_native.h"
 #include "shm/shm_reader.h"
 
 enum metrics_format {
@@ -44,7 +44,6 @@ struct metrics_body {
 	uint64_t generation;	/* of the publish it was rendered from */
 	uint64_t heartbeat_mono_ns;
 	struct metrics_form form[METRICS_FORMATS];
-	struct prom_natives natives;	/* the text's finer native buckets, for protobuf */
 };
 
 /*
@@ -57,11 +56,13 @@ struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t li
 int metrics_body_current(const struct metrics_body *b, const struct shm_snapshot *snap);
 
 /*
- * The form f of b, rendering it now if needed (plain, or its gzip head:
- * raw deflate ending on a full flush, see gzip_body.h).  Returns 0 or
- * -errno; on error b keeps what it had.
+ * The form f of b, rendering it now if needed (plain, from snap, or its
+ * gzip head: raw deflate ending on a full flush, see gzip_body.h).
+ * Returns 0 or -errno: -ESTALE when the format is still to render and
+ * snap (may be NULL) is not b's publish; on error b keeps what it had.
  */
-int metrics_body_form(struct metrics_body *b, enum metrics_format f, int gzip);
+int metrics_body_form(struct metrics_body *b, const struct shm_snapshot *snap,
+		      enum metrics_format f, int gzip);
 
 /* The forms: each format, plain and gzipped; form f's position among them. */
 #define METRICS_FORMS			(METRICS_FORMATS * 2)
@@ -70,7 +71,8 @@ int metrics_body_form(struct metrics_body *b, enum metrics_format f, int gzip);
 #define METRICS_FORM_BIT(f, gzip)	(1u << METRICS_FORM_INDEX(f, gzip))
 
 /* The forms of the set; one that fails is left to be asked for. */
-void metrics_body_render(struct metrics_body *b, unsigned int forms);
+void metrics_body_render(struct metrics_body *b, const struct shm_snapshot *snap,
+			 unsigned int forms);
 
 void metrics_body_ref(struct metrics_body *b);
 void metrics_body_unref(struct metrics_body *b);

@@ -70,35 +70,32 @@ static int series_labels(struct sbuf *b, const struct cat_metric *m,
 	return 0;
 }
 
-static void series(struct sbuf *b, const struct cat_metric *m, const char *labels,
+static void series(struct prom_out *o, const struct cat_metric *m, const char *labels,
 		   const struct cat_input *in, const void *row)
 {
 	uint64_t v = cat_value(m, in, row);
 
 	if (m->unit == CAT_UNIT_NS)
-		prom_series_sec(b, m->prom, "", labels, v);
+		prom_series_sec(o, m->prom, labels, v);
 	else if (m->unit == CAT_UNIT_MS)
-		prom_series_sec(b, m->prom, "", labels, v * 1000000ull);
+		prom_series_sec(o, m->prom, labels, v * 1000000ull);
 	else
-		prom_series_u64(b, m->prom, "", labels, v);
+		prom_series_u64(o, m->prom, labels, v);
 }
 
-/*
- * One pass over the rows for the n entries of a family; for a latency,
- * write is prom_summary or prom_histogram.
- */
-static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
-		    const struct cat_input *in,
-		    void (*write)(struct sbuf *, const char *, const char *,
-				  const struct shm_latency *),
-		    struct prom_natives *natives)
+/* What a pass over a family's rows writes. */
+enum rows_form { ROWS_VALUES, ROWS_SUMMARIES, ROWS_HISTOGRAMS };
+
+/* One pass over the rows for the n entries of a family. */
+static void rows_of(struct prom_out *o, const struct cat_metric *g, size_t n,
+		    const struct cat_input *in, enum rows_form form)
 {
 	struct cat_rowset rs;
 	struct sbuf labels;
 
 	sbuf_init(&labels, LABELS_LIMIT, 0);
 	if (sbuf_puts(&labels, "") < 0) {
-		b->error = b->error ? b->error : -ENOMEM;
+		prom_out_fail(o, -ENOMEM);
 		return;
 	}
 	cat_rowset(g->rows, in, &rs);
@@ -110,23 +107,20 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 
 			if (series_labels(&labels, m, in, row) < 0)
 				continue;
-			if (write) {
+			if (form != ROWS_VALUES) {
 				const struct shm_latency *l = cat_latency(m, in, row);
-				const uint64_t *fine = cat_fine_buckets(m, row);
 
 				/* A process with no sample in a family has no series in it. */
 				if ((m->flags & CAT_F_SAMPLED) && !l->count)
 					continue;
-				write(b, write == prom_summary ? m->prom : m->prom_hist,
-				      labels.data, l);
-				/* Without memory for them, the render fails (500) rather than serve less. */
-				if (write == prom_histogram && natives && fine &&
-				    prom_natives_add(natives, m->prom_hist, labels.data, l->count,
-						     fine) < 0 && !b->error)
-					b->error = -ENOMEM;
+				if (form == ROWS_SUMMARIES)
+					prom_summary(o, m->prom, labels.data, l);
+				else
+					prom_histogram(o, m->prom_hist, labels.data, l,
+						       cat_fine_buckets(m, row));
 			} else if (m->known ? m->known(in, row) :
 				   cat_value(m, in, row) || !(m->flags & (CAT_F_KNOWN | CAT_F_SPARSE))) {
-				series(b, m, labels.data, in, row);
+				series(o, m, labels.data, in, row);
 			}
 		}
 	}
@@ -134,30 +128,29 @@ static void rows_of(struct sbuf *b, const struct cat_metric *g, size_t n,
 }
 
 /* The family of the n entries at g, which share its name. */
-static void family(struct sbuf *b, const struct cat_metric *g, size_t n,
-		   const struct cat_input *in, struct prom_natives *natives)
+static void family(struct prom_out *o, const struct cat_metric *g, size_t n,
+		   const struct cat_input *in)
 {
 	/* Before a segment was seen, its age and generation have no family. */
 	if ((g->flags & CAT_F_SEEN) && (!in->status || !in->status->seen))
 		return;
-	prom_family_of(b, g, 0);
+	prom_family_of(o, g, 0);
 	if (g->kind != CAT_LATENCY) {
-		rows_of(b, g, n, in, NULL, NULL);
+		rows_of(o, g, n, in, ROWS_VALUES);
 		return;
 	}
-	rows_of(b, g, n, in, prom_summary, NULL);
+	rows_of(o, g, n, in, ROWS_SUMMARIES);
 	if (!g->prom_hist)
 		return;	/* a summary only: see the family in catalog.c */
-	prom_family_of(b, g, 1);
+	prom_family_of(o, g, 1);
 	if (g->rows != CAT_ROWS_PROCS || per_pid_histograms) {
-		rows_of(b, g, n, in, prom_histogram, natives);
+		rows_of(o, g, n, in, ROWS_HISTOGRAMS);
 		return;
 	}
-	prom_workload_histograms(b, g, n, in, natives);
+	prom_workload_histograms(o, g, n, in);
 }
 
-int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segment,
-			struct prom_natives *natives)
+int prom_render_catalog(struct prom_out *o, const struct cat_input *in, int segment)
 {
 	for (size_t i = 0; i < cat_metrics_count;) {
 		const struct cat_metric *g = &cat_metrics[i];
@@ -167,15 +160,14 @@ int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segmen
 		if (!g->prom || cat_rows_segment(g->rows) != segment ||
 		    g->rows == CAT_ROWS_ALERTS || g->rows == CAT_ROWS_WEBHOOKS)
 			continue;
-		family(out, g, n, in, natives);
+		family(o, g, n, in);
 	}
-	return sbuf_error(out);
+	return prom_out_error(o);
 }
 
-int prom_render_data(struct sbuf *out, const struct shm_snapshot *snap,
-		     struct prom_natives *natives)
+int prom_render_data(struct prom_out *o, const struct shm_snapshot *snap)
 {
 	struct cat_input in = { .snap = snap };
 
-	return prom_render_catalog(out, &in, 1, natives);
+	return prom_render_catalog(o, &in, 1);
 }

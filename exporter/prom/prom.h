@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Prometheus text exposition (format 0.0.4), generated from the metric
- * catalog (catalog/catalog.h).  Two parts, so that the HTTP server can
- * cache the large one:
+ * The /metrics exposition, generated from the metric catalog
+ * (catalog/catalog.h) into the series model (prom_write.h): text or
+ * protobuf.  Two parts, so that the HTTP server can cache the large one:
  *   - prom_render_data (prom.c): the families read from the segment;
  *     rendered only from a fresh snapshot, identical for the same publish;
  *   - prom_render_self (prom_self.c): the collector's status as this
@@ -15,7 +15,6 @@
 
 #include "catalog/catalog.h"
 #include "common/sbuf.h"
-#include "exporter/prom/prom_native.h"
 #include "exporter/prom/prom_write.h"
 #include "exporter/stats.h"
 #include "shm/shm_reader.h"
@@ -27,20 +26,14 @@
  */
 void prom_set_per_pid_histograms(int on);
 
-/*
- * Appends the data families of a validated, fresh snapshot, and keeps the
- * native buckets of its workload histograms in natives (NULL: not kept)
- * for the protobuf form (prom_native.h).
- */
-int prom_render_data(struct sbuf *out, const struct shm_snapshot *snap,
-		     struct prom_natives *natives);
+/* Appends the data families of a validated, fresh snapshot.  Returns prom_out_error(o). */
+int prom_render_data(struct prom_out *o, const struct shm_snapshot *snap);
 
 /* Appends the status and self-telemetry families. */
-int prom_render_self(struct sbuf *out, const struct cat_status *st,
+int prom_render_self(struct prom_out *o, const struct cat_status *st,
 		     const struct exporter_stats *stats);
 
 /* Appends the families of the entries whose rows are in in: the walk both parts share. */
-int prom_render_catalog(struct sbuf *out, const struct cat_input *in, int segment,
-			struct prom_natives *natives);
+int prom_render_catalog(struct prom_out *o, const struct cat_input *in, int segment);
 
 #endif /* ZERNEL_PROM_H */

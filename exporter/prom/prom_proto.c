@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Text exposition to delimited protobuf (see prom_proto.h).  One pass over
- * the lines; a family's messages live in an arena until it is packed.
+ * The protobuf encoder of the series model (see prom_proto.h): a family's
+ * messages are built in an arena as its series come, and packed when the
+ * next family starts.
  */
 #include <errno.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporter/prom/prom_native.h"
 #include "exporter/prom/prom_proto.h"
 #include "proto/io/prometheus/client/metrics.pb-c.h"
 
@@ -20,8 +22,6 @@ typedef Io__Prometheus__Client__Bucket pb_bucket;
 typedef Io__Prometheus__Client__BucketSpan pb_span;
 typedef Io__Prometheus__Client__Quantile pb_quantile;
 
-/* Classic buckets a histogram may have: the segment's 28, with room. */
-#define PROTO_MAX_BUCKETS	64
 /* Labels a series may have (a process's identity is about 12). */
 #define PROTO_MAX_LABELS	64
 /* The Go client's default zero bucket: nothing we measure is that small. */
@@ -80,26 +80,13 @@ static char *arena_strndup(struct arena *a, const char *s, size_t n)
 	return d;
 }
 
-enum fam_type { FAM_NONE, FAM_COUNTER, FAM_GAUGE, FAM_SUMMARY, FAM_HISTOGRAM, FAM_UNTYPED };
-
-struct tx {
+struct prom_proto {
 	struct sbuf *out;
 	struct arena arena;
 	pb_family fam;
-	enum fam_type type;
-	size_t name_len;
+	int open;			/* a family is being filled */
 	pb_metric **metrics;		/* in the arena */
 	size_t cap;
-	pb_metric *cur;			/* a summary or histogram being filled */
-	const char *cur_key;		/* its labels, le and quantile aside */
-	size_t cur_key_len;
-	pb_quantile *q[2];
-	size_t nq;
-	double le[PROTO_MAX_BUCKETS];
-	uint64_t cum[PROTO_MAX_BUCKETS];
-	size_t nle;
-	const struct prom_natives *natives;	/* finer native buckets, NULL: none */
-	size_t natives_at;			/* where to look next */
 };
 
 /* The sink protobuf-c packs into. */
@@ -111,6 +98,12 @@ struct sbuf_sink {
 static void sink_append(ProtobufCBuffer *buf, size_t len, const uint8_t *data)
 {
 	sbuf_append(((struct sbuf_sink *)buf)->b, (const char *)data, len);
+}
+
+static void fail(struct prom_proto *t, int err)
+{
+	if (!t->out->error)
+		t->out->error = err;
 }
 
 int prom_proto_native_index(double v)
@@ -126,11 +119,19 @@ int prom_proto_native_index(double v)
 	return i;
 }
 
+double prom_proto_seconds(uint64_t ns)
+{
+	/* Exact below 2^53 ns (104 days): the double nearest the decimal the text writes. */
+	if (ns <= (1ull << 53))
+		return (double)ns / 1e9;
+	return (double)((long double)ns / 1e9L);
+}
+
 /*
  * Fills h's native part at PROM_PROTO_SCHEMA: k buckets with samples,
  * idx increasing, n[j] samples in bucket idx[j]; zero samples of 0.
  */
-static int native_spans(struct tx *t, pb_histogram *h, const int32_t *idx, const uint64_t *n,
+static int native_spans(struct prom_proto *t, pb_histogram *h, const int32_t *idx, const uint64_t *n,
 			size_t k, uint64_t zero)
 {
 	size_t nspans = 0;
@@ -184,65 +185,61 @@ static int native_spans(struct tx *t, pb_histogram *h, const int32_t *idx, const
  * The native buckets of the classic ones (see prom_proto.h): one native
  * bucket per non-empty classic bucket, at the classic bucket's upper edge.
  */
-static int native_from_classic(struct tx *t, pb_histogram *h, uint64_t count)
+static int native_from_classic(struct prom_proto *t, pb_histogram *h, const struct shm_latency *l)
 {
-	int32_t idx[PROTO_MAX_BUCKETS + 1];
-	uint64_t n[PROTO_MAX_BUCKETS + 1];
+	int32_t idx[SHM_LAT_BUCKETS];
+	uint64_t n[SHM_LAT_BUCKETS];
 	size_t k = 0;
-	uint64_t prev = 0;
 
-	for (size_t j = 0; j < t->nle; j++) {
-		if (t->cum[j] < prev || !(t->le[j] > 0))
-			return -EINVAL;
-		if (t->cum[j] > prev) {
-			idx[k] = prom_proto_native_index(t->le[j]);
-			n[k++] = t->cum[j] - prev;
+	for (unsigned int j = 0; j < SHM_LAT_FINITE_BUCKETS; j++) {
+		if (l->bucket[j]) {
+			idx[k] = prom_proto_native_index(prom_le_seconds(j));
+			n[k++] = l->bucket[j];
 		}
-		prev = t->cum[j];
 	}
-	if (count < prev)
-		return -EINVAL;
-	if (count > prev) {
-		idx[k] = t->nle ? prom_proto_native_index(t->le[t->nle - 1]) + 1 : 0;
-		n[k++] = count - prev;
+	if (l->bucket[SHM_LAT_FINITE_BUCKETS]) {
+		idx[k] = prom_proto_native_index(prom_le_seconds(SHM_LAT_FINITE_BUCKETS - 1)) + 1;
+		n[k++] = l->bucket[SHM_LAT_FINITE_BUCKETS];
 	}
 	return native_spans(t, h, idx, n, k, 0);
 }
 
-/* The series' finer native buckets when the render kept them (prom_native.h). */
-static int native(struct tx *t, pb_histogram *h, uint64_t count)
+/* From the log-linear buckets where the series has them and they add up (prom_native.h). */
+static int native(struct prom_proto *t, pb_histogram *h, const struct shm_latency *l,
+		  const uint64_t *fine)
 {
-	const struct prom_native_hist *fine;
+	struct prom_native_hist nh;
 
-	fine = prom_natives_find(t->natives, &t->natives_at, t->fam.name, t->name_len,
-				 t->cur_key, t->cur_key_len);
-	if (fine && fine->count == count)
-		return native_spans(t, h, fine->index, fine->counts, fine->n, fine->zero_count);
-	return native_from_classic(t, h, count);
+	if (fine && prom_native_of(fine, l->count, &nh) == 0)
+		return native_spans(t, h, nh.index, nh.counts, nh.n, nh.zero_count);
+	return native_from_classic(t, h, l);
 }
 
-/* The classic buckets, without +Inf (optional: _count says it). */
-static int classic(struct tx *t, pb_histogram *h)
+/* The classic buckets, cumulative, without +Inf (optional: the count says it). */
+static int classic(struct prom_proto *t, pb_histogram *h, const struct shm_latency *l)
 {
-	h->bucket = arena_alloc(&t->arena, (t->nle + 1) * sizeof(*h->bucket));
+	uint64_t cum = 0;
+
+	h->bucket = arena_alloc(&t->arena, SHM_LAT_FINITE_BUCKETS * sizeof(*h->bucket));
 	if (!h->bucket)
 		return -ENOMEM;
-	for (size_t j = 0; j < t->nle; j++) {
+	for (unsigned int j = 0; j < SHM_LAT_FINITE_BUCKETS; j++) {
 		pb_bucket *b = arena_alloc(&t->arena, sizeof(*b));
 
 		if (!b)
 			return -ENOMEM;
+		cum += l->bucket[j];
 		io__prometheus__client__bucket__init(b);
 		b->has_cumulative_count = b->has_upper_bound = 1;
-		b->cumulative_count = t->cum[j];
-		b->upper_bound = t->le[j];
+		b->cumulative_count = cum;
+		b->upper_bound = prom_le_seconds(j);
 		h->bucket[j] = b;
 	}
-	h->n_bucket = t->nle;
+	h->n_bucket = SHM_LAT_FINITE_BUCKETS;
 	return 0;
 }
 
-static int add_metric(struct tx *t, pb_metric *m)
+static int add_metric(struct prom_proto *t, pb_metric *m)
 {
 	if (t->fam.n_metric == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 16;
@@ -261,16 +258,14 @@ static int add_metric(struct tx *t, pb_metric *m)
 }
 
 /* Packs the family so far, varint length first, and frees its messages. */
-static int flush(struct tx *t)
+static int flush(struct prom_proto *t)
 {
 	struct sbuf_sink sink = { .base = { .append = sink_append }, .b = t->out };
 	uint8_t prefix[10];
 	size_t len, n;
 
-	if (t->type == FAM_NONE)
+	if (!t->open)
 		return 0;
-	if (t->cur)
-		return -EINVAL;	/* a summary or histogram without its _count */
 	/* A family with no sample has no message, as client libraries do. */
 	if (t->fam.n_metric) {
 		len = protobuf_c_message_get_packed_size(&t->fam.base);
@@ -281,7 +276,7 @@ static int flush(struct tx *t)
 		protobuf_c_message_pack_to_buffer(&t->fam.base, &sink.base);
 	}
 	arena_free(&t->arena);
-	t->type = FAM_NONE;
+	t->open = 0;
 	t->metrics = NULL;
 	t->cap = 0;
 	return sbuf_error(t->out);
@@ -305,399 +300,222 @@ static char *unescape(struct arena *a, const char *s, const char *e)
 	return d;
 }
 
-static int new_family(struct tx *t, const char *name, size_t nlen, const char *help,
-		      size_t hlen, enum fam_type type)
-{
-	int err = flush(t);
-
-	if (err)
-		return err;
-	io__prometheus__client__metric_family__init(&t->fam);
-	t->fam.name = arena_strndup(&t->arena, name, nlen);
-	t->fam.help = help ? unescape(&t->arena, help, help + hlen) : NULL;
-	if (!t->fam.name || (help && !t->fam.help))
-		return -ENOMEM;
-	t->name_len = nlen;
-	t->type = type;
-	t->fam.has_type = 1;
-	t->fam.type = type == FAM_COUNTER ? IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER :
-		      type == FAM_GAUGE ? IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE :
-		      type == FAM_SUMMARY ? IO__PROMETHEUS__CLIENT__METRIC_TYPE__SUMMARY :
-		      type == FAM_HISTOGRAM ? IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM :
-		      IO__PROMETHEUS__CLIENT__METRIC_TYPE__UNTYPED;
-	return 0;
-}
-
-static enum fam_type type_of(const char *s, const char *e)
-{
-	static const struct { const char *name; enum fam_type t; } types[] = {
-		{ "counter", FAM_COUNTER }, { "gauge", FAM_GAUGE },
-		{ "summary", FAM_SUMMARY }, { "histogram", FAM_HISTOGRAM },
-		{ "untyped", FAM_UNTYPED },
-	};
-
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if ((size_t)(e - s) == strlen(types[i].name) &&
-		    memcmp(s, types[i].name, (size_t)(e - s)) == 0)
-			return types[i].t;
-	return FAM_NONE;
-}
-
 /*
- * "# HELP name text" then "# TYPE name type": one family.  Other comments
- * are skipped.  HELP is remembered until its TYPE line.
+ * A metric with the pairs of the label list text (as prom_label_put
+ * writes it: name="value",..., values escaped), or NULL: the error is in
+ * the output.
  */
-static int comment(struct tx *t, const char *s, const char *e, const char **help,
-		   size_t *hlen, const char **hname, size_t *hnlen)
-{
-	const char *name, *sp;
-
-	if (e - s > 7 && memcmp(s, "# HELP ", 7) == 0) {
-		name = s + 7;
-		sp = memchr(name, ' ', (size_t)(e - name));
-		*hname = name;
-		*hnlen = sp ? (size_t)(sp - name) : (size_t)(e - name);
-		*help = sp ? sp + 1 : e;
-		*hlen = sp ? (size_t)(e - sp - 1) : 0;
-		return 0;
-	}
-	if (e - s > 7 && memcmp(s, "# TYPE ", 7) == 0) {
-		enum fam_type type;
-
-		name = s + 7;
-		sp = memchr(name, ' ', (size_t)(e - name));
-		if (!sp || (type = type_of(sp + 1, e)) == FAM_NONE)
-			return -EINVAL;
-		if (!*hname || *hnlen != (size_t)(sp - name) || memcmp(*hname, name, *hnlen))
-			*help = NULL, *hlen = 0;
-		return new_family(t, name, (size_t)(sp - name), *help, *hlen, type);
-	}
-	return 0;
-}
-
-struct sample {
-	const char *name;
-	size_t name_len;
-	const char *labels, *labels_end;	/* between the braces */
-	const char *value, *value_end;
-};
-
-static int parse_sample(const char *s, const char *e, struct sample *x)
-{
-	const char *p = s;
-
-	memset(x, 0, sizeof(*x));
-	while (p < e && *p != '{' && *p != ' ')
-		p++;
-	x->name = s;
-	x->name_len = (size_t)(p - s);
-	if (!x->name_len || p == e)
-		return -EINVAL;
-	if (*p == '{') {
-		int quoted = 0;
-
-		x->labels = ++p;
-		for (; p < e; p++) {
-			if (quoted && *p == '\\')
-				p++;
-			else if (*p == '"')
-				quoted = !quoted;
-			else if (!quoted && *p == '}')
-				break;
-		}
-		if (p >= e)
-			return -EINVAL;
-		x->labels_end = p++;
-	}
-	if (p >= e || *p != ' ')
-		return -EINVAL;
-	x->value = p + 1;
-	x->value_end = memchr(x->value, ' ', (size_t)(e - x->value));
-	if (!x->value_end)
-		x->value_end = e;
-	return x->value < x->value_end ? 0 : -EINVAL;
-}
-
-static int number(const char *s, const char *e, double *v)
-{
-	char buf[64], *end;
-
-	if ((size_t)(e - s) >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, (size_t)(e - s));
-	buf[e - s] = '\0';
-	*v = strtod(buf, &end);
-	return *end ? -EINVAL : 0;
-}
-
-static int count_of(const char *s, const char *e, uint64_t *v)
-{
-	char buf[32], *end;
-
-	if ((size_t)(e - s) >= sizeof(buf) || s == e || *s < '0' || *s > '9')
-		return -EINVAL;
-	memcpy(buf, s, (size_t)(e - s));
-	buf[e - s] = '\0';
-	errno = 0;
-	*v = strtoull(buf, &end, 10);
-	return *end || errno ? -EINVAL : 0;
-}
-
-/*
- * The labels of x as pairs, except le and quantile, whose value goes to
- * *special (*has_special 0 when none); *key receives the kept text, what
- * tells one series of a summary or histogram from the next.  With m NULL,
- * only the key and the special value.
- */
-static int labels_of(struct tx *t, const struct sample *x, pb_metric *m, double *special,
-		     int *has_special, const char **key, size_t *key_len)
+static pb_metric *metric(struct prom_proto *t, const char *labels)
 {
 	pb_label *pairs[PROTO_MAX_LABELS];
-	const char *p = x->labels;
+	const char *p = labels, *end = labels + strlen(labels);
+	pb_metric *m;
 	size_t n = 0;
+	int err = -EINVAL;
 
-	*has_special = 0;
-	*key = x->labels;
-	*key_len = 0;
-	while (p && p < x->labels_end) {
-		const char *eq = memchr(p, '=', (size_t)(x->labels_end - p)), *v, *ve;
+	if (!t->open)
+		goto fail;	/* a series before any family */
+	err = -ENOMEM;
+	m = arena_alloc(&t->arena, sizeof(*m));
+	if (!m)
+		goto fail;
+	io__prometheus__client__metric__init(m);
+	while (p < end) {
+		const char *eq = memchr(p, '=', (size_t)(end - p)), *v, *ve;
 
-		if (!eq || eq + 1 >= x->labels_end || eq[1] != '"')
-			return -EINVAL;
+		err = -EINVAL;
+		if (!eq || eq + 1 >= end || eq[1] != '"' || n == PROTO_MAX_LABELS)
+			goto fail;
 		v = ve = eq + 2;
-		while (ve < x->labels_end && *ve != '"')
+		while (ve < end && *ve != '"')
 			ve += *ve == '\\' ? 2 : 1;
-		if (ve >= x->labels_end)
-			return -EINVAL;
-		if ((eq - p == 2 && memcmp(p, "le", 2) == 0) ||
-		    (eq - p == 8 && memcmp(p, "quantile", 8) == 0)) {
-			if (number(v, ve, special) < 0)
-				return -EINVAL;
-			*has_special = 1;
-		} else if (!m) {
-			*key_len = (size_t)(ve + 1 - x->labels);
-		} else {
-			if (n == PROTO_MAX_LABELS)
-				return -EINVAL;
-			pairs[n] = arena_alloc(&t->arena, sizeof(*pairs[n]));
-			if (!pairs[n])
-				return -ENOMEM;
-			io__prometheus__client__label_pair__init(pairs[n]);
-			pairs[n]->name = arena_strndup(&t->arena, p, (size_t)(eq - p));
-			pairs[n]->value = unescape(&t->arena, v, ve);
-			if (!pairs[n]->name || !pairs[n]->value)
-				return -ENOMEM;
-			n++;
-			*key_len = (size_t)(ve + 1 - x->labels);
-		}
+		if (ve >= end)
+			goto fail;
+		err = -ENOMEM;
+		pairs[n] = arena_alloc(&t->arena, sizeof(*pairs[n]));
+		if (!pairs[n])
+			goto fail;
+		io__prometheus__client__label_pair__init(pairs[n]);
+		pairs[n]->name = arena_strndup(&t->arena, p, (size_t)(eq - p));
+		pairs[n]->value = unescape(&t->arena, v, ve);
+		if (!pairs[n]->name || !pairs[n]->value)
+			goto fail;
+		n++;
 		p = ve + 1;
-		if (p < x->labels_end && *p == ',')
+		if (p < end && *p == ',')
 			p++;
 	}
-	if (!m)
-		return 0;
 	m->label = arena_alloc(&t->arena, (n + 1) * sizeof(*m->label));
 	if (!m->label)
-		return -ENOMEM;
+		goto fail;
 	memcpy(m->label, pairs, n * sizeof(*pairs));
 	m->n_label = n;
-	return 0;
+	return m;
+fail:
+	fail(t, err);
+	return NULL;
 }
 
-static int suffix_is(const struct sample *x, size_t base, const char *suffix)
+void prom_proto_family(struct prom_proto *t, const char *name, enum prom_type type,
+		       const char *help)
 {
-	size_t n = strlen(suffix);
+	static const Io__Prometheus__Client__MetricType types[] = {
+		[PROM_COUNTER] = IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER,
+		[PROM_GAUGE] = IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE,
+		[PROM_SUMMARY] = IO__PROMETHEUS__CLIENT__METRIC_TYPE__SUMMARY,
+		[PROM_HISTOGRAM] = IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM,
+	};
+	int err = flush(t);
 
-	return x->name_len == base + n && memcmp(x->name + base, suffix, n) == 0;
+	if (err) {
+		fail(t, err);
+		return;
+	}
+	io__prometheus__client__metric_family__init(&t->fam);
+	t->fam.name = arena_strndup(&t->arena, name, strlen(name));
+	t->fam.help = arena_strndup(&t->arena, help, strlen(help));
+	if (!t->fam.name || !t->fam.help) {
+		fail(t, -ENOMEM);
+		return;
+	}
+	t->fam.has_type = 1;
+	t->fam.type = types[type];
+	t->open = 1;
 }
 
-/* A summary's or histogram's line: adds to the current series or starts one. */
-static int compound(struct tx *t, const struct sample *x)
+void prom_proto_value(struct prom_proto *t, const char *labels, double v)
 {
-	size_t base = t->name_len;
-	int hist = t->type == FAM_HISTOGRAM;
-	pb_metric *first = NULL;
-	const char *key;
-	size_t key_len;
-	double special;
-	int has_special, err;
-
-	/* The first line of a series gives its labels; the others only compare. */
-	if (!t->cur) {
-		first = arena_alloc(&t->arena, sizeof(*first));
-		if (!first)
-			return -ENOMEM;
-		io__prometheus__client__metric__init(first);
-	}
-	err = labels_of(t, x, first, &special, &has_special, &key, &key_len);
-	if (err)
-		return err;
-	if (t->cur && (key_len != t->cur_key_len ||
-		       (key_len && memcmp(key, t->cur_key, key_len))))
-		return -EINVAL;		/* the previous series ended without _count */
-	if (!t->cur) {
-		t->cur = first;
-		t->cur_key = key;
-		t->cur_key_len = key_len;
-		t->nq = 0;
-		t->nle = 0;
-		if (hist) {
-			t->cur->histogram = arena_alloc(&t->arena, sizeof(pb_histogram));
-			if (!t->cur->histogram)
-				return -ENOMEM;
-			io__prometheus__client__histogram__init(t->cur->histogram);
-		} else {
-			t->cur->summary = arena_alloc(&t->arena, sizeof(*t->cur->summary));
-			if (!t->cur->summary)
-				return -ENOMEM;
-			io__prometheus__client__summary__init(t->cur->summary);
-		}
-	}
-	if (!hist && x->name_len == base && has_special) {
-		pb_quantile *q = arena_alloc(&t->arena, sizeof(*q));
-
-		if (!q || t->nq == sizeof(t->q) / sizeof(t->q[0]))
-			return q ? -EINVAL : -ENOMEM;
-		io__prometheus__client__quantile__init(q);
-		q->has_quantile = q->has_value = 1;
-		q->quantile = special;
-		t->q[t->nq++] = q;
-		return number(x->value, x->value_end, &q->value);
-	}
-	if (hist && suffix_is(x, base, "_bucket") && has_special) {
-		if (isinf(special))
-			return 0;	/* +Inf is _count */
-		if (t->nle == PROTO_MAX_BUCKETS)
-			return -EINVAL;
-		t->le[t->nle] = special;
-		return count_of(x->value, x->value_end, &t->cum[t->nle++]);
-	}
-	if (suffix_is(x, base, "_sum")) {
-		double v = 0;
-
-		err = number(x->value, x->value_end, &v);
-		if (hist) {
-			t->cur->histogram->has_sample_sum = 1;
-			t->cur->histogram->sample_sum = v;
-		} else {
-			t->cur->summary->has_sample_sum = 1;
-			t->cur->summary->sample_sum = v;
-		}
-		return err;
-	}
-	if (suffix_is(x, base, "_count")) {
-		uint64_t n;
-		pb_metric *m = t->cur;
-
-		err = count_of(x->value, x->value_end, &n);
-		if (err)
-			return err;
-		if (hist) {
-			m->histogram->has_sample_count = 1;
-			m->histogram->sample_count = n;
-			err = classic(t, m->histogram);
-			if (!err)
-				err = native(t, m->histogram, n);
-		} else {
-			m->summary->has_sample_count = 1;
-			m->summary->sample_count = n;
-			m->summary->n_quantile = t->nq;
-			m->summary->quantile = arena_alloc(&t->arena, (t->nq + 1) * sizeof(pb_quantile *));
-			if (!m->summary->quantile)
-				return -ENOMEM;
-			memcpy(m->summary->quantile, t->q, t->nq * sizeof(pb_quantile *));
-		}
-		t->cur = NULL;
-		return err ? err : add_metric(t, m);
-	}
-	return -EINVAL;
-}
-
-/* A counter's, gauge's or untyped line: one metric. */
-static int simple(struct tx *t, const struct sample *x)
-{
-	pb_metric *m = arena_alloc(&t->arena, sizeof(*m));
-	const char *key;
-	size_t key_len;
-	double special, v;
-	int has_special, err;
+	pb_metric *m = metric(t, labels);
+	int err = -ENOMEM;
 
 	if (!m)
-		return -ENOMEM;
-	io__prometheus__client__metric__init(m);
-	err = labels_of(t, x, m, &special, &has_special, &key, &key_len);
-	if (!err)
-		err = number(x->value, x->value_end, &v);
-	if (err)
-		return err;
-	if (has_special)
-		return -EINVAL;	/* le or quantile on a plain metric: not ours */
-	if (t->type == FAM_COUNTER) {
+		return;
+	switch (t->fam.type) {
+	case IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER:
 		m->counter = arena_alloc(&t->arena, sizeof(*m->counter));
 		if (!m->counter)
-			return -ENOMEM;
+			goto fail;
 		io__prometheus__client__counter__init(m->counter);
 		m->counter->has_value = 1;
 		m->counter->value = v;
-	} else if (t->type == FAM_GAUGE) {
+		break;
+	case IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE:
 		m->gauge = arena_alloc(&t->arena, sizeof(*m->gauge));
 		if (!m->gauge)
-			return -ENOMEM;
+			goto fail;
 		io__prometheus__client__gauge__init(m->gauge);
 		m->gauge->has_value = 1;
 		m->gauge->value = v;
-	} else {
-		m->untyped = arena_alloc(&t->arena, sizeof(*m->untyped));
-		if (!m->untyped)
-			return -ENOMEM;
-		io__prometheus__client__untyped__init(m->untyped);
-		m->untyped->has_value = 1;
-		m->untyped->value = v;
+		break;
+	default:
+		err = -EINVAL;	/* a plain value in a summary or histogram */
+		goto fail;
 	}
-	return add_metric(t, m);
-}
-
-static int sample(struct tx *t, const char *s, const char *e)
-{
-	struct sample x;
-	int err = parse_sample(s, e, &x);
-
-	if (err)
-		return err;
-	/* A sample outside the family before it: an untyped family of its own. */
-	if (t->type == FAM_NONE || x.name_len < t->name_len ||
-	    memcmp(x.name, t->fam.name, t->name_len) != 0 ||
-	    ((t->type != FAM_SUMMARY && t->type != FAM_HISTOGRAM) &&
-	     x.name_len != t->name_len)) {
-		err = new_family(t, x.name, x.name_len, NULL, 0, FAM_UNTYPED);
-		if (err)
-			return err;
-	}
-	if (t->type == FAM_SUMMARY || t->type == FAM_HISTOGRAM)
-		return compound(t, &x);
-	return simple(t, &x);
-}
-
-int prom_proto_from_text(struct sbuf *out, const char *text, size_t len,
-			 const struct prom_natives *natives)
-{
-	struct tx t = { .out = out, .natives = natives };
-	const char *p = text, *end = text + len;
-	const char *help = NULL, *hname = NULL;
-	size_t hlen = 0, hnlen = 0;
-	int err = 0;
-
-	while (!err && p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end;
-
-		if (e > p)
-			err = *p == '#' ? comment(&t, p, e, &help, &hlen, &hname, &hnlen) :
-					  sample(&t, p, e);
-		p = nl ? nl + 1 : end;
-	}
+	err = add_metric(t, m);
 	if (!err)
-		err = flush(&t);
-	arena_free(&t.arena);
-	return err ? err : sbuf_error(out);
+		return;
+fail:
+	fail(t, err);
+}
+
+void prom_proto_summary(struct prom_proto *t, const char *labels, const struct shm_latency *l)
+{
+	static const double qs[2] = { 0.5, 0.99 };
+	const uint64_t at[2] = { l->window_p50_ns, l->window_p99_ns };
+	pb_metric *m = metric(t, labels);
+	int err = -ENOMEM;
+
+	if (!m)
+		return;
+	if (t->fam.type != IO__PROMETHEUS__CLIENT__METRIC_TYPE__SUMMARY) {
+		err = -EINVAL;
+		goto fail;
+	}
+	m->summary = arena_alloc(&t->arena, sizeof(*m->summary));
+	if (!m->summary)
+		goto fail;
+	io__prometheus__client__summary__init(m->summary);
+	m->summary->quantile = arena_alloc(&t->arena, 2 * sizeof(pb_quantile *));
+	if (!m->summary->quantile)
+		goto fail;
+	for (unsigned int i = 0; i < 2; i++) {
+		pb_quantile *q = arena_alloc(&t->arena, sizeof(*q));
+
+		if (!q)
+			goto fail;
+		io__prometheus__client__quantile__init(q);
+		q->has_quantile = q->has_value = 1;
+		q->quantile = qs[i];
+		/* No sample in the window: unknown, as client libraries say. */
+		q->value = l->window_count ? prom_proto_seconds(at[i]) : NAN;
+		m->summary->quantile[i] = q;
+	}
+	m->summary->n_quantile = 2;
+	m->summary->has_sample_sum = m->summary->has_sample_count = 1;
+	m->summary->sample_sum = prom_proto_seconds(l->sum_ns);
+	m->summary->sample_count = l->count;
+	err = add_metric(t, m);
+	if (!err)
+		return;
+fail:
+	fail(t, err);
+}
+
+void prom_proto_histogram(struct prom_proto *t, const char *labels, const struct shm_latency *l,
+			  const uint64_t *fine)
+{
+	pb_metric *m = metric(t, labels);
+	pb_histogram *h;
+	int err = -ENOMEM;
+
+	if (!m)
+		return;
+	if (t->fam.type != IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM) {
+		err = -EINVAL;
+		goto fail;
+	}
+	h = m->histogram = arena_alloc(&t->arena, sizeof(*h));
+	if (!h)
+		goto fail;
+	io__prometheus__client__histogram__init(h);
+	h->has_sample_sum = h->has_sample_count = 1;
+	h->sample_sum = prom_proto_seconds(l->sum_ns);
+	h->sample_count = l->count;
+	err = classic(t, h, l);
+	if (!err)
+		err = native(t, h, l, fine);
+	if (!err)
+		err = add_metric(t, m);
+	if (!err)
+		return;
+fail:
+	fail(t, err);
+}
+
+int prom_out_proto(struct prom_out *o, struct sbuf *out)
+{
+	o->b = out;
+	o->pb = calloc(1, sizeof(*o->pb));
+	if (!o->pb) {
+		if (!out->error)
+			out->error = -ENOMEM;
+		return -ENOMEM;
+	}
+	o->pb->out = out;
+	return 0;
+}
+
+int prom_out_proto_end(struct prom_out *o)
+{
+	int err;
+
+	if (!o->pb)
+		return sbuf_error(o->b);
+	err = flush(o->pb);
+	if (err)
+		fail(o->pb, err);
+	arena_free(&o->pb->arena);
+	free(o->pb);
+	o->pb = NULL;
+	return sbuf_error(o->b);
 }

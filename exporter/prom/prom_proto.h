@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Prometheus's protobuf exposition (io.prometheus.client.MetricFamily,
- * length-delimited), made from the exporter's own text exposition: the
- * text is rendered once from the catalog (prom.h, alerts.h), and this
- * transcodes it family by family, so the two formats cannot disagree and
- * every family, the alert engine's included, has both.  Counters, gauges,
- * summaries and untyped samples map one to one.
+ * length-delimited): the protobuf encoder of the series model
+ * (prom_write.h), beside the text one, so every family, the alert
+ * engine's included, has both forms with the same series and values.
+ * Counters, gauges and summaries map one to one; a value in seconds is
+ * the double nearest the decimal the text writes.
  *
  * Histograms carry their classic buckets and a native (sparse exponential)
  * histogram, which is what Prometheus stores when started with
@@ -28,9 +28,10 @@
  * at most 2.5 * 1.011 (the classic bucket's width, as for histogram_quantile
  * over the classic buckets, which interpolates inside (b', b] instead).
  *
- * Unprivileged, on the request path: reads well-formed text (ours) and
- * refuses anything else with -EINVAL; memory is one family's messages at
- * a time, and the output is bounded by out's limit.
+ * Unprivileged, on the request path: memory is one family's messages at a
+ * time, and the output is bounded by out's limit.  A call out of order (a
+ * series before any family, a value in a histogram family) or a label
+ * list not as prom_label_put writes it fails the exposition with -EINVAL.
  */
 #ifndef ZERNEL_PROM_PROTO_H
 #define ZERNEL_PROM_PROTO_H
@@ -38,7 +39,7 @@
 #include <stddef.h>
 
 #include "common/sbuf.h"
-#include "exporter/prom/prom_native.h"
+#include "exporter/prom/prom_write.h"
 
 #define PROM_PROTO_CONTENT_TYPE \
 	"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; " \
@@ -47,13 +48,24 @@
 #define PROM_PROTO_SCHEMA	6
 
 /*
- * Appends the length-delimited MetricFamily messages of the exposition
- * text[0..len) to out, a histogram's native buckets from natives where it
- * has the series (NULL: none).  Returns 0 or -errno (-EINVAL: not text as
- * prom_write.h writes it; -ENOMEM; out's error).
+ * Starts a protobuf exposition into out: the series model's calls on o
+ * append its length-delimited MetricFamily messages.  Returns 0 or
+ * -ENOMEM (then out has the error too).
  */
-int prom_proto_from_text(struct sbuf *out, const char *text, size_t len,
-			 const struct prom_natives *natives);
+int prom_out_proto(struct prom_out *o, struct sbuf *out);
+/* Ends it: the last family packed, memory freed.  Returns sbuf_error(out). */
+int prom_out_proto_end(struct prom_out *o);
+
+/* The encoder's side of the series model (prom_write.c calls these). */
+void prom_proto_family(struct prom_proto *t, const char *name, enum prom_type type,
+		       const char *help);
+void prom_proto_value(struct prom_proto *t, const char *labels, double v);
+void prom_proto_summary(struct prom_proto *t, const char *labels, const struct shm_latency *l);
+void prom_proto_histogram(struct prom_proto *t, const char *labels, const struct shm_latency *l,
+			  const uint64_t *fine);
+
+/* ns as seconds: the double nearest the exact decimal. */
+double prom_proto_seconds(uint64_t ns);
 
 /* The native bucket index of v > 0 seconds at PROM_PROTO_SCHEMA. */
 int prom_proto_native_index(double v);

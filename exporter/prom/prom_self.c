@@ -9,7 +9,7 @@
 #include "common/utf8.h"
 #include "exporter/prom/prom.h"
 
-int prom_render_self(struct sbuf *out, const struct cat_status *st,
+int prom_render_self(struct prom_out *o, const struct cat_status *st,
 		     const struct exporter_stats *s)
 {
 	struct cat_input in = { .status = st, .stats = s->v };
@@ -21,9 +21,7 @@ int prom_render_self(struct sbuf *out, const struct cat_status *st,
 		for (char *c = reason; *c; c++)
 			if (*c == '\n')
 				*c = ' ';
-		sbuf_puts(out, "# zernel collector not fresh, segment data omitted: ");
-		sbuf_puts(out, reason);
-		sbuf_append(out, "\n", 1);
+		prom_comment(o, "zernel collector not fresh, segment data omitted: ", reason);
 	}
-	return prom_render_catalog(out, &in, 0, NULL);
+	return prom_render_catalog(o, &in, 0);
 }

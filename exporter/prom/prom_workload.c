@@ -45,8 +45,8 @@ static void add_latency(struct shm_workload_latency *acc, const struct shm_workl
 		*acc = t;
 }
 
-void prom_workload_histograms(struct sbuf *b, const struct cat_metric *g, size_t n,
-			      const struct cat_input *in, struct prom_natives *natives)
+void prom_workload_histograms(struct prom_out *o, const struct cat_metric *g, size_t n,
+			      const struct cat_input *in)
 {
 	struct shm_workload_latency sum;
 	const struct shm_workload *rows;
@@ -59,7 +59,7 @@ void prom_workload_histograms(struct sbuf *b, const struct cat_metric *g, size_t
 		return;
 	keys = calloc(nrows, sizeof(*keys));
 	if (!keys) {
-		b->error = b->error ? b->error : -ENOMEM;	/* a 500, not a histogram missing */
+		prom_out_fail(o, -ENOMEM);	/* a 500, not a histogram missing */
 		return;
 	}
 	for (uint32_t i = 0; i < nrows; i++)
@@ -81,7 +81,7 @@ void prom_workload_histograms(struct sbuf *b, const struct cat_metric *g, size_t
 			const struct cat_metric *m = &g[k];
 			int f = cat_proc_latency_family(m);
 			struct shm_latency l = { 0 };
-			size_t o;
+			size_t at;
 
 			if (f < 0)
 				continue;
@@ -95,15 +95,11 @@ void prom_workload_histograms(struct sbuf *b, const struct cat_metric *g, size_t
 			l.sum_ns = sum.sum_ns;
 			memcpy(l.bucket, sum.bucket, sizeof(l.bucket));
 			snprintf(labels, sizeof(labels), "%s", keys[i]);
-			o = strlen(labels);
+			at = strlen(labels);
 			if (m->prom_labels)
-				snprintf(labels + o, sizeof(labels) - o, "%s%s", o ? "," : "",
+				snprintf(labels + at, sizeof(labels) - at, "%s%s", at ? "," : "",
 					 m->prom_labels);
-			prom_histogram(b, m->prom_hist, labels, &l);
-			/* Without memory for them, the render fails (500) rather than serve less. */
-			if (natives && prom_natives_add(natives, m->prom_hist, labels, sum.count,
-							 sum.fine) < 0 && !b->error)
-				b->error = -ENOMEM;
+			prom_histogram(o, m->prom_hist, labels, &l, sum.fine);
 		}
 	}
 	free(keys);

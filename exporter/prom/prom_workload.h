@@ -15,15 +15,15 @@
 #define ZERNEL_PROM_WORKLOAD_H
 
 #include "catalog/catalog.h"
-#include "common/sbuf.h"
-#include "exporter/prom/prom_native.h"
+#include "exporter/prom/prom_write.h"
 
 /*
  * Writes the histograms of the n latency entries at g (rows
  * CAT_ROWS_PROCS, same prom_hist), one series per workload row and entry
- * that has samples, and adds each to natives (NULL: none kept).
+ * that has samples, with its log-linear buckets for the protobuf
+ * encoder's native ones.
  */
-void prom_workload_histograms(struct sbuf *b, const struct cat_metric *g, size_t n,
-			      const struct cat_input *in, struct prom_natives *natives);
+void prom_workload_histograms(struct prom_out *o, const struct cat_metric *g, size_t n,
+			      const struct cat_input *in);
 
 #endif /* ZERNEL_PROM_WORKLOAD_H */

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Writers for Prometheus text format 0.0.4 into a bounded buffer (see
- * prom_write.h).  Unprivileged, on the request path: no allocation beyond
- * the buffer's own, nothing fatal.
+ * The series model (see prom_write.h): each call goes to the exposition's
+ * encoder, text (prom_text.c) or protobuf (prom_proto.c).  Unprivileged,
+ * on the request path: nothing fatal, errors stick in the output.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "exporter/prom/prom_proto.h"
+#include "exporter/prom/prom_text.h"
 #include "exporter/prom/prom_write.h"
 
 static const uint64_t lat_bounds_ns[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
@@ -30,6 +33,23 @@ const char *prom_le(unsigned int i)
 {
 	pthread_once(&le_once, le_init);
 	return i < SHM_LAT_FINITE_BUCKETS ? le_text[i] : "+Inf";
+}
+
+const char *prom_le_label(unsigned int i)
+{
+	pthread_once(&le_once, le_init);
+	return i < SHM_LAT_FINITE_BUCKETS ? le_label[i] : "le=\"+Inf\"";
+}
+
+double prom_le_seconds(unsigned int i)
+{
+	return i < SHM_LAT_FINITE_BUCKETS ? (double)lat_bounds_ns[i] / 1e9 : INFINITY;
+}
+
+void prom_out_fail(struct prom_out *o, int err)
+{
+	if (!o->b->error)
+		o->b->error = err;
 }
 
 int prom_label_add(char *buf, size_t len, const char *name, const char *value)
@@ -81,102 +101,78 @@ int prom_label_put(struct sbuf *b, const char *name, const char *value)
 	return sbuf_error(b);
 }
 
-void prom_family(struct sbuf *b, const char *name, const char *type, const char *help)
+void prom_comment(struct prom_out *o, const char *head, const char *text)
 {
-	sbuf_puts(b, "# HELP ");
-	sbuf_puts(b, name);
-	sbuf_append(b, " ", 1);
-	sbuf_puts(b, help);
-	sbuf_puts(b, "\n# TYPE ");
-	sbuf_puts(b, name);
-	sbuf_append(b, " ", 1);
-	sbuf_puts(b, type);
-	sbuf_append(b, "\n", 1);
+	if (o->pb)
+		return;
+	sbuf_puts(o->b, "# ");
+	sbuf_puts(o->b, head);
+	sbuf_puts(o->b, text);
+	sbuf_append(o->b, "\n", 1);
 }
 
-void prom_family_of(struct sbuf *b, const struct cat_metric *m, int histogram)
+void prom_family(struct prom_out *o, const char *name, enum prom_type type, const char *help)
 {
-	if (m->kind != CAT_LATENCY) {
-		prom_family(b, m->prom, m->kind == CAT_COUNTER ? "counter" : "gauge", m->help);
-	} else if (histogram) {
-		prom_family(b, m->prom_hist, "histogram", m->help);
-	} else {
-		sbuf_printf(b, "# HELP %s %.*s; quantiles over the summary window.\n"
-			    "# TYPE %s summary\n", m->prom, (int)strlen(m->help) - 1, m->help,
-			    m->prom);
-	}
-}
-
-/* name+suffix{labels[,extra]} and a space; labels and extra may be "". */
-void prom_series_head(struct sbuf *b, const char *name, const char *suffix,
-			const char *labels, const char *extra)
-{
-	sbuf_puts(b, name);
-	sbuf_puts(b, suffix);
-	if (*labels || *extra) {
-		sbuf_append(b, "{", 1);
-		sbuf_puts(b, labels);
-		if (*labels && *extra)
-			sbuf_append(b, ",", 1);
-		sbuf_puts(b, extra);
-		sbuf_append(b, "}", 1);
-	}
-	sbuf_append(b, " ", 1);
-}
-
-void prom_series_u64(struct sbuf *b, const char *name, const char *suffix,
-		       const char *labels, uint64_t v)
-{
-	prom_series_head(b, name, suffix, labels, "");
-	sbuf_u64(b, v);
-	sbuf_append(b, "\n", 1);
-}
-
-void prom_series_sec(struct sbuf *b, const char *name, const char *suffix,
-		       const char *labels, uint64_t ns)
-{
-	prom_series_head(b, name, suffix, labels, "");
-	sbuf_seconds(b, ns);
-	sbuf_append(b, "\n", 1);
-}
-
-/* No sample in the window: the quantile is unknown, as client libraries say. */
-static void prom_quantile(struct sbuf *b, const char *name, const char *labels,
-			  const char *quantile, const struct shm_latency *l, uint64_t ns)
-{
-	prom_series_head(b, name, "", labels, quantile);
-	if (l->window_count)
-		sbuf_seconds(b, ns);
+	if (o->pb)
+		prom_proto_family(o->pb, name, type, help);
 	else
-		sbuf_puts(b, "NaN");
-	sbuf_append(b, "\n", 1);
+		prom_text_family(o->b, name, type, help);
 }
 
-void prom_summary(struct sbuf *b, const char *name, const char *labels,
-		    const struct shm_latency *l)
+void prom_family_of(struct prom_out *o, const struct cat_metric *m, int histogram)
 {
-	prom_quantile(b, name, labels, "quantile=\"" PROM_Q50 "\"", l, l->window_p50_ns);
-	prom_quantile(b, name, labels, "quantile=\"" PROM_Q99 "\"", l, l->window_p99_ns);
-	prom_series_sec(b, name, "_sum", labels, l->sum_ns);
-	prom_series_u64(b, name, "_count", labels, l->count);
-}
+	struct sbuf help;
 
-void prom_histogram(struct sbuf *b, const char *name, const char *labels,
-		      const struct shm_latency *l)
-{
-	uint64_t cum = 0;
-
-	pthread_once(&le_once, le_init);
-	for (unsigned int i = 0; i < SHM_LAT_FINITE_BUCKETS; i++) {
-		cum += l->bucket[i];
-		prom_series_head(b, name, "_bucket", labels, le_label[i]);
-		sbuf_u64(b, cum);
-		sbuf_append(b, "\n", 1);
+	if (m->kind != CAT_LATENCY) {
+		prom_family(o, m->prom, m->kind == CAT_COUNTER ? PROM_COUNTER : PROM_GAUGE,
+			    m->help);
+		return;
 	}
-	/* The reader checked that the buckets add up to count. */
-	prom_series_head(b, name, "_bucket", labels, "le=\"+Inf\"");
-	sbuf_u64(b, l->count);
-	sbuf_append(b, "\n", 1);
-	prom_series_sec(b, name, "_sum", labels, l->sum_ns);
-	prom_series_u64(b, name, "_count", labels, l->count);
+	if (histogram) {
+		prom_family(o, m->prom_hist, PROM_HISTOGRAM, m->help);
+		return;
+	}
+	/* The catalog's help ends in a full stop; the window's note follows it. */
+	sbuf_init(&help, 64u << 10, 0);
+	sbuf_printf(&help, "%.*s; quantiles over the summary window.",
+		    (int)strlen(m->help) - 1, m->help);
+	if (sbuf_error(&help))
+		prom_out_fail(o, sbuf_error(&help));
+	else
+		prom_family(o, m->prom, PROM_SUMMARY, help.data);
+	sbuf_free(&help);
+}
+
+void prom_series_u64(struct prom_out *o, const char *name, const char *labels, uint64_t v)
+{
+	if (o->pb)
+		prom_proto_value(o->pb, labels, (double)v);
+	else
+		prom_text_u64(o->b, name, labels, v);
+}
+
+void prom_series_sec(struct prom_out *o, const char *name, const char *labels, uint64_t ns)
+{
+	if (o->pb)
+		prom_proto_value(o->pb, labels, prom_proto_seconds(ns));
+	else
+		prom_text_sec(o->b, name, labels, ns);
+}
+
+void prom_summary(struct prom_out *o, const char *name, const char *labels,
+		  const struct shm_latency *l)
+{
+	if (o->pb)
+		prom_proto_summary(o->pb, labels, l);
+	else
+		prom_text_summary(o->b, name, labels, l);
+}
+
+void prom_histogram(struct prom_out *o, const char *name, const char *labels,
+		    const struct shm_latency *l, const uint64_t *fine)
+{
+	if (o->pb)
+		prom_proto_histogram(o->pb, labels, l, fine);
+	else
+		prom_text_histogram(o->b, name, labels, l);
 }

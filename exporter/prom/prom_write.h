@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The one writer of Prometheus text format 0.0.4: family headers, series,
- * summaries and classic histograms, and the one label escaper.  Everything
- * the exporter puts on /metrics goes through here: the catalog's families
- * (prom.c, prom_self.c), the alert engine's and the webhooks'.  labels and
- * extra are pre-rendered label lists without braces ("pid=\"1\"") or "".
- * Errors stick in the buffer (sbuf_error).
+ * The series model of /metrics: every family the exporter serves (the
+ * catalog's, prom.c and prom_self.c; the alert engine's and the webhooks')
+ * is written as calls to these functions, and an encoder turns the calls
+ * into bytes: Prometheus text format 0.0.4 (prom_text.c) or delimited
+ * protobuf (prom_proto.c), side by side.  Both get the same families,
+ * series and values, so the two formats cannot disagree.
+ *
+ * labels are pre-rendered label lists without braces ("pid=\"1\"") or "",
+ * built with prom_label_put/prom_label_add: one form, built once, that the
+ * text encoder copies and the protobuf one splits into pairs.  Values are
+ * integers as the segment holds them: counts, or nanoseconds written as
+ * exact decimal seconds.  Errors stick in the output buffer (sbuf_error).
  */
 #ifndef ZERNEL_PROM_WRITE_H
 #define ZERNEL_PROM_WRITE_H
@@ -26,6 +32,30 @@
 /* Room for a series' labels: a process's identity, every text escaped, fits. */
 #define PROM_LABELS_MAX	4096u
 
+enum prom_type { PROM_COUNTER, PROM_GAUGE, PROM_SUMMARY, PROM_HISTOGRAM };
+
+struct prom_proto;
+
+/* An exposition being written into b: text, or protobuf when pb is set. */
+struct prom_out {
+	struct sbuf *b;
+	struct prom_proto *pb;
+};
+
+/* A text exposition into b. */
+static inline struct prom_out prom_out_text(struct sbuf *b)
+{
+	return (struct prom_out){ .b = b };
+}
+
+static inline int prom_out_error(const struct prom_out *o)
+{
+	return sbuf_error(o->b);
+}
+
+/* Marks the exposition failed with err, unless it failed already. */
+void prom_out_fail(struct prom_out *o, int err);
+
 /*
  * Appends name="value" to the label list in buf (a comma first when buf
  * is not empty), value escaped: \\, \" and \n.  Returns 0, or -ENOSPC
@@ -41,30 +71,34 @@ int prom_label_add(char *buf, size_t len, const char *name, const char *value);
  */
 int prom_label_put(struct sbuf *b, const char *name, const char *value);
 
-/* "# HELP name help" and "# TYPE name type". */
-void prom_family(struct sbuf *b, const char *name, const char *type, const char *help);
+/* "# head text", a line for people: the text has it, protobuf has no comments. */
+void prom_comment(struct prom_out *o, const char *head, const char *text);
+
+/* A family: its series follow, until the next family. */
+void prom_family(struct prom_out *o, const char *name, enum prom_type type, const char *help);
 /*
- * The header of a catalog entry's family.  A latency is two: its summary
+ * The family of a catalog entry.  A latency is two: its summary
  * (histogram 0; the help says the quantiles cover the window) and its
  * histogram (histogram 1).
  */
-void prom_family_of(struct sbuf *b, const struct cat_metric *m, int histogram);
-/* "name+suffix{labels,extra} " */
-void prom_series_head(struct sbuf *b, const char *name, const char *suffix,
-		      const char *labels, const char *extra);
-void prom_series_u64(struct sbuf *b, const char *name, const char *suffix,
-		     const char *labels, uint64_t v);
-/* ns written as exact decimal seconds. */
-void prom_series_sec(struct sbuf *b, const char *name, const char *suffix,
-		     const char *labels, uint64_t ns);
-/* Window quantiles 0.5 and 0.99, cumulative _sum and _count. */
-void prom_summary(struct sbuf *b, const char *name, const char *labels,
+void prom_family_of(struct prom_out *o, const struct cat_metric *m, int histogram);
+/* A counter's or gauge's series. */
+void prom_series_u64(struct prom_out *o, const char *name, const char *labels, uint64_t v);
+void prom_series_sec(struct prom_out *o, const char *name, const char *labels, uint64_t ns);
+/* Window quantiles 0.5 and 0.99 (unknown without a sample in the window), cumulative sum and count. */
+void prom_summary(struct prom_out *o, const char *name, const char *labels,
 		  const struct shm_latency *l);
-/* A classic histogram at the SHM_LAT_BOUNDS_NS_INIT bounds. */
-void prom_histogram(struct sbuf *b, const char *name, const char *labels,
-		    const struct shm_latency *l);
+/*
+ * A histogram at the SHM_LAT_BOUNDS_NS_INIT bounds; fine, when not NULL,
+ * its log-linear buckets (HIST_BUCKETS), which the protobuf encoder makes
+ * its native buckets from (prom_native.h).
+ */
+void prom_histogram(struct prom_out *o, const char *name, const char *labels,
+		    const struct shm_latency *l, const uint64_t *fine);
 
 /* "le" label value of finite bucket i, e.g. "2.5e-07"; "+Inf" past them. */
 const char *prom_le(unsigned int i);
+/* Its upper bound in seconds, as the text's value reads. */
+double prom_le_seconds(unsigned int i);
 
 #endif /* ZERNEL_PROM_WRITE_H */

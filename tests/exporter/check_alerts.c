@@ -22,6 +22,7 @@
 #include "exporter/alerts/alert_rules.h"
 #include "exporter/alerts/alert_template.h"
 #include "exporter/alerts/alerts.h"
+#include "exporter/prom/prom_write.h"
 #include "tests/exporter/prom_validate.h"
 #include "common/sbuf.h"
 #include "shm/shm_reader.h"
@@ -200,7 +201,7 @@ static char *render(struct alert_engine *e)
 
 	sbuf_free(&b);
 	sbuf_init(&b, 1u << 20, 0);
-	ck_assert_int_eq(alert_engine_render_prom(e, &b), 0);
+	ck_assert_int_eq(alert_engine_render_prom(e, &(struct prom_out){ .b = &b }), 0);
 	ck_assert_msg(prom_validate(b.data, b.len, err, sizeof(err)) == 0,
 		      "alert families are not valid exposition: %s\n%s", err, b.data);
 	return b.data;

@@ -29,6 +29,7 @@
 #include <json-c/json.h>
 
 #include "exporter/http/http.h"
+#include "exporter/prom/prom_native.h"
 #include "exporter/prom/prom_proto.h"
 #include "tests/exporter/prom_validate.h"
 #include "common/util.h"

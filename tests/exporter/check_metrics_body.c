@@ -136,7 +136,7 @@ START_TEST(metrics_body_text_is_the_uncached_render)
 
 	ck_assert_ptr_nonnull(b);
 	sbuf_init(&direct, 64u << 20, 0);
-	ck_assert_int_eq(prom_render_data(&direct, &snap, NULL), 0);
+	ck_assert_int_eq(prom_render_data(&(struct prom_out){ .b = &direct }, &snap), 0);
 	ck_assert_uint_gt(direct.len, 1000);
 	ck_assert_uint_eq(b->form[METRICS_TEXT].len, direct.len);
 	ck_assert(memcmp(b->form[METRICS_TEXT].data, direct.data, direct.len) == 0);
@@ -165,7 +165,7 @@ START_TEST(metrics_body_gzip_head_and_tail_inflate_to_their_text)
 	char *out;
 
 	ck_assert_ptr_nonnull(b);
-	ck_assert_int_eq(metrics_body_form(b, METRICS_TEXT, 1), 0);
+	ck_assert_int_eq(metrics_body_form(b, &snap, METRICS_TEXT, 1), 0);
 	t = &b->form[METRICS_TEXT];
 	ck_assert_ptr_nonnull(t->gz.data);
 	ck_assert_uint_lt(t->gz.len, t->len / 4);	/* it does compress */
@@ -211,7 +211,7 @@ static void assert_view_is_publish(struct metrics_ahead *a, int latest)
 	ck_assert(metrics_body_current(v.body, &snap));
 	ck_assert_uint_eq(v.heartbeat_mono_ns, snap.hdr->heartbeat_mono_ns);
 	sbuf_init(&direct, 64u << 20, 0);
-	ck_assert_int_eq(prom_render_data(&direct, &snap, NULL), 0);
+	ck_assert_int_eq(prom_render_data(&(struct prom_out){ .b = &direct }, &snap), 0);
 	ck_assert_uint_eq(v.body->form[METRICS_TEXT].len, direct.len);
 	ck_assert(memcmp(v.body->form[METRICS_TEXT].data, direct.data, direct.len) == 0);
 	sbuf_free(&direct);

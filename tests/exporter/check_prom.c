@@ -237,8 +237,8 @@ static void render_all(void)
 	int v;
 
 	memset(&stats, 0, sizeof(stats));
-	ck_assert_int_eq(prom_render_data(&fx.out, &fx.snap, NULL), 0);
-	ck_assert_int_eq(prom_render_self(&fx.out, &fresh_status, &stats), 0);
+	ck_assert_int_eq(prom_render_data(&(struct prom_out){ .b = &fx.out }, &fx.snap), 0);
+	ck_assert_int_eq(prom_render_self(&(struct prom_out){ .b = &fx.out }, &fresh_status, &stats), 0);
 	v = prom_validate(fx.out.data, fx.out.len, err, sizeof(err));
 	ck_assert_msg(v == 0, "validator: %s", err);
 }
@@ -516,7 +516,7 @@ START_TEST(prom_not_fresh_omits_data_and_says_why)
 
 	memset(&stats, 0, sizeof(stats));
 	stats.v[CAT_STAT_WS_FRAMES_DROPPED] = 5;
-	ck_assert_int_eq(prom_render_self(&fx.out, &st, &stats), 0);
+	ck_assert_int_eq(prom_render_self(&(struct prom_out){ .b = &fx.out }, &st, &stats), 0);
 	ck_assert_msg(prom_validate(fx.out.data, fx.out.len, err, sizeof(err)) == 0, "%s", err);
 	assert_line("zernel_collector_up 0");
 	assert_line("zernel_collector_status{status=\"stale\"} 1");
@@ -532,7 +532,7 @@ START_TEST(prom_not_fresh_omits_data_and_says_why)
 	sbuf_reset(&fx.out);
 	st.status = SHM_READ_MISSING;
 	st.seen = 0;
-	ck_assert_int_eq(prom_render_self(&fx.out, &st, &stats), 0);
+	ck_assert_int_eq(prom_render_self(&(struct prom_out){ .b = &fx.out }, &st, &stats), 0);
 	assert_line("zernel_collector_status{status=\"missing\"} 1");
 	assert_no_substring("zernel_segment_generation");
 	assert_no_substring("zernel_collector_last_publish_age_seconds");
@@ -544,7 +544,7 @@ START_TEST(prom_output_is_bounded)
 	struct sbuf small;
 
 	sbuf_init(&small, 1000, 0);
-	ck_assert_int_eq(prom_render_data(&small, &fx.snap, NULL), -E2BIG);
+	ck_assert_int_eq(prom_render_data(&(struct prom_out){ .b = &small }, &fx.snap), -E2BIG);
 	ck_assert_uint_le(small.len, 1000);
 	sbuf_free(&small);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The protobuf exposition (exporter/prom/prom_proto.h) read back with
- * libprotobuf-c and held against the text it was made from: the same
- * families with the same types, the same series with the same values, and
+ * libprotobuf-c and held against the text the same render writes (the two
+ * encoders of prom_write.h): the same families with the same types, the
+ * same series with the same values, and
  * native histograms whose buckets are, for a workload's, its log-linear
  * buckets moved to the native bucket of their midpoint (prom_native.h),
  * and for the others the classic ones moved to the native bucket of their
@@ -32,7 +33,6 @@ static struct shm_writer writer;
 static struct shm_reader reader;
 static struct shm_snapshot snap;
 static struct sbuf text, pb;
-static struct prom_natives natives;
 
 /* Samples of a text exposition: "name{labels}" -> value. */
 struct samples {
@@ -107,6 +107,7 @@ static void setup(void)
 				 .generation = 42, .age_ns = 250000000,
 				 .last_update_real_ns = 1700000000123456789ull };
 	struct exporter_stats stats;
+	struct prom_out out;
 
 	tu_unique_shm_name(shm_name, sizeof(shm_name));
 	tu_shm_opts(&o, shm_name, (struct shm_capacity){ 64, 8, 4, 4 });
@@ -160,16 +161,18 @@ static void setup(void)
 	memset(&stats, 0, sizeof(stats));
 	sbuf_init(&text, 64u << 20, 0);
 	sbuf_init(&pb, 64u << 20, 0);
-	ck_assert_int_eq(prom_render_data(&text, &snap, &natives), 0);
-	ck_assert_int_eq(prom_render_self(&text, &st, &stats), 0);
-	ck_assert_int_eq(prom_proto_from_text(&pb, text.data, text.len, &natives), 0);
+	ck_assert_int_eq(prom_render_data(&(struct prom_out){ .b = &text }, &snap), 0);
+	ck_assert_int_eq(prom_render_self(&(struct prom_out){ .b = &text }, &st, &stats), 0);
+	ck_assert_int_eq(prom_out_proto(&out, &pb), 0);
+	ck_assert_int_eq(prom_render_data(&out, &snap), 0);
+	ck_assert_int_eq(prom_render_self(&out, &st, &stats), 0);
+	ck_assert_int_eq(prom_out_proto_end(&out), 0);
 }
 
 static void teardown(void)
 {
 	sbuf_free(&text);
 	sbuf_free(&pb);
-	prom_natives_free(&natives);
 	shm_snapshot_free(&snap);
 	shm_reader_close(&reader);
 	shm_writer_close(&writer, 1);
@@ -443,24 +446,76 @@ START_TEST(proto_native_index_is_the_bucket_holding_the_value)
 }
 END_TEST
 
-START_TEST(proto_refuses_text_it_cannot_read)
+/* One protobuf exposition of what write() calls; returns its error. */
+static int proto_of(void (*write)(struct prom_out *))
 {
-	static const char *const bad[] = {
-		"# TYPE x summary\nx{quantile=\"0.5\"} 1\n",	/* no _count */
-		"# TYPE x histogram\nx_bucket{le=\"1\"} 2\nx_count 1\n",	/* count below a bucket */
-		"# TYPE x gauge\nx{a=\"1} 2\n",
-		"# TYPE x gauge\nx 1e\n",
-		"# TYPE x flavour\nx 1\n",
-	};
-	struct sbuf out;
+	struct prom_out o;
+	struct sbuf b;
+	int err;
 
-	sbuf_init(&out, 1u << 20, 0);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		sbuf_reset(&out);
-		ck_assert_msg(prom_proto_from_text(&out, bad[i], strlen(bad[i]), NULL) == -EINVAL,
-			      "accepted: %s", bad[i]);
-	}
-	sbuf_free(&out);
+	sbuf_init(&b, 1u << 20, 0);
+	ck_assert_int_eq(prom_out_proto(&o, &b), 0);
+	write(&o);
+	err = prom_out_proto_end(&o);
+	sbuf_free(&b);
+	return err;
+}
+
+static const struct shm_latency one_sample = { .count = 1, .bucket = { 1 } };
+
+static void series_before_family(struct prom_out *o)
+{
+	prom_series_u64(o, "x", "", 1);
+}
+
+static void value_in_histogram(struct prom_out *o)
+{
+	prom_family(o, "x", PROM_HISTOGRAM, "x.");
+	prom_series_u64(o, "x", "", 1);
+}
+
+static void summary_in_gauge(struct prom_out *o)
+{
+	prom_family(o, "x", PROM_GAUGE, "x.");
+	prom_summary(o, "x", "", &one_sample);
+}
+
+static void histogram_in_summary(struct prom_out *o)
+{
+	prom_family(o, "x", PROM_SUMMARY, "x.");
+	prom_histogram(o, "x", "", &one_sample, NULL);
+}
+
+static void unterminated_label(struct prom_out *o)
+{
+	prom_family(o, "x", PROM_GAUGE, "x.");
+	prom_series_u64(o, "x", "a=\"1", 2);
+}
+
+static void label_without_value(struct prom_out *o)
+{
+	prom_family(o, "x", PROM_GAUGE, "x.");
+	prom_series_u64(o, "x", "a", 2);
+}
+
+static void well_formed(struct prom_out *o)
+{
+	prom_family(o, "x", PROM_GAUGE, "x.");
+	prom_series_u64(o, "x", "a=\"q\\\"\",b=\"2\"", 2);
+	prom_family(o, "y", PROM_HISTOGRAM, "y.");
+	prom_histogram(o, "y", "", &one_sample, NULL);
+}
+
+START_TEST(proto_refuses_calls_it_cannot_encode)
+{
+	static void (*const bad[])(struct prom_out *) = {
+		series_before_family, value_in_histogram, summary_in_gauge,
+		histogram_in_summary, unterminated_label, label_without_value,
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(proto_of(bad[i]) == -EINVAL, "call sequence %zu accepted", i);
+	ck_assert_int_eq(proto_of(well_formed), 0);
 }
 END_TEST
 
@@ -468,7 +523,7 @@ Suite *prom_proto_suite(void);
 Suite *prom_proto_suite(void)
 {
 	Suite *s = suite_create("prom_proto");
-	TCase *tc = tcase_create("transcode");
+	TCase *tc = tcase_create("encode");
 	TCase *pieces = tcase_create("pieces");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -476,7 +531,7 @@ Suite *prom_proto_suite(void)
 	tcase_add_test(tc, proto_has_the_texts_families_series_and_values);
 	suite_add_tcase(s, tc);
 	tcase_add_test(pieces, proto_native_index_is_the_bucket_holding_the_value);
-	tcase_add_test(pieces, proto_refuses_text_it_cannot_read);
+	tcase_add_test(pieces, proto_refuses_calls_it_cannot_encode);
 	suite_add_tcase(s, pieces);
 	return s;
 }

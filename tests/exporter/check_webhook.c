@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "common/util.h"
+#include "exporter/prom/prom_write.h"
 #include "tests/exporter/prom_validate.h"
 #include "exporter/alerts/webhook.h"
 #include "tests/support/testutil.h"
@@ -274,7 +275,7 @@ START_TEST(webhook_enqueue_never_blocks_on_a_silent_receiver)
 	ck_assert_uint_eq(c.sent, 0);
 
 	sbuf_init(&b, 1u << 20, 0);
-	ck_assert_int_eq(webhook_render_prom(w, &b), 0);
+	ck_assert_int_eq(webhook_render_prom(w, &(struct prom_out){ .b = &b }), 0);
 	ck_assert_msg(prom_validate(b.data, b.len, err, sizeof(err)) == 0, "%s\n%s", err, b.data);
 	ck_assert_ptr_nonnull(strstr(b.data, "zernel_webhook_dropped_total{webhook=\"0\"} "));
 	ck_assert_ptr_null(strstr(b.data, "token"));

@@ -16,6 +16,7 @@
 #include "common/utf8.h"
 #include "exporter/alerts/alert_engine.h"
 #include "exporter/alerts/alert_rules.h"
+#include "exporter/prom/prom_write.h"
 #include "tests/exporter/prom_validate.h"
 
 static void on_notice(void *arg, const struct alert_notice *n)
@@ -50,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	alert_engine_eval(e, NULL, 5000000000ull, 1000000000ull, 1700000000000000000ull);
 	alert_engine_eval(e, NULL, 9000000000000ull, 900000000000000ull, 1700000900000000000ull);
 	sbuf_init(&out, 16u << 20, 0);
-	if (alert_engine_render_prom(e, &out) == 0 &&
+	if (alert_engine_render_prom(e, &(struct prom_out){ .b = &out }) == 0 &&
 	    prom_validate(out.data, out.len, err, sizeof(err)) != 0) {
 		fprintf(stderr, "alerts: invalid Prometheus text: %s\n", err);
 		abort();

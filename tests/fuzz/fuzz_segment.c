@@ -47,18 +47,25 @@ static void must_parse(const struct sbuf *b, const char *what)
 	json_object_put(o);
 }
 
-/* Valid text is always valid input to the protobuf exposition. */
-static void must_transcode(const struct sbuf *b, const struct prom_natives *natives)
+/* What renders as text renders as protobuf too. */
+static void must_encode(const struct sbuf *text, const struct shm_snapshot *snap,
+			const struct cat_status *st, const struct exporter_stats *stats)
 {
+	struct prom_out o;
 	struct sbuf pb;
 	int err;
 
-	if (sbuf_error(b))
+	if (sbuf_error(text))
 		return;
 	sbuf_init(&pb, 64u << 20, 0);
-	err = prom_proto_from_text(&pb, b->data, b->len, natives);
+	err = prom_out_proto(&o, &pb);
+	if (!err) {
+		prom_render_data(&o, snap);
+		prom_render_self(&o, st, stats);
+		err = prom_out_proto_end(&o);
+	}
 	if (err) {
-		fprintf(stderr, "protobuf exposition refused valid text: %d\n", err);
+		fprintf(stderr, "protobuf exposition failed where the text did not: %d\n", err);
 		abort();
 	}
 	sbuf_free(&pb);
@@ -85,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct alert_engine *e;
 	struct shm_snapshot snap;
 	struct exporter_stats stats;
-	struct prom_natives natives = { 0 };
+	struct prom_out prom;
 	struct sbuf out;
 	char why[256];
 	void *buf;
@@ -108,11 +115,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&stats, 0, sizeof(stats));
 
 	sbuf_init(&out, 64u << 20, 0);
-	prom_render_data(&out, &snap, &natives);
-	prom_render_self(&out, &fresh, &stats);
+	prom = prom_out_text(&out);
+	prom_render_data(&prom, &snap);
+	prom_render_self(&prom, &fresh, &stats);
 	must_validate(&out, "data");
-	must_transcode(&out, &natives);
-	prom_natives_free(&natives);
+	must_encode(&out, &snap, &fresh, &stats);
 	sbuf_reset(&out);
 	feed_render(&out, &snap, &fresh, &stats, NULL);
 	must_parse(&out, "feed");
@@ -123,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		alert_engine_eval(e, &snap, 1000000, 1000000000ull, 1700000000000000000ull);
 		alert_engine_eval(e, &snap, 1000000, 1000000000000ull, 1700000001000000000ull);
 		sbuf_reset(&out);
-		alert_engine_render_prom(e, &out);
+		alert_engine_render_prom(e, &prom);
 		must_validate(&out, "alerts");
 		feed = alert_engine_feed_json(e);
 		if (feed) {
