@@ -1102,6 +1102,23 @@ static __always_inline void cuda_call(struct zs_task *t, __u64 now)
 	t->last_cuda_ns = now;
 }
 
+/*
+ * The entry of a blocking CUDA or NCCL call: the thread is a CUDA user, and
+ * the stretch before the call ends here.  NULL when its process is not
+ * watched.
+ */
+static __always_inline struct zs_task *call_enter(__u64 *now)
+{
+	struct zs_task *t = current_thread();
+
+	if (!t)
+		return NULL;
+	*now = bpf_ktime_get_ns();
+	cuda_call(t, *now);
+	incall_close(t, *now);
+	return t;
+}
+
 /* Kernel and graph launches: they mark a training thread, nothing more. */
 SEC("uprobe")
 int BPF_KPROBE(zs_cuda_launch)
@@ -1113,20 +1130,27 @@ int BPF_KPROBE(zs_cuda_launch)
 	return 0;
 }
 
+/* A blocking CUDA call; a synchronisation among them may complete collectives. */
+static __always_inline void gpu_call_enter(int is_sync)
+{
+	__u64 now;
+	struct zs_task *t = call_enter(&now);
+
+	if (!t)
+		return;
+	/* The outermost sync completes the collectives queued before it, by any thread. */
+	if (is_sync && t->gpu_depth == 0)
+		t->sync_coll = t->coll_pending ||
+			       zs_coll_outstanding(bpf_get_current_pid_tgid() >> 32);
+	t->gpu_depth++;
+	incall_open(t, now);
+}
+
 /* Blocking calls: allocation, free, blocking copies. */
 SEC("uprobe")
 int BPF_KPROBE(zs_cuda_block)
 {
-	struct zs_task *t = current_thread();
-	__u64 now;
-
-	if (!t)
-		return 0;
-	now = bpf_ktime_get_ns();
-	cuda_call(t, now);
-	incall_close(t, now);
-	t->gpu_depth++;
-	incall_open(t, now);
+	gpu_call_enter(0);
 	return 0;
 }
 
@@ -1134,20 +1158,7 @@ int BPF_KPROBE(zs_cuda_block)
 SEC("uprobe")
 int BPF_KPROBE(zs_cuda_sync)
 {
-	struct zs_task *t = current_thread();
-	__u64 now;
-
-	if (!t)
-		return 0;
-	now = bpf_ktime_get_ns();
-	cuda_call(t, now);
-	incall_close(t, now);
-	/* The outermost sync completes the collectives queued before it, by any thread. */
-	if (t->gpu_depth == 0)
-		t->sync_coll = t->coll_pending ||
-			       zs_coll_outstanding(bpf_get_current_pid_tgid() >> 32);
-	t->gpu_depth++;
-	incall_open(t, now);
+	gpu_call_enter(1);
 	return 0;
 }
 
@@ -1181,14 +1192,11 @@ int BPF_KRETPROBE(zs_cuda_ret)
 SEC("uprobe")
 int BPF_KPROBE(zs_nccl_call)
 {
-	struct zs_task *t = current_thread();
 	__u64 now;
+	struct zs_task *t = call_enter(&now);
 
 	if (!t)
 		return 0;
-	now = bpf_ktime_get_ns();
-	cuda_call(t, now);
-	incall_close(t, now);
 	if (t->coll_depth++ == 0) {
 		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 		struct zs_coll_seen *seen = bpf_map_lookup_elem(&zs_coll_seen, &tgid);

@@ -388,6 +388,17 @@ struct shm_gpu *agg_gpu_row(struct agg *a, uint32_t gpu, int create)
 	return &a->gpus[a->n_gpus++];
 }
 
+struct shm_gpu *agg_gpu_node_row(struct agg *a, uint32_t gpu, int *err)
+{
+	struct shm_gpu *g = NULL;
+
+	if (gpu & AGG_GPU_UNMAPPED)
+		*err = -EINVAL;
+	else if (!(g = agg_gpu_row(a, gpu, 1)))
+		*err = -ENOSPC;
+	return g;
+}
+
 struct shm_gpu_mem *agg_mem_find(const struct agg *a, uint32_t pid, uint32_t gpu)
 {
 	int32_t s = keyindex_find(&a->mem_idx, (uint64_t)pid << 32 | gpu, 0);
@@ -480,13 +491,11 @@ int agg_gpu_from_start(struct agg *a, uint32_t pid, uint32_t gpu, int from_start
 
 int agg_gpu_identity(struct agg *a, uint32_t gpu, const char *uuid, const char *model_name)
 {
-	struct shm_gpu *g;
+	int err;
+	struct shm_gpu *g = agg_gpu_node_row(a, gpu, &err);
 
-	if (gpu & AGG_GPU_UNMAPPED)
-		return -EINVAL;
-	g = agg_gpu_row(a, gpu, 1);
 	if (!g)
-		return -ENOSPC;
+		return err;
 	/* Zero-padded, as the segment's readers check. */
 	if (uuid)
 		strncpy(g->uuid, uuid, sizeof(g->uuid) - 1);

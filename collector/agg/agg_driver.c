@@ -12,13 +12,11 @@
 
 int agg_gpu_device_used(struct agg *a, uint32_t gpu, int known, uint64_t used_bytes)
 {
-	struct shm_gpu *g;
+	int err;
+	struct shm_gpu *g = agg_gpu_node_row(a, gpu, &err);
 
-	if (gpu & AGG_GPU_UNMAPPED)
-		return -EINVAL;
-	g = agg_gpu_row(a, gpu, 1);
 	if (!g)
-		return -ENOSPC;
+		return err;
 	g->used_source = known ? SHM_USED_DRIVER : SHM_USED_PROCESSES;
 	/* The sum of the rows is made at each publish (agg_publish.c). */
 	g->used_bytes = known ? used_bytes : 0;

@@ -131,10 +131,13 @@ struct agg {
 /*
  * GPU and memory rows (agg.c), for the driver's figures (agg_driver.c).
  * agg_gpu_row makes a GPU's row when create and there is room (else
- * counts the overflow); agg_mem_insert makes a zeroed (pid, gpu) row
- * (-ENOSPC counted when the table is full) that its caller fills in.
+ * counts the overflow); agg_gpu_node_row makes it for a GPU of this node
+ * only (-EINVAL for a CUDA ordinal not mapped to one, -ENOSPC when full);
+ * agg_mem_insert makes a zeroed (pid, gpu) row (-ENOSPC counted when the
+ * table is full) that its caller fills in.
  */
 struct shm_gpu *agg_gpu_row(struct agg *a, uint32_t gpu, int create);
+struct shm_gpu *agg_gpu_node_row(struct agg *a, uint32_t gpu, int *err);
 struct shm_gpu_mem *agg_mem_find(const struct agg *a, uint32_t pid, uint32_t gpu);
 struct shm_gpu_mem *agg_mem_insert(struct agg *a, uint32_t pid, uint32_t gpu, int *err);
 

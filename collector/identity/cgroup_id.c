@@ -5,13 +5,12 @@
  * matched in cgroup_path.c.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "collector/identity/cgroup_id.h"
 #include "collector/identity/cgroup_path.h"
+#include "collector/proc/proc_file.h"
 #include "common/util.h"
 
 /* More lines than any kernel has hierarchies (v1 has at most 16, plus v2). */
@@ -204,14 +203,7 @@ int cgroup_id_parse(const char *text, size_t len, struct cgroup_id *out)
 
 int cgroup_id_open(pid_t pid)
 {
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return errno == ESRCH ? -ENOENT : -errno;
-	return fd;
+	return proc_file_open_pid(pid, "cgroup", -ENOENT);
 }
 
 int cgroup_id_read_fd(int fd, struct cgroup_id *out)
@@ -242,21 +234,10 @@ int cgroup_id_read_fd(int fd, struct cgroup_id *out)
 	return cgroup_id_parse(buf, len, out);
 }
 
-int cgroup_id_read_file(const char *path, struct cgroup_id *out)
+/* Reads the file open as fd, or a read of nothing when it is -errno; closes it. */
+static int read_opened(int fd, struct cgroup_id *out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), rc;
-
-	id_reset(out, 0);
-	if (fd < 0)
-		return errno == ESRCH ? -ENOENT : -errno;
-	rc = cgroup_id_read_fd(fd, out);
-	close(fd);
-	return rc;
-}
-
-int cgroup_id_read(pid_t pid, struct cgroup_id *out)
-{
-	int fd = cgroup_id_open(pid), rc;
+	int rc;
 
 	id_reset(out, 0);
 	if (fd < 0)
@@ -264,6 +245,16 @@ int cgroup_id_read(pid_t pid, struct cgroup_id *out)
 	rc = cgroup_id_read_fd(fd, out);
 	close(fd);
 	return rc;
+}
+
+int cgroup_id_read_file(const char *path, struct cgroup_id *out)
+{
+	return read_opened(proc_file_open(path, -ENOENT), out);
+}
+
+int cgroup_id_read(pid_t pid, struct cgroup_id *out)
+{
+	return read_opened(cgroup_id_open(pid), out);
 }
 
 /* A Slurm step as cgroup_path.c keeps one: a number, batch, extern or interactive. */

@@ -355,6 +355,26 @@ static void complete(struct nccltrack *t, int32_t slot, uint32_t gen, uint64_t u
 	}
 }
 
+/*
+ * Inserts (a, b) into ix, of max slots; when it is full the clock hand
+ * evicts a row to make room (counted).  Rows that need more than their
+ * slot freed (streams' waits) are evicted by their own code.
+ */
+static int32_t insert_evicting(struct nccltrack *t, struct keyindex *ix, uint32_t *hand,
+			       uint32_t max, uint64_t a, uint64_t b)
+{
+	int32_t s = keyindex_insert(ix, a, b);
+
+	if (s < 0) {
+		uint32_t v = (*hand)++ % max;
+
+		agg_nccl_count(t->agg, AGG_NCCL_STATE_EVICTED, 1);
+		keyindex_remove(ix, (int32_t)v);
+		s = keyindex_insert(ix, a, b);
+	}
+	return s;
+}
+
 /* ---- threads inside a group --------------------------------------------- */
 
 static uint32_t *thread_depth(struct nccltrack *t, uint32_t pid, uint32_t tid, int create)
@@ -363,16 +383,9 @@ static uint32_t *thread_depth(struct nccltrack *t, uint32_t pid, uint32_t tid, i
 
 	if (s >= 0 || !create)
 		return s < 0 ? NULL : &t->depth[s];
-	s = keyindex_insert(&t->thread_idx, pid, tid);
-	if (s < 0) {
-		uint32_t v = t->thread_hand++ % NT_MAX_THREADS;
-
-		agg_nccl_count(t->agg, AGG_NCCL_STATE_EVICTED, 1);
-		keyindex_remove(&t->thread_idx, (int32_t)v);
-		s = keyindex_insert(&t->thread_idx, pid, tid);
-		if (s < 0)
-			return NULL;
-	}
+	s = insert_evicting(t, &t->thread_idx, &t->thread_hand, NT_MAX_THREADS, pid, tid);
+	if (s < 0)
+		return NULL;
 	t->depth[s] = 0;
 	return &t->depth[s];
 }
@@ -473,17 +486,8 @@ static struct nt_event *event_get(struct nccltrack *t, uint32_t pid, uint64_t ha
 
 	if (s >= 0)
 		return &t->events[s];
-	s = keyindex_insert(&t->event_idx, pid, handle);
-	if (s < 0) {
-		uint32_t v = t->event_hand++ % NT_MAX_EVENTS;
-
-		agg_nccl_count(t->agg, AGG_NCCL_STATE_EVICTED, 1);
-		keyindex_remove(&t->event_idx, (int32_t)v);
-		s = keyindex_insert(&t->event_idx, pid, handle);
-		if (s < 0)
-			return NULL;
-	}
-	return &t->events[s];
+	s = insert_evicting(t, &t->event_idx, &t->event_hand, NT_MAX_EVENTS, pid, handle);
+	return s < 0 ? NULL : &t->events[s];
 }
 
 static struct nt_event *event_find(struct nccltrack *t, uint32_t pid, uint64_t handle)

@@ -432,40 +432,36 @@ int parser_py_layout(int mem, uint64_t runtime, uint32_t major, uint32_t minor,
 }
 
 /* The running child (0: none), the restarts and the requests so far, read together. */
-static void state(pid_t *pid, uint64_t *lost, uint64_t *asked)
+struct parser_state {
+	pid_t pid;
+	uint64_t lost, asked;
+};
+
+static struct parser_state state(void)
 {
+	struct parser_state st;
+
 	pthread_mutex_lock(&lock);
-	*pid = child;
-	*lost = restarts;
-	*asked = requests;
+	st.pid = child;
+	st.lost = restarts;
+	st.asked = requests;
 	pthread_mutex_unlock(&lock);
+	return st;
 }
 
 uint64_t parser_restarts(void)
 {
-	uint64_t lost, asked;
-	pid_t pid;
-
-	state(&pid, &lost, &asked);
-	return lost;
+	return state().lost;
 }
 
 uint64_t parser_requests(void)
 {
-	uint64_t lost, asked;
-	pid_t pid;
-
-	state(&pid, &lost, &asked);
-	return asked;
+	return state().asked;
 }
 
 pid_t parser_pid(void)
 {
-	uint64_t lost, asked;
-	pid_t pid;
-
-	state(&pid, &lost, &asked);
-	return pid;
+	return state().pid;
 }
 
 void parser_stop(void)

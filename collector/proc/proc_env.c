@@ -5,7 +5,6 @@
  * value of a variable not on the list is never copied anywhere.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 
 #include "common/idtext.h"
 #include "collector/proc/proc_env.h"
+#include "collector/proc/proc_file.h"
 #include "common/util.h"
 
 enum env_kind {
@@ -269,15 +269,8 @@ void proc_env_parse(const char *buf, size_t len, struct proc_env *out)
 
 int proc_env_open(pid_t pid)
 {
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		/* Recent kernels refuse to open a kernel thread's or zombie's environ. */
-		return errno == ESRCH ? -ENODATA : -errno;
-	return fd;
+	/* Recent kernels refuse to open a kernel thread's or zombie's environ. */
+	return proc_file_open_pid(pid, "environ", -ENODATA);
 }
 
 int proc_env_read_fd(int fd, struct proc_env *out)
@@ -315,22 +308,10 @@ int proc_env_read_fd(int fd, struct proc_env *out)
 	return err && err != -ESRCH ? err : -ENODATA;
 }
 
-int proc_env_read_file(const char *path, struct proc_env *out)
+/* Reads the environment open as fd, or keeps nothing when it is -errno; closes it. */
+static int read_opened(int fd, struct proc_env *out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), err;
-
-	if (fd < 0) {
-		memset(out, 0, sizeof(*out));
-		return errno == ESRCH ? -ENODATA : -errno;
-	}
-	err = proc_env_read_fd(fd, out);
-	close(fd);
-	return err;
-}
-
-int proc_env_read(pid_t pid, struct proc_env *out)
-{
-	int fd = proc_env_open(pid), err;
+	int err;
 
 	if (fd < 0) {
 		memset(out, 0, sizeof(*out));
@@ -339,6 +320,16 @@ int proc_env_read(pid_t pid, struct proc_env *out)
 	err = proc_env_read_fd(fd, out);
 	close(fd);
 	return err;
+}
+
+int proc_env_read_file(const char *path, struct proc_env *out)
+{
+	return read_opened(proc_file_open(path, -ENODATA), out);
+}
+
+int proc_env_read(pid_t pid, struct proc_env *out)
+{
+	return read_opened(proc_env_open(pid), out);
 }
 
 /*
