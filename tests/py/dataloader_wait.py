@@ -177,6 +177,7 @@ class SlowStore:
         self.client = dist.TCPStore("127.0.0.1", self.server.port, 1, False)
         self.n = 0
         self.waited = 0
+        self.longest = 0
         self.slept = 0
 
     def read(self):
@@ -189,7 +190,9 @@ class SlowStore:
         threading.Timer(STORE_MS / 1000, self.server.set, args=(key, "1")).start()
         nv0 = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
         self.client.get(key)
-        self.waited += time.monotonic_ns() - t0
+        took = time.monotonic_ns() - t0
+        self.waited += took
+        self.longest = max(self.longest, took)
         # The read blocked, unless this thread came back to it late.
         self.slept += resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw != nv0
 
@@ -310,6 +313,7 @@ def main():
     print(f"store_reads={store.n if store else 0}")
     print(f"store_total_ns={store.waited if store else 0}")
     print(f"store_slept={store.slept if store else 0}")
+    print(f"store_max_ns={store.longest if store else 0}")
     print(f"own_read_waits={storage.waits}")
     print(f"own_read_long={storage.long_waits}")
     reads = {}
