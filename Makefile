@@ -69,11 +69,15 @@ COMMON_SRCS    := $(wildcard common/*.c)
 SHM_WRITE_SRCS := shm/shm_writer.c
 SHM_READ_SRCS  := $(filter-out $(SHM_WRITE_SRCS),$(wildcard shm/*.c))
 CATALOG_SRCS   := $(wildcard catalog/*.c)
-COLLECTOR_SRCS := $(wildcard collector/*.c collector/*/*.c collector/*/*/*.c)
+COLLECTOR_SRCS := $(filter-out %.bpf.c,$(wildcard collector/*.c collector/*/*.c collector/*/*/*.c))
 # exporter/web/ is built by its own rules (exporter/web/web.mk).
 EXPORTER_SRCS  := $(filter-out exporter/web/%,$(wildcard exporter/*.c exporter/*/*.c))
 CLI_SRCS       := $(wildcard cli/*.c)
-BPF_SRCS       := $(wildcard bpf/*.bpf.c)
+# A probe family's BPF program lives in its folder (collector/probes/NAME/);
+# bpf/ holds what the programs share.
+BPF_SRCS       := $(wildcard collector/probes/*/*.bpf.c)
+BPF_HDRS       := $(wildcard bpf/*.h collector/probes/*/*.bpf.h)
+vpath %.bpf.c $(sort $(dir $(BPF_SRCS)))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 not_main = $(filter-out %/main.c,$(1))
@@ -100,8 +104,8 @@ COLLECTOR_OBJS := $(call obj,$(COLLECTOR_SRCS))
 EXPORTER_OBJS  := $(call obj,$(EXPORTER_SRCS)) $(PROTO_OBJS)
 CLI_OBJS       := $(call obj,$(CLI_SRCS))
 
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
-BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
+BPF_OBJS  := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
+BPF_SKELS := $(patsubst %.bpf.c,$(BUILD)/bpf/%.skel.h,$(notdir $(BPF_SRCS)))
 VMLINUX_H := $(BUILD)/bpf/vmlinux.h
 BTF_FILE  ?= /sys/kernel/btf/vmlinux
 HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
@@ -178,7 +182,7 @@ $(VMLINUX_H):
 	$(Q)$(BPFTOOL) btf dump file $(BTF_FILE) format c > $@.tmp
 	$(Q)$(if $(filter $(HOST_ARCH),$(ARCH)),mv $@.tmp $@,tools/vmlinux-arm64.sh $@.tmp > $@ && rm $@.tmp)
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h)
+$(BUILD)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(BPF_HDRS)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD)/bpf -I. \
@@ -195,14 +199,14 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # kernel types are this machine's with arm64's register file
 # (tools/vmlinux-arm64.sh); where each probe finds its arguments is checked
 # by tests/collector/check_nccl_args.c.  An arm64 machine builds them natively.
-BPF_ARM64_OBJS := $(if $(filter x86,$(HOST_ARCH)),$(if $(filter x86,$(ARCH)),$(patsubst bpf/%.bpf.c,$(BUILD)/bpf-arm64/%.bpf.o,$(BPF_SRCS))))
+BPF_ARM64_OBJS := $(if $(filter x86,$(HOST_ARCH)),$(if $(filter x86,$(ARCH)),$(patsubst %.bpf.c,$(BUILD)/bpf-arm64/%.bpf.o,$(notdir $(BPF_SRCS)))))
 
 $(BUILD)/bpf-arm64/vmlinux.h: $(VMLINUX_H) tools/vmlinux-arm64.sh
 	$(call msg,BTF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)tools/vmlinux-arm64.sh $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bpf-arm64/%.bpf.o: bpf/%.bpf.c $(BUILD)/bpf-arm64/vmlinux.h $(wildcard bpf/*.h)
+$(BUILD)/bpf-arm64/%.bpf.o: %.bpf.c $(BUILD)/bpf-arm64/vmlinux.h $(BPF_HDRS)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_arm64 -I$(BUILD)/bpf-arm64 -I. \
 		$(if $(shell grep -l 'struct bpf_task_work {' $(VMLINUX_H) 2>/dev/null),-DZP_HAVE_TASK_WORK) \

@@ -3,11 +3,11 @@
  * Whether a process has NCCL collectives outstanding, any of its threads'
  * (DDP: autograd's thread calls NCCL, the main thread waits through
  * events), for the synchronisations that count as collective: the
- * scheduler's states (bpf/sched.bpf.c) and the stall sites
- * (bpf/pystack.bpf.c), which share these maps.  What the scheduler probe
+ * scheduler's states (collector/probes/sched/sched.bpf.c) and the stall sites
+ * (collector/probes/pystack/pystack.bpf.c), which share these maps.  What the scheduler probe
  * saw last (zs_coll_seen: when the process last entered an NCCL call, and
  * when a sync that completed collectives last returned) and what the
- * collector's stream tracking knows (zs_coll_known, collector/nccl/nccl_track.h,
+ * collector's stream tracking knows (zs_coll_known, collector/probes/nccl/nccl_track.h,
  * written after each drain of the ring, which can be a publish interval
  * behind): whichever is newer says.
  */

@@ -2,7 +2,7 @@
 /*
  * Where the NCCL probes find the arguments that the first five integer
  * registers do not hold, per architecture, at a function's entry: one
- * table, read by the BPF programs (bpf/nccl.bpf.c) and checked against
+ * table, read by the BPF programs (collector/probes/nccl/nccl.bpf.c) and checked against
  * each calling convention's rules for every probed signature by a test
  * (tests/collector/check_nccl_args.c), so that a probe cannot read a
  * garbage stream or communicator on one architecture while it is right on

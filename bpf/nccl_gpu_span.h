@@ -3,7 +3,7 @@
  * What Zernel's NCCL profiler plugin (nccl-profiler/) hands the collector
  * for each collective it saw run on the GPU: the argument of the empty
  * function zernel_nccl_gpu_span, which the collector's uprobe reads
- * (bpf/nccl.bpf.c).  Fixed-width types, explicit padding, size pinned.
+ * (collector/probes/nccl/nccl.bpf.c).  Fixed-width types, explicit padding, size pinned.
  */
 #ifndef ZERNEL_BPF_NCCL_GPU_SPAN_H
 #define ZERNEL_BPF_NCCL_GPU_SPAN_H

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The processes that made a stream-ordered allocation (cudaMallocAsync and
- * the like): set by bpf/gpu_mem.bpf.c at a successful one, read by
- * bpf/nccl.bpf.c, which reports the synchronisations of those processes
+ * the like): set by collector/probes/gpu_mem/gpu_mem.bpf.c at a successful one, read by
+ * collector/probes/nccl/nccl.bpf.c, which reports the synchronisations of those processes
  * (and of NCCL's) only, as a memory pool gives memory back at them
- * (collector/agg/mempool.h).  One map, shared by both objects
- * (collector/probes/probe_objects.c); a reused pid at worst reports
+ * (collector/probes/gpu_mem/mempool.h).  One map, shared by both objects
+ * (collector/probes/probe_objects.c shares it); a reused pid at worst reports
  * synchronisations it need not.
  */
 #ifndef ZERNEL_BPF_POOL_USERS_H

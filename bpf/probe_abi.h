@@ -424,7 +424,7 @@ struct zev_py_stall {
 
 /*
  * What the collector's stream tracking knows of a process's NCCL
- * collectives, for the scheduler probe (bpf/sched.bpf.c's zs_coll_known):
+ * collectives, for the scheduler probe (collector/probes/sched/sched.bpf.c's zs_coll_known):
  * how many are queued and not yet known complete, as of the time of the
  * last of the process's records it has read.
  */
@@ -469,7 +469,7 @@ enum zw_drop_slot {
 
 /*
  * What the scheduler probe could not see directly (per-CPU counters of
- * bpf/sched.bpf.c, zs_counts).  Blocks of watched threads it could not tie
+ * collector/probes/sched/sched.bpf.c, zs_counts).  Blocks of watched threads it could not tie
  * to a 64-bit system call are counted as SHM_STATE_OTHER.  A return to a
  * CPU that no sched_switch showed is timed from the kernel's sched_info,
  * or, without it, leaves the stint around it uncounted.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What the Python-stack probe (bpf/pystack.bpf.c) and the collector share:
+ * What the Python-stack probe (collector/probes/pystack/pystack.bpf.c) and the collector share:
  * where one watched interpreter keeps its state (struct zp_proc, written by
  * the collector into zp_procs when it recognises a supported CPython in a
  * watched process) and the structure offsets the frame walk follows.  The

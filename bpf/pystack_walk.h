@@ -8,15 +8,15 @@
  * mapped, and the stack it reads is the one of the stall as long as the
  * thread has run no user code since (a thread off the CPU runs none).
  * Where the kernel has BPF task work (Linux 6.18), the scheduler probe's
- * switch program (bpf/sched.bpf.c) only notes when and why a thread left
+ * switch program (collector/probes/sched/sched.bpf.c) only notes when and why a thread left
  * the CPU; when it gets a CPU back after a stall over the threshold, a
  * task work walks its frames as it returns to user space
  * (zp_name_stall): only stalls pay for a walk.  Elsewhere the frames are
  * read at every switch away (zp_switch_out) and sent at the switch back if
  * the stall lasted.  Only training threads' stalls are read (the rule of
- * bpf/sched.bpf.c): a DataLoader's feeder threads and other helpers wait
+ * collector/probes/sched/sched.bpf.c): a DataLoader's feeder threads and other helpers wait
  * by design, and their waits would crowd out the stalls that matter.  A
- * synchronisation that spun reads them at its return (bpf/pystack.bpf.c).
+ * synchronisation that spun reads them at its return (collector/probes/pystack/pystack.bpf.c).
  * At most zp_rate stacks a second per process.  Both objects include this
  * header and share its maps (the collector hands one object's descriptors
  * to the other).  BPF side only.
@@ -601,7 +601,7 @@ static __always_inline void zp_emit_stall(struct zp_proc *pr, struct zp_thread *
 }
 
 /*
- * task, of a watched process, queues an NCCL collective (bpf/sched.bpf.c's
+ * task, of a watched process, queues an NCCL collective (collector/probes/sched/sched.bpf.c's
  * NCCL call probe): its next synchronisation completes it, and the time
  * that synchronisation spins is time at a collective, as the scheduler
  * probe tells the same synchronisation when it blocks.
@@ -739,7 +739,7 @@ static __always_inline void zp_defer_stall(struct task_struct *next, struct zp_t
 
 /*
  * p got its CPU back at back, after off away, with no switch seen
- * (bpf/sched.bpf.c, unseen_return), and has run its code since: the
+ * (collector/probes/sched/sched.bpf.c, unseen_return), and has run its code since: the
  * frames now are not those it stalled at, so a stall over the threshold
  * counts as unsampled, time included (off 0: not a training thread's).
  */

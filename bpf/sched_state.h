@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The per-thread state the scheduler probe (bpf/sched.bpf.c) keeps for
+ * The per-thread state the scheduler probe (collector/probes/sched/sched.bpf.c) keeps for
  * watched threads, in task-local storage: the kernel frees it with the
  * thread, so a thread that exits mid-wait or a reused tid leaves nothing
  * behind.  BPF side only: what the probe sends is in bpf/probe_abi.h.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Latencies aggregated in the kernel: bpf/cuda_trace.bpf.c adds each CUDA
- * launch, and bpf/sched.bpf.c each run-queue delay and futex wait, to a
+ * Latencies aggregated in the kernel: collector/probes/cuda_trace/cuda_trace.bpf.c adds each CUDA
+ * launch, and collector/probes/sched/sched.bpf.c each run-queue delay and futex wait, to a
  * per-CPU histogram of its process instead of sending an event, and
  * zernel-collector reads the histograms at its poll cadence and hands the
  * differences to the aggregation.  The scheduler probe keeps its switch

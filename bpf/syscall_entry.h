@@ -2,7 +2,7 @@
 /*
  * Whether a blocked x86-64 thread's saved user registers are those of a
  * system call, by how the kernel entered: one rule per entry kind, shared
- * by the scheduler probe (bpf/sched.bpf.c) and its test, which checks it
+ * by the scheduler probe (collector/probes/sched/sched.bpf.c) and its test, which checks it
  * on the register sets each kind of entry leaves.
  *
  * Through the IDT (every x86 kernel without FRED), the SYSCALL instruction

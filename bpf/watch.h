@@ -5,9 +5,8 @@
  * collector loads one object first and hands its map fds to the others
  * (bpf_map__reuse_fd before load), so all programs see ONE watched-process
  * set, ONE ring buffer, ONE loss counter and ONE per-thread device table.
- * A new object joins by including this header and adding a row to the
- * collector's object table (collector/probes/probe_objects.c) and its programs'
- * rows to the attach table (collector/probes/probe_table.c).  Records are those of
+ * A new object joins by including this header, as a probe family of its
+ * own (collector/probes/probe_family.h).  Records are those of
  * bpf/probe_abi.h: zw_reserve hands out one with its header filled, and
  * the caller sets every other field, padding included (ring-buffer memory
  * is not zeroed).
@@ -68,7 +67,7 @@ struct {
 
 /*
  * Watched tgids whose libc user space was asked to probe for
- * pthread_barrier_wait (bpf/sched.bpf.c, ZEV_LIBC_PROBE), or that forked
+ * pthread_barrier_wait (collector/probes/sched/sched.bpf.c, ZEV_LIBC_PROBE), or that forked
  * from one and run its program still: a child maps its parent's libc, so
  * user space need not read the child's maps again to find it.  A new
  * program (exec) may map another, and leaves the set.
@@ -81,7 +80,7 @@ struct {
 } zw_libc_seen SEC(".maps");
 
 /*
- * Each thread's CUDA device and current context (bpf/gpu_mem.bpf.c), in
+ * Each thread's CUDA device and current context (collector/probes/gpu_mem/gpu_mem.bpf.c), in
  * task-local storage: freed when the thread exits, so a reused thread id
  * starts with nothing.
  */

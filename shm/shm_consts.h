@@ -43,7 +43,7 @@ enum shm_stall_state {
 };
 
 /*
- * Where a thread's time goes, per the scheduler (bpf/sched.bpf.c): on a
+ * Where a thread's time goes, per the scheduler (collector/probes/sched/sched.bpf.c): on a
  * CPU, runnable but waiting for one (the run queue), or blocked, split by
  * what it blocked in.  The states of a thread cover its whole watched
  * life, with no gap and no overlap.  Index of shm_proc.thread_state_ns and

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Attaching the rows of the attach table (probe_table.c): tracepoint rows
+ * Attaching every probe family's rows (families.c): tracepoint rows
  * once at start, uprobe rows in each library file the loader hands over,
  * once per (device, inode), with every symbol of the file resolved in one
  * parse (collector/parser/elfsyms.c, in the parser child), as uprobe_multi links or perf events
@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 
 #include "collector/parser/parser.h"
+#include "collector/probes/probe_family.h"
 #include "collector/probes/probe_loader.h"
 #include "collector/probes/uprobe_multi.h"
 #include "common/log.h"
@@ -39,10 +40,12 @@ static int keep_link(struct probes *p, struct bpf_link *link)
 
 int probe_attach_static(struct probes *p)
 {
+	size_t count;
+	const struct probe_attach *rows = probe_attach_rows(&count);
 	int err;
 
-	for (size_t i = 0; i < probe_attach_count; i++) {
-		const struct probe_attach *r = &probe_attach_table[i];
+	for (size_t i = 0; i < count; i++) {
+		const struct probe_attach *r = &rows[i];
 		struct bpf_program *prog;
 
 		switch (r->how) {
@@ -72,10 +75,11 @@ _Static_assert(LIB_MAX_ROWS <= PARSER_MAX_NAMES, "a library's symbols fit one pa
 /* The uprobe rows for a library of kind; their symbols in names. */
 static size_t lib_rows(unsigned int kind, const struct probe_attach **rows, const char **names)
 {
-	size_t n = 0;
+	size_t n = 0, count;
+	const struct probe_attach *all = probe_attach_rows(&count);
 
-	for (size_t i = 0; i < probe_attach_count && n < LIB_MAX_ROWS; i++) {
-		const struct probe_attach *r = &probe_attach_table[i];
+	for (size_t i = 0; i < count && n < LIB_MAX_ROWS; i++) {
+		const struct probe_attach *r = &all[i];
 
 		if ((r->how != PROBE_UPROBE && r->how != PROBE_URETPROBE) || !(r->libs & kind))
 			continue;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Inside the BPF loader: its objects, its attach table and the state the
+ * Inside the BPF loader: its objects, its attachments and the state the
  * loader's files share.  Calls go one way: probes.c (the loader's main
  * loop) asks discovery.c what there is and tells probe_attach.c what to
- * attach, from the one table of probe_table.c.  Root-only code.
+ * attach, from the rows of every probe family (probe_family.h).
+ * Root-only code.
  *
- * Adding a probe: a bpf/X.bpf.c, a row in the object table
- * (probe_objects.c), and its programs' rows in the attach table.
+ * Adding a probe: a family of its own (probe_family.h says what it holds).
  */
 #ifndef ZERNEL_PROBE_LOADER_H
 #define ZERNEL_PROBE_LOADER_H
@@ -30,14 +30,23 @@ struct pyprocs;
 struct probes;
 struct ring_buffer;
 
-/* The BPF objects, in load order (the first to declare a shared map owns it). */
+/*
+ * The probe families (probe_family.h), one BPF object each, in load order:
+ * the first to declare a shared map owns it.  A family is added by its
+ * folder and its line here.
+ */
+#define PROBE_FAMILY_LIST(X)		\
+	X(WATCH, watch)			\
+	X(GPU_MEM, gpu_mem)		\
+	X(CUDA_TRACE, cuda_trace)	\
+	X(NCCL, nccl)			\
+	X(SCHED, sched)			\
+	X(PYSTACK, pystack)
+
 enum probe_obj {
-	PROBE_OBJ_WATCH = 0,
-	PROBE_OBJ_GPU_MEM,
-	PROBE_OBJ_CUDA_TRACE,
-	PROBE_OBJ_NCCL,
-	PROBE_OBJ_SCHED,
-	PROBE_OBJ_PYSTACK,
+#define PROBE_OBJ_ID(id, name)	PROBE_OBJ_##id,
+	PROBE_FAMILY_LIST(PROBE_OBJ_ID)
+#undef PROBE_OBJ_ID
 	PROBE_OBJ_COUNT
 };
 
@@ -56,7 +65,6 @@ struct probe_object {
 	void (*destroy)(void *skel);
 };
 
-extern const struct probe_object probe_objects[PROBE_OBJ_COUNT];
 
 /* How a row of the attach table attaches its program. */
 enum probe_how {
@@ -84,8 +92,6 @@ struct probe_attach {
 	const char *symbol;		/* uprobes */
 };
 
-extern const struct probe_attach probe_attach_table[];
-extern const size_t probe_attach_count;
 
 #define PROBES_MAX_LINKS	8192
 #define PROBES_MAX_LIBS		320
@@ -139,7 +145,7 @@ struct probes {
 	size_t n_obj;			/* opened so far */
 	int watched_fd;			/* the shared maps (zw_*) */
 	uint64_t *watched_bits;		/* zw_watched_bits, mapped */
-	uint64_t *fresh_bits;		/* zw_fresh_bits (bpf/watch.bpf.c), mapped */
+	uint64_t *fresh_bits;		/* zw_fresh_bits (collector/probes/watch/watch.bpf.c), mapped */
 	uint64_t *forked_bits;		/* zw_forked_bits, mapped */
 	int drops_fd;
 	struct ring_buffer *rb;
@@ -209,7 +215,7 @@ void sched_report_counts(struct probes *p);
 
 /* probe_objects.c: opens, configures and loads every object, sharing the maps. */
 int probe_objects_load(struct probes *p);
-/* The Python-stack settings, into the copy of an object that walks frames. */
+/* pystack/pystack.c: the Python-stack settings, into the copy of an object that walks frames. */
 void pystack_settings(const struct probes *p, __u64 *threshold_ns, __u32 *rate);
 void probe_objects_destroy(struct probes *p);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The BPF objects of the loader (probe_loader.h), one row each: how to
- * open its skeleton, what to set before load, how to load and destroy it.
+ * The BPF objects of the loader (probe_loader.h), one a probe family
+ * (families.c), loaded in the families' order.
  * The first object that declares a shared map (bpf/watch.h's, in every
  * object; bpf/pystack_walk.h's) owns it; the others reuse its descriptor
  * before they load, so there is one watched set, one ring buffer, one
@@ -13,104 +13,16 @@
 
 #include <bpf/libbpf.h>
 
-#include "bpf/cuda_trace.skel.h"
-#include "bpf/gpu_mem.skel.h"
-#include "bpf/slot_hist_abi.h"
-#include "bpf/nccl.skel.h"
 #include "bpf/probe_abi.h"
 #include "bpf/pystack.h"
-#include "bpf/pystack.skel.h"
-#include "bpf/sched.skel.h"
-#include "bpf/watch.skel.h"
+#include "bpf/slot_hist_abi.h"
 #include "collector/probes/sched/open_states.h"
 #include "collector/probes/slot_hist.h"
+#include "collector/probes/probe_family.h"
 #include "collector/probes/probe_loader.h"
 #include "collector/probes/uprobe_multi.h"
 #include "common/log.h"
 #include "common/util.h"
-
-/* The skeleton's functions behind the object table's untyped ones. */
-#define SKELETON(name)								\
-static void *name##_open(struct bpf_object **obj)				\
-{										\
-	struct name##_bpf *s = name##_bpf__open();				\
-										\
-	if (s)									\
-		*obj = s->obj;							\
-	return s;								\
-}										\
-static int name##_load(void *s)							\
-{										\
-	return name##_bpf__load(s);						\
-}										\
-static void name##_destroy(void *s)						\
-{										\
-	name##_bpf__destroy(s);							\
-}
-
-SKELETON(watch)
-SKELETON(gpu_mem)
-SKELETON(cuda_trace)
-SKELETON(nccl)
-SKELETON(sched)
-SKELETON(pystack)
-
-/* --comm names, matched by the kernel at exec. */
-static int watch_configure(void *skel, struct probes *p)
-{
-	struct watch_bpf *s = skel;
-	size_t n = p->opts.n_comms;
-
-	if (n > ZW_MAX_COMMS) {
-		log_warnx("only the first %d --comm names are matched at exec", ZW_MAX_COMMS);
-		n = ZW_MAX_COMMS;
-	}
-	for (size_t i = 0; i < n; i++)
-		strncpy((char *)s->rodata->comms[i], p->opts.comms[i], SHM_COMM_LEN - 1);
-	s->rodata->n_comms = (__u32)n;
-	return 0;
-}
-
-/* The per-CPU launch histograms, sized within their memory budget. */
-static int cuda_trace_configure(void *skel, struct probes *p)
-{
-	struct cuda_trace_bpf *s = skel;
-
-	p->lh_slots = slot_hist_slots(p->ncpu, p->opts.process_slots);
-	bpf_map__set_max_entries(s->maps.zt_hist, SLOT_HIST_MAP_SLOTS(p->lh_slots) * LH_FAMILIES);
-	bpf_map__set_max_entries(s->maps.zt_slots, SLOT_HIST_MAP_SLOTS(p->lh_slots));
-	bpf_map__set_max_entries(s->maps.zt_free, SLOT_HIST_MAP_SLOTS(p->lh_slots));
-	return 0;
-}
-
-void pystack_settings(const struct probes *p, __u64 *threshold_ns, __u32 *rate)
-{
-	if (p->opts.stall_threshold_ms)
-		*threshold_ns = p->opts.stall_threshold_ms * 1000000ull;
-	if (p->opts.stall_rate)
-		*rate = p->opts.stall_rate;
-}
-
-/* Python stacks of syncs that spin: the stall threshold and rate bound. */
-static int pystack_configure(void *skel, struct probes *p)
-{
-	struct pystack_bpf *s = skel;
-
-	pystack_settings(p, &s->rodata->zp_threshold_ns, &s->rodata->zp_rate);
-	return 0;
-}
-
-#define OBJECT(name, configure, fallback) \
-	{ #name, name##_open, configure, fallback, name##_load, name##_destroy }
-
-const struct probe_object probe_objects[PROBE_OBJ_COUNT] = {
-	[PROBE_OBJ_WATCH]	= OBJECT(watch, watch_configure, NULL),
-	[PROBE_OBJ_GPU_MEM]	= OBJECT(gpu_mem, NULL, NULL),
-	[PROBE_OBJ_CUDA_TRACE]	= OBJECT(cuda_trace, cuda_trace_configure, NULL),
-	[PROBE_OBJ_NCCL]	= OBJECT(nccl, NULL, NULL),
-	[PROBE_OBJ_SCHED]	= OBJECT(sched, sched_configure, sched_fallback),
-	[PROBE_OBJ_PYSTACK]	= OBJECT(pystack, pystack_configure, NULL),
-};
 
 /*
  * The maps more than one object declares, and the value size the
@@ -146,7 +58,7 @@ enum { SHARED_WATCHED, SHARED_WATCHED_BITS, SHARED_EVENTS, SHARED_DROPS };
 /* Object i's copy of each shared map: reused, or (after its load) the one to share. */
 static int share_maps(struct probes *p, size_t i, int *shared_fd, int loaded)
 {
-	const char *name = probe_objects[i].name;
+	const char *name = probe_families[i]->object.name;
 
 	for (size_t k = 0; k < ARRAY_SIZE(shared_maps); k++) {
 		struct bpf_map *map = bpf_object__find_map_by_name(p->obj[i], shared_maps[k].name);
@@ -232,7 +144,7 @@ static void set_uprobe_attach_type(struct probes *p, struct bpf_object *obj)
  */
 static int load_object(struct probes *p, size_t i, int *shared_fd, int *refused)
 {
-	const struct probe_object *o = &probe_objects[i];
+	const struct probe_object *o = &probe_families[i]->object;
 	int err;
 
 	*refused = 0;
@@ -265,7 +177,7 @@ int probe_objects_load(struct probes *p)
 	for (size_t k = 0; k < ARRAY_SIZE(shared_maps); k++)
 		shared_fd[k] = -1;
 	for (size_t i = 0; i < PROBE_OBJ_COUNT; i++) {
-		const struct probe_object *o = &probe_objects[i];
+		const struct probe_object *o = &probe_families[i]->object;
 		int refused;
 
 		err = load_object(p, i, shared_fd, &refused);
@@ -350,6 +262,6 @@ void probe_objects_destroy(struct probes *p)
 	p->launch_slots = NULL;
 	p->sched_slots = NULL;
 	for (size_t i = p->n_obj; i > 0; i--)
-		probe_objects[i - 1].destroy(p->skel[i - 1]);
+		probe_families[i - 1]->object.destroy(p->skel[i - 1]);
 	p->n_obj = 0;
 }

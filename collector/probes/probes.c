@@ -21,7 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
-#include "collector/nccl/nccl_track.h"
+#include "collector/probes/nccl/nccl_track.h"
 #include "collector/parser/parser.h"
 #include "collector/probes/coverage.h"
 #include "collector/identity/gpu_ident.h"

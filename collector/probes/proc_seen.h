@@ -6,7 +6,7 @@
  * are read again at a full scan.  Reading every process's maps at every
  * scan was most of the collector's CPU time, and each read takes the
  * process's memory-map lock.  What a process started later loads, its
- * dynamic loader reports (bpf/watch.bpf.c, _dl_debug_state).
+ * dynamic loader reports (collector/probes/watch/watch.bpf.c, _dl_debug_state).
  *
  * It also keeps which library files each process maps (those the caller
  * records: probed files that are not kept for good), counted per file,
@@ -35,7 +35,7 @@ void proc_seen_free(struct proc_seen *ps);
 int proc_seen_mark(struct proc_seen *ps, uint32_t pid, uint64_t scan, int full, int fresh);
 /*
  * pid, marked at this scan and new to it, was forked by ppid and has run
- * no other program since (the kernel's word, bpf/watch.bpf.c): its memory
+ * no other program since (the kernel's word, collector/probes/watch/watch.bpf.c): its memory
  * began as a copy of its parent's, and what it loads itself its loader
  * reports.  When ppid was marked at this scan too and runs the same
  * program, pid takes ppid's files, and the reasons ppid's maps gave are

@@ -33,8 +33,9 @@ struct slot_hist_spec {
 	enum shm_family families[2];	/* LH_FAMILIES, by histogram index */
 };
 
-extern const struct slot_hist_spec slot_hist_launches;	/* bpf/cuda_trace.bpf.c */
-extern const struct slot_hist_spec slot_hist_sched;	/* bpf/sched.bpf.c */
+/* Of the launch probe (cuda_trace/cuda_trace.bpf.c) and the scheduler's (sched/sched.bpf.c). */
+extern const struct slot_hist_spec slot_hist_launches;
+extern const struct slot_hist_spec slot_hist_sched;
 
 /*
  * Process slots for ncpu CPUs within the kernel memory budget

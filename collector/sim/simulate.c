@@ -358,7 +358,7 @@ static uint64_t trainer_step(struct sim *s, struct sim_trainer *tr,
 	/*
 	 * A barrier wait blocks in futex, as pthread_barrier_wait does: the
 	 * real collector counts it lock, in its thread's state and at its
-	 * Python site alike (bpf/sched.bpf.c, why_blocked).
+	 * Python site alike (collector/probes/sched/sched.bpf.c, why_blocked).
 	 */
 	v = draw(s, &p->barrier);
 	lat(s, tr->pid, SHM_FAMILY_BARRIER_WAIT, now, v);

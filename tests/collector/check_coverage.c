@@ -17,9 +17,26 @@
 #include <unistd.h>
 
 #include "collector/probes/coverage.h"
+#include "collector/probes/probe_family.h"
 #include "collector/probes/probe_loader.h"
 #include "tests/collector/tu_probes.h"
 #include "tests/support/testutil.h"
+
+/* Every probe family's attachments, in attach order (families.c). */
+static const struct probe_attach *attach_rows(void)
+{
+	size_t n;
+
+	return probe_attach_rows(&n);
+}
+
+static size_t attach_count(void)
+{
+	size_t n;
+
+	probe_attach_rows(&n);
+	return n;
+}
 
 #define REQUESTS	"tests/fakes/fake_driver/cudart13_requests.txt"
 
@@ -36,8 +53,8 @@ START_TEST(every_probed_driver_symbol_is_checked_with_the_runtimes_request)
 	char path[512], *text, *line, *save = NULL;
 	size_t matched = 0;
 
-	for (size_t i = 0; i < probe_attach_count; i++) {
-		const struct probe_attach *r = &probe_attach_table[i];
+	for (size_t i = 0; i < attach_count(); i++) {
+		const struct probe_attach *r = &attach_rows()[i];
 
 		if (r->how == PROBE_UPROBE && (r->libs & PROBE_LIB_CUDA))
 			ck_assert_msg(entry_of(r->symbol) >= 0, "%s is probed but not checked",

@@ -17,9 +17,26 @@
 #include <string.h>
 
 #include "bpf/nccl_args.h"
+#include "collector/probes/probe_family.h"
 #include "collector/probes/probe_loader.h"
 #include "shm/shm_consts.h"
 #include "tests/support/testutil.h"
+
+/* Every probe family's attachments, in attach order (families.c). */
+static const struct probe_attach *attach_rows(void)
+{
+	size_t n;
+
+	return probe_attach_rows(&n);
+}
+
+static size_t attach_count(void)
+{
+	size_t n;
+
+	probe_attach_rows(&n);
+	return n;
+}
 
 /* An argument's class: an integer or pointer, or a structure over 16 bytes by value. */
 enum arg_class { INT = 1, BIG };
@@ -218,8 +235,8 @@ START_TEST(every_probed_nccl_argument_is_where_each_abi_puts_it)
 
 	if (!header)
 		return;
-	for (size_t i = 0; i < probe_attach_count; i++) {
-		const struct probe_attach *p = &probe_attach_table[i];
+	for (size_t i = 0; i < attach_count(); i++) {
+		const struct probe_attach *p = &attach_rows()[i];
 		const struct coll_reads *r;
 		struct signature sig;
 

@@ -14,7 +14,7 @@
 #include "bpf/probe_abi.h"
 #include "collector/agg/agg.h"
 #include "collector/agg/nccl_hash.h"
-#include "collector/nccl/nccl_track.h"
+#include "collector/probes/nccl/nccl_track.h"
 #include "collector/probes/decode.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"

@@ -22,8 +22,26 @@
 
 #include <bpf/libbpf.h>
 
+#include "bpf/probe_abi.h"
+#include "collector/probes/probe_family.h"
 #include "collector/probes/probe_loader.h"
 #include "tests/support/testutil.h"
+
+/* Every probe family's attachments, in attach order (families.c). */
+static const struct probe_attach *attach_rows(void)
+{
+	size_t n;
+
+	return probe_attach_rows(&n);
+}
+
+static size_t attach_count(void)
+{
+	size_t n;
+
+	probe_attach_rows(&n);
+	return n;
+}
 
 #define REQUESTS	"tests/fakes/fake_driver/cudart13_requests.txt"
 
@@ -95,17 +113,17 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 	void *skel[PROBE_OBJ_COUNT];
 
 	for (int i = 0; i < PROBE_OBJ_COUNT; i++) {
-		skel[i] = probe_objects[i].open(&obj[i]);
-		ck_assert_msg(skel[i] != NULL, "%s: %s", probe_objects[i].name, strerror(errno));
+		skel[i] = probe_families[i]->object.open(&obj[i]);
+		ck_assert_msg(skel[i] != NULL, "%s: %s", probe_families[i]->object.name, strerror(errno));
 	}
-	for (size_t i = 0; i < probe_attach_count; i++) {
-		const struct probe_attach *r = &probe_attach_table[i];
+	for (size_t i = 0; i < attach_count(); i++) {
+		const struct probe_attach *r = &attach_rows()[i];
 		const char *sec;
 
 		ck_assert_int_lt(r->obj, PROBE_OBJ_COUNT);
 		sec = section_of(r, obj[r->obj]);
 		ck_assert_msg(sec != NULL, "row %zu: no program %s in %s", i, r->prog,
-			      probe_objects[r->obj].name);
+			      probe_families[r->obj]->object.name);
 		switch (r->how) {
 		case PROBE_AUTO:
 			ck_assert_msg(prefixed(sec, "tp_btf/"), "%s: %s", r->prog, sec);
@@ -121,21 +139,21 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 			 * attached the other way round, a call entering between the
 			 * two attaches would leave an entry without its return.
 			 */
-			ck_assert_msg(i + 1 < probe_attach_count &&
-				      probe_attach_table[i + 1].how == PROBE_UPROBE,
+			ck_assert_msg(i + 1 < attach_count() &&
+				      attach_rows()[i + 1].how == PROBE_UPROBE,
 				      "row %zu: the return of %s is not followed by its entry", i,
 				      r->symbol);
-			ck_assert_str_eq(probe_attach_table[i + 1].symbol, r->symbol);
-			ck_assert_uint_eq(probe_attach_table[i + 1].libs, r->libs);
-			ck_assert_int_eq(probe_attach_table[i + 1].obj, r->obj);
+			ck_assert_str_eq(attach_rows()[i + 1].symbol, r->symbol);
+			ck_assert_uint_eq(attach_rows()[i + 1].libs, r->libs);
+			ck_assert_int_eq(attach_rows()[i + 1].obj, r->obj);
 			break;
 		case PROBE_UPROBE:
 			ck_assert_msg(strcmp(sec, "uprobe") == 0, "%s: %s", r->prog, sec);
 			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC | PROBE_LIB_LOADER)));
 			/* Never a return after an entry: that return would be another symbol's. */
-			ck_assert_msg(i + 1 == probe_attach_count ||
-				      probe_attach_table[i + 1].how != PROBE_URETPROBE ||
-				      strcmp(probe_attach_table[i + 1].symbol, r->symbol) != 0,
+			ck_assert_msg(i + 1 == attach_count() ||
+				      attach_rows()[i + 1].how != PROBE_URETPROBE ||
+				      strcmp(attach_rows()[i + 1].symbol, r->symbol) != 0,
 				      "row %zu: %s's return comes after its entry", i, r->symbol);
 			break;
 		default:
@@ -151,15 +169,15 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 
 			ck_assert_msg(!on_a_syscall_path(sec), "%s: %s is on a syscall path",
 				      bpf_program__name(prog), sec);
-			for (size_t i = 0; i < probe_attach_count; i++)
-				rows += probe_attach_table[i].obj == (enum probe_obj)o &&
-					strcmp(probe_attach_table[i].prog, bpf_program__name(prog)) == 0;
+			for (size_t i = 0; i < attach_count(); i++)
+				rows += attach_rows()[i].obj == (enum probe_obj)o &&
+					strcmp(attach_rows()[i].prog, bpf_program__name(prog)) == 0;
 			ck_assert_msg(rows > 0, "%s: program %s is never attached",
-				      probe_objects[o].name, bpf_program__name(prog));
+				      probe_families[o]->object.name, bpf_program__name(prog));
 		}
 	}
 	for (int i = PROBE_OBJ_COUNT; i > 0; i--)
-		probe_objects[i - 1].destroy(skel[i - 1]);
+		probe_families[i - 1]->object.destroy(skel[i - 1]);
 }
 END_TEST
 
@@ -168,8 +186,8 @@ START_TEST(libc_rows_are_the_barrier_pair)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < probe_attach_count; i++) {
-		const struct probe_attach *r = &probe_attach_table[i];
+	for (size_t i = 0; i < attach_count(); i++) {
+		const struct probe_attach *r = &attach_rows()[i];
 
 		if (!(r->libs & PROBE_LIB_LIBC))
 			continue;
@@ -222,10 +240,10 @@ static int counted_kind(const char *name)
 
 static int probed_in_driver(const char *sym)
 {
-	for (size_t i = 0; i < probe_attach_count; i++)
-		if (probe_attach_table[i].how == PROBE_UPROBE &&
-		    (probe_attach_table[i].libs & PROBE_LIB_CUDA) &&
-		    strcmp(probe_attach_table[i].symbol, sym) == 0)
+	for (size_t i = 0; i < attach_count(); i++)
+		if (attach_rows()[i].how == PROBE_UPROBE &&
+		    (attach_rows()[i].libs & PROBE_LIB_CUDA) &&
+		    strcmp(attach_rows()[i].symbol, sym) == 0)
 			return 1;
 	return 0;
 }
@@ -282,8 +300,8 @@ START_TEST(every_probed_driver_symbol_is_one_the_runtime_asks_for_or_programs_ca
 	static char syms[1024][64];
 	size_t n = requested_symbols(syms, 1024);
 
-	for (size_t i = 0; i < probe_attach_count; i++) {
-		const struct probe_attach *r = &probe_attach_table[i];
+	for (size_t i = 0; i < attach_count(); i++) {
+		const struct probe_attach *r = &attach_rows()[i];
 		int found = 0;
 
 		if (r->how != PROBE_UPROBE || !(r->libs & PROBE_LIB_CUDA))
@@ -297,6 +315,49 @@ START_TEST(every_probed_driver_symbol_is_one_the_runtime_asks_for_or_programs_ca
 }
 END_TEST
 
+/*
+ * Every record type the programs send has one family that decodes it, at
+ * its size, and the attach order keeps the families' own: a thread's
+ * last state before the watched set forgets its process.
+ */
+START_TEST(every_record_type_has_one_family_and_rows_keep_their_order)
+{
+	unsigned int owners[ZEV_TYPE_COUNT] = { 0 };
+	const struct probe_attach *rows = attach_rows();
+	size_t n = attach_count(), expect = 0, task_exit = n, watch_exit = n;
+
+	for (size_t f = 0; f < PROBE_OBJ_COUNT; f++) {
+		const struct probe_family *fam = probe_families[f];
+
+		ck_assert_msg(fam->n_attach > 0, "%s: no attachment", fam->object.name);
+		expect += fam->n_attach_first + fam->n_attach;
+		for (size_t i = 0; i < fam->n_decoders; i++) {
+			const struct probe_decoder *d = &fam->decoders[i];
+
+			ck_assert_uint_lt(d->type, ZEV_TYPE_COUNT);
+			ck_assert_uint_ge(d->size, sizeof(struct zev_hdr));
+			owners[d->type]++;
+		}
+		for (size_t i = 0; i < fam->n_attach; i++)
+			ck_assert_msg(fam->attach[i].obj == (enum probe_obj)f,
+				      "%s: a row of another object (%s)", fam->object.name,
+				      fam->attach[i].prog);
+	}
+	for (unsigned int t = ZEV_WATCH; t < ZEV_TYPE_COUNT; t++)
+		ck_assert_msg(owners[t] == 1, "record type %u decoded by %u families", t,
+			      owners[t]);
+	ck_assert_uint_eq(n, expect);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(rows[i].prog, "zs_task_exit") == 0)
+			task_exit = i;
+		if (strcmp(rows[i].prog, "zw_exit") == 0)
+			watch_exit = i;
+	}
+	ck_assert_uint_lt(task_exit, watch_exit);
+	ck_assert_uint_lt(watch_exit, n);
+}
+END_TEST
+
 Suite *probe_table_suite(void);
 Suite *probe_table_suite(void)
 {
@@ -304,6 +365,7 @@ Suite *probe_table_suite(void)
 	TCase *tc = tcase_create("objects");
 
 	tcase_add_test(tc, the_syscall_path_guard_knows_every_way_on);
+	tcase_add_test(tc, every_record_type_has_one_family_and_rows_keep_their_order);
 	tcase_add_test(tc, every_program_has_a_row_and_every_row_a_program);
 	tcase_add_test(tc, libc_rows_are_the_barrier_pair);
 	tcase_add_test(tc, every_counted_driver_function_the_runtime_asks_for_is_probed);

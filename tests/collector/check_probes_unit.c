@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "collector/parser/elfsyms.h"
-#include "collector/agg/mempool.h"
-#include "collector/agg/memtrack.h"
+#include "collector/probes/gpu_mem/mempool.h"
+#include "collector/probes/gpu_mem/memtrack.h"
 #include "collector/probes/discovery.h"
 #include "tests/support/testutil.h"
 #include "tests/collector/tu_probes.h"

@@ -44,7 +44,7 @@ int tp_wait_publish(struct tp_collector *c)
 
 int tp_probe_node_libs;
 
-/* A scheduler program of a collector (bpf/sched.bpf.c) is loaded. */
+/* A scheduler program of a collector (collector/probes/sched/sched.bpf.c) is loaded. */
 static int collector_programs_loaded(void)
 {
 	struct bpf_prog_info info;

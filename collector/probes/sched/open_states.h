@@ -2,7 +2,7 @@
 /*
  * The states training threads are still in, read just before each publish
  * through the scheduler probe's task iterator (zs_open_states,
- * bpf/sched.bpf.c).  A state is otherwise counted when it ends: a thread
+ * collector/probes/sched/sched.bpf.c).  A state is otherwise counted when it ends: a thread
  * blocked on its DataLoader for a minute would add nothing to any counter
  * for that minute, and a window's states would not add up to its wall
  * time.  The aggregation shows each process's states as what has ended

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What the scheduler probe (bpf/sched.bpf.c) is told before it loads: which
+ * What the scheduler probe (sched.bpf.c) is told before it loads: which
  * system call numbers are which kind of wait on this machine (from the
  * C library's <sys/syscall.h>, so the numbers are the running
  * architecture's), how far apart input blocks may be and still be one

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What the scheduler probe (bpf/sched.bpf.c) needs of the kernel, read
+ * What the scheduler probe (collector/probes/sched/sched.bpf.c) needs of the kernel, read
  * from its BTF before the load, so that a kernel without it is refused
  * with the reason rather than with the verifier's log.
  */

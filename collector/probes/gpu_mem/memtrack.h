@@ -18,7 +18,7 @@ struct memtrack;
 struct memtrack *memtrack_new(size_t max_entries);
 void memtrack_free(struct memtrack *mt);
 
-/* What was allocated: bytes on gpu, from the pool key (collector/agg/mempool.h) or 0. */
+/* What was allocated: bytes on gpu, from the pool key (collector/probes/gpu_mem/mempool.h) or 0. */
 struct memtrack_alloc {
 	uint64_t bytes;
 	uint64_t pool;

@@ -66,7 +66,7 @@ int BPF_KRETPROBE(zp_sync_ret)
 		t->coll_pending = 0;
 	t->call_coll = 0;
 	/*
-	 * Still marked off the CPU: it came back unseen (bpf/sched.bpf.c,
+	 * Still marked off the CPU: it came back unseen (collector/probes/sched/sched.bpf.c,
 	 * unseen_return), at some time up to now.  Its time off is taken to
 	 * now, so that no time off the CPU is taken for time spinning.
 	 */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "collector/agg/keyindex.h"
-#include "collector/agg/memtrack.h"
+#include "collector/probes/gpu_mem/memtrack.h"
 
 /* Chains of about 16 at the bound, a quarter of a megabyte of heads. */
 #define MEMTRACK_BUCKETS	65536u

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "collector/agg/mempool.h"
+#include "collector/probes/gpu_mem/mempool.h"
 
 #define MEMPOOL_MAX		65536u
 /* A device's default pool before its handle is known; handles are user addresses. */

@@ -941,8 +941,8 @@ int BPF_PROG(zs_migrate, struct task_struct *p, int dest_cpu)
 
 /*
  * Every thread that exits on the node comes here; only a watched one goes
- * past the first test.  This program is attached before zw_exit
- * (collector/probes/probe_table.c), and a tracepoint runs its programs in
+ * past the first test.  This program is attached before zw_exit (its
+ * family's first row, sched.c), and a tracepoint runs its programs in
  * the order they were attached, so a process's last thread is still
  * watched here.
  */

@@ -4,7 +4,7 @@
  * stream; communicators with the ncclUniqueId they were made from; and,
  * in processes that use NCCL, the CUDA calls that order streams and
  * events or block the host until they finish.  The collector pairs them
- * (collector/nccl/nccl_track.c): a collective's wait ends at the first
+ * (collector/probes/nccl/nccl_track.c): a collective's wait ends at the first
  * host-blocking call that covers its stream.  Uprobes attached by
  * zernel-collector (root) to every libnccl/libcuda/libcudart.
  *

@@ -11,7 +11,7 @@
 
 #include "collector/agg/agg_stall.h"
 #include "collector/agg/keyindex.h"
-#include "collector/nccl/nccl_track.h"
+#include "collector/probes/nccl/nccl_track.h"
 
 struct nt_pending {
 	uint64_t pos;		/* its place in the stream's order */

@@ -17,7 +17,7 @@
  * cuCtxPushCurrent_v2, cuCtxGetCurrent) as cuDevicePrimaryCtxRetain,
  * cuCtxCreate_v2/v3/v4 and cuCtxGetDevice(_v2) tell it, else device 0 (the
  * CUDA default).  The thread's device lives in task-local storage: it dies
- * with the thread, and an exec forgets it (bpf/watch.bpf.c).  Not
+ * with the thread, and an exec forgets it (collector/probes/watch/watch.bpf.c).  Not
  * followed: cuCtxPopCurrent (the previous context is not known), and
  * contexts made before the collector started until the program asks the
  * driver for its current context or device.
@@ -28,7 +28,7 @@
  * that name pools (cuDeviceGetDefaultMemPool, cuDeviceGetMemPool,
  * cuDeviceSetMemPool, cuMemPoolSetAttribute's release threshold,
  * cuMemPoolTrimTo, cuMemPoolDestroy); the synchronisations at which a pool gives memory
- * back are bpf/nccl.bpf.c's (collector/agg/mempool.h).
+ * back are collector/probes/nccl/nccl.bpf.c's (collector/probes/gpu_mem/mempool.h).
  *
  * Not counted: cuMemAllocManaged, cuMemHostAlloc and other host or
  * managed memory, IPC imports
