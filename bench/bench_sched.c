@@ -42,6 +42,7 @@
 #include <bpf/libbpf.h>
 
 #include "bench/sched_floor.skel.h"
+#include "bpf/sched_profile.h"
 #include "common/util.h"
 #include "shm/shm_reader.h"
 
@@ -302,6 +303,7 @@ struct bs_torch {
 	pid_t pid;
 	FILE *in;
 	FILE *out;
+	double floor_ns;	/* an empty program's run on sched_switch alone (0: not known) */
 };
 
 static int bs_torch_start(struct bs_torch *t, const char *script)
@@ -647,6 +649,7 @@ static int bs_torch_accounting(struct bs_torch *t, const char *collector, const 
 	}
 	if (bs_floor_alone(t, &alone_ns) != 0)
 		goto out;
+	t->floor_ns = alone_ns;
 	col = bs_collector_start(collector, shm, t->pid);
 	if (col < 0)
 		goto out;
@@ -698,6 +701,97 @@ out:
 	sched_floor_bpf__destroy(floor);
 	close(stats);
 	return rc;
+}
+
+/* The switch program's run time and runs between two reads (its name, cut at 15 characters). */
+static void bs_switch_runs(const struct bs_progs *before, const struct bs_progs *after,
+			   double *ns, unsigned long long *runs)
+{
+	*ns = 0;
+	*runs = 0;
+	for (unsigned int i = 0; i < after->n; i++) {
+		unsigned long long ns0 = 0, runs0 = 0;
+
+		if (strncmp(after->p[i].name, "zs_switch", 9) != 0)
+			continue;
+		for (unsigned int k = 0; k < before->n; k++)
+			if (before->p[k].id == after->p[i].id)
+				ns0 = before->p[k].ns, runs0 = before->p[k].runs;
+		*ns += (double)(after->p[i].ns - ns0);
+		*runs += after->p[i].runs - runs0;
+	}
+}
+
+/*
+ * Where a run of the switch program goes, by section: the watched loop
+ * again, with one part of the program off at a time (bpf/sched_profile.h),
+ * each against the whole program in the same run.  A part's cost is what
+ * the run loses without it; parts overlap (without the switch away, the
+ * switch back has less to time), so the costs do not add up exactly.
+ */
+static int bs_switch_profile(struct bs_torch *t, const char *collector, const char *shm)
+{
+	static const struct { const char *what; unsigned int skip; } part[] = {
+		{ "the whole program", 0 },
+		{ "without Python frames at a switch away", ZS_SKIP_FRAMES_OUT },
+		{ "without Python frames at a switch back", ZS_SKIP_FRAMES_IN },
+		{ "without returns no switch showed", ZS_SKIP_UNSEEN },
+		{ "without the switch away (state, frames)",
+		  ZS_SKIP_OUT | ZS_SKIP_FRAMES_OUT | ZS_SKIP_UNSEEN },
+		{ "without the switch back (time off, accounting, frames)",
+		  ZS_SKIP_IN | ZS_SKIP_FRAMES_IN },
+		{ "the watched tests and the clock only", ZS_SKIP_ALL },
+	};
+	static struct bs_progs before, after;
+	double whole = 0;
+	int stats = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+	if (stats < 0) {
+		printf("  the switch program by section: skipped (no BPF statistics: %s)\n",
+		       strerror(errno));
+		return 0;
+	}
+	printf("  the switch program by section, %d rounds of %s s each, with a part off:\n",
+	       BS_ACCOUNT_ROUNDS, BS_TORCH_SECONDS);
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+		unsigned long long runs;
+		struct bs_round r;
+		char bits[16];
+		double ns;
+		pid_t col;
+
+		snprintf(bits, sizeof(bits), "%u", part[i].skip);
+		setenv("ZERNEL_BENCH_SCHED_SKIP", bits, 1);
+		col = bs_collector_start(collector, shm, t->pid);
+		unsetenv("ZERNEL_BENCH_SCHED_SKIP");
+		if (col < 0) {
+			close(stats);
+			return -1;
+		}
+		usleep(BS_SETTLE_US);
+		bs_progs_read(col, &before);
+		if (bs_torch_rounds(t, &r) == 0) {
+			bs_progs_read(col, &after);
+			bs_switch_runs(&before, &after, &ns, &runs);
+			ns = runs ? ns / (double)runs : 0;
+			if (i == 0)
+				whole = ns;
+			printf("    %-56s %5.0f ns a run (%9llu runs)", part[i].what, ns, runs);
+			if (i > 0)
+				printf(", %+5.0f ns", ns - whole);
+			if (t->floor_ns > 0)
+				printf(", %.1fx the floor", ns / t->floor_ns);
+			printf("\n");
+		}
+		kill(col, SIGTERM);
+		waitpid(col, NULL, 0);
+		shm_unlink(shm);
+	}
+	if (t->floor_ns > 0)
+		printf("    goal: the whole program at most 3x the floor, %.0f ns a run\n",
+		       3 * t->floor_ns);
+	close(stats);
+	return 0;
 }
 
 /*
@@ -766,6 +860,8 @@ static int bs_torch(const char *collector, const char *script, const char *shm)
 	       "pairs from %.3f to %.3f\n", median, 100 * (median - 1), cpu_ratio[0],
 	       cpu_ratio[n - 1]);
 	err = bs_torch_accounting(&t, collector, shm);
+	if (!err)
+		err = bs_switch_profile(&t, collector, shm);
 	bs_torch_stop(&t);
 	return err;
 }

@@ -29,6 +29,7 @@
 
 #include "bpf/syscall_entry.h"
 #include "bpf/watch.h"
+#include "bpf/sched_profile.h"
 #include "bpf/sched_state.h"
 #include "bpf/slot_hist.h"
 #include "bpf/pystack_walk.h"
@@ -56,6 +57,7 @@ const volatile __u32 runq_from_sched_info = 0;	/* 0: from the sched_wakeup progr
 const volatile __u32 sched_info_kept = 0;	/* the kernel keeps sched_info (last_arrival) */
 const volatile __u32 rq_clock_readable = 0;	/* a task's entity leads to its run queue's clock */
 const volatile __u32 entry_kind = ZS_ENTRY_IDT;	/* enum zs_entry_kind of this kernel (x86) */
+const volatile __u32 profile_skip = 0;		/* enum zs_profile_skip: bench-sched's profile */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -823,9 +825,9 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 	if (!prev_watched && !next_watched)
 		return 0;
 	now = switch_now(next);
-	if (prev_watched) {
+	if (prev_watched && !(profile_skip & ZS_SKIP_OUT)) {
 		struct zs_task *t = thread(prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		__u64 back = t ? unseen_return(prev, t, now) : 0;
+		__u64 back = t && !(profile_skip & ZS_SKIP_UNSEEN) ? unseen_return(prev, t, now) : 0;
 		int py_call = 0;
 		__u32 stall;
 
@@ -838,7 +840,9 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 		 * but inside a call it times: the stall's start and state
 		 * are the thread's own here (switch_in hands them over).
 		 */
-		if (python_frames && deferred)
+		if (profile_skip & ZS_SKIP_FRAMES_OUT)
+			py_call = 0;
+		else if (python_frames && deferred)
 			py_call = zp_switch_out_note(prev, now);
 		else if (python_frames)
 			py_call = zp_switch_out(ctx, prev, stall, now,
@@ -848,7 +852,7 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 			t->stall = stall;
 		}
 	}
-	if (next_watched) {
+	if (next_watched && !(profile_skip & ZS_SKIP_IN)) {
 		int py_call, train;
 		__u32 stall;
 		__u64 off = switch_in(next, now, &py_call, &stall, &train);
@@ -858,7 +862,8 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 		 * thread (helper threads idle in waits by design), or inside
 		 * a synchronisation.
 		 */
-		if (python_frames && (!off || (off >= zp_threshold_ns && train) || py_call))
+		if (python_frames && !(profile_skip & ZS_SKIP_FRAMES_IN) &&
+		    (!off || (off >= zp_threshold_ns && train) || py_call))
 			zp_switch_in(next, now, deferred, train ? off : 0, stall);
 	}
 	return 0;

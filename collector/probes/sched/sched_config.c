@@ -21,6 +21,7 @@
 #include "bpf/slot_hist_abi.h"
 #include "bpf/syscall_entry.h"
 #include "bpf/sched.skel.h"
+#include "bpf/sched_profile.h"
 #include "collector/probes/probe_loader.h"
 #include "collector/probes/sched/sched_kernel.h"
 #include "collector/probes/slot_hist.h"
@@ -259,6 +260,33 @@ int sched_fallback(struct probes *p, int err)
 	return 0;
 }
 
+/*
+ * The parts of the switch program `make bench-sched` turns off for its
+ * profile (bpf/sched_profile.h): none unless it says so.
+ */
+static __u32 profile_skip(void)
+{
+	const char *v = getenv("ZERNEL_BENCH_SCHED_SKIP");
+	static int said;	/* configured again when the task work is refused */
+	unsigned long bits;
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	bits = strtoul(v, &end, 0);
+	if (errno || *end || bits > ZS_SKIP_ALL) {
+		if (!said++)
+			log_warnx("ZERNEL_BENCH_SCHED_SKIP=%s is not a set of bench-sched's parts "
+				  "(0 to %u): the whole switch program runs", v, ZS_SKIP_ALL);
+		return 0;
+	}
+	if (bits && !said++)
+		log_warnx("ZERNEL_BENCH_SCHED_SKIP=%#lx: parts of the switch program are off, "
+			  "for bench-sched's profile; what they measure is missing", bits);
+	return (__u32)bits;
+}
+
 int sched_configure(void *skel, struct probes *p)
 {
 	struct sched_bpf *s = skel;
@@ -281,6 +309,7 @@ int sched_configure(void *skel, struct probes *p)
 	s->rodata->episode_gap_ns = (__u64)p->opts.dataloader_gap_us * 1000u;
 	s->rodata->all_threads = p->opts.all_threads ? 1 : 0;
 	s->rodata->python_frames = p->opts.no_python_frames ? 0 : 1;
+	s->rodata->profile_skip = profile_skip();
 	pystack_settings(p, &s->rodata->zp_threshold_ns, &s->rodata->zp_rate);
 	/* The process slots, sized as the launch probe's (collector/probes/slot_hist.h). */
 	p->lh_slots = slot_hist_slots(p->ncpu, p->opts.process_slots);
