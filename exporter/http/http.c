@@ -221,21 +221,23 @@ static void serve_metrics(struct http_server *s, h2o_req_t *req)
 				       snap->hdr->publish_interval_ms * NSEC_PER_MSEC * 3 / 2, &v) < 0)
 		err = v.render_error ? v.render_error : -EAGAIN;
 	/*
-	 * The render thread a publish ahead of this request, or its view not
-	 * fresh: its body (or the lack of one) goes with its own status, so
-	 * that the response describes one publish throughout.
-	 */
-	/*
-	 * A format the render thread has not made for a publish behind the
-	 * one this request sees: the request renders the publish it sees.
+	 * The render thread's body of another publish than this request's,
+	 * without the format asked for (the first scrape in it): that
+	 * publish's snapshot is gone, so the request renders the format from
+	 * the publish it sees, for this response only.
 	 */
 	if (!err && snap && v.body && !v.body->form[f].data &&
 	    !metrics_body_current(v.body, snap)) {
 		metrics_body_unref(v.body);
-		v.body = metrics_body_new(snap, s->ahead.limit);
+		v.body = metrics_body_new(snap, s->ahead.limit, f);
 		if (!v.body)
 			err = -errno;
 	}
+	/*
+	 * The render thread a publish ahead of this request, or its view not
+	 * fresh: its body (or the lack of one) goes with its own status, so
+	 * that the response describes one publish throughout.
+	 */
 	if (!err && snap && !metrics_body_current(v.body, snap))
 		metrics_view_status(&v, now_mono_ns(), &st);
 	if (!err) {

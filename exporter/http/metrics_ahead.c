@@ -90,7 +90,7 @@ static void step(struct metrics_ahead *a, int demand)
 			render_error = a->view.render_error;
 		pthread_mutex_unlock(&a->lock);
 		if (!body && !render_error && (demand || eager(a, now))) {
-			body = metrics_body_new(snap, a->limit);
+			body = metrics_body_new(snap, a->limit, METRICS_TEXT);
 			if (body)
 				metrics_body_render(body, snap, metrics_ahead_forms(a, now));
 			else

@@ -43,14 +43,15 @@ static int render(struct metrics_form *m, enum metrics_format f, const struct sh
 	return 0;
 }
 
-struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t limit)
+struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t limit,
+				      enum metrics_format f)
 {
 	struct metrics_body *b = calloc(1, sizeof(*b));
 	int err;
 
 	if (!b)
 		return NULL;
-	err = render(&b->form[METRICS_TEXT], METRICS_TEXT, snap, limit);
+	err = render(&b->form[f], f, snap, limit);
 	if (err) {
 		free(b);
 		errno = -err;
@@ -97,6 +98,7 @@ void metrics_body_render(struct metrics_body *b, const struct shm_snapshot *snap
 			if (forms & METRICS_FORM_BIT(f, gzip))
 				metrics_body_form(b, snap, f, gzip);
 }
+
 void metrics_body_ref(struct metrics_body *b)
 {
 	atomic_fetch_add(&b->refs, 1);

@@ -47,10 +47,12 @@ struct metrics_body {
 };
 
 /*
- * The text of snap's data families, bounded by limit bytes.  NULL with
- * errno set when it cannot be rendered.  refs starts at 1.
+ * snap's data families in format f, bounded by limit bytes (the other
+ * forms when asked for, from the same publish).  NULL with errno set when
+ * it cannot be rendered.  refs starts at 1.
  */
-struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t limit);
+struct metrics_body *metrics_body_new(const struct shm_snapshot *snap, size_t limit,
+				      enum metrics_format f);
 
 /* Whether b was rendered from the publish snap holds. */
 int metrics_body_current(const struct metrics_body *b, const struct shm_snapshot *snap);

@@ -5,8 +5,10 @@
  * next family starts.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,10 +123,19 @@ int prom_proto_native_index(double v)
 
 double prom_proto_seconds(uint64_t ns)
 {
-	/* Exact below 2^53 ns (104 days): the double nearest the decimal the text writes. */
+	char text[32];
+
+	/*
+	 * The double nearest the decimal the text writes: up to 2^53 ns (104
+	 * days) ns and 1e9 are exact and the division rounds once; past it
+	 * ns itself would round first, so the decimal is read as a scraper
+	 * of the text reads it.
+	 */
 	if (ns <= (1ull << 53))
 		return (double)ns / 1e9;
-	return (double)((long double)ns / 1e9L);
+	snprintf(text, sizeof(text), "%" PRIu64 ".%09" PRIu64, ns / 1000000000u,
+		 ns % 1000000000u);
+	return strtod(text, NULL);
 }
 
 /*

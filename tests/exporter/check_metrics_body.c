@@ -6,6 +6,7 @@
  * Accept-Encoding lists are read as Prometheus and browsers write them.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "exporter/http/metrics_ahead.h"
 #include "exporter/http/metrics_body.h"
 #include "exporter/prom/prom.h"
+#include "exporter/prom/prom_proto.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/support/testutil.h"
@@ -131,7 +133,7 @@ static unsigned char *member(const struct gzip_part *head, const char *tail, siz
 
 START_TEST(metrics_body_text_is_the_uncached_render)
 {
-	struct metrics_body *b = metrics_body_new(&snap, 64u << 20);
+	struct metrics_body *b = metrics_body_new(&snap, 64u << 20, METRICS_TEXT);
 	struct sbuf direct;
 
 	ck_assert_ptr_nonnull(b);
@@ -147,7 +149,7 @@ START_TEST(metrics_body_text_is_the_uncached_render)
 	publish(17, 2);
 	ck_assert(!metrics_body_current(b, &snap));
 	metrics_body_unref(b);
-	b = metrics_body_new(&snap, 64u << 20);
+	b = metrics_body_new(&snap, 64u << 20, METRICS_TEXT);
 	ck_assert_ptr_nonnull(b);
 	ck_assert_ptr_nonnull(strstr(b->form[METRICS_TEXT].data, "pid=\"116\""));
 	metrics_body_unref(b);
@@ -158,7 +160,7 @@ END_TEST
 START_TEST(metrics_body_gzip_head_and_tail_inflate_to_their_text)
 {
 	static const char tail[] = "# HELP zernel_x x.\n# TYPE zernel_x counter\nzernel_x 7\n";
-	struct metrics_body *b = metrics_body_new(&snap, 64u << 20);
+	struct metrics_body *b = metrics_body_new(&snap, 64u << 20, METRICS_TEXT);
 	const struct metrics_form *t;
 	unsigned char *m;
 	size_t len, out_len;
@@ -186,6 +188,61 @@ START_TEST(metrics_body_gzip_head_and_tail_inflate_to_their_text)
 	free(out);
 	free(m);
 	metrics_body_unref(b);
+}
+END_TEST
+
+/* snap's data families as protobuf, rendered directly. */
+static void proto_of(struct sbuf *out)
+{
+	struct prom_out o;
+
+	sbuf_init(out, 64u << 20, 0);
+	ck_assert_int_eq(prom_out_proto(&o, out), 0);
+	ck_assert_int_eq(prom_render_data(&o, &snap), 0);
+	ck_assert_int_eq(prom_out_proto_end(&o), 0);
+	ck_assert_uint_gt(out->len, 1000);
+}
+
+/*
+ * A body's protobuf form is rendered from its own publish: while that is
+ * the snapshot at hand, when first asked for; once another publish came,
+ * not at all (-ESTALE), as its snapshot is gone.  A body can start with
+ * the protobuf form alone.
+ */
+START_TEST(metrics_body_protobuf_is_rendered_from_its_own_publish)
+{
+	struct metrics_body *b = metrics_body_new(&snap, 64u << 20, METRICS_TEXT), *pb;
+	struct sbuf direct;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_null(b->form[METRICS_PROTO].data);
+	ck_assert_int_eq(metrics_body_form(b, &snap, METRICS_PROTO, 0), 0);
+	proto_of(&direct);
+	ck_assert_uint_eq(b->form[METRICS_PROTO].len, direct.len);
+	ck_assert(memcmp(b->form[METRICS_PROTO].data, direct.data, direct.len) == 0);
+	metrics_body_unref(b);
+	sbuf_free(&direct);
+
+	b = metrics_body_new(&snap, 64u << 20, METRICS_TEXT);
+	ck_assert_ptr_nonnull(b);
+	tu_sleep_ms(2);
+	publish(19, 3);
+	ck_assert_int_eq(metrics_body_form(b, &snap, METRICS_PROTO, 0), -ESTALE);
+	ck_assert_int_eq(metrics_body_form(b, NULL, METRICS_PROTO, 1), -ESTALE);
+	ck_assert_ptr_null(b->form[METRICS_PROTO].data);
+	/* What it has it still serves. */
+	ck_assert_int_eq(metrics_body_form(b, &snap, METRICS_TEXT, 1), 0);
+	ck_assert_ptr_nonnull(b->form[METRICS_TEXT].gz.data);
+
+	pb = metrics_body_new(&snap, 64u << 20, METRICS_PROTO);
+	ck_assert_ptr_nonnull(pb);
+	ck_assert_ptr_null(pb->form[METRICS_TEXT].data);
+	proto_of(&direct);
+	ck_assert_uint_eq(pb->form[METRICS_PROTO].len, direct.len);
+	ck_assert(memcmp(pb->form[METRICS_PROTO].data, direct.data, direct.len) == 0);
+	metrics_body_unref(pb);
+	metrics_body_unref(b);
+	sbuf_free(&direct);
 }
 END_TEST
 
@@ -385,6 +442,7 @@ Suite *metrics_body_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, metrics_body_text_is_the_uncached_render);
 	tcase_add_test(tc, metrics_body_gzip_head_and_tail_inflate_to_their_text);
+	tcase_add_test(tc, metrics_body_protobuf_is_rendered_from_its_own_publish);
 	tcase_add_test(tc, metrics_ahead_serves_the_current_publish);
 	tcase_add_test(tc, metrics_ahead_keeps_a_form_while_its_scraper_is_expected_back);
 	tcase_add_test(tc, metrics_ahead_renders_only_the_forms_expected_back);

@@ -125,6 +125,9 @@ static void setup(void)
 		p[i].voluntary_switches = 1000 * i;
 	}
 	memcpy(p[3].comm, hostile, sizeof(hostile));
+	/* Past 2^53 ns a double cannot hold the nanoseconds: the decimal's nearest double. */
+	p[5].lat[SHM_FAMILY_CUDA_LAUNCH].sum_ns = 9007199319293187ull;
+	p[5].offcpu_blocked_ns = 18446744073709551557ull;
 	h->table[SHM_TABLE_PROCS].count = 12;
 	/* Two workloads, a pod (with a hostile name) and the node, every family. */
 	wl = shm_writer_table(&writer, SHM_TABLE_WORKLOADS);
