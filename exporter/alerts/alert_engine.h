@@ -90,7 +90,7 @@ int alert_engine_replace(struct alert_engine *e, struct alert_ruleset *rules,
  * Appends, as Prometheus text: zernel_alert_firing{alertname,severity,...} 1
  * per firing alert, zernel_alert_pending likewise, zernel_alert_transitions_total
  * {alertname,to}, zernel_alert_rules, zernel_alert_config_reloads_total{result},
- * zernel_alert_config_last_reload_successful.  Returns sbuf_error(out).
+ * zernel_alert_config_last_reload_successful.  Returns prom_out_error(out).
  */
 int alert_engine_render_prom(struct alert_engine *e, struct prom_out *out);
 

@@ -16,8 +16,8 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "exporter/alerts/alerts.h"
-#include "exporter/prom/prom_write.h"
 #include "exporter/alerts/webhook_sender.h"
+#include "exporter/prom/prom_write.h"
 #include "exporter/source.h"
 
 #define EVAL_MIN_MS	50u	/* at most 20 evaluations a second */

@@ -101,7 +101,7 @@ void webhook_free(struct webhook *w);
 size_t webhook_count(const struct webhook *w);
 void webhook_get_counts(struct webhook *w, size_t target, struct webhook_counts *c);
 
-/* zernel_webhook_* families.  Returns sbuf_error(out). */
+/* zernel_webhook_* families.  Returns prom_out_error(out). */
 int webhook_render_prom(struct webhook *w, struct prom_out *out);
 
 /* The Alertmanager v4 JSON for one notice.  Returns sbuf_error(out). */

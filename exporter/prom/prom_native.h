@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROM_NATIVE_REL_ERROR	0.0267
-
 #include "shm/shm_consts.h"
+
+#define PROM_NATIVE_REL_ERROR	0.0267
 
 /* A series' native buckets. */
 struct prom_native_hist {

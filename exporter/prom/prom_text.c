@@ -4,7 +4,26 @@
  * Unprivileged, on the request path: no allocation beyond the buffer's
  * own, nothing fatal.
  */
+#include <pthread.h>
+#include <stdio.h>
+
 #include "exporter/prom/prom_text.h"
+
+static char le_label[SHM_LAT_FINITE_BUCKETS][32];	/* le="..." */
+static pthread_once_t le_label_once = PTHREAD_ONCE_INIT;
+
+static void le_label_init(void)
+{
+	for (unsigned int i = 0; i < SHM_LAT_FINITE_BUCKETS; i++)
+		snprintf(le_label[i], sizeof(le_label[i]), "le=\"%.20s\"", prom_le(i));
+}
+
+/* le="..." of finite bucket i, as a label list's entry. */
+static const char *le_label_of(unsigned int i)
+{
+	pthread_once(&le_label_once, le_label_init);
+	return le_label[i];
+}
 
 static const char *const type_names[] = {
 	[PROM_COUNTER] = "counter", [PROM_GAUGE] = "gauge",
@@ -95,7 +114,7 @@ void prom_text_histogram(struct sbuf *b, const char *name, const char *labels,
 
 	for (unsigned int i = 0; i < SHM_LAT_FINITE_BUCKETS; i++) {
 		cum += l->bucket[i];
-		series_head(b, name, "_bucket", labels, prom_le_label(i));
+		series_head(b, name, "_bucket", labels, le_label_of(i));
 		sbuf_u64(b, cum);
 		sbuf_append(b, "\n", 1);
 	}

@@ -8,9 +8,6 @@
 
 #include "exporter/prom/prom_write.h"
 
-/* le="..." of finite bucket i, as a label list's entry. */
-const char *prom_le_label(unsigned int i);
-
 void prom_text_family(struct sbuf *b, const char *name, enum prom_type type, const char *help);
 void prom_text_u64(struct sbuf *b, const char *name, const char *labels, uint64_t v);
 void prom_text_sec(struct sbuf *b, const char *name, const char *labels, uint64_t ns);

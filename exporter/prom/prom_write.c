@@ -17,7 +17,6 @@
 
 static const uint64_t lat_bounds_ns[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
 static char le_text[SHM_LAT_FINITE_BUCKETS][24];
-static char le_label[SHM_LAT_FINITE_BUCKETS][32];	/* le="..." */
 static pthread_once_t le_once = PTHREAD_ONCE_INIT;
 
 static void le_init(void)
@@ -25,7 +24,6 @@ static void le_init(void)
 	/* %g gives the short forms Prometheus clients use: 1e-07, 0.0025, 10. */
 	for (unsigned int i = 0; i < SHM_LAT_FINITE_BUCKETS; i++) {
 		snprintf(le_text[i], sizeof(le_text[i]), "%g", (double)lat_bounds_ns[i] / 1e9);
-		snprintf(le_label[i], sizeof(le_label[i]), "le=\"%.20s\"", le_text[i]);
 	}
 }
 
@@ -33,12 +31,6 @@ const char *prom_le(unsigned int i)
 {
 	pthread_once(&le_once, le_init);
 	return i < SHM_LAT_FINITE_BUCKETS ? le_text[i] : "+Inf";
-}
-
-const char *prom_le_label(unsigned int i)
-{
-	pthread_once(&le_once, le_init);
-	return i < SHM_LAT_FINITE_BUCKETS ? le_label[i] : "le=\"+Inf\"";
 }
 
 double prom_le_seconds(unsigned int i)
