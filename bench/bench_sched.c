@@ -777,7 +777,8 @@ static int bs_switch_profile(struct bs_torch *t, const char *collector, const ch
 			if (i == 0)
 				whole = ns;
 			printf("    %-56s %5.0f ns a run (%9llu runs)", part[i].what, ns, runs);
-			if (i > 0)
+			/* Against the whole program only when its rounds ran. */
+			if (i > 0 && whole > 0)
 				printf(", %+5.0f ns", ns - whole);
 			if (t->floor_ns > 0)
 				printf(", %.1fx the floor", ns / t->floor_ns);

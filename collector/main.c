@@ -319,7 +319,7 @@ int main(int argc, char **argv)
 		err = decode_init(&dec, agg, &sim_ops);
 		if (err < 0) {
 			errno = -err;
-			log_warn("cannot allocate the decoder");
+			log_warn("cannot set up the decoder");
 			goto cleanup;
 		}
 		sim = sim_new(&dec, &so, now_mono_ns());

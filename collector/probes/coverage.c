@@ -20,7 +20,7 @@
 #define CHILD_SECONDS	10
 #define OUT_MAX		8192
 
-/* Every driver symbol the attach table probes (tests/collector/check_coverage.c holds it to that). */
+/* Every driver symbol the families probe (tests/collector/check_coverage.c holds it to that). */
 const struct coverage_entry coverage_table[] = {
 	{ "cuMemAlloc_v2", "cuMemAlloc", 3020, 0 },
 	{ "cuMemAllocAsync", "cuMemAllocAsync", 11020, 0 },

@@ -14,9 +14,6 @@
 
 #include "bpf/probe_abi.h"
 #include "collector/probes/decode.h"
-#include "collector/probes/gpu_mem/mempool.h"
-#include "collector/probes/gpu_mem/memtrack.h"
-#include "collector/probes/nccl/nccl_track.h"
 #include "collector/probes/probe_family.h"
 #include "common/log.h"
 
@@ -70,18 +67,29 @@ int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)
 	d->agg = agg;
 	if (ops)
 		d->ops = *ops;
-	d->mem = memtrack_new(DECODE_MAX_ALLOCS);
-	d->pools = mempool_new(DECODE_MAX_POOLS);
-	d->nccl = nccltrack_new(agg);
-	return d->mem && d->pools && d->nccl ? 0 : -ENOMEM;
+	for (size_t f = 0; f < PROBE_OBJ_COUNT; f++) {
+		const struct probe_family *fam = probe_families[f];
+
+		if (fam->state_new && !(d->state[f] = fam->state_new(agg)))
+			return -ENOMEM;	/* the caller's decode_destroy frees the others */
+	}
+	return 0;
 }
 
 void decode_destroy(struct decode *d)
 {
-	memtrack_free(d->mem);
-	mempool_free(d->pools);
-	nccltrack_free(d->nccl);
+	for (size_t f = 0; f < PROBE_OBJ_COUNT; f++)
+		if (d->state[f])
+			probe_families[f]->state_free(d->state[f]);
 	memset(d, 0, sizeof(*d));
+}
+
+/* What each family keeps that has gone unused for long, at ts_ns of event time. */
+static void expire(struct decode *d, uint64_t ts_ns)
+{
+	for (size_t f = 0; f < PROBE_OBJ_COUNT; f++)
+		if (d->state[f] && probe_families[f]->expire)
+			probe_families[f]->expire(d->state[f], ts_ns);
 }
 
 int decode_event(struct decode *d, const void *rec, size_t size)
@@ -99,8 +107,8 @@ int decode_event(struct decode *d, const void *rec, size_t size)
 	d->events++;
 	agg_count_events(d->agg, 1);
 	if (h->ts_ns >= d->next_expire_ns) {
-		/* Once a second of event time: stream and event state long unused. */
-		nccltrack_expire(d->nccl, h->ts_ns);
+		/* Once a second of event time. */
+		expire(d, h->ts_ns);
 		d->next_expire_ns = h->ts_ns + 1000000000ull;
 	}
 	return decoders[type].handle(d, rec);
@@ -121,8 +129,8 @@ int decode_ringbuf(void *ctx, void *data, size_t size)
 
 void decode_proc_gone(struct decode *d, uint32_t pid)
 {
-	memtrack_evict_pid(d->mem, pid);
-	mempool_evict_pid(d->pools, pid);
-	nccltrack_proc_gone(d->nccl, pid);
+	for (size_t f = 0; f < PROBE_OBJ_COUNT; f++)
+		if (d->state[f] && probe_families[f]->proc_gone)
+			probe_families[f]->proc_gone(d->state[f], pid);
 	agg_proc_exit(d->agg, pid);
 }

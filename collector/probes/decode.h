@@ -6,10 +6,10 @@
  * says, per record type, its size and its handler; a record whose size
  * does not match its type is refused before any field is read.
  *
- * It owns what pairing events needs across records: the live GPU
- * allocations (memtrack), so that a free subtracts what was allocated,
- * and the NCCL calls waiting for a synchronisation of their streams
- * (nccl_track).
+ * It holds what each family's decoders keep across records (the live GPU
+ * allocations, so that a free subtracts what was allocated; the NCCL calls
+ * waiting for a synchronisation of their streams), made, aged and freed
+ * through the family's hooks (probe_family.h).
  * What it cannot do itself belongs to the event source and is asked of it
  * through decode_ops: forget the kernel's state of a process that is gone
  * (before the aggregation forgets the process), and probe a process's
@@ -22,11 +22,10 @@
 #include <stdint.h>
 
 #include "collector/agg/agg.h"
+#include "collector/probes/families.h"
 
-struct memtrack;
 struct stall_where;
 struct zev_py_stall;
-struct nccltrack;
 
 struct decode_ops {
 	/*
@@ -62,20 +61,23 @@ struct decode_ops {
 
 struct decode {
 	struct agg *agg;
-	struct memtrack *mem;
-	struct mempool *pools;		/* what CUDA memory pools hold */
-	struct nccltrack *nccl;		/* NCCL calls waiting for their streams */
+	void *state[PROBE_OBJ_COUNT];	/* each family's, by enum probe_obj (NULL: none) */
 	uint64_t next_expire_ns;
 	struct decode_ops ops;
 	uint64_t events;		/* records decoded */
 	uint64_t refused;		/* unknown types, wrong sizes */
 };
 
-/* Live allocations and memory pools to track at most, per collector. */
-#define DECODE_MAX_ALLOCS	(1u << 20)
-#define DECODE_MAX_POOLS	4096u
+/* What family f's decoders keep (NULL: nothing). */
+static inline void *decode_state(const struct decode *d, enum probe_obj f)
+{
+	return d->state[f];
+}
 
-/* ops may be NULL.  Returns 0 or -ENOMEM. */
+/*
+ * ops may be NULL.  Returns 0, -ENOMEM, or -EEXIST when two probe
+ * families claim one record type (logged).
+ */
 int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops);
 void decode_destroy(struct decode *d);
 

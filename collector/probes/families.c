@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The table of probe families (probe_family.h), made from their list
- * (PROBE_FAMILY_LIST, probe_loader.h) in load order: the first object
+ * (PROBE_FAMILY_LIST, families.h) in load order: the first object
  * that declares a shared map owns it, and the watch family's maps are the
  * watched set every other family reads.  Root.
  */
 #include <pthread.h>
 
 #include "collector/probes/probe_family.h"
-#include "common/log.h"
 
 const struct probe_family *const probe_families[PROBE_OBJ_COUNT] = {
 #define PROBE_FAMILY_ENTRY(id, name)	[PROBE_OBJ_##id] = &name##_family,
@@ -21,14 +20,14 @@ const struct probe_family *const probe_families[PROBE_OBJ_COUNT] = {
 
 static struct probe_attach rows[PROBE_MAX_ATTACH];
 static size_t n_rows;
+static int rows_overflow;
 static pthread_once_t rows_once = PTHREAD_ONCE_INIT;
 
 static void append(const struct probe_attach *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (n_rows == PROBE_MAX_ATTACH) {
-			log_error("more than %d probe attachments: %s is not attached",
-				  PROBE_MAX_ATTACH, a[i].prog);
+			rows_overflow = 1;
 			continue;
 		}
 		rows[n_rows++] = a[i];
@@ -46,6 +45,10 @@ static void build_rows(void)
 const struct probe_attach *probe_attach_rows(size_t *n)
 {
 	pthread_once(&rows_once, build_rows);
+	if (rows_overflow) {
+		*n = 0;
+		return NULL;
+	}
 	*n = n_rows;
 	return rows;
 }

@@ -44,6 +44,10 @@ int probe_attach_static(struct probes *p)
 	const struct probe_attach *rows = probe_attach_rows(&count);
 	int err;
 
+	if (!rows) {
+		log_error("the probe families have more attachments than the loader holds");
+		return -E2BIG;
+	}
 	for (size_t i = 0; i < count; i++) {
 		const struct probe_attach *r = &rows[i];
 		struct bpf_program *prog;

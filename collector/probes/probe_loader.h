@@ -18,6 +18,7 @@
 #include <linux/types.h>
 
 #include "collector/probes/decode.h"
+#include "collector/probes/families.h"
 #include "collector/probes/discovery.h"
 #include "collector/probes/probes.h"
 
@@ -29,26 +30,6 @@ struct proc_seen;
 struct pyprocs;
 struct probes;
 struct ring_buffer;
-
-/*
- * The probe families (probe_family.h), one BPF object each, in load order:
- * the first to declare a shared map owns it.  A family is added by its
- * folder and its line here.
- */
-#define PROBE_FAMILY_LIST(X)		\
-	X(WATCH, watch)			\
-	X(GPU_MEM, gpu_mem)		\
-	X(CUDA_TRACE, cuda_trace)	\
-	X(NCCL, nccl)			\
-	X(SCHED, sched)			\
-	X(PYSTACK, pystack)
-
-enum probe_obj {
-#define PROBE_OBJ_ID(id, name)	PROBE_OBJ_##id,
-	PROBE_FAMILY_LIST(PROBE_OBJ_ID)
-#undef PROBE_OBJ_ID
-	PROBE_OBJ_COUNT
-};
 
 struct probe_object {
 	const char *name;
@@ -65,8 +46,7 @@ struct probe_object {
 	void (*destroy)(void *skel);
 };
 
-
-/* How a row of the attach table attaches its program. */
+/* How an attachment (a family's row, probe_family.h) attaches its program. */
 enum probe_how {
 	PROBE_AUTO = 1,		/* where its section says (tp_btf/...) */
 	PROBE_UPROBE,		/* entry of symbol, in every library of the row's kinds */
@@ -91,7 +71,6 @@ struct probe_attach {
 	unsigned int libs;		/* uprobes: PROBE_LIB_* the symbol may live in */
 	const char *symbol;		/* uprobes */
 };
-
 
 #define PROBES_MAX_LINKS	8192
 #define PROBES_MAX_LIBS		320

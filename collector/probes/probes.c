@@ -793,7 +793,7 @@ int probes_poll(struct probes *p, int timeout_ms)
 	if (err < 0 && err != -EINTR)
 		return err;
 	if (p->coll_known_fd >= 0)
-		nccltrack_known(p->dec.nccl, tell_sched, p);
+		nccltrack_known(decode_state(&p->dec, PROBE_OBJ_NCCL), tell_sched, p);
 	probes_loaded(p);
 	syslibs_step(p);
 	now = now_mono_ns();

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The coverage self-check (collector/probes/coverage.c): its table holds every
- * driver symbol the attach table probes, with the request NVIDIA's runtime
+ * driver symbol the probe families attach to, with the request NVIDIA's runtime
  * makes for it where it makes one; against the fake driver it finds every
  * answer to be the exported symbol, and finds exactly the ones the fake is
  * made to answer with an internal address; a library without
@@ -19,24 +19,9 @@
 #include "collector/probes/coverage.h"
 #include "collector/probes/probe_family.h"
 #include "collector/probes/probe_loader.h"
+#include "tests/collector/tu_attach.h"
 #include "tests/collector/tu_probes.h"
 #include "tests/support/testutil.h"
-
-/* Every probe family's attachments, in attach order (families.c). */
-static const struct probe_attach *attach_rows(void)
-{
-	size_t n;
-
-	return probe_attach_rows(&n);
-}
-
-static size_t attach_count(void)
-{
-	size_t n;
-
-	probe_attach_rows(&n);
-	return n;
-}
 
 #define REQUESTS	"tests/fakes/fake_driver/cudart13_requests.txt"
 
@@ -53,8 +38,8 @@ START_TEST(every_probed_driver_symbol_is_checked_with_the_runtimes_request)
 	char path[512], *text, *line, *save = NULL;
 	size_t matched = 0;
 
-	for (size_t i = 0; i < attach_count(); i++) {
-		const struct probe_attach *r = &attach_rows()[i];
+	for (size_t i = 0; i < tu_attach_count(); i++) {
+		const struct probe_attach *r = &tu_attach_rows()[i];
 
 		if (r->how == PROBE_UPROBE && (r->libs & PROBE_LIB_CUDA))
 			ck_assert_msg(entry_of(r->symbol) >= 0, "%s is probed but not checked",

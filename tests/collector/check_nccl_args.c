@@ -2,7 +2,7 @@
 /*
  * Where the NCCL probes read their arguments (bpf/nccl_args.h), checked
  * against the calling conventions themselves: for every NCCL entry point
- * the probe table attaches a program of the NCCL object to, its
+ * the NCCL family attaches a program of its object to, its
  * declaration in the CUDA toolkit's nccl.h is laid out by the System V
  * x86-64 and the AAPCS64 rules, and each argument the program reads must
  * be the parameter nccl.h names so, where the convention passes it, on
@@ -20,23 +20,8 @@
 #include "collector/probes/probe_family.h"
 #include "collector/probes/probe_loader.h"
 #include "shm/shm_consts.h"
+#include "tests/collector/tu_attach.h"
 #include "tests/support/testutil.h"
-
-/* Every probe family's attachments, in attach order (families.c). */
-static const struct probe_attach *attach_rows(void)
-{
-	size_t n;
-
-	return probe_attach_rows(&n);
-}
-
-static size_t attach_count(void)
-{
-	size_t n;
-
-	probe_attach_rows(&n);
-	return n;
-}
 
 /* An argument's class: an integer or pointer, or a structure over 16 bytes by value. */
 enum arg_class { INT = 1, BIG };
@@ -223,7 +208,7 @@ static void assert_named(const struct signature *sig, const char *name, int arg)
 
 /*
  * Every NCCL entry point a program of the NCCL object is attached to
- * (the probe table), against its declaration in the CUDA toolkit's
+ * (the families' rows), against its declaration in the CUDA toolkit's
  * nccl.h: the collective programs' count, datatype, comm and stream
  * (ZN_COLLECTIVES, which makes them) are the parameters so named, where
  * each convention passes them; the init programs' id and rank likewise.
@@ -235,8 +220,8 @@ START_TEST(every_probed_nccl_argument_is_where_each_abi_puts_it)
 
 	if (!header)
 		return;
-	for (size_t i = 0; i < attach_count(); i++) {
-		const struct probe_attach *p = &attach_rows()[i];
+	for (size_t i = 0; i < tu_attach_count(); i++) {
+		const struct probe_attach *p = &tu_attach_rows()[i];
 		const struct coll_reads *r;
 		struct signature sig;
 

@@ -350,7 +350,7 @@ START_TEST(a_stream_that_waits_on_a_captured_event_joins_the_capture)
 	order(PID, ZN_ORDER_CAPTURE_END, COMPUTE_STREAM, 0, 400);
 	publish_at(1);
 	ck_assert_uint_eq(fx.snap.hdr->stats.nccl_captured, 1);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 0);
 	ck_assert_uint_eq(find_comm(PID, 0)->pending, 0);
 	/* After the capture: queued and waited for as usual. */
 	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 64, 0, 500);
@@ -380,7 +380,7 @@ START_TEST(calls_without_sync_are_bounded_and_counted)
 	h = publish_at(10);
 	ck_assert_uint_eq(h->stats.nccl_pending_dropped, 904);
 	ck_assert_uint_eq(find_comm(PID, 0)->pending, NT_MAX_PENDING);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), NT_MAX_PENDING);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), NT_MAX_PENDING);
 	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, 20000);
 	h = publish_at(21);
 	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, NT_MAX_PENDING);
@@ -413,7 +413,7 @@ START_TEST(a_hung_collective_stays_pending_until_its_communicator_ends)
 		publish_at(at / 1000);
 	}
 	h = publish_at(hour_us / 1000 + 100);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 1);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 1);
 	ck_assert_uint_eq(find_comm(PID, 0)->pending, 1);
 	ck_assert_uint_ge(find_comm(PID, 0)->stalled_ns, hour_us * 1000ull);
 	ck_assert_uint_eq(h->stats.nccl_pending_ended, 0);
@@ -421,14 +421,14 @@ START_TEST(a_hung_collective_stays_pending_until_its_communicator_ends)
 	/* Its stream's state was kept: a synchronisation still ends the wait. */
 	sync_rec(PID, ZN_SYNC_STREAM, NCCL_STREAM, 0, hour_us + 200000);
 	h = publish_at(hour_us / 1000 + 300);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 0);
 	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
 
 	/* Hung again, then aborted: given up, counted, no wait sample, no stall. */
 	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, hour_us + 400000);
 	comm_end(ZN_END_ABORT, COMM, 0, 2 * hour_us);
 	h = publish_at(2 * hour_us / 1000 + 1);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 0);
 	ck_assert_uint_eq(h->stats.nccl_pending_ended, 1);
 	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
 	ck_assert_uint_eq(find_comm(PID, 0)->pending, 0);
@@ -545,7 +545,7 @@ START_TEST(finalize_completes_pending_calls_and_abort_gives_them_up)
 	ck_assert_uint_eq(find_comm(PID, 0)->pending, 1);
 	comm_end(ZN_END_ABORT, COMM, 0, 9000);
 	h = publish_at(10);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 0);
 	ck_assert_uint_eq(h->stats.nccl_pending_ended, 1);
 	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 0);
 	/* Calls on the aborted handle are on no known communicator. */
@@ -584,7 +584,7 @@ START_TEST(destroy_settles_the_stream_up_to_its_last_call)
 	comm_end(ZN_END_DESTROY, COMM, 0, 9000);
 	h = publish_at(10);
 	/* Left: other's all-reduce after COMM's on the stream, and the compute stream's. */
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 2);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 2);
 	ck_assert_uint_eq(find_comm(PID, 1)->pending, 2);
 	ck_assert_uint_eq(find_comm(PID, 1)->calls, 4);
 	ck_assert_uint_eq(find_comm(PID, 1)->wait.count, 0);
@@ -599,7 +599,7 @@ START_TEST(destroy_settles_the_stream_up_to_its_last_call)
 	/* A query that finds the stream done ends its wait, timed. */
 	sync_rec(PID, ZN_SYNC_STREAM_QUERY, NCCL_STREAM, 0, 10300);
 	h = publish_at(11);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 1);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 1);
 	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 1);
 	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.sum_ns, 10000 * 1000ull);
 
@@ -608,10 +608,10 @@ START_TEST(destroy_settles_the_stream_up_to_its_last_call)
 	call(PID, SHM_NCCL_ALL_REDUCE, unknown, side, 4, 0, 12100);
 	h = publish_at(13);
 	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 2);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 3);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 3);
 	comm_end(ZN_END_ABORT, unknown, 0, 14000);
 	h = publish_at(15);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 1);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 1);
 	ck_assert_uint_eq(h->stats.nccl_pending_ended, 2);
 	ck_assert_uint_eq(find_comm(PID, 1)->pending, 1);
 }
@@ -645,7 +645,7 @@ START_TEST(a_handle_reused_before_its_destroy_returned_is_a_new_row)
 	ck_assert_uint_eq(find_comm_sized(PID, 4)->wait.count, 1);
 	ck_assert_uint_eq(h->stats.nccl_pending_ended, 1);
 	ck_assert_uint_eq(h->stats.nccl_unknown_comm, 0);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 0);
 	/* Its own destroy, later, ends it. */
 	comm_end_after(ZN_END_DESTROY, COMM, 0, 20000, 100);
 	call(PID, SHM_NCCL_ALL_REDUCE, COMM, COMPUTE_STREAM, 4, 0, 21000);
@@ -686,7 +686,7 @@ START_TEST(ended_rows_make_room_for_new_communicators)
 	ck_assert_uint_eq(h->table[SHM_TABLE_NCCL_COMMS].overflows, 0);
 	ck_assert_uint_eq(h->table[SHM_TABLE_NCCL_COMMS].count, cap);
 	ck_assert_ptr_nonnull(find_comm_sized(PID, 7));
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 0);
 }
 END_TEST
 
@@ -706,7 +706,7 @@ START_TEST(thousands_of_communicators_and_streams_are_clamped)
 	ck_assert_uint_eq(h->table[SHM_TABLE_NCCL_COMMS].overflows, 10);
 	ck_assert_uint_eq(h->stats.nccl_state_evicted, 3);
 	ck_assert_uint_eq(h->stats.nccl_pending_dropped, 3);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), NT_MAX_STREAMS);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), NT_MAX_STREAMS);
 	ck_assert_uint_eq(find_comm(PID, 0)->pending, NT_MAX_STREAMS);
 }
 END_TEST
@@ -952,9 +952,9 @@ START_TEST(exit_drops_the_processs_wait_state)
 	group(PID, 0, 50);
 	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 100);
 	order(PID, ZN_ORDER_RECORD, END_EVENT, NCCL_STREAM, 200);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 1);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 1);
 	FEED(ex);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 0);
 	sync_rec(PID, ZN_SYNC_EVENT, END_EVENT, 0, 4000);
 	publish_at(5);
 	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 0);
@@ -974,10 +974,10 @@ START_TEST(exec_drops_the_processs_wait_state)
 	watch(PID);
 	init_rank(PID, COMM, 0, 2, 1);
 	call(PID, SHM_NCCL_ALL_REDUCE, COMM, NCCL_STREAM, 4, 0, 100);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 1);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 1);
 	memcpy(exec.comm, "other", 5);
 	FEED(exec);
-	ck_assert_uint_eq(nccltrack_pending(fx.d.nccl), 0);
+	ck_assert_uint_eq(nccltrack_pending(decode_state(&fx.d, PROBE_OBJ_NCCL)), 0);
 	sync_rec(PID, ZN_SYNC_DEVICE, 0, 0, 4000);
 	publish_at(5);
 	ck_assert_uint_eq(op_row(SHM_NCCL_ALL_REDUCE)->wait.count, 0);

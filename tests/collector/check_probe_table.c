@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The loader's attach table against the BPF objects it attaches: every
+ * The probe families' attachments against the BPF objects they attach: every
  * program of every object has a row, every row names a program of its
  * object whose section fits how the row attaches it, and every return row
  * comes right before its entry row.  No program is on a
@@ -25,23 +25,8 @@
 #include "bpf/probe_abi.h"
 #include "collector/probes/probe_family.h"
 #include "collector/probes/probe_loader.h"
+#include "tests/collector/tu_attach.h"
 #include "tests/support/testutil.h"
-
-/* Every probe family's attachments, in attach order (families.c). */
-static const struct probe_attach *attach_rows(void)
-{
-	size_t n;
-
-	return probe_attach_rows(&n);
-}
-
-static size_t attach_count(void)
-{
-	size_t n;
-
-	probe_attach_rows(&n);
-	return n;
-}
 
 #define REQUESTS	"tests/fakes/fake_driver/cudart13_requests.txt"
 
@@ -116,8 +101,8 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 		skel[i] = probe_families[i]->object.open(&obj[i]);
 		ck_assert_msg(skel[i] != NULL, "%s: %s", probe_families[i]->object.name, strerror(errno));
 	}
-	for (size_t i = 0; i < attach_count(); i++) {
-		const struct probe_attach *r = &attach_rows()[i];
+	for (size_t i = 0; i < tu_attach_count(); i++) {
+		const struct probe_attach *r = &tu_attach_rows()[i];
 		const char *sec;
 
 		ck_assert_int_lt(r->obj, PROBE_OBJ_COUNT);
@@ -139,21 +124,21 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 			 * attached the other way round, a call entering between the
 			 * two attaches would leave an entry without its return.
 			 */
-			ck_assert_msg(i + 1 < attach_count() &&
-				      attach_rows()[i + 1].how == PROBE_UPROBE,
+			ck_assert_msg(i + 1 < tu_attach_count() &&
+				      tu_attach_rows()[i + 1].how == PROBE_UPROBE,
 				      "row %zu: the return of %s is not followed by its entry", i,
 				      r->symbol);
-			ck_assert_str_eq(attach_rows()[i + 1].symbol, r->symbol);
-			ck_assert_uint_eq(attach_rows()[i + 1].libs, r->libs);
-			ck_assert_int_eq(attach_rows()[i + 1].obj, r->obj);
+			ck_assert_str_eq(tu_attach_rows()[i + 1].symbol, r->symbol);
+			ck_assert_uint_eq(tu_attach_rows()[i + 1].libs, r->libs);
+			ck_assert_int_eq(tu_attach_rows()[i + 1].obj, r->obj);
 			break;
 		case PROBE_UPROBE:
 			ck_assert_msg(strcmp(sec, "uprobe") == 0, "%s: %s", r->prog, sec);
 			ck_assert(r->symbol && r->libs && !(r->libs & ~(PROBE_LIB_GPU | PROBE_LIB_LIBC | PROBE_LIB_LOADER)));
 			/* Never a return after an entry: that return would be another symbol's. */
-			ck_assert_msg(i + 1 == attach_count() ||
-				      attach_rows()[i + 1].how != PROBE_URETPROBE ||
-				      strcmp(attach_rows()[i + 1].symbol, r->symbol) != 0,
+			ck_assert_msg(i + 1 == tu_attach_count() ||
+				      tu_attach_rows()[i + 1].how != PROBE_URETPROBE ||
+				      strcmp(tu_attach_rows()[i + 1].symbol, r->symbol) != 0,
 				      "row %zu: %s's return comes after its entry", i, r->symbol);
 			break;
 		default:
@@ -169,9 +154,9 @@ START_TEST(every_program_has_a_row_and_every_row_a_program)
 
 			ck_assert_msg(!on_a_syscall_path(sec), "%s: %s is on a syscall path",
 				      bpf_program__name(prog), sec);
-			for (size_t i = 0; i < attach_count(); i++)
-				rows += attach_rows()[i].obj == (enum probe_obj)o &&
-					strcmp(attach_rows()[i].prog, bpf_program__name(prog)) == 0;
+			for (size_t i = 0; i < tu_attach_count(); i++)
+				rows += tu_attach_rows()[i].obj == (enum probe_obj)o &&
+					strcmp(tu_attach_rows()[i].prog, bpf_program__name(prog)) == 0;
 			ck_assert_msg(rows > 0, "%s: program %s is never attached",
 				      probe_families[o]->object.name, bpf_program__name(prog));
 		}
@@ -186,8 +171,8 @@ START_TEST(libc_rows_are_the_barrier_pair)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < attach_count(); i++) {
-		const struct probe_attach *r = &attach_rows()[i];
+	for (size_t i = 0; i < tu_attach_count(); i++) {
+		const struct probe_attach *r = &tu_attach_rows()[i];
 
 		if (!(r->libs & PROBE_LIB_LIBC))
 			continue;
@@ -240,10 +225,10 @@ static int counted_kind(const char *name)
 
 static int probed_in_driver(const char *sym)
 {
-	for (size_t i = 0; i < attach_count(); i++)
-		if (attach_rows()[i].how == PROBE_UPROBE &&
-		    (attach_rows()[i].libs & PROBE_LIB_CUDA) &&
-		    strcmp(attach_rows()[i].symbol, sym) == 0)
+	for (size_t i = 0; i < tu_attach_count(); i++)
+		if (tu_attach_rows()[i].how == PROBE_UPROBE &&
+		    (tu_attach_rows()[i].libs & PROBE_LIB_CUDA) &&
+		    strcmp(tu_attach_rows()[i].symbol, sym) == 0)
 			return 1;
 	return 0;
 }
@@ -300,8 +285,8 @@ START_TEST(every_probed_driver_symbol_is_one_the_runtime_asks_for_or_programs_ca
 	static char syms[1024][64];
 	size_t n = requested_symbols(syms, 1024);
 
-	for (size_t i = 0; i < attach_count(); i++) {
-		const struct probe_attach *r = &attach_rows()[i];
+	for (size_t i = 0; i < tu_attach_count(); i++) {
+		const struct probe_attach *r = &tu_attach_rows()[i];
 		int found = 0;
 
 		if (r->how != PROBE_UPROBE || !(r->libs & PROBE_LIB_CUDA))
@@ -323,8 +308,8 @@ END_TEST
 START_TEST(every_record_type_has_one_family_and_rows_keep_their_order)
 {
 	unsigned int owners[ZEV_TYPE_COUNT] = { 0 };
-	const struct probe_attach *rows = attach_rows();
-	size_t n = attach_count(), expect = 0, task_exit = n, watch_exit = n;
+	const struct probe_attach *rows = tu_attach_rows();
+	size_t n = tu_attach_count(), expect = 0, task_exit = n, watch_exit = n;
 
 	for (size_t f = 0; f < PROBE_OBJ_COUNT; f++) {
 		const struct probe_family *fam = probe_families[f];
@@ -342,6 +327,10 @@ START_TEST(every_record_type_has_one_family_and_rows_keep_their_order)
 			ck_assert_msg(fam->attach[i].obj == (enum probe_obj)f,
 				      "%s: a row of another object (%s)", fam->object.name,
 				      fam->attach[i].prog);
+		for (size_t i = 0; i < fam->n_attach_first; i++)
+			ck_assert_msg(fam->attach_first[i].obj == (enum probe_obj)f,
+				      "%s: a first row of another object (%s)", fam->object.name,
+				      fam->attach_first[i].prog);
 	}
 	for (unsigned int t = ZEV_WATCH; t < ZEV_TYPE_COUNT; t++)
 		ck_assert_msg(owners[t] == 1, "record type %u decoded by %u families", t,

@@ -13,7 +13,7 @@
 #include "bpf/probe_abi.h"
 #include "bpf/slot_hist_abi.h"
 #include "collector/probes/decode.h"
-#include "collector/probes/probe_family.h"
+#include "collector/probes/family_rows.h"
 #include "collector/probes/slot_hist.h"
 
 PROBE_SKELETON(cuda_trace)

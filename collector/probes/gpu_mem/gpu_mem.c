@@ -8,16 +8,64 @@
  * (memtrack.h) and what each pool holds (mempool.h).  Root.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "bpf/gpu_mem.skel.h"
 #include "bpf/probe_abi.h"
 #include "collector/probes/decode.h"
+#include "collector/probes/family_rows.h"
 #include "collector/probes/gpu_mem/gpu_mem.h"
 #include "collector/probes/gpu_mem/mempool.h"
 #include "collector/probes/gpu_mem/memtrack.h"
-#include "collector/probes/probe_family.h"
 
 PROBE_SKELETON(gpu_mem)
+
+/* Live allocations and memory pools to track at most, per collector. */
+#define GPU_MEM_MAX_ALLOCS	(1u << 20)
+#define GPU_MEM_MAX_POOLS	4096u
+
+/* What the decoders keep: each live allocation, and what each pool holds. */
+struct gpu_mem_state {
+	struct memtrack *mem;
+	struct mempool *pools;
+};
+
+static struct gpu_mem_state *mem_of(const struct decode *d)
+{
+	return decode_state(d, PROBE_OBJ_GPU_MEM);
+}
+
+static void state_free(void *state)
+{
+	struct gpu_mem_state *m = state;
+
+	memtrack_free(m->mem);
+	mempool_free(m->pools);
+	free(m);
+}
+
+static void *state_new(struct agg *agg)
+{
+	struct gpu_mem_state *m = calloc(1, sizeof(*m));
+
+	(void)agg;
+	if (!m)
+		return NULL;
+	m->mem = memtrack_new(GPU_MEM_MAX_ALLOCS);
+	m->pools = mempool_new(GPU_MEM_MAX_POOLS);
+	if (m->mem && m->pools)
+		return m;
+	state_free(m);
+	return NULL;
+}
+
+static void proc_gone(void *state, uint32_t pid)
+{
+	struct gpu_mem_state *m = state;
+
+	memtrack_evict_pid(m->mem, pid);
+	mempool_evict_pid(m->pools, pid);
+}
 
 #define MEM(lib, sym, entry, ret)	PAIR(PROBE_OBJ_GPU_MEM, lib, sym, entry, ret)
 
@@ -91,7 +139,7 @@ static uint64_t mem_taken(struct decode *d, const struct zev_mem_alloc *e,
 
 	if (!e->pooled || e->space != ZMEM_SPACE_PTR)
 		return a->bytes;
-	if (mempool_alloc(d->pools, e->hdr.pid, (int32_t)e->gpu, a->gpu, e->pool, a->bytes,
+	if (mempool_alloc(mem_of(d)->pools, e->hdr.pid, (int32_t)e->gpu, a->gpu, e->pool, a->bytes,
 			  &grown, &a->pool) < 0)
 		agg_count_dropped(d->agg, 1);	/* counted as if not pooled */
 	return grown;
@@ -101,7 +149,7 @@ static uint64_t mem_taken(struct decode *d, const struct zev_mem_alloc *e,
 static void mem_given_back(struct decode *d, uint32_t pid, const struct memtrack_alloc *a)
 {
 	if (a->pool) {
-		mempool_freed(d->pools, pid, a->pool, a->bytes, pool_released, d);
+		mempool_freed(mem_of(d)->pools, pid, a->pool, a->bytes, pool_released, d);
 		agg_gpu_free(d->agg, pid, a->gpu, 0);
 	} else {
 		agg_gpu_free(d->agg, pid, a->gpu, a->bytes);
@@ -118,11 +166,11 @@ static int dec_mem_alloc(struct decode *d, const void *rec)
 		return -EINVAL;
 	a.gpu = gpu_key(d, e->hdr.pid, e->gpu);
 	/* Its address was live: its free went unseen (an unprobed path), it is gone now. */
-	if (memtrack_take(d->mem, e->hdr.pid, e->space, e->addr, &old) == 0)
+	if (memtrack_take(mem_of(d)->mem, e->hdr.pid, e->space, e->addr, &old) == 0)
 		mem_given_back(d, e->hdr.pid, &old);
 	taken = mem_taken(d, e, &a);
 	/* Untracked: counted, but its free will not subtract (nor go back to its pool). */
-	if (memtrack_add(d->mem, e->hdr.pid, e->space, e->addr, &a, &old) < 0)
+	if (memtrack_add(mem_of(d)->mem, e->hdr.pid, e->space, e->addr, &a, &old) < 0)
 		agg_count_dropped(d->agg, 1);
 	agg_gpu_alloc(d->agg, e->hdr.pid, a.gpu, taken);
 	return 0;
@@ -136,7 +184,7 @@ static int dec_mem_free(struct decode *d, const void *rec)
 	if (e->space > ZMEM_SPACE_VMM)
 		return -EINVAL;
 	/* A pointer we never saw allocated (before we started): nothing to do. */
-	if (memtrack_take(d->mem, e->hdr.pid, e->space, e->addr, &a) != 0)
+	if (memtrack_take(mem_of(d)->mem, e->hdr.pid, e->space, e->addr, &a) != 0)
 		return 0;
 	mem_given_back(d, e->hdr.pid, &a);
 	return 0;
@@ -148,7 +196,7 @@ static int dec_mem_pool(struct decode *d, const void *rec)
 
 	if (e->op >= ZMEM_POOL_OP_COUNT)
 		return -EINVAL;
-	if (mempool_named(d->pools, e->hdr.pid, e->op, e->dev, e->pool, e->bytes,
+	if (mempool_named(mem_of(d)->pools, e->hdr.pid, e->op, e->dev, e->pool, e->bytes,
 			  pool_released, d) == -ENOSPC)
 		agg_count_dropped(d->agg, 1);
 	return 0;
@@ -164,7 +212,7 @@ static int dec_mem_fail(struct decode *d, const void *rec)
 
 void gpu_mem_pools_synced(struct decode *d, uint32_t pid)
 {
-	mempool_sync(d->pools, pid, pool_released, d);
+	mempool_sync(mem_of(d)->pools, pid, pool_released, d);
 }
 
 static const struct probe_decoder decoders[] = {
@@ -174,4 +222,11 @@ static const struct probe_decoder decoders[] = {
 	DECODER(ZEV_MEM_POOL,	zev_mem_pool,	dec_mem_pool),
 };
 
-PROBE_FAMILY(gpu_mem, NULL, NULL);
+const struct probe_family gpu_mem_family = {
+	.object = PROBE_OBJECT(gpu_mem, NULL, NULL),
+	.attach = PROBE_ROWS(attach),
+	.decoders = PROBE_ROWS(decoders),
+	.state_new = state_new,
+	.state_free = state_free,
+	.proc_gone = proc_gone,
+};

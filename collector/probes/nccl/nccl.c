@@ -16,14 +16,41 @@
 #include "collector/agg/agg_trace.h"
 #include "collector/agg/nccl_hash.h"
 #include "collector/probes/decode.h"
+#include "collector/probes/family_rows.h"
 #include "collector/probes/gpu_mem/gpu_mem.h"
 #include "collector/probes/nccl/nccl_track.h"
-#include "collector/probes/probe_family.h"
 
 _Static_assert(ZEV_GPU_UNKNOWN == UINT32_MAX, "unknown device as shm_nccl_comm has it");
 _Static_assert(ZN_ID_BYTES == NCCL_HASH_ID_BYTES, "one ncclUniqueId size");
 
 PROBE_SKELETON(nccl)
+
+/* The stream tracking: NCCL calls waiting for a synchronisation of their streams. */
+static struct nccltrack *tracker(const struct decode *d)
+{
+	return decode_state(d, PROBE_OBJ_NCCL);
+}
+
+static void *state_new(struct agg *agg)
+{
+	return nccltrack_new(agg);
+}
+
+static void state_free(void *state)
+{
+	nccltrack_free(state);
+}
+
+static void proc_gone(void *state, uint32_t pid)
+{
+	nccltrack_proc_gone(state, pid);
+}
+
+/* Stream and event state long unused. */
+static void expire(void *state, uint64_t now_ns)
+{
+	nccltrack_expire(state, now_ns);
+}
 
 #define COLL(lib, sym, entry, ret)	PAIR(PROBE_OBJ_NCCL, lib, sym, entry, ret)
 #define CUDA(lib, sym, entry)		PAIR(PROBE_OBJ_NCCL, lib, sym, entry, "zn_cuda_ret")
@@ -113,7 +140,7 @@ static int dec_nccl_call(struct decode *d, const void *rec)
 	agg_trace(d->agg, e->hdr.pid, e->hdr.tid, SHM_TRACE_NCCL_CALL, e->op, e->hdr.ts_ns, e->ns,
 		  NULL);
 	if (queued && agg_proc_is_watched(d->agg, e->hdr.pid))
-		nccltrack_call(d->nccl, e);
+		nccltrack_call(tracker(d), e);
 	return 0;
 }
 
@@ -151,7 +178,7 @@ static int dec_nccl_comm(struct decode *d, const void *rec)
 	 * than this one and is passed over (dec_nccl_end).
 	 */
 	if (e->comm && agg_nccl_comm_made_at(d->agg, e->hdr.pid, e->comm)) {
-		nccltrack_comm_end(d->nccl, e->hdr.pid, e->comm, 0);
+		nccltrack_comm_end(tracker(d), e->hdr.pid, e->comm, 0);
 		agg_nccl_comm_end(d->agg, e->hdr.pid, e->comm, e->hdr.ts_ns);
 	}
 	/* The communicator's physical GPU, when its ordinal maps to one. */
@@ -206,7 +233,7 @@ static int dec_nccl_end(struct decode *d, const void *rec)
 	 * has a destroy (which finalizes one not finalized yet); an abort, or
 	 * a destroy still in progress, leaves it unknown.
 	 */
-	nccltrack_comm_end(d->nccl, e->hdr.pid, e->comm,
+	nccltrack_comm_end(tracker(d), e->hdr.pid, e->comm,
 			   e->how != ZN_END_ABORT && e->ret == 0 ? e->hdr.ts_ns : 0);
 	if (e->how != ZN_END_FINALIZE)
 		agg_nccl_comm_end(d->agg, e->hdr.pid, e->comm, e->hdr.ts_ns);
@@ -215,7 +242,7 @@ static int dec_nccl_end(struct decode *d, const void *rec)
 
 static int dec_nccl_group(struct decode *d, const void *rec)
 {
-	nccltrack_group(d->nccl, rec);
+	nccltrack_group(tracker(d), rec);
 	return 0;
 }
 
@@ -227,7 +254,7 @@ static int dec_cuda_sync(struct decode *d, const void *rec)
 		return -EINVAL;
 	if (e->kind == ZN_SYNC_STREAM || e->kind == ZN_SYNC_EVENT || e->kind == ZN_SYNC_DEVICE)
 		gpu_mem_pools_synced(d, e->hdr.pid);
-	nccltrack_sync(d->nccl, e);
+	nccltrack_sync(tracker(d), e);
 	return 0;
 }
 
@@ -237,7 +264,7 @@ static int dec_cuda_order(struct decode *d, const void *rec)
 
 	if (e->kind >= ZN_ORDER_KIND_COUNT)
 		return -EINVAL;
-	nccltrack_order(d->nccl, e);
+	nccltrack_order(tracker(d), e);
 	return 0;
 }
 
@@ -253,4 +280,12 @@ static const struct probe_decoder decoders[] = {
 	DECODER(ZEV_CUDA_ORDER,	zev_cuda_order,	dec_cuda_order),
 };
 
-PROBE_FAMILY(nccl, NULL, NULL);
+const struct probe_family nccl_family = {
+	.object = PROBE_OBJECT(nccl, NULL, NULL),
+	.attach = PROBE_ROWS(attach),
+	.decoders = PROBE_ROWS(decoders),
+	.state_new = state_new,
+	.state_free = state_free,
+	.proc_gone = proc_gone,
+	.expire = expire,
+};

@@ -18,7 +18,7 @@
 #include "collector/agg/agg_stall.h"
 #include "collector/agg/agg_trace.h"
 #include "collector/probes/decode.h"
-#include "collector/probes/probe_family.h"
+#include "collector/probes/family_rows.h"
 
 PROBE_SKELETON(pystack)
 

@@ -14,7 +14,7 @@
 #include "bpf/probe_abi.h"
 #include "bpf/sched.skel.h"
 #include "collector/probes/decode.h"
-#include "collector/probes/probe_family.h"
+#include "collector/probes/family_rows.h"
 
 PROBE_SKELETON(sched)
 

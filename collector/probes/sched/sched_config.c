@@ -18,10 +18,10 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/probe_abi.h"
-#include "bpf/slot_hist_abi.h"
-#include "bpf/syscall_entry.h"
 #include "bpf/sched.skel.h"
 #include "bpf/sched_profile.h"
+#include "bpf/slot_hist_abi.h"
+#include "bpf/syscall_entry.h"
 #include "collector/probes/probe_loader.h"
 #include "collector/probes/sched/sched_kernel.h"
 #include "collector/probes/slot_hist.h"

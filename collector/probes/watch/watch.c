@@ -12,7 +12,7 @@
 #include "bpf/probe_abi.h"
 #include "bpf/watch.skel.h"
 #include "collector/probes/decode.h"
-#include "collector/probes/probe_family.h"
+#include "collector/probes/family_rows.h"
 #include "common/log.h"
 
 PROBE_SKELETON(watch)
