@@ -70,7 +70,7 @@ int decode_init(struct decode *d, struct agg *agg, const struct decode_ops *ops)
 	for (size_t f = 0; f < PROBE_OBJ_COUNT; f++) {
 		const struct probe_family *fam = probe_families[f];
 
-		if (fam->state_new && !(d->state[f] = fam->state_new(agg)))
+		if (fam->state && !(d->state[f] = fam->state->make(agg)))
 			return -ENOMEM;	/* the caller's decode_destroy frees the others */
 	}
 	return 0;
@@ -80,7 +80,7 @@ void decode_destroy(struct decode *d)
 {
 	for (size_t f = 0; f < PROBE_OBJ_COUNT; f++)
 		if (d->state[f])
-			probe_families[f]->state_free(d->state[f]);
+			probe_families[f]->state->free(d->state[f]);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -88,8 +88,8 @@ void decode_destroy(struct decode *d)
 static void expire(struct decode *d, uint64_t ts_ns)
 {
 	for (size_t f = 0; f < PROBE_OBJ_COUNT; f++)
-		if (d->state[f] && probe_families[f]->expire)
-			probe_families[f]->expire(d->state[f], ts_ns);
+		if (d->state[f] && probe_families[f]->state->expire)
+			probe_families[f]->state->expire(d->state[f], ts_ns);
 }
 
 int decode_event(struct decode *d, const void *rec, size_t size)
@@ -130,7 +130,7 @@ int decode_ringbuf(void *ctx, void *data, size_t size)
 void decode_proc_gone(struct decode *d, uint32_t pid)
 {
 	for (size_t f = 0; f < PROBE_OBJ_COUNT; f++)
-		if (d->state[f] && probe_families[f]->proc_gone)
-			probe_families[f]->proc_gone(d->state[f], pid);
+		if (d->state[f])
+			probe_families[f]->state->proc_gone(d->state[f], pid);
 	agg_proc_exit(d->agg, pid);
 }

@@ -50,12 +50,13 @@ static void name##_destroy(void *s)						\
 #define PROBE_OBJECT(name, configure, fallback) \
 	{ #name, name##_open, configure, fallback, name##_load, name##_destroy }
 
-/* NAME_family, of the file's tables attach and decoders. */
-#define PROBE_FAMILY(name, configure, fallback)					\
+/* NAME_family, of the file's tables attach and decoders, and its state (NULL: none). */
+#define PROBE_FAMILY(name, configure, fallback, state_ops)			\
 const struct probe_family name##_family = {					\
 	.object = PROBE_OBJECT(name, configure, fallback),			\
 	.attach = PROBE_ROWS(attach),						\
 	.decoders = PROBE_ROWS(decoders),					\
+	.state = (state_ops),							\
 }
 
 #endif /* ZERNEL_FAMILY_ROWS_H */

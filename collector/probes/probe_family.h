@@ -31,6 +31,19 @@ struct probe_decoder {
 	int (*handle)(struct decode *d, const void *rec);
 };
 
+/*
+ * What a family's decoders keep across records (decode_state): made with
+ * the decoder (NULL: no memory) and freed with it; told of a process that
+ * is gone, and (expire, optional) of event time once a second so that
+ * what went unused for long can go.
+ */
+struct probe_state_ops {
+	void *(*make)(struct agg *agg);
+	void (*free)(void *state);
+	void (*proc_gone)(void *state, uint32_t pid);
+	void (*expire)(void *state, uint64_t now_ns);
+};
+
 struct probe_family {
 	struct probe_object object;
 	/*
@@ -44,16 +57,7 @@ struct probe_family {
 	size_t n_attach;
 	const struct probe_decoder *decoders;
 	size_t n_decoders;
-	/*
-	 * Optional: what the decoders keep across records (decode_state),
-	 * made with the decoder (NULL: no memory), freed with it; told of a
-	 * process that is gone, and of event time once a second so that
-	 * what went unused for long can go.
-	 */
-	void *(*state_new)(struct agg *agg);
-	void (*state_free)(void *state);
-	void (*proc_gone)(void *state, uint32_t pid);
-	void (*expire)(void *state, uint64_t now_ns);
+	const struct probe_state_ops *state;	/* NULL: the decoders keep nothing */
 };
 
 /* The families, by enum probe_obj: load order. */

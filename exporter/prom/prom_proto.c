@@ -311,12 +311,15 @@ static char *unescape(struct arena *a, const char *s, const char *e)
 	return d;
 }
 
+#define TYPE_BIT(type)	(1u << IO__PROMETHEUS__CLIENT__METRIC_TYPE__##type)
+
 /*
- * A metric with the pairs of the label list text (as prom_label_put
+ * A metric of the family being filled, whose type is one of the types
+ * (TYPE_BIT), with the pairs of the label list text (as prom_label_put
  * writes it: name="value",..., values escaped), or NULL: the error is in
- * the output.
+ * the output (-EINVAL: no family yet, or one of another type).
  */
-static pb_metric *metric(struct prom_proto *t, const char *labels)
+static pb_metric *metric(struct prom_proto *t, unsigned int types, const char *labels)
 {
 	pb_label *pairs[PROTO_MAX_LABELS];
 	const char *p = labels, *end = labels + strlen(labels);
@@ -324,8 +327,8 @@ static pb_metric *metric(struct prom_proto *t, const char *labels)
 	size_t n = 0;
 	int err = -EINVAL;
 
-	if (!t->open)
-		goto fail;	/* a series before any family */
+	if (!t->open || !(types & (1u << t->fam.type)))
+		goto fail;
 	err = -ENOMEM;
 	m = arena_alloc(&t->arena, sizeof(*m));
 	if (!m)
@@ -396,31 +399,25 @@ void prom_proto_family(struct prom_proto *t, const char *name, enum prom_type ty
 
 void prom_proto_value(struct prom_proto *t, const char *labels, double v)
 {
-	pb_metric *m = metric(t, labels);
+	pb_metric *m = metric(t, TYPE_BIT(COUNTER) | TYPE_BIT(GAUGE), labels);
 	int err = -ENOMEM;
 
 	if (!m)
 		return;
-	switch (t->fam.type) {
-	case IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER:
+	if (t->fam.type == IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER) {
 		m->counter = arena_alloc(&t->arena, sizeof(*m->counter));
 		if (!m->counter)
 			goto fail;
 		io__prometheus__client__counter__init(m->counter);
 		m->counter->has_value = 1;
 		m->counter->value = v;
-		break;
-	case IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE:
+	} else {
 		m->gauge = arena_alloc(&t->arena, sizeof(*m->gauge));
 		if (!m->gauge)
 			goto fail;
 		io__prometheus__client__gauge__init(m->gauge);
 		m->gauge->has_value = 1;
 		m->gauge->value = v;
-		break;
-	default:
-		err = -EINVAL;	/* a plain value in a summary or histogram */
-		goto fail;
 	}
 	err = add_metric(t, m);
 	if (!err)
@@ -433,15 +430,11 @@ void prom_proto_summary(struct prom_proto *t, const char *labels, const struct s
 {
 	static const double qs[2] = { 0.5, 0.99 };
 	const uint64_t at[2] = { l->window_p50_ns, l->window_p99_ns };
-	pb_metric *m = metric(t, labels);
+	pb_metric *m = metric(t, TYPE_BIT(SUMMARY), labels);
 	int err = -ENOMEM;
 
 	if (!m)
 		return;
-	if (t->fam.type != IO__PROMETHEUS__CLIENT__METRIC_TYPE__SUMMARY) {
-		err = -EINVAL;
-		goto fail;
-	}
 	m->summary = arena_alloc(&t->arena, sizeof(*m->summary));
 	if (!m->summary)
 		goto fail;
@@ -475,16 +468,12 @@ fail:
 void prom_proto_histogram(struct prom_proto *t, const char *labels, const struct shm_latency *l,
 			  const uint64_t *fine)
 {
-	pb_metric *m = metric(t, labels);
+	pb_metric *m = metric(t, TYPE_BIT(HISTOGRAM), labels);
 	pb_histogram *h;
 	int err = -ENOMEM;
 
 	if (!m)
 		return;
-	if (t->fam.type != IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM) {
-		err = -EINVAL;
-		goto fail;
-	}
 	h = m->histogram = arena_alloc(&t->arena, sizeof(*h));
 	if (!h)
 		goto fail;

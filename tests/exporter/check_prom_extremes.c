@@ -19,10 +19,10 @@
 #include "exporter/prom/prom.h"
 #include "exporter/prom/prom_proto.h"
 #include "exporter/stats.h"
-#include "proto/io/prometheus/client/metrics.pb-c.h"
 #include "shm/shm_hist.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
+#include "tests/exporter/pb_read.h"
 #include "tests/exporter/prom_validate.h"
 #include "tests/support/testutil.h"
 
@@ -262,22 +262,11 @@ static size_t native_histograms(const struct sbuf *pb)
 	size_t found = 0;
 
 	while (p < end) {
-		Io__Prometheus__Client__MetricFamily *f;
-		uint64_t len = 0;
-		unsigned int shift = 0;
+		Io__Prometheus__Client__MetricFamily *f = pb_next_family(&p, end);
 
-		do {
-			ck_assert(p < end && shift < 64);
-			len |= (uint64_t)(*p & 0x7f) << shift;
-			shift += 7;
-		} while (*p++ & 0x80);
-		ck_assert_uint_le(len, (uint64_t)(end - p));
-		f = io__prometheus__client__metric_family__unpack(NULL, len, p);
-		ck_assert_ptr_nonnull(f);
 		for (size_t i = 0; i < f->n_metric; i++)
 			found += f->metric[i]->histogram && f->metric[i]->histogram->zero_count > 0;
 		io__prometheus__client__metric_family__free_unpacked(f, NULL);
-		p += len;
 	}
 	return found;
 }

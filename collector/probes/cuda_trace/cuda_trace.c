@@ -75,4 +75,4 @@ static const struct probe_decoder decoders[] = {
 	DECODER(ZEV_LATENCY,	zev_latency,	dec_latency),
 };
 
-PROBE_FAMILY(cuda_trace, cuda_trace_configure, NULL);
+PROBE_FAMILY(cuda_trace, cuda_trace_configure, NULL, NULL);

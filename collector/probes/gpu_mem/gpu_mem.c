@@ -222,11 +222,8 @@ static const struct probe_decoder decoders[] = {
 	DECODER(ZEV_MEM_POOL,	zev_mem_pool,	dec_mem_pool),
 };
 
-const struct probe_family gpu_mem_family = {
-	.object = PROBE_OBJECT(gpu_mem, NULL, NULL),
-	.attach = PROBE_ROWS(attach),
-	.decoders = PROBE_ROWS(decoders),
-	.state_new = state_new,
-	.state_free = state_free,
-	.proc_gone = proc_gone,
+static const struct probe_state_ops state = {
+	.make = state_new, .free = state_free, .proc_gone = proc_gone,
 };
+
+PROBE_FAMILY(gpu_mem, NULL, NULL, &state);

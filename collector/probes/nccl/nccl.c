@@ -280,12 +280,8 @@ static const struct probe_decoder decoders[] = {
 	DECODER(ZEV_CUDA_ORDER,	zev_cuda_order,	dec_cuda_order),
 };
 
-const struct probe_family nccl_family = {
-	.object = PROBE_OBJECT(nccl, NULL, NULL),
-	.attach = PROBE_ROWS(attach),
-	.decoders = PROBE_ROWS(decoders),
-	.state_new = state_new,
-	.state_free = state_free,
-	.proc_gone = proc_gone,
-	.expire = expire,
+static const struct probe_state_ops state = {
+	.make = state_new, .free = state_free, .proc_gone = proc_gone, .expire = expire,
 };
+
+PROBE_FAMILY(nccl, NULL, NULL, &state);

@@ -109,4 +109,4 @@ static const struct probe_decoder decoders[] = {
 	DECODER(ZEV_PY_STALL,	zev_py_stall,	dec_py_stall),
 };
 
-PROBE_FAMILY(pystack, pystack_configure, NULL);
+PROBE_FAMILY(pystack, pystack_configure, NULL, NULL);

@@ -97,4 +97,4 @@ static const struct probe_decoder decoders[] = {
 	DECODER(ZEV_LIB_LOADED,	zev_lib_loaded,	dec_lib_loaded),
 };
 
-PROBE_FAMILY(watch, watch_configure, NULL);
+PROBE_FAMILY(watch, watch_configure, NULL, NULL);
