@@ -461,3 +461,6 @@ bench-exporter bench-probes bench-sched: | bench-deps
 # and files named *.d that are no dependency files.
 SRC_DIRS := common shm catalog collector exporter cli bpf tests bench
 -include $(shell find $(addprefix $(BUILD)/,$(SRC_DIRS)) -name '*.d' -type f 2>/dev/null)
+# The BPF programs lived in bpf/ before their families' folders: a build
+# folder of then names them there; gone, they only make the object again.
+bpf/%.bpf.c: ;
