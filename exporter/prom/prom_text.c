@@ -18,11 +18,11 @@ static void le_label_init(void)
 		snprintf(le_label[i], sizeof(le_label[i]), "le=\"%.20s\"", prom_le(i));
 }
 
-/* le="..." of finite bucket i, as a label list's entry. */
-static const char *le_label_of(unsigned int i)
+/* le="..." of each finite bucket, as a label list's entry. */
+static const char (*le_labels(void))[32]
 {
 	pthread_once(&le_label_once, le_label_init);
-	return le_label[i];
+	return le_label;
 }
 
 static const char *const type_names[] = {
@@ -110,11 +110,12 @@ void prom_text_summary(struct sbuf *b, const char *name, const char *labels,
 void prom_text_histogram(struct sbuf *b, const char *name, const char *labels,
 			 const struct shm_latency *l)
 {
+	const char (*le)[32] = le_labels();
 	uint64_t cum = 0;
 
 	for (unsigned int i = 0; i < SHM_LAT_FINITE_BUCKETS; i++) {
 		cum += l->bucket[i];
-		series_head(b, name, "_bucket", labels, le_label_of(i));
+		series_head(b, name, "_bucket", labels, le[i]);
 		sbuf_u64(b, cum);
 		sbuf_append(b, "\n", 1);
 	}
