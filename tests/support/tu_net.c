@@ -80,6 +80,32 @@ int tu_tcp_accept_queue(uint16_t port)
 	return tcp_rows(port, 0x0A, 1);		/* TCP_LISTEN */
 }
 
+int tu_tcp_accepted_from(uint16_t port, unsigned int first, unsigned int n)
+{
+	FILE *f = fopen("/proc/net/tcp", "re");
+	char line[512];
+	int held = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int addr, lport, rem, st;
+		unsigned long inode;
+
+		/* "sl: local rem st tx:rx tr:when retrnsmt uid timeout inode" */
+		if (sscanf(line, " %*u: %x:%x %x:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu",
+			   &addr, &lport, &rem, &st, &inode) != 5 ||
+		    addr != htonl(INADDR_LOOPBACK) || lport != port || st != 0x01)
+			continue;
+		rem = ntohl(rem) & 0xffffffu;
+		/* A socket no process has accepted yet has no inode. */
+		if (inode && rem >= first && rem - first < n)
+			held++;
+	}
+	fclose(f);
+	return held;
+}
+
 void tu_exchange_line(int fd, const char *text, char *line, size_t len)
 {
 	struct timeval tv = { .tv_sec = 5 };

@@ -34,6 +34,13 @@ int tu_tcp_half_open(uint16_t port);
 /* Connections waiting in the accept queue of the listener on 127.0.0.1:port; -1 unread. */
 int tu_tcp_accept_queue(uint16_t port);
 
+/*
+ * Connections to 127.0.0.1:port from 127.x.y.z, host first up to n of them,
+ * that a process has accepted and still holds open (ESTABLISHED, with an
+ * inode); -1 unread.
+ */
+int tu_tcp_accepted_from(uint16_t port, unsigned int first, unsigned int n);
+
 /* Sends text and reads the first answer line into line; "" when closed. */
 void tu_exchange_line(int fd, const char *text, char *line, size_t len);
 
