@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,11 +224,108 @@ static int shm_name_ok(const char *s)
 	return s[0] == '/' && len >= 2 && len < 255 && !strchr(s + 1, '/');
 }
 
+/* The flags that set a uint32_t field to a number in a range. */
+struct number_flag {
+	int opt;
+	size_t field;		/* offsetof(struct collector_opts, ...) */
+	uint32_t min, max;
+	const char *what;	/* what the number counts, for the refusal */
+};
+
+#define NUMBER(opt, field, min, max, what) \
+	{ opt, offsetof(struct collector_opts, field), min, max, what }
+
+static const struct number_flag number_flags[] = {
+	NUMBER(OPT_INTERVAL, publish_interval_ms, OPTS_MIN_INTERVAL_MS, OPTS_MAX_INTERVAL_MS,
+	       "milliseconds"),
+	NUMBER(OPT_WINDOW, window_s, 1, OPTS_MAX_WINDOW_S, "seconds"),
+	NUMBER(OPT_PROCESSES, processes, 1, SHM_LIMIT_PROCS, "a count"),
+	NUMBER(OPT_GPUS, gpus, 1, SHM_LIMIT_GPUS, "a count"),
+	NUMBER(OPT_MAX_PROCS, max_procs, 1, SHM_LIMIT_PROCS, "a count"),
+	NUMBER(OPT_STALL_THRESHOLD, stall_threshold_ms, 1, 60000, "milliseconds"),
+	NUMBER(OPT_STALL_RATE, stall_rate, 1, 10000, "a count"),
+	NUMBER(OPT_SCAN_INTERVAL, scan_interval_ms, OPTS_MIN_INTERVAL_MS, OPTS_MAX_SCAN_MS,
+	       "milliseconds"),
+	NUMBER(OPT_NVML_INTERVAL, nvml_interval_ms, OPTS_MIN_INTERVAL_MS, OPTS_MAX_SCAN_MS,
+	       "milliseconds"),
+	NUMBER(OPT_DL_GAP, dataloader_gap_us, 0, OPTS_MAX_DL_GAP_US, "microseconds"),
+	NUMBER(OPT_PROCESS_SLOTS, process_slots, 0, OPTS_MAX_PROCESS_SLOTS, "a count"),
+};
+
+/*
+ * The flags that choose one of two ways (enum frames_walk, uprobe_links,
+ * runq_source): the first word stores 1, the second 2; 0, their default,
+ * leaves the choice to what the kernel offers.
+ */
+struct way_flag {
+	int opt;
+	size_t field;
+	const char *first, *second;
+};
+
+#define WAY(opt, field, first, second) \
+	{ opt, offsetof(struct collector_opts, field), first, second }
+
+static const struct way_flag way_flags[] = {
+	WAY(OPT_PY_FRAMES_WALK, frames_walk, "stall", "switch"),
+	WAY(OPT_UPROBE_LINKS, uprobe_links, "multi", "perf"),
+	WAY(OPT_RUNQ_SOURCE, runq_source, "sched-info", "wakeup"),
+};
+
+_Static_assert(FRAMES_WALK_STALL == 1 && FRAMES_WALK_SWITCH == 2 &&
+	       UPROBE_LINKS_MULTI == 1 && UPROBE_LINKS_PERF == 2 &&
+	       RUNQ_SOURCE_SCHED_INFO == 1 && RUNQ_SOURCE_WAKEUP == 2,
+	       "a way flag stores its word's place");
+_Static_assert(sizeof(enum frames_walk) == sizeof(uint32_t) &&
+	       sizeof(enum uprobe_links) == sizeof(uint32_t) &&
+	       sizeof(enum runq_source) == sizeof(uint32_t), "a way is stored as a uint32_t");
+
+/* Parses flag c if it is one of the tables'; 1 when it was (*r says how it went). */
+static int parse_from_tables(struct collector_opts *o, int c, const char *arg, FILE *err,
+			     enum opts_result *r)
+{
+	char why[128];
+	uint32_t v = 0;
+
+	*r = OPTS_RUN;
+	for (size_t i = 0; i < sizeof(number_flags) / sizeof(number_flags[0]); i++) {
+		const struct number_flag *n = &number_flags[i];
+
+		if (n->opt != c)
+			continue;
+		if (parse_u32(arg, n->min, n->max, &v) < 0) {
+			snprintf(why, sizeof(why), "expected %s in %u..%u", n->what, n->min, n->max);
+			*r = bad_value(err, c, arg, why);
+		} else {
+			memcpy((char *)o + n->field, &v, sizeof(v));
+		}
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(way_flags) / sizeof(way_flags[0]); i++) {
+		const struct way_flag *w = &way_flags[i];
+
+		if (w->opt != c)
+			continue;
+		v = strcmp(arg, w->first) == 0 ? 1 : strcmp(arg, w->second) == 0 ? 2 : 0;
+		if (!v) {
+			snprintf(why, sizeof(why), "expected %s or %s", w->first, w->second);
+			*r = bad_value(err, c, arg, why);
+		} else {
+			memcpy((char *)o + w->field, &v, sizeof(v));
+		}
+		return 1;
+	}
+	return 0;
+}
+
 static enum opts_result parse_one(struct collector_opts *o, int c, const char *arg,
 				  FILE *out, FILE *err)
 {
+	enum opts_result r;
 	int e;
 
+	if (parse_from_tables(o, c, arg, err, &r))
+		return r;
 	switch (c) {
 	case OPT_SIMULATE:
 		o->simulate = 1;
@@ -241,27 +340,6 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 			return bad_value(err, c, arg,
 					 "expected '/name' (one leading slash, no other, under 255 bytes)");
 		o->shm_name = arg;
-		break;
-	case OPT_INTERVAL:
-		if (parse_u32(arg, OPTS_MIN_INTERVAL_MS, OPTS_MAX_INTERVAL_MS,
-			      &o->publish_interval_ms) < 0)
-			return bad_value(err, c, arg, "expected milliseconds in 100..60000");
-		break;
-	case OPT_WINDOW:
-		if (parse_u32(arg, 1, OPTS_MAX_WINDOW_S, &o->window_s) < 0)
-			return bad_value(err, c, arg, "expected seconds in 1..86400");
-		break;
-	case OPT_PROCESSES:
-		if (parse_u32(arg, 1, SHM_LIMIT_PROCS, &o->processes) < 0)
-			return bad_value(err, c, arg, "expected a count in 1..65536");
-		break;
-	case OPT_GPUS:
-		if (parse_u32(arg, 1, SHM_LIMIT_GPUS, &o->gpus) < 0)
-			return bad_value(err, c, arg, "expected a count in 1..256");
-		break;
-	case OPT_MAX_PROCS:
-		if (parse_u32(arg, 1, SHM_LIMIT_PROCS, &o->max_procs) < 0)
-			return bad_value(err, c, arg, "expected a count in 1..65536");
 		break;
 	case OPT_PID:
 		if (o->n_pids >= OPTS_MAX_PIDS)
@@ -292,40 +370,8 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 			return bad_value(err, c, arg,
 					 "expected positive byte counts separated by commas");
 		break;
-	case OPT_STALL_THRESHOLD:
-		if (parse_u32(arg, 1, 60000, &o->stall_threshold_ms) < 0)
-			return bad_value(err, c, arg, "expected milliseconds in 1..60000");
-		break;
-	case OPT_STALL_RATE:
-		if (parse_u32(arg, 1, 10000, &o->stall_rate) < 0)
-			return bad_value(err, c, arg, "expected a count in 1..10000");
-		break;
 	case OPT_NO_PY_FRAMES:
 		o->no_python_frames = 1;
-		break;
-	case OPT_PY_FRAMES_WALK:
-		if (strcmp(arg, "stall") == 0)
-			o->frames_walk = FRAMES_WALK_STALL;
-		else if (strcmp(arg, "switch") == 0)
-			o->frames_walk = FRAMES_WALK_SWITCH;
-		else
-			return bad_value(err, c, arg, "expected stall or switch");
-		break;
-	case OPT_UPROBE_LINKS:
-		if (strcmp(arg, "multi") == 0)
-			o->uprobe_links = UPROBE_LINKS_MULTI;
-		else if (strcmp(arg, "perf") == 0)
-			o->uprobe_links = UPROBE_LINKS_PERF;
-		else
-			return bad_value(err, c, arg, "expected multi or perf");
-		break;
-	case OPT_RUNQ_SOURCE:
-		if (strcmp(arg, "sched-info") == 0)
-			o->runq_source = RUNQ_SOURCE_SCHED_INFO;
-		else if (strcmp(arg, "wakeup") == 0)
-			o->runq_source = RUNQ_SOURCE_WAKEUP;
-		else
-			return bad_value(err, c, arg, "expected sched-info or wakeup");
 		break;
 	case OPT_PODS_DIR:
 	case OPT_CONTAINERS_DIR:
@@ -344,22 +390,6 @@ static enum opts_result parse_one(struct collector_opts *o, int c, const char *a
 		break;
 	case OPT_EXIT_RELEASED:
 		o->exit_when_released = 1;
-		break;
-	case OPT_SCAN_INTERVAL:
-		if (parse_u32(arg, OPTS_MIN_INTERVAL_MS, OPTS_MAX_SCAN_MS, &o->scan_interval_ms) < 0)
-			return bad_value(err, c, arg, "expected milliseconds in 100..600000");
-		break;
-	case OPT_NVML_INTERVAL:
-		if (parse_u32(arg, OPTS_MIN_INTERVAL_MS, OPTS_MAX_SCAN_MS, &o->nvml_interval_ms) < 0)
-			return bad_value(err, c, arg, "expected milliseconds in 100..600000");
-		break;
-	case OPT_DL_GAP:
-		if (parse_u32(arg, 0, OPTS_MAX_DL_GAP_US, &o->dataloader_gap_us) < 0)
-			return bad_value(err, c, arg, "expected microseconds in 0..1000000");
-		break;
-	case OPT_PROCESS_SLOTS:
-		if (parse_u32(arg, 0, OPTS_MAX_PROCESS_SLOTS, &o->process_slots) < 0)
-			return bad_value(err, c, arg, "expected a count in 0..512");
 		break;
 	case OPT_HELP:
 		fputs(usage_text, out);
@@ -389,6 +419,20 @@ static enum opts_result check_combination(const struct collector_opts *o,
 	return OPTS_RUN;
 }
 
+/* What a flag not given leaves; the rest is zero. */
+static const struct collector_opts defaults = {
+	/* The segment, and how often and over what window it is written */
+	.shm_name = SHM_DEFAULT_NAME, .max_procs = SHM_DEFAULT_MAX_PROCS,
+	.publish_interval_ms = OPTS_DEFAULT_INTERVAL_MS, .window_s = OPTS_DEFAULT_WINDOW_S,
+	/* The simulated job */
+	.scenario = SIM_STEADY, .processes = SIM_DEFAULT_PROCESSES, .gpus = SIM_DEFAULT_GPUS,
+	/* Finding processes, their pods and their GPUs' memory */
+	.pods_dir = KUBE_PODS_DIR, .containers_dir = KUBE_CONTAINERS_DIR,
+	.scan_interval_ms = OPTS_DEFAULT_SCAN_MS, .nvml_interval_ms = OPTS_DEFAULT_NVML_MS,
+	/* The probes */
+	.dataloader_gap_us = OPTS_DEFAULT_DL_GAP_US, .process_slots = OPTS_PROCESS_SLOTS_AUTO,
+};
+
 enum opts_result opts_parse(struct collector_opts *o, int argc, char **argv,
 			    FILE *out, FILE *err)
 {
@@ -396,20 +440,7 @@ enum opts_result opts_parse(struct collector_opts *o, int argc, char **argv,
 	enum opts_result r;
 	int c;
 
-	memset(o, 0, sizeof(*o));
-	o->scenario = SIM_STEADY;
-	o->shm_name = SHM_DEFAULT_NAME;
-	o->publish_interval_ms = OPTS_DEFAULT_INTERVAL_MS;
-	o->window_s = OPTS_DEFAULT_WINDOW_S;
-	o->processes = SIM_DEFAULT_PROCESSES;
-	o->gpus = SIM_DEFAULT_GPUS;
-	o->max_procs = SHM_DEFAULT_MAX_PROCS;
-	o->pods_dir = KUBE_PODS_DIR;
-	o->containers_dir = KUBE_CONTAINERS_DIR;
-	o->dataloader_gap_us = OPTS_DEFAULT_DL_GAP_US;
-	o->process_slots = OPTS_PROCESS_SLOTS_AUTO;
-	o->scan_interval_ms = OPTS_DEFAULT_SCAN_MS;
-	o->nvml_interval_ms = OPTS_DEFAULT_NVML_MS;
+	*o = defaults;
 
 	opterr = 0;
 	optind = 1;

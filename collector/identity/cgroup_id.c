@@ -23,29 +23,18 @@ struct cg_line {
 	size_t len;
 };
 
+#define NAME_OF(tail, name)	name,
+
 const char *cgroup_runtime_name(uint32_t runtime)
 {
-	static const char *const names[] = {
-		[CGROUP_RUNTIME_NONE] = "",
-		[CGROUP_RUNTIME_UNKNOWN] = "unknown",
-		[CGROUP_RUNTIME_CONTAINERD] = "containerd",
-		[CGROUP_RUNTIME_CRIO] = "cri-o",
-		[CGROUP_RUNTIME_DOCKER] = "docker",
-		[CGROUP_RUNTIME_PODMAN] = "podman",
-	};
+	static const char *const names[] = { CGROUP_RUNTIME_LIST(NAME_OF) };
 
 	return runtime < ARRAY_SIZE(names) ? names[runtime] : "unknown";
 }
 
 const char *cgroup_qos_name(uint32_t qos)
 {
-	static const char *const names[] = {
-		[CGROUP_QOS_NONE] = "",
-		[CGROUP_QOS_GUARANTEED] = "guaranteed",
-		[CGROUP_QOS_BURSTABLE] = "burstable",
-		[CGROUP_QOS_BESTEFFORT] = "besteffort",
-		[CGROUP_QOS_UNKNOWN] = "unknown",
-	};
+	static const char *const names[] = { CGROUP_QOS_LIST(NAME_OF) };
 
 	return qos < ARRAY_SIZE(names) ? names[qos] : "";
 }

@@ -41,22 +41,28 @@
 #define CGROUP_ID_STEP_MAX	16
 #define CGROUP_ID_NO_UID	UINT32_MAX
 
-enum cgroup_runtime {
-	CGROUP_RUNTIME_NONE = 0,	/* not in a container */
-	CGROUP_RUNTIME_UNKNOWN,		/* a container id with no runtime in its name */
-	CGROUP_RUNTIME_CONTAINERD,
-	CGROUP_RUNTIME_CRIO,
-	CGROUP_RUNTIME_DOCKER,
-	CGROUP_RUNTIME_PODMAN,
-};
+/* Each runtime and qos class: its enum constant's tail and the name it is shown by. */
+#define CGROUP_RUNTIME_LIST(X)							\
+	X(NONE, "")		/* not in a container */			\
+	X(UNKNOWN, "unknown")	/* a container id with no runtime in its name */ \
+	X(CONTAINERD, "containerd")						\
+	X(CRIO, "cri-o")							\
+	X(DOCKER, "docker")							\
+	X(PODMAN, "podman")
 
-enum cgroup_qos {
-	CGROUP_QOS_NONE = 0,		/* not a Kubernetes pod */
-	CGROUP_QOS_GUARANTEED,
-	CGROUP_QOS_BURSTABLE,
-	CGROUP_QOS_BESTEFFORT,
-	CGROUP_QOS_UNKNOWN,		/* a pod seen from another cgroup namespace */
-};
+#define CGROUP_QOS_LIST(X)							\
+	X(NONE, "")		/* not a Kubernetes pod */			\
+	X(GUARANTEED, "guaranteed")						\
+	X(BURSTABLE, "burstable")						\
+	X(BESTEFFORT, "besteffort")						\
+	X(UNKNOWN, "unknown")	/* a pod seen from another cgroup namespace */
+
+#define CGROUP_RUNTIME_ENUM(tail, name)	CGROUP_RUNTIME_##tail,
+#define CGROUP_QOS_ENUM(tail, name)	CGROUP_QOS_##tail,
+enum cgroup_runtime { CGROUP_RUNTIME_LIST(CGROUP_RUNTIME_ENUM) };
+enum cgroup_qos { CGROUP_QOS_LIST(CGROUP_QOS_ENUM) };
+#undef CGROUP_RUNTIME_ENUM
+#undef CGROUP_QOS_ENUM
 
 enum cgroup_source {
 	CGROUP_SOURCE_NONE = 0,		/* no usable line */

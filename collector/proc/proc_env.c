@@ -16,49 +16,73 @@
 #include "common/util.h"
 
 enum env_kind {
-	ENV_NUM,	/* decimal integer in [min, max] */
+	/* Decimal integers in their kind's range (number_range) */
+	ENV_RANK,	/* a rank: 0..PROC_ENV_RANK_MAX */
+	ENV_SIZE,	/* a count of ranks or tasks: 1..PROC_ENV_RANK_MAX */
+	ENV_ID,		/* a scheduler's id: any uint32_t */
+	ENV_PORT,	/* a TCP port */
+	/* Text */
 	ENV_TEXT,	/* printable UTF-8 id */
 	ENV_HOST,	/* host name or IPv4/IPv6 address */
 	ENV_TOKEN,	/* one word of [A-Za-z0-9_.-] */
 	ENV_DEVICES,	/* printable ASCII list; may be empty, which means "none" */
 };
 
+static const struct {
+	uint64_t min, max;
+} number_range[] = {
+	[ENV_RANK] = { 0, PROC_ENV_RANK_MAX },
+	[ENV_SIZE] = { 1, PROC_ENV_RANK_MAX },
+	[ENV_ID] = { 0, UINT32_MAX },
+	[ENV_PORT] = { 1, 65535 },
+};
+
+static int is_number(enum env_kind kind)
+{
+	return kind < ARRAY_SIZE(number_range);
+}
+
 struct env_var {
 	const char *name;
 	enum env_kind kind;
 	size_t off;
-	uint64_t min, max;
 };
 
-#define NUM(n, f, lo, hi)	{ n, ENV_NUM, offsetof(struct proc_env, f), lo, hi }
-#define STR(n, k, f)		{ n, k, offsetof(struct proc_env, f), 0, 0 }
+#define VAR(n, k, f)	{ n, k, offsetof(struct proc_env, f) }
 
 /* The allowlist: the one place a variable name is admitted. */
 static const struct env_var env_vars[] = {
-	NUM("RANK", rank, 0, PROC_ENV_RANK_MAX),
-	NUM("LOCAL_RANK", local_rank, 0, PROC_ENV_RANK_MAX),
-	NUM("WORLD_SIZE", world_size, 1, PROC_ENV_RANK_MAX),
-	NUM("LOCAL_WORLD_SIZE", local_world_size, 1, PROC_ENV_RANK_MAX),
-	NUM("GROUP_RANK", group_rank, 0, PROC_ENV_RANK_MAX),
-	NUM("TORCHELASTIC_RESTART_COUNT", restart_count, 0, PROC_ENV_RANK_MAX),
-	STR("TORCHELASTIC_RUN_ID", ENV_TEXT, run_id),
-	STR("MASTER_ADDR", ENV_HOST, master_addr),
-	NUM("MASTER_PORT", master_port, 1, 65535),
-	NUM("OMPI_COMM_WORLD_RANK", ompi_rank, 0, PROC_ENV_RANK_MAX),
-	NUM("OMPI_COMM_WORLD_LOCAL_RANK", ompi_local_rank, 0, PROC_ENV_RANK_MAX),
-	NUM("OMPI_COMM_WORLD_SIZE", ompi_size, 1, PROC_ENV_RANK_MAX),
-	NUM("SLURM_JOB_ID", slurm_job_id, 0, UINT32_MAX),
-	NUM("SLURM_STEP_ID", slurm_step_id, 0, UINT32_MAX),
-	NUM("SLURM_PROCID", slurm_procid, 0, PROC_ENV_RANK_MAX),
-	NUM("SLURM_LOCALID", slurm_localid, 0, PROC_ENV_RANK_MAX),
-	NUM("SLURM_NTASKS", slurm_ntasks, 1, PROC_ENV_RANK_MAX),
-	NUM("SLURM_ARRAY_JOB_ID", slurm_array_job_id, 0, UINT32_MAX),
-	NUM("SLURM_ARRAY_TASK_ID", slurm_array_task_id, 0, UINT32_MAX),
-	STR("SLURM_STEP_GPUS", ENV_DEVICES, slurm_step_gpus),
-	STR("SLURM_JOB_GPUS", ENV_DEVICES, slurm_job_gpus),
-	STR("CUDA_VISIBLE_DEVICES", ENV_DEVICES, cuda_visible_devices),
-	STR("NVIDIA_VISIBLE_DEVICES", ENV_DEVICES, nvidia_visible_devices),
-	STR("CUDA_DEVICE_ORDER", ENV_TOKEN, cuda_device_order),
+	/* torchrun (torch.distributed.elastic) */
+	VAR("RANK", ENV_RANK, rank),
+	VAR("LOCAL_RANK", ENV_RANK, local_rank),
+	VAR("WORLD_SIZE", ENV_SIZE, world_size),
+	VAR("LOCAL_WORLD_SIZE", ENV_SIZE, local_world_size),
+	VAR("GROUP_RANK", ENV_RANK, group_rank),
+	/* the elastic agent's run and restarts */
+	VAR("TORCHELASTIC_RESTART_COUNT", ENV_RANK, restart_count),
+	VAR("TORCHELASTIC_RUN_ID", ENV_TEXT, run_id),
+	/* the rendezvous of torch.distributed's env:// */
+	VAR("MASTER_ADDR", ENV_HOST, master_addr),
+	VAR("MASTER_PORT", ENV_PORT, master_port),
+	/* mpirun (Open MPI) */
+	VAR("OMPI_COMM_WORLD_RANK", ENV_RANK, ompi_rank),
+	VAR("OMPI_COMM_WORLD_LOCAL_RANK", ENV_RANK, ompi_local_rank),
+	VAR("OMPI_COMM_WORLD_SIZE", ENV_SIZE, ompi_size),
+	/* srun (Slurm): the job and step */
+	VAR("SLURM_JOB_ID", ENV_ID, slurm_job_id),
+	VAR("SLURM_STEP_ID", ENV_ID, slurm_step_id),
+	VAR("SLURM_ARRAY_JOB_ID", ENV_ID, slurm_array_job_id),
+	VAR("SLURM_ARRAY_TASK_ID", ENV_ID, slurm_array_task_id),
+	/* srun: the task */
+	VAR("SLURM_PROCID", ENV_RANK, slurm_procid),
+	VAR("SLURM_LOCALID", ENV_RANK, slurm_localid),
+	VAR("SLURM_NTASKS", ENV_SIZE, slurm_ntasks),
+	/* the GPUs a process may see: Slurm's, CUDA's and the container runtime's */
+	VAR("SLURM_STEP_GPUS", ENV_DEVICES, slurm_step_gpus),
+	VAR("SLURM_JOB_GPUS", ENV_DEVICES, slurm_job_gpus),
+	VAR("CUDA_VISIBLE_DEVICES", ENV_DEVICES, cuda_visible_devices),
+	VAR("NVIDIA_VISIBLE_DEVICES", ENV_DEVICES, nvidia_visible_devices),
+	VAR("CUDA_DEVICE_ORDER", ENV_TOKEN, cuda_device_order),
 };
 
 /* Longer than any name above, so a longer name is simply not listed. */
@@ -94,14 +118,9 @@ static const struct env_var *var_find(const char *name, size_t n)
 
 static size_t field_size(enum env_kind kind)
 {
-	switch (kind) {
-	case ENV_NUM:
+	if (is_number(kind))
 		return sizeof(struct proc_env_num);
-	case ENV_DEVICES:
-		return sizeof(struct proc_env_devices);
-	default:
-		return sizeof(struct proc_env_id);
-	}
+	return kind == ENV_DEVICES ? sizeof(struct proc_env_devices) : sizeof(struct proc_env_id);
 }
 
 static int chars_in(const char *s, size_t n, const char *extra, int alnum)
@@ -135,14 +154,16 @@ static int field_decode(struct env_scan *sc)
 	memset(&sc->field, 0, sizeof(sc->field));
 	if (sc->overflow)
 		return -EINVAL;
-	switch (v->kind) {
-	case ENV_NUM:
+	if (is_number(v->kind)) {
 		/* Twenty digits hold any uint64_t; parse_u64 wants a string. */
 		if (n == 0 || n > 20 || !chars_in(s, n, "0123456789", 0) ||
-		    parse_u64(s, v->min, v->max, &sc->field.num.value) != 0)
+		    parse_u64(s, number_range[v->kind].min, number_range[v->kind].max,
+			      &sc->field.num.value) != 0)
 			return -EINVAL;
 		sc->field.num.state = PROC_ENV_SET;
 		return 0;
+	}
+	switch (v->kind) {
 	case ENV_TEXT:
 		if (n == 0 || idtext_copy(sc->field.id.value, sizeof(sc->field.id.value), s, n))
 			return -EINVAL;
@@ -160,6 +181,8 @@ static int field_decode(struct env_scan *sc)
 		memcpy(sc->field.devices.value, s, n);
 		sc->field.devices.state = PROC_ENV_SET;
 		return 0;
+	default:	/* the numbers, decoded above */
+		return -EINVAL;
 	}
 	sc->field.id.state = PROC_ENV_SET;
 	return 0;
@@ -352,7 +375,7 @@ static int field_as_stored(const struct env_var *var, const char *f)
 	}
 	if (state != PROC_ENV_SET)
 		return 0;
-	if (var->kind == ENV_NUM) {
+	if (is_number(var->kind)) {
 		const struct proc_env_num *num = (const void *)f;
 
 		sc.len = (size_t)snprintf(sc.value, sizeof(sc.value), "%llu",

@@ -9,28 +9,25 @@
 #include "bpf/probe_abi.h"
 #include "collector/sim/sim_sites.h"
 
+#define TRAIN_PY	"/workspace/train.py"
+#define TORCH_PY	"/usr/lib/python3/dist-packages/torch/"
+
+/*
+ * Each site: the training loop's line (train() in train.py), then the
+ * innermost Python frame, inside torch.
+ */
+#define SITE(line, leaf_file, leaf_func, leaf_line) \
+	{ { TRAIN_PY, "train", line }, { leaf_file, leaf_func, leaf_line } }
+
 static const struct {
 	struct stall_frame site, leaf;
 } sites[SIM_SITE_COUNT] = {
-	[SIM_SITE_NEXT_BATCH] = {
-		{ "/workspace/train.py", "train", 142 },
-		{ "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py",
-		  "_MultiProcessingDataLoaderIter._next_data", 1328 },
-	},
-	[SIM_SITE_BACKWARD] = {
-		{ "/workspace/train.py", "train", 151 },
-		{ "/usr/lib/python3/dist-packages/torch/autograd/__init__.py", "backward", 200 },
-	},
-	[SIM_SITE_BARRIER] = {
-		{ "/workspace/train.py", "train", 158 },
-		{ "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py",
-		  "barrier", 3328 },
-	},
+	[SIM_SITE_NEXT_BATCH] = SITE(142, TORCH_PY "utils/data/dataloader.py",
+				     "_MultiProcessingDataLoaderIter._next_data", 1328),
+	[SIM_SITE_BACKWARD] = SITE(151, TORCH_PY "autograd/__init__.py", "backward", 200),
+	[SIM_SITE_BARRIER] = SITE(158, TORCH_PY "distributed/distributed_c10d.py", "barrier", 3328),
 	/* Tensor.item() is C: the user's line is the innermost Python frame. */
-	[SIM_SITE_SYNC] = {
-		{ "/workspace/train.py", "train", 154 },
-		{ "/workspace/train.py", "train", 154 },
-	},
+	[SIM_SITE_SYNC] = SITE(154, TRAIN_PY, "train", 154),
 };
 
 int sim_py_where(void *ctx, const struct zev_py_stall *rec, struct stall_where *out)
