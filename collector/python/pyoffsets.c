@@ -13,95 +13,54 @@
 
 #include "collector/python/pyoffsets.h"
 
+/*
+ * The walk of the BPF program: _PyRuntimeState.interpreters.head,
+ * PyInterpreterState.threads.head, PyThreadState's next, native_thread_id
+ * and cframe, _PyCFrame.current_frame, then the frame's code, previous
+ * and instruction word (3.10: PyFrameObject's f_code, f_back, f_lasti).
+ */
+#define WALK(interp_head, threads_head, next, native_tid, cframe, current_frame, code,	\
+	     previous, prev_instr)							\
+	.walk = { .runtime_interp_head = interp_head, .interp_threads_head = threads_head, \
+		  .tstate_next = next, .tstate_native_tid = native_tid,			\
+		  .tstate_cframe = cframe, .cframe_current_frame = current_frame,	\
+		  .frame_code = code, .frame_previous = previous,			\
+		  .frame_prev_instr = prev_instr }
+
+/*
+ * PyThreadState.interp, and PyCodeObject's co_filename, co_qualname,
+ * co_firstlineno, co_linetable and co_code_adaptive.
+ */
+#define CODE(interp, filename, qualname, firstlineno, linetable, units)		\
+	.tstate_interp = interp, .code_filename = filename, .code_qualname = qualname,	\
+	.code_firstlineno = firstlineno, .code_linetable = linetable, .code_units = units
+
+/* PyObject.ob_type, PyVarObject.ob_size, PyBytesObject.ob_sval: alike in all. */
+#define OBJECTS		.object_type = 8, .var_size = 16, .bytes_data = 32
+
+/* PyASCIIObject and PyCompactUnicodeObject: with wstr (to 3.11) and without. */
+#define STR_WITH_WSTR	.str_length = 16, .str_state = 32, .str_ascii_data = 48, \
+			.str_compact_data = 72
+#define STR_NO_WSTR	.str_length = 16, .str_state = 32, .str_ascii_data = 40, \
+			.str_compact_data = 56
+
 static const struct py_layout layouts[] = {
-	{
-		/*
-		 * Ubuntu 22.04's interpreter: frame objects, threads named by
-		 * pthread_self(), no co_qualname (co_name stands in).
-		 */
-		.major = 3, .minor = 10,
-		.instr_kind = PY_INSTR_LASTI,
-		.walk = {
-			.runtime_interp_head = 32,
-			.interp_threads_head = 8,
-			.tstate_next = 8,
-			.tstate_native_tid = 176,
-			.tstate_cframe = 0,
-			.cframe_current_frame = 24,
-			.frame_code = 32,
-			.frame_previous = 24,
-			.frame_prev_instr = 96,
-			.runtime_main_thread = 72,
-		},
-		.tstate_interp = 16,
-		.object_type = 8,
-		.code_filename = 104,
-		.code_qualname = 112,
-		.code_firstlineno = 40,
-		.code_linetable = 120,
-		.code_units = 0,
-		.var_size = 16,
-		.bytes_data = 32,
-		.str_length = 16,
-		.str_state = 32,
-		.str_ascii_data = 48,
-		.str_compact_data = 72,
-	},
-	{
-		.major = 3, .minor = 11,
-		.walk = {
-			.runtime_interp_head = 40,
-			.interp_threads_head = 16,
-			.tstate_next = 8,
-			.tstate_native_tid = 160,
-			.tstate_cframe = 56,
-			.cframe_current_frame = 8,
-			.frame_code = 32,
-			.frame_previous = 48,
-			.frame_prev_instr = 56,
-		},
-		.tstate_interp = 16,
-		.object_type = 8,
-		.code_filename = 112,
-		.code_qualname = 128,
-		.code_firstlineno = 72,
-		.code_linetable = 136,
-		.code_units = 184,
-		.var_size = 16,
-		.bytes_data = 32,
-		.str_length = 16,
-		.str_state = 32,
-		.str_ascii_data = 48,
-		.str_compact_data = 72,
-	},
-	{
-		/* Ubuntu 24.04's and NVIDIA's NGC images' interpreter. */
-		.major = 3, .minor = 12,
-		.walk = {
-			.runtime_interp_head = 40,
-			.interp_threads_head = 72,
-			.tstate_next = 8,
-			.tstate_native_tid = 144,
-			.tstate_cframe = 56,
-			.cframe_current_frame = 0,
-			.frame_code = 0,
-			.frame_previous = 8,
-			.frame_prev_instr = 56,
-		},
-		.tstate_interp = 16,
-		.object_type = 8,
-		.code_filename = 112,
-		.code_qualname = 128,
-		.code_firstlineno = 68,
-		.code_linetable = 136,
-		.code_units = 192,
-		.var_size = 16,
-		.bytes_data = 32,
-		.str_length = 16,
-		.str_state = 32,
-		.str_ascii_data = 40,
-		.str_compact_data = 56,
-	},
+	/*
+	 * Ubuntu 22.04's interpreter: frame objects, threads named by
+	 * pthread_self() (the main one's kept in _PyRuntimeState), no
+	 * co_qualname (co_name stands in), instructions counted by f_lasti.
+	 */
+	{ .major = 3, .minor = 10, .instr_kind = PY_INSTR_LASTI,
+	  WALK(32, 8, 8, 176, 0, 24, 32, 24, 96), .walk.runtime_main_thread = 72,
+	  CODE(16, 104, 112, 40, 120, 0), OBJECTS, STR_WITH_WSTR },
+	/* Debian 12's. */
+	{ .major = 3, .minor = 11,
+	  WALK(40, 16, 8, 160, 56, 8, 32, 48, 56), CODE(16, 112, 128, 72, 136, 184),
+	  OBJECTS, STR_WITH_WSTR },
+	/* Ubuntu 24.04's and NVIDIA's NGC images'. */
+	{ .major = 3, .minor = 12,
+	  WALK(40, 72, 8, 144, 56, 0, 0, 8, 56), CODE(16, 112, 128, 68, 136, 192),
+	  OBJECTS, STR_NO_WSTR },
 };
 
 const struct py_layout *py_layout_find(uint32_t major, uint32_t minor)
