@@ -106,4 +106,16 @@ static __always_inline int zc_exit(__u32 cls, struct zc_call *out)
 	return t ? zc_task_exit(t, cls, out) : 0;
 }
 
+/*
+ * A uprobe program name(params) that only records the entry of fn (as
+ * zc_enter) for the return program of its class, which does the work.
+ */
+#define ZC_ENTER_PROG(name, reasons, cls, fn, a0, a1, a2, params...)	\
+SEC("uprobe")								\
+int BPF_KPROBE(name, ##params)						\
+{									\
+	zc_enter(reasons, cls, fn, a0, a1, a2);				\
+	return 0;							\
+}
+
 #endif /* ZERNEL_BPF_CALLS_H */

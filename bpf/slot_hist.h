@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * BPF side of the in-kernel latency histograms (bpf/slot_hist_abi.h): the
- * bucket of a value in both bucket sets, a process's slot, and one sample
- * added.  Included by the objects that keep such histograms (the launch
- * probe, the scheduler probe), after vmlinux.h; each gets its own copy of
- * the Prometheus bounds.
+ * maps of the process slots, the bucket of a value in both bucket sets, a
+ * process's slot, and one sample added.  Included by the objects that keep
+ * such histograms (the launch probe, the scheduler probe), after
+ * vmlinux.h; each gets its own copy of the Prometheus bounds.
  */
 #ifndef ZERNEL_BPF_SLOT_HIST_H
 #define ZERNEL_BPF_SLOT_HIST_H
@@ -13,6 +13,33 @@
 
 /* The Prometheus bounds, the collector's own (read-only map, frozen at load). */
 const volatile __u64 lh_bounds[SHM_LAT_FINITE_BUCKETS] = SHM_LAT_BOUNDS_NS_INIT;
+
+/*
+ * A latency object's process slots, sized by the collector before load
+ * (collector/probes/slot_hist.c names them): hist_map, the histograms of
+ * slot * LH_FAMILIES + family; slots_map, tgid -> slot; free_map, the
+ * slots no process holds.
+ */
+#define LH_SLOT_MAPS(hist_map, slots_map, free_map)		\
+struct {							\
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);		\
+	__uint(max_entries, LH_MAX_SLOTS * LH_FAMILIES);	\
+	__type(key, __u32);					\
+	__type(value, struct lh_val);				\
+} hist_map SEC(".maps");					\
+								\
+struct {							\
+	__uint(type, BPF_MAP_TYPE_HASH);			\
+	__uint(max_entries, LH_MAX_SLOTS);			\
+	__type(key, __u32);		/* tgid */		\
+	__type(value, struct lh_owner);				\
+} slots_map SEC(".maps");					\
+								\
+struct {							\
+	__uint(type, BPF_MAP_TYPE_QUEUE);			\
+	__uint(max_entries, LH_MAX_SLOTS);			\
+	__type(value, __u32);					\
+} free_map SEC(".maps")
 
 /* Position of the top bit of v > 0, without loops. */
 static __always_inline __u32 lh_msb(__u64 v)

@@ -28,25 +28,7 @@ _Static_assert(LH_FAMILIES <= ZC_CLASSES, "a call class per launch family");
 _Static_assert(ZT_SYNC_CLASS >= LH_FAMILIES, "syncs have a call class of their own");
 
 /* Sizes set by the collector before load (bpf/slot_hist_abi.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LH_MAX_SLOTS * LH_FAMILIES);
-	__type(key, __u32);
-	__type(value, struct lh_val);
-} zt_hist SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LH_MAX_SLOTS);
-	__type(key, __u32);		/* tgid */
-	__type(value, struct lh_owner);
-} zt_slots SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, LH_MAX_SLOTS);
-	__type(value, __u32);
-} zt_free SEC(".maps");
+LH_SLOT_MAPS(zt_hist, zt_slots, zt_free);
 
 /*
  * The process's slot, + 1; 0 when none is free, or when its pid's last
@@ -72,11 +54,6 @@ static __noinline void lh_send(__u64 id, __u64 now, __u32 family, __u64 ns)
 	e->pad = 0;
 	e->ns = ns;
 	zw_submit(e);
-}
-
-static __always_inline void launch_enter(__u32 family)
-{
-	zc_enter(SHM_WATCH_CUDA, family, family, 0, 0, 0);
 }
 
 static __always_inline void launch_exit(__u32 family)
@@ -125,47 +102,21 @@ static __always_inline void launch_exit(__u32 family)
 	*(volatile __u32 *)&v->busy = 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(zt_launch)
-{
-	launch_enter(SHM_FAMILY_CUDA_LAUNCH);
-	return 0;
+/* A family's programs: name at the call's entry, ret_name at its return. */
+#define ZT_LAUNCH_PROGS(name, ret_name, family)			\
+ZC_ENTER_PROG(name, SHM_WATCH_CUDA, family, family, 0, 0, 0)	\
+								\
+SEC("uretprobe")						\
+int BPF_KRETPROBE(ret_name)					\
+{								\
+	launch_exit(family);					\
+	return 0;						\
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(zt_launch_ret)
-{
-	launch_exit(SHM_FAMILY_CUDA_LAUNCH);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(zt_graph)
-{
-	launch_enter(SHM_FAMILY_CUDA_GRAPH_LAUNCH);
-	return 0;
-}
-
-SEC("uretprobe")
-int BPF_KRETPROBE(zt_graph_ret)
-{
-	launch_exit(SHM_FAMILY_CUDA_GRAPH_LAUNCH);
-	return 0;
-}
+ZT_LAUNCH_PROGS(zt_launch, zt_launch_ret, SHM_FAMILY_CUDA_LAUNCH)
+ZT_LAUNCH_PROGS(zt_graph, zt_graph_ret, SHM_FAMILY_CUDA_GRAPH_LAUNCH)
 
 /* cudaStreamSynchronize, cudaDeviceSynchronize, cuStreamSynchronize, cuCtxSynchronize(_v2) */
-SEC("uprobe")
-int BPF_KPROBE(zt_sync)
-{
-	launch_enter(SHM_FAMILY_CUDA_SYNC);
-	return 0;
-}
-
-SEC("uretprobe")
-int BPF_KRETPROBE(zt_sync_ret)
-{
-	launch_exit(SHM_FAMILY_CUDA_SYNC);
-	return 0;
-}
+ZT_LAUNCH_PROGS(zt_sync, zt_sync_ret, SHM_FAMILY_CUDA_SYNC)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -96,37 +96,23 @@ static __always_inline void mem_enter(__u32 cls, __u32 fn, __u64 a0, __u64 a1, _
 	zc_enter(SHM_WATCH_CUDA, cls, fn, a0, a1, a2);
 }
 
+/* A program name(params) that saves the call fn of class cls (a0, a1, a2) for its return. */
+#define ZM_ENTER_PROG(name, cls, fn, a0, a1, a2, params...)	\
+	ZC_ENTER_PROG(name, SHM_WATCH_CUDA, cls, fn, a0, a1, a2, ##params)
+
 /* cuMemAlloc_v2(CUdeviceptr *, size_t), cuMemAllocAsync(.., stream), cudaMalloc(void **, size_t) */
-SEC("uprobe")
-int BPF_KPROBE(zm_alloc, void *dptr, __u64 size)
-{
-	mem_enter(CLS_MEM, FN_ALLOC, (__u64)dptr, size, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_alloc, CLS_MEM, FN_ALLOC, (__u64)dptr, size, 0, void *dptr, __u64 size)
 
 /* cuMemAllocAsync(CUdeviceptr *, size_t, stream): from the device's current pool */
-SEC("uprobe")
-int BPF_KPROBE(zm_alloc_async, void *dptr, __u64 size)
-{
-	mem_enter(CLS_MEM, FN_ALLOC_ASYNC, (__u64)dptr, size, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_alloc_async, CLS_MEM, FN_ALLOC_ASYNC, (__u64)dptr, size, 0, void *dptr, __u64 size)
 
 /* cuMemAllocFromPoolAsync(CUdeviceptr *, size_t, CUmemoryPool, stream) */
-SEC("uprobe")
-int BPF_KPROBE(zm_alloc_pool, void *dptr, __u64 size, __u64 pool)
-{
-	mem_enter(CLS_MEM, FN_ALLOC_ASYNC, (__u64)dptr, size, pool);
-	return 0;
-}
+ZM_ENTER_PROG(zm_alloc_pool, CLS_MEM, FN_ALLOC_ASYNC, (__u64)dptr, size, pool,
+	      void *dptr, __u64 size, __u64 pool)
 
 /* cuMemAllocPitch_v2(CUdeviceptr *, size_t *pitch, size_t width, size_t height, unsigned int) */
-SEC("uprobe")
-int BPF_KPROBE(zm_alloc_pitch, void *dptr, void *pitch, __u64 width, __u64 height)
-{
-	mem_enter(CLS_MEM, FN_ALLOC_PITCH, (__u64)dptr, height, (__u64)pitch);
-	return 0;
-}
+ZM_ENTER_PROG(zm_alloc_pitch, CLS_MEM, FN_ALLOC_PITCH, (__u64)dptr, height, (__u64)pitch,
+	      void *dptr, void *pitch, __u64 width, __u64 height)
 
 /* cuMemCreate(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, flags) */
 SEC("uprobe")
@@ -144,20 +130,10 @@ int BPF_KPROBE(zm_create, void *handle, __u64 size, void *prop)
 }
 
 /* cuMemFree_v2(ptr), cuMemFreeAsync(ptr, stream), cudaFree(ptr) */
-SEC("uprobe")
-int BPF_KPROBE(zm_free, __u64 ptr)
-{
-	mem_enter(CLS_MEM, FN_FREE, ptr, 0, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_free, CLS_MEM, FN_FREE, ptr, 0, 0, __u64 ptr)
 
 /* cuMemRelease(handle) */
-SEC("uprobe")
-int BPF_KPROBE(zm_release, __u64 handle)
-{
-	mem_enter(CLS_MEM, FN_RELEASE, handle, 0, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_release, CLS_MEM, FN_RELEASE, handle, 0, 0, __u64 handle)
 
 static __always_inline void emit_free(__u64 id, const struct zc_call *c)
 {
@@ -242,34 +218,21 @@ int BPF_KRETPROBE(zm_mem_ret, int ret)
 	return 0;
 }
 
-static __always_inline void pool_enter(enum zmem_pool_op op, __u64 pool, __u64 bytes, __s64 dev)
-{
-	mem_enter(CLS_POOL, FN_POOL + op, pool, bytes, (__u64)dev);
-}
+/*
+ * A call that names a pool, op of enum zmem_pool_op: its pool, bytes and
+ * device (-1: the thread's current one).
+ */
+#define ZM_POOL_PROG(name, op, pool, bytes, dev, params...)	\
+	ZM_ENTER_PROG(name, CLS_POOL, FN_POOL + (op), pool, bytes, (__u64)(__s64)(dev), ##params)
 
 /* cuDeviceGetDefaultMemPool(CUmemoryPool *, CUdevice) */
-SEC("uprobe")
-int BPF_KPROBE(zm_pool_default, void *ppool, int dev)
-{
-	pool_enter(ZMEM_POOL_DEFAULT, (__u64)ppool, 0, dev);
-	return 0;
-}
+ZM_POOL_PROG(zm_pool_default, ZMEM_POOL_DEFAULT, (__u64)ppool, 0, dev, void *ppool, int dev)
 
 /* cuDeviceGetMemPool(CUmemoryPool *, CUdevice) */
-SEC("uprobe")
-int BPF_KPROBE(zm_pool_current, void *ppool, int dev)
-{
-	pool_enter(ZMEM_POOL_CURRENT, (__u64)ppool, 0, dev);
-	return 0;
-}
+ZM_POOL_PROG(zm_pool_current, ZMEM_POOL_CURRENT, (__u64)ppool, 0, dev, void *ppool, int dev)
 
 /* cuDeviceSetMemPool(CUdevice, CUmemoryPool) */
-SEC("uprobe")
-int BPF_KPROBE(zm_pool_set, int dev, __u64 pool)
-{
-	pool_enter(ZMEM_POOL_SET, pool, 0, dev);
-	return 0;
-}
+ZM_POOL_PROG(zm_pool_set, ZMEM_POOL_SET, pool, 0, dev, int dev, __u64 pool)
 
 /* cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute, void *value) */
 SEC("uprobe")
@@ -280,25 +243,15 @@ int BPF_KPROBE(zm_pool_attr, __u64 pool, int attr, void *value)
 	if (attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD || !value ||
 	    bpf_probe_read_user(&bytes, sizeof(bytes), value) != 0)
 		return 0;
-	pool_enter(ZMEM_POOL_THRESHOLD, pool, bytes, -1);
+	mem_enter(CLS_POOL, FN_POOL + ZMEM_POOL_THRESHOLD, pool, bytes, (__u64)-1);
 	return 0;
 }
 
 /* cuMemPoolTrimTo(CUmemoryPool, size_t minBytesToKeep) */
-SEC("uprobe")
-int BPF_KPROBE(zm_pool_trim, __u64 pool, __u64 keep)
-{
-	pool_enter(ZMEM_POOL_TRIM, pool, keep, -1);
-	return 0;
-}
+ZM_POOL_PROG(zm_pool_trim, ZMEM_POOL_TRIM, pool, keep, -1, __u64 pool, __u64 keep)
 
 /* cuMemPoolDestroy(CUmemoryPool) */
-SEC("uprobe")
-int BPF_KPROBE(zm_pool_destroy, __u64 pool)
-{
-	pool_enter(ZMEM_POOL_DESTROY, pool, 0, -1);
-	return 0;
-}
+ZM_POOL_PROG(zm_pool_destroy, ZMEM_POOL_DESTROY, pool, 0, -1, __u64 pool)
 
 SEC("uretprobe")
 int BPF_KRETPROBE(zm_pool_ret, int ret)
@@ -331,76 +284,36 @@ int BPF_KRETPROBE(zm_pool_ret, int ret)
 }
 
 /* cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) */
-SEC("uprobe")
-int BPF_KPROBE(zm_ctx_retain, void *pctx, int dev)
-{
-	mem_enter(CLS_DRV_CTX, FN_CTX_RETAIN, (__u64)pctx, (__u64)(__s64)dev, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_ctx_retain, CLS_DRV_CTX, FN_CTX_RETAIN, (__u64)pctx, (__u64)(__s64)dev, 0,
+	      void *pctx, int dev)
 
 /* cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) */
-SEC("uprobe")
-int BPF_KPROBE(zm_ctx_create2, void *pctx, unsigned int flags, int dev)
-{
-	mem_enter(CLS_DRV_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_ctx_create2, CLS_DRV_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0,
+	      void *pctx, unsigned int flags, int dev)
 
 /* cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *, int n, unsigned int flags, CUdevice dev) */
-SEC("uprobe")
-int BPF_KPROBE(zm_ctx_create3, void *pctx, void *params, int n, unsigned int flags, int dev)
-{
-	mem_enter(CLS_DRV_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_ctx_create3, CLS_DRV_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0,
+	      void *pctx, void *params, int n, unsigned int flags, int dev)
 
 /* cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *, unsigned int flags, CUdevice dev) */
-SEC("uprobe")
-int BPF_KPROBE(zm_ctx_create4, void *pctx, void *params, unsigned int flags, int dev)
-{
-	mem_enter(CLS_DRV_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_ctx_create4, CLS_DRV_CTX, FN_CTX_MADE, (__u64)pctx, (__u64)(__s64)dev, 0,
+	      void *pctx, void *params, unsigned int flags, int dev)
 
 /* cuCtxSetCurrent(CUcontext), cuCtxPushCurrent_v2(CUcontext) */
-SEC("uprobe")
-int BPF_KPROBE(zm_ctx_current, void *ctx_)
-{
-	mem_enter(CLS_DRV_CTX, FN_CTX_CURRENT, (__u64)ctx_, 0, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_ctx_current, CLS_DRV_CTX, FN_CTX_CURRENT, (__u64)ctx_, 0, 0, void *ctx_)
 
 /* cuCtxGetCurrent(CUcontext *pctx) */
-SEC("uprobe")
-int BPF_KPROBE(zm_ctx_get, void *pctx)
-{
-	mem_enter(CLS_DRV_CTX, FN_CTX_GET, (__u64)pctx, 0, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_ctx_get, CLS_DRV_CTX, FN_CTX_GET, (__u64)pctx, 0, 0, void *pctx)
 
 /* cuCtxGetDevice(CUdevice *dev): of the current context */
-SEC("uprobe")
-int BPF_KPROBE(zm_ctx_get_device, void *pdev)
-{
-	mem_enter(CLS_DRV_CTX, FN_CTX_GET_DEVICE, (__u64)pdev, 0, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_ctx_get_device, CLS_DRV_CTX, FN_CTX_GET_DEVICE, (__u64)pdev, 0, 0, void *pdev)
 
 /* cuCtxGetDevice_v2(CUdevice *dev, CUcontext ctx): ctx NULL is the current one */
-SEC("uprobe")
-int BPF_KPROBE(zm_ctx_get_device2, void *pdev, void *ctx_)
-{
-	mem_enter(CLS_DRV_CTX, FN_CTX_GET_DEVICE, (__u64)pdev, 0, (__u64)ctx_);
-	return 0;
-}
+ZM_ENTER_PROG(zm_ctx_get_device2, CLS_DRV_CTX, FN_CTX_GET_DEVICE, (__u64)pdev, 0, (__u64)ctx_,
+	      void *pdev, void *ctx_)
 
 /* cudaSetDevice(int device) */
-SEC("uprobe")
-int BPF_KPROBE(zm_set_device, int dev)
-{
-	mem_enter(CLS_CTX, FN_SET_DEVICE, 0, (__u64)(__s64)dev, 0);
-	return 0;
-}
+ZM_ENTER_PROG(zm_set_device, CLS_CTX, FN_SET_DEVICE, 0, (__u64)(__s64)dev, 0, int dev)
 
 static __always_inline struct zw_thread_gpu *thread_gpu(void)
 {

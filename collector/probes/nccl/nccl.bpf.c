@@ -361,34 +361,17 @@ int BPF_KRETPROBE(zn_init_ret, int ret)
  * handle free for the allocator to give to a new communicator, whose
  * creation the collector must see after this end.
  */
-static __always_inline void end_enter(__u32 how, void *comm)
-{
-	zc_enter(SHM_WATCH_NCCL, CLS_END, how, (__u64)comm, 0, 0);
-}
+#define ZN_END_PROG(name, how)	\
+	ZC_ENTER_PROG(name, SHM_WATCH_NCCL, CLS_END, how, (__u64)comm, 0, 0, void *comm)
 
 /* ncclCommFinalize(ncclComm_t comm) */
-SEC("uprobe")
-int BPF_KPROBE(zn_finalize, void *comm)
-{
-	end_enter(ZN_END_FINALIZE, comm);
-	return 0;
-}
+ZN_END_PROG(zn_finalize, ZN_END_FINALIZE)
 
 /* ncclCommDestroy(ncclComm_t comm) */
-SEC("uprobe")
-int BPF_KPROBE(zn_destroy, void *comm)
-{
-	end_enter(ZN_END_DESTROY, comm);
-	return 0;
-}
+ZN_END_PROG(zn_destroy, ZN_END_DESTROY)
 
 /* ncclCommAbort(ncclComm_t comm) */
-SEC("uprobe")
-int BPF_KPROBE(zn_abort, void *comm)
-{
-	end_enter(ZN_END_ABORT, comm);
-	return 0;
-}
+ZN_END_PROG(zn_abort, ZN_END_ABORT)
 
 SEC("uretprobe")
 int BPF_KRETPROBE(zn_end_ret, int ret)
@@ -439,61 +422,28 @@ static __always_inline int cuda_enter(__u32 fn, __u64 a, __u64 b)
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(zn_stream_sync, __u64 stream)
-{
-	return cuda_enter(ZN_SYNC_STREAM, stream, 0);
+/* A program name(params) that reports the call fn with a and b. */
+#define ZN_CUDA_PROG(name, fn, a, b, params...)	\
+SEC("uprobe")					\
+int BPF_KPROBE(name, ##params)			\
+{						\
+	return cuda_enter(fn, a, b);		\
 }
 
-SEC("uprobe")
-int BPF_KPROBE(zn_event_sync, __u64 event)
-{
-	return cuda_enter(ZN_SYNC_EVENT, event, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(zn_event_query, __u64 event)
-{
-	return cuda_enter(ZN_SYNC_EVENT_QUERY, event, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(zn_stream_query, __u64 stream)
-{
-	return cuda_enter(ZN_SYNC_STREAM_QUERY, stream, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(zn_device_sync)
-{
-	return cuda_enter(ZN_SYNC_DEVICE, 0, 0);
-}
+ZN_CUDA_PROG(zn_stream_sync, ZN_SYNC_STREAM, stream, 0, __u64 stream)
+ZN_CUDA_PROG(zn_event_sync, ZN_SYNC_EVENT, event, 0, __u64 event)
+ZN_CUDA_PROG(zn_event_query, ZN_SYNC_EVENT_QUERY, event, 0, __u64 event)
+ZN_CUDA_PROG(zn_stream_query, ZN_SYNC_STREAM_QUERY, stream, 0, __u64 stream)
+ZN_CUDA_PROG(zn_device_sync, ZN_SYNC_DEVICE, 0, 0)
 
 /* cudaEventRecord(event, stream), cudaEventRecordWithFlags(event, stream, flags) */
-SEC("uprobe")
-int BPF_KPROBE(zn_event_record, __u64 event, __u64 stream)
-{
-	return cuda_enter(FN_ORDER + ZN_ORDER_RECORD, event, stream);
-}
+ZN_CUDA_PROG(zn_event_record, FN_ORDER + ZN_ORDER_RECORD, event, stream, __u64 event, __u64 stream)
 
 /* cudaStreamWaitEvent(stream, event, flags) */
-SEC("uprobe")
-int BPF_KPROBE(zn_stream_wait, __u64 stream, __u64 event)
-{
-	return cuda_enter(FN_ORDER + ZN_ORDER_WAIT, stream, event);
-}
+ZN_CUDA_PROG(zn_stream_wait, FN_ORDER + ZN_ORDER_WAIT, stream, event, __u64 stream, __u64 event)
 
-SEC("uprobe")
-int BPF_KPROBE(zn_capture_begin, __u64 stream)
-{
-	return cuda_enter(FN_ORDER + ZN_ORDER_CAPTURE_BEGIN, stream, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(zn_capture_end, __u64 stream)
-{
-	return cuda_enter(FN_ORDER + ZN_ORDER_CAPTURE_END, stream, 0);
-}
+ZN_CUDA_PROG(zn_capture_begin, FN_ORDER + ZN_ORDER_CAPTURE_BEGIN, stream, 0, __u64 stream)
+ZN_CUDA_PROG(zn_capture_end, FN_ORDER + ZN_ORDER_CAPTURE_END, stream, 0, __u64 stream)
 
 SEC("uretprobe")
 int BPF_KRETPROBE(zn_cuda_ret, int ret)

@@ -105,12 +105,7 @@ _Static_assert((SHM_STATE_COUNT & (SHM_STATE_COUNT - 1)) == 0,
 	       "a blocked state indexes the sums under a mask");
 
 /* Process slots, sized by the collector before load (bpf/slot_hist_abi.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LH_MAX_SLOTS * LH_FAMILIES);
-	__type(key, __u32);
-	__type(value, struct lh_val);
-} zs_hist SEC(".maps");
+LH_SLOT_MAPS(zs_hist, zs_slots, zs_free);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -118,19 +113,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct zs_sums);
 } zs_sums SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LH_MAX_SLOTS);
-	__type(key, __u32);		/* tgid */
-	__type(value, struct lh_owner);
-} zs_slots SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, LH_MAX_SLOTS);
-	__type(value, __u32);
-} zs_free SEC(".maps");
 
 static __always_inline void count(__u32 slot)
 {
