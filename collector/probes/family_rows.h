@@ -26,6 +26,14 @@
 #define URETPROBE(obj, lib, sym, ret)	{ obj, ret, PROBE_URETPROBE, lib, sym }
 #define PAIR(obj, lib, sym, entry, ret)	URETPROBE(obj, lib, sym, ret), UPROBE(obj, lib, sym, entry)
 
+/*
+ * A stream-ordered CUDA entry point and its _ptsz twin, which code built
+ * for the per-thread default stream (nvcc --default-stream per-thread)
+ * calls instead: both get the family's row macro row(lib, sym, ...).
+ */
+#define WITH_PTSZ(row, lib, sym, ...)	\
+	row(lib, sym, ##__VA_ARGS__), row(lib, sym "_ptsz", ##__VA_ARGS__)
+
 #define DECODER(type, rec, handle)	{ type, sizeof(struct rec), handle }
 
 /* The skeleton's functions behind the object's untyped ones, and the object. */

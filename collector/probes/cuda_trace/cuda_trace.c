@@ -30,35 +30,28 @@ static int cuda_trace_configure(void *skel, struct probes *p)
 	return 0;
 }
 
-#define LAUNCH(lib, sym, entry, ret)	PAIR(PROBE_OBJ_CUDA_TRACE, lib, sym, entry, ret)
+/* Each of the family's three timings: a kernel launch, a graph launch, a host wait. */
+#define KERNEL(lib, sym)	PAIR(PROBE_OBJ_CUDA_TRACE, lib, sym, "zt_launch", "zt_launch_ret")
+#define GRAPH(lib, sym)		PAIR(PROBE_OBJ_CUDA_TRACE, lib, sym, "zt_graph", "zt_graph_ret")
+#define SYNC(lib, sym)		PAIR(PROBE_OBJ_CUDA_TRACE, lib, sym, "zt_sync", "zt_sync_ret")
 
 static const struct probe_attach attach[] = {
-	/* Kernel launches (_ptsz: per-thread default stream) and graph launches. */
-	LAUNCH(DRV, "cuLaunchKernel",		"zt_launch",	"zt_launch_ret"),
-	LAUNCH(DRV, "cuLaunchKernel_ptsz",	"zt_launch",	"zt_launch_ret"),
-	LAUNCH(DRV, "cuLaunchKernelEx",		"zt_launch",	"zt_launch_ret"),
-	LAUNCH(DRV, "cuLaunchKernelEx_ptsz",	"zt_launch",	"zt_launch_ret"),
-	LAUNCH(RT,  "cudaLaunchKernel",		"zt_launch",	"zt_launch_ret"),
-	LAUNCH(RT,  "cudaLaunchKernel_ptsz",	"zt_launch",	"zt_launch_ret"),
-	LAUNCH(RT,  "cudaLaunchKernelExC",	"zt_launch",	"zt_launch_ret"),
-	LAUNCH(RT,  "cudaLaunchKernelExC_ptsz",	"zt_launch",	"zt_launch_ret"),
-	LAUNCH(DRV, "cuLaunchCooperativeKernel", "zt_launch",	"zt_launch_ret"),
-	LAUNCH(DRV, "cuLaunchCooperativeKernel_ptsz", "zt_launch", "zt_launch_ret"),
-	LAUNCH(RT,  "cudaLaunchCooperativeKernel", "zt_launch",	"zt_launch_ret"),
-	LAUNCH(RT,  "cudaLaunchCooperativeKernel_ptsz", "zt_launch", "zt_launch_ret"),
-	LAUNCH(DRV, "cuGraphLaunch",		"zt_graph",	"zt_graph_ret"),
-	LAUNCH(DRV, "cuGraphLaunch_ptsz",	"zt_graph",	"zt_graph_ret"),
-	LAUNCH(RT,  "cudaGraphLaunch",		"zt_graph",	"zt_graph_ret"),
-	LAUNCH(RT,  "cudaGraphLaunch_ptsz",	"zt_graph",	"zt_graph_ret"),
+	/* Kernel launches and graph launches. */
+	WITH_PTSZ(KERNEL, DRV, "cuLaunchKernel"),
+	WITH_PTSZ(KERNEL, DRV, "cuLaunchKernelEx"),
+	WITH_PTSZ(KERNEL, RT,  "cudaLaunchKernel"),
+	WITH_PTSZ(KERNEL, RT,  "cudaLaunchKernelExC"),
+	WITH_PTSZ(KERNEL, DRV, "cuLaunchCooperativeKernel"),
+	WITH_PTSZ(KERNEL, RT,  "cudaLaunchCooperativeKernel"),
+	WITH_PTSZ(GRAPH,  DRV, "cuGraphLaunch"),
+	WITH_PTSZ(GRAPH,  RT,  "cudaGraphLaunch"),
 
 	/* Host waits for the GPU: stream and device synchronisation. */
-	LAUNCH(RT,  "cudaStreamSynchronize",	"zt_sync",	"zt_sync_ret"),
-	LAUNCH(RT,  "cudaStreamSynchronize_ptsz", "zt_sync",	"zt_sync_ret"),
-	LAUNCH(RT,  "cudaDeviceSynchronize",	"zt_sync",	"zt_sync_ret"),
-	LAUNCH(DRV, "cuStreamSynchronize",	"zt_sync",	"zt_sync_ret"),
-	LAUNCH(DRV, "cuStreamSynchronize_ptsz",	"zt_sync",	"zt_sync_ret"),
-	LAUNCH(DRV, "cuCtxSynchronize",		"zt_sync",	"zt_sync_ret"),
-	LAUNCH(DRV, "cuCtxSynchronize_v2",	"zt_sync",	"zt_sync_ret"),
+	WITH_PTSZ(SYNC, RT,  "cudaStreamSynchronize"),
+	SYNC(RT,  "cudaDeviceSynchronize"),
+	WITH_PTSZ(SYNC, DRV, "cuStreamSynchronize"),
+	SYNC(DRV, "cuCtxSynchronize"),
+	SYNC(DRV, "cuCtxSynchronize_v2"),
 };
 
 static int dec_latency(struct decode *d, const void *rec)

@@ -72,14 +72,11 @@ static void proc_gone(void *state, uint32_t pid)
 static const struct probe_attach attach[] = {
 	/* GPU memory: allocations and frees, and the calls that set the device. */
 	MEM(DRV, "cuMemAlloc_v2",		"zm_alloc",	"zm_mem_ret"),
-	MEM(DRV, "cuMemAllocAsync",		"zm_alloc_async", "zm_mem_ret"),
-	MEM(DRV, "cuMemAllocAsync_ptsz",	"zm_alloc_async", "zm_mem_ret"),
-	MEM(DRV, "cuMemAllocFromPoolAsync",	"zm_alloc_pool", "zm_mem_ret"),
-	MEM(DRV, "cuMemAllocFromPoolAsync_ptsz", "zm_alloc_pool", "zm_mem_ret"),
+	WITH_PTSZ(MEM, DRV, "cuMemAllocAsync", "zm_alloc_async", "zm_mem_ret"),
+	WITH_PTSZ(MEM, DRV, "cuMemAllocFromPoolAsync", "zm_alloc_pool", "zm_mem_ret"),
 	MEM(DRV, "cuMemAllocPitch_v2",		"zm_alloc_pitch", "zm_mem_ret"),
 	MEM(DRV, "cuMemFree_v2",		"zm_free",	"zm_mem_ret"),
-	MEM(DRV, "cuMemFreeAsync",		"zm_free",	"zm_mem_ret"),
-	MEM(DRV, "cuMemFreeAsync_ptsz",		"zm_free",	"zm_mem_ret"),
+	WITH_PTSZ(MEM, DRV, "cuMemFreeAsync", "zm_free", "zm_mem_ret"),
 	MEM(DRV, "cuMemCreate",			"zm_create",	"zm_mem_ret"),
 	MEM(DRV, "cuMemRelease",		"zm_release",	"zm_mem_ret"),
 	MEM(DRV, "cuDeviceGetDefaultMemPool",	"zm_pool_default", "zm_pool_ret"),
