@@ -399,7 +399,8 @@ END_TEST
  * thread, which makes no CUDA call, waits to join it and then sleeps too,
  * as a helper idling in futex or poll would.  Only the launching thread's
  * sleep counts, and none of the main thread's waits; with --all-threads
- * both threads' do.  The truth is each wait as the workload timed it, less
+ * (the second round) both threads' do.  The third round launches
+ * cooperative kernels, which mark a training thread as other launches do.  The truth is each wait as the workload timed it, less
  * the run-queue wait the kernel counted in it (time that is runq, not sleep).
  */
 #define ST_HELPER_SLEEP_MS	800
@@ -432,7 +433,7 @@ START_TEST(states_count_the_launching_thread_not_an_idle_main_thread)
 		"--lib", tp_fake(bufs[0], sizeof(bufs[0]), "libcudart.so"),
 		"--lib", tp_fake(bufs[1], sizeof(bufs[1]), "libcuda.so.1"),
 		"--lib", tp_fake(bufs[2], sizeof(bufs[2]), "libnccl.so.2"),
-		_i ? "--all-threads" : NULL, NULL,
+		_i == 1 ? "--all-threads" : NULL, NULL,
 	};
 	char *argv[8];
 	struct tp_collector c;
@@ -445,8 +446,8 @@ START_TEST(states_count_the_launching_thread_not_an_idle_main_thread)
 	ck_assert_msg(tp_collector_start(&c, extra, 3) == 0, "collector did not start, see %s",
 		      c.log);
 	snprintf(lib_rt, sizeof(lib_rt), "lib:%s", tp_fake(rt, sizeof(rt), "libcudart.so"));
-	snprintf(thread_ops, sizeof(thread_ops), "onthread:dev:0+launch:50:1000+sleep:%d",
-		 ST_HELPER_SLEEP_MS);
+	snprintf(thread_ops, sizeof(thread_ops), "onthread:%s:50:1000+sleep:%d",
+		 _i == 2 ? "cooplaunch" : "dev:0+launch", ST_HELPER_SLEEP_MS);
 	snprintf(main_sleep, sizeof(main_sleep), "sleep:%d", ST_MAIN_SLEEP_MS);
 	argv[0] = (char *)tp_zw_cuda(zw, sizeof(zw));
 	argv[1] = lib_rt;
@@ -467,7 +468,7 @@ START_TEST(states_count_the_launching_thread_not_an_idle_main_thread)
 	st_print(p);
 	printf("workload: helper slept %.3f s, main slept %.3f s, joined %.3f s\n",
 	       helper_slept / 1e9, main_slept / 1e9, joined / 1e9);
-	if (!_i) {
+	if (_i != 1) {
 		st_assert_in("sleep, the launching thread's", p->thread_state_ns[SHM_STATE_SLEEP],
 			     (long long)helper_slept, 0.95, 1.0, 20 * ms);
 		/*
@@ -741,7 +742,7 @@ Suite *probes_states_suite(void)
 	tcase_add_test(tc, states_gpu_from_synchronisations_that_spin);
 	tcase_add_test(tc, states_count_returns_no_switch_showed);
 	tcase_add_test(tc, states_are_seen_while_they_last);
-	tcase_add_loop_test(tc, states_count_the_launching_thread_not_an_idle_main_thread, 0, 2);
+	tcase_add_loop_test(tc, states_count_the_launching_thread_not_an_idle_main_thread, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

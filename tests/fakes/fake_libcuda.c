@@ -116,6 +116,19 @@ EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int 
 	return CUDA_SUCCESS;
 }
 
+/* As the driver declares it: no extra, and kernelParams required (not looked at here). */
+EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy,
+					  unsigned int gz, unsigned int bx, unsigned int by,
+					  unsigned int bz, unsigned int shared_mem_bytes, CUstream s,
+					  void **params)
+{
+	/* Not through cuLaunchKernel: its probes would see a launch of their own. */
+	(void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz;
+	(void)s; (void)params;
+	fake_busy_ns(shared_mem_bytes);
+	return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuLaunchKernelEx(const struct fake_launch_config *config, CUfunction f,
 				 void **params, void **extra)
 {

@@ -17,9 +17,10 @@
  *                       back to back until a line on stdin, and print
  *                       "SPUN <pairs>" (probes attached meanwhile)
  *   badfree             cuMemFree_v2 of a pointer the driver rejects
- *   launch:N:NS  rtlaunch:N:NS  exlaunch:N:NS  ptsz:N:NS
+ *   launch:N:NS  rtlaunch:N:NS  exlaunch:N:NS  ptsz:N:NS  cooplaunch:N:NS
  *                       N launches of NS ns (cuLaunchKernel, cudaLaunchKernel,
- *                       cuLaunchKernelEx, cuLaunchKernel_ptsz)
+ *                       cuLaunchKernelEx, cuLaunchKernel_ptsz,
+ *                       cuLaunchCooperativeKernel)
  *   graph:N:NS  rtgraph:N:NS   cuGraphLaunch / cudaGraphLaunch
  *   nccl:OP:COUNT:DTYPE:N      N calls of OP (allreduce, allgather,
  *                       reducescatter, broadcast, bcast, reduce, send, recv,
@@ -117,6 +118,8 @@ typedef int (*fn_ctx_retain)(void **, int);
 typedef int (*fn_p)(void *);
 typedef int (*fn_launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 			 unsigned, void *, void **, void **);
+typedef int (*fn_cooplaunch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
+			     unsigned, unsigned, void *, void **);
 typedef int (*fn_rtlaunch)(const void *, struct fake_dim3, struct fake_dim3, void **, size_t,
 			   void *);
 typedef int (*fn_exlaunch)(const struct fake_launch_config *, void *, void **, void **);
@@ -428,6 +431,10 @@ static void run(const char *op)
 		for (unsigned long long i = 0; i < a; i++)
 			TIMED("launch", CALL(fn_launch, "cuLaunchKernel_ptsz", NULL, 1, 1, 1, 1,
 					     1, 1, (unsigned)b, NULL, NULL, NULL));
+	} else if (sscanf(op, "cooplaunch:%llu:%llu", &a, &b) == 2) {
+		for (unsigned long long i = 0; i < a; i++)
+			TIMED("launch", CALL(fn_cooplaunch, "cuLaunchCooperativeKernel", NULL, 1,
+					     1, 1, 1, 1, 1, (unsigned)b, NULL, NULL));
 	} else if (sscanf(op, "rtlaunch:%llu:%llu", &a, &b) == 2) {
 		struct fake_dim3 one = { 1, 1, 1 };
 

@@ -12,6 +12,7 @@
 #include "bpf/cuda_trace.skel.h"
 #include "bpf/probe_abi.h"
 #include "bpf/slot_hist_abi.h"
+#include "collector/probes/cuda_calls.h"
 #include "collector/probes/decode.h"
 #include "collector/probes/family_rows.h"
 #include "collector/probes/slot_hist.h"
@@ -36,22 +37,10 @@ static int cuda_trace_configure(void *skel, struct probes *p)
 #define SYNC(lib, sym)		PAIR(PROBE_OBJ_CUDA_TRACE, lib, sym, "zt_sync", "zt_sync_ret")
 
 static const struct probe_attach attach[] = {
-	/* Kernel launches and graph launches. */
-	WITH_PTSZ(KERNEL, DRV, "cuLaunchKernel"),
-	WITH_PTSZ(KERNEL, DRV, "cuLaunchKernelEx"),
-	WITH_PTSZ(KERNEL, RT,  "cudaLaunchKernel"),
-	WITH_PTSZ(KERNEL, RT,  "cudaLaunchKernelExC"),
-	WITH_PTSZ(KERNEL, DRV, "cuLaunchCooperativeKernel"),
-	WITH_PTSZ(KERNEL, RT,  "cudaLaunchCooperativeKernel"),
-	WITH_PTSZ(GRAPH,  DRV, "cuGraphLaunch"),
-	WITH_PTSZ(GRAPH,  RT,  "cudaGraphLaunch"),
-
+	CUDA_KERNEL_LAUNCHES(KERNEL),
+	CUDA_GRAPH_LAUNCHES(GRAPH),
 	/* Host waits for the GPU: stream and device synchronisation. */
-	WITH_PTSZ(SYNC, RT,  "cudaStreamSynchronize"),
-	SYNC(RT,  "cudaDeviceSynchronize"),
-	WITH_PTSZ(SYNC, DRV, "cuStreamSynchronize"),
-	SYNC(DRV, "cuCtxSynchronize"),
-	SYNC(DRV, "cuCtxSynchronize_v2"),
+	CUDA_STREAM_SYNCS(SYNC),
 };
 
 static int dec_latency(struct decode *d, const void *rec)

@@ -17,6 +17,7 @@
 #include "bpf/pystack.skel.h"
 #include "collector/agg/agg_stall.h"
 #include "collector/agg/agg_trace.h"
+#include "collector/probes/cuda_calls.h"
 #include "collector/probes/decode.h"
 #include "collector/probes/family_rows.h"
 
@@ -46,15 +47,8 @@ static const struct probe_attach attach[] = {
 	 * Python frames of synchronisations that spin (those of blocked and
 	 * preempted threads are read by zs_switch).
 	 */
-	PY_SYNC(RT,  "cudaStreamSynchronize"),
-	PY_SYNC(RT,  "cudaStreamSynchronize_ptsz"),
-	PY_SYNC(RT,  "cudaDeviceSynchronize"),
-	PY_SYNC(RT,  "cudaEventSynchronize"),
-	PY_SYNC(DRV, "cuStreamSynchronize"),
-	PY_SYNC(DRV, "cuStreamSynchronize_ptsz"),
-	PY_SYNC(DRV, "cuCtxSynchronize"),
-	PY_SYNC(DRV, "cuCtxSynchronize_v2"),
-	PY_SYNC(DRV, "cuEventSynchronize"),
+	CUDA_STREAM_SYNCS(PY_SYNC),
+	CUDA_EVENT_SYNCS(PY_SYNC),
 };
 
 /* "file:line in function", the end of the path kept when it is too long. */

@@ -13,6 +13,7 @@
 
 #include "bpf/probe_abi.h"
 #include "bpf/sched.skel.h"
+#include "collector/probes/cuda_calls.h"
 #include "collector/probes/decode.h"
 #include "collector/probes/family_rows.h"
 
@@ -47,18 +48,8 @@ static const struct probe_attach attach[] = {
 	PAIR(PROBE_OBJ_SCHED, LIBC, "pthread_barrier_wait", "zs_barrier_enter", "zs_barrier_exit"),
 
 	/* Training threads: those that launch, allocate or synchronise. */
-	SCHED_MARK(DRV, "cuLaunchKernel"),
-	SCHED_MARK(DRV, "cuLaunchKernel_ptsz"),
-	SCHED_MARK(DRV, "cuLaunchKernelEx"),
-	SCHED_MARK(DRV, "cuLaunchKernelEx_ptsz"),
-	SCHED_MARK(RT,  "cudaLaunchKernel"),
-	SCHED_MARK(RT,  "cudaLaunchKernel_ptsz"),
-	SCHED_MARK(RT,  "cudaLaunchKernelExC"),
-	SCHED_MARK(RT,  "cudaLaunchKernelExC_ptsz"),
-	SCHED_MARK(DRV, "cuGraphLaunch"),
-	SCHED_MARK(DRV, "cuGraphLaunch_ptsz"),
-	SCHED_MARK(RT,  "cudaGraphLaunch"),
-	SCHED_MARK(RT,  "cudaGraphLaunch_ptsz"),
+	CUDA_KERNEL_LAUNCHES(SCHED_MARK),
+	CUDA_GRAPH_LAUNCHES(SCHED_MARK),
 	/* Blocked inside these: gpu (collective for a sync that ends collectives). */
 	SCHED_GPU(RT,  "cudaMalloc",			"zs_cuda_block"),
 	SCHED_GPU(RT,  "cudaFree",			"zs_cuda_block"),
@@ -68,15 +59,8 @@ static const struct probe_attach attach[] = {
 	SCHED_GPU(DRV, "cuMemcpy",			"zs_cuda_block"),
 	SCHED_GPU(DRV, "cuMemcpyDtoH_v2",		"zs_cuda_block"),
 	SCHED_GPU(DRV, "cuMemcpyHtoD_v2",		"zs_cuda_block"),
-	SCHED_GPU(RT,  "cudaStreamSynchronize",		"zs_cuda_sync"),
-	SCHED_GPU(RT,  "cudaStreamSynchronize_ptsz",	"zs_cuda_sync"),
-	SCHED_GPU(RT,  "cudaDeviceSynchronize",		"zs_cuda_sync"),
-	SCHED_GPU(RT,  "cudaEventSynchronize",		"zs_cuda_sync"),
-	SCHED_GPU(DRV, "cuStreamSynchronize",		"zs_cuda_sync"),
-	SCHED_GPU(DRV, "cuStreamSynchronize_ptsz",	"zs_cuda_sync"),
-	SCHED_GPU(DRV, "cuCtxSynchronize",		"zs_cuda_sync"),
-	SCHED_GPU(DRV, "cuCtxSynchronize_v2",		"zs_cuda_sync"),
-	SCHED_GPU(DRV, "cuEventSynchronize",		"zs_cuda_sync"),
+	CUDA_STREAM_SYNCS(SCHED_GPU, "zs_cuda_sync"),
+	CUDA_EVENT_SYNCS(SCHED_GPU, "zs_cuda_sync"),
 	SCHED_NCCL("ncclAllReduce"),
 	SCHED_NCCL("ncclAllGather"),
 	SCHED_NCCL("ncclReduceScatter"),
