@@ -2,9 +2,10 @@
 /*
  * The CUDA entry points several families follow, each as row(lib, sym,
  * ...) for the family's own row macro (family_rows.h): the launch family
- * times them, the scheduler family marks the threads that make them and
- * tells what a blocked thread is inside, the Python-stack family reads the
- * frames of a wait that spins.  Listed once, so every family follows the
+ * times the launches and the stream and device synchronisations, the
+ * scheduler family marks the threads that launch and tells what a blocked
+ * thread is inside, the Python-stack family reads the frames of a wait
+ * that spins.  Listed once, so every family follows the
  * same calls.
  */
 #ifndef ZERNEL_CUDA_CALLS_H

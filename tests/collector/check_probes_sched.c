@@ -133,8 +133,8 @@ START_TEST(sched_preempted_by_hog_matches_kernel_accounting)
 		(unsigned long long)rq->window_max_ns);
 	sc_assert_buckets_hold_sum(rq);
 	/*
-	 * A scheduler slice is a millisecond or more, so some wait behind the
-	 * hog was too.  Not the median: on a busy machine other short tasks
+	 * A scheduler slice is most of a millisecond or more, so some wait
+	 * behind the hog was too.  Not the median: on a busy machine other short tasks
 	 * preempt the spinner as well, and their waits are microseconds.
 	 */
 	ck_assert_msg(rq->window_max_ns >= 500000 && rq->window_max_ns <= 1000 * TW_MS,

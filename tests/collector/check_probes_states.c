@@ -400,8 +400,9 @@ END_TEST
  * as a helper idling in futex or poll would.  Only the launching thread's
  * sleep counts, and none of the main thread's waits; with --all-threads
  * (the second round) both threads' do.  The third round launches
- * cooperative kernels, which mark a training thread as other launches do.  The truth is each wait as the workload timed it, less
- * the run-queue wait the kernel counted in it (time that is runq, not sleep).
+ * cooperative kernels only, which mark a training thread as other
+ * launches do.  The truth is each wait as the workload timed it, less the
+ * run-queue wait the kernel counted in it (time that is runq, not sleep).
  */
 #define ST_HELPER_SLEEP_MS	800
 #define ST_MAIN_SLEEP_MS	500

@@ -45,6 +45,26 @@ int tu_connect_slow(unsigned int host, uint16_t port)
 	return fd;
 }
 
+/* A row of /proc/net/tcp: hex, addresses as stored (network order). */
+struct tcp_row {
+	unsigned int local, lport, rem, st, rx;
+	unsigned long inode;
+};
+
+/* The next row of f for a socket on 127.0.0.1:port; 0 at the end. */
+static int next_row(FILE *f, uint16_t port, struct tcp_row *r)
+{
+	char line[512];
+
+	while (fgets(line, sizeof(line), f))
+		/* "sl: local rem st tx_queue:rx_queue tr:when retrnsmt uid timeout inode" */
+		if (sscanf(line, " %*u: %x:%x %x:%*x %x %*x:%x %*x:%*x %*x %*u %*u %lu", &r->local,
+			   &r->lport, &r->rem, &r->st, &r->rx, &r->inode) == 6 &&
+		    r->local == htonl(INADDR_LOOPBACK) && r->lport == port)
+			return 1;
+	return 0;
+}
+
 /*
  * Of the sockets on 127.0.0.1:port in state st, how many (half_open) or
  * the sum of their receive queues, which a listener's row gives as its
@@ -53,19 +73,14 @@ int tu_connect_slow(unsigned int host, uint16_t port)
 static int tcp_rows(uint16_t port, unsigned int want_st, int sum_rx)
 {
 	FILE *f = fopen("/proc/net/tcp", "re");
-	char line[512];
+	struct tcp_row r;
 	int n = 0;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int addr, lport, st, rx;
-
-		/* "sl: local rem st tx_queue:rx_queue ...": hex, the address as stored */
-		if (sscanf(line, " %*u: %x:%x %*x:%*x %x %*x:%x", &addr, &lport, &st, &rx) == 4 &&
-		    addr == htonl(INADDR_LOOPBACK) && lport == port && st == want_st)
-			n += sum_rx ? (int)rx : 1;
-	}
+	while (next_row(f, port, &r))
+		if (r.st == want_st)
+			n += sum_rx ? (int)r.rx : 1;
 	fclose(f);
 	return n;
 }
@@ -83,23 +98,16 @@ int tu_tcp_accept_queue(uint16_t port)
 int tu_tcp_accepted_from(uint16_t port, unsigned int first, unsigned int n)
 {
 	FILE *f = fopen("/proc/net/tcp", "re");
-	char line[512];
+	struct tcp_row r;
 	int held = 0;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int addr, lport, rem, st;
-		unsigned long inode;
+	while (next_row(f, port, &r)) {
+		unsigned int host = ntohl(r.rem) & 0xffffffu;
 
-		/* "sl: local rem st tx:rx tr:when retrnsmt uid timeout inode" */
-		if (sscanf(line, " %*u: %x:%x %x:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu",
-			   &addr, &lport, &rem, &st, &inode) != 5 ||
-		    addr != htonl(INADDR_LOOPBACK) || lport != port || st != 0x01)
-			continue;
-		rem = ntohl(rem) & 0xffffffu;
 		/* A socket no process has accepted yet has no inode. */
-		if (inode && rem >= first && rem - first < n)
+		if (r.st == 0x01 && r.inode && host >= first && host - first < n)
 			held++;
 	}
 	fclose(f);
