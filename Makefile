@@ -76,7 +76,7 @@ CLI_SRCS       := $(wildcard cli/*.c)
 # A probe family's BPF program lives in its folder (collector/probes/NAME/);
 # bpf/ holds what the programs share.
 BPF_SRCS       := $(wildcard collector/probes/*/*.bpf.c)
-BPF_HDRS       := $(wildcard bpf/*.h collector/probes/*/*.bpf.h)
+BPF_HDRS       := $(wildcard bpf/*.h collector/probes/*/*.bpf.h collector/probes/*/*_records.h)
 vpath %.bpf.c $(sort $(dir $(BPF_SRCS)))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
