@@ -5,14 +5,18 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "tests/support/tu_net.h"
 
 int tu_connect_from(unsigned int host, uint16_t port, int nonblock, int rcvbuf)
@@ -25,7 +29,13 @@ int tu_connect_from(unsigned int host, uint16_t port, int nonblock, int rcvbuf)
 		return -1;
 	src.sin_addr.s_addr = htonl(0x7f000000u | (host & 0xffffffu));
 	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0) ||
+	/*
+	 * The port is chosen at connect(), by the whole address pair: a bind()
+	 * that chose it would search every local port in use, which after a
+	 * flood's hundred thousand TIME_WAIT sockets takes milliseconds a call.
+	 */
+	if (setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &(int){ 1 }, sizeof(int)) < 0 ||
+	    (rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0) ||
 	    bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
 	    (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0 && errno != EINPROGRESS)) {
 		close(fd);
@@ -43,6 +53,57 @@ int tu_connect_slow(unsigned int host, uint16_t port)
 		return -1;
 	}
 	return fd;
+}
+
+int tu_connect_slow_many(int *fd, unsigned int n, unsigned int first, uint16_t port)
+{
+	struct pollfd *p = calloc(n, sizeof(*p));
+	uint64_t t0 = now_mono_ns();
+	unsigned int up = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		fd[i] = -1;
+	if (!p)
+		return -1;
+	for (unsigned int i = 0; i < n; i++) {
+		fd[i] = tu_connect_from(first + i, port, 1, 0);
+		if (fd[i] < 0)
+			goto fail;
+		p[i] = (struct pollfd){ .fd = fd[i], .events = POLLOUT };
+	}
+	/* Every handshake at once: a busy machine delays each packet, not each in turn. */
+	while (up < n) {
+		if (now_mono_ns() - t0 > 10 * NSEC_PER_SEC || poll(p, n, 100) < 0)
+			goto fail;
+		for (unsigned int i = 0; i < n; i++) {
+			int err = 0;
+			socklen_t len = sizeof(err);
+
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			if (getsockopt(fd[i], SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err)
+				goto fail;
+			p[i].fd = -1;	/* connected: poll() passes over it from now on */
+			up++;
+		}
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		int fl = fcntl(fd[i], F_GETFL);
+
+		if (fl < 0 || fcntl(fd[i], F_SETFL, fl & ~O_NONBLOCK) < 0 ||
+		    send(fd[i], "G", 1, MSG_NOSIGNAL) != 1)
+			goto fail;
+	}
+	free(p);
+	return 0;
+fail:
+	for (unsigned int i = 0; i < n; i++) {
+		if (fd[i] >= 0)
+			close(fd[i]);
+		fd[i] = -1;
+	}
+	free(p);
+	return -1;
 }
 
 /* A row of /proc/net/tcp: hex, addresses as stored (network order). */

@@ -26,6 +26,16 @@ int tu_connect_from(unsigned int host, uint16_t port, int nonblock, int rcvbuf);
 int tu_connect_slow(unsigned int host, uint16_t port);
 
 /*
+ * n slow clients, from hosts first to first + n - 1, into fd[]: every
+ * connection made at once, then the byte sent on each (blocking
+ * descriptors, as tu_connect_slow's).  Made one after another, the last
+ * would come seconds after the first on a machine whose loopback packets
+ * wait for a CPU, and the exporter would have closed the first for their
+ * unfinished requests by then.  0, or -1 with none left open.
+ */
+int tu_connect_slow_many(int *fd, unsigned int n, unsigned int first, uint16_t port);
+
+/*
  * Connections to 127.0.0.1:port the kernel holds half-open (SYN_RECV in
  * /proc/net/tcp): handed to no process yet; -1 unread.
  */
