@@ -300,7 +300,9 @@ def main():
     slept.sort()
     left.sort()
     left_off.sort()
-    print(f"next_left_off_p50_ns={left_off[len(left_off) // 2] if left_off else 0}")
+    for pct in (40, 50, 60):
+        at = left_off[len(left_off) * pct // 100] if left_off else 0
+        print(f"next_left_off_p{pct}_ns={at}")
     took_all.sort()
     print(f"next_left={len(left)}")
     print(f"next_left_p50_ns={left[len(left) // 2] if left else 0}")
