@@ -723,6 +723,40 @@ static void bs_switch_runs(const struct bs_progs *before, const struct bs_progs 
 }
 
 /*
+ * The switch program's run time, ns a run, in the watched loop's rounds
+ * under a collector with the parts skip off (bpf/sched_profile.h); 0
+ * when its rounds did not run, -1 when the collector did not start.
+ */
+static int bs_switch_run_time(struct bs_torch *t, const char *collector, const char *shm,
+			      unsigned int skip, double *ns, unsigned long long *runs)
+{
+	static struct bs_progs before, after;
+	struct bs_round r;
+	char bits[16];
+	int ran = 0;
+	pid_t col;
+
+	snprintf(bits, sizeof(bits), "%u", skip);
+	setenv("ZERNEL_BENCH_SCHED_SKIP", bits, 1);
+	col = bs_collector_start(collector, shm, t->pid);
+	unsetenv("ZERNEL_BENCH_SCHED_SKIP");
+	if (col < 0)
+		return -1;
+	usleep(BS_SETTLE_US);
+	bs_progs_read(col, &before);
+	if (bs_torch_rounds(t, &r) == 0) {
+		bs_progs_read(col, &after);
+		bs_switch_runs(&before, &after, ns, runs);
+		*ns = *runs ? *ns / (double)*runs : 0;
+		ran = 1;
+	}
+	kill(col, SIGTERM);
+	waitpid(col, NULL, 0);
+	shm_unlink(shm);
+	return ran;
+}
+
+/*
  * Where a run of the switch program goes, by section: the watched loop
  * again, with one part of the program off at a time (bpf/sched_profile.h),
  * each against the whole program in the same run.  A part's cost is what
@@ -735,6 +769,8 @@ static int bs_switch_profile(struct bs_torch *t, const char *collector, const ch
 		{ "the whole program", 0 },
 		{ "without Python frames at a switch away", ZS_SKIP_FRAMES_OUT },
 		{ "without Python frames at a switch back", ZS_SKIP_FRAMES_IN },
+		{ "without the DataLoader check at a switch away", ZS_SKIP_LOADER },
+		{ "frames read one at a time, not in one span", ZS_SKIP_SPAN },
 		{ "without returns no switch showed", ZS_SKIP_UNSEEN },
 		{ "without the switch away (state, frames)",
 		  ZS_SKIP_OUT | ZS_SKIP_FRAMES_OUT | ZS_SKIP_UNSEEN },
@@ -742,7 +778,6 @@ static int bs_switch_profile(struct bs_torch *t, const char *collector, const ch
 		  ZS_SKIP_IN | ZS_SKIP_FRAMES_IN },
 		{ "the watched tests and the clock only", ZS_SKIP_ALL },
 	};
-	static struct bs_progs before, after;
 	double whole = 0;
 	int stats = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
@@ -755,43 +790,83 @@ static int bs_switch_profile(struct bs_torch *t, const char *collector, const ch
 	       BS_ACCOUNT_ROUNDS, BS_TORCH_SECONDS);
 	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
 		unsigned long long runs;
-		struct bs_round r;
-		char bits[16];
 		double ns;
-		pid_t col;
+		int ran = bs_switch_run_time(t, collector, shm, part[i].skip, &ns, &runs);
 
-		snprintf(bits, sizeof(bits), "%u", part[i].skip);
-		setenv("ZERNEL_BENCH_SCHED_SKIP", bits, 1);
-		col = bs_collector_start(collector, shm, t->pid);
-		unsetenv("ZERNEL_BENCH_SCHED_SKIP");
-		if (col < 0) {
+		if (ran < 0) {
 			close(stats);
 			return -1;
 		}
-		usleep(BS_SETTLE_US);
-		bs_progs_read(col, &before);
-		if (bs_torch_rounds(t, &r) == 0) {
-			bs_progs_read(col, &after);
-			bs_switch_runs(&before, &after, &ns, &runs);
-			ns = runs ? ns / (double)runs : 0;
-			if (i == 0)
-				whole = ns;
-			printf("    %-56s %5.0f ns a run (%9llu runs)", part[i].what, ns, runs);
-			/* Against the whole program only when its rounds ran. */
-			if (i > 0 && whole > 0)
-				printf(", %+5.0f ns", ns - whole);
-			if (t->floor_ns > 0)
-				printf(", %.1fx the floor", ns / t->floor_ns);
-			printf("\n");
-		}
-		kill(col, SIGTERM);
-		waitpid(col, NULL, 0);
-		shm_unlink(shm);
+		if (!ran)
+			continue;
+		if (i == 0)
+			whole = ns;
+		printf("    %-56s %5.0f ns a run (%9llu runs)", part[i].what, ns, runs);
+		/* Against the whole program only when its rounds ran. */
+		if (i > 0 && whole > 0)
+			printf(", %+5.0f ns", ns - whole);
+		if (t->floor_ns > 0)
+			printf(", %.1fx the floor", ns / t->floor_ns);
+		printf("\n");
 	}
 	if (t->floor_ns > 0)
 		printf("    goal: the whole program at most 3x the floor, %.0f ns a run\n",
 		       3 * t->floor_ns);
 	close(stats);
+	return 0;
+}
+
+/*
+ * BENCH_SCHED_AB=BITS: only the whole program against the one with the
+ * parts BITS off, alternated in BS_AB_PAIRS pairs: one section's cost
+ * from pairs a few seconds apart, where the profile's rows, a minute
+ * apart, move by more than a small part costs on a busy host.
+ */
+#define BS_AB_PAIRS	5
+
+static int bs_switch_ab(struct bs_torch *t, const char *collector, const char *shm,
+			const char *bits)
+{
+	double whole[BS_AB_PAIRS], part[BS_AB_PAIRS], diff[BS_AB_PAIRS];
+	double mid_whole, mid_part, mid_diff;
+	int stats = bpf_enable_stats(BPF_STATS_RUN_TIME), n = 0;
+	unsigned long long runs;
+	unsigned long skip;
+	char *end;
+
+	errno = 0;
+	skip = strtoul(bits, &end, 0);
+	if (errno || *end || !skip || skip > ZS_SKIP_ALL) {
+		fprintf(stderr, "bench_sched: BENCH_SCHED_AB=%s is not a set of the profile's parts "
+				"(1 to %u, bpf/sched_profile.h)\n", bits, ZS_SKIP_ALL);
+		if (stats >= 0)
+			close(stats);
+		return -1;
+	}
+	if (stats < 0) {
+		fprintf(stderr, "bench_sched: no BPF statistics: %s\n", strerror(errno));
+		return -1;
+	}
+	printf("  the whole switch program against it with parts %#lx off, %d pairs of %d "
+	       "rounds of %s s:\n", skip, BS_AB_PAIRS, BS_ACCOUNT_ROUNDS, BS_TORCH_SECONDS);
+	for (int i = 0; i < BS_AB_PAIRS; i++) {
+		if (bs_switch_run_time(t, collector, shm, 0, &whole[n], &runs) <= 0 ||
+		    bs_switch_run_time(t, collector, shm, (unsigned int)skip, &part[n], &runs) <= 0)
+			continue;
+		diff[n] = part[n] - whole[n];
+		printf("    pair %d: %5.0f ns a run whole, %5.0f with the parts off (%+.0f ns)\n",
+		       i, whole[n], part[n], diff[n]);
+		n++;
+	}
+	close(stats);
+	if (n == 0)
+		return -1;
+	mid_whole = bs_median(whole, n);
+	mid_part = bs_median(part, n);
+	mid_diff = bs_median(diff, n);	/* sorts diff: its ends are the range */
+	printf("    medians: %.0f ns a run whole, %.0f with the parts off; the pairs' "
+	       "difference %+.0f ns (from %+.0f to %+.0f)\n", mid_whole, mid_part, mid_diff,
+	       diff[0], diff[n - 1]);
 	return 0;
 }
 
@@ -807,6 +882,11 @@ static int bs_torch(const char *collector, const char *script, const char *shm)
 	int n = 0, err;
 
 	err = bs_torch_start(&t, script);
+	if (!err && getenv("BENCH_SCHED_AB")) {
+		err = bs_switch_ab(&t, collector, shm, getenv("BENCH_SCHED_AB"));
+		bs_torch_stop(&t);
+		return err;
+	}
 	if (err == -ENOENT) {
 		printf("  pytorch training loop: skipped (/usr/bin/python3 with python3-torch "
 		       "is missing)\n");

@@ -37,6 +37,8 @@
  */
 #define ZP_FRAME_WORDS	8
 
+#include "bpf/pystack_span.h"
+
 /*
  * The switch program's calls into this side, each a function of its own:
  * its stack is then a frame beside the program's other calls, not part of
@@ -368,10 +370,15 @@ static __always_inline __u64 zp_current_frame(const struct zp_proc *pr, __u64 ts
 	return cframe ? zp_read_ptr(cframe + pr->off.cframe_current_frame) : 0;
 }
 
+/*
+ * The frames of the thread whose state is tstate into t; span: read them
+ * through the switch program's span (zp_span_for, thread tid at now).
+ */
 static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_thread *t,
-					__u64 tstate)
+					__u64 tstate, int span, __u64 tid, __u64 now)
 {
 	__u64 frame = zp_current_frame(pr, tstate);
+	const struct zp_span *s = span ? zp_span_for(pr, frame, tid, now) : NULL;
 	__u64 buf[ZP_FRAME_WORDS];
 	__u32 n = 0;
 
@@ -379,7 +386,7 @@ static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_t
 	for (int i = 0; i < ZP_MAX_FRAMES; i++) {
 		if (!frame)
 			break;
-		if (bpf_probe_read_user(buf, sizeof(buf), (const void *)frame) != 0)
+		if (zp_frame_words(s, frame, buf) != 0)
 			break;
 		t->frames[i].code = buf[(pr->off.frame_code >> 3) & 7];
 		if (pr->off.frame_prev_instr < ZP_FRAME_WORDS * 8)
@@ -406,11 +413,12 @@ enum zp_loader_at {
  * process's DataLoader (zp_loaders): a global function, verified once
  * and apart from the switch program that calls it.
  */
-__noinline int zp_loader_at(__u64 now)
+__noinline int zp_loader_at(__u64 now, int span)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid;
 	struct zp_loader *l = bpf_map_lookup_elem(&zp_loaders, &tgid);
+	const struct zp_span *s;
 	struct zp_proc *pr;
 	struct zp_thread *t;
 	__u64 buf[ZP_FRAME_WORDS], frame, ts;
@@ -427,8 +435,9 @@ __noinline int zp_loader_at(__u64 now)
 	frame = ts ? zp_current_frame(pr, ts) : 0;
 	if (!frame)
 		return ZP_LOADER_UNKNOWN;
+	s = span ? zp_span_for(pr, frame, task->pid, now) : NULL;
 	for (int i = 0; i < ZP_LOADER_DEPTH && frame; i++) {
-		if (bpf_probe_read_user(buf, sizeof(buf), (const void *)frame) != 0)
+		if (zp_frame_words(s, frame, buf) != 0)
 			return ZP_LOADER_UNKNOWN;
 		if ((buf[(pr->off.frame_code >> 3) & 7] & ~l->tag_mask) == l->code)
 			return ZP_LOADER_IN;
@@ -452,13 +461,13 @@ enum zp_frames {
  */
 static __always_inline enum zp_frames zp_read_frames(struct zp_proc *pr,
 						     struct zp_thread *t,
-						     struct task_struct *task, __u64 now)
+						     struct task_struct *task, __u64 now, int span)
 {
 	__u64 known = t->tstate;
 	__u64 ts = zp_thread_tstate(pr, t, task, now);
 
 	if (ts)
-		zp_walk_frames(pr, t, ts);
+		zp_walk_frames(pr, t, ts, span, task->pid, now);
 	if (ts && t->nframes)
 		return ZP_FRAMES_READ;
 	t->nframes = 0;
@@ -474,11 +483,18 @@ static __always_inline int zp_wanted(const struct zp_thread *t)
 	return 0;
 }
 
+/* How zp_switch_out reads a thread's frames. */
+enum zp_walk {
+	ZP_WALK_NONE,		/* not at all: not a training thread */
+	ZP_WALK_EACH,		/* one read a frame */
+	ZP_WALK_SPAN,		/* through the span (bpf/pystack_span.h) */
+};
+
 /*
  * prev (current) leaves the CPU, a stall in state (enum shm_stall_state)
  * if it lasts: remember where its Python code stands, when it is a
- * training thread (walk).  Returns 1 when it leaves inside a
- * synchronisation (zp_switch_in must then see it back).
+ * training thread (walk, enum zp_walk).  Returns 1 when it leaves inside
+ * a synchronisation (zp_switch_in must then see it back).
  */
 ZP_SWITCH_SUBPROG int zp_switch_out(void *ctx, struct task_struct *prev, __u32 state,
 					 __u64 now, int walk)
@@ -505,7 +521,7 @@ ZP_SWITCH_SUBPROG int zp_switch_out(void *ctx, struct task_struct *prev, __u32 s
 	t->out_ns = 0;
 	if (!walk)
 		return in_call;
-	got = zp_read_frames(pr, t, prev, now);
+	got = zp_read_frames(pr, t, prev, now, walk == ZP_WALK_SPAN);
 	t->state = state;
 	if (got != ZP_FRAMES_READ) {
 		/* A stall that follows counts as unsampled time (zp_switch_in). */
@@ -648,7 +664,7 @@ static __always_inline void zp_name_stall_at(struct zp_pending *p, __u64 now)
 	p->ns = 0;
 	if (!t || !pr || !ns)
 		return;
-	got = zp_read_frames(pr, t, task, now);
+	got = zp_read_frames(pr, t, task, now, 0);
 	if (got != ZP_FRAMES_READ) {
 		if (got == ZP_FRAMES_UNREAD)
 			zp_count_unsampled(pr, ns);

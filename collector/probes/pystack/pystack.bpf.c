@@ -83,7 +83,7 @@ int BPF_KRETPROBE(zp_sync_ret)
 	if (!pr)
 		return 0;
 	/* Frames not readable now: the stall still counts, as unsampled time. */
-	if (zp_read_frames(pr, t, task, now) != ZP_FRAMES_READ) {
+	if (zp_read_frames(pr, t, task, now, 0) != ZP_FRAMES_READ) {
 		zp_count_unsampled(pr, on);
 		return 0;
 	}

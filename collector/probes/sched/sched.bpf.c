@@ -487,8 +487,8 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, stru
 	 * preempted; outside it, it is not.
 	 */
 	train = training(prev, t, now);
-	if (!t->gpu_depth && !t->coll_depth && train)
-		loader = zp_loader_at(now);
+	if (!t->gpu_depth && !t->coll_depth && train && !(profile_skip & ZS_SKIP_LOADER))
+		loader = zp_loader_at(now, !(profile_skip & ZS_SKIP_SPAN));
 	if (loader == ZP_LOADER_IN && !involuntary) {
 		block = SHM_STATE_INPUT;
 		*stall = SHM_STALL_INPUT;
@@ -828,7 +828,9 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 			py_call = zp_switch_out_note(prev, now);
 		else if (python_frames)
 			py_call = zp_switch_out(ctx, prev, stall, now,
-						t && training(prev, t, now));
+						!t || !training(prev, t, now) ? ZP_WALK_NONE :
+						profile_skip & ZS_SKIP_SPAN ? ZP_WALK_EACH :
+						ZP_WALK_SPAN);
 		if (t) {
 			t->py_call = py_call;
 			t->stall = stall;
