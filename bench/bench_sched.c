@@ -724,8 +724,9 @@ static void bs_switch_runs(const struct bs_progs *before, const struct bs_progs 
 
 /*
  * The switch program's run time, ns a run, in the watched loop's rounds
- * under a collector with the parts skip off (bpf/sched_profile.h); 0
- * when its rounds did not run, -1 when the collector did not start.
+ * under a collector with the parts skip off (bpf/sched_profile.h): 1; 0
+ * when its rounds did not run or ran no switch, -1 when the collector did
+ * not start.
  */
 static int bs_switch_run_time(struct bs_torch *t, const char *collector, const char *shm,
 			      unsigned int skip, double *ns, unsigned long long *runs)
@@ -747,8 +748,8 @@ static int bs_switch_run_time(struct bs_torch *t, const char *collector, const c
 	if (bs_torch_rounds(t, &r) == 0) {
 		bs_progs_read(col, &after);
 		bs_switch_runs(&before, &after, ns, runs);
-		*ns = *runs ? *ns / (double)*runs : 0;
-		ran = 1;
+		ran = *runs > 0;
+		*ns = ran ? *ns / (double)*runs : 0;
 	}
 	kill(col, SIGTERM);
 	waitpid(col, NULL, 0);
@@ -817,20 +818,21 @@ static int bs_switch_profile(struct bs_torch *t, const char *collector, const ch
 }
 
 /*
- * BENCH_SCHED_AB=BITS: only the whole program against the one with the
- * parts BITS off, alternated in BS_AB_PAIRS pairs: one section's cost
- * from pairs a few seconds apart, where the profile's rows, a minute
- * apart, move by more than a small part costs on a busy host.
+ * BENCH_SCHED_AB=BITS: in place of the PyTorch loop's rounds, the whole
+ * switch program against it with the parts BITS off, BS_AB_PAIRS pairs,
+ * which of the two comes first alternating from pair to pair: one
+ * section's cost from runs seconds apart, where the profile's rows, a
+ * minute apart, move by more than a small part costs on a busy host.
  */
-#define BS_AB_PAIRS	5
+#define BS_AB_PAIRS	6
 
 static int bs_switch_ab(struct bs_torch *t, const char *collector, const char *shm,
 			const char *bits)
 {
 	double whole[BS_AB_PAIRS], part[BS_AB_PAIRS], diff[BS_AB_PAIRS];
 	double mid_whole, mid_part, mid_diff;
-	int stats = bpf_enable_stats(BPF_STATS_RUN_TIME), n = 0;
 	unsigned long long runs;
+	int stats, n = 0, err = 0;
 	unsigned long skip;
 	char *end;
 
@@ -839,28 +841,42 @@ static int bs_switch_ab(struct bs_torch *t, const char *collector, const char *s
 	if (errno || *end || !skip || skip > ZS_SKIP_ALL) {
 		fprintf(stderr, "bench_sched: BENCH_SCHED_AB=%s is not a set of the profile's parts "
 				"(1 to %u, bpf/sched_profile.h)\n", bits, ZS_SKIP_ALL);
-		if (stats >= 0)
-			close(stats);
 		return -1;
 	}
+	stats = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (stats < 0) {
-		fprintf(stderr, "bench_sched: no BPF statistics: %s\n", strerror(errno));
+		fprintf(stderr, "bench_sched: no BPF statistics: %s\n", strerror(-stats));
 		return -1;
 	}
 	printf("  the whole switch program against it with parts %#lx off, %d pairs of %d "
-	       "rounds of %s s:\n", skip, BS_AB_PAIRS, BS_ACCOUNT_ROUNDS, BS_TORCH_SECONDS);
-	for (int i = 0; i < BS_AB_PAIRS; i++) {
-		if (bs_switch_run_time(t, collector, shm, 0, &whole[n], &runs) <= 0 ||
-		    bs_switch_run_time(t, collector, shm, (unsigned int)skip, &part[n], &runs) <= 0)
+	       "rounds of %s s, which comes first alternating:\n", skip, BS_AB_PAIRS,
+	       BS_ACCOUNT_ROUNDS, BS_TORCH_SECONDS);
+	for (int i = 0; i < BS_AB_PAIRS && !err; i++) {
+		int got = 1;
+
+		for (int k = 0; k < 2 && got > 0; k++) {
+			int first_whole = i % 2 == 0, is_whole = (k == 0) == first_whole;
+
+			got = bs_switch_run_time(t, collector, shm,
+						 is_whole ? 0 : (unsigned int)skip,
+						 is_whole ? &whole[n] : &part[n], &runs);
+		}
+		if (got < 0)
+			err = -1;
+		if (got <= 0)
 			continue;
 		diff[n] = part[n] - whole[n];
-		printf("    pair %d: %5.0f ns a run whole, %5.0f with the parts off (%+.0f ns)\n",
-		       i, whole[n], part[n], diff[n]);
+		printf("    pair %d (%s first): %5.0f ns a run whole, %5.0f with the parts off "
+		       "(%+.0f ns)\n", i, i % 2 == 0 ? "whole" : "parts off", whole[n], part[n],
+		       diff[n]);
 		n++;
 	}
 	close(stats);
-	if (n == 0)
+	if (err || n == 0) {
+		fprintf(stderr, "bench_sched: %s\n", err ? "a collector did not start" :
+			"no pair ran (the loop's rounds, or its switches)");
 		return -1;
+	}
 	mid_whole = bs_median(whole, n);
 	mid_part = bs_median(part, n);
 	mid_diff = bs_median(diff, n);	/* sorts diff: its ends are the range */
@@ -882,15 +898,15 @@ static int bs_torch(const char *collector, const char *script, const char *shm)
 	int n = 0, err;
 
 	err = bs_torch_start(&t, script);
+	if (err == -ENOENT) {
+		printf("  pytorch training loop%s: skipped (/usr/bin/python3 with python3-torch "
+		       "is missing)\n", getenv("BENCH_SCHED_AB") ? " and BENCH_SCHED_AB" : "");
+		return 0;
+	}
 	if (!err && getenv("BENCH_SCHED_AB")) {
 		err = bs_switch_ab(&t, collector, shm, getenv("BENCH_SCHED_AB"));
 		bs_torch_stop(&t);
 		return err;
-	}
-	if (err == -ENOENT) {
-		printf("  pytorch training loop: skipped (/usr/bin/python3 with python3-torch "
-		       "is missing)\n");
-		return 0;
 	}
 	if (err) {
 		fprintf(stderr, "bench_sched: %s did not start\n", script);

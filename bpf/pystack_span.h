@@ -7,15 +7,19 @@
  * those bytes costs about what two or three reads of one frame do, where
  * the walk took one read per frame (bench-sched's profile by section: the
  * frames were about half the switch program's time).  A frame outside
- * the span (a generator's, which lives in its generator object; a chain
- * deeper than the span; 3.10's, on the heap) is read on its own as
- * before, so the walk reads the same words either way: the thread is off
- * its CPU and nothing else writes its frames.
+ * the span (a generator's, which lives in its generator object; an entry
+ * frame that 3.12 on keeps on the C stack; a caller in an earlier chunk of
+ * the data stack, or deeper than the span) is read on its own as before,
+ * so the walk reads the same words either way: the thread is off its CPU
+ * and nothing else writes its frames.  3.10's frames are objects on the
+ * heap, read one by one as before.
  *
  * The span is per CPU, outside the BPF stack, and only the switch program
  * uses it (as zp_ips_scratch): it runs with its run queue locked, so
  * nothing else on the CPU fills it between the read and the walk.  The
- * DataLoader check and the walk of one switch share it (zp_span_for).
+ * DataLoader check and the walk of one switch share it (zp_span_for); the
+ * task work and the sync probes, which may be preempted, read frame by
+ * frame.
  * BPF side only.
  */
 #ifndef ZERNEL_BPF_PYSTACK_SPAN_H
@@ -29,7 +33,7 @@
 
 struct zp_span {
 	__u64 lo, end;		/* the thread's bytes [lo, end) are in w from w[0]; end 0: none */
-	__u64 tid, ns;		/* read for this thread at this switch */
+	__u64 tid, switches;	/* read for this thread at its switch away numbered so */
 	__u64 w[ZP_SPAN_WORDS];
 };
 
@@ -47,26 +51,36 @@ static __always_inline int zp_frames_stacked(const struct zp_proc *pr)
 }
 
 /*
- * The span that ends with the innermost frame top of thread tid, at the
- * switch of time now: the one already read for it, else read now.  When
+ * A number of the switch away task is making: the kernel counts each of
+ * a thread's switches (nvcsw, nivcsw), so no two of them share one, where
+ * two can share a time (a clock that did not move in between).
+ */
+static __always_inline __u64 zp_switch_number(struct task_struct *task)
+{
+	return task->nvcsw + task->nivcsw;
+}
+
+/*
+ * The span that ends with the innermost frame top of task, at the switch
+ * away it is making: the one already read for it, else read now.  When
  * the span's first bytes are not mapped (a shallow stack near the start
  * of its chunk), the bytes from top's page on.  NULL: frames are read one
  * by one.
  */
 static __always_inline struct zp_span *zp_span_for(const struct zp_proc *pr, __u64 top,
-						   __u64 tid, __u64 now)
+						   struct task_struct *task)
 {
-	__u64 end = top + ZP_FRAME_WORDS * 8, lo;
+	__u64 end = top + ZP_FRAME_WORDS * 8, tid = (__u32)task->pid;
+	__u64 switches = zp_switch_number(task), lo, size;
 	__u32 zero = 0;
 	struct zp_span *s;
-	__u64 size;
 
 	if (!top || (top & 7) || !zp_frames_stacked(pr) || end < ZP_SPAN_BYTES)
 		return NULL;
 	s = bpf_map_lookup_elem(&zp_span_scratch, &zero);
 	if (!s)
 		return NULL;
-	if (s->end == end && s->tid == tid && s->ns == now)
+	if (s->end == end && s->tid == tid && s->switches == switches)
 		return s;
 	s->end = 0;
 	lo = end - ZP_SPAN_BYTES;
@@ -81,27 +95,54 @@ static __always_inline struct zp_span *zp_span_for(const struct zp_proc *pr, __u
 	s->lo = lo;
 	s->end = end;
 	s->tid = tid;
-	s->ns = now;
+	s->switches = switches;
 	return s;
 }
 
 /*
- * The first ZP_FRAME_WORDS words of the frame at address frame, into buf:
- * from the span when it holds them, else read.  0, or -1 when unreadable.
+ * A frame's first ZP_FRAME_WORDS words as read, then what a walk takes of
+ * them: one buffer for both, on stacks within the kernel's 512 bytes (the
+ * task work's callback uses 360, the switch program's chain 264).
  */
-static __always_inline int zp_frame_words(const struct zp_span *s, __u64 frame, __u64 *buf)
+union zp_frame_buf {
+	__u64 w[ZP_FRAME_WORDS];
+	struct {
+		__u64 code;
+		__u64 previous;
+		__u64 instr;	/* where it lies in the words read (from 3.11) */
+	} f;
+};
+
+/*
+ * The fields of the frame at address frame into b->f: from the span when
+ * it holds the frame's first words, else from one read of them.  0, or -1
+ * when unreadable.
+ */
+static __always_inline int zp_frame_read(const struct zp_proc *pr, const struct zp_span *s,
+					 __u64 frame, union zp_frame_buf *b)
 {
-	__u64 i;
+	__u32 ci = (pr->off.frame_code >> 3) & 7, pi = (pr->off.frame_previous >> 3) & 7;
+	__u32 ii = (pr->off.frame_prev_instr >> 3) & 7;
+	__u64 code, previous, instr, i;
 
 	if (s && frame >= s->lo && frame + ZP_FRAME_WORDS * 8 <= s->end && !(frame & 7)) {
 		i = (frame - s->lo) >> 3;
 		if (i <= ZP_SPAN_WORDS - ZP_FRAME_WORDS) {
-			for (int k = 0; k < ZP_FRAME_WORDS; k++)
-				buf[k] = s->w[i + k];
+			b->f.code = s->w[i + ci];
+			b->f.previous = s->w[i + pi];
+			b->f.instr = s->w[i + ii];
 			return 0;
 		}
 	}
-	return bpf_probe_read_user(buf, ZP_FRAME_WORDS * 8, (const void *)frame) == 0 ? 0 : -1;
+	if (bpf_probe_read_user(b->w, sizeof(b->w), (const void *)frame) != 0)
+		return -1;
+	code = b->w[ci];
+	previous = b->w[pi];
+	instr = b->w[ii];
+	b->f.code = code;
+	b->f.previous = previous;
+	b->f.instr = instr;
+	return 0;
 }
 
 #endif /* ZERNEL_BPF_PYSTACK_SPAN_H */

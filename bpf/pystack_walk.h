@@ -371,29 +371,29 @@ static __always_inline __u64 zp_current_frame(const struct zp_proc *pr, __u64 ts
 }
 
 /*
- * The frames of the thread whose state is tstate into t; span: read them
- * through the switch program's span (zp_span_for, thread tid at now).
+ * The frames of task, whose state is tstate, into t; span: read them
+ * through the switch program's span (zp_span_for).
  */
 static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_thread *t,
-					__u64 tstate, int span, __u64 tid, __u64 now)
+					struct task_struct *task, __u64 tstate, int span)
 {
 	__u64 frame = zp_current_frame(pr, tstate);
-	const struct zp_span *s = span ? zp_span_for(pr, frame, tid, now) : NULL;
-	__u64 buf[ZP_FRAME_WORDS];
+	const struct zp_span *s = span ? zp_span_for(pr, frame, task) : NULL;
+	union zp_frame_buf b;
 	__u32 n = 0;
 
 	t->truncated = 0;
 	for (int i = 0; i < ZP_MAX_FRAMES; i++) {
 		if (!frame)
 			break;
-		if (zp_frame_words(s, frame, buf) != 0)
+		if (zp_frame_read(pr, s, frame, &b) != 0)
 			break;
-		t->frames[i].code = buf[(pr->off.frame_code >> 3) & 7];
+		t->frames[i].code = b.f.code;
 		if (pr->off.frame_prev_instr < ZP_FRAME_WORDS * 8)
-			t->frames[i].instr = buf[(pr->off.frame_prev_instr >> 3) & 7];
+			t->frames[i].instr = b.f.instr;
 		else
 			t->frames[i].instr = zp_read_ptr(frame + pr->off.frame_prev_instr);
-		frame = buf[(pr->off.frame_previous >> 3) & 7];
+		frame = b.f.previous;
 		n = i + 1;
 	}
 	if (frame && n == ZP_MAX_FRAMES)
@@ -418,10 +418,11 @@ __noinline int zp_loader_at(__u64 now, int span)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid;
 	struct zp_loader *l = bpf_map_lookup_elem(&zp_loaders, &tgid);
+	union zp_frame_buf b;
 	const struct zp_span *s;
 	struct zp_proc *pr;
 	struct zp_thread *t;
-	__u64 buf[ZP_FRAME_WORDS], frame, ts;
+	__u64 frame, ts;
 
 	if (!l || !l->code)
 		return ZP_LOADER_UNKNOWN;
@@ -435,13 +436,13 @@ __noinline int zp_loader_at(__u64 now, int span)
 	frame = ts ? zp_current_frame(pr, ts) : 0;
 	if (!frame)
 		return ZP_LOADER_UNKNOWN;
-	s = span ? zp_span_for(pr, frame, task->pid, now) : NULL;
+	s = span ? zp_span_for(pr, frame, task) : NULL;
 	for (int i = 0; i < ZP_LOADER_DEPTH && frame; i++) {
-		if (zp_frame_words(s, frame, buf) != 0)
+		if (zp_frame_read(pr, s, frame, &b) != 0)
 			return ZP_LOADER_UNKNOWN;
-		if ((buf[(pr->off.frame_code >> 3) & 7] & ~l->tag_mask) == l->code)
+		if ((b.f.code & ~l->tag_mask) == l->code)
 			return ZP_LOADER_IN;
-		frame = buf[(pr->off.frame_previous >> 3) & 7];
+		frame = b.f.previous;
 	}
 	return ZP_LOADER_OUT;
 }
@@ -467,7 +468,7 @@ static __always_inline enum zp_frames zp_read_frames(struct zp_proc *pr,
 	__u64 ts = zp_thread_tstate(pr, t, task, now);
 
 	if (ts)
-		zp_walk_frames(pr, t, ts, span, task->pid, now);
+		zp_walk_frames(pr, t, task, ts, span);
 	if (ts && t->nframes)
 		return ZP_FRAMES_READ;
 	t->nframes = 0;
