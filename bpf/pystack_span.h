@@ -44,7 +44,10 @@ struct {
 	__type(value, struct zp_span);
 } zp_span_scratch SEC(".maps");
 
-/* Frames on the interpreter's data stack: from 3.11 (3.10's f_lasti lies past the words read). */
+/*
+ * Frames on the interpreter's data stack, their instruction within the
+ * words read: from 3.11 (3.10's f_lasti lies past them).
+ */
 static __always_inline int zp_frames_stacked(const struct zp_proc *pr)
 {
 	return pr->off.frame_prev_instr < ZP_FRAME_WORDS * 8;

@@ -389,7 +389,7 @@ static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_t
 		if (zp_frame_read(pr, s, frame, &b) != 0)
 			break;
 		t->frames[i].code = b.f.code;
-		if (pr->off.frame_prev_instr < ZP_FRAME_WORDS * 8)
+		if (zp_frames_stacked(pr))
 			t->frames[i].instr = b.f.instr;
 		else
 			t->frames[i].instr = zp_read_ptr(frame + pr->off.frame_prev_instr);
