@@ -826,6 +826,29 @@ static int bs_switch_profile(struct bs_torch *t, const char *collector, const ch
  */
 #define BS_AB_PAIRS	6
 
+/* BENCH_SCHED_AB set and not empty (make passes an empty one as unset). */
+static int bs_ab_wanted(void)
+{
+	const char *v = getenv("BENCH_SCHED_AB");
+
+	return v && *v;
+}
+
+/* BENCH_SCHED_AB's value as a set of the profile's parts into *skip; -1 (said) when it is none. */
+static int bs_ab_parts(const char *bits, unsigned long *skip)
+{
+	char *end;
+
+	errno = 0;
+	*skip = strtoul(bits, &end, 0);
+	if (errno || end == bits || *end || !*skip || *skip > ZS_SKIP_ALL) {
+		fprintf(stderr, "bench_sched: BENCH_SCHED_AB=%s is not a set of the profile's parts "
+				"(1 to %u, bpf/sched_profile.h)\n", bits, ZS_SKIP_ALL);
+		return -1;
+	}
+	return 0;
+}
+
 static int bs_switch_ab(struct bs_torch *t, const char *collector, const char *shm,
 			const char *bits)
 {
@@ -834,15 +857,9 @@ static int bs_switch_ab(struct bs_torch *t, const char *collector, const char *s
 	unsigned long long runs;
 	int stats, n = 0, err = 0;
 	unsigned long skip;
-	char *end;
 
-	errno = 0;
-	skip = strtoul(bits, &end, 0);
-	if (errno || *end || !skip || skip > ZS_SKIP_ALL) {
-		fprintf(stderr, "bench_sched: BENCH_SCHED_AB=%s is not a set of the profile's parts "
-				"(1 to %u, bpf/sched_profile.h)\n", bits, ZS_SKIP_ALL);
+	if (bs_ab_parts(bits, &skip) != 0)
 		return -1;
-	}
 	stats = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (stats < 0) {
 		fprintf(stderr, "bench_sched: no BPF statistics: %s\n", strerror(-stats));
@@ -900,10 +917,10 @@ static int bs_torch(const char *collector, const char *script, const char *shm)
 	err = bs_torch_start(&t, script);
 	if (err == -ENOENT) {
 		printf("  pytorch training loop%s: skipped (/usr/bin/python3 with python3-torch "
-		       "is missing)\n", getenv("BENCH_SCHED_AB") ? " and BENCH_SCHED_AB" : "");
+		       "is missing)\n", bs_ab_wanted() ? " and BENCH_SCHED_AB" : "");
 		return 0;
 	}
-	if (!err && getenv("BENCH_SCHED_AB")) {
+	if (!err && bs_ab_wanted()) {
 		err = bs_switch_ab(&t, collector, shm, getenv("BENCH_SCHED_AB"));
 		bs_torch_stop(&t);
 		return err;
@@ -979,6 +996,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_sched PATH/zernel-collector PATH/torch_train.py "
 				"[COLLECTOR-FLAG...] (at most %d)\n", BS_MAX_FLAGS);
 		return 2;
+	}
+	/* A bad BENCH_SCHED_AB is said before minutes of measuring, not after. */
+	if (bs_ab_wanted()) {
+		unsigned long skip;
+
+		if (bs_ab_parts(getenv("BENCH_SCHED_AB"), &skip) != 0)
+			return 2;
 	}
 	bs_n_flags = argc - 3;
 	memcpy(bs_flags, argv + 3, (size_t)bs_n_flags * sizeof(*bs_flags));
