@@ -263,17 +263,38 @@ static void busy_stop(const pid_t busy[BUSY])
 }
 
 /*
+ * Rounds of warm batches the trainer runs at most (WARM_ROUNDS in
+ * dataloader_wait.py), and how long the collector has to name next()
+ * after each.
+ */
+#define WARM_ROUNDS		5
+#define WARM_TELL_MS		5000
+
+/*
  * The trainer's first batches ("warm" in its args) teach the collector
- * where its next() is, however busy the machine; once the collector says
- * so, and has published them, what it counted for them is *before.
+ * where its next() is, however busy the machine: a round of two batches
+ * more (SIGUSR2) where it has not said so after a round, since a machine
+ * busy enough can preempt the trainer past the stalls a second the
+ * collector names (--stall-rate) before its first block inside next().
+ * Once the collector says so, and has published them, what it counted
+ * for them is *before.
  */
 static void warm_up(struct tp_collector *c, struct tw_work *w, struct shm_latency *before)
 {
-	ck_assert_int_eq(tw_wait_line(w, "warm", 60000), 0);
-	for (int t = 0; t < 300 && !told_by_frames(c, w->pid); t++)
-		tu_sleep_ms(100);
-	ck_assert_msg(told_by_frames(c, w->pid), "pid %d's DataLoader never told by its frames",
-		      (int)w->pid);
+	int told = 0;
+
+	for (int round = 1; round <= WARM_ROUNDS && !told; round++) {
+		if (round > 1) {
+			fprintf(stderr, "pid %d's DataLoader not told after %d warm rounds: "
+				"another\n", (int)w->pid, round - 1);
+			kill(w->pid, SIGUSR2);
+		}
+		ck_assert_int_eq(tw_wait_line(w, "warm", 60000), 0);
+		for (int t = 0; t < WARM_TELL_MS / 100 && !(told = told_by_frames(c, w->pid)); t++)
+			tu_sleep_ms(100);
+	}
+	ck_assert_msg(told, "pid %d's DataLoader never told by its frames in %d warm rounds",
+		      (int)w->pid, WARM_ROUNDS);
 	ck_assert_int_eq(tw_settle(c), 0);
 	*before = *trainer_waits(c, w);
 	tw_go(w);

@@ -23,7 +23,9 @@
 # OPT warm: WARM_BATCHES batches before the epoch's, a pause, then "warm"
 # and a wait for SIGUSR1 (its workers alive), so that what a watcher learns
 # from the first batches (where next() is), and their waits, come before
-# the batches timed.
+# the batches timed; SIGUSR2 instead asks for WARM_BATCHES more and
+# "warm" again, up to WARM_ROUNDS in all (a watcher that bounds the stalls
+# it names a second may name none of the first ones on a busy machine).
 #
 # Its threads run with a switch interval of SWITCH_INTERVAL_S, not the
 # default 5 ms (its workers inherit it): the interpreter's lock still
@@ -52,6 +54,7 @@ TFD_TIMER_ABSTIME = 1
 DECODE_MS = 2
 STORE_MS = 10
 WARM_BATCHES = 2
+WARM_ROUNDS = 5
 # Twenty times the collector's default gap: the warm batches' last wait
 # is over before the timed ones start, by any watcher's rule.
 WARM_PAUSE_MS = 20
@@ -159,6 +162,22 @@ def wait_usr1():
     signal.sigwait({signal.SIGUSR1})
 
 
+def warm_up(it, warm):
+    """warm batches, a pause, "warm", again while SIGUSR2 asks (WARM_ROUNDS)."""
+    for n in range(1, WARM_ROUNDS + 1):
+        for _ in range(warm):
+            next(it)
+        # A block outside next() longer than a watcher's gap between two
+        # blocks of one wait: by the time this process blocks for a signal
+        # the watcher has ended the last warm batch's wait, whether or not
+        # it knows next() by then.
+        time.sleep(WARM_PAUSE_MS / 1000)
+        print("warm", flush=True)
+        asked = {signal.SIGUSR1} if n == WARM_ROUNDS else {signal.SIGUSR1, signal.SIGUSR2}
+        if signal.sigwait(asked) == signal.SIGUSR1:
+            return
+
+
 def stand_in_for_cuda_pinning():
     """What pin_memory=True needs of CUDA, as no-ops: the rest is PyTorch's own."""
     import torch.utils.data._utils.pin_memory as pinning
@@ -211,7 +230,7 @@ def main():
     store = SlowStore() if "store" in opts else None
     # A test that dies does not leave this process behind (PR_SET_PDEATHSIG).
     _libc.prctl(1, signal.SIGKILL)
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGUSR2})
     torch.set_num_threads(1)
     # This process's other threads (the index queues' feeders, a helper)
     # take the interpreter's lock where this one lets it go, in a blocking
@@ -222,7 +241,8 @@ def main():
     pace = delay_ms * 1000000 // max(workers, 1) if "paced" in opts else 0
     decode = DECODE_MS * 1000000 if "decode" in opts else 0
     warm = WARM_BATCHES if "warm" in opts else 0
-    storage = SlowStorage(items + warm * batch, delay_ms * 1000000, pace, decode)
+    storage = SlowStorage(items + warm * batch * WARM_ROUNDS, delay_ms * 1000000, pace,
+                          decode)
     reads_path = "/tmp/zernel-dl-reads-%d" % os.getpid()
     os.close(os.open(reads_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
     storage.log_path = reads_path
@@ -243,16 +263,8 @@ def main():
     batches = (items + batch - 1) // batch
     storage.t0 = time.monotonic_ns()  # before the workers fork: they share it
     it = iter(loader)
-    for _ in range(warm):
-        next(it)
     if warm:
-        # A block outside next() longer than a watcher's gap between two
-        # blocks of one wait: by the time this process blocks for SIGUSR1
-        # the watcher has ended the last warm batch's wait, whether or not
-        # it knows next() by then.
-        time.sleep(WARM_PAUSE_MS / 1000)
-        print("warm", flush=True)
-        wait_usr1()
+        warm_up(it, warm)
     waited = 0
     first = 0
     seen = 0
