@@ -204,7 +204,18 @@ static double bs_measure(struct bs_child *c, enum bs_mode mode, uint64_t n)
 static char *bs_flags[BS_MAX_FLAGS];
 static int bs_n_flags;
 
-static pid_t bs_collector_start(const char *bin, const char *shm, pid_t watch)
+/*
+ * How the whole switch program read Python frames ("switch" or "stall",
+ * as --python-frames-walk names them), which every collector with parts
+ * of it off is held to: a kernel that refuses the task work to the whole
+ * program may take the program without its frames at a switch back,
+ * whose task work is then no code, and the part off would be the other
+ * program.  NULL until the whole program ran.
+ */
+static const char *bs_frames_walk;
+
+/* A collector watching watch; held: held to the whole program's way of reading frames. */
+static pid_t bs_collector_start_held(const char *bin, const char *shm, pid_t watch, int held)
 {
 	char pid[16];
 	/*
@@ -213,8 +224,9 @@ static pid_t bs_collector_start(const char *bin, const char *shm, pid_t watch)
 	 * the next cycle's (uprobes cost only the processes that call their
 	 * library, which these do not).
 	 */
-	char *argv[7 + BS_MAX_FLAGS + 1] = { (char *)bin, "--shm", (char *)shm, "--pid", pid,
-					     "--no-node-libs", "--exit-when-released" };
+	char *argv[7 + BS_MAX_FLAGS + 2 + 1] = { (char *)bin, "--shm", (char *)shm, "--pid", pid,
+						 "--no-node-libs", "--exit-when-released" };
+	int argc = 7;
 	struct shm_reader r;
 	struct shm_snapshot s = { 0 };
 	char reason[256];
@@ -222,7 +234,11 @@ static pid_t bs_collector_start(const char *bin, const char *shm, pid_t watch)
 
 	snprintf(pid, sizeof(pid), "%d", (int)watch);
 	for (int i = 0; i < bs_n_flags; i++)
-		argv[7 + i] = bs_flags[i];
+		argv[argc++] = bs_flags[i];
+	if (held && bs_frames_walk) {
+		argv[argc++] = "--python-frames-walk";
+		argv[argc++] = (char *)bs_frames_walk;
+	}
 	cp = fork();
 	if (cp == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -255,6 +271,11 @@ static pid_t bs_collector_start(const char *bin, const char *shm, pid_t watch)
 	kill(cp, SIGKILL);
 	waitpid(cp, NULL, 0);
 	return -1;
+}
+
+static pid_t bs_collector_start(const char *bin, const char *shm, pid_t watch)
+{
+	return bs_collector_start_held(bin, shm, watch, 0);
 }
 
 static uint64_t bs_events(const char *shm)
@@ -737,12 +758,19 @@ static int bs_switch_run_time(struct bs_torch *t, const char *collector, const c
 	int ran = 0;
 	pid_t col;
 
+	if (skip && !bs_frames_walk) {
+		fprintf(stderr, "bench_sched: a part of the switch program off before the whole "
+			"program ran\n");
+		return -1;
+	}
 	snprintf(bits, sizeof(bits), "%u", skip);
 	setenv("ZERNEL_BENCH_SCHED_SKIP", bits, 1);
-	col = bs_collector_start(collector, shm, t->pid);
+	col = bs_collector_start_held(collector, shm, t->pid, skip != 0);
 	unsetenv("ZERNEL_BENCH_SCHED_SKIP");
 	if (col < 0)
 		return -1;
+	if (!skip)
+		bs_frames_walk = bs_holds_program(col, "zs_switch_defer") ? "stall" : "switch";
 	usleep(BS_SETTLE_US);
 	bs_progs_read(col, &before);
 	if (bs_torch_rounds(t, &r) == 0) {
@@ -772,6 +800,7 @@ static int bs_switch_profile(struct bs_torch *t, const char *collector, const ch
 		{ "without Python frames at a switch back", ZS_SKIP_FRAMES_IN },
 		{ "without the DataLoader check at a switch away", ZS_SKIP_LOADER },
 		{ "frames read one at a time, not in one span", ZS_SKIP_SPAN },
+		{ "the walk reading again what the DataLoader check read", ZS_SKIP_SHARED },
 		{ "without returns no switch showed", ZS_SKIP_UNSEEN },
 		{ "without the switch away (state, frames)",
 		  ZS_SKIP_OUT | ZS_SKIP_FRAMES_OUT | ZS_SKIP_UNSEEN },

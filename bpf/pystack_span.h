@@ -33,7 +33,8 @@
 
 struct zp_span {
 	__u64 lo, end;		/* the thread's bytes [lo, end) are in w from w[0]; end 0: none */
-	__u64 tid, switches;	/* read for this thread at its switch away numbered so */
+	/* Read for the thread (its id and start) at its switch away numbered so. */
+	__u64 tid, started_ns, switches;
 	__u64 w[ZP_SPAN_WORDS];
 };
 
@@ -63,6 +64,32 @@ static __always_inline __u64 zp_switch_number(struct task_struct *task)
 	return task->nvcsw + task->nivcsw;
 }
 
+/* Whether s was read for task at the switch away it is making. */
+static __always_inline int zp_span_is_now(const struct zp_span *s, struct task_struct *task)
+{
+	return s->end && s->tid == (__u32)task->pid && s->started_ns == task->start_time &&
+	       s->switches == zp_switch_number(task);
+}
+
+/*
+ * The span already read for task at the switch away it is making (the
+ * DataLoader check reads it before the walk), or NULL.  Its innermost
+ * frame is the one at the end.
+ */
+static __always_inline struct zp_span *zp_span_now(struct task_struct *task)
+{
+	__u32 zero = 0;
+	struct zp_span *s = bpf_map_lookup_elem(&zp_span_scratch, &zero);
+
+	return s && zp_span_is_now(s, task) ? s : NULL;
+}
+
+/* The innermost frame of the span: its words end it. */
+static __always_inline __u64 zp_span_top(const struct zp_span *s)
+{
+	return s->end - ZP_FRAME_WORDS * 8;
+}
+
 /*
  * The span that ends with the innermost frame top of task, at the switch
  * away it is making: the one already read for it, else read now.  When
@@ -73,8 +100,7 @@ static __always_inline __u64 zp_switch_number(struct task_struct *task)
 static __always_inline struct zp_span *zp_span_for(const struct zp_proc *pr, __u64 top,
 						   struct task_struct *task)
 {
-	__u64 end = top + ZP_FRAME_WORDS * 8, tid = (__u32)task->pid;
-	__u64 switches = zp_switch_number(task), lo, size;
+	__u64 end = top + ZP_FRAME_WORDS * 8, lo, size;
 	__u32 zero = 0;
 	struct zp_span *s;
 
@@ -83,7 +109,7 @@ static __always_inline struct zp_span *zp_span_for(const struct zp_proc *pr, __u
 	s = bpf_map_lookup_elem(&zp_span_scratch, &zero);
 	if (!s)
 		return NULL;
-	if (s->end == end && s->tid == tid && s->switches == switches)
+	if (s->end == end && zp_span_is_now(s, task))
 		return s;
 	s->end = 0;
 	lo = end - ZP_SPAN_BYTES;
@@ -97,8 +123,9 @@ static __always_inline struct zp_span *zp_span_for(const struct zp_proc *pr, __u
 	}
 	s->lo = lo;
 	s->end = end;
-	s->tid = tid;
-	s->switches = switches;
+	s->tid = (__u32)task->pid;
+	s->started_ns = task->start_time;
+	s->switches = zp_switch_number(task);
 	return s;
 }
 

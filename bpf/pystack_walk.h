@@ -88,6 +88,7 @@ struct zp_thread {
 	__u64 tstate;			/* PyThreadState *; 0: not a Python thread */
 	__u64 checked_ns;		/* when tstate was last looked for */
 	__u64 ident;			/* what its interpreter names it by; 0: not known yet */
+	__u64 walked_at;		/* frames[] read at the switch away numbered so */
 	__u32 nframes;
 	__s32 native_stack;		/* user stack id, of the site stack_code/instr */
 	__u32 truncated;
@@ -371,14 +372,12 @@ static __always_inline __u64 zp_current_frame(const struct zp_proc *pr, __u64 ts
 }
 
 /*
- * The frames of task, whose state is tstate, into t; span: read them
- * through the switch program's span (zp_span_for).
+ * The frames from the innermost one, frame, into t: through the switch
+ * program's span s where it holds them (NULL: one read a frame).
  */
 static __always_inline void zp_walk_frames(const struct zp_proc *pr, struct zp_thread *t,
-					struct task_struct *task, __u64 tstate, int span)
+					   __u64 frame, const struct zp_span *s)
 {
-	__u64 frame = zp_current_frame(pr, tstate);
-	const struct zp_span *s = span ? zp_span_for(pr, frame, task) : NULL;
 	union zp_frame_buf b;
 	__u32 n = 0;
 
@@ -411,13 +410,20 @@ enum zp_loader_at {
 /*
  * The current thread (blocking, in the switch program) against its
  * process's DataLoader (zp_loaders): a global function, verified once
- * and apart from the switch program that calls it.
+ * and apart from the switch program that calls it.  span: read the
+ * frames through the span.  keep: the switch away walks them too
+ * (zp_switch_out), so where the span holds them the check keeps the
+ * innermost ZP_MAX_FRAMES in the thread's frames, as zp_walk_frames
+ * would, going on past the DataLoader's until it has them, and marks them
+ * read at this switch (walked_at): zp_read_frames then reads them no
+ * second time.
  */
-__noinline int zp_loader_at(__u64 now, int span)
+__noinline int zp_loader_at(__u64 now, int span, int keep)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tgid = task->tgid;
+	__u32 tgid = task->tgid, n = 0;
 	struct zp_loader *l = bpf_map_lookup_elem(&zp_loaders, &tgid);
+	int at = ZP_LOADER_OUT;
 	union zp_frame_buf b;
 	const struct zp_span *s;
 	struct zp_proc *pr;
@@ -437,14 +443,33 @@ __noinline int zp_loader_at(__u64 now, int span)
 	if (!frame)
 		return ZP_LOADER_UNKNOWN;
 	s = span ? zp_span_for(pr, frame, task) : NULL;
+	keep = keep && s;
+	if (keep)
+		t->truncated = 0;
 	for (int i = 0; i < ZP_LOADER_DEPTH && frame; i++) {
-		if (zp_frame_read(pr, s, frame, &b) != 0)
-			return ZP_LOADER_UNKNOWN;
+		if (zp_frame_read(pr, s, frame, &b) != 0) {
+			if (at != ZP_LOADER_IN)
+				at = ZP_LOADER_UNKNOWN;
+			break;
+		}
+		if (keep && i < ZP_MAX_FRAMES) {
+			t->frames[i].code = b.f.code;
+			t->frames[i].instr = b.f.instr;
+			n = i + 1;
+			if (n == ZP_MAX_FRAMES)
+				t->truncated = b.f.previous != 0;
+		}
 		if ((b.f.code & ~l->tag_mask) == l->code)
-			return ZP_LOADER_IN;
+			at = ZP_LOADER_IN;
+		if (at == ZP_LOADER_IN && (!keep || i >= ZP_MAX_FRAMES - 1))
+			break;
 		frame = b.f.previous;
 	}
-	return ZP_LOADER_OUT;
+	if (keep) {
+		t->nframes = n;
+		t->walked_at = zp_switch_number(task);
+	}
+	return at;
 }
 
 /* What zp_read_frames found of a thread at a stall. */
@@ -455,20 +480,33 @@ enum zp_frames {
 };
 
 /*
- * task's frames into t.  A Python thread whose frames cannot be read now
- * (its memory not resident, its thread state going) still stalls: the
- * caller counts that as unsampled time; a thread the interpreter never
- * listed has no site to miss.
+ * task's frames into t; span: through the switch program's span
+ * (zp_span_for), the one the DataLoader check of this switch read where
+ * it did, its thread state and innermost frame then found already.  A
+ * Python thread whose frames cannot be read now (its memory not
+ * resident, its thread state going) still stalls: the caller counts that
+ * as unsampled time; a thread the interpreter never listed has no site to
+ * miss.
  */
 static __always_inline enum zp_frames zp_read_frames(struct zp_proc *pr,
 						     struct zp_thread *t,
 						     struct task_struct *task, __u64 now, int span)
 {
-	__u64 known = t->tstate;
-	__u64 ts = zp_thread_tstate(pr, t, task, now);
+	__u64 known = t->tstate, ts, frame;
+	const struct zp_span *s = span ? zp_span_now(task) : NULL;
 
+	if (s && t->walked_at == zp_switch_number(task))
+		return t->nframes ? ZP_FRAMES_READ : ZP_FRAMES_UNREAD;
+	if (s) {
+		ts = t->tstate;
+		frame = zp_span_top(s);
+	} else {
+		ts = zp_thread_tstate(pr, t, task, now);
+		frame = ts ? zp_current_frame(pr, ts) : 0;
+		s = span ? zp_span_for(pr, frame, task) : NULL;
+	}
 	if (ts)
-		zp_walk_frames(pr, t, task, ts, span);
+		zp_walk_frames(pr, t, frame, s);
 	if (ts && t->nframes)
 		return ZP_FRAMES_READ;
 	t->nframes = 0;

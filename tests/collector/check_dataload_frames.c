@@ -153,6 +153,23 @@ static const struct shm_stall_site *longest_blocked_site(const struct tp_collect
 	return best;
 }
 
+/* The line of dataloader_wait.py that holds text, from 1; the only one. */
+static unsigned int script_line(const char *text)
+{
+	char path[512], *src, *at, *p;
+	unsigned int line = 1;
+
+	snprintf(path, sizeof(path), "%s/tests/py/dataloader_wait.py", tu_src_dir());
+	src = tu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(src);
+	at = strstr(src, text);
+	ck_assert_msg(at && !strstr(at + 1, text), "%s: \"%s\" not on one line", path, text);
+	for (p = src; p < at; p++)
+		line += *p == '\n';
+	free(src);
+	return line;
+}
+
 /*
  * pin_memory=True: the trainer takes each batch from the pin-memory
  * thread's queue.Queue, a futex wait, never a read; the frames place it
@@ -190,7 +207,8 @@ START_TEST(dataload_frames_pin_memory_waits_are_the_dataloaders)
 						 tw_value(&w, "next_first_ns")) * 8 / 10);
 	ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_INPUT], l->sum_ns * 9 / 10);
 	/*
-	 * Its site: the next() line of the script, an input stall (not
+	 * Its site: the next() line of the script (the frames the switch
+ * program kept where it placed the wait inside next()), an input stall (not
 	 * threading.py's lock), holding a good part of the waits: the sites
 	 * hold the stalls sampled (--stall-rate a second for the process,
 	 * its pin-memory thread's included), half to three fifths of the
@@ -201,6 +219,7 @@ START_TEST(dataload_frames_pin_memory_waits_are_the_dataloaders)
 		site->line, site->total_ns / 1e6);
 	ck_assert_uint_eq(site->state, SHM_STALL_INPUT);
 	ck_assert_ptr_nonnull(strstr(site->file, "dataloader_wait.py"));
+	ck_assert_uint_eq(site->line, script_line("b = next(it)"));
 	ck_assert_uint_ge(site->total_ns, l->sum_ns / 4);
 	tw_finish(&w);
 	tp_collector_stop(&c);

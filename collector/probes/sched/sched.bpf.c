@@ -457,10 +457,12 @@ static __always_inline int stint_split(const struct zs_task *t, __u64 end, __u64
 /*
  * prev (its state t) leaves the CPU.  Returns t (NULL: none), and in stall the
  * state its Python frames stall in if it stays off long enough (enum
- * shm_stall_state).
+ * shm_stall_state).  keep_frames: zp_switch_out reads its frames after
+ * this, and takes those the DataLoader check read (zp_loader_at).
  */
 static __always_inline struct zs_task *switch_out(struct task_struct *prev, struct zs_task *t,
-						  int involuntary, __u64 now, __u32 *stall)
+						  int involuntary, __u64 now, __u32 *stall,
+						  int keep_frames)
 {
 	__u32 block = ZS_NONE, futex = 0;
 	int loader = ZP_LOADER_UNKNOWN, in_episode, train;
@@ -488,7 +490,7 @@ static __always_inline struct zs_task *switch_out(struct task_struct *prev, stru
 	 */
 	train = training(prev, t, now);
 	if (!t->gpu_depth && !t->coll_depth && train && !(profile_skip & ZS_SKIP_LOADER))
-		loader = zp_loader_at(now, !(profile_skip & ZS_SKIP_SPAN));
+		loader = zp_loader_at(now, !(profile_skip & ZS_SKIP_SPAN), keep_frames);
 	if (loader == ZP_LOADER_IN && !involuntary) {
 		block = SHM_STATE_INPUT;
 		*stall = SHM_STALL_INPUT;
@@ -810,12 +812,15 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 	if (prev_watched && !(profile_skip & ZS_SKIP_OUT)) {
 		struct zs_task *t = thread(prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		__u64 back = t && !(profile_skip & ZS_SKIP_UNSEEN) ? unseen_return(prev, t, now) : 0;
+		/* Its frames are read at this switch away (zp_switch_out). */
+		int keep_frames = python_frames && !deferred &&
+				  !(profile_skip & (ZS_SKIP_FRAMES_OUT | ZS_SKIP_SHARED));
 		int py_call = 0;
 		__u32 stall;
 
 		if (back)
 			returned_unseen(prev, back);
-		t = switch_out(prev, t, runnable, now, &stall);
+		t = switch_out(prev, t, runnable, now, &stall, keep_frames);
 
 		/*
 		 * Deferred, the frames' side needs nothing of a switch away
