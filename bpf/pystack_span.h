@@ -17,9 +17,10 @@
  * The span is per CPU, outside the BPF stack, and only the switch program
  * uses it (as zp_ips_scratch): it runs with its run queue locked, so
  * nothing else on the CPU fills it between the read and the walk.  The
- * DataLoader check and the walk of one switch share it (zp_span_for); the
- * task work and the sync probes, which may be preempted, read frame by
- * frame.
+ * DataLoader check and the walk of one switch share it: the check reads
+ * it (zp_span_for), the walk finds it read at this switch (zp_span_now)
+ * and starts from its innermost frame (zp_span_top).  The task work and
+ * the sync probes, which may be preempted, read frame by frame.
  * BPF side only.
  */
 #ifndef ZERNEL_BPF_PYSTACK_SPAN_H

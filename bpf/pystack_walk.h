@@ -418,6 +418,9 @@ enum zp_loader_at {
  * read at this switch (walked_at): zp_read_frames then reads them no
  * second time.
  */
+_Static_assert(ZP_LOADER_DEPTH >= ZP_MAX_FRAMES,
+	       "the DataLoader check walks at least the frames it keeps for the walk");
+
 __noinline int zp_loader_at(__u64 now, int span, int keep)
 {
 	struct task_struct *task = bpf_get_current_task_btf();

@@ -19,7 +19,8 @@ enum zs_profile_skip {
 	ZS_SKIP_IN		= 1u << 4,	/* a switch back: time off the CPU, accounting */
 	ZS_SKIP_LOADER		= 1u << 5,	/* the DataLoader check at a switch away */
 	ZS_SKIP_SPAN		= 1u << 6,	/* frames read at once (bpf/pystack_span.h) */
-	ZS_SKIP_SHARED		= 1u << 7,	/* the DataLoader check's frames kept for the walk */
+	/* The DataLoader check's frames kept for the walk (which still takes its span). */
+	ZS_SKIP_SHARED		= 1u << 7,
 	ZS_SKIP_ALL		= (1u << 8) - 1,	/* all but the watched tests and the clock */
 };
 

@@ -208,7 +208,7 @@ START_TEST(dataload_frames_pin_memory_waits_are_the_dataloaders)
 	ck_assert_uint_ge(p->thread_state_ns[SHM_STATE_INPUT], l->sum_ns * 9 / 10);
 	/*
 	 * Its site: the next() line of the script (the frames the switch
- * program kept where it placed the wait inside next()), an input stall (not
+	 * program kept where it placed the wait inside next()), an input stall (not
 	 * threading.py's lock), holding a good part of the waits: the sites
 	 * hold the stalls sampled (--stall-rate a second for the process,
 	 * its pin-memory thread's included), half to three fifths of the
@@ -300,6 +300,7 @@ static void busy_stop(const pid_t busy[BUSY])
  */
 static void warm_up(struct tp_collector *c, struct tw_work *w, struct shm_latency *before)
 {
+	char said[16];
 	int told = 0;
 
 	for (int round = 1; round <= WARM_ROUNDS && !told; round++) {
@@ -308,7 +309,8 @@ static void warm_up(struct tp_collector *c, struct tw_work *w, struct shm_latenc
 				"another\n", (int)w->pid, round - 1);
 			kill(w->pid, SIGUSR2);
 		}
-		ck_assert_int_eq(tw_wait_line(w, "warm", 60000), 0);
+		snprintf(said, sizeof(said), "warm %d", round);
+		ck_assert_int_eq(tw_wait_line(w, said, 60000), 0);
 		for (int t = 0; t < WARM_TELL_MS / 100 && !(told = told_by_frames(c, w->pid)); t++)
 			tu_sleep_ms(100);
 	}

@@ -20,11 +20,11 @@
 # waits on a futex.  OPT store: after each step the trainer reads a key
 # from a c10d TCPStore that a timer thread sets STORE_MS later, as a rank
 # waits on its rendezvous store: a blocking recv outside the DataLoader.
-# OPT warm: WARM_BATCHES batches before the epoch's, a pause, then "warm"
+# OPT warm: WARM_BATCHES batches before the epoch's, a pause, then "warm 1"
 # and a wait for SIGUSR1 (its workers alive), so that what a watcher learns
 # from the first batches (where next() is), and their waits, come before
 # the batches timed; SIGUSR2 instead asks for WARM_BATCHES more and
-# "warm" again, up to WARM_ROUNDS in all (a watcher that bounds the stalls
+# "warm 2", and so on up to WARM_ROUNDS (a watcher that bounds the stalls
 # it names a second may name none of the first ones on a busy machine).
 #
 # Its threads run with a switch interval of SWITCH_INTERVAL_S, not the
@@ -163,7 +163,7 @@ def wait_usr1():
 
 
 def warm_up(it, warm):
-    """warm batches, a pause, "warm", again while SIGUSR2 asks (WARM_ROUNDS)."""
+    """warm batches, a pause, "warm N"; again while SIGUSR2 asks (WARM_ROUNDS)."""
     for n in range(1, WARM_ROUNDS + 1):
         for _ in range(warm):
             next(it)
@@ -172,7 +172,7 @@ def warm_up(it, warm):
         # the watcher has ended the last warm batch's wait, whether or not
         # it knows next() by then.
         time.sleep(WARM_PAUSE_MS / 1000)
-        print("warm", flush=True)
+        print(f"warm {n}", flush=True)
         asked = {signal.SIGUSR1} if n == WARM_ROUNDS else {signal.SIGUSR1, signal.SIGUSR2}
         if signal.sigwait(asked) == signal.SIGUSR1:
             return

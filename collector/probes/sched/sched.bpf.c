@@ -812,7 +812,13 @@ static __always_inline int zs_on_switch(void *ctx, bool preempt, struct task_str
 	if (prev_watched && !(profile_skip & ZS_SKIP_OUT)) {
 		struct zs_task *t = thread(prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		__u64 back = t && !(profile_skip & ZS_SKIP_UNSEEN) ? unseen_return(prev, t, now) : 0;
-		/* Its frames are read at this switch away (zp_switch_out). */
+		/*
+		 * A training thread's frames are read at this switch away
+		 * (zp_switch_out), after the DataLoader check: the check keeps
+		 * those it walks for it.  Kept for a thread the walk then
+		 * skips, they are only overwritten: no stall is timed from
+		 * them (zp_switch_out leaves its out_ns 0).
+		 */
 		int keep_frames = python_frames && !deferred &&
 				  !(profile_skip & (ZS_SKIP_FRAMES_OUT | ZS_SKIP_SHARED));
 		int py_call = 0;
