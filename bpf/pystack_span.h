@@ -65,13 +65,6 @@ static __always_inline __u64 zp_switch_number(struct task_struct *task)
 	return task->nvcsw + task->nivcsw;
 }
 
-/* Whether s was read for task at the switch away it is making. */
-static __always_inline int zp_span_is_now(const struct zp_span *s, struct task_struct *task)
-{
-	return s->end && s->tid == (__u32)task->pid && s->started_ns == task->start_time &&
-	       s->switches == zp_switch_number(task);
-}
-
 /*
  * The span already read for task at the switch away it is making (the
  * DataLoader check reads it before the walk), or NULL.  Its innermost
@@ -82,7 +75,10 @@ static __always_inline struct zp_span *zp_span_now(struct task_struct *task)
 	__u32 zero = 0;
 	struct zp_span *s = bpf_map_lookup_elem(&zp_span_scratch, &zero);
 
-	return s && zp_span_is_now(s, task) ? s : NULL;
+	if (!s || !s->end || s->tid != (__u32)task->pid || s->started_ns != task->start_time ||
+	    s->switches != zp_switch_number(task))
+		return NULL;
+	return s;
 }
 
 /* The innermost frame of the span: its words end it. */
@@ -92,11 +88,11 @@ static __always_inline __u64 zp_span_top(const struct zp_span *s)
 }
 
 /*
- * The span that ends with the innermost frame top of task, at the switch
- * away it is making: the one already read for it, else read now.  When
- * the span's first bytes are not mapped (a shallow stack near the start
- * of its chunk), the bytes from top's page on.  NULL: frames are read one
- * by one.
+ * The span that ends with the innermost frame top of task, read now for
+ * the switch away it is making (its callers ask zp_span_now first, or
+ * read first).  When the span's first bytes are not mapped (a shallow
+ * stack near the start of its chunk), the bytes from top's page on.
+ * NULL: frames are read one by one.
  */
 static __always_inline struct zp_span *zp_span_for(const struct zp_proc *pr, __u64 top,
 						   struct task_struct *task)
@@ -110,8 +106,6 @@ static __always_inline struct zp_span *zp_span_for(const struct zp_proc *pr, __u
 	s = bpf_map_lookup_elem(&zp_span_scratch, &zero);
 	if (!s)
 		return NULL;
-	if (s->end == end && zp_span_is_now(s, task))
-		return s;
 	s->end = 0;
 	lo = end - ZP_SPAN_BYTES;
 	if (bpf_probe_read_user(s->w, ZP_SPAN_BYTES, (const void *)lo) != 0) {
