@@ -402,10 +402,12 @@ static void check_long_waits(const struct tw_work *w, const struct shm_latency *
 {
 	long long longs = tw_value(w, "next_left_over_10ms");
 	uint64_t got = tw_bucket_count(l, 10 * TW_MS, 3600000 * TW_MS);
+	long long slack = longs / 10 > 1 ? longs / 10 : 1;	/* 10%, at least one */
 
-	ck_assert_int_gt(longs, 10);
+	/* A machine busy enough slows the trainer until the workers keep ahead of it. */
+	ck_assert_msg(longs > 5, "only %lld next() calls over 10 ms: nothing to count", longs);
 	check_count(w, l, 0);
-	ck_assert_msg(got * 10 >= (uint64_t)longs * 9 && got * 10 <= (uint64_t)longs * 11,
+	ck_assert_msg((long long)got >= longs - slack && (long long)got <= longs + slack,
 		      "%llu waits over 10 ms for %lld next() calls", (unsigned long long)got, longs);
 	ck_assert_uint_le(l->sum_ns, (uint64_t)tw_value(w, "next_total_ns"));
 }
