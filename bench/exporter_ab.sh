@@ -13,36 +13,7 @@ set -eu
 
 OLD=${1:?usage: exporter_ab.sh OLD_EXPORTER NEW_EXPORTER}
 NEW=${2:?usage: exporter_ab.sh OLD_EXPORTER NEW_EXPORTER}
-BUILD=${BUILD:-build}
-SHM=/zernel-ab-$$
-TMP=$(mktemp -d /tmp/zernel-ab-XXXXXX)
-pids=""
-
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	for p in $pids; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$TMP" "/dev/shm$SHM"
-}
-trap cleanup EXIT INT TERM
-
-free_port() {
-	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-
-"$BUILD/zernel-collector" --simulate --processes 1000 --shm "$SHM" \
-	--publish-interval 1000 >"$TMP/collector.log" 2>&1 &
-pids="$pids $!"
-OM=$(free_port); OW=$(free_port); NM=$(free_port); NW=$(free_port)
-"$OLD" --shm "$SHM" --metrics-listen "127.0.0.1:$OM" --ws-listen "127.0.0.1:$OW" \
-	>"$TMP/old.log" 2>&1 &
-EO=$!
-"$NEW" --shm "$SHM" --metrics-listen "127.0.0.1:$NM" --ws-listen "127.0.0.1:$NW" \
-	>"$TMP/new.log" 2>&1 &
-EN=$!
-pids="$pids $EO $EN"
-# Every simulated process started and in its states (bench/exporter_bench.sh waits the same).
-sleep 50
+. "$(dirname "$0")/exporter_pair.sh"
 
 /usr/bin/python3 bench/ws_clients.py "$OW" 1000 32 >"$TMP/ws-old.txt" 2>&1 &
 WO=$!

@@ -629,6 +629,11 @@ const struct cat_metric cat_metrics[] = {
 	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_SCRAPES),
 	  .prom = "zernel_exporter_scrapes_total", .help = "Requests for /metrics answered.",
 	  FEED(CAT_OBJ_TELEMETRY, 11, "http_scrapes") },
+	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_SCRAPES_WAITED),
+	  .prom = "zernel_exporter_scrapes_waited_total",
+	  .help = "Requests for /metrics that waited for the publish they saw to be rendered; "
+		  "the others took a body rendered ahead (while scrapes come often, or just before "
+		  "a scraper that asks at a steady interval) or the publish before it." },
 	{ .rows = CAT_ROWS_EXPORTER, .kind = CAT_COUNTER, STAT(CAT_STAT_HTTP_REQUESTS),
 	  .prom = "zernel_exporter_http_requests_total",
 	  .help = "HTTP requests answered, every path." },

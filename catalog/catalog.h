@@ -211,6 +211,7 @@ enum cat_id {
 enum cat_stat {
 	CAT_STAT_START_REAL_NS = 0,	/* CLOCK_REALTIME at start */
 	CAT_STAT_SCRAPES,		/* GET/HEAD /metrics answered */
+	CAT_STAT_SCRAPES_WAITED,	/* of those, waited for the segment's render */
 	CAT_STAT_HTTP_REQUESTS,		/* every HTTP request answered */
 	CAT_STAT_HTTP_CONNECTIONS,	/* open now */
 	CAT_STAT_HTTP_REJECTED,		/* refused at the connection limit */

@@ -11,6 +11,7 @@
 
 #include "common/util.h"
 #include "exporter/http/metrics_ahead.h"
+#include "exporter/stats.h"
 #include "shm/shm_layout.h"
 
 int metrics_ahead_init(struct metrics_ahead *a, const char *shm_name, size_t limit)
@@ -36,10 +37,11 @@ int metrics_ahead_init(struct metrics_ahead *a, const char *shm_name, size_t lim
 	source_init(&a->src, shm_name);
 	a->limit = limit;
 	for (unsigned int i = 0; i < METRICS_FORMS; i++) {
-		atomic_init(&a->asked_ns[i], 0);
-		atomic_init(&a->asked_gap_ns[i], 0);
+		for (unsigned int k = 0; k < SCRAPE_FORECAST_REQUESTS; k++)
+			atomic_init(&a->asked_ns[i][k], 0);
 	}
 	atomic_init(&a->last_scrape_ns, 0);
+	atomic_init(&a->scrape_gap_ns, 0);
 	a->view.status = SHM_READ_MISSING;
 	snprintf(a->view.reason, sizeof(a->view.reason), "not read yet");
 	return 0;
@@ -51,12 +53,45 @@ static int unchanged(const struct metrics_ahead *a)
 	return source_current(&a->src);
 }
 
-/* Scrapes come often enough that a publish is worth rendering before they ask. */
+/*
+ * Scrapes come often enough that a publish is worth rendering before they
+ * ask: the last two within METRICS_AHEAD_EAGER_MS of each other, the last
+ * within it of now.  One scrape after a quiet spell (a Prometheus every
+ * 15 s, a curl) does not keep renders ahead of the next.
+ */
 static int eager(struct metrics_ahead *a, uint64_t now)
 {
 	uint64_t last = atomic_load(&a->last_scrape_ns);
+	uint64_t gap = atomic_load(&a->scrape_gap_ns);
 
-	return last && now - last < METRICS_AHEAD_EAGER_MS * NSEC_PER_MSEC;
+	return last && now - last < METRICS_AHEAD_EAGER_MS * NSEC_PER_MSEC &&
+	       gap && gap < METRICS_AHEAD_EAGER_MS * NSEC_PER_MSEC;
+}
+
+/*
+ * The forms (METRICS_FORM_BITs) whose steady scraper's next request is
+ * near: each publish seen in its window is rendered, so one that comes
+ * just before the request does not leave it nothing to serve.
+ */
+static unsigned int forecast_forms(const struct metrics_ahead *a, uint64_t now)
+{
+	unsigned int forms = 0;
+
+	for (unsigned int i = 0; i < METRICS_FORMS; i++) {
+		struct scrape_forecast_input in = {
+			.render_ns = a->render_ns,
+			.poll_ns = METRICS_AHEAD_POLL_MS * NSEC_PER_MSEC,
+			.publish_ns = a->publish_ns,
+		};
+		struct scrape_forecast_window w;
+
+		for (unsigned int k = 0; k < SCRAPE_FORECAST_REQUESTS; k++)
+			in.asked_ns[k] = atomic_load(&a->asked_ns[i][k]);
+
+		if (scrape_forecast_window(&in, &w) && now >= w.from_ns && now < w.until_ns)
+			forms |= 1u << i;
+	}
+	return forms;
 }
 
 static void step(struct metrics_ahead *a, int demand)
@@ -65,8 +100,9 @@ static void step(struct metrics_ahead *a, int demand)
 	const struct shm_snapshot *snap;
 	uint64_t now = now_mono_ns();
 	int render_error = 0, same = 0;
+	unsigned int forecast = forecast_forms(a, now);
 
-	if (a->have_view && unchanged(a) && !demand &&
+	if (a->have_view && unchanged(a) && !demand && !forecast &&
 	    now - a->last_full_ns < METRICS_AHEAD_REFRESH_MS * NSEC_PER_MSEC)
 		return;
 	/* A scrape waiting has seen a publish this thread has not: look now. */
@@ -89,12 +125,15 @@ static void step(struct metrics_ahead *a, int demand)
 		if (!body && same)
 			render_error = a->view.render_error;
 		pthread_mutex_unlock(&a->lock);
-		if (!body && !render_error && (demand || eager(a, now))) {
+		a->publish_ns = (uint64_t)snap->hdr->publish_interval_ms * NSEC_PER_MSEC;
+		if (!body && !render_error && (demand || forecast || eager(a, now))) {
 			body = metrics_body_new(snap, a->limit, METRICS_TEXT);
 			if (body)
-				metrics_body_render(body, snap, metrics_ahead_forms(a, now));
+				metrics_body_render(body, snap,
+						    metrics_ahead_forms(a, now) | forecast);
 			else
 				render_error = -errno;
+			a->render_ns = now_mono_ns() - now;
 		}
 	}
 	pthread_mutex_lock(&a->lock);
@@ -186,15 +225,20 @@ int metrics_ahead_view(struct metrics_ahead *a, uint64_t generation, uint64_t he
 		       uint64_t behind_ns, struct metrics_view *v)
 {
 	struct timespec until = after_ms(METRICS_AHEAD_WAIT_MS);
-	uint64_t asked = 0;
-	int have, err = 0, looked = 0, recent;
+	uint64_t now = now_mono_ns(), asked = 0;
+	uint64_t before = atomic_exchange(&a->last_scrape_ns, now);
+	int have, err = 0, looked = 0, waited = 0, recent;
 
-	atomic_store(&a->last_scrape_ns, now_mono_ns());
+	atomic_store(&a->scrape_gap_ns, before && now > before ? now - before : 0);
 	pthread_mutex_lock(&a->lock);
-	/* The publish before, while this one renders: the thread is told, nobody waits. */
+	/*
+	 * The publish before, while this one renders: nobody waits, and the
+	 * thread is told when scrapes come often; a rare scraper's next
+	 * request comes long after this publish (its render is forecast).
+	 */
 	recent = view_recent(&a->view, generation, heartbeat, behind_ns);
 	if (a->started && recent && !view_reached(&a->view, generation, heartbeat) &&
-	    !a->demand) {
+	    !a->demand && eager(a, now)) {
 		a->demand = 1;
 		pthread_cond_signal(&a->wake);
 	}
@@ -211,6 +255,7 @@ int metrics_ahead_view(struct metrics_ahead *a, uint64_t generation, uint64_t he
 			pthread_cond_signal(&a->wake);
 		}
 		err = pthread_cond_timedwait(&a->ready, &a->lock, &until);
+		waited = 1;
 		looked = a->looks > asked + 1 || (a->looks > asked && !a->demand);
 	}
 	*v = a->view;
@@ -218,18 +263,25 @@ int metrics_ahead_view(struct metrics_ahead *a, uint64_t generation, uint64_t he
 		metrics_body_ref(v->body);
 	have = a->have_view;
 	pthread_mutex_unlock(&a->lock);
+	if (waited)
+		stats_add(CAT_STAT_SCRAPES_WAITED, 1);
 	return have && (v->body || v->status != SHM_READ_OK) ? 0 : -EAGAIN;
 }
 
 void metrics_ahead_want(struct metrics_ahead *a, enum metrics_format f, int gzip,
 			uint64_t now_ns)
 {
-	unsigned int i = METRICS_FORM_INDEX(f, gzip);
-	uint64_t last = atomic_exchange(&a->asked_ns[i], now_ns);
+	atomic_ullong *t = a->asked_ns[METRICS_FORM_INDEX(f, gzip)];
 
-	/* Only the event loop asks; the render thread reads a gap at most one request old. */
-	if (last && now_ns > last)
-		atomic_store(&a->asked_gap_ns[i], now_ns - last);
+	/*
+	 * Only the event loop asks; the render thread reads times at most one
+	 * request old, and a forecast from a torn read is one render at most.
+	 */
+	if (now_ns <= atomic_load(&t[0]))
+		return;
+	for (unsigned int k = SCRAPE_FORECAST_REQUESTS - 1; k > 0; k--)
+		atomic_store(&t[k], atomic_load(&t[k - 1]));
+	atomic_store(&t[0], now_ns);
 }
 
 unsigned int metrics_ahead_forms(struct metrics_ahead *a, uint64_t now_ns)
@@ -237,8 +289,9 @@ unsigned int metrics_ahead_forms(struct metrics_ahead *a, uint64_t now_ns)
 	unsigned int forms = 0;
 
 	for (unsigned int i = 0; i < METRICS_FORMS; i++) {
-		uint64_t last = atomic_load(&a->asked_ns[i]);
-		uint64_t keep = 2 * atomic_load(&a->asked_gap_ns[i]);
+		uint64_t last = atomic_load(&a->asked_ns[i][0]);
+		uint64_t before = atomic_load(&a->asked_ns[i][1]);
+		uint64_t keep = before ? 2 * (last - before) : 0;
 
 		if (keep < METRICS_AHEAD_EAGER_MS * NSEC_PER_MSEC)
 			keep = METRICS_AHEAD_EAGER_MS * NSEC_PER_MSEC;

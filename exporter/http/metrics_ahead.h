@@ -2,7 +2,7 @@
 /*
  * Renders the segment part of /metrics in a thread of its own, which
  * follows the segment (its own reader and snapshot).  While scrapes come
- * often (one within METRICS_AHEAD_EAGER_MS), each new publish is rendered
+ * often (two within METRICS_AHEAD_EAGER_MS), each new publish is rendered
  * ahead, in every form whose scraper is expected back (see
  * METRICS_AHEAD_FORM_KEEP_MS), before it is handed over:
  * a scrape then takes the latest body, renders only its per-request part,
@@ -14,8 +14,11 @@
  * throughout, at most one publish interval older than it could be); one
  * that finds no body that recent wakes the thread and waits for the render.
  * When scrapes are rare (Prometheus every 15 s), a publish is rendered only
- * when a scrape asks for it, which waits: no CPU goes to renders nobody
- * reads.  Unprivileged; started after the sandbox
+ * for a scrape: no CPU goes to renders nobody reads.  A scraper that asks
+ * at a steady interval finds its body rendered just before it comes
+ * (scrape_forecast.h); a scrape that finds no body recent enough asks for
+ * the render and waits.
+ * Unprivileged; started after the sandbox
  * (threads are allowed, see sandbox_filter.c).
  */
 #ifndef ZERNEL_METRICS_AHEAD_H
@@ -26,6 +29,7 @@
 #include <stdint.h>
 
 #include "exporter/http/metrics_body.h"
+#include "exporter/http/scrape_forecast.h"
 #include "exporter/source.h"
 
 /*
@@ -35,7 +39,7 @@
  */
 #define METRICS_AHEAD_POLL_MS		20
 #define METRICS_AHEAD_REFRESH_MS	250
-/* Scrapes closer than this keep the renders ahead of them. */
+/* Scrapes closer than this keep the renders ahead of them while they last. */
 #define METRICS_AHEAD_EAGER_MS		3000
 /* The longest a scrape waits for a render it asked for. */
 #define METRICS_AHEAD_WAIT_MS		5000
@@ -72,12 +76,15 @@ struct metrics_ahead {
 	int demand;			/* a scrape waits for a fresh look */
 	uint64_t looks;			/* steps taken by the thread */
 	atomic_ullong last_scrape_ns;
+	atomic_ullong scrape_gap_ns;	/* between the last two scrapes, any form */
 	struct metrics_view view;
 	struct source src;		/* the thread's own */
 	size_t limit;			/* of each form */
-	/* Per form, by METRICS_FORM_INDEX: when last asked, and the gap before. */
-	atomic_ullong asked_ns[METRICS_FORMS];
-	atomic_ullong asked_gap_ns[METRICS_FORMS];
+	/* Per form, by METRICS_FORM_INDEX: its last requests, newest first (0: none). */
+	atomic_ullong asked_ns[METRICS_FORMS][SCRAPE_FORECAST_REQUESTS];
+	/* The thread's own, for its forecasts (scrape_forecast.h): */
+	uint64_t render_ns;		/* the last render, its look at the segment included */
+	uint64_t publish_ns;		/* the collector's publish interval, as last seen */
 	uint64_t last_full_ns;
 	int have_view;			/* a first snapshot was taken */
 };

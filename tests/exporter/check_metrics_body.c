@@ -18,8 +18,10 @@
 #include "exporter/http/http_accept.h"
 #include "exporter/http/metrics_ahead.h"
 #include "exporter/http/metrics_body.h"
+#include "exporter/http/scrape_forecast.h"
 #include "exporter/prom/prom.h"
 #include "exporter/prom/prom_proto.h"
+#include "exporter/stats.h"
 #include "shm/shm_reader.h"
 #include "shm/shm_writer.h"
 #include "tests/support/testutil.h"
@@ -343,6 +345,7 @@ static struct metrics_body *body_ahead(struct metrics_ahead *a, unsigned int pro
 	for (int i = 0; i < 200; i++) {
 		/* As a frequent scraper would: the thread stays eager. */
 		atomic_store(&a->last_scrape_ns, now_mono_ns());
+		atomic_store(&a->scrape_gap_ns, METRICS_AHEAD_POLL_MS * NSEC_PER_MSEC);
 		tu_sleep_ms(METRICS_AHEAD_POLL_MS);
 		pthread_mutex_lock(&a->lock);
 		v = a->view;
@@ -382,6 +385,231 @@ START_TEST(metrics_ahead_renders_only_the_forms_expected_back)
 	ck_assert_ptr_nonnull(b->form[METRICS_PROTO].data);
 	ck_assert_ptr_nonnull(b->form[METRICS_PROTO].gz.data);
 	metrics_body_unref(b);
+	metrics_ahead_free(&a);
+}
+END_TEST
+
+/* A scraper every 15 s, renders of 12 ms, polls of 20 ms, a publish a second. */
+static struct scrape_forecast_input steady_scraper(void)
+{
+	return (struct scrape_forecast_input){
+		.asked_ns = { SEC(1000), SEC(985), SEC(970), SEC(955) },
+		.render_ns = 12 * NSEC_PER_MSEC, .poll_ns = 20 * NSEC_PER_MSEC,
+		.publish_ns = SEC(1),
+	};
+}
+
+static void assert_window(const struct scrape_forecast_input *in, uint64_t expected,
+			  uint64_t lead)
+{
+	struct scrape_forecast_window w;
+
+	ck_assert_int_eq(scrape_forecast_window(in, &w), 1);
+	ck_assert_uint_eq(w.from_ns, expected - lead);
+	ck_assert_uint_eq(w.until_ns, expected + lead);
+}
+
+static void assert_no_window(const struct scrape_forecast_input *in)
+{
+	struct scrape_forecast_window w;
+
+	ck_assert_int_eq(scrape_forecast_window(in, &w), 0);
+	ck_assert_uint_eq(w.from_ns, 0);
+	ck_assert_uint_eq(w.until_ns, 0);
+}
+
+START_TEST(scrape_forecast_renders_a_lead_before_a_steady_scraper)
+{
+	struct scrape_forecast_input in = steady_scraper();
+
+	/* Two renders, two polls: 64 ms either side of the request expected at 1015 s. */
+	assert_window(&in, SEC(1015), 64 * NSEC_PER_MSEC);
+	/* The scraper's jitter widens the lead: 0.1 s late once, the period 30.1 s. */
+	in.asked_ns[0] = SEC(1000) + 100 * NSEC_PER_MSEC;
+	assert_window(&in, SEC(985) + SEC(30) + 100 * NSEC_PER_MSEC, 164 * NSEC_PER_MSEC);
+	/* A lead of exactly half a publish still leaves the body recent. */
+	in = steady_scraper();
+	in.publish_ns = 128 * NSEC_PER_MSEC;
+	assert_window(&in, SEC(1015), 64 * NSEC_PER_MSEC);
+	/*
+	 * Two Prometheus replicas every 15 s, 4 s apart: each one's next
+	 * scrape is expected, the other's after it.
+	 */
+	in = steady_scraper();
+	in.asked_ns[0] = SEC(1004);
+	in.asked_ns[1] = SEC(1000);
+	in.asked_ns[2] = SEC(989);
+	in.asked_ns[3] = SEC(985);
+	assert_window(&in, SEC(1015), 64 * NSEC_PER_MSEC);
+	in.asked_ns[3] = in.asked_ns[2];
+	in.asked_ns[2] = in.asked_ns[1];
+	in.asked_ns[1] = in.asked_ns[0];
+	in.asked_ns[0] = SEC(1015);
+	assert_window(&in, SEC(1019), 64 * NSEC_PER_MSEC);
+}
+END_TEST
+
+START_TEST(scrape_forecast_none_without_a_steady_interval_or_room)
+{
+	struct scrape_forecast_input in = steady_scraper();
+
+	/* Fewer than four requests. */
+	in.asked_ns[3] = 0;
+	assert_no_window(&in);
+	/* Not newest first (a torn read of the times): no forecast from them. */
+	in = steady_scraper();
+	in.asked_ns[1] = in.asked_ns[0];
+	assert_no_window(&in);
+	/*
+	 * Periods more than 1/8 apart: a scraper by hand, or three at odd
+	 * times.  A publish a minute, so that only the periods refuse; at
+	 * 1/8 exactly, the jitter widens the lead.
+	 */
+	in = steady_scraper();
+	in.publish_ns = SEC(60);
+	in.asked_ns[3] = SEC(955) - SEC(30) / SCRAPE_FORECAST_STEADY;
+	assert_window(&in, SEC(1015), 64 * NSEC_PER_MSEC + SEC(30) / SCRAPE_FORECAST_STEADY);
+	in.asked_ns[3]--;
+	assert_no_window(&in);
+	in = steady_scraper();
+	in.publish_ns = SEC(60);
+	in.asked_ns[0] = SEC(990);
+	in.asked_ns[1] = SEC(980);
+	assert_no_window(&in);
+	/* A render too long for the publish interval: the body would be stale when served. */
+	in = steady_scraper();
+	in.publish_ns = 126 * NSEC_PER_MSEC;
+	assert_no_window(&in);
+	in = steady_scraper();
+	in.render_ns = 500 * NSEC_PER_MSEC;
+	assert_no_window(&in);
+	/* Requests closer than the lead: the render thread keeps up with them anyway. */
+	in = steady_scraper();
+	in.asked_ns[0] = SEC(1) + 120 * NSEC_PER_MSEC;
+	in.asked_ns[1] = SEC(1) + 80 * NSEC_PER_MSEC;
+	in.asked_ns[2] = SEC(1) + 40 * NSEC_PER_MSEC;
+	in.asked_ns[3] = SEC(1);
+	in.render_ns = 0;
+	assert_no_window(&in);
+	/* No publish seen yet. */
+	in = steady_scraper();
+	in.publish_ns = 0;
+	assert_no_window(&in);
+}
+END_TEST
+
+/* Four requests for form (f, gzip), the given milliseconds before now, oldest first. */
+static uint64_t asked(struct metrics_ahead *a, enum metrics_format f, int gzip,
+		      const unsigned int before_ms[SCRAPE_FORECAST_REQUESTS])
+{
+	uint64_t now = now_mono_ns();
+
+	for (unsigned int k = 0; k < SCRAPE_FORECAST_REQUESTS; k++)
+		metrics_ahead_want(a, f, gzip, now - (uint64_t)before_ms[k] * NSEC_PER_MSEC);
+	return now;
+}
+
+/* The view's body, if it is of the last publish (snap), with when it was seen. */
+static int rendered(struct metrics_ahead *a)
+{
+	int yes;
+
+	pthread_mutex_lock(&a->lock);
+	yes = a->view.body && a->view.heartbeat_mono_ns == snap.hdr->heartbeat_mono_ns;
+	pthread_mutex_unlock(&a->lock);
+	return yes;
+}
+
+/*
+ * With no scrape for seconds the thread renders nothing, unless a
+ * scraper's steady requests say one is near: then the publish is rendered
+ * before it comes, and its request finds it without waiting.  Each
+ * scraper below asks for a form of its own, so their histories stay apart;
+ * a publish a minute leaves the periods alone to say whether they are
+ * steady, and a jitter of 1.4 s in 12 makes the last window 3 s wide.
+ */
+START_TEST(metrics_ahead_renders_before_a_steady_scraper_comes)
+{
+	struct metrics_ahead a;
+	struct metrics_view v;
+	uint64_t waited = atomic_load(&exporter_stats.v[CAT_STAT_SCRAPES_WAITED]);
+
+	/* Requests are placed up to 28 s back on the monotonic clock. */
+	ck_assert_uint_gt(now_mono_ns(), SEC(40));
+	writer.fixed.publish_interval_ms = 60000;	/* what each publish writes */
+	ck_assert_int_eq(metrics_ahead_init(&a, shm_name, 64u << 20), 0);
+	ck_assert_int_eq(metrics_ahead_start(&a), 0);
+	/* The first scrape finds nothing rendered, waits for the render, and is counted. */
+	publish(19, 3);
+	ck_assert_int_eq(metrics_ahead_view(&a, snap.hdr->generation, snap.hdr->heartbeat_mono_ns,
+					    0, &v), 0);
+	ck_assert(metrics_body_current(v.body, &snap));
+	ck_assert_uint_eq(atomic_load(&exporter_stats.v[CAT_STAT_SCRAPES_WAITED]), waited + 1);
+	metrics_body_unref(v.body);
+	/*
+	 * Periods of 12 s and 16 s: no interval, nothing rendered for them
+	 * (were they one, the next request would be due now).
+	 */
+	asked(&a, METRICS_TEXT, 0, (const unsigned int[]){ 27500, 17000, 15500, 1000 });
+	publish(20, 3);
+	tu_sleep_ms(1000);
+	ck_assert_msg(!rendered(&a), "rendered for a scraper with no steady interval");
+	/* Requests 6 s apart: the next is 6 s away, not rendered for yet. */
+	asked(&a, METRICS_PROTO, 0, (const unsigned int[]){ 18000, 12000, 6000, 0 });
+	publish(21, 3);
+	tu_sleep_ms(1000);
+	ck_assert_msg(!rendered(&a), "rendered 6 s before the scraper is due");
+	/* Periods of 13.4 s and 12 s: the next request is due in 2 s, rendered for. */
+	publish(22, 3);
+	asked(&a, METRICS_TEXT, 1, (const unsigned int[]){ 23400, 20000, 10000, 8000 });
+	for (int i = 0; i < 500 && !rendered(&a); i++)
+		tu_sleep_ms(METRICS_AHEAD_POLL_MS);
+	ck_assert_msg(rendered(&a), "not rendered ahead of the steady scraper");
+	/* Its request takes that body without waiting; its form was rendered too. */
+	waited = atomic_load(&exporter_stats.v[CAT_STAT_SCRAPES_WAITED]);
+	metrics_ahead_want(&a, METRICS_TEXT, 1, now_mono_ns());
+	ck_assert_int_eq(metrics_ahead_view(&a, snap.hdr->generation, snap.hdr->heartbeat_mono_ns,
+					    0, &v), 0);
+	ck_assert(metrics_body_current(v.body, &snap));
+	ck_assert_ptr_nonnull(v.body->form[METRICS_TEXT].gz.data);
+	ck_assert_uint_eq(atomic_load(&exporter_stats.v[CAT_STAT_SCRAPES_WAITED]), waited);
+	metrics_body_unref(v.body);
+	metrics_ahead_free(&a);
+}
+END_TEST
+
+/*
+ * A publish that comes between the render ahead and the request is
+ * rendered too (the window runs a lead past the expected time), so the
+ * request still finds a body of the publish it sees; after the window,
+ * publishes are not rendered for it.  A publish a minute and periods of
+ * 14.1 s and 16 s (a jitter of 1.9 s) make the window almost 4 s wide.
+ */
+START_TEST(metrics_ahead_renders_a_publish_just_before_the_request)
+{
+	struct metrics_ahead a;
+	uint64_t now = now_mono_ns();
+
+	ck_assert_uint_gt(now, SEC(40));	/* requests placed 30 s back */
+	writer.fixed.publish_interval_ms = 60000;	/* what each publish writes */
+	publish(20, 3);
+	ck_assert_int_eq(metrics_ahead_init(&a, shm_name, 64u << 20), 0);
+	ck_assert_int_eq(metrics_ahead_start(&a), 0);
+	/* Gaps of 6.1 s, 8 s and 8 s: the next request is due in a second. */
+	now = asked(&a, METRICS_TEXT, 0, (const unsigned int[]){ 29100, 23000, 15000, 7000 });
+	for (int i = 0; i < 500 && !rendered(&a); i++)
+		tu_sleep_ms(METRICS_AHEAD_POLL_MS);
+	ck_assert_msg(rendered(&a), "not rendered ahead of the steady scraper");
+	publish(21, 3);
+	for (int i = 0; i < 500 && !rendered(&a); i++)
+		tu_sleep_ms(METRICS_AHEAD_POLL_MS);
+	ck_assert_msg(rendered(&a), "a publish inside the window was not rendered");
+	/* The window ends 1 s + 1.94 s on (and two renders), and the renders for it. */
+	while (now_mono_ns() < now + SEC(6))
+		tu_sleep_ms(METRICS_AHEAD_POLL_MS);
+	publish(22, 3);
+	tu_sleep_ms(1000);
+	ck_assert_msg(!rendered(&a), "rendered for a request whose window had passed");
 	metrics_ahead_free(&a);
 }
 END_TEST
@@ -446,6 +674,10 @@ Suite *metrics_body_suite(void)
 	tcase_add_test(tc, metrics_ahead_serves_the_current_publish);
 	tcase_add_test(tc, metrics_ahead_keeps_a_form_while_its_scraper_is_expected_back);
 	tcase_add_test(tc, metrics_ahead_renders_only_the_forms_expected_back);
+	tcase_add_test(tc, scrape_forecast_renders_a_lead_before_a_steady_scraper);
+	tcase_add_test(tc, scrape_forecast_none_without_a_steady_interval_or_room);
+	tcase_add_test(tc, metrics_ahead_renders_before_a_steady_scraper_comes);
+	tcase_add_test(tc, metrics_ahead_renders_a_publish_just_before_the_request);
 	tcase_add_test(tc, http_accept_reads_lists_and_q_values);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Sourced by the A/B benchmarks of zernel-exporter (exporter_ab.sh,
+# exporter_steady_ab.sh): starts the simulator with 1,000 processes
+# (publishing every second) and the builds $OLD and $NEW on its segment,
+# and waits until every simulated process is in its states.  Sets TMP
+# (removed at exit), EO and EN (the two exporters' pids), OM and NM (their
+# metrics ports), OW and NW (their feed ports); defines cpu_ticks PID.
+BUILD=${BUILD:-build}
+SHM=/zernel-ab-$$
+TMP=$(mktemp -d /tmp/zernel-ab-XXXXXX)
+pids=""
+
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	for p in $pids; do wait "$p" 2>/dev/null || true; done
+	rm -rf "$TMP" "/dev/shm$SHM"
+}
+trap cleanup EXIT INT TERM
+
+free_port() {
+	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+"$BUILD/zernel-collector" --simulate --processes 1000 --shm "$SHM" \
+	--publish-interval 1000 >"$TMP/collector.log" 2>&1 &
+pids="$pids $!"
+OM=$(free_port); OW=$(free_port); NM=$(free_port); NW=$(free_port)
+"$OLD" --shm "$SHM" --metrics-listen "127.0.0.1:$OM" --ws-listen "127.0.0.1:$OW" \
+	>"$TMP/old.log" 2>&1 &
+EO=$!
+"$NEW" --shm "$SHM" --metrics-listen "127.0.0.1:$NM" --ws-listen "127.0.0.1:$NW" \
+	>"$TMP/new.log" 2>&1 &
+EN=$!
+pids="$pids $EO $EN"
+# Every simulated process started and in its states (bench/exporter_bench.sh waits the same).
+sleep 50
