@@ -10,25 +10,11 @@
 # WebSocket clients and samples the exporter's CPU time and RSS.
 set -eu
 
-BUILD=${BUILD:-build}
 PROCS=${PROCS:-1000}
 CLIENTS=${CLIENTS:-1000}
 DURATION=${DURATION:-10}
-SHM=/zernel-bench-$$
-TMP=$(mktemp -d /tmp/zernel-bench-XXXXXX)
-pids=""
-
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	for p in $pids; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$TMP"
-	rm -f "/dev/shm$SHM"
-}
-trap cleanup EXIT INT TERM
-
-free_port() {
-	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+BENCH_NAME=bench
+. "$(dirname "$0")/exporter_env.sh"
 
 for tool in wrk prometheus-node-exporter /usr/bin/python3; do
 	command -v "$tool" >/dev/null || { echo "bench-exporter: $tool is missing" >&2; exit 1; }
@@ -172,7 +158,6 @@ steady_one() {
 		}
 		END { show(1, 4, "requests 1-4 (on demand)"); show(5, 8, "requests 5-8 (forecast)") }'
 }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_kb() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
 HZ=$(getconf CLK_TCK)
 

@@ -5,23 +5,10 @@
 # (publishing every second) and the builds $OLD and $NEW on its segment,
 # and waits until every simulated process is in its states.  Sets TMP
 # (removed at exit), EO and EN (the two exporters' pids), OM and NM (their
-# metrics ports), OW and NW (their feed ports); defines cpu_ticks PID.
-BUILD=${BUILD:-build}
-SHM=/zernel-ab-$$
-TMP=$(mktemp -d /tmp/zernel-ab-XXXXXX)
-pids=""
-
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	for p in $pids; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$TMP" "/dev/shm$SHM"
-}
-trap cleanup EXIT INT TERM
-
-free_port() {
-	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# metrics ports), OW and NW (their feed ports), and what exporter_env.sh
+# sets.
+BENCH_NAME=ab
+. "$(dirname "$0")/exporter_env.sh"
 
 "$BUILD/zernel-collector" --simulate --processes 1000 --shm "$SHM" \
 	--publish-interval 1000 >"$TMP/collector.log" 2>&1 &
